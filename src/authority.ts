@@ -1,0 +1,53 @@
+/**
+ * Who may act on what. The kernel asks this module for the authority a caller holds
+ * over an account; the answer is recorded on every posting the act makes.
+ */
+import type { Account, Authority, AuthorityKind } from './model.js';
+import type { CredentialId, IdentityId } from './values.js';
+
+/** The caller as authenticated at the edge: who, with which credential, for whom. */
+export interface Actor {
+  readonly principal: IdentityId;
+  readonly credential: CredentialId;
+  readonly onBehalfOf: IdentityId | null;
+}
+
+/** The book's built-in principals (CONTRACT 1 and 5). */
+export interface Principals {
+  readonly operator: IdentityId;
+  readonly identities: IdentityId;
+}
+
+export const builtInPrincipals: Principals = {
+  operator: 'did:ledger:id:operator' as IdentityId,
+  identities: 'did:ledger:id:identities' as IdentityId,
+};
+
+function authority(actor: Actor, kind: AuthorityKind): Authority {
+  return { credential: actor.credential, grant: null, kind, onBehalfOf: actor.onBehalfOf, principal: actor.principal };
+}
+
+/**
+ * The authority under which `actor` may move value out of `account`, or null. The
+ * owner acts as `owner`; the operator acts on accounts in delegated custody as
+ * `operator`. Grants arrive with the authorization issue and extend this function.
+ */
+export function authorityToDebit(actor: Actor, account: Account, principals: Principals): Authority | null {
+  if (actor.principal === account.owner) return authority(actor, 'owner');
+  if (actor.principal === principals.operator && account.custody === 'delegated') return authority(actor, 'operator');
+  return null;
+}
+
+/** The authority recorded when `actor` acts without debiting (opening, capture to a payee). */
+export function actingAuthority(actor: Actor, principals: Principals, owner: IdentityId | null): Authority {
+  if (owner !== null && actor.principal === owner) return authority(actor, 'owner');
+  if (actor.principal === principals.operator) return authority(actor, 'operator');
+  return authority(actor, 'owner');
+}
+
+/** Whether `actor` may read or act on an account at all (reads, captures, releases). */
+export function reaches(actor: Actor, account: Account, principals: Principals): boolean {
+  return (
+    actor.principal === account.owner || actor.principal === principals.operator || actor.principal === principals.identities
+  );
+}

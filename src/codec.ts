@@ -1,0 +1,179 @@
+/**
+ * Store keys and record encodings. Keys are ordered text: fixed-width hex for
+ * sequence numbers so that byte order is numeric order. Records are JSON with
+ * bigint written as decimal text, field by field (no tagging that a client string
+ * could imitate). A decoded record is checked before the kernel trusts it.
+ */
+import { assert } from './assert.js';
+import type {
+  Account,
+  Asset,
+  Authority,
+  Balance,
+  Command,
+  Head,
+  Hold,
+  Identity,
+  Leg,
+  Operation,
+  Posting,
+} from './model.js';
+
+export function seqHex(n: number): string {
+  assert(Number.isSafeInteger(n) && n >= 0, 'sequence number is a safe non-negative integer');
+  return n.toString(16).padStart(16, '0');
+}
+export function parseSeqHex(text: string): number {
+  const n = parseInt(text, 16);
+  assert(text.length === 16 && Number.isSafeInteger(n), 'sequence key is 16 hex digits');
+  return n;
+}
+
+/** Key layout. Every prefix ends in '/', and no id or symbol contains '/'. */
+export const keys = {
+  head: 'meta/head',
+  cseq: 'meta/cseq',
+  sealed: 'meta/sealed',
+  tb: (asset: string) => `tb/${asset}`,
+  tbPrefix: 'tb/',
+  asset: (sym: string) => `asset/${sym}`,
+  assetPrefix: 'asset/',
+  identity: (id: string) => `id/${id}`,
+  account: (id: string) => `acct/${id}`,
+  accountPrefix: 'acct/',
+  balance: (acct: string, asset: string) => `bal/${acct}/${asset}`,
+  balancePrefix: 'bal/',
+  journal: (seq: number) => `j/${seqHex(seq)}`,
+  journalPrefix: 'j/',
+  /** Per account and asset: entry seq -> balance after (statements, asset-filtered movements). */
+  accountAsset: (acct: string, asset: string, seq: number) => `aa/${acct}/${asset}/${seqHex(seq)}`,
+  accountAssetPrefix: (acct: string, asset: string) => `aa/${acct}/${asset}/`,
+  /** Per account: entry seq (movements of an account across assets). */
+  accountEntry: (acct: string, seq: number) => `ae/${acct}/${seqHex(seq)}`,
+  accountEntryPrefix: (acct: string) => `ae/${acct}/`,
+  operation: (ref: string) => `op/${ref}`,
+  command: (cseq: number) => `cmd/${seqHex(cseq)}`,
+  commandPrefix: 'cmd/',
+  clientKey: (principal: string, key: string) => `ck/${principal}/${key}`,
+  /** Reservations awaiting their deadline, in deadline order. */
+  expiry: (deadlineMs: number, ref: string) => `x/${seqHex(deadlineMs)}/${ref}`,
+  expiryPrefix: 'x/',
+  event: (seq: number) => `ev/${seqHex(seq)}`,
+  eventPrefix: 'ev/',
+  alias: (source: string, name: string) => `alias/${encodeURIComponent(source)}/${encodeURIComponent(name)}`,
+  archived: (source: string, name: string) => `arch/${encodeURIComponent(source)}/${encodeURIComponent(name)}`,
+} as const;
+
+/** The smallest key after every key with this prefix. */
+export function prefixEnd(prefix: string): string {
+  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+}
+
+// ---- bigint-bearing records ----
+
+const big = (v: unknown): bigint => {
+  assert(typeof v === 'string' && /^-?[0-9]+$/.test(v), 'stored amount is decimal text');
+  return BigInt(v);
+};
+
+type Json = Record<string, unknown>;
+
+export function encodeBalance(b: Balance): Json {
+  return { a: b.available.toString(), r: b.reserved.toString(), e: b.encumbered.toString() };
+}
+export function decodeBalance(j: Json): Balance {
+  return { available: big(j.a), reserved: big(j.r), encumbered: big(j.e) };
+}
+
+export function encodeAccount(a: Account): string {
+  const limits: Record<string, string> = {};
+  for (const [k, v] of Object.entries(a.treasuryLimits)) limits[k] = v.toString();
+  return JSON.stringify({ ...a, treasuryLimits: limits });
+}
+export function decodeAccount(text: string): Account {
+  const j = JSON.parse(text) as Json;
+  const limits: Record<string, bigint> = {};
+  for (const [k, v] of Object.entries(j.treasuryLimits as Json)) limits[k] = big(v);
+  return { ...(j as unknown as Account), treasuryLimits: limits };
+}
+
+export const encodeAsset = (a: Asset): string => JSON.stringify(a);
+export const decodeAsset = (text: string): Asset => JSON.parse(text) as Asset;
+export const encodeIdentity = (i: Identity): string => JSON.stringify(i);
+export const decodeIdentity = (text: string): Identity => JSON.parse(text) as Identity;
+export const encodeHead = (h: Head): string => JSON.stringify(h);
+export const decodeHead = (text: string): Head => JSON.parse(text) as Head;
+
+export function encodePosting(p: Posting): string {
+  return JSON.stringify({ ...p, amountMinor: p.amountMinor.toString(), after: encodeBalance(p.after) });
+}
+export function decodePosting(text: string): Posting {
+  const j = JSON.parse(text) as Json;
+  return { ...(j as unknown as Posting), amountMinor: big(j.amountMinor), after: decodeBalance(j.after as Json) };
+}
+
+function encodeLeg(l: Leg): Json {
+  return { ...l, amountMinor: l.amountMinor.toString() };
+}
+function decodeLeg(j: Json): Leg {
+  return { ...(j as unknown as Leg), amountMinor: big(j.amountMinor) };
+}
+
+function encodeCommand(c: Command): Json {
+  switch (c.type) {
+    case 'transfer':
+      return { ...c, legs: c.legs.map(encodeLeg) };
+    case 'reserve':
+      return { ...c, amountMinor: c.amountMinor.toString() };
+    case 'capture':
+      return { ...c, amountMinor: c.amountMinor === null ? null : c.amountMinor.toString() };
+    case 'open_account': {
+      const limits: Record<string, string> = {};
+      for (const [k, v] of Object.entries(c.treasuryLimits)) limits[k] = v.toString();
+      return { ...c, treasuryLimits: limits };
+    }
+    case 'release':
+      return { ...c };
+  }
+}
+function decodeCommand(j: Json): Command {
+  switch (j.type as Command['type']) {
+    case 'transfer':
+      return { ...(j as unknown as Command & { type: 'transfer' }), legs: (j.legs as Json[]).map(decodeLeg) };
+    case 'reserve':
+      return { ...(j as unknown as Command & { type: 'reserve' }), amountMinor: big(j.amountMinor) };
+    case 'capture':
+      return { ...(j as unknown as Command & { type: 'capture' }), amountMinor: j.amountMinor === null ? null : big(j.amountMinor) };
+    case 'open_account': {
+      const limits: Record<string, bigint> = {};
+      for (const [k, v] of Object.entries(j.treasuryLimits as Json)) limits[k] = big(v);
+      return { ...(j as unknown as Command & { type: 'open_account' }), treasuryLimits: limits };
+    }
+    case 'release':
+      return j as unknown as Command;
+  }
+  assert(false, `stored command has a known type: ${String(j.type)}`);
+}
+
+function encodeHold(h: Hold | null): Json | null {
+  return h === null ? null : { ...h, amountMinor: h.amountMinor.toString() };
+}
+function decodeHold(j: Json | null): Hold | null {
+  return j === null ? null : { ...(j as unknown as Hold), amountMinor: big(j.amountMinor) };
+}
+
+export function encodeOperation(o: Operation): string {
+  return JSON.stringify({ ...o, command: encodeCommand(o.command), hold: encodeHold(o.hold) });
+}
+export function decodeOperation(text: string): Operation {
+  const j = JSON.parse(text) as Json;
+  return {
+    ...(j as unknown as Operation),
+    command: decodeCommand(j.command as Json),
+    hold: decodeHold(j.hold as Json | null),
+  };
+}
+
+export function sameAuthority(a: Authority, b: Authority): boolean {
+  return a.principal === b.principal && a.credential === b.credential && a.kind === b.kind && a.grant === b.grant && a.onBehalfOf === b.onBehalfOf;
+}

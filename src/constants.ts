@@ -1,0 +1,68 @@
+/**
+ * Every bound the kernel enforces, in one place (TigerBeetle's constants.zig is the model).
+ * Units are last in each name. The relations between bounds are checked at load.
+ */
+import { assert } from './assert.js';
+
+/** Client-key length in characters (spec 8). */
+export const clientKeyLengthMax = 256;
+/** Pass-through `reference`, bytes of UTF-8 as sent (spec 8). */
+export const referenceBytesMax = 1024;
+/** Identifier `<id>` part length (CONTRACT 3). */
+export const idLengthMax = 64;
+/** Asset symbol length (CONTRACT 3). */
+export const symbolLengthMax = 16;
+/** Largest amount an asset can carry: 2^128 - 1 (CONTRACT 3). */
+export const amountMinorMax = (1n << 128n) - 1n;
+/** Decimal digits of amountMinorMax: a longer digit string is over it without parsing. */
+export const amountDigitsMax = amountMinorMax.toString().length;
+
+/** Legs in one transfer; more is ERR-BatchTooLarge. */
+export const transferLegsMax = 64;
+/** Movements in one page (spec 8). */
+export const movementsPageLimitMax = 1000;
+/** Movements in one statement period (spec 8). */
+export const statementMovementsMax = 1000;
+/** Index entries one movements page may scan before it returns with `next`. */
+export const movementsScanMax = 4 * movementsPageLimitMax;
+/** Accounts one identity may own (bounds the merge of a movements-by-identity read). */
+export const accountsPerIdentityMax = 256;
+/** Registered assets. */
+export const assetsMax = 4096;
+/** Treasury limit entries on one account. */
+export const treasuryLimitsMax = assetsMax;
+
+/** Commands accepted but not yet decided; past this, submissions get ERR-DecisionUnavailable. */
+export const backlogCommandsMax = 200_000;
+/** Submissions made durable by one write (group commit). */
+export const submissionsPerWriteMax = 4096;
+/** Decisions made durable by one write (group commit). */
+export const decisionsPerWriteMax = 4096;
+/** Reservation expiries decided in one write, ahead of the commands in it. */
+export const expiriesPerWriteMax = 1024;
+/** Operation events kept for `?after=` resumption; older ones are pruned. */
+export const eventsRetainedMax = 1_000_000;
+
+/** Default deadlines (CONTRACT 4), overridable in the daemon's config. */
+export const transferDeadlineDefaultMs = 30_000;
+export const reservationDeadlineDefaultMs = 7 * 24 * 3600 * 1000;
+/** A deadline further out than this is refused as malformed (a year). */
+export const deadlineHorizonMaxMs = 366 * 24 * 3600 * 1000;
+
+/** Entries in the kernel's read cache of accounts, identities and balances. */
+export const cacheEntriesDefault = 100_000;
+export const cacheEntriesMin = 1024;
+
+/** Genesis: entries of each kind, and entries written per batch while importing. */
+export const genesisEntriesMax = 10_000_000;
+export const genesisEntriesPerWrite = 10_000;
+
+/** Treasury limit of the embedded default treasury accounts, minor units. */
+export const defaultTreasuryLimitMinor = 10n ** 24n;
+
+assert(movementsScanMax >= movementsPageLimitMax, 'a page must be able to fill');
+assert(decisionsPerWriteMax <= backlogCommandsMax, 'a write cannot exceed the backlog');
+assert(submissionsPerWriteMax <= backlogCommandsMax, 'a write cannot exceed the backlog');
+assert(expiriesPerWriteMax <= decisionsPerWriteMax, 'expiries share a write with decisions');
+assert(cacheEntriesDefault >= cacheEntriesMin, 'default cache within bounds');
+assert(defaultTreasuryLimitMinor <= amountMinorMax, 'treasury limit is an amount');

@@ -1,0 +1,275 @@
+/**
+ * The decision functions: pure and synchronous. Each reads what the kernel
+ * prefetched (through `Reads`), takes the decision time as input, and returns a
+ * coded refusal or the entries to post. They never read a clock, an id source or
+ * the store, so the same commands in the same order give the same book.
+ */
+import { accountsPerIdentityMax } from './constants.js';
+import { type Refusal, refusal } from './errors.js';
+import { type Actor, type Principals, actingAuthority, authorityToDebit, reaches } from './authority.js';
+import type {
+  Account,
+  Asset,
+  Authority,
+  Balance,
+  Command,
+  Direction,
+  Hold,
+  Identity,
+  Layer,
+  Operation,
+  OperationState,
+  PostingKind,
+  PostingStatus,
+} from './model.js';
+import type { AccountId, AssetSymbol } from './values.js';
+
+export interface Reads {
+  asset(symbol: AssetSymbol): Asset | undefined;
+  account(id: AccountId): Account | undefined;
+  identity(id: string): Identity | undefined;
+  balance(account: AccountId, asset: AssetSymbol): Balance;
+  operation(ref: string): Operation | undefined;
+}
+
+/** A journal entry before it gets its sequence number and resulting balance. */
+export interface Entry {
+  readonly account: AccountId;
+  readonly asset: AssetSymbol;
+  readonly amountMinor: bigint;
+  readonly direction: Direction;
+  readonly layer: Layer;
+  readonly kind: PostingKind;
+  readonly status: PostingStatus;
+  readonly counterparty: AccountId | null;
+  readonly authorities: readonly Authority[];
+}
+
+/** A change to another operation that a decision makes (a reservation captured, released, expired). */
+export interface Follow {
+  readonly ref: string;
+  readonly state: OperationState;
+}
+
+export type Decision =
+  | { readonly ok: false; readonly state: 'Rejected' | 'Expired'; readonly error: Refusal | null }
+  | {
+      readonly ok: true;
+      readonly state: OperationState;
+      readonly entries: readonly Entry[];
+      readonly hold: Hold | null;
+      readonly openAccount: Account | null;
+      readonly follow: Follow | null;
+    };
+
+export interface DecisionInput {
+  readonly atMs: number;
+  readonly principals: Principals;
+  /** The id an account opened by this command takes (passed in: the kernel draws no ids here). */
+  readonly newAccountId: AccountId;
+}
+
+const reject = (error: Refusal): Decision => ({ ok: false, state: 'Rejected', error });
+const done = (state: OperationState, entries: readonly Entry[], extra: Partial<Pick<Extract<Decision, { ok: true }>, 'hold' | 'openAccount' | 'follow'>> = {}): Decision => ({
+  ok: true,
+  state,
+  entries,
+  hold: extra.hold ?? null,
+  openAccount: extra.openAccount ?? null,
+  follow: extra.follow ?? null,
+});
+
+/** The lowest `available` an account may reach in an asset. */
+export function availableFloorMinor(account: Account, asset: AssetSymbol): bigint {
+  return account.kind === 'treasury' ? -(account.treasuryLimits[asset] ?? 0n) : 0n;
+}
+
+function movable(reads: Reads, symbol: AssetSymbol): Refusal | null {
+  const asset = reads.asset(symbol);
+  if (asset === undefined) return refusal('ERR-UnknownAsset', `asset ${symbol} is not registered`);
+  if (asset.status === 'deprecated') return refusal('ERR-AssetDeprecated', `asset ${symbol} is deprecated`);
+  return null;
+}
+
+/** An account the caller may name: unknown and unreachable answer the same, so nothing leaks. */
+function open(reads: Reads, id: AccountId, actor: Actor, principals: Principals, needReach: boolean): Account | Refusal {
+  const account = reads.account(id);
+  if (account === undefined || (needReach && !reaches(actor, account, principals))) {
+    return actor.principal === principals.operator
+      ? refusal('ERR-UnknownAccount', `account ${id} is unknown`)
+      : refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers account ${id}`);
+  }
+  if (account.status === 'closed') return refusal('ERR-AccountClosed', `account ${id} is closed`);
+  return account;
+}
+
+const isRefusal = (v: object): v is Refusal => 'error' in v;
+
+/** Balances a multi-entry decision has touched so far, so later legs see earlier ones. */
+class Scratch {
+  private readonly touched = new Map<string, Balance>();
+  constructor(private readonly reads: Reads) {}
+  get(account: AccountId, asset: AssetSymbol): Balance {
+    return this.touched.get(`${account}/${asset}`) ?? this.reads.balance(account, asset);
+  }
+  move(account: AccountId, asset: AssetSymbol, layer: Layer, deltaMinor: bigint): Balance {
+    const b = this.get(account, asset);
+    const next = { ...b, [layer]: b[layer] + deltaMinor };
+    this.touched.set(`${account}/${asset}`, next);
+    return next;
+  }
+}
+
+/** Two entries of one movement: a debit of `from` and a credit of `to`, in one asset. */
+function pair(
+  from: { account: AccountId; layer: Layer },
+  to: { account: AccountId; layer: Layer },
+  asset: AssetSymbol,
+  amountMinor: bigint,
+  kind: PostingKind,
+  status: PostingStatus,
+  authorities: readonly Authority[],
+): [Entry, Entry] {
+  const counterparty = (self: AccountId, other: AccountId) => (self === other ? null : other);
+  return [
+    { account: from.account, asset, amountMinor, direction: 'debit', layer: from.layer, kind, status, counterparty: counterparty(from.account, to.account), authorities },
+    { account: to.account, asset, amountMinor, direction: 'credit', layer: to.layer, kind, status, counterparty: counterparty(to.account, from.account), authorities },
+  ];
+}
+
+function decideTransfer(cmd: Extract<Command, { type: 'transfer' }>, actor: Actor, reads: Reads, input: DecisionInput): Decision {
+  if (input.atMs > cmd.deadlineMs) return { ok: false, state: 'Expired', error: null };
+  const scratch = new Scratch(reads);
+  const entries: Entry[] = [];
+  for (const [i, leg] of cmd.legs.entries()) {
+    const assetRefusal = movable(reads, leg.asset);
+    if (assetRefusal) return reject(assetRefusal);
+    const from = open(reads, leg.from, actor, input.principals, false);
+    if (isRefusal(from)) return reject(from);
+    const to = open(reads, leg.to, actor, input.principals, false);
+    if (isRefusal(to)) return reject(to);
+    const auth = authorityToDebit(actor, from, input.principals);
+    if (auth === null) return reject(refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers account ${leg.from}`));
+    const after = scratch.move(from.id, leg.asset, 'available', -leg.amountMinor);
+    if (after.available < availableFloorMinor(from, leg.asset)) {
+      return reject(refusal('ERR-InsufficientAvailable', `leg ${i}: available balance of ${leg.from} in ${leg.asset} does not cover ${leg.amountMinor}`));
+    }
+    scratch.move(to.id, leg.asset, 'available', leg.amountMinor);
+    entries.push(...pair({ account: from.id, layer: 'available' }, { account: to.id, layer: 'available' }, leg.asset, leg.amountMinor, 'transfer', 'completed', [auth]));
+  }
+  return done('Completed', entries);
+}
+
+function decideReserve(cmd: Extract<Command, { type: 'reserve' }>, actor: Actor, reads: Reads, input: DecisionInput): Decision {
+  const assetRefusal = movable(reads, cmd.asset);
+  if (assetRefusal) return reject(assetRefusal);
+  const payer = open(reads, cmd.payer, actor, input.principals, false);
+  if (isRefusal(payer)) return reject(payer);
+  const auth = authorityToDebit(actor, payer, input.principals);
+  if (auth === null) return reject(refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers account ${cmd.payer}`));
+  const balance = reads.balance(payer.id, cmd.asset);
+  if (balance.available - cmd.amountMinor < availableFloorMinor(payer, cmd.asset)) {
+    return reject(refusal('ERR-InsufficientAvailable', `available balance of ${cmd.payer} in ${cmd.asset} does not cover ${cmd.amountMinor}`));
+  }
+  const entries = pair({ account: payer.id, layer: 'available' }, { account: payer.id, layer: 'reserved' }, cmd.asset, cmd.amountMinor, 'reserve', 'held', [auth]);
+  const hold: Hold = { payer: payer.id, asset: cmd.asset, amountMinor: cmd.amountMinor, deadlineMs: cmd.deadlineMs };
+  return done('Reserved', entries, { hold });
+}
+
+/** The reservation a capture or release names, if it may still be finished by this caller. */
+function heldReservation(ref: string, actor: Actor, reads: Reads, input: DecisionInput): { op: Operation; hold: Hold } | Refusal {
+  const op = reads.operation(ref);
+  const mayFinish = op !== undefined && (op.actor.principal === actor.principal || actor.principal === input.principals.operator || (op.hold !== null && reads.account(op.hold.payer)?.owner === actor.principal));
+  if (op === undefined || !mayFinish) return refusal('ERR-UnknownOperation', `no reservation ${ref} is visible to the caller`);
+  if (op.command.type !== 'reserve') return refusal('ERR-InvalidTransition', `operation ${ref} is not a reservation`);
+  if (op.state !== 'Reserved' || op.hold === null) {
+    return op.state === 'Received'
+      ? refusal('ERR-InvalidTransition', `reservation ${ref} is not decided yet`)
+      : refusal('ERR-OperationTerminal', `reservation ${ref} is already ${op.state}`);
+  }
+  return { op, hold: op.hold };
+}
+
+function decideCapture(cmd: Extract<Command, { type: 'capture' }>, actor: Actor, reads: Reads, input: DecisionInput): Decision {
+  const held = heldReservation(cmd.reservation, actor, reads, input);
+  if (isRefusal(held)) return reject(held);
+  const { hold, op } = held;
+  if (input.atMs > hold.deadlineMs) return reject(refusal('ERR-OperationTerminal', `reservation ${cmd.reservation} passed its deadline`));
+  if (cmd.to === hold.payer) return reject(refusal('ERR-UnsupportedLeg', 'a capture to the payer itself is a release'));
+  const to = open(reads, cmd.to, actor, input.principals, false);
+  if (isRefusal(to)) return reject(to);
+  const amountMinor = cmd.amountMinor ?? hold.amountMinor;
+  if (amountMinor > hold.amountMinor) {
+    return reject(refusal('ERR-InsufficientAvailable', `capture of ${amountMinor} exceeds the ${hold.amountMinor} held`));
+  }
+  const assetRefusal = movable(reads, hold.asset);
+  if (assetRefusal) return reject(assetRefusal);
+  const auth = actingAuthority(actor, input.principals, reads.account(hold.payer)?.owner ?? null);
+  const entries = [...pair({ account: hold.payer, layer: 'reserved' }, { account: to.id, layer: 'available' }, hold.asset, amountMinor, 'capture', 'completed', [auth])];
+  const restMinor = hold.amountMinor - amountMinor;
+  if (restMinor > 0n) {
+    entries.push(...pair({ account: hold.payer, layer: 'reserved' }, { account: hold.payer, layer: 'available' }, hold.asset, restMinor, 'release', 'returned', [auth]));
+  }
+  return done('Completed', entries, { follow: { ref: op.ref, state: 'Captured' } });
+}
+
+function decideRelease(cmd: Extract<Command, { type: 'release' }>, actor: Actor, reads: Reads, input: DecisionInput): Decision {
+  const held = heldReservation(cmd.reservation, actor, reads, input);
+  if (isRefusal(held)) return reject(held);
+  const auth = actingAuthority(actor, input.principals, reads.account(held.hold.payer)?.owner ?? null);
+  const entries = pair({ account: held.hold.payer, layer: 'reserved' }, { account: held.hold.payer, layer: 'available' }, held.hold.asset, held.hold.amountMinor, 'release', 'returned', [auth]);
+  return done('Completed', entries, { follow: { ref: held.op.ref, state: 'Released' } });
+}
+
+function decideOpenAccount(cmd: Extract<Command, { type: 'open_account' }>, actor: Actor, reads: Reads, input: DecisionInput): Decision {
+  const { operator, identities } = input.principals;
+  if (actor.principal !== cmd.owner && actor.principal !== identities && actor.principal !== operator) {
+    return reject(refusal('ERR-NotAuthorised', 'the initiating principal holds no authority that covers opening an account for that identity'));
+  }
+  if (cmd.kind === 'treasury' && (actor.principal !== operator || cmd.owner !== operator)) {
+    return reject(refusal('ERR-NotAuthorised', 'only the operator opens treasury accounts, for itself'));
+  }
+  const owner = reads.identity(cmd.owner);
+  if (owner === undefined) return reject(refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers identity ${cmd.owner}`));
+  if (owner.accounts.length >= accountsPerIdentityMax) {
+    return reject(refusal('ERR-IdentityRestricted', `identity ${cmd.owner} already owns ${accountsPerIdentityMax} accounts, the most allowed`));
+  }
+  for (const symbol of Object.keys(cmd.treasuryLimits)) {
+    if (reads.asset(symbol as AssetSymbol) === undefined) return reject(refusal('ERR-UnknownAsset', `treasury limit names unknown asset ${symbol}`));
+  }
+  if (reads.account(input.newAccountId) !== undefined) return reject(refusal('ERR-Internal', 'drawn account id is taken'));
+  const account: Account = {
+    id: input.newAccountId,
+    owner: cmd.owner,
+    kind: cmd.kind,
+    custody: cmd.custody,
+    status: 'active',
+    openedAtMs: input.atMs,
+    epoch: 0,
+    treasuryLimits: cmd.treasuryLimits,
+  };
+  return done('Completed', [], { openAccount: account });
+}
+
+export function decide(op: Operation, reads: Reads, input: DecisionInput): Decision {
+  const actor: Actor = { principal: op.actor.principal, credential: op.actor.credential, onBehalfOf: op.actor.onBehalfOf };
+  const cmd = op.command;
+  switch (cmd.type) {
+    case 'transfer':
+      return decideTransfer(cmd, actor, reads, input);
+    case 'reserve':
+      return decideReserve(cmd, actor, reads, input);
+    case 'capture':
+      return decideCapture(cmd, actor, reads, input);
+    case 'release':
+      return decideRelease(cmd, actor, reads, input);
+    case 'open_account':
+      return decideOpenAccount(cmd, actor, reads, input);
+  }
+}
+
+/** A reservation whose deadline passed: its hold returns to available. */
+export function decideExpiry(op: Operation): readonly Entry[] {
+  const hold = op.hold!;
+  return pair({ account: hold.payer, layer: 'reserved' }, { account: hold.payer, layer: 'available' }, hold.asset, hold.amountMinor, 'expiry', 'returned', [op.actor]);
+}

@@ -1,0 +1,25 @@
+import { randomBytes } from 'node:crypto';
+import { seqHex } from './codec.js';
+import type { IdSource } from './kernel.js';
+import type { AccountId } from './values.js';
+
+/**
+ * Ids derived from the command sequence alone: a replay of the same commands draws
+ * the same ids. Tests and replays use it.
+ */
+export const sequentialIds: IdSource = {
+  operationRef: (cseq) => `op_${seqHex(cseq)}`,
+  accountId: (cseq) => `did:ledger:acct:a${seqHex(cseq)}` as AccountId,
+};
+
+/**
+ * The daemon's ids: the command sequence plus a random salt drawn once per process
+ * start and kept nowhere, so references are unique and not guessable from volume.
+ * Determinism of the book is unaffected: ids are inputs recorded with the decision.
+ */
+export function saltedIds(salt = randomBytes(6).toString('hex')): IdSource {
+  return {
+    operationRef: (cseq) => `op_${seqHex(cseq)}${salt}`,
+    accountId: (cseq) => `did:ledger:acct:${seqHex(cseq)}${salt}` as AccountId,
+  };
+}

@@ -1,0 +1,761 @@
+/**
+ * The kernel: the book's only writer. Commands are acknowledged, then decided.
+ *
+ * - `submit` checks a command against the committed book, then makes it durable
+ *   together with its client-key record (many submissions per write) and answers
+ *   with the operation in state Received.
+ * - One decider takes durable commands in submission order, prefetches what they
+ *   read, decides each synchronously (decide.ts), and writes every decision of the
+ *   round, with the reservation expiries due, as one atomic batch (group commit).
+ *
+ * A crash at any instant leaves either a whole write or none of it: commands
+ * acknowledged but not decided are still under `cmd/` and are decided on reopen, and
+ * a decided command's `cmd/` entry goes in the same batch as its decision, so none is
+ * decided twice. The clock and id sources are passed in.
+ */
+import { assert, AssertionFailure } from './assert.js';
+import { LruCache } from './cache.js';
+import {
+  decodeAccount,
+  decodeBalance,
+  decodeHead,
+  decodeIdentity,
+  decodeOperation,
+  encodeAccount,
+  encodeBalance,
+  encodeHead,
+  encodeIdentity,
+  encodeOperation,
+  encodePosting,
+  keys,
+  parseSeqHex,
+  prefixEnd,
+} from './codec.js';
+import * as bounds from './constants.js';
+import { type Decision, type Entry, decide, decideExpiry, availableFloorMinor } from './decide.js';
+import { Refused, refuse } from './errors.js';
+import { type Actor, type Principals, authorityToDebit, builtInPrincipals } from './authority.js';
+import {
+  type Account,
+  type Asset,
+  type Balance,
+  type Command,
+  type Head,
+  type Identity,
+  type Operation,
+  type Posting,
+  terminalStates,
+  zeroBalance,
+} from './model.js';
+import { Overlay } from './overlay.js';
+import type { BatchOp, Store } from './store/port.js';
+import type { AccountId, AssetSymbol, ReferenceJson } from './values.js';
+import { loadAssets } from './assets.js';
+import { BookView } from './queries.js';
+
+export interface IdSource {
+  /** The opaque reference of the operation submitted as command `cseq`. */
+  operationRef(cseq: number): string;
+  /** The id of the account opened by command `cseq`. */
+  accountId(cseq: number): AccountId;
+}
+
+export interface KernelOptions {
+  readonly store: Store;
+  readonly clock: () => number;
+  readonly ids: IdSource;
+  readonly principals?: Principals;
+  readonly cacheEntries?: number;
+  readonly backlogMax?: number;
+  /** fsync each write (durable acknowledgements). Only benchmarks of the difference turn it off. */
+  readonly sync?: boolean;
+  /** Called once when an invariant breaks; the kernel has stopped deciding. */
+  readonly onFatal?: (error: Error) => void;
+}
+
+export interface Submission {
+  readonly command: Command;
+  readonly actor: Actor;
+  /** The caller's client key, or null to use `requestDigest` as the derived key. */
+  readonly clientKey: string | null;
+  /** Lowercase hex SHA-256 identifying the request (CONTRACT 4); a reused key must match it. */
+  readonly requestDigest: string;
+  readonly reference: ReferenceJson | null;
+}
+
+export interface Acknowledgement {
+  readonly operation: Operation;
+  /** True when this is a repeat of an earlier submission under the same client key. */
+  readonly repeat: boolean;
+}
+
+export interface DecisionEvent {
+  readonly seq: number;
+  readonly operation: Operation;
+}
+
+interface PendingSubmission {
+  readonly op: Operation;
+  readonly ckKey: string;
+  readonly ckValue: string;
+  readonly durable: Promise<void>;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+interface ClientKeyRecord {
+  readonly digest: string;
+  readonly ref: string;
+}
+
+const retryAfterWriteFailureMs = 1000;
+
+export class Kernel {
+  readonly principals: Principals;
+  private readonly store: Store;
+  private readonly clock: () => number;
+  private readonly ids: IdSource;
+  private readonly sync: boolean;
+  private readonly backlogMax: number;
+  private readonly onFatal: (error: Error) => void;
+  private readonly cache: LruCache<Account | Balance | Identity>;
+  private assets: ReadonlyMap<string, Asset>;
+  private head: Head;
+  private nextCseq: number;
+  /** Submissions not yet durable, by client-key store key (a repeat waits on the first). */
+  private readonly inFlightKeys = new Map<string, PendingSubmission>();
+  private submitQueue: PendingSubmission[] = [];
+  private submitting = false;
+  /** Durable commands waiting for a decision, in submission order. */
+  private decideQueue: Operation[] = [];
+  private deciding = false;
+  private nextExpiryMs = Number.POSITIVE_INFINITY;
+  private expiryTimer: NodeJS.Timeout | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private writeFailure: Error | null = null;
+  private fatal: Error | null = null;
+  private closing = false;
+  private idleWaiters: (() => void)[] = [];
+  private readonly listeners = new Set<(event: DecisionEvent) => void>();
+  /** Signed sum of every balance per asset; must stay zero (the trial balance). */
+  private readonly totals = new Map<string, bigint>();
+
+  private constructor(options: KernelOptions, assets: ReadonlyMap<string, Asset>, head: Head, nextCseq: number) {
+    this.store = options.store;
+    this.clock = options.clock;
+    this.ids = options.ids;
+    this.sync = options.sync ?? true;
+    this.principals = options.principals ?? builtInPrincipals;
+    this.backlogMax = options.backlogMax ?? bounds.backlogCommandsMax;
+    this.onFatal = options.onFatal ?? (() => {});
+    const cacheEntries = options.cacheEntries ?? bounds.cacheEntriesDefault;
+    assert(cacheEntries >= bounds.cacheEntriesMin, `cache holds at least ${bounds.cacheEntriesMin} entries`);
+    this.cache = new LruCache(cacheEntries);
+    this.assets = assets;
+    this.head = head;
+    this.nextCseq = nextCseq;
+  }
+
+  /** Opens a sealed book, checks it, and resumes deciding what was acknowledged before. */
+  static async open(options: KernelOptions): Promise<Kernel> {
+    const { store } = options;
+    const sealed = await store.get(keys.sealed);
+    if (sealed === undefined) refuse('ERR-InitialStateNotSealed', 'the book has no sealed initial state');
+    const headText = await store.get(keys.head);
+    assert(headText !== undefined, 'a sealed book has a head');
+    const head = decodeHead(headText);
+    const cseqText = await store.get(keys.cseq);
+    const nextCseq = Math.max(head.decidedCseq, cseqText === undefined ? 0 : Number(cseqText)) + 1;
+    const kernel = new Kernel(options, await loadAssets(store), head, nextCseq);
+    await kernel.checkTotals();
+    await kernel.loadBacklog();
+    await kernel.refreshNextExpiry();
+    kernel.schedule();
+    return kernel;
+  }
+
+  // ---------------------------------------------------------------- submission
+
+  /** Acknowledges a command (durably) or refuses it. Never decides it here. */
+  async submit(sub: Submission): Promise<Acknowledgement> {
+    this.ensureAccepting();
+    const clientKey = sub.clientKey ?? sub.requestDigest;
+    assert(clientKey.length > 0 && clientKey.length <= bounds.clientKeyLengthMax, 'client key length checked at the edge');
+    const ckKey = keys.clientKey(sub.actor.principal, clientKey);
+
+    const inFlight = this.inFlightKeys.get(ckKey);
+    if (inFlight) return this.repeatOf(inFlight.op, inFlight.durable, sub.requestDigest);
+    const stored = await this.store.get(ckKey);
+    if (stored !== undefined) {
+      const record = JSON.parse(stored) as ClientKeyRecord;
+      const op = await this.operation(record.ref);
+      assert(op !== undefined, 'a client-key record names a stored operation');
+      return this.repeatOf(op, Promise.resolve(), sub.requestDigest, record.digest);
+    }
+    // Another submission under this key may have started while we read the store.
+    const raced = this.inFlightKeys.get(ckKey);
+    if (raced) return this.repeatOf(raced.op, raced.durable, sub.requestDigest);
+
+    await this.precheck(sub);
+    this.ensureAccepting();
+    const racedAgain = this.inFlightKeys.get(ckKey);
+    if (racedAgain) return this.repeatOf(racedAgain.op, racedAgain.durable, sub.requestDigest);
+
+    const cseq = this.nextCseq++;
+    const op: Operation = {
+      ref: this.ids.operationRef(cseq),
+      cseq,
+      command: sub.command,
+      actor: { ...sub.actor, grant: null, kind: sub.actor.principal === this.principals.operator ? 'operator' : 'owner' },
+      state: 'Received',
+      submittedAtMs: this.clock(),
+      decidedAtMs: null,
+      clientKey,
+      clientKeyDerived: sub.clientKey === null,
+      reference: sub.reference,
+      result: null,
+      error: null,
+      hold: null,
+    };
+    let resolve!: () => void;
+    let reject!: (e: unknown) => void;
+    const durable = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    const pending: PendingSubmission = {
+      op,
+      ckKey,
+      ckValue: JSON.stringify({ digest: sub.requestDigest, ref: op.ref } satisfies ClientKeyRecord),
+      durable,
+      resolve,
+      reject,
+    };
+    this.inFlightKeys.set(ckKey, pending);
+    this.submitQueue.push(pending);
+    void this.flushSubmissions();
+    await durable;
+    return { operation: op, repeat: false };
+  }
+
+  private async repeatOf(op: Operation, durable: Promise<void>, digest: string, storedDigest?: string): Promise<Acknowledgement> {
+    const expected = storedDigest ?? (await this.digestOf(op));
+    if (expected !== digest) refuse('ERR-ClientKeyReused', 'the client key was already used for a different request');
+    await durable;
+    // The latest record: the decided reply once decided (spec 3, rule 3).
+    return { operation: (await this.operation(op.ref)) ?? op, repeat: true };
+  }
+
+  private async digestOf(op: Operation): Promise<string> {
+    const pending = this.inFlightKeys.get(keys.clientKey(op.actor.principal, op.clientKey));
+    if (pending) return (JSON.parse(pending.ckValue) as ClientKeyRecord).digest;
+    const stored = await this.store.get(keys.clientKey(op.actor.principal, op.clientKey));
+    assert(stored !== undefined, 'a durable operation has its client-key record');
+    return (JSON.parse(stored) as ClientKeyRecord).digest;
+  }
+
+  private ensureAccepting(): void {
+    if (this.fatal || this.closing) refuse('ERR-DecisionUnavailable', 'the service is stopping or has stopped deciding');
+    if (this.writeFailure) refuse('ERR-DecisionUnavailable', 'the store cannot write right now');
+    if (this.backlog >= this.backlogMax) refuse('ERR-DecisionUnavailable', `the decision backlog is at its bound of ${this.backlogMax} commands`);
+  }
+
+  /** Commands accepted and not yet decided. */
+  get backlog(): number {
+    return this.submitQueue.length + this.inFlightKeys.size + this.decideQueue.length;
+  }
+
+  /**
+   * Checks a command against the committed book before acknowledging it. What only
+   * the decision can know (balances, the order of competing commands) is left to it;
+   * what the caller could never be allowed is refused now, without storing anything.
+   */
+  private async precheck(sub: Submission): Promise<void> {
+    const cmd = sub.command;
+    const { actor } = sub;
+    const assetKnown = (symbol: AssetSymbol) => {
+      if (!this.assets.has(symbol)) refuse('ERR-UnknownAsset', `asset ${symbol} is not registered`);
+    };
+    const mayDebit = async (id: AccountId) => {
+      const account = await this.readAccount(id);
+      if (account === undefined) {
+        if (actor.principal === this.principals.operator) refuse('ERR-UnknownAccount', `account ${id} is unknown`);
+        refuse('ERR-NotAuthorised', `the initiating principal holds no authority that covers account ${id}`);
+      }
+      if (authorityToDebit(actor, account, this.principals) === null) {
+        refuse('ERR-NotAuthorised', `the initiating principal holds no authority that covers account ${id}`);
+      }
+    };
+    switch (cmd.type) {
+      case 'transfer': {
+        if (cmd.legs.length === 0) refuse('ERR-MalformedCommand', 'legs must hold at least one leg');
+        if (cmd.legs.length > bounds.transferLegsMax) refuse('ERR-BatchTooLarge', `a transfer carries at most ${bounds.transferLegsMax} legs`);
+        for (const [i, leg] of cmd.legs.entries()) {
+          if (leg.from === leg.to) refuse('ERR-UnsupportedLeg', `leg ${i} moves from an account to itself`);
+          assetKnown(leg.asset);
+        }
+        for (const from of new Set(cmd.legs.map((l) => l.from))) await mayDebit(from);
+        return;
+      }
+      case 'reserve':
+        assetKnown(cmd.asset);
+        return mayDebit(cmd.payer);
+      case 'capture':
+      case 'release': {
+        const op = await this.operation(cmd.reservation);
+        const visible = op !== undefined && op.command.type === 'reserve' && (op.actor.principal === actor.principal || actor.principal === this.principals.operator || (op.command.type === 'reserve' && (await this.readAccount(op.command.payer))?.owner === actor.principal));
+        if (!visible) refuse('ERR-UnknownOperation', `no reservation ${cmd.reservation} is visible to the caller`);
+        if (terminalStates.has(op.state)) refuse('ERR-OperationTerminal', `reservation ${cmd.reservation} is already ${op.state}`);
+        return;
+      }
+      case 'open_account': {
+        const { operator, identities } = this.principals;
+        if (actor.principal !== cmd.owner && actor.principal !== identities && actor.principal !== operator) {
+          refuse('ERR-NotAuthorised', 'the initiating principal holds no authority that covers opening an account for that identity');
+        }
+        if (cmd.kind === 'treasury' && actor.principal !== operator) refuse('ERR-NotAuthorised', 'only the operator opens treasury accounts');
+        if (cmd.kind !== 'treasury' && Object.keys(cmd.treasuryLimits).length > 0) {
+          refuse('ERR-MalformedCommand', 'treasury_limits apply to treasury accounts only');
+        }
+        for (const symbol of Object.keys(cmd.treasuryLimits)) assetKnown(symbol as AssetSymbol);
+        return;
+      }
+    }
+  }
+
+  private async flushSubmissions(): Promise<void> {
+    if (this.submitting) return;
+    this.submitting = true;
+    try {
+      while (this.submitQueue.length > 0) {
+        const batch = this.submitQueue.splice(0, bounds.submissionsPerWriteMax);
+        const ops: BatchOp[] = [];
+        for (const p of batch) {
+          ops.push({ type: 'put', key: keys.operation(p.op.ref), value: encodeOperation(p.op) });
+          ops.push({ type: 'put', key: keys.command(p.op.cseq), value: p.op.ref });
+          ops.push({ type: 'put', key: p.ckKey, value: p.ckValue });
+        }
+        ops.push({ type: 'put', key: keys.cseq, value: String(batch[batch.length - 1]!.op.cseq) });
+        try {
+          await this.store.write(ops, this.sync);
+        } catch (error) {
+          const unavailable = new Refused('ERR-DecisionUnavailable', 'the store cannot write right now');
+          for (const p of batch) {
+            this.inFlightKeys.delete(p.ckKey);
+            p.reject(unavailable);
+          }
+          this.noteWriteFailure(error as Error);
+          continue;
+        }
+        for (const p of batch) {
+          this.decideQueue.push(p.op);
+          this.inFlightKeys.delete(p.ckKey);
+          p.resolve();
+        }
+        this.schedule();
+      }
+    } finally {
+      this.submitting = false;
+      this.notifyIdle();
+    }
+  }
+
+  // ---------------------------------------------------------------- deciding
+
+  private schedule(): void {
+    if (this.fatal || this.deciding || this.writeFailure) return;
+    if (this.decideQueue.length > 0 || this.nextExpiryMs <= this.clock()) {
+      void this.decideLoop();
+      return;
+    }
+    this.armExpiryTimer();
+  }
+
+  private armExpiryTimer(): void {
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    this.expiryTimer = null;
+    if (!Number.isFinite(this.nextExpiryMs) || this.closing) return;
+    const delayMs = Math.min(Math.max(0, this.nextExpiryMs - this.clock() + 1), 2 ** 31 - 1);
+    this.expiryTimer = setTimeout(() => {
+      this.expiryTimer = null;
+      this.schedule();
+    }, delayMs);
+    this.expiryTimer.unref();
+  }
+
+  private async decideLoop(): Promise<void> {
+    this.deciding = true;
+    try {
+      while (!this.fatal && !this.writeFailure) {
+        const atMs = Math.max(this.clock(), this.head.lastAtMs);
+        const expiring = this.nextExpiryMs <= atMs ? await this.dueExpiries(atMs) : [];
+        if (this.decideQueue.length === 0 && expiring.length === 0) break;
+        const batch = this.decideQueue.slice(0, bounds.decisionsPerWriteMax - expiring.length);
+        const written = await this.decideRound(atMs, batch, expiring);
+        if (!written) break;
+        this.decideQueue.splice(0, batch.length);
+      }
+    } catch (error) {
+      this.stopFatally(error as Error);
+    } finally {
+      this.deciding = false;
+      if (!this.fatal && !this.writeFailure && this.decideQueue.length > 0) void this.decideLoop();
+      else {
+        this.armExpiryTimer();
+        this.notifyIdle();
+      }
+    }
+  }
+
+  private async dueExpiries(atMs: number): Promise<Operation[]> {
+    const refs: string[] = [];
+    for await (const [key] of this.store.entries({ gte: keys.expiryPrefix, lt: keys.expiry(atMs + 1, ''), limit: bounds.expiriesPerWriteMax })) {
+      refs.push(key.slice(keys.expiryPrefix.length + 17));
+    }
+    const ops = await Promise.all(refs.map((ref) => this.operation(ref)));
+    return ops.filter((op): op is Operation => op !== undefined && op.state === 'Reserved');
+  }
+
+  /** Decides one round and writes it as one batch. False when the write failed (retried later). */
+  private async decideRound(atMs: number, batch: readonly Operation[], expiring: readonly Operation[]): Promise<boolean> {
+    const overlay = await this.prefetch(batch, expiring);
+    const writes: BatchOp[] = [];
+    const events: Operation[] = [];
+    let head = { ...this.head, lastAtMs: atMs };
+    const deltas = new Map<string, bigint>();
+
+    const post = (op: Operation, entries: readonly Entry[]): number[] => {
+      const seqs: number[] = [];
+      const perAsset = new Map<string, bigint>();
+      for (const entry of entries) {
+        const seq = head.postingSeq + 1;
+        head = { ...head, postingSeq: seq };
+        const signed = entry.direction === 'credit' ? entry.amountMinor : -entry.amountMinor;
+        perAsset.set(entry.asset, (perAsset.get(entry.asset) ?? 0n) + signed);
+        deltas.set(entry.asset, (deltas.get(entry.asset) ?? 0n) + signed);
+        const before = overlay.balance(entry.account, entry.asset);
+        const after: Balance = { ...before, [entry.layer]: before[entry.layer] + signed };
+        this.assertWithinFloor(overlay.account(entry.account), entry.asset, after);
+        overlay.setBalance(entry.account, entry.asset, after);
+        const posting: Posting = { ...entry, seq, atMs, operation: op.ref, reference: op.reference, after };
+        writes.push({ type: 'put', key: keys.journal(seq), value: encodePosting(posting) });
+        writes.push({ type: 'put', key: keys.accountAsset(entry.account, entry.asset, seq), value: JSON.stringify(encodeBalance(after)) });
+        writes.push({ type: 'put', key: keys.accountEntry(entry.account, seq), value: entry.asset });
+        seqs.push(seq);
+      }
+      for (const [asset, sum] of perAsset) assert(sum === 0n, `operation ${op.ref} balances in ${asset} (off by ${sum})`);
+      return seqs;
+    };
+    const record = (op: Operation) => {
+      overlay.setOperation(op);
+      events.push(op);
+    };
+
+    for (const reservation of expiring) {
+      const postings = post(reservation, decideExpiry(reservation));
+      writes.push({ type: 'del', key: keys.expiry(reservation.hold!.deadlineMs, reservation.ref) });
+      record({ ...reservation, state: 'Expired', hold: null, result: { postings: [...(reservation.result?.postings ?? []), ...postings] } });
+    }
+
+    for (const op of batch) {
+      const decision: Decision = decide(op, overlay, { atMs, principals: this.principals, newAccountId: this.ids.accountId(op.cseq) });
+      writes.push({ type: 'del', key: keys.command(op.cseq) });
+      if (!decision.ok) {
+        record({ ...op, state: decision.state, decidedAtMs: atMs, error: decision.error });
+        continue;
+      }
+      const postings = post(op, decision.entries);
+      let result: Operation['result'] = decision.entries.length > 0 ? { postings } : null;
+      if (decision.openAccount) {
+        const account = decision.openAccount;
+        overlay.setAccount(account);
+        const owner = overlay.identity(account.owner)!;
+        overlay.setIdentity({ ...owner, accounts: [...owner.accounts, account.id] });
+        head = { ...head, accounts: head.accounts + 1 };
+        result = { account: account.id };
+      }
+      if (decision.hold) writes.push({ type: 'put', key: keys.expiry(decision.hold.deadlineMs, op.ref), value: '' });
+      record({ ...op, state: decision.state, decidedAtMs: atMs, result, hold: decision.hold });
+      if (decision.follow) {
+        const reservation = overlay.operation(decision.follow.ref)!;
+        writes.push({ type: 'del', key: keys.expiry(reservation.hold!.deadlineMs, reservation.ref) });
+        record({ ...reservation, state: decision.follow.state, hold: null, result: { postings: [...(reservation.result?.postings ?? []), ...postings] } });
+      }
+    }
+
+    for (const [asset, sum] of deltas) assert(sum === 0n, `the round balances in ${asset}`);
+    for (const key of overlay.dirtyBalances) writes.push({ type: 'put', key, value: JSON.stringify(encodeBalance(overlay.balances.get(key)!)) });
+    for (const key of overlay.dirtyAccounts) writes.push({ type: 'put', key, value: encodeAccount(overlay.accounts.get(key)!) });
+    for (const key of overlay.dirtyIdentities) writes.push({ type: 'put', key, value: encodeIdentity(overlay.identities.get(key)!) });
+    for (const ref of overlay.dirtyOperations) writes.push({ type: 'put', key: keys.operation(ref), value: encodeOperation(overlay.operations.get(ref)!) });
+    const eventStart = head.eventSeq;
+    for (const [i, op] of events.entries()) {
+      const seq = eventStart + i + 1;
+      writes.push({ type: 'put', key: keys.event(seq), value: encodeOperation(op) });
+      if (seq > bounds.eventsRetainedMax) writes.push({ type: 'del', key: keys.event(seq - bounds.eventsRetainedMax) });
+    }
+    head = { ...head, eventSeq: eventStart + events.length, decidedCseq: batch.length > 0 ? batch[batch.length - 1]!.cseq : head.decidedCseq };
+    writes.push({ type: 'put', key: keys.head, value: encodeHead(head) });
+
+    try {
+      await this.store.write(writes, this.sync);
+    } catch (error) {
+      this.noteWriteFailure(error as Error);
+      return false;
+    }
+
+    // Committed: the cache and the in-memory head now follow the store.
+    for (const key of overlay.dirtyBalances) this.cache.set(key, overlay.balances.get(key)!);
+    for (const key of overlay.dirtyAccounts) this.cache.set(key, overlay.accounts.get(key)!);
+    for (const key of overlay.dirtyIdentities) this.cache.set(key, overlay.identities.get(key)!);
+    for (const [asset, sum] of deltas) this.totals.set(asset, (this.totals.get(asset) ?? 0n) + sum);
+    for (const [asset, total] of this.totals) assert(total === 0n, `the trial balance is zero in ${asset}`);
+    this.head = head;
+    if (expiring.length > 0 || events.some((op) => op.command.type === 'reserve')) await this.refreshNextExpiry();
+    for (const [i, op] of events.entries()) this.emit({ seq: eventStart + i + 1, operation: op });
+    return true;
+  }
+
+  private assertWithinFloor(account: Account | undefined, asset: AssetSymbol, after: Balance): void {
+    assert(account !== undefined, 'entries name known accounts');
+    assert(after.available >= availableFloorMinor(account, asset), `${account.id} available in ${asset} stays above its floor`);
+    assert(after.reserved >= 0n && after.encumbered >= 0n, `${account.id} reserved and encumbered in ${asset} stay non-negative`);
+  }
+
+  /** Reads everything a round's decisions need, from the cache or in one store round trip per kind. */
+  private async prefetch(batch: readonly Operation[], expiring: readonly Operation[]): Promise<Overlay> {
+    const overlay = new Overlay(this.assets);
+    const accountIds = new Set<string>();
+    const balanceKeys = new Set<string>();
+    const identityIds = new Set<string>();
+    const needBalance = (account: string, asset: string) => {
+      accountIds.add(account);
+      balanceKeys.add(keys.balance(account, asset));
+    };
+
+    const reservationRefs = new Set<string>();
+    for (const op of batch) {
+      const c = op.command;
+      if (c.type === 'capture' || c.type === 'release') reservationRefs.add(c.reservation);
+    }
+    const inBatch = new Map(batch.map((op) => [op.ref, op]));
+    const stored = await this.readOperations([...reservationRefs].filter((r) => !inBatch.has(r)));
+    for (const op of stored) if (op) overlay.operations.set(op.ref, op);
+    for (const op of [...expiring, ...batch]) overlay.operations.set(op.ref, op);
+
+    for (const op of expiring) needBalance(op.hold!.payer, op.hold!.asset);
+    for (const op of batch) {
+      const c = op.command;
+      switch (c.type) {
+        case 'transfer':
+          for (const leg of c.legs) {
+            needBalance(leg.from, leg.asset);
+            needBalance(leg.to, leg.asset);
+          }
+          break;
+        case 'reserve':
+          needBalance(c.payer, c.asset);
+          break;
+        case 'capture':
+        case 'release': {
+          const reservation = overlay.operations.get(c.reservation);
+          if (reservation?.command.type === 'reserve') {
+            needBalance(reservation.command.payer, reservation.command.asset);
+            if (c.type === 'capture') needBalance(c.to, reservation.command.asset);
+          }
+          if (c.type === 'capture') accountIds.add(c.to);
+          break;
+        }
+        case 'open_account':
+          identityIds.add(c.owner);
+          accountIds.add(this.ids.accountId(op.cseq));
+          break;
+      }
+    }
+    await this.load(overlay.accounts, [...accountIds].map(keys.account), decodeAccount);
+    await this.load(overlay.identities, [...identityIds].map(keys.identity), decodeIdentity);
+    const balances = new Map<string, Balance | undefined>();
+    await this.load(balances, [...balanceKeys], (t) => decodeBalance(JSON.parse(t)));
+    for (const [key, b] of balances) overlay.balances.set(key, b ?? zeroBalance);
+    return overlay;
+  }
+
+  private async load<T extends Account | Balance | Identity>(into: Map<string, T | undefined>, storeKeys: readonly string[], decode: (text: string) => T): Promise<void> {
+    const misses: string[] = [];
+    for (const key of storeKeys) {
+      const cached = this.cache.get(key) as T | undefined;
+      if (cached !== undefined) into.set(key, cached);
+      else misses.push(key);
+    }
+    if (misses.length === 0) return;
+    const texts = await this.store.getMany(misses);
+    for (const [i, key] of misses.entries()) {
+      const text = texts[i];
+      const value = text === undefined ? undefined : decode(text);
+      into.set(key, value);
+      if (value !== undefined) this.cache.set(key, value);
+    }
+  }
+
+  private async readOperations(refs: readonly string[]): Promise<(Operation | undefined)[]> {
+    if (refs.length === 0) return [];
+    const texts = await this.store.getMany(refs.map(keys.operation));
+    return texts.map((t) => (t === undefined ? undefined : decodeOperation(t)));
+  }
+
+  private noteWriteFailure(error: Error): void {
+    if (error instanceof AssertionFailure) return this.stopFatally(error);
+    this.writeFailure = error;
+    if (this.retryTimer) return;
+    // An operating error (full disk, I/O): refuse new commands, retry the same round later.
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.writeFailure = null;
+      this.schedule();
+    }, retryAfterWriteFailureMs);
+    this.retryTimer.unref();
+  }
+
+  private stopFatally(error: Error): void {
+    if (this.fatal) return;
+    this.fatal = error;
+    for (const p of this.submitQueue) p.reject(new Refused('ERR-DecisionUnavailable', 'the service has stopped deciding'));
+    this.submitQueue = [];
+    this.notifyIdle();
+    this.onFatal(error);
+  }
+
+  // ---------------------------------------------------------------- recovery
+
+  private async loadBacklog(): Promise<void> {
+    const refs: string[] = [];
+    for await (const [key, ref] of this.store.entries({ gte: keys.commandPrefix, lt: prefixEnd(keys.commandPrefix), limit: Number.MAX_SAFE_INTEGER })) {
+      assert(parseSeqHex(key.slice(keys.commandPrefix.length)) > this.head.decidedCseq, 'an undecided command follows the last decided one');
+      refs.push(ref);
+    }
+    const ops = await this.readOperations(refs);
+    for (const op of ops) {
+      assert(op !== undefined && op.state === 'Received', 'an undecided command is a Received operation');
+      this.decideQueue.push(op);
+    }
+  }
+
+  private async refreshNextExpiry(): Promise<void> {
+    this.nextExpiryMs = Number.POSITIVE_INFINITY;
+    for await (const [key] of this.store.entries({ gte: keys.expiryPrefix, lt: prefixEnd(keys.expiryPrefix), limit: 1 })) {
+      this.nextExpiryMs = parseSeqHex(key.slice(keys.expiryPrefix.length, keys.expiryPrefix.length + 16));
+    }
+  }
+
+  /** Sums every balance of the book per asset: the trial balance must be zero on reopen. */
+  private async checkTotals(): Promise<void> {
+    for await (const [key, value] of this.store.entries({ gte: keys.balancePrefix, lt: prefixEnd(keys.balancePrefix), limit: Number.MAX_SAFE_INTEGER })) {
+      const asset = key.slice(key.lastIndexOf('/') + 1);
+      const b = decodeBalance(JSON.parse(value));
+      this.totals.set(asset, (this.totals.get(asset) ?? 0n) + b.available + b.reserved + b.encumbered);
+    }
+    for (const [asset, total] of this.totals) assert(total === 0n, `the reopened book's trial balance is zero in ${asset}`);
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  async operation(ref: string): Promise<Operation | undefined> {
+    const text = await this.store.get(keys.operation(ref));
+    return text === undefined ? undefined : decodeOperation(text);
+  }
+
+  private async readAccount(id: AccountId): Promise<Account | undefined> {
+    const key = keys.account(id);
+    const cached = this.cache.get(key) as Account | undefined;
+    if (cached) return cached;
+    const text = await this.store.get(key);
+    if (text === undefined) return undefined;
+    const account = decodeAccount(text);
+    this.cache.set(key, account);
+    return account;
+  }
+
+  /** A consistent view of the book as of now, for queries. Close it when done. */
+  openView(): Promise<BookView> {
+    // Read the floor and take the snapshot in the same tick, so no round slips between.
+    const floorMs = this.decisionTimeFloorMs;
+    return BookView.open(this.store.snapshot(), this.assets, this.principals, floorMs);
+  }
+
+  get assetList(): readonly Asset[] {
+    return [...this.assets.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  get currentHead(): Head {
+    return this.head;
+  }
+
+  /**
+   * Decision times from here on are at least this (statements use it for `closed`):
+   * a round in flight was given its time already and is not in any snapshot yet.
+   */
+  get decisionTimeFloorMs(): number {
+    return this.deciding ? this.head.lastAtMs : Math.max(this.clock(), this.head.lastAtMs);
+  }
+
+  // ---------------------------------------------------------------- events and lifecycle
+
+  onDecision(listener: (event: DecisionEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(event: DecisionEvent): void {
+    for (const listener of this.listeners) listener(event);
+  }
+
+  /** Stored events after `afterSeq`, oldest first, at most `limit`. */
+  async eventsAfter(afterSeq: number, limit: number): Promise<DecisionEvent[]> {
+    const out: DecisionEvent[] = [];
+    for await (const [key, value] of this.store.entries({ gt: keys.event(afterSeq), lt: prefixEnd(keys.eventPrefix), limit })) {
+      out.push({ seq: parseSeqHex(key.slice(keys.eventPrefix.length)), operation: decodeOperation(value) });
+    }
+    return out;
+  }
+
+  /** Resolves when nothing is waiting to be written or decided (tests, shutdown). */
+  idle(): Promise<void> {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Runs a decision round now if anything is due (tests move their clock, then poke). */
+  poke(): Promise<void> {
+    this.schedule();
+    return this.idle();
+  }
+
+  private isIdle(): boolean {
+    return this.fatal !== null || this.writeFailure !== null || (!this.submitting && !this.deciding && this.submitQueue.length === 0 && this.decideQueue.length === 0);
+  }
+
+  private notifyIdle(): void {
+    if (!this.isIdle()) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  get fatalError(): Error | null {
+    return this.fatal;
+  }
+
+  get writeAvailable(): boolean {
+    return this.writeFailure === null && this.fatal === null;
+  }
+
+  /** Stops accepting, finishes every decision in flight, and closes the store. */
+  async close(): Promise<void> {
+    this.closing = true;
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    while (!this.isIdle()) await this.idle();
+    this.listeners.clear();
+    await this.store.close();
+  }
+}

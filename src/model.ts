@@ -1,0 +1,165 @@
+/**
+ * The book's records. Amounts are bigint minor units; times are ms since the epoch.
+ * Records are encoded for the store by codec.ts (bigint as decimal text).
+ */
+import type { Refusal } from './errors.js';
+import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, ReferenceJson } from './values.js';
+
+export type AssetKind = 'fiat' | 'stable' | 'native' | 'other';
+export type AssetStatus = 'active' | 'deprecated';
+export type AssetBinding = 'book_only' | 'binding' | 'bound';
+
+export interface Asset {
+  readonly id: AssetSymbol;
+  /** Numeric code, the asset's registration order (the trial balance's `currency`). */
+  readonly code: number;
+  readonly kind: AssetKind;
+  readonly precision: number;
+  readonly status: AssetStatus;
+  readonly binding: AssetBinding;
+  readonly location: string | null;
+}
+
+export interface Identity {
+  readonly id: IdentityId;
+  readonly createdAtMs: number;
+  /** Accounts this identity owns, in opening order (bounded by accountsPerIdentityMax). */
+  readonly accounts: readonly AccountId[];
+}
+
+export type AccountKind = 'customer' | 'treasury';
+export type Custody = 'delegated' | 'owned';
+export type AccountStatus = 'active' | 'closed';
+
+export interface Account {
+  readonly id: AccountId;
+  readonly owner: IdentityId;
+  readonly kind: AccountKind;
+  readonly custody: Custody;
+  readonly status: AccountStatus;
+  readonly openedAtMs: number;
+  /** Count of custody changes; a reclaim proof signs it (ROADMAP). */
+  readonly epoch: number;
+  /** Treasury accounts only: how far below zero `available` may go, per asset. */
+  readonly treasuryLimits: Readonly<Record<string, bigint>>;
+}
+
+export type Layer = 'available' | 'reserved' | 'encumbered';
+export const layers: readonly Layer[] = ['available', 'reserved', 'encumbered'];
+
+export interface Balance {
+  readonly available: bigint;
+  readonly reserved: bigint;
+  readonly encumbered: bigint;
+}
+export const zeroBalance: Balance = Object.freeze({ available: 0n, reserved: 0n, encumbered: 0n });
+
+export type AuthorityKind = 'owner' | 'delegated' | 'operator' | 'issuance' | 'recovery';
+
+/** Who acted and under what authority; recorded on every posting (spec 2.7). */
+export interface Authority {
+  readonly credential: CredentialId;
+  readonly grant: GrantId | null;
+  readonly kind: AuthorityKind;
+  readonly onBehalfOf: IdentityId | null;
+  readonly principal: IdentityId;
+}
+
+export type Direction = 'debit' | 'credit';
+export type PostingKind = 'opening' | 'transfer' | 'reserve' | 'capture' | 'release' | 'expiry';
+export type PostingStatus = 'held' | 'completed' | 'returned' | 'reversed' | 'opening';
+
+/** One append-only journal entry against one account, asset and balance layer. */
+export interface Posting {
+  readonly seq: number;
+  readonly atMs: number;
+  readonly account: AccountId;
+  readonly asset: AssetSymbol;
+  readonly amountMinor: bigint;
+  readonly direction: Direction;
+  readonly layer: Layer;
+  readonly kind: PostingKind;
+  readonly status: PostingStatus;
+  readonly operation: string;
+  readonly counterparty: AccountId | null;
+  readonly authorities: readonly Authority[];
+  readonly reference: ReferenceJson | null;
+  /** The account's balance in this asset just after this entry (statements read it). */
+  readonly after: Balance;
+}
+
+export interface Leg {
+  readonly from: AccountId;
+  readonly to: AccountId;
+  readonly asset: AssetSymbol;
+  readonly amountMinor: bigint;
+}
+
+/** Commands, as decided by the kernel. Parsed and typed at the edge. */
+export type Command =
+  | { readonly type: 'transfer'; readonly legs: readonly Leg[]; readonly deadlineMs: number }
+  | {
+      readonly type: 'reserve';
+      readonly payer: AccountId;
+      readonly asset: AssetSymbol;
+      readonly amountMinor: bigint;
+      readonly deadlineMs: number;
+    }
+  | { readonly type: 'capture'; readonly reservation: string; readonly to: AccountId; readonly amountMinor: bigint | null }
+  | { readonly type: 'release'; readonly reservation: string }
+  | {
+      readonly type: 'open_account';
+      readonly owner: IdentityId;
+      readonly kind: AccountKind;
+      readonly custody: Custody;
+      readonly treasuryLimits: Readonly<Record<string, bigint>>;
+    };
+
+export type CommandType = Command['type'];
+
+export type OperationState = 'Received' | 'Reserved' | 'Completed' | 'Rejected' | 'Expired' | 'Captured' | 'Released';
+export const terminalStates: ReadonlySet<OperationState> = new Set(['Completed', 'Rejected', 'Expired', 'Captured', 'Released']);
+
+export interface OperationResult {
+  readonly account?: AccountId;
+  readonly postings?: readonly number[];
+}
+
+/** What a reservation holds while Reserved. */
+export interface Hold {
+  readonly payer: AccountId;
+  readonly asset: AssetSymbol;
+  readonly amountMinor: bigint;
+  readonly deadlineMs: number;
+}
+
+export interface Operation {
+  readonly ref: string;
+  /** Submission order; decisions follow it. */
+  readonly cseq: number;
+  readonly command: Command;
+  readonly actor: Authority;
+  readonly state: OperationState;
+  readonly submittedAtMs: number;
+  readonly decidedAtMs: number | null;
+  readonly clientKey: string;
+  readonly clientKeyDerived: boolean;
+  readonly reference: ReferenceJson | null;
+  readonly result: OperationResult | null;
+  readonly error: Refusal | null;
+  readonly hold: Hold | null;
+}
+
+/** The head of the book, rewritten by every decision write. */
+export interface Head {
+  /** Last command sequence number decided. */
+  readonly decidedCseq: number;
+  /** Journal position: the last posting sequence number. A query's `view`. */
+  readonly postingSeq: number;
+  /** Last event sequence number. */
+  readonly eventSeq: number;
+  /** Decision time of the newest write; later decisions never go below it. */
+  readonly lastAtMs: number;
+  /** Accounts in the book. */
+  readonly accounts: number;
+}

@@ -1,0 +1,66 @@
+/**
+ * The decider's working state for one write: records prefetched from the cache or the
+ * store, with the changes decisions make layered on top. Decisions read it
+ * synchronously; the kernel turns its dirty records into one batch.
+ */
+import { assert } from './assert.js';
+import { keys } from './codec.js';
+import type { Reads } from './decide.js';
+import { type Account, type Asset, type Balance, type Identity, type Operation, zeroBalance } from './model.js';
+import type { AccountId, AssetSymbol } from './values.js';
+
+export class Overlay implements Reads {
+  readonly accounts = new Map<string, Account | undefined>();
+  readonly identities = new Map<string, Identity | undefined>();
+  readonly balances = new Map<string, Balance>();
+  readonly operations = new Map<string, Operation>();
+  readonly dirtyAccounts = new Set<string>();
+  readonly dirtyIdentities = new Set<string>();
+  readonly dirtyBalances = new Set<string>();
+  readonly dirtyOperations = new Set<string>();
+
+  constructor(private readonly assets: ReadonlyMap<string, Asset>) {}
+
+  asset(symbol: AssetSymbol): Asset | undefined {
+    return this.assets.get(symbol);
+  }
+  account(id: AccountId): Account | undefined {
+    const key = keys.account(id);
+    assert(this.accounts.has(key), `account ${id} was prefetched`);
+    return this.accounts.get(key);
+  }
+  identity(id: string): Identity | undefined {
+    const key = keys.identity(id);
+    assert(this.identities.has(key), `identity ${id} was prefetched`);
+    return this.identities.get(key);
+  }
+  balance(account: AccountId, asset: AssetSymbol): Balance {
+    const key = keys.balance(account, asset);
+    const b = this.balances.get(key);
+    // An account opened in this same write has no stored balance to prefetch.
+    return b ?? zeroBalance;
+  }
+  operation(ref: string): Operation | undefined {
+    return this.operations.get(ref);
+  }
+
+  setAccount(account: Account): void {
+    const key = keys.account(account.id);
+    this.accounts.set(key, account);
+    this.dirtyAccounts.add(key);
+  }
+  setIdentity(identity: Identity): void {
+    const key = keys.identity(identity.id);
+    this.identities.set(key, identity);
+    this.dirtyIdentities.add(key);
+  }
+  setBalance(account: AccountId, asset: AssetSymbol, balance: Balance): void {
+    const key = keys.balance(account, asset);
+    this.balances.set(key, balance);
+    this.dirtyBalances.add(key);
+  }
+  setOperation(op: Operation): void {
+    this.operations.set(op.ref, op);
+    this.dirtyOperations.add(op.ref);
+  }
+}

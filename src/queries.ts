@@ -1,0 +1,376 @@
+/**
+ * Queries, each answered from one consistent view: a store snapshot and the journal
+ * position (`view`) it was taken at. Reads seek by key; nothing scans by offset.
+ */
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
+import { assert } from './assert.js';
+import { type Actor, type Principals, reaches } from './authority.js';
+import {
+  decodeAccount,
+  decodeBalance,
+  decodeHead,
+  decodeIdentity,
+  decodeOperation,
+  decodePosting,
+  keys,
+  parseSeqHex,
+  prefixEnd,
+  seqHex,
+} from './codec.js';
+import { movementsScanMax, statementMovementsMax } from './constants.js';
+import { refuse } from './errors.js';
+import type { Account, Asset, Balance, Head, Operation, Posting } from './model.js';
+import { zeroBalance } from './model.js';
+import type { Snapshot } from './store/port.js';
+import type { AccountId, AssetSymbol, IdentityId } from './values.js';
+
+export interface StatementQuery {
+  readonly account: AccountId;
+  readonly asset: AssetSymbol;
+  readonly fromMs: number;
+  readonly toMs: number;
+  readonly asOf: number | null;
+}
+
+export interface Statement {
+  readonly account: AccountId;
+  readonly asset: AssetSymbol;
+  readonly closed: boolean;
+  readonly fromMs: number;
+  readonly toMs: number;
+  readonly fromSeq: number;
+  readonly toSeq: number;
+  readonly opening: Balance;
+  readonly closing: Balance;
+  readonly movements: readonly Posting[];
+}
+
+export interface MovementsQuery {
+  readonly account: AccountId | null;
+  readonly identity: IdentityId | null;
+  readonly limit: number;
+  readonly fromMs: number | null;
+  readonly toMs: number | null;
+  readonly asset: AssetSymbol | null;
+  readonly direction: 'debit' | 'credit' | null;
+  readonly cursor: string | null;
+}
+
+export interface MovementsPage {
+  readonly movements: readonly Posting[];
+  readonly next: string | null;
+  readonly view: number;
+}
+
+export interface TrialBalance {
+  readonly accounts: number;
+  readonly rows: readonly { asset: AssetSymbol; openingsMinor: bigint }[];
+  readonly unbalanced: readonly { currency: number; layer: number }[];
+  readonly view: number;
+}
+
+const cursorSeqHexLength = 16;
+const cursorFilterHexLength = 16;
+
+/** A read-only view of the book at one journal position. Close it when done. */
+export class BookView {
+  private constructor(
+    private readonly snap: Snapshot,
+    readonly head: Head,
+    private readonly assets: ReadonlyMap<string, Asset>,
+    private readonly principals: Principals,
+    /** Decision times after this view are at least this (statement `closed`). */
+    private readonly timeFloorMs: number,
+  ) {}
+
+  static async open(snap: Snapshot, assets: ReadonlyMap<string, Asset>, principals: Principals, timeFloorMs: number): Promise<BookView> {
+    const headText = await snap.get(keys.head);
+    assert(headText !== undefined, 'a sealed book has a head');
+    return new BookView(snap, decodeHead(headText), assets, principals, timeFloorMs);
+  }
+
+  get view(): number {
+    return this.head.postingSeq;
+  }
+
+  close(): Promise<void> {
+    return this.snap.close();
+  }
+
+  async account(id: AccountId): Promise<Account | undefined> {
+    const text = await this.snap.get(keys.account(id));
+    return text === undefined ? undefined : decodeAccount(text);
+  }
+
+  /** An account the actor reaches; unknown and unreachable give the same refusal. */
+  async reachableAccount(actor: Actor, id: AccountId): Promise<Account> {
+    const account = await this.account(id);
+    if (account === undefined || !reaches(actor, account, this.principals)) {
+      refuse(actor.principal === this.principals.operator ? 'ERR-UnknownAccount' : 'ERR-NotAuthorised', actor.principal === this.principals.operator ? `account ${id} is unknown` : `the initiating principal holds no authority that covers account ${id}`);
+    }
+    return account;
+  }
+
+  async balance(account: AccountId, asset: AssetSymbol): Promise<Balance> {
+    const text = await this.snap.get(keys.balance(account, asset));
+    return text === undefined ? zeroBalance : decodeBalance(JSON.parse(text));
+  }
+
+  async operation(ref: string): Promise<Operation | undefined> {
+    const text = await this.snap.get(keys.operation(ref));
+    return text === undefined ? undefined : decodeOperation(text);
+  }
+
+  /** Alias lookup (spec endpoint 14). */
+  async alias(actor: Actor, source: string, name: string): Promise<AccountId> {
+    const target = await this.snap.get(keys.alias(source, name));
+    if (target === undefined) {
+      if ((await this.snap.get(keys.archived(source, name))) !== undefined) {
+        refuse('ERR-IdentifierArchived', `${source}:${name} names a prior system's identifier the initial state left out`);
+      }
+      refuse('ERR-UnknownAccount', 'no account with that alias is reachable by the caller');
+    }
+    const account = await this.account(target as AccountId);
+    if (account === undefined || !reaches(actor, account, this.principals)) refuse('ERR-UnknownAccount', 'no account with that alias is reachable by the caller');
+    return account.id;
+  }
+
+  // ---------------------------------------------------------------- statements
+
+  async statement(actor: Actor, q: StatementQuery): Promise<Statement> {
+    if (q.fromMs > q.toMs) refuse('ERR-QueryUnbounded', 'from is after to');
+    if (q.asOf !== null && q.asOf > this.view) refuse('ERR-QueryUnbounded', `as_of ${q.asOf} is a view the book has not reached (now ${this.view})`);
+    if (!this.assets.has(q.asset)) refuse('ERR-UnknownAsset', `asset ${q.asset} is not registered`);
+    await this.reachableAccount(actor, q.account);
+    const view = q.asOf ?? this.view;
+    const fromSeq = await this.firstSeqAtOrAfter(q.fromMs, view);
+    const endSeq = await this.firstSeqAtOrAfter(q.toMs, view);
+    const prefix = keys.accountAsset(q.account, q.asset, 0).slice(0, -16);
+
+    let opening = zeroBalance;
+    for await (const [, value] of this.snap.entries({ gte: prefix, lt: prefix + seqHex(fromSeq), reverse: true, limit: 1 })) {
+      opening = decodeBalance(JSON.parse(value));
+    }
+    const seqs: number[] = [];
+    for await (const [key] of this.snap.entries({ gte: prefix + seqHex(fromSeq), lt: prefix + seqHex(endSeq), limit: statementMovementsMax + 1 })) {
+      seqs.push(parseSeqHex(key.slice(prefix.length)));
+    }
+    if (seqs.length > statementMovementsMax) refuse('ERR-QueryUnbounded', `the period holds more than ${statementMovementsMax} movements; ask for a shorter one`);
+    const movements = await this.postings(seqs);
+    return {
+      account: q.account,
+      asset: q.asset,
+      closed: q.toMs <= this.timeFloorMs,
+      fromMs: q.fromMs,
+      toMs: q.toMs,
+      fromSeq,
+      toSeq: endSeq - 1,
+      opening,
+      closing: movements.length > 0 ? movements[movements.length - 1]!.after : opening,
+      movements,
+    };
+  }
+
+  /**
+   * The first journal position in 1..view+1 whose entry is at or after `atMs`
+   * (view+1 when none is). Entry times never decrease with the sequence, so a binary
+   * search over the journal answers it in log(view) reads.
+   */
+  private async firstSeqAtOrAfter(atMs: number, view: number): Promise<number> {
+    let lo = 1;
+    let hi = view + 1;
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      const text = await this.snap.get(keys.journal(mid));
+      assert(text !== undefined, `journal entry ${mid} exists`);
+      if (decodePosting(text).atMs < atMs) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  private async postings(seqs: readonly number[]): Promise<Posting[]> {
+    if (seqs.length === 0) return [];
+    const texts = await this.snap.getMany(seqs.map(keys.journal));
+    return texts.map((t, i) => {
+      assert(t !== undefined, `journal entry ${seqs[i]} exists`);
+      return decodePosting(t);
+    });
+  }
+
+  // ---------------------------------------------------------------- movements
+
+  async movements(actor: Actor, q: MovementsQuery): Promise<MovementsPage> {
+    if (q.asset !== null && !this.assets.has(q.asset)) refuse('ERR-UnknownAsset', `asset ${q.asset} is not registered`);
+    const accounts = await this.subjectAccounts(actor, q);
+    const fingerprint = filterFingerprint(q);
+    let startSeq = q.fromMs === null ? 1 : await this.firstSeqAtOrAfter(q.fromMs, this.view);
+    if (q.cursor !== null) startSeq = Math.max(startSeq, parseCursor(q.cursor, fingerprint));
+    const endSeq = q.toMs === null ? this.view + 1 : await this.firstSeqAtOrAfter(q.toMs, this.view);
+
+    const source = new MergedSeqs(this.snap, accounts, q.asset, startSeq, endSeq);
+    try {
+      return await this.page(q, source, fingerprint);
+    } finally {
+      await source.close();
+    }
+  }
+
+  private async page(q: MovementsQuery, source: MergedSeqs, fingerprint: string): Promise<MovementsPage> {
+    const out: Posting[] = [];
+    let scanned = 0;
+    let resumeSeq: number | null = null;
+    while (out.length < q.limit) {
+      if (scanned >= movementsScanMax) {
+        resumeSeq = (await source.peek()) ?? null;
+        break;
+      }
+      const chunk = await source.take(Math.min(256, movementsScanMax - scanned));
+      if (chunk.length === 0) break;
+      const bodies = await this.postings(chunk);
+      for (const [i, p] of bodies.entries()) {
+        scanned++;
+        if (q.direction === null || p.direction === q.direction) out.push(p);
+        if (out.length === q.limit) {
+          // Give back what this chunk read past the full page.
+          source.unread(chunk.slice(i + 1));
+          break;
+        }
+      }
+    }
+    if (out.length === q.limit) resumeSeq = (await source.peek()) ?? null;
+    return { movements: out, next: resumeSeq === null ? null : makeCursor(resumeSeq, fingerprint), view: this.view };
+  }
+
+  private async subjectAccounts(actor: Actor, q: MovementsQuery): Promise<AccountId[]> {
+    if (q.account !== null) return [(await this.reachableAccount(actor, q.account)).id];
+    assert(q.identity !== null, 'movements name an account or an identity');
+    const text = await this.snap.get(keys.identity(q.identity));
+    const identity = text === undefined ? undefined : decodeIdentity(text);
+    const ids = identity?.accounts ?? [];
+    const accounts = await Promise.all(ids.map((id) => this.account(id)));
+    const reached = accounts.filter((a): a is Account => a !== undefined && reaches(actor, a, this.principals)).map((a) => a.id);
+    if (reached.length === 0 && actor.principal !== q.identity && actor.principal !== this.principals.operator && actor.principal !== this.principals.identities) {
+      refuse('ERR-NotAuthorised', 'the initiating principal holds no authority that covers any account of that identity');
+    }
+    return reached;
+  }
+
+  // ---------------------------------------------------------------- trial balance
+
+  async trialBalance(asset: AssetSymbol | null): Promise<TrialBalance> {
+    if (asset !== null && !this.assets.has(asset)) refuse('ERR-UnknownAsset', `asset ${asset} is not registered`);
+    const sums = new Map<string, bigint>();
+    for (const a of this.assets.values()) if (asset === null || a.id === asset) sums.set(a.id, 0n);
+    for await (const [key, value] of this.snap.entries({ gte: keys.balancePrefix, lt: prefixEnd(keys.balancePrefix), limit: Number.MAX_SAFE_INTEGER })) {
+      const symbol = key.slice(key.lastIndexOf('/') + 1);
+      if (!sums.has(symbol)) continue;
+      const b = decodeBalance(JSON.parse(value));
+      sums.set(symbol, sums.get(symbol)! + b.available + b.reserved + b.encumbered);
+    }
+    const rows = [...sums.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([symbol, openingsMinor]) => ({ asset: symbol as AssetSymbol, openingsMinor }));
+    return {
+      accounts: this.head.accounts,
+      rows,
+      unbalanced: rows.filter((r) => r.openingsMinor !== 0n).map((r) => ({ currency: this.assets.get(r.asset)!.code, layer: this.view })),
+      view: this.view,
+    };
+  }
+}
+
+// ---------------------------------------------------------------- cursors
+
+function filterFingerprint(q: MovementsQuery): string {
+  const filters = JSON.stringify([q.account, q.identity, q.fromMs, q.toMs, q.asset, q.direction]);
+  return bytesToHex(sha256(new TextEncoder().encode(filters))).slice(0, cursorFilterHexLength);
+}
+
+/** A cursor is the next journal position to read and a fingerprint of the filters it belongs to. */
+function makeCursor(seq: number, fingerprint: string): string {
+  return seqHex(seq) + fingerprint;
+}
+
+function parseCursor(cursor: string, fingerprint: string): number {
+  if (cursor.length !== cursorSeqHexLength + cursorFilterHexLength || !/^[0-9a-f]+$/.test(cursor)) {
+    refuse('ERR-MalformedCommand', 'cursor is not one this service issued');
+  }
+  if (cursor.slice(cursorSeqHexLength) !== fingerprint) refuse('ERR-MalformedCommand', 'cursor belongs to a query with other filters');
+  return parseSeqHex(cursor.slice(0, cursorSeqHexLength));
+}
+
+// ---------------------------------------------------------------- merged index reads
+
+/**
+ * Journal positions of the entries of some accounts, in journal order, read by
+ * seeking each account's index and merging. One account with an asset filter reads
+ * the (account, asset) index; otherwise each account's own index, filtered by asset.
+ */
+class MergedSeqs {
+  private readonly heads: { iterator: AsyncIterator<[string, string]>; prefix: string; current: number | null }[] = [];
+  private started = false;
+  private returned: number[] = [];
+
+  constructor(
+    private readonly snap: Snapshot,
+    private readonly accounts: readonly AccountId[],
+    private readonly asset: AssetSymbol | null,
+    private readonly startSeq: number,
+    private readonly endSeq: number,
+  ) {}
+
+  private async start(): Promise<void> {
+    this.started = true;
+    if (this.startSeq >= this.endSeq) return;
+    for (const account of this.accounts) {
+      const prefix = this.accounts.length === 1 && this.asset !== null ? keys.accountAssetPrefix(account, this.asset) : keys.accountEntryPrefix(account);
+      const iterator = this.snap.entries({ gte: prefix + seqHex(this.startSeq), lt: prefix + seqHex(this.endSeq), limit: Number.MAX_SAFE_INTEGER })[Symbol.asyncIterator]();
+      const head = { iterator, prefix, current: null as number | null };
+      await this.advance(head);
+      this.heads.push(head);
+    }
+  }
+
+  private async advance(head: (typeof this.heads)[number]): Promise<void> {
+    for (;;) {
+      const r = await head.iterator.next();
+      if (r.done) {
+        head.current = null;
+        return;
+      }
+      const [key, value] = r.value;
+      // The per-account index holds the asset as its value: filter without the body.
+      if (this.asset !== null && head.prefix.startsWith('ae/') && value !== this.asset) continue;
+      head.current = parseSeqHex(key.slice(head.prefix.length));
+      return;
+    }
+  }
+
+  async peek(): Promise<number | undefined> {
+    if (this.returned.length > 0) return this.returned[0];
+    if (!this.started) await this.start();
+    let min: number | undefined;
+    for (const h of this.heads) if (h.current !== null && (min === undefined || h.current < min)) min = h.current;
+    return min;
+  }
+
+  async take(n: number): Promise<number[]> {
+    const out = this.returned.splice(0, n);
+    while (out.length < n) {
+      const next = await this.peek();
+      if (next === undefined) break;
+      const head = this.heads.find((h) => h.current === next)!;
+      out.push(next);
+      await this.advance(head);
+    }
+    return out;
+  }
+
+  unread(seqs: readonly number[]): void {
+    this.returned = [...seqs, ...this.returned];
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.heads.map((h) => h.iterator.return?.()));
+  }
+}

@@ -1,0 +1,92 @@
+/** The spec's read models and replies, rendered from the book's records. */
+import type { Account, Asset, Authority, Balance, Operation, Posting } from './model.js';
+import { terminalStates } from './model.js';
+import { RawJson, type Wire } from './wire.js';
+
+const raw = (text: string | null): RawJson | undefined => (text === null ? undefined : new RawJson(text));
+
+function resultWire(op: Operation): Wire | undefined {
+  if (op.result === null) return undefined;
+  return {
+    account: op.result.account,
+    postings: op.result.postings ? [...op.result.postings] : undefined,
+  };
+}
+
+export function isTerminal(op: Operation): boolean {
+  return terminalStates.has(op.state);
+}
+
+/** The command reply (spec 2.1). `apiKey` is set only on the one deciding reply that carries it. */
+export function commandReply(op: Operation, apiKey: string | null = null): Wire {
+  const terminal = isTerminal(op);
+  return {
+    client_key: op.clientKey,
+    client_key_derived: op.clientKeyDerived,
+    operation_reference: op.ref,
+    terminal,
+    class: terminal ? 'terminal' : undefined,
+    state: op.state,
+    reference: raw(op.reference),
+    api_key: apiKey ?? undefined,
+    result: resultWire(op),
+  };
+}
+
+/** The operation view (CONTRACT 4), also the payload of `operation` events. */
+export function operationView(op: Operation): Wire {
+  return {
+    operation_reference: op.ref,
+    command: op.command.type,
+    state: op.state,
+    terminal: isTerminal(op),
+    submitted_at: op.submittedAtMs,
+    decided_at: op.decidedAtMs,
+    client_key: op.clientKey,
+    reference: raw(op.reference),
+    result: resultWire(op),
+    error: op.error === null ? undefined : { error: op.error.error, description: op.error.description },
+  };
+}
+
+export function authorityView(a: Authority): Wire {
+  return { credential: a.credential, grant: a.grant, kind: a.kind, on_behalf_of: a.onBehalfOf, principal: a.principal };
+}
+
+export function movementView(p: Posting): Wire {
+  return {
+    account: p.account,
+    amount: p.amountMinor.toString(),
+    asset: p.asset,
+    at: p.atMs,
+    authorities: p.authorities.map(authorityView),
+    balance: p.layer,
+    counterparty: p.counterparty,
+    direction: p.direction,
+    kind: p.kind,
+    operation: p.operation,
+    reference: raw(p.reference),
+    seq: p.seq,
+    status: p.status,
+  };
+}
+
+export function balanceView(b: Balance): Wire {
+  return { available: b.available.toString(), encumbered: b.encumbered.toString(), reserved: b.reserved.toString() };
+}
+
+export function accountView(a: Account): Wire {
+  return {
+    account: a.id,
+    closed: a.status === 'closed',
+    custody: a.custody,
+    kind: a.kind,
+    status: a.status,
+    opened_at: a.openedAtMs,
+    owner: a.owner,
+  };
+}
+
+export function assetView(a: Asset): Wire {
+  return { id: a.id, kind: a.kind, precision: a.precision, status: a.status, binding: a.binding, location: a.location };
+}
