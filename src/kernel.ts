@@ -52,6 +52,7 @@ import type { BatchOp, Store } from './store/port.js';
 import type { AccountId, AssetSymbol, ReferenceJson } from './values.js';
 import { loadAssets } from './assets.js';
 import { BookView } from './queries.js';
+import { resolveToken } from './credentials.js';
 
 export interface IdSource {
   /** The opaque reference of the operation submitted as command `cseq`. */
@@ -673,6 +674,11 @@ export class Kernel {
     const account = decodeAccount(text);
     this.cache.set(key, account);
     return account;
+  }
+
+  /** The caller a bearer token authenticates, or null (missing, unknown, expired). */
+  authenticate(token: string) {
+    return resolveToken(this.store, token, this.clock());
   }
 
   /** A consistent view of the book as of now, for queries. Close it when done. */

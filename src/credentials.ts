@@ -1,0 +1,80 @@
+/**
+ * Credentials and bearer tokens. A token (API key or session) is kept only as its
+ * SHA-256 hash (CONTRACT 5): the store maps the hash to what the token authenticates.
+ * The kernel draws no randomness: tokens are drawn at the edge and handed in.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
+import type { Actor } from './authority.js';
+import type { Principals } from './authority.js';
+import type { BatchOp, ReadView } from './store/port.js';
+import type { AccountId, CredentialId, IdentityId } from './values.js';
+
+export type Scheme = 'key' | 'webauthn-es256' | 'api-key';
+
+export interface Credential {
+  readonly id: CredentialId;
+  readonly identity: IdentityId;
+  readonly scheme: Scheme;
+  /** `key`: ed25519 public key hex; `webauthn-es256`: COSE public key, base64url; `api-key`: null. */
+  readonly verifier: string | null;
+  /** Accounts it reaches, or null for all of the identity's accounts. */
+  readonly scope: readonly AccountId[] | null;
+  readonly createdAtMs: number;
+}
+
+/** What a bearer token authenticates. */
+export interface TokenGrant {
+  readonly credential: CredentialId;
+  readonly principal: IdentityId;
+  readonly scheme: Scheme;
+  /** Sessions expire; API keys do not (null). */
+  readonly expiresAtMs: number | null;
+  /** A constant-time check of the lookup itself. */
+  readonly hash: string;
+}
+
+export const credentialKey = (id: string) => `cred/${id}`;
+export const tokenKey = (hashHex: string) => `tok/${hashHex}`;
+
+export function hashToken(token: string): string {
+  return bytesToHex(sha256(new TextEncoder().encode(token)));
+}
+
+/** The writes that register a credential and, for an API key, its token hash. */
+export function credentialWrites(credential: Credential, apiKey: string | null): BatchOp[] {
+  const ops: BatchOp[] = [{ type: 'put', key: credentialKey(credential.id), value: JSON.stringify(credential) }];
+  if (apiKey !== null) {
+    const hash = hashToken(apiKey);
+    const grant: TokenGrant = { credential: credential.id, principal: credential.identity, scheme: 'api-key', expiresAtMs: null, hash };
+    ops.push({ type: 'put', key: tokenKey(hash), value: JSON.stringify(grant) });
+  }
+  return ops;
+}
+
+/** The operator's and the identities principal's API-key credentials, sealed in at init. */
+export function principalCredentialWrites(principals: Principals, keys: { operator: string; identities: string }, nowMs: number): BatchOp[] {
+  const make = (identity: IdentityId, name: string): Credential => ({
+    id: `did:ledger:cred:${name}` as CredentialId,
+    identity,
+    scheme: 'api-key',
+    verifier: null,
+    scope: null,
+    createdAtMs: nowMs,
+  });
+  return [...credentialWrites(make(principals.operator, 'operator'), keys.operator), ...credentialWrites(make(principals.identities, 'identities'), keys.identities)];
+}
+
+/** Resolves a bearer token to the caller, or null when missing, unknown or expired. */
+export async function resolveToken(view: ReadView, token: string, nowMs: number): Promise<(Actor & { scheme: Scheme; expiresAtMs: number | null }) | null> {
+  if (token.length === 0 || token.length > 512) return null;
+  const hash = hashToken(token);
+  const text = await view.get(tokenKey(hash));
+  if (text === undefined) return null;
+  const grant = JSON.parse(text) as TokenGrant;
+  if (!timingSafeEqual(hexToBytes(grant.hash), hexToBytes(hash))) return null;
+  if (grant.expiresAtMs !== null && nowMs >= grant.expiresAtMs) return null;
+  return { principal: grant.principal, credential: grant.credential, onBehalfOf: null, scheme: grant.scheme, expiresAtMs: grant.expiresAtMs };
+}
+
