@@ -194,7 +194,7 @@ function decideCapture(cmd: Extract<Command, { type: 'capture' }>, actor: Actor,
   const held = heldReservation(cmd.reservation, actor, reads, input);
   if (isRefusal(held)) return reject(held);
   const { hold, op } = held;
-  if (input.atMs > hold.deadlineMs) return reject(refusal('ERR-OperationTerminal', `reservation ${cmd.reservation} passed its deadline`));
+  if (input.atMs >= hold.deadlineMs) return reject(refusal('ERR-OperationTerminal', `reservation ${cmd.reservation} reached its deadline`));
   if (cmd.to === hold.payer) return reject(refusal('ERR-UnsupportedLeg', 'a capture to the payer itself is a release'));
   const to = open(reads, cmd.to, actor, input.principals, false);
   if (isRefusal(to)) return reject(to);
