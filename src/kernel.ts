@@ -681,6 +681,11 @@ export class Kernel {
     return resolveToken(this.store, token, this.clock());
   }
 
+  /** The store itself, for checks that read the book raw (tests, offline verification). */
+  get storeForChecks(): Store {
+    return this.store;
+  }
+
   /** A consistent view of the book as of now, for queries. Close it when done. */
   openView(): Promise<BookView> {
     // Read the floor and take the snapshot in the same tick, so no round slips between.

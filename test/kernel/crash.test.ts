@@ -1,0 +1,146 @@
+/**
+ * Crash test: a child process deciding a stream of commands is killed with SIGKILL
+ * at random instants, many times. After each reopen: nothing acknowledged is lost,
+ * nothing is applied twice, derived state matches the journal, and the trial balance
+ * is zero.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { decodeBalance, decodeOperation, decodePosting, keys, prefixEnd } from '../../src/codec.js';
+import { parseGenesis, importGenesis } from '../../src/genesis.js';
+import { sequentialIds } from '../../src/ids.js';
+import { Kernel } from '../../src/kernel.js';
+import { LevelStore } from '../../src/store/level.js';
+import type { Store } from '../../src/store/port.js';
+import { crashCustomers } from '../support/crash-child.js';
+
+const child = join(process.cwd(), 'dist/test/support/crash-child.js');
+const runs = 25;
+const perRun = 2_000;
+const dir = mkdtempSync(join(tmpdir(), 'ledger-crash-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function genesis() {
+  const customers = Array.from({ length: crashCustomers }, (_, i) => i);
+  return parseGenesis(
+    JSON.stringify({
+      assets: [{ id: 'USD', kind: 'fiat', precision: 2 }],
+      identities: customers.map((i) => `did:ledger:id:c${i}`),
+      accounts: [
+        { account: 'did:ledger:acct:treasury-USD', owner: 'did:ledger:id:operator', kind: 'treasury', treasury_limits: { USD: '1000000000' } },
+        ...customers.map((i) => ({ account: `did:ledger:acct:c${i}`, owner: `did:ledger:id:c${i}`, kind: 'customer' })),
+      ],
+      openings: customers.flatMap((i) => [
+        { account: `did:ledger:acct:c${i}`, asset: 'USD', amount: '50', direction: 'credit' },
+        { account: 'did:ledger:acct:treasury-USD', asset: 'USD', amount: '50', direction: 'debit' },
+      ]),
+    }),
+  );
+}
+
+/** Runs the child until killed (or done); returns what it acknowledged. */
+function runChild(start: number, killAfterMs: number): Promise<{ acked: Map<number, string>; killed: boolean }> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [child, dir, String(start), String(perRun)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const acked = new Map<number, string>();
+    let buffered = '';
+    let stderr = '';
+    let timer: NodeJS.Timeout | null = null;
+    proc.stdout.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      const lines = buffered.split('\n');
+      buffered = lines.pop()!;
+      for (const line of lines) {
+        const [word, n, ref] = line.split(' ');
+        if (word === 'ACK') acked.set(Number(n), ref!);
+        // The first acknowledgement starts the clock to the kill.
+        if (timer === null && word === 'ACK') timer = setTimeout(() => proc.kill('SIGKILL'), killAfterMs);
+      }
+    });
+    proc.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    proc.on('exit', (code, signal) => {
+      if (timer) clearTimeout(timer);
+      if (signal === 'SIGKILL' || code === 0) resolve({ acked, killed: signal === 'SIGKILL' });
+      else reject(new Error(`child failed (${code}): ${stderr}`));
+    });
+  });
+}
+
+async function all(store: Store, prefix: string) {
+  const out: [string, string][] = [];
+  for await (const e of store.entries({ gte: prefix, lt: prefixEnd(prefix), limit: Number.MAX_SAFE_INTEGER })) out.push(e);
+  return out;
+}
+
+/** Reopens the book, lets it decide its backlog, and checks it against everything ever acknowledged. */
+async function verify(acked: ReadonlyMap<number, string>) {
+  const kernel = await Kernel.open({ store: await LevelStore.open(dir), clock: Date.now, ids: sequentialIds });
+  // Commands acknowledged before the kill and not yet decided: the reopen decides them now.
+  const recovered = kernel.backlog;
+  await kernel.idle();
+  const store = kernel.storeForChecks;
+  const ops = new Map((await all(store, 'op/')).map(([, v]) => decodeOperation(v)).map((op) => [op.ref, op]));
+  // Nothing acknowledged is lost, and every acknowledged command is decided.
+  for (const [n, ref] of acked) {
+    const op = ops.get(ref);
+    expect(op?.clientKey, `acknowledged command ${n}`).toBe(`c-${n}`);
+    expect(['Completed', 'Rejected']).toContain(op!.state);
+  }
+  // One operation per client key: retries were repeats, never second effects.
+  const byKey = new Map<string, number>();
+  for (const op of ops.values()) byKey.set(op.clientKey, (byKey.get(op.clientKey) ?? 0) + 1);
+  expect([...byKey.values()].filter((count) => count > 1)).toEqual([]);
+  expect(await all(store, keys.commandPrefix)).toEqual([]);
+  // Postings: exactly two per completed transfer, none for a rejected one; balances follow the journal.
+  const perOp = new Map<string, number>();
+  const fromJournal = new Map<string, bigint>();
+  for (const [, v] of await all(store, keys.journalPrefix)) {
+    const p = decodePosting(v);
+    perOp.set(p.operation, (perOp.get(p.operation) ?? 0) + 1);
+    const k = keys.balance(p.account, p.asset);
+    fromJournal.set(k, (fromJournal.get(k) ?? 0n) + (p.direction === 'credit' ? p.amountMinor : -p.amountMinor));
+  }
+  for (const op of ops.values()) expect(perOp.get(op.ref) ?? 0, `${op.ref} ${op.state}`).toBe(op.state === 'Completed' ? 2 : 0);
+  let total = 0n;
+  for (const [k, v] of await all(store, keys.balancePrefix)) {
+    const b = decodeBalance(JSON.parse(v));
+    expect(b.available, k).toBe(fromJournal.get(k) ?? 0n);
+    expect(b.available >= 0n || k.includes('treasury')).toBe(true);
+    total += b.available + b.reserved + b.encumbered;
+  }
+  expect(total).toBe(0n);
+  const view = await kernel.openView();
+  expect((await view.trialBalance(null)).unbalanced).toEqual([]);
+  await view.close();
+  await kernel.close();
+  return recovered;
+}
+
+describe('crash safety', () => {
+  it(`survives ${runs} SIGKILLs at random instants with every acknowledged command decided exactly once`, async () => {
+    const store = await LevelStore.open(dir);
+    await importGenesis(store, genesis(), Date.now());
+    await store.close();
+    const acked = new Map<number, string>();
+    let kills = 0;
+    let recovered = 0;
+    for (let run = 0; run < runs; run++) {
+      const result = await runChild(run * perRun, Math.floor(Math.random() * 120));
+      for (const [n, ref] of result.acked) {
+        // A retried command that was acknowledged before keeps its operation.
+        if (acked.has(n)) expect(ref, `retry of ${n}`).toBe(acked.get(n));
+        acked.set(n, ref);
+      }
+      if (result.killed) kills++;
+      recovered += await verify(acked);
+    }
+    // The kills must have caught commands between acknowledgement and decision.
+    console.log(`crash test: ${kills} kills, ${acked.size} acknowledged, ${recovered} recovered undecided on reopen`);
+    expect(recovered).toBeGreaterThan(0);
+    expect(kills).toBeGreaterThan(runs / 2);
+    expect(acked.size).toBeGreaterThan(runs * 10);
+  });
+});
