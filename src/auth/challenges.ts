@@ -5,7 +5,7 @@
  *
  * Store layout: `chal/<sha256 hex of the challenge text>` holds the record, so keys
  * have a fixed shape whatever a caller sends back; `chalx/<expiresAtMs, 16 hex>/<hash>`
- * indexes them by expiry so expired ones can be pruned in order. A used challenge is
+ * indexes them by expiry so expired ones can be pruned in order (expiry.ts). A used challenge is
  * kept (with `used`) until it expires, so a replay is told apart from an unknown one
  * in the description, though both are ERR-CredentialInvalid.
  */
@@ -14,6 +14,7 @@ import { bytesToHex } from '@noble/hashes/utils.js';
 import { assert } from '../assert.js';
 import { type Refusal, refusal } from '../errors.js';
 import type { AccountId, IdentityId } from '../values.js';
+import { expiryKey } from './expiry.js';
 import { challengeBytesMin, challengeTextLengthMax, challengeValidityMs, challengesOutstandingMax } from './constants.js';
 
 export type ChallengePurpose = 'authenticate' | 'register';
@@ -40,12 +41,8 @@ export function challengeHash(challenge: string): string {
 
 export const challengeKey = (challenge: string): string => `chal/${challengeHash(challenge)}`;
 
-/** The expiry index entry of a challenge; its value is the `chal/` key to delete. */
-export const challengeExpiryKey = (challenge: string, expiresAtMs: number): string =>
-  `chalx/${expiresAtMs.toString(16).padStart(16, '0')}/${challengeHash(challenge)}`;
-
-/** Upper end (exclusive) of the expiry index entries expired at `nowMs`, for an ordered scan from `chalx/`. */
-export const challengeExpiryScanEnd = (nowMs: number): string => `chalx/${(nowMs + 1).toString(16).padStart(16, '0')}/`;
+/** The expiry index entry of a challenge (expiry.ts); `chal/<expiryHash(entry)>` is the record to prune. */
+export const challengeExpiryKey = (challenge: string, expiresAtMs: number): string => expiryKey('chalx', expiresAtMs, challengeHash(challenge));
 
 /**
  * A new challenge over `randomBytes` (drawn by the caller, at least challengeBytesMin).

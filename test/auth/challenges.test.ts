@@ -7,7 +7,6 @@ import {
   type ChallengePurpose,
   type ChallengeRecord,
   challengeExpiryKey,
-  challengeExpiryScanEnd,
   challengeKey,
   challengeView,
   consumeChallenge,
@@ -15,6 +14,7 @@ import {
   issueChallenge,
   reclaimMessage,
 } from '../../src/auth/challenges.js';
+import { expiryHash, expiryScanEnd } from '../../src/auth/expiry.js';
 import { challengeValidityMs, challengesOutstandingMax } from '../../src/auth/constants.js';
 import { defaultRelyingParty as rp, verifyPasskeyRegistration, ceremonyChallenge } from '../../src/auth/webauthn.js';
 import { SoftwareAuthenticator } from '../support/authenticator.js';
@@ -55,8 +55,9 @@ describe('challenge issuance', () => {
     const early = challengeExpiryKey(challenge, 5);
     const late = challengeExpiryKey(challenge, 300);
     expect(early < late).toBe(true);
-    expect(early < challengeExpiryScanEnd(5)).toBe(true);
-    expect(late < challengeExpiryScanEnd(5)).toBe(false);
+    expect(early < expiryScanEnd('chalx', 5)).toBe(true);
+    expect(late < expiryScanEnd('chalx', 5)).toBe(false);
+    expect(`chal/${expiryHash(late)}`).toBe(challengeKey(challenge));
   });
 
   it('tells challenge text worth a lookup from junk', () => {
