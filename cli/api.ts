@@ -1,0 +1,161 @@
+/**
+ * The wire shapes the CLI reads (spec 2, CONTRACT 4-5). Amounts are decimal strings and stay so:
+ * the CLI never turns money into a JS number.
+ */
+export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+
+export interface ApiError {
+  error: string;
+  description: string;
+}
+
+export interface CommandResult {
+  account?: string | null;
+  identity?: string | null;
+  party?: string | null;
+  credential?: string | null;
+  credentials?: string[];
+  grant?: string | null;
+  postings?: number[];
+  [field: string]: Json | undefined;
+}
+
+export interface CommandReply {
+  client_key: string;
+  client_key_derived: boolean;
+  operation_reference: string;
+  terminal: boolean;
+  class?: string;
+  state?: string | null;
+  reference?: Json;
+  api_key?: string | null;
+  result?: CommandResult;
+}
+
+export interface OperationView {
+  operation_reference: string;
+  command: string;
+  state: string;
+  terminal: boolean;
+  submitted_at: number;
+  decided_at: number | null;
+  client_key: string;
+  reference?: Json;
+  result?: CommandResult;
+  error?: ApiError;
+}
+
+export interface Balances {
+  available: string;
+  reserved: string;
+  encumbered: string;
+}
+
+export interface Authority {
+  credential: string;
+  grant: string | null;
+  kind: string;
+  on_behalf_of: string | null;
+  principal: string;
+}
+
+export interface Movement {
+  account: string;
+  amount: string;
+  asset: string;
+  at: number;
+  authorities: Authority[];
+  balance: string;
+  counterparty: string | null;
+  direction: 'debit' | 'credit';
+  kind: string;
+  operation: string;
+  reference?: Json;
+  seq: number;
+  status: string;
+}
+
+export interface MovementsPage {
+  movements: Movement[];
+  next?: string;
+  view: number;
+}
+
+export interface Statement {
+  account: string;
+  asset: string;
+  closed: boolean;
+  from: number;
+  to: number;
+  from_seq: number;
+  to_seq: number;
+  opening: Balances;
+  closing: Balances;
+  movements: Movement[];
+}
+
+export interface TrialBalance {
+  accounts: number;
+  rows: { asset: string; openings: string }[];
+  unbalanced: { currency: number; layer: number }[];
+  view: number;
+}
+
+export interface Asset {
+  id: string;
+  kind: string;
+  precision: number;
+  status: string;
+  binding: string;
+  location: string | null;
+}
+
+export interface Challenge {
+  challenge: string;
+  expires_at: number;
+}
+
+export interface Session {
+  session: string;
+  expires_at: number;
+  principal: string;
+  credential: string;
+}
+
+export interface Whoami {
+  principal: string;
+  credential: string;
+  scheme: string;
+  expires_at: number | null;
+}
+
+export type GrantSubject = { account: string } | 'delegated_accounts' | Record<string, Json>;
+
+export interface GrantTerms {
+  kind: string;
+  principal: string;
+  subject: GrantSubject;
+  ops: string[];
+  assets?: string[] | null;
+  counterparties?: string[] | null;
+  expires?: number | null;
+  parent?: string | null;
+  per_operation?: string | null;
+  per_window?: { length: number; limit: string } | null;
+}
+
+export interface GrantListing {
+  items: { grant: string; granted_at: number; grantor: string; revoked: number | null; terms: GrantTerms }[];
+  identity?: string;
+  account?: string;
+}
+
+export interface PartiesListing {
+  items: { party: string; principals: { principal: string; tied_at: number }[]; registered_at: number }[];
+}
+
+/** Operation states that are final (CONTRACT 4). */
+export const terminalStates: ReadonlySet<string> = new Set(['Completed', 'Rejected', 'Expired', 'Captured', 'Released']);
+
+/** Decided: the core has ruled on it (a reservation is decided at `Reserved`, before it is terminal). */
+export const isDecided = (state: string | null | undefined): boolean => state !== undefined && state !== null && state !== 'Received';

@@ -1,0 +1,149 @@
+/**
+ * The one HTTP client of the CLI (undici). Bounded timeouts; a connection failure becomes
+ * exit 3, a refusal `{error, description}` exit 1.
+ */
+import { Agent, errors as undiciErrors, request } from 'undici';
+import type { Readable } from 'node:stream';
+import type { ApiError, CommandReply } from './api.js';
+import { RefusedError, UnreachableError, UsageError } from './errors.js';
+import { clientKeyLengthMax, connectTimeoutMs, requestTimeoutMs } from './limits.js';
+
+export type Query = Record<string, string | number | undefined>;
+
+export interface CommandHeaders {
+  clientKey?: string | undefined;
+  onBehalfOf?: string | undefined;
+}
+
+/** Node and undici error codes that mean the service was not reached or stopped answering. */
+const unreachableCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  'ETIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+]);
+
+export function isUnreachable(error: unknown): boolean {
+  if (error instanceof UnreachableError) return true;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && unreachableCodes.has(code)) return true;
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  return cause !== undefined && cause !== error && isUnreachable(cause);
+}
+
+export class LedgerClient {
+  private readonly agent = new Agent({ connect: { timeout: connectTimeoutMs }, headersTimeout: requestTimeoutMs, bodyTimeout: requestTimeoutMs });
+  readonly baseUrl: URL;
+
+  constructor(
+    baseUrl: string,
+    private readonly token: string | undefined,
+  ) {
+    try {
+      this.baseUrl = new URL(baseUrl);
+    } catch {
+      throw new UsageError(`not a URL: ${baseUrl}`);
+    }
+    if (this.baseUrl.protocol !== 'http:' && this.baseUrl.protocol !== 'https:') throw new UsageError(`not an http(s) URL: ${baseUrl}`);
+  }
+
+  url(path: string, query: Query = {}): URL {
+    const url = new URL(path, this.baseUrl);
+    for (const [key, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(key, String(value));
+    return url;
+  }
+
+  async get<T>(path: string, query: Query = {}): Promise<T> {
+    return this.send<T>('GET', this.url(path, query), undefined, {});
+  }
+
+  /** A command (spec 4): `client-key` and `on-behalf-of` headers, a command reply back. */
+  async command(path: string, body: unknown, headers: CommandHeaders = {}): Promise<CommandReply> {
+    const extra: Record<string, string> = {};
+    if (headers.clientKey !== undefined) {
+      if (headers.clientKey.length === 0 || headers.clientKey.length > clientKeyLengthMax) throw new UsageError(`--client-key must be 1-${clientKeyLengthMax} characters`);
+      extra['client-key'] = headers.clientKey;
+    }
+    if (headers.onBehalfOf !== undefined) extra['on-behalf-of'] = headers.onBehalfOf;
+    return this.send<CommandReply>('POST', this.url(path), body, extra);
+  }
+
+  /** A POST that is not a command (the two /v1/auth routes). */
+  async post<T>(path: string, body: unknown): Promise<T> {
+    return this.send<T>('POST', this.url(path), body, {});
+  }
+
+  /** An open event stream's body; the caller reads it until it ends or `signal` aborts. */
+  async stream(path: string, query: Query, signal: AbortSignal): Promise<Readable> {
+    const response = await this.call(() =>
+      request(this.url(path, query), {
+        method: 'GET',
+        dispatcher: this.agent,
+        headers: { ...this.auth(), accept: 'text/event-stream' },
+        // An event stream is quiet between events: only the connection and the headers are bounded.
+        bodyTimeout: 0,
+        signal,
+      }),
+    );
+    if (response.statusCode >= 400) throw refusalOf(response.statusCode, response.headers['retry-after'], await response.body.text());
+    return response.body;
+  }
+
+  close(): Promise<void> {
+    return this.agent.close();
+  }
+
+  private auth(): Record<string, string> {
+    return this.token === undefined ? {} : { authorization: `Bearer ${this.token}` };
+  }
+
+  private async send<T>(method: 'GET' | 'POST', url: URL, body: unknown, extra: Record<string, string>): Promise<T> {
+    const headers: Record<string, string> = { ...this.auth(), ...extra, accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const response = await this.call(() => request(url, { method, dispatcher: this.agent, headers, body: body === undefined ? undefined : JSON.stringify(body) }));
+    const text = await this.call(() => response.body.text());
+    if (response.statusCode >= 400) throw refusalOf(response.statusCode, response.headers['retry-after'], text);
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw new RefusedError('ERR-Internal', `the service answered HTTP ${response.statusCode} with a body that is not JSON`);
+    }
+  }
+
+  private async call<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      if (error instanceof undiciErrors.RequestAbortedError) throw error;
+      if (isUnreachable(error)) throw new UnreachableError(`cannot reach ${this.baseUrl.origin}: ${describe(error)}`);
+      throw error;
+    }
+  }
+}
+
+function describe(error: unknown): string {
+  const code = (error as { code?: unknown }).code ?? (error as { cause?: { code?: unknown } }).cause?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  return typeof code === 'string' && !message.includes(code) ? `${code} ${message}` : message;
+}
+
+/** A refusal from its status and body; a body that is not `{error, description}` is named by its status. */
+export function refusalOf(status: number, retryAfter: string | string[] | undefined, text: string): RefusedError {
+  const retryAfterS = typeof retryAfter === 'string' && /^\d+$/.test(retryAfter) ? Number(retryAfter) : null;
+  try {
+    const body = JSON.parse(text) as Partial<ApiError>;
+    if (typeof body.error === 'string') return new RefusedError(body.error, body.description ?? '', retryAfterS);
+  } catch {
+    // Not JSON: fall through to the status.
+  }
+  return new RefusedError(`HTTP-${status}`, text.trim().slice(0, 200) || 'the service refused without an error body', retryAfterS);
+}

@@ -1,0 +1,54 @@
+import type { Command } from 'commander';
+import type { OperationView } from '../../api.js';
+import { type MakeContext, action } from '../../command.js';
+import type { Context } from '../../context.js';
+import { followEvents } from '../../events.js';
+import { integer } from '../../parse.js';
+
+export interface TailOptions {
+  after?: string;
+  count?: string;
+}
+
+const countMax = Number.MAX_SAFE_INTEGER;
+
+export function buildTail(parent: Command, make: MakeContext): Command {
+  return parent
+    .command('tail')
+    .description('follow the event stream (GET /v1/events), reconnecting and resuming where it left off')
+    .option('--after <seq>', 'start after this event sequence number')
+    .option('--count <n>', 'stop after this many events')
+    .action(action(make, runTail));
+}
+
+/** Prints events until `--count` is reached or the process is interrupted (Ctrl-C). */
+export async function runTail(ctx: Context, options: TailOptions, signal: AbortSignal = interruption()): Promise<void> {
+  const after = options.after === undefined ? null : integer('--after', options.after, 0, Number.MAX_SAFE_INTEGER);
+  const count = options.count === undefined ? countMax : integer('--count', options.count, 1, countMax);
+  let seen = 0;
+  for await (const item of followEvents(ctx.client(), { after, signal, reconnect: true })) {
+    if (item.type === 'lost') ctx.out.note(`ledgerctl: event stream lost (${item.reason}); reconnecting in ${item.retryInMs} ms`);
+    if (item.type !== 'event') continue;
+    if (ctx.out.machine) ctx.out.line({ seq: item.seq, event: item.kind, data: item.data });
+    else ctx.io.stdout.write(`${describeEvent(item.seq, item.kind, item.data)}\n`);
+    if (++seen >= count) return;
+  }
+}
+
+export function describeEvent(seq: number | null, kind: string, data: unknown): string {
+  if (kind === 'operation') {
+    const op = data as OperationView;
+    const error = op.error === undefined ? '' : `  ${op.error.error}`;
+    return `${seq ?? '-'}  operation  ${op.operation_reference}  ${op.command}  ${op.state}${error}`;
+  }
+  return `${seq ?? '-'}  ${kind}  ${JSON.stringify(data)}`;
+}
+
+/** Aborted by SIGINT or SIGTERM, so the stream closes cleanly and the process exits 0. */
+function interruption(): AbortSignal {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  return controller.signal;
+}

@@ -1,0 +1,38 @@
+import type { Command } from 'commander';
+import { createElement } from 'react';
+import type { Statement } from '../../api.js';
+import { type MakeContext, action } from '../../command.js';
+import type { Context } from '../../context.js';
+import { timeMs } from '../../parse.js';
+import { StatementView } from '../../views/statement.js';
+
+export interface StatementsOptions {
+  account: string;
+  asset: string;
+  from: string;
+  to: string;
+  asOf?: string;
+}
+
+export function buildStatements(parent: Command, make: MakeContext): Command {
+  return parent
+    .command('statements')
+    .description("an account's statement for one asset over a period (GET /v1/statements)")
+    .requiredOption('--account <account>', 'did:ledger:acct:<id>')
+    .requiredOption('--asset <symbol>', 'the asset')
+    .requiredOption('--from <time>', 'start, inclusive (ms since the epoch, or ISO-8601)')
+    .requiredOption('--to <time>', 'end, exclusive (ms since the epoch, or ISO-8601)')
+    .option('--as-of <view>', 'read at the view of an earlier read')
+    .action(action(make, runStatements));
+}
+
+export async function runStatements(ctx: Context, options: StatementsOptions): Promise<void> {
+  const statement = await ctx.client().get<Statement>('/v1/statements', {
+    account: options.account,
+    asset: options.asset,
+    from: timeMs('--from', options.from),
+    to: timeMs('--to', options.to),
+    as_of: options.asOf,
+  });
+  ctx.out.view(statement, () => createElement(StatementView, { statement }));
+}

@@ -1,0 +1,53 @@
+import type { Command } from 'commander';
+import type { Json } from '../../api.js';
+import { type MakeContext, action } from '../../command.js';
+import type { Context } from '../../context.js';
+import { UsageError } from '../../errors.js';
+import { jsonFile, jsonText, timeMs } from '../../parse.js';
+import { type SubmitFlags, submit, withSubmitFlags } from '../../submit.js';
+
+export interface CreateOptions extends SubmitFlags {
+  from?: string;
+  to?: string;
+  amount?: string;
+  asset?: string;
+  legs?: string;
+  deadline?: string;
+  reference?: string;
+}
+
+export function buildTransferCreate(parent: Command, make: MakeContext): Command {
+  return withSubmitFlags(
+    parent
+      .command('create')
+      .description('move value between accounts, all legs or none (POST /v1/transfers)')
+      .option('--from <account>', 'one leg: the debited account')
+      .option('--to <account>', 'one leg: the credited account')
+      .option('--amount <minor>', 'one leg: minor units, a decimal integer')
+      .option('--asset <symbol>', 'one leg: the asset')
+      .option('--legs <file>', 'a JSON array of legs {from, to, amount, asset} instead (- for stdin)')
+      .option('--deadline <time>', 'decide by then or expire (ms since the epoch, or ISO-8601)')
+      .option('--reference <json>', 'pass-through reference, one JSON value'),
+  ).action(action(make, runCreate));
+}
+
+export function runCreate(ctx: Context, options: CreateOptions): Promise<void> {
+  const body = {
+    legs: legsOf(options),
+    deadline: options.deadline === undefined ? undefined : Number(timeMs('--deadline', options.deadline)),
+    reference: options.reference === undefined ? undefined : jsonText('--reference', options.reference),
+  };
+  return submit(ctx, '/v1/transfers', body, options).then(() => undefined);
+}
+
+function legsOf(options: CreateOptions): Json {
+  const leg = [options.from, options.to, options.amount, options.asset];
+  if (options.legs !== undefined) {
+    if (leg.some((v) => v !== undefined)) throw new UsageError('give either --legs or --from/--to/--amount/--asset, not both');
+    const legs = jsonFile('--legs', options.legs);
+    if (!Array.isArray(legs)) throw new UsageError(`--legs ${options.legs} must hold a JSON array of legs`);
+    return legs;
+  }
+  if (leg.some((v) => v === undefined)) throw new UsageError('a transfer needs --from, --to, --amount and --asset (or --legs FILE)');
+  return [{ amount: options.amount!, asset: options.asset!, from: options.from!, to: options.to! }];
+}

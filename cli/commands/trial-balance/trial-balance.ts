@@ -1,0 +1,23 @@
+import type { Command } from 'commander';
+import { createElement } from 'react';
+import type { TrialBalance } from '../../api.js';
+import { type MakeContext, action } from '../../command.js';
+import type { Context } from '../../context.js';
+import { TrialBalanceView } from '../../views/trial-balance.js';
+
+export interface TrialBalanceOptions {
+  asset?: string;
+}
+
+export function buildTrialBalance(parent: Command, make: MakeContext): Command {
+  return parent
+    .command('trial-balance')
+    .description('sum every balance per asset: zero when the book balances (operator; GET /v1/trial-balance)')
+    .option('--asset <symbol>', 'only this asset')
+    .action(action(make, runTrialBalance));
+}
+
+export async function runTrialBalance(ctx: Context, options: TrialBalanceOptions): Promise<void> {
+  const trialBalance = await ctx.client().get<TrialBalance>('/v1/trial-balance', { asset: options.asset });
+  ctx.out.view(trialBalance, () => createElement(TrialBalanceView, { trialBalance }));
+}

@@ -1,0 +1,75 @@
+/**
+ * Following `/v1/events` (CONTRACT 4): operation and checkpoint events, resumed after the last one
+ * seen with `?after=` whenever the connection drops, so a daemon restart loses nothing.
+ */
+import type { LedgerClient } from './client.js';
+import { isUnreachable } from './client.js';
+import { UnreachableError } from './errors.js';
+import { reconnectDelayMaxMs, reconnectDelayMinMs } from './limits.js';
+import { parseServerEvents } from './sse.js';
+
+export type StreamItem =
+  /** Connected (again): events from here on are live. */
+  | { type: 'open'; after: number | null }
+  /** The connection dropped; it is retried after `retryInMs`. */
+  | { type: 'lost'; reason: string; retryInMs: number }
+  | { type: 'event'; seq: number | null; kind: string; data: unknown };
+
+export interface FollowOptions {
+  after?: number | null | undefined;
+  signal: AbortSignal;
+  /** Reconnect when the connection drops (otherwise a drop ends the stream with exit 3). */
+  reconnect: boolean;
+}
+
+export async function* followEvents(client: LedgerClient, options: FollowOptions): AsyncGenerator<StreamItem> {
+  let after = options.after ?? null;
+  let delayMs = reconnectDelayMinMs;
+  while (!options.signal.aborted) {
+    let reason = 'the stream ended';
+    try {
+      const body = await client.stream('/v1/events', after === null ? {} : { after }, options.signal);
+      yield { type: 'open', after };
+      delayMs = reconnectDelayMinMs;
+      for await (const event of parseServerEvents(body)) {
+        const seq = seqOf(event.id);
+        if (seq !== null) after = seq;
+        yield { type: 'event', seq, kind: event.event, data: parseData(event.data) };
+      }
+    } catch (error) {
+      if (options.signal.aborted) return;
+      if (!isUnreachable(error)) throw error;
+      reason = error instanceof Error ? error.message : String(error);
+    }
+    if (options.signal.aborted) return;
+    if (!options.reconnect) throw new UnreachableError(`the event stream from ${client.baseUrl.origin} ended: ${reason}`);
+    yield { type: 'lost', reason, retryInMs: delayMs };
+    await sleep(delayMs, options.signal);
+    delayMs = Math.min(delayMs * 2, reconnectDelayMaxMs);
+  }
+}
+
+function seqOf(id: string | null): number | null {
+  return id !== null && /^\d+$/.test(id) ? Number(id) : null;
+}
+
+function parseData(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    return data;
+  }
+}
+
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}

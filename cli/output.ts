@@ -1,0 +1,103 @@
+/**
+ * Results go to stdout, everything else to stderr. On a terminal results are tables for people;
+ * with `--json`, or when stdout is not a terminal, they are the JSON the API returned.
+ */
+import { renderToString } from 'ink';
+import type { ReactElement } from 'react';
+import type { Json } from './api.js';
+import { UsageError } from './errors.js';
+import { type Io, isTerminal } from './io.js';
+
+export interface OutputFlags {
+  json?: boolean | undefined;
+  /** A dot path into the result (`result.account`): only that value is printed, raw. */
+  field?: string | undefined;
+}
+
+const inkColumns = 1000;
+
+export interface Column<Row> {
+  header: string;
+  value: (row: Row) => string;
+  /** Numbers (money included, as strings) line up on the right. */
+  alignRight?: boolean;
+}
+
+export class Output {
+  constructor(
+    readonly io: Io,
+    private readonly flags: OutputFlags,
+  ) {}
+
+  /** Whether people or programs read stdout. */
+  get machine(): boolean {
+    return this.flags.json === true || !isTerminal(this.io.stdout);
+  }
+
+  /** Prints one result: `human` renders it for a terminal; otherwise it is printed as JSON. */
+  result(value: unknown, human: () => string): void {
+    if (this.flags.field !== undefined) return this.write(fieldText(value, this.flags.field));
+    this.write(this.machine ? JSON.stringify(value, null, 2) : human());
+  }
+
+  /** Like `result`, rendering an Ink view for people. */
+  view(value: unknown, element: () => ReactElement): void {
+    // Wide enough that Ink never wraps a table row; the terminal shows long rows as it always does.
+    this.result(value, () => renderToString(element(), { columns: inkColumns }));
+  }
+
+  /** One JSON value per line (NDJSON) for streams of records. */
+  line(value: unknown): void {
+    this.io.stdout.write(`${JSON.stringify(value)}\n`);
+  }
+
+  /** Progress and notes for people: stderr, so stdout stays parseable. */
+  note(message: string): void {
+    this.io.stderr.write(`${message}\n`);
+  }
+
+  private write(text: string): void {
+    this.io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  }
+}
+
+export function fieldText(value: unknown, path: string): string {
+  let at: unknown = value;
+  for (const key of path.split('.')) {
+    if (at === null || typeof at !== 'object' || !(key in at)) throw new UsageError(`--field ${path}: the result has no such field`);
+    at = (at as Record<string, unknown>)[key];
+  }
+  return typeof at === 'string' ? at : JSON.stringify(at);
+}
+
+/** Each column's width: its widest cell or header. */
+export function columnWidths<Row>(columns: readonly Column<Row>[], cells: readonly (readonly string[])[]): number[] {
+  return columns.map((c, i) => Math.max(c.header.length, ...cells.map((r) => r[i]!.length)));
+}
+
+export function table<Row>(columns: readonly Column<Row>[], rows: readonly Row[]): string {
+  const cells = rows.map((row) => columns.map((c) => c.value(row)));
+  const widths = columnWidths(columns, cells);
+  const line = (values: readonly string[]) =>
+    values
+      .map((v, i) => (columns[i]!.alignRight ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  return [line(columns.map((c) => c.header)), ...cells.map(line)].join('\n');
+}
+
+/** A record as `key  value` lines, for one object on a terminal. */
+export function details(record: Record<string, unknown>): string {
+  const entries = Object.entries(record).filter(([, v]) => v !== undefined);
+  const width = Math.max(0, ...entries.map(([k]) => k.length));
+  return entries.map(([k, v]) => `${k.padEnd(width)}  ${show(v)}`).join('\n');
+}
+
+export function show(value: unknown): string {
+  if (value === null || value === undefined) return '-';
+  return typeof value === 'string' ? value : JSON.stringify(value as Json);
+}
+
+export function time(ms: number | null | undefined): string {
+  return ms === null || ms === undefined ? '-' : new Date(ms).toISOString();
+}

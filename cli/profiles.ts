@@ -1,0 +1,106 @@
+/**
+ * Profiles, stored with `conf`: where a service is (config.json) and what proves who we are there
+ * (secrets.json: tokens, ed25519 private keys, the software passkey). Both files are mode 0600, and
+ * secrets are never printed by `profile show`.
+ */
+import { chmodSync } from 'node:fs';
+import Conf from 'conf';
+import { UsageError } from './errors.js';
+
+export interface Profile {
+  url: string;
+  /** The relying party the software passkey signs for (CONTRACT 1 defaults). */
+  rpId: string;
+  origin: string;
+}
+
+export interface KeyCredential {
+  scheme: 'key';
+  /** PKCS#8 PEM of the ed25519 private key. */
+  privateKeyPem: string;
+  publicKeyHex: string;
+}
+
+export interface SoftwarePasskey {
+  scheme: 'webauthn-es256';
+  /** The WebAuthn credential id (raw id), base64url. */
+  rawId: string;
+  /** PKCS#8 PEM of the P-256 private key. */
+  privateKeyPem: string;
+  rpId: string;
+  origin: string;
+  /** The service's name for it (`did:ledger:cred:…`), once the registration is decided. */
+  credential: string | null;
+}
+
+export interface ProfileSecrets {
+  token?: string;
+  /** Key credentials by operation reference until decided, then by credential id. */
+  keys?: Record<string, KeyCredential>;
+  passkey?: SoftwarePasskey;
+}
+
+interface ConfigFile {
+  active?: string;
+  profiles: Record<string, Profile>;
+}
+
+export const defaultUrl = 'http://127.0.0.1:8470';
+export const defaultRpId = 'localhost';
+export const defaultOrigin = 'http://localhost:8470';
+const secretFileMode = 0o600;
+const profileName = /^[A-Za-z0-9._-]{1,64}$/;
+
+export class ProfileStore {
+  private readonly config: Conf<ConfigFile>;
+  private readonly secrets: Conf<Record<string, ProfileSecrets>>;
+
+  /** `dir`: `$LEDGERCTL_CONFIG_DIR`, else the user's config directory. */
+  constructor(dir: string | undefined) {
+    const where = dir === undefined ? { projectName: 'ledgerctl' } : { cwd: dir };
+    this.config = new Conf<ConfigFile>({ ...where, configName: 'config', configFileMode: secretFileMode, defaults: { profiles: {} } });
+    this.secrets = new Conf<Record<string, ProfileSecrets>>({ ...where, configName: 'secrets', configFileMode: secretFileMode });
+  }
+
+  get active(): string | undefined {
+    return this.config.get('active');
+  }
+
+  names(): string[] {
+    return Object.keys(this.config.get('profiles')).sort();
+  }
+
+  get(name: string): Profile | undefined {
+    return this.config.get('profiles')[name];
+  }
+
+  put(name: string, profile: Profile): void {
+    if (!profileName.test(name)) throw new UsageError(`profile names are 1-64 of [A-Za-z0-9._-]: ${name}`);
+    this.config.set('profiles', { ...this.config.get('profiles'), [name]: profile });
+    this.protect(this.config.path);
+  }
+
+  use(name: string): void {
+    if (this.get(name) === undefined) throw new UsageError(`no profile named ${name} (see: ledgerctl profile list)`);
+    this.config.set('active', name);
+    this.protect(this.config.path);
+  }
+
+  secretsOf(name: string): ProfileSecrets {
+    return this.secrets.get(name) ?? {};
+  }
+
+  updateSecrets(name: string, update: (current: ProfileSecrets) => ProfileSecrets): void {
+    this.secrets.set(name, update(this.secretsOf(name)));
+    this.protect(this.secrets.path);
+  }
+
+  get paths(): { config: string; secrets: string } {
+    return { config: this.config.path, secrets: this.secrets.path };
+  }
+
+  // conf applies its mode when it creates a file; an older file made under another umask is tightened here.
+  private protect(path: string): void {
+    chmodSync(path, secretFileMode);
+  }
+}

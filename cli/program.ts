@@ -1,0 +1,66 @@
+/**
+ * The command tree: `ledgerctl <noun> <verb>`. The man page test and shell completion read this
+ * same tree, so they cannot drift from it.
+ */
+import { Command } from 'commander';
+import { buildCustody } from './commands/accounts/custody.js';
+import { buildOpen } from './commands/accounts/open.js';
+import { buildShow as buildAccountShow } from './commands/accounts/show.js';
+import { buildLookup } from './commands/aliases/lookup.js';
+import { buildList as buildAssetList } from './commands/assets/list.js';
+import { buildTail } from './commands/events/tail.js';
+import { buildMovements } from './commands/movements/movements.js';
+import { buildShow as buildOperationShow } from './commands/operations/show.js';
+import { buildWait } from './commands/operations/wait.js';
+import { buildAdd } from './commands/profile/add.js';
+import { buildList as buildProfileList } from './commands/profile/list.js';
+import { buildShow as buildProfileShow } from './commands/profile/show.js';
+import { buildUse } from './commands/profile/use.js';
+import { buildCapture } from './commands/reservations/capture.js';
+import { buildCreate as buildReservationCreate } from './commands/reservations/create.js';
+import { buildRelease } from './commands/reservations/release.js';
+import { buildStatements } from './commands/statements/statements.js';
+import { buildTransferCreate } from './commands/transfers/create.js';
+import { buildTrialBalance } from './commands/trial-balance/trial-balance.js';
+import { type MakeContext, contextFor } from './command.js';
+import type { Io } from './io.js';
+
+export const version = '0.1.0';
+
+type Builder = (parent: Command, make: MakeContext) => Command;
+
+/** The nouns and their verbs, in the order `--help` lists them. */
+const nouns: readonly (readonly [string, string, readonly Builder[]])[] = [
+  ['profile', 'saved connections and credentials', [buildAdd, buildUse, buildProfileList, buildProfileShow]],
+  ['accounts', 'ledger accounts', [buildOpen, buildAccountShow, buildCustody]],
+  ['assets', 'registered assets', [buildAssetList]],
+  ['aliases', "other systems' names for accounts", [buildLookup]],
+  ['transfers', 'moving value', [buildTransferCreate]],
+  ['reservations', 'holding value, then capturing or releasing it', [buildReservationCreate, buildCapture, buildRelease]],
+  ['operations', 'the outcome of commands', [buildOperationShow, buildWait]],
+  ['events', 'the event stream', [buildTail]],
+];
+
+/** Verbless commands (like gh's `status`). */
+const singles: readonly Builder[] = [buildStatements, buildMovements, buildTrialBalance];
+
+export function buildProgram(io: Io, make: MakeContext = contextFor(io)): Command {
+  const program = new Command('ledgerctl')
+    .description('ledgerctl operates a ledger service (ledgerd): accounts, transfers, reservations, grants and the book')
+    .version(version)
+    .option('--url <url>', 'the service address (else $LEDGER_URL, the profile, http://127.0.0.1:8470)')
+    .option('--token <token>', 'the bearer token (else $LEDGER_TOKEN, the profile)')
+    .option('--profile <name>', 'the profile to use (else $LEDGER_PROFILE, the active one)')
+    .option('--json', 'print the JSON the service returned (the default when stdout is not a terminal)')
+    .option('--field <path>', 'print only this field of the result, raw (for example result.account)')
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .configureOutput({ writeOut: (s) => void io.stdout.write(s), writeErr: (s) => void io.stderr.write(s) })
+    .showHelpAfterError()
+    .exitOverride();
+  for (const [name, description, verbs] of nouns) {
+    const noun = program.command(name).description(description);
+    for (const build of verbs) build(noun, make);
+  }
+  for (const build of singles) build(program, make);
+  return program;
+}

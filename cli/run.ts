@@ -1,0 +1,33 @@
+/** Runs one command line and turns its outcome into the CONTRACT's exit code. */
+import { CommanderError } from 'commander';
+import { CliError, RefusedError, exitCodes } from './errors.js';
+import type { Io } from './io.js';
+import { buildProgram } from './program.js';
+
+/** Commander's outcomes that are not failures. */
+const commanderSuccess = new Set(['commander.helpDisplayed', 'commander.help', 'commander.version']);
+
+export async function runCli(argv: readonly string[], io: Io): Promise<number> {
+  try {
+    await buildProgram(io).parseAsync([...argv], { from: 'user' });
+    return exitCodes.ok;
+  } catch (error) {
+    return report(io, error);
+  }
+}
+
+function report(io: Io, error: unknown): number {
+  // Commander has printed its message and the usage already.
+  if (error instanceof CommanderError) return commanderSuccess.has(error.code) ? exitCodes.ok : exitCodes.usage;
+  if (error instanceof RefusedError) {
+    const retry = error.retryAfterS === null ? '' : `\nretry after ${error.retryAfterS} s with the same --client-key`;
+    io.stderr.write(`${error.message}${retry}\n`);
+    return error.exitCode;
+  }
+  if (error instanceof CliError) {
+    io.stderr.write(`ledgerctl: ${error.message}\n`);
+    return error.exitCode;
+  }
+  io.stderr.write(`ledgerctl: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  return exitCodes.refused;
+}

@@ -1,0 +1,26 @@
+/** A table for people: bold headers, columns as wide as their widest cell, numbers to the right. */
+import { Box, Text } from 'ink';
+import { type Column, columnWidths } from '../output.js';
+
+export interface TableProps<Row> {
+  columns: readonly Column<Row>[];
+  rows: readonly Row[];
+  /** Shown instead of an empty table. */
+  empty?: string;
+  header?: boolean;
+}
+
+export function Table<Row>({ columns, rows, empty = '(none)', header = true }: TableProps<Row>) {
+  if (rows.length === 0) return <Text dimColor>{empty}</Text>;
+  const cells = rows.map((row) => columns.map((c) => c.value(row)));
+  const widths = columnWidths(columns, cells);
+  const pad = (value: string, i: number) => (columns[i]!.alignRight ? value.padStart(widths[i]!) : value.padEnd(widths[i]!));
+  return (
+    <Box flexDirection="column">
+      {header && <Text bold>{columns.map((c, i) => pad(c.header, i)).join('  ').trimEnd()}</Text>}
+      {cells.map((row, r) => (
+        <Text key={r}>{row.map(pad).join('  ').trimEnd()}</Text>
+      ))}
+    </Box>
+  );
+}

@@ -1,0 +1,14 @@
+import { useEffect, useState } from 'react';
+
+/** A counter that advances every `intervalMs`: drives spinners and periodic refreshes. */
+export function useTick(intervalMs: number): number {
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    const timer = setInterval(() => setTick((t) => t + 1), intervalMs);
+    return () => clearInterval(timer);
+  }, [intervalMs]);
+  return tick;
+}
+
+export const spinnerFrames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'] as const;
+export const spinnerFrame = (tick: number): string => spinnerFrames[tick % spinnerFrames.length]!;

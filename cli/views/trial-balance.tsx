@@ -1,0 +1,30 @@
+/** The trial balance: the signed sum of openings per asset, and whether the book balances. */
+import { Box, Text } from 'ink';
+import type { TrialBalance } from '../api.js';
+import { Table } from './table.js';
+
+type Row = TrialBalance['rows'][number];
+
+export function TrialBalanceView({ trialBalance }: { trialBalance: TrialBalance }) {
+  const balanced = trialBalance.unbalanced.length === 0;
+  return (
+    <Box flexDirection="column">
+      <Table
+        columns={[
+          { header: 'ASSET', value: (r: Row) => r.asset },
+          { header: 'OPENINGS', value: (r) => r.openings, alignRight: true },
+          { header: 'BALANCED', value: (r) => (r.openings === '0' ? 'yes' : 'NO') },
+        ]}
+        rows={trialBalance.rows}
+        empty="(no assets)"
+      />
+      <Text>
+        {balanced ? <Text color="green">balanced</Text> : <Text color="red">UNBALANCED: {trialBalance.unbalanced.length} asset(s)</Text>}
+        <Text dimColor>
+          {' '}
+          ({trialBalance.accounts} accounts, view {trialBalance.view})
+        </Text>
+      </Text>
+    </Box>
+  );
+}

@@ -1,0 +1,41 @@
+/**
+ * Waiting for an operation's decision on the event stream, within a bounded time. The operation is
+ * read once before and once after subscribing, so a decision made in between is not missed.
+ */
+import { type OperationView, isDecided } from './api.js';
+import type { LedgerClient } from './client.js';
+import { CliError, RefusedError, exitCodes } from './errors.js';
+import { followEvents } from './events.js';
+
+export type WaitProgress = (view: OperationView) => void;
+
+export const operationPath = (reference: string) => `/v1/operations/${encodeURIComponent(reference)}`;
+
+export async function waitForDecision(client: LedgerClient, reference: string, timeoutMs: number, progress: WaitProgress = () => {}): Promise<OperationView> {
+  const read = () => client.get<OperationView>(operationPath(reference));
+  let view = await read();
+  progress(view);
+  if (isDecided(view.state)) return view;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  try {
+    for await (const item of followEvents(client, { signal: controller.signal, reconnect: true })) {
+      if (item.type === 'open') view = await read();
+      else if (item.type === 'event' && item.kind === 'operation' && (item.data as OperationView).operation_reference === reference) view = item.data as OperationView;
+      else continue;
+      progress(view);
+      if (isDecided(view.state)) return view;
+    }
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
+  }
+  throw new CliError(`timed out after ${timeoutMs} ms waiting for ${reference} (still ${view.state})`, exitCodes.refused);
+}
+
+/** A decided operation that did not succeed, as the failure the process ends with (exit 1). */
+export function failureOf(view: OperationView): CliError | null {
+  if (view.state === 'Rejected') return new RefusedError(view.error?.error ?? 'ERR-Rejected', view.error?.description ?? `${view.operation_reference} was rejected`);
+  if (view.state === 'Expired' && view.command !== 'reserve') return new CliError(`${view.operation_reference} expired: its deadline passed before a decision, nothing moved`, exitCodes.refused);
+  return null;
+}
