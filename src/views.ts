@@ -1,6 +1,7 @@
 /** The spec's read models and replies, rendered from the book's records. */
 import type { Account, Asset, Authority, Balance, Operation, Posting } from './model.js';
 import { terminalStates } from './model.js';
+import type { MovementsPage, Statement, TrialBalance } from './queries.js';
 import { RawJson, type Wire } from './wire.js';
 
 const raw = (text: string | null): RawJson | undefined => (text === null ? undefined : new RawJson(text));
@@ -89,4 +90,32 @@ export function accountView(a: Account): Wire {
 
 export function assetView(a: Asset): Wire {
   return { id: a.id, kind: a.kind, precision: a.precision, status: a.status, binding: a.binding, location: a.location };
+}
+
+export function statementView(s: Statement): Wire {
+  return {
+    account: s.account,
+    asset: s.asset,
+    closed: s.closed,
+    from: s.fromMs,
+    to: s.toMs,
+    from_seq: s.fromSeq,
+    to_seq: s.toSeq,
+    opening: balanceView(s.opening),
+    closing: balanceView(s.closing),
+    movements: s.movements.map(movementView),
+  };
+}
+
+export function movementsPageView(page: MovementsPage): Wire {
+  return { movements: page.movements.map(movementView), next: page.next ?? undefined, view: page.view };
+}
+
+export function trialBalanceView(tb: TrialBalance): Wire {
+  return {
+    accounts: tb.accounts,
+    rows: tb.rows.map((r) => ({ asset: r.asset, openings: r.openingsMinor.toString() })),
+    unbalanced: tb.unbalanced.map((u) => ({ currency: u.currency, layer: u.layer })),
+    view: tb.view,
+  };
 }

@@ -1,0 +1,111 @@
+/**
+ * `buildApp` makes the /v1 HTTP API over a kernel without listening (tests may
+ * inject; the daemon listens). One body parser, one error handler, one not-found
+ * handler: every refusal is `{error, description}` with the status of CONTRACT 6.
+ */
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { refusal } from '../src/errors.js';
+import type { Kernel } from '../src/kernel.js';
+import type { Config } from './config.js';
+import { EventHub } from './events.js';
+import { authenticator } from './http/auth.js';
+import { clientErrorHandler, refusalOf, sendRefusal } from './http/refusals.js';
+import { OpenApi } from './openapi.js';
+import { accountRoutes } from './routes/accounts.js';
+import { bookRoutes } from './routes/book.js';
+import type { RouteContext } from './routes/context.js';
+import { eventRoutes } from './routes/events.js';
+import { operationRoutes } from './routes/operations.js';
+import { reservationRoutes } from './routes/reservations.js';
+import { serviceRoutes } from './routes/service.js';
+import { statementRoutes } from './routes/statements.js';
+import { transferRoutes } from './routes/transfers.js';
+
+export interface AppOptions {
+  readonly kernel: Kernel;
+  readonly config: Config;
+  readonly clock: () => number;
+  /** Fastify's logger options; false in tests that need quiet. */
+  readonly logger: FastifyServerOptions['logger'];
+  readonly version: string;
+}
+
+/** Logger options: the daemon's level, secrets redacted, to stderr (stdout carries the readiness line). */
+export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
+  return {
+    level: config.logLevel,
+    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'], censor: '[redacted]' },
+    stream: process.stderr,
+  };
+}
+
+export function buildApp(options: AppOptions): FastifyInstance {
+  const { kernel, config } = options;
+  const app = Fastify({
+    logger: options.logger,
+    bodyLimit: config.bodyBytesMax,
+    http: { maxHeaderSize: config.headerBytesMax },
+    requestTimeout: config.requestTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    // Draining is answered by our own hook, in the refusal shape.
+    return503OnClosing: false,
+    exposeHeadRoutes: false,
+    clientErrorHandler: clientErrorHandler(config.headerBytesMax),
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
+  });
+  app.decorateRequest('actor', null);
+  app.decorateRequest('rawBody', null);
+
+  const openApi = new OpenApi();
+  app.addHook('onRoute', (route) => openApi.collect(route));
+
+  // One parser: JSON objects only, kept as text too for the raw `reference`.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    try {
+      const text = body as string;
+      const value: unknown = JSON.parse(text);
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('the body must be a JSON object');
+      request.rawBody = text;
+      done(null, value);
+    } catch (error) {
+      done(Object.assign(new Error(`the body is not a JSON object: ${(error as Error).message}`), { statusCode: 400 }), undefined);
+    }
+  });
+
+  let draining = false;
+  app.addHook('onRequest', async (request, reply) => {
+    if (draining) return sendRefusal(reply.header('connection', 'close'), refusal('ERR-DecisionUnavailable', 'the service is shutting down; retry with the same client key'), config.retryAfterSeconds);
+  });
+  app.addHook('onRequest', authenticator(kernel));
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const { refusal: r, bug } = refusalOf(error, request, config.bodyBytesMax);
+    if (bug) request.log.error({ err: error }, 'unexpected error');
+    return sendRefusal(reply, r, config.retryAfterSeconds);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0]!.slice(0, 200);
+    return sendRefusal(reply, refusal('ERR-MalformedCommand', `no route ${request.method} ${path}`), config.retryAfterSeconds);
+  });
+
+  const events = new EventHub(kernel, { connectionsMax: config.sseConnectionsMax, bufferedBytesMax: config.sseBufferedBytesMax, heartbeatMs: config.sseHeartbeatMs });
+  app.addHook('preClose', async () => {
+    draining = true;
+    events.closeAll();
+  });
+
+  const context: RouteContext = { kernel, config, clock: options.clock };
+  serviceRoutes(app, openApi, options.version);
+  transferRoutes(app, context);
+  reservationRoutes(app, context);
+  accountRoutes(app, context);
+  statementRoutes(app, context);
+  bookRoutes(app, context);
+  operationRoutes(app, context);
+  eventRoutes(app, events);
+  return app;
+}

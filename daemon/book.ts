@@ -1,0 +1,75 @@
+/**
+ * The book on disk (CONTRACT 1): `DIR/book` (LevelDB), the operator's and the
+ * identities principal's API keys (`DIR/operator.key`, `DIR/identities.key`) and the
+ * clerk's ed25519 signing key (`DIR/clerk.key`, public half in `DIR/clerk.pub`).
+ * Secret files are mode 0600 and nothing else holds the secrets in clear: the book
+ * keeps only their hashes.
+ */
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { builtInPrincipals } from '../src/authority.js';
+import { principalCredentialWrites } from '../src/credentials.js';
+import { type Genesis, importGenesis } from '../src/genesis.js';
+import { LevelStore } from '../src/store/level.js';
+
+/** Random bytes in each API key drawn at init (CONTRACT 5: at least 32). */
+const apiKeyBytes = 32;
+
+export const bookPaths = (dataDir: string) => ({
+  book: join(dataDir, 'book'),
+  operatorKey: join(dataDir, 'operator.key'),
+  identitiesKey: join(dataDir, 'identities.key'),
+  clerkKey: join(dataDir, 'clerk.key'),
+  clerkPublicKey: join(dataDir, 'clerk.pub'),
+});
+
+export class BookExists extends Error {
+  override name = 'BookExists';
+}
+
+export function hasBook(dataDir: string): boolean {
+  return existsSync(bookPaths(dataDir).book);
+}
+
+export function drawApiKey(): string {
+  return `ledger_${randomBytes(apiKeyBytes).toString('base64url')}`;
+}
+
+async function writeAtomically(path: string, text: string, mode: number): Promise<void> {
+  const temp = `${path}.tmp`;
+  await writeFile(temp, text, { mode });
+  await chmod(temp, mode);
+  await rename(temp, path);
+}
+
+/**
+ * Creates a sealed book in `dataDir`. It is built beside its final place and renamed
+ * into it last, so a crash at any point leaves either a whole book or none.
+ */
+export async function initBook(dataDir: string, genesis: Genesis, nowMs: number): Promise<void> {
+  const paths = bookPaths(dataDir);
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  if (hasBook(dataDir)) throw new BookExists(`${dataDir} already holds a book`);
+  const building = `${paths.book}.init`;
+  await rm(building, { recursive: true, force: true });
+
+  const keys = { operator: drawApiKey(), identities: drawApiKey() };
+  const store = await LevelStore.open(building);
+  try {
+    await importGenesis(store, genesis, nowMs, principalCredentialWrites(builtInPrincipals, keys, nowMs));
+  } finally {
+    await store.close();
+  }
+  const clerk = generateKeyPairSync('ed25519');
+  await writeAtomically(paths.operatorKey, `${keys.operator}\n`, 0o600);
+  await writeAtomically(paths.identitiesKey, `${keys.identities}\n`, 0o600);
+  await writeAtomically(paths.clerkKey, clerk.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), 0o600);
+  await writeAtomically(paths.clerkPublicKey, clerk.publicKey.export({ type: 'spki', format: 'pem' }).toString(), 0o644);
+  await rename(building, paths.book);
+}
+
+export function openBookStore(dataDir: string): Promise<LevelStore> {
+  return LevelStore.open(bookPaths(dataDir).book, { createIfMissing: false });
+}

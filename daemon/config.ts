@@ -1,0 +1,158 @@
+/**
+ * The daemon's configuration: embedded defaults, then a JSON config file, then the
+ * environment, then command-line flags (each overrides the one before). Every value
+ * is checked against its bounds once, at start, and the result is frozen.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { backlogCommandsMax, cacheEntriesDefault, cacheEntriesMin, deadlineHorizonMaxMs, reservationDeadlineDefaultMs, transferDeadlineDefaultMs } from '../src/constants.js';
+
+export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof logLevels)[number];
+
+export interface Listen {
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface Config {
+  readonly dataDir: string;
+  readonly listen: Listen;
+  readonly logLevel: LogLevel;
+  /** Passkeys are verified for this relying party (CONTRACT 1). */
+  readonly relyingParty: { readonly id: string; readonly origin: string };
+  /** Default deadlines, added to the submission time when a command names none (CONTRACT 4). */
+  readonly transferDeadlineMs: number;
+  readonly reservationDeadlineMs: number;
+  /** Commands acknowledged and not yet decided; past it, ERR-DecisionUnavailable. */
+  readonly backlogMax: number;
+  readonly cacheEntries: number;
+  readonly bodyBytesMax: number;
+  /** Request line and headers together (Node's maxHeaderSize). */
+  readonly headerBytesMax: number;
+  readonly requestTimeoutMs: number;
+  readonly keepAliveTimeoutMs: number;
+  readonly sseConnectionsMax: number;
+  /** A stream whose unsent data passes this is closed; the client resumes with `?after=`. */
+  readonly sseBufferedBytesMax: number;
+  readonly sseHeartbeatMs: number;
+  /** The `Retry-After` of ERR-DecisionUnavailable, integer seconds. */
+  readonly retryAfterSeconds: number;
+  /** How long a graceful shutdown may take before the process gives up and exits 1. */
+  readonly shutdownTimeoutMs: number;
+}
+
+type Tunable = Exclude<keyof Config, 'dataDir' | 'listen' | 'logLevel' | 'relyingParty'>;
+
+/** Every numeric setting with its default and bounds (inclusive). */
+const numeric: Record<Tunable, { default: number; min: number; max: number }> = {
+  transferDeadlineMs: { default: transferDeadlineDefaultMs, min: 1, max: deadlineHorizonMaxMs },
+  reservationDeadlineMs: { default: reservationDeadlineDefaultMs, min: 1, max: deadlineHorizonMaxMs },
+  backlogMax: { default: backlogCommandsMax, min: 1, max: backlogCommandsMax },
+  cacheEntries: { default: cacheEntriesDefault, min: cacheEntriesMin, max: 10_000_000 },
+  bodyBytesMax: { default: 64 * 1024, min: 4 * 1024, max: 1024 * 1024 },
+  headerBytesMax: { default: 16 * 1024, min: 4 * 1024, max: 64 * 1024 },
+  requestTimeoutMs: { default: 30_000, min: 1_000, max: 600_000 },
+  keepAliveTimeoutMs: { default: 72_000, min: 1_000, max: 600_000 },
+  sseConnectionsMax: { default: 256, min: 1, max: 10_000 },
+  sseBufferedBytesMax: { default: 1024 * 1024, min: 64 * 1024, max: 64 * 1024 * 1024 },
+  sseHeartbeatMs: { default: 15_000, min: 1_000, max: 600_000 },
+  retryAfterSeconds: { default: 1, min: 1, max: 3_600 },
+  shutdownTimeoutMs: { default: 30_000, min: 1_000, max: 600_000 },
+};
+
+export const defaults = {
+  dataDir: './.ledgerd',
+  listen: '127.0.0.1:8470',
+  logLevel: 'info' as LogLevel,
+  relyingParty: { id: 'localhost', origin: 'http://localhost:8470' },
+};
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** `HOST:PORT`, with an IPv6 host in brackets. Port 0 asks the system for a free one. */
+export function parseListen(text: string): Listen {
+  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:[\]\s]+)):([0-9]{1,5})$/.exec(text);
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) throw new ConfigError(`listen must be HOST:PORT (got ${JSON.stringify(text)})`);
+  return { host: (m[1] ?? m[2])!, port };
+}
+
+export interface ConfigSources {
+  /** Flags given on the command line (undefined when absent). */
+  readonly flags: { dataDir?: string; listen?: string; config?: string; logLevel?: string };
+  readonly env: NodeJS.ProcessEnv;
+  readonly readFile?: (path: string) => string | null;
+}
+
+function readIfPresent(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+const fileKeys = new Set<string>([...Object.keys(numeric), 'listen', 'logLevel', 'relyingParty']);
+
+function parseFile(path: string, text: string): Record<string, unknown> {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`config file ${path} is not JSON: ${(error as Error).message}`);
+  }
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new ConfigError(`config file ${path} must hold a JSON object`);
+  for (const key of Object.keys(doc)) if (!fileKeys.has(key)) throw new ConfigError(`config file ${path}: unknown setting ${key}`);
+  return doc as Record<string, unknown>;
+}
+
+function stringSetting(value: unknown, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.length === 0) throw new ConfigError(`${name} must be a non-empty string`);
+  return value;
+}
+
+/**
+ * Builds the configuration. The config file is `--config`, else `$LEDGERD_CONFIG`,
+ * else `ledgerd.json` in the data dir when it exists.
+ */
+export function loadConfig(sources: ConfigSources): Config {
+  const { flags, env } = sources;
+  const read = sources.readFile ?? readIfPresent;
+  const dataDir = flags.dataDir ?? env.LEDGERD_DATA_DIR ?? defaults.dataDir;
+  const explicitPath = flags.config ?? env.LEDGERD_CONFIG;
+  const path = explicitPath ?? join(dataDir, 'ledgerd.json');
+  const text = read(path);
+  if (text === null && explicitPath !== undefined) throw new ConfigError(`config file ${path} does not exist`);
+  const file = text === null ? {} : parseFile(path, text);
+
+  const tunables = {} as Record<Tunable, number>;
+  for (const [name, bound] of Object.entries(numeric) as [Tunable, (typeof numeric)[Tunable]][]) {
+    const value = file[name] ?? bound.default;
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < bound.min || value > bound.max) {
+      throw new ConfigError(`${name} must be an integer in ${bound.min}..${bound.max}`);
+    }
+    tunables[name] = value;
+  }
+  const rpFile = file.relyingParty ?? {};
+  if (typeof rpFile !== 'object' || rpFile === null || Array.isArray(rpFile)) throw new ConfigError('relyingParty must be an object {id, origin}');
+  const rp = rpFile as Record<string, unknown>;
+  for (const key of Object.keys(rp)) if (key !== 'id' && key !== 'origin') throw new ConfigError(`relyingParty: unknown setting ${key}`);
+  const logLevel = flags.logLevel ?? env.LEDGERD_LOG_LEVEL ?? stringSetting(file.logLevel, 'logLevel') ?? defaults.logLevel;
+  if (!(logLevels as readonly string[]).includes(logLevel)) throw new ConfigError(`log level must be one of ${logLevels.join(', ')}`);
+
+  return Object.freeze({
+    ...tunables,
+    dataDir,
+    listen: Object.freeze(parseListen(flags.listen ?? env.LEDGERD_LISTEN ?? stringSetting(file.listen, 'listen') ?? defaults.listen)),
+    logLevel: logLevel as LogLevel,
+    relyingParty: Object.freeze({
+      id: env.LEDGERD_RP_ID ?? stringSetting(rp.id, 'relyingParty.id') ?? defaults.relyingParty.id,
+      origin: env.LEDGERD_RP_ORIGIN ?? stringSetting(rp.origin, 'relyingParty.origin') ?? defaults.relyingParty.origin,
+    }),
+  });
+}

@@ -1,0 +1,77 @@
+/**
+ * What every command route shares (spec 4, CONTRACT 4): the `client-key` and
+ * `on-behalf-of` headers, the derived client key, the raw `reference`, submission
+ * to the kernel, and the reply of spec 2.1 with 202 (not terminal) or 200 (terminal).
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Actor } from '../../src/authority.js';
+import { refuse } from '../../src/errors.js';
+import type { Kernel } from '../../src/kernel.js';
+import type { Command } from '../../src/model.js';
+import { type IdentityId, type ReferenceJson, parseIdentityId, parseReferenceJson } from '../../src/values.js';
+import { commandReply, isTerminal } from '../../src/views.js';
+import { stringifyWire } from '../../src/wire.js';
+import { callerOf } from './auth.js';
+import { requestDigest } from './digest.js';
+import { rawMember } from './raw-json.js';
+import { jsonType } from './refusals.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The body exactly as sent (UTF-8 text), for the raw `reference`. */
+    rawBody: string | null;
+  }
+}
+
+/**
+ * The caller, acting for the identity named by `on-behalf-of` when that differs.
+ * Until grants arrive, only the operator and the identities principal hold authority
+ * over other identities; anyone else naming another identity is refused.
+ */
+function actingCaller(request: FastifyRequest, kernel: Kernel): Actor {
+  const caller = callerOf(request);
+  const header = request.headers['on-behalf-of'];
+  if (header === undefined) return caller;
+  const onBehalfOf: IdentityId = parseIdentityId(header, 'on-behalf-of');
+  if (onBehalfOf === caller.principal) return caller;
+  const { operator, identities } = kernel.principals;
+  if (caller.principal !== operator && caller.principal !== identities) {
+    refuse('ERR-NotAuthorised', `the initiating principal holds no authority that covers acting on behalf of ${onBehalfOf}`);
+  }
+  return { ...caller, onBehalfOf };
+}
+
+function referenceOf(request: FastifyRequest): ReferenceJson | null {
+  const raw = request.rawBody === null ? null : rawMember(request.rawBody, 'reference');
+  return raw === null ? null : parseReferenceJson(raw);
+}
+
+/** The path a derived key covers: the request target without its query. */
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
+
+/** Submits `command` and answers with the command reply. */
+export async function acknowledge(kernel: Kernel, request: FastifyRequest, reply: FastifyReply, command: Command): Promise<string> {
+  const actor = actingCaller(request, kernel);
+  const reference = referenceOf(request);
+  const clientKey = request.headers['client-key'];
+  const { operation } = await kernel.submit({
+    command,
+    actor,
+    clientKey: typeof clientKey === 'string' ? clientKey : null,
+    requestDigest: requestDigest(actor.principal, request.method, pathOf(request.url), request.body),
+    reference,
+  });
+  reply.code(isTerminal(operation) ? 200 : 202).type(jsonType);
+  return stringifyWire(commandReply(operation));
+}
+
+/** Absolute deadline from a body's `deadline` (ms) or the configured default. */
+export function deadlineOf(value: unknown, defaultMs: number, nowMs: number, horizonMs: number): number {
+  if (value === undefined || value === null) return nowMs + defaultMs;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) refuse('ERR-MalformedCommand', 'deadline must be a uint64 time in ms, or null');
+  if (value > nowMs + horizonMs) refuse('ERR-MalformedCommand', `deadline is more than ${horizonMs} ms ahead`);
+  return value;
+}

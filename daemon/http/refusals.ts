@@ -1,0 +1,79 @@
+/**
+ * Every refusal the daemon sends is `{error, description}` with the status of
+ * CONTRACT 6: kernel refusals, schema failures, body-parser and router errors and
+ * malformed HTTP alike. Nothing a client sends is answered with a 500: ERR-Internal
+ * is left for bugs, and those are logged.
+ */
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { type Refusal, Refused, refusal } from '../../src/errors.js';
+import { httpStatus, retriable } from './status.js';
+
+export const jsonType = 'application/json; charset=utf-8';
+
+export function refusalBody(r: Refusal): string {
+  return JSON.stringify({ error: r.error, description: r.description });
+}
+
+export function sendRefusal(reply: FastifyReply, r: Refusal, retryAfterSeconds: number): FastifyReply {
+  if (retriable(r.error)) reply.header('retry-after', String(retryAfterSeconds));
+  return reply.code(httpStatus(r.error)).type(jsonType).send(refusalBody(r));
+}
+
+const contexts: Record<string, string> = { querystring: 'query parameter', body: 'body member', params: 'path parameter', headers: 'header' };
+
+/**
+ * A schema failure as the spec's code. Spec 7: a missing bound of a bounded query
+ * (the route's `unboundedIfMissing`) is ERR-QueryUnbounded; every other failure
+ * (unknown parameter, wrong type, bad pattern) is ERR-MalformedCommand.
+ */
+function validationRefusal(error: FastifyError, request: FastifyRequest): Refusal {
+  const first = error.validation![0]!;
+  const context = error.validationContext ?? 'body';
+  const what = contexts[context] ?? context;
+  const params = first.params as Record<string, unknown>;
+  if (first.keyword === 'required') {
+    const name = String(params.missingProperty);
+    if (context === 'querystring' && request.routeOptions.config.unboundedIfMissing?.includes(name)) {
+      return refusal('ERR-QueryUnbounded', `${what} ${name} is required: without it the query is unbounded`);
+    }
+    return refusal('ERR-MalformedCommand', `${what} ${name} is required`);
+  }
+  if (first.keyword === 'additionalProperties') return refusal('ERR-MalformedCommand', `unknown ${what} ${String(params.additionalProperty)}`);
+  const path = first.instancePath.replace(/^\//, '').replaceAll('/', '.');
+  return refusal('ERR-MalformedCommand', `${what}${path ? ` ${path}` : ''} ${first.message ?? 'is invalid'}`);
+}
+
+const fastifyDescriptions: Record<string, string> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'the body must be application/json',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'the body is empty; send a JSON object',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'Content-Length does not match the body',
+};
+
+/** The refusal for any error reaching the handler, and whether it is a bug. */
+export function refusalOf(error: FastifyError, request: FastifyRequest, bodyBytesMax: number): { refusal: Refusal; bug: boolean } {
+  if (error instanceof Refused) return { refusal: error.refusal, bug: false };
+  if (error.validation) return { refusal: validationRefusal(error, request), bug: false };
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { refusal: refusal('ERR-MalformedCommand', `the body is over ${bodyBytesMax} bytes`), bug: false };
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    return { refusal: refusal('ERR-MalformedCommand', fastifyDescriptions[error.code] ?? error.message), bug: false };
+  }
+  return { refusal: refusal('ERR-Internal'), bug: true };
+}
+
+/**
+ * Malformed HTTP that never becomes a request (bad request line, headers over the
+ * bound): answered on the socket, in the same shape.
+ */
+export function clientErrorHandler(headerBytesMax: number) {
+  return (error: NodeJS.ErrnoException, socket: Socket) => {
+    if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const description = error.code === 'HPE_HEADER_OVERFLOW' ? `the request line and headers are over ${headerBytesMax} bytes` : 'the request is not valid HTTP/1.1';
+    const body = refusalBody(refusal('ERR-MalformedCommand', description));
+    socket.end(`HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: ${jsonType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  };
+}

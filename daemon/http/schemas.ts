@@ -1,0 +1,154 @@
+/**
+ * JSON Schema pieces shared by the routes. Schemas check shapes (types, required
+ * members, unknown members); values are parsed by src/values.ts in the handlers so
+ * that each failure gets the spec's own code (ERR-PrecisionExceeded, ERR-ZeroAmount…).
+ * AJV runs without coercion or removal of unknown members (see app.ts).
+ */
+import { clientKeyLengthMax, movementsPageLimitMax } from '../../src/constants.js';
+
+export type Schema = Record<string, unknown>;
+
+export const str = (description: string, extra: Schema = {}): Schema => ({ type: 'string', description, ...extra });
+export const uintNumber = (description: string): Schema => ({ type: 'integer', minimum: 0, description });
+export const nullable = (schema: Schema): Schema => ({ ...schema, type: [schema.type as string, 'null'] });
+export const digitsText = (description: string): Schema => str(description, { pattern: '^[0-9]+$' });
+
+export const accountId = str('ledger account, did:ledger:acct:<id>');
+export const identityId = str('identity, did:ledger:id:<id>');
+export const assetSymbol = str('asset symbol, 1-16 of A-Z0-9, first a letter');
+export const amount = str('minor units, decimal integer');
+export const reference = { description: 'pass-through JSON value, at most 1024 bytes of UTF-8, echoed exactly as sent' };
+export const operationRef = str('operation reference', { pattern: '^[A-Za-z0-9_.-]{1,128}$' });
+
+/** An object schema that refuses unknown members. */
+export function object(properties: Record<string, Schema>, required: readonly string[] = []): Schema {
+  return { type: 'object', properties, required, additionalProperties: false };
+}
+
+/** Querystring of a route with no parameters: any parameter is unknown. */
+export const noQuery = object({});
+
+export const commandHeaders: Schema = {
+  type: 'object',
+  properties: {
+    'client-key': str(`client key, 1-${clientKeyLengthMax} characters`, { minLength: 1, maxLength: clientKeyLengthMax }),
+    'on-behalf-of': identityId,
+  },
+};
+
+export const refusalSchema = object({ error: str('ERR-* code'), description: str('why') }, ['error', 'description']);
+
+const resultSchema = object({ account: nullable(accountId), postings: { type: 'array', items: uintNumber('posting sequence number') } });
+
+export const commandReplySchema = object(
+  {
+    client_key: str('the client key the command was taken under'),
+    client_key_derived: { type: 'boolean' },
+    operation_reference: str('service-derived, opaque'),
+    terminal: { type: 'boolean' },
+    class: { enum: ['terminal'] },
+    state: nullable(str('operation state')),
+    reference,
+    api_key: nullable(str('issued once')),
+    result: resultSchema,
+  },
+  ['client_key', 'client_key_derived', 'operation_reference', 'terminal'],
+);
+
+export const operationViewSchema = object(
+  {
+    operation_reference: str('operation reference'),
+    command: str('command type'),
+    state: str('operation state'),
+    terminal: { type: 'boolean' },
+    submitted_at: uintNumber('ms'),
+    decided_at: { type: ['integer', 'null'] },
+    client_key: str('client key'),
+    reference,
+    result: resultSchema,
+    error: refusalSchema,
+  },
+  ['operation_reference', 'command', 'state', 'terminal', 'submitted_at', 'decided_at', 'client_key'],
+);
+
+const balance = object({ available: amount, encumbered: amount, reserved: amount }, ['available', 'encumbered', 'reserved']);
+const authority = object(
+  { credential: str('credential'), grant: nullable(str('grant')), kind: str('authority kind'), on_behalf_of: nullable(identityId), principal: identityId },
+  ['credential', 'grant', 'kind', 'on_behalf_of', 'principal'],
+);
+export const movementSchema = object(
+  {
+    account: accountId,
+    amount,
+    asset: assetSymbol,
+    at: uintNumber('posting time, ms'),
+    authorities: { type: 'array', items: authority },
+    balance: { enum: ['available', 'reserved', 'encumbered'] },
+    counterparty: nullable(accountId),
+    direction: { enum: ['debit', 'credit'] },
+    kind: str('posting kind'),
+    operation: str('operation reference'),
+    reference,
+    seq: uintNumber('journal position'),
+    status: { enum: ['held', 'completed', 'returned', 'reversed', 'opening'] },
+  },
+  ['account', 'amount', 'asset', 'at', 'authorities', 'balance', 'counterparty', 'direction', 'kind', 'operation', 'seq', 'status'],
+);
+export const statementSchema = object(
+  {
+    account: accountId,
+    asset: assetSymbol,
+    closed: { type: 'boolean' },
+    from: uintNumber('ms, inclusive'),
+    to: uintNumber('ms, exclusive'),
+    from_seq: uintNumber('first journal position of the period'),
+    to_seq: uintNumber('last journal position of the period'),
+    opening: balance,
+    closing: balance,
+    movements: { type: 'array', items: movementSchema },
+  },
+  ['account', 'asset', 'closed', 'from', 'to', 'from_seq', 'to_seq', 'opening', 'closing', 'movements'],
+);
+export const movementsPageSchema = object(
+  { movements: { type: 'array', maxItems: movementsPageLimitMax, items: movementSchema }, next: str('hex cursor'), view: uintNumber('view') },
+  ['movements', 'view'],
+);
+export const trialBalanceSchema = object(
+  {
+    accounts: uintNumber('kernel accounts summed'),
+    rows: { type: 'array', items: object({ asset: assetSymbol, openings: str('signed minor units') }, ['asset', 'openings']) },
+    unbalanced: { type: 'array', items: object({ currency: uintNumber('asset code'), layer: uintNumber('view') }, ['currency', 'layer']) },
+    view: uintNumber('view'),
+  },
+  ['accounts', 'rows', 'unbalanced', 'view'],
+);
+export const accountViewSchema = object(
+  {
+    account: accountId,
+    closed: { type: 'boolean' },
+    custody: { enum: ['delegated', 'owned'] },
+    kind: { enum: ['customer', 'treasury'] },
+    status: { enum: ['active', 'closed'] },
+    opened_at: uintNumber('ms'),
+    owner: identityId,
+  },
+  ['account', 'closed', 'custody', 'kind', 'status', 'opened_at', 'owner'],
+);
+export const assetSchema = object(
+  {
+    id: assetSymbol,
+    kind: { enum: ['fiat', 'stable', 'native', 'other'] },
+    precision: { type: 'integer', minimum: 0, maximum: 255 },
+    status: { enum: ['active', 'deprecated'] },
+    binding: { enum: ['book_only', 'binding', 'bound'] },
+    location: nullable(str('settlement-layer location')),
+  },
+  ['id', 'kind', 'precision', 'status', 'binding', 'location'],
+);
+
+/** Refusals every protected route may answer (spec 7: any route may refuse with any code). */
+const refusals = { 400: refusalSchema, 401: refusalSchema, 403: refusalSchema, 404: refusalSchema, 409: refusalSchema, 410: refusalSchema, 503: refusalSchema };
+
+export function responses(success: Record<number, Schema>): Record<number, Schema> {
+  return { ...success, ...refusals };
+}

@@ -1,0 +1,82 @@
+/** POST /v1/accounts (spec endpoint 5) and GET /v1/accounts/{account} (endpoint 12). */
+import type { FastifyInstance } from 'fastify';
+import { treasuryLimitsMax } from '../../src/constants.js';
+import { refuse } from '../../src/errors.js';
+import { parseAccountId, parseAssetSymbol, parseIdentityId, parseLimitMinor } from '../../src/values.js';
+import { accountView } from '../../src/views.js';
+import { stringifyWire } from '../../src/wire.js';
+import { callerOf } from '../http/auth.js';
+import { acknowledge } from '../http/command.js';
+import { jsonType } from '../http/refusals.js';
+import { accountId, accountViewSchema, commandHeaders, commandReplySchema, identityId, noQuery, nullable, object, reference, responses, str } from '../http/schemas.js';
+import { type RouteContext, withView } from './context.js';
+
+const digestHex = /^[0-9a-f]{64}$/;
+
+function treasuryLimits(value: unknown): Record<string, bigint> {
+  const limits: Record<string, bigint> = {};
+  if (value === undefined || value === null) return limits;
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length > treasuryLimitsMax) refuse('ERR-MalformedCommand', `treasury_limits names more than ${treasuryLimitsMax} assets`);
+  for (const [symbol, limit] of entries) limits[parseAssetSymbol(symbol, 'treasury_limits asset')] = parseLimitMinor(limit, `treasury_limits.${symbol}`);
+  return limits;
+}
+
+export function accountRoutes(app: FastifyInstance, { kernel }: RouteContext): void {
+  app.post(
+    '/v1/accounts',
+    {
+      schema: {
+        summary: 'Open a ledger account for an identity',
+        headers: commandHeaders,
+        querystring: noQuery,
+        body: object(
+          {
+            custody: { enum: ['delegated', 'owned'] },
+            kind: { enum: ['customer', 'treasury'] },
+            owner: identityId,
+            acknowledged: nullable(str('digest of the recovery terms shown (owned custody), 32 bytes hex')),
+            reference,
+            treasury_limits: { type: ['object', 'null'], additionalProperties: str('minor units below zero the treasury may go') },
+          },
+          ['custody', 'kind', 'owner'],
+        ),
+        response: responses({ 200: commandReplySchema, 202: commandReplySchema }),
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as Record<string, unknown>;
+      const owner = parseIdentityId(body.owner, 'owner');
+      const acknowledged = body.acknowledged ?? null;
+      if (acknowledged !== null && !digestHex.test(acknowledged as string)) refuse('ERR-MalformedCommand', 'acknowledged must be 32 bytes as lowercase hex');
+      // Owned custody needs the recovery terms' digest, which arrives with the custody
+      // issue: until then no acknowledgement can be current.
+      if (body.custody === 'owned') refuse('ERR-NotAuthorised', 'opening an owned-custody account needs a current acknowledged digest of the recovery terms; none can be current yet');
+      return acknowledge(kernel, request, reply, {
+        type: 'open_account',
+        owner,
+        kind: body.kind as 'customer' | 'treasury',
+        custody: 'delegated',
+        treasuryLimits: treasuryLimits(body.treasury_limits),
+      });
+    },
+  );
+
+  app.get(
+    '/v1/accounts/:account',
+    {
+      schema: {
+        summary: 'An account the caller reaches',
+        params: object({ account: accountId }, ['account']),
+        querystring: noQuery,
+        response: responses({ 200: accountViewSchema }),
+      },
+    },
+    async (request, reply) => {
+      const id = parseAccountId((request.params as { account: string }).account);
+      const account = await withView(kernel, (view) => view.reachableAccount(callerOf(request), id));
+      reply.type(jsonType);
+      return stringifyWire(accountView(account));
+    },
+  );
+}

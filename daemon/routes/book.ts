@@ -1,0 +1,63 @@
+/** Book-wide reads: trial balance (spec endpoint 11), assets (13), aliases (14). */
+import type { FastifyInstance } from 'fastify';
+import { refuse } from '../../src/errors.js';
+import { parseAssetSymbol } from '../../src/values.js';
+import { assetView, trialBalanceView } from '../../src/views.js';
+import { stringifyWire } from '../../src/wire.js';
+import { callerOf } from '../http/auth.js';
+import type { Query } from '../http/query.js';
+import { jsonType } from '../http/refusals.js';
+import { accountId, assetSchema, assetSymbol, noQuery, object, responses, str, trialBalanceSchema } from '../http/schemas.js';
+import { type RouteContext, withView } from './context.js';
+
+/** Alias parts are opaque strings of a prior system; bounded like any input. */
+const aliasPartLengthMax = 256;
+
+export function bookRoutes(app: FastifyInstance, { kernel }: RouteContext): void {
+  app.get(
+    '/v1/trial-balance',
+    {
+      schema: {
+        summary: 'Operator only: the signed sum of every balance per asset',
+        // `amount` is accepted and ignored (spec 4, endpoint 11).
+        querystring: object({ asset: assetSymbol, amount: { description: 'accepted and ignored' } }),
+        response: responses({ 200: trialBalanceSchema }),
+      },
+    },
+    async (request, reply) => {
+      if (callerOf(request).principal !== kernel.principals.operator) refuse('ERR-NotAuthorised', 'the initiating principal holds no authority that covers the trial balance (operator only)');
+      const asset = (request.query as Query).asset;
+      const tb = await withView(kernel, (view) => view.trialBalance(asset === undefined ? null : parseAssetSymbol(asset)));
+      reply.type(jsonType);
+      return stringifyWire(trialBalanceView(tb));
+    },
+  );
+
+  app.get(
+    '/v1/assets',
+    { schema: { summary: 'Every registered asset', querystring: noQuery, response: responses({ 200: { type: 'array', items: assetSchema } }) } },
+    async (_request, reply) => {
+      reply.type(jsonType);
+      return stringifyWire(kernel.assetList.map(assetView));
+    },
+  );
+
+  app.get(
+    '/v1/aliases',
+    {
+      schema: {
+        summary: "The account a prior system's identifier names",
+        querystring: object({ source: str('alias source', { maxLength: aliasPartLengthMax }), name: str('alias name', { maxLength: aliasPartLengthMax }) }),
+        response: responses({ 200: object({ account: accountId }, ['account']) }),
+      },
+    },
+    async (request, reply) => {
+      const { source, name } = request.query as Query;
+      // An absent part (null) names no alias: nothing the caller could reach.
+      if (source === undefined || name === undefined || source === '' || name === '') refuse('ERR-UnknownAccount', 'no account with that alias is reachable by the caller');
+      const account = await withView(kernel, (view) => view.alias(callerOf(request), source, name));
+      reply.type(jsonType);
+      return stringifyWire({ account });
+    },
+  );
+}

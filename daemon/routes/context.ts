@@ -1,0 +1,20 @@
+/** What every route module is given: the kernel, the frozen config and the clock. */
+import type { Kernel } from '../../src/kernel.js';
+import type { BookView } from '../../src/queries.js';
+import type { Config } from '../config.js';
+
+export interface RouteContext {
+  readonly kernel: Kernel;
+  readonly config: Config;
+  readonly clock: () => number;
+}
+
+/** Runs `read` on one consistent view of the book and always closes it. */
+export async function withView<T>(kernel: Kernel, read: (view: BookView) => Promise<T>): Promise<T> {
+  const view = await kernel.openView();
+  try {
+    return await read(view);
+  } finally {
+    await view.close();
+  }
+}

@@ -1,0 +1,36 @@
+/** GET /v1/events (CONTRACT 4): the server-sent-event stream, resumable with `?after=`. */
+import type { FastifyInstance } from 'fastify';
+import { refuse } from '../../src/errors.js';
+import { parseUintText } from '../../src/values.js';
+import type { EventHub } from '../events.js';
+import { callerOf } from '../http/auth.js';
+import { type Query, uintQuery } from '../http/query.js';
+import { digitsText, object, responses } from '../http/schemas.js';
+
+/** `?after=` first, else the `Last-Event-ID` an EventSource sends when it reconnects. */
+function afterOf(query: Query, lastEventId: string | string[] | undefined): number | null {
+  const fromQuery = uintQuery(query, 'after');
+  if (fromQuery !== null || typeof lastEventId !== 'string') return fromQuery;
+  const fromHeader = parseUintText(lastEventId);
+  if (fromHeader === null) refuse('ERR-MalformedCommand', 'Last-Event-ID must be an event sequence number');
+  return fromHeader;
+}
+
+export function eventRoutes(app: FastifyInstance, hub: EventHub): void {
+  app.get(
+    '/v1/events',
+    {
+      schema: {
+        summary: 'Server-sent events: `operation` events (the operation view) the caller may see',
+        querystring: object({ after: digitsText('resume after this event sequence number') }),
+        response: responses({ 200: { description: 'text/event-stream', type: 'string' } }),
+      },
+    },
+    async (request, reply) => {
+      const afterSeq = afterOf(request.query as Query, request.headers['last-event-id']);
+      if (hub.full) refuse('ERR-DecisionUnavailable', 'the service is at its bound of event streams; retry later');
+      reply.hijack();
+      await hub.open(reply.raw, callerOf(request), afterSeq);
+    },
+  );
+}

@@ -1,0 +1,37 @@
+/** GET /v1/operations/{operation_reference} (CONTRACT 4): how an outcome is read. */
+import type { FastifyInstance } from 'fastify';
+import type { Actor, Principals } from '../../src/authority.js';
+import { refuse } from '../../src/errors.js';
+import type { Operation } from '../../src/model.js';
+import { operationView } from '../../src/views.js';
+import { stringifyWire } from '../../src/wire.js';
+import { callerOf } from '../http/auth.js';
+import { jsonType } from '../http/refusals.js';
+import { noQuery, object, operationRef, operationViewSchema, responses } from '../http/schemas.js';
+import type { RouteContext } from './context.js';
+
+/** An operation is visible to whoever submitted it and to the operator (events use the same rule). */
+export function operationVisible(op: Operation, caller: Actor, principals: Principals): boolean {
+  return op.actor.principal === caller.principal || caller.principal === principals.operator;
+}
+
+export function operationRoutes(app: FastifyInstance, { kernel }: RouteContext): void {
+  app.get(
+    '/v1/operations/:operation_reference',
+    {
+      schema: {
+        summary: "An operation's state and outcome",
+        params: object({ operation_reference: operationRef }, ['operation_reference']),
+        querystring: noQuery,
+        response: responses({ 200: operationViewSchema }),
+      },
+    },
+    async (request, reply) => {
+      const { operation_reference: ref } = request.params as { operation_reference: string };
+      const op = await kernel.operation(ref);
+      if (op === undefined || !operationVisible(op, callerOf(request), kernel.principals)) refuse('ERR-UnknownOperation', `no operation ${ref} is visible to the caller`);
+      reply.type(jsonType);
+      return stringifyWire(operationView(op));
+    },
+  );
+}

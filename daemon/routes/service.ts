@@ -1,0 +1,30 @@
+/** GET /v1/health and GET /v1/openapi.json: served without a bearer, reveal no ledger fact. */
+import type { FastifyInstance } from 'fastify';
+import type { OpenApi } from '../openapi.js';
+import { jsonType } from '../http/refusals.js';
+import { noQuery, object } from '../http/schemas.js';
+
+export function serviceRoutes(app: FastifyInstance, openApi: OpenApi, version: string): void {
+  app.get(
+    '/v1/health',
+    {
+      config: { public: true },
+      schema: { summary: 'Liveness: {status: "ok"}', querystring: noQuery, response: { 200: object({ status: { enum: ['ok'] } }, ['status']) } },
+    },
+    async (_request, reply) => {
+      reply.type(jsonType);
+      return '{"status":"ok"}';
+    },
+  );
+
+  let document: string | null = null;
+  app.get(
+    '/v1/openapi.json',
+    { config: { public: true }, schema: { summary: 'This API, as OpenAPI 3.1', querystring: noQuery, response: { 200: { type: 'object' } } } },
+    async (_request, reply) => {
+      document ??= JSON.stringify(openApi.document(version));
+      reply.type(jsonType);
+      return document;
+    },
+  );
+}

@@ -1,0 +1,41 @@
+/** POST /v1/transfers (spec endpoint 7). */
+import type { FastifyInstance } from 'fastify';
+import { deadlineHorizonMaxMs } from '../../src/constants.js';
+import type { Leg } from '../../src/model.js';
+import { parseAccountId, parseAmountMinor, parseAssetSymbol } from '../../src/values.js';
+import { acknowledge, deadlineOf } from '../http/command.js';
+import { accountId, amount, assetSymbol, commandHeaders, commandReplySchema, noQuery, object, reference, responses } from '../http/schemas.js';
+import type { RouteContext } from './context.js';
+
+const legSchema = object({ amount, asset: assetSymbol, from: accountId, to: accountId }, ['amount', 'asset', 'from', 'to']);
+
+interface TransferBody {
+  legs: { amount: unknown; asset: unknown; from: unknown; to: unknown }[];
+  deadline?: unknown;
+}
+
+export function transferRoutes(app: FastifyInstance, { kernel, config, clock }: RouteContext): void {
+  app.post(
+    '/v1/transfers',
+    {
+      schema: {
+        summary: 'Move value between accounts: legs applied in order, all or nothing',
+        headers: commandHeaders,
+        querystring: noQuery,
+        body: object({ legs: { type: 'array', items: legSchema }, deadline: { type: ['integer', 'null'], minimum: 0 }, reference }, ['legs']),
+        response: responses({ 200: commandReplySchema, 202: commandReplySchema }),
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as TransferBody;
+      const legs: Leg[] = body.legs.map((leg, i) => ({
+        from: parseAccountId(leg.from, `legs[${i}].from`),
+        to: parseAccountId(leg.to, `legs[${i}].to`),
+        asset: parseAssetSymbol(leg.asset, `legs[${i}].asset`),
+        amountMinor: parseAmountMinor(leg.amount, `legs[${i}].amount`),
+      }));
+      const deadlineMs = deadlineOf(body.deadline, config.transferDeadlineMs, clock(), deadlineHorizonMaxMs);
+      return acknowledge(kernel, request, reply, { type: 'transfer', legs, deadlineMs });
+    },
+  );
+}
