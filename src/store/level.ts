@@ -29,7 +29,14 @@ export class LevelStore implements Store {
   }
   async write(ops: readonly BatchOp[], sync: boolean): Promise<void> {
     if (ops.length === 0) return;
-    await this.db.batch(ops as BatchOp[], { sync });
+    // The chained batch: measured ~6x faster per op than the array form of batch()
+    // in classic-level 3 (see docs/performance.md). Still one atomic write.
+    const batch = this.db.batch();
+    for (const op of ops) {
+      if (op.type === 'put') batch.put(op.key, op.value);
+      else batch.del(op.key);
+    }
+    await batch.write({ sync });
   }
   snapshot(): Snapshot {
     return new LevelSnapshotView(this.db, this.db.snapshot());

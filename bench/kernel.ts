@@ -1,0 +1,183 @@
+/**
+ * Kernel benchmark: decided transfers per second with durable (fsync'd) commits, for
+ * 1-leg and 4-leg transfers, and statement / movements-page latency in a book with
+ * a few postings and with a million. Prints a table; nothing is asserted.
+ *
+ *   npm run build && node dist/bench/kernel.js [--transfers 500000] [--accounts 10000] [--no-sync]
+ */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { builtInPrincipals } from '../src/authority.js';
+import { parseGenesis, importGenesis } from '../src/genesis.js';
+import { sequentialIds } from '../src/ids.js';
+import { Kernel, type Submission } from '../src/kernel.js';
+import { LevelStore } from '../src/store/level.js';
+import type { AccountId, AssetSymbol, CredentialId, IdentityId } from '../src/values.js';
+
+const { values: args } = parseArgs({
+  options: {
+    transfers: { type: 'string', default: '500000' },
+    'four-leg-transfers': { type: 'string', default: '100000' },
+    accounts: { type: 'string', default: '10000' },
+    'in-flight': { type: 'string', default: '8192' },
+    queries: { type: 'string', default: '500' },
+    'no-sync': { type: 'boolean', default: false },
+  },
+});
+const transfers = Number(args.transfers);
+const fourLegTransfers = Number(args['four-leg-transfers']);
+const accounts = Number(args.accounts);
+const inFlight = Number(args['in-flight']);
+const queries = Number(args.queries);
+const sync = !args['no-sync'];
+
+const usd = 'USD' as AssetSymbol;
+const account = (i: number) => `did:ledger:acct:b${i}` as AccountId;
+const operator = { principal: builtInPrincipals.operator, credential: 'did:ledger:cred:operator' as CredentialId, onBehalfOf: null };
+
+async function openBook(customers: number, fundingMinor: bigint) {
+  const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-'));
+  const store = await LevelStore.open(dir);
+  const ids = Array.from({ length: customers }, (_, i) => i);
+  const genesis = parseGenesis(
+    JSON.stringify({
+      assets: [{ id: 'USD', kind: 'fiat', precision: 2 }],
+      identities: ids.map((i) => `did:ledger:id:b${i}`),
+      accounts: [
+        { account: 'did:ledger:acct:treasury-USD', owner: 'did:ledger:id:operator', kind: 'treasury', treasury_limits: { USD: (fundingMinor * BigInt(customers)).toString() } },
+        ...ids.map((i) => ({ account: account(i), owner: `did:ledger:id:b${i}`, kind: 'customer' })),
+      ],
+      openings: fundingMinor === 0n ? [] : ids.flatMap((i) => [
+        { account: account(i), asset: 'USD', amount: fundingMinor.toString(), direction: 'credit' },
+        { account: 'did:ledger:acct:treasury-USD', asset: 'USD', amount: fundingMinor.toString(), direction: 'debit' },
+      ]),
+    }),
+  );
+  await importGenesis(store, genesis, Date.now());
+  const kernel = await Kernel.open({ store, clock: Date.now, ids: sequentialIds, sync, onFatal: (e) => { throw e; } });
+  return { kernel, dir };
+}
+
+function transferSubmission(n: number, legs: number): Submission {
+  // The operator moves value between delegated-custody accounts; legs chain through distinct accounts.
+  const legList = Array.from({ length: legs }, (_, l) => ({
+    from: account((n * 7 + l) % accounts),
+    to: account((n * 7 + l + 1) % accounts),
+    asset: usd,
+    amountMinor: 1n + BigInt(n % 3),
+  }));
+  return {
+    command: { type: 'transfer', legs: legList, deadlineMs: Number.MAX_SAFE_INTEGER },
+    actor: operator as { principal: IdentityId; credential: CredentialId; onBehalfOf: null },
+    clientKey: `b-${legs}-${n}`,
+    requestDigest: createHash('sha256').update(`${legs}/${n}`).digest('hex'),
+    reference: null,
+  };
+}
+
+async function drive(kernel: Kernel, count: number, legs: number, label: string) {
+  let next = 0;
+  let acked = 0;
+  const started = performance.now();
+  let lastReport = started;
+  const worker = async () => {
+    while (next < count) {
+      await kernel.submit(transferSubmission(next++, legs));
+      acked++;
+      const now = performance.now();
+      if (now - lastReport > 2_000) {
+        lastReport = now;
+        process.stderr.write(`  ${label}: ${acked}/${count} acknowledged, ${kernel.currentHead.decidedCseq} decided\n`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(inFlight, count) }, worker));
+  const ackedAt = performance.now();
+  await kernel.idle();
+  const decidedAt = performance.now();
+  return { acksPerSec: count / ((ackedAt - started) / 1000), decidedPerSec: count / ((decidedAt - started) / 1000), seconds: (decidedAt - started) / 1000 };
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function latency(label: string, run: (i: number) => Promise<unknown>) {
+  const samples: number[] = [];
+  for (let i = 0; i < queries; i++) {
+    const t = performance.now();
+    await run(i);
+    samples.push(performance.now() - t);
+  }
+  samples.sort((a, b) => a - b);
+  return { label, p50Ms: percentile(samples, 50), p99Ms: percentile(samples, 99) };
+}
+
+async function queryLatencies(kernel: Kernel, book: string, accountCount: number) {
+  const pick = (i: number) => account((i * 7919) % accountCount);
+  const out = [];
+  out.push(
+    await latency(`statement, whole history (${book})`, async (i) => {
+      const view = await kernel.openView();
+      try {
+        await view.statement(operator, { account: pick(i), asset: usd, fromMs: 0, toMs: Number.MAX_SAFE_INTEGER, asOf: null });
+      } finally {
+        await view.close();
+      }
+    }),
+  );
+  for (const limit of [100, 1000]) {
+    out.push(
+      await latency(`movements page, limit ${limit} (${book})`, async (i) => {
+        const view = await kernel.openView();
+        try {
+          await view.movements(operator, { account: pick(i), identity: null, limit, fromMs: null, toMs: null, asset: null, direction: null, cursor: null });
+        } finally {
+          await view.close();
+        }
+      }),
+    );
+  }
+  return out;
+}
+
+async function main() {
+  console.log(`kernel bench: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}, fsync ${sync ? 'on' : 'off'}`);
+  console.log(`${accounts} accounts, ${inFlight} submissions in flight\n`);
+
+  const small = await openBook(2, 1_000n);
+  await small.kernel.submit({ ...transferSubmission(0, 1), command: { type: 'transfer', legs: [{ from: account(0), to: account(1), asset: usd, amountMinor: 1n }], deadlineMs: Number.MAX_SAFE_INTEGER } });
+  await small.kernel.idle();
+  const smallPostings = small.kernel.currentHead.postingSeq;
+  const smallLatencies = await queryLatencies(small.kernel, `${smallPostings} postings`, 2);
+  await small.kernel.close();
+  rmSync(small.dir, { recursive: true, force: true });
+
+  const one = await openBook(accounts, 1_000_000n);
+  const oneLeg = await drive(one.kernel, transfers, 1, '1-leg');
+  const bigPostings = one.kernel.currentHead.postingSeq;
+  const bigLatencies = await queryLatencies(one.kernel, `${bigPostings} postings`, accounts);
+  await one.kernel.close();
+  rmSync(one.dir, { recursive: true, force: true });
+
+  const four = await openBook(accounts, 1_000_000n);
+  const fourLeg = await drive(four.kernel, fourLegTransfers, 4, '4-leg');
+  await four.kernel.close();
+  rmSync(four.dir, { recursive: true, force: true });
+
+  console.log('| workload | transfers | acknowledged/s | decided/s | wall s |');
+  console.log('|---|---:|---:|---:|---:|');
+  console.log(`| 1-leg | ${transfers} | ${oneLeg.acksPerSec.toFixed(0)} | ${oneLeg.decidedPerSec.toFixed(0)} | ${oneLeg.seconds.toFixed(1)} |`);
+  console.log(`| 4-leg | ${fourLegTransfers} | ${fourLeg.acksPerSec.toFixed(0)} | ${fourLeg.decidedPerSec.toFixed(0)} | ${fourLeg.seconds.toFixed(1)} |`);
+  console.log('\n| query | p50 ms | p99 ms |');
+  console.log('|---|---:|---:|');
+  for (const l of [...smallLatencies, ...bigLatencies]) console.log(`| ${l.label} | ${l.p50Ms.toFixed(2)} | ${l.p99Ms.toFixed(2)} |`);
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
