@@ -1,0 +1,164 @@
+/**
+ * Black-box harness: a book written into a temp data dir, then the built `ledgerd`
+ * (`node bin/ledgerd serve`, from dist/) started on a loopback port chosen by the
+ * system, and a small HTTP client over undici.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { request } from 'undici';
+import { builtInPrincipals } from '../../src/authority.js';
+import { credentialWrites, principalCredentialWrites } from '../../src/credentials.js';
+import { importGenesis } from '../../src/genesis.js';
+import { LevelStore } from '../../src/store/level.js';
+import type { CredentialId, IdentityId } from '../../src/values.js';
+import { customersGenesis } from '../support/book.js';
+
+export const repoRoot = new URL('../../', import.meta.url).pathname;
+export const ledgerd = join(repoRoot, 'bin/ledgerd');
+
+export function tempDir(prefix = 'ledgerd-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export interface Keys {
+  readonly operator: string;
+  readonly identities: string;
+  /** API keys of the customers, by name. */
+  readonly customers: Record<string, string>;
+}
+
+/**
+ * Writes a sealed book with the given customers (each `did:ledger:id:<name>` owning
+ * `did:ledger:acct:<name>`, funded in USD from the treasury) and an API key for each,
+ * as `ledgerd init` would lay it out. Customers' keys stand in for the credentials
+ * issue, which registers them through the API.
+ */
+export async function writeBook(dataDir: string, customers: Record<string, bigint>): Promise<Keys> {
+  await mkdir(dataDir, { recursive: true });
+  const keys: Keys = {
+    operator: `op-key-${Math.random().toString(36).slice(2)}${'x'.repeat(32)}`,
+    identities: `id-key-${Math.random().toString(36).slice(2)}${'y'.repeat(32)}`,
+    customers: Object.fromEntries(Object.keys(customers).map((name) => [name, `${name}-key-${Math.random().toString(36).slice(2)}${'z'.repeat(32)}`])),
+  };
+  const nowMs = Date.now();
+  const extras = [
+    ...principalCredentialWrites(builtInPrincipals, keys, nowMs),
+    ...Object.entries(keys.customers).flatMap(([name, key]) =>
+      credentialWrites({ id: `did:ledger:cred:${name}` as CredentialId, identity: `did:ledger:id:${name}` as IdentityId, scheme: 'api-key', verifier: null, scope: null, createdAtMs: nowMs }, key),
+    ),
+  ];
+  const store = await LevelStore.open(join(dataDir, 'book'));
+  try {
+    await importGenesis(store, customersGenesis(customers), nowMs, extras);
+  } finally {
+    await store.close();
+  }
+  writeFileSync(join(dataDir, 'operator.key'), `${keys.operator}\n`, { mode: 0o600 });
+  writeFileSync(join(dataDir, 'identities.key'), `${keys.identities}\n`, { mode: 0o600 });
+  return keys;
+}
+
+export interface Daemon {
+  readonly url: string;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly process: ChildProcess;
+  readonly stdout: string[];
+  readonly stderr: string[];
+  /** Sends SIGTERM and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts `ledgerd serve` and resolves once it prints its readiness line. */
+export async function startDaemon(options: { dataDir: string; args?: string[]; env?: NodeJS.ProcessEnv; listen?: string }): Promise<Daemon> {
+  const args = [ledgerd, 'serve', '--data-dir', options.dataDir, '--listen', options.listen ?? '127.0.0.1:0', ...(options.args ?? [])];
+  const child = spawn(process.execPath, args, { env: { ...process.env, LEDGERD_LOG_LEVEL: 'warn', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  createInterface({ input: child.stderr! }).on('line', (line) => stderr.push(line));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      stdout.push(line);
+      const m = /^ledgerd listening on (http:\/\/\S+)$/.exec(line);
+      if (m) resolve(m[1]!);
+    });
+    void exited.then((code) => reject(new Error(`ledgerd exited with ${code} before it was ready:\n${stderr.join('\n')}`)));
+  });
+  return {
+    url,
+    port: Number(new URL(url).port),
+    dataDir: options.dataDir,
+    process: child,
+    stdout,
+    stderr,
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+export interface Reply {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly text: string;
+  /** The parsed JSON body (undefined when not JSON); tests read it freely. */
+  readonly body: any;
+}
+
+export interface Client {
+  get(path: string, token?: string | null, headers?: Record<string, string>): Promise<Reply>;
+  post(path: string, body: unknown, token?: string | null, headers?: Record<string, string>): Promise<Reply>;
+  raw(method: string, path: string, options: { body?: string; headers?: Record<string, string> }): Promise<Reply>;
+}
+
+export function client(baseUrl: string, defaultToken: string): Client {
+  const raw: Client['raw'] = async (method, path, { body, headers = {} }) => {
+    const res = await request(baseUrl + path, { method: method as 'GET', body, headers });
+    const text = await res.body.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.statusCode, headers: res.headers, text, body: parsed };
+  };
+  const auth = (token: string | null | undefined): Record<string, string> => {
+    const t = token === undefined ? defaultToken : token;
+    return t === null ? {} : { authorization: `Bearer ${t}` };
+  };
+  return {
+    raw,
+    get: (path, token, headers = {}) => raw('GET', path, { headers: { ...auth(token), ...headers } }),
+    post: (path, body, token, headers = {}) =>
+      raw('POST', path, { body: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': 'application/json', ...auth(token), ...headers } }),
+  };
+}
+
+/** Polls an operation until it leaves Received (decisions follow acknowledgements closely). */
+export async function decided(api: Client, ref: string, token?: string): Promise<Reply> {
+  for (let i = 0; i < 200; i++) {
+    const r = await api.get(`/v1/operations/${ref}`, token);
+    if (r.status !== 200 || r.body.state !== 'Received') return r;
+    await new Promise((res) => setTimeout(res, 10));
+  }
+  throw new Error(`operation ${ref} was not decided`);
+}
+
+/** Expects a refusal: the status, the code, and the `{error, description}` shape only. */
+export function refusalOf(r: Reply): { status: number; error: string } {
+  if (typeof r.body !== 'object' || r.body === null || Object.keys(r.body).sort().join() !== 'description,error' || typeof r.body.description !== 'string') {
+    throw new Error(`not a refusal: ${r.status} ${r.text}`);
+  }
+  return { status: r.status, error: r.body.error };
+}
+
+export async function removeDir(dir: string): Promise<void> {
+  await rm(dir, { recursive: true, force: true });
+}
