@@ -4,17 +4,17 @@
  * `expiryScanEnd(space, nowMs)`, and pruning never reads live ones.
  */
 import { assert } from '../assert.js';
+import { seqHex } from '../codec.js';
 
 export type ExpirySpace = 'chalx' | 'tokx';
 
 export function expiryKey(space: ExpirySpace, expiresAtMs: number, hashHex: string): string {
-  assert(Number.isSafeInteger(expiresAtMs) && expiresAtMs >= 0, 'an expiry is a time in ms');
-  return `${space}/${expiresAtMs.toString(16).padStart(16, '0')}/${hashHex}`;
+  return `${space}/${seqHex(expiresAtMs)}/${hashHex}`;
 }
 
 /** Exclusive upper end of the index entries expired at `nowMs` (expired: `nowMs >= expiresAtMs`). */
 export function expiryScanEnd(space: ExpirySpace, nowMs: number): string {
-  return `${space}/${(nowMs + 1).toString(16).padStart(16, '0')}/`;
+  return `${space}/${seqHex(nowMs + 1)}/`;
 }
 
 /** The hash an index entry names (its last segment), to delete the record it indexes. */

@@ -121,5 +121,4 @@ describe('sessions', () => {
     expect(() => draw(365 * 24 * 3600 * 1000)).toThrow(AssertionFailure);
     expect(draw().token).not.toBe(draw().token);
   });
-
 });
