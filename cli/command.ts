@@ -23,6 +23,7 @@ export function action<A extends unknown[]>(make: MakeContext, run: (ctx: Contex
     const command = args[args.length - 1] as Command;
     const ctx = make(command.optsWithGlobals<GlobalOptions>());
     try {
+      await ctx.connect();
       await run(ctx, ...(args.slice(0, -1) as A));
     } catch (error) {
       if (error instanceof UsageError) command.error(`error: ${error.message}`, { exitCode: error.exitCode, code: 'ledgerctl.usage' });

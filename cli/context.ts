@@ -28,31 +28,42 @@ export class Context {
     this.out = new Output(io, globals);
   }
 
-  get profiles(): ProfileStore {
-    this.store ??= new ProfileStore(this.io.env.LEDGERCTL_CONFIG_DIR);
+  /** The profile store, opened on first use (flags and environment alone need none). */
+  async profiles(): Promise<ProfileStore> {
+    this.store ??= await ProfileStore.open(this.io.env.LEDGERCTL_CONFIG_DIR);
     return this.store;
   }
 
   /** The profile in use: `--profile`, else `$LEDGER_PROFILE`, else the active one, else `default`. */
-  get profileName(): string {
-    return this.globals.profile ?? this.io.env.LEDGER_PROFILE ?? this.profiles.active ?? 'default';
+  async profileName(): Promise<string> {
+    return this.globals.profile ?? this.io.env.LEDGER_PROFILE ?? (await this.profiles()).active ?? 'default';
   }
 
   /** The profile's settings; an unsaved profile gets the defaults and the connection in use. */
-  get profile(): Profile {
-    return this.profiles.get(this.profileName) ?? { url: this.url, rpId: defaultRpId, origin: defaultOrigin };
+  async profile(): Promise<Profile> {
+    const saved = (await this.profiles()).get(await this.profileName());
+    return saved ?? { url: await this.url(), rpId: defaultRpId, origin: defaultOrigin };
   }
 
-  get url(): string {
-    return this.globals.url ?? this.io.env.LEDGER_URL ?? this.profiles.get(this.profileName)?.url ?? defaultUrl;
+  private async url(): Promise<string> {
+    const given = this.globals.url ?? this.io.env.LEDGER_URL;
+    if (given !== undefined) return given;
+    return (await this.profiles()).get(await this.profileName())?.url ?? defaultUrl;
   }
 
-  get token(): string | undefined {
-    return this.globals.token ?? this.io.env.LEDGER_TOKEN ?? this.profiles.secretsOf(this.profileName).token;
+  private async token(): Promise<string | undefined> {
+    const given = this.globals.token ?? this.io.env.LEDGER_TOKEN;
+    if (given !== undefined) return given;
+    return (await this.profiles()).secretsOf(await this.profileName()).token;
+  }
+
+  /** Resolves the connection once; every later call returns the same client. */
+  async connect(): Promise<void> {
+    this.opened ??= new LedgerClient(await this.url(), await this.token());
   }
 
   client(): LedgerClient {
-    this.opened ??= new LedgerClient(this.url, this.token);
+    if (this.opened === undefined) throw new Error('Context.client() before connect()');
     return this.opened;
   }
 

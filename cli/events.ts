@@ -31,7 +31,12 @@ export async function* followEvents(client: LedgerClient, options: FollowOptions
       const body = await client.stream('/v1/events', after === null ? {} : { after }, options.signal);
       yield { type: 'open', after };
       delayMs = reconnectDelayMinMs;
-      for await (const event of parseServerEvents(body)) {
+      // ledgerd names its position first (`: ledgerd events after N`): a drop before any event resumes there.
+      const position = (comment: string) => {
+        const announced = /^ledgerd events after (\d+)$/.exec(comment);
+        if (announced !== null && after === null) after = Number(announced[1]);
+      };
+      for await (const event of parseServerEvents(body, position)) {
         const seq = seqOf(event.id);
         if (seq !== null) after = seq;
         yield { type: 'event', seq, kind: event.event, data: parseData(event.data) };

@@ -2,7 +2,6 @@
  * Results go to stdout, everything else to stderr. On a terminal results are tables for people;
  * with `--json`, or when stdout is not a terminal, they are the JSON the API returned.
  */
-import { renderToString } from 'ink';
 import type { ReactElement } from 'react';
 import type { Json } from './api.js';
 import { UsageError } from './errors.js';
@@ -40,10 +39,15 @@ export class Output {
     this.write(this.machine ? JSON.stringify(value, null, 2) : human());
   }
 
-  /** Like `result`, rendering an Ink view for people. */
-  view(value: unknown, element: () => ReactElement): void {
+  /**
+   * Like `result`, rendering an Ink view for people. Ink (and the view) are loaded only then:
+   * loading Ink costs more than the rest of a run, and scripts never need it.
+   */
+  async view(value: unknown, element: () => Promise<ReactElement>): Promise<void> {
+    if (this.machine || this.flags.field !== undefined) return this.result(value, () => '');
+    const [{ renderToString }, rendered] = await Promise.all([import('ink'), element()]);
     // Wide enough that Ink never wraps a table row; the terminal shows long rows as it always does.
-    this.result(value, () => renderToString(element(), { columns: inkColumns }));
+    this.write(renderToString(rendered, { columns: inkColumns }));
   }
 
   /** One JSON value per line (NDJSON) for streams of records. */

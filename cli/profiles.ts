@@ -4,7 +4,7 @@
  * secrets are never printed by `profile show`.
  */
 import { chmodSync } from 'node:fs';
-import Conf from 'conf';
+import type Conf from 'conf';
 import { UsageError } from './errors.js';
 
 export interface Profile {
@@ -55,11 +55,16 @@ export class ProfileStore {
   private readonly config: Conf<ConfigFile>;
   private readonly secrets: Conf<Record<string, ProfileSecrets>>;
 
-  /** `dir`: `$LEDGERCTL_CONFIG_DIR`, else the user's config directory. */
-  constructor(dir: string | undefined) {
+  /** `dir`: `$LEDGERCTL_CONFIG_DIR`, else the user's config directory. `conf` is loaded only when a profile is needed. */
+  static async open(dir: string | undefined): Promise<ProfileStore> {
+    const { default: ConfClass } = await import('conf');
+    return new ProfileStore(ConfClass, dir);
+  }
+
+  private constructor(ConfClass: typeof Conf, dir: string | undefined) {
     const where = dir === undefined ? { projectName: 'ledgerctl' } : { cwd: dir };
-    this.config = new Conf<ConfigFile>({ ...where, configName: 'config', configFileMode: secretFileMode, defaults: { profiles: {} } });
-    this.secrets = new Conf<Record<string, ProfileSecrets>>({ ...where, configName: 'secrets', configFileMode: secretFileMode });
+    this.config = new ConfClass<ConfigFile>({ ...where, configName: 'config', configFileMode: secretFileMode, defaults: { profiles: {} } });
+    this.secrets = new ConfClass<Record<string, ProfileSecrets>>({ ...where, configName: 'secrets', configFileMode: secretFileMode });
   }
 
   get active(): string | undefined {

@@ -7,7 +7,7 @@ export interface ServerEvent {
   data: string;
 }
 
-export async function* parseServerEvents(body: AsyncIterable<Uint8Array | string>): AsyncGenerator<ServerEvent> {
+export async function* parseServerEvents(body: AsyncIterable<Uint8Array | string>, onComment: (text: string) => void = () => {}): AsyncGenerator<ServerEvent> {
   const decoder = new TextDecoder();
   let buffer = '';
   let data: string[] = [];
@@ -26,7 +26,10 @@ export async function* parseServerEvents(body: AsyncIterable<Uint8Array | string
         event = '';
         continue;
       }
-      if (line.startsWith(':')) continue;
+      if (line.startsWith(':')) {
+        onComment(line.slice(1).trim());
+        continue;
+      }
       const colon = line.indexOf(':');
       const name = colon < 0 ? line : line.slice(0, colon);
       const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');

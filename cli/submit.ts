@@ -3,7 +3,6 @@
  * safely, `--on-behalf-of`, `--wait`), and printing the acknowledgement or the decided operation.
  */
 import type { Command } from 'commander';
-import { render } from 'ink';
 import { createElement } from 'react';
 import { type CommandReply, type OperationView, isDecided } from './api.js';
 import type { Context } from './context.js';
@@ -11,7 +10,6 @@ import { isTerminal } from './io.js';
 import { waitTimeoutDefaultMs, waitTimeoutMaxMs } from './limits.js';
 import { details, show, time } from './output.js';
 import { integer } from './parse.js';
-import { Waiting } from './views/waiting.js';
 import { failureOf, waitForDecision } from './wait.js';
 
 export interface SubmitFlags {
@@ -48,6 +46,7 @@ export function send(ctx: Context, path: string, body: unknown, flags: SubmitFla
 export async function decision(ctx: Context, reference: string, timeoutMs: number): Promise<OperationView> {
   const stderr = ctx.io.stderr;
   if (!isTerminal(stderr)) return waitForDecision(ctx.client(), reference, timeoutMs);
+  const [{ render }, { Waiting }] = await Promise.all([import('ink'), import('./views/waiting.js')]);
   const spinner = render(createElement(Waiting, { reference, state: 'Received' }), { stdout: stderr as NodeJS.WriteStream, stdin: ctx.io.stdin as NodeJS.ReadStream, patchConsole: false });
   try {
     return await waitForDecision(ctx.client(), reference, timeoutMs, (view) => spinner.rerender(createElement(Waiting, { reference, state: view.state })));

@@ -22,7 +22,7 @@ export function buildAdd(parent: Command, make: MakeContext): Command {
 
 /** The global `--url` and `--token` name what the profile keeps (`$LEDGER_URL` is not saved). */
 export async function runAdd(ctx: Context, name: string, options: AddOptions): Promise<void> {
-  const profiles = ctx.profiles;
+  const profiles = await ctx.profiles();
   const token = ctx.globals.token;
   profiles.put(name, { url: ctx.globals.url ?? defaultUrl, rpId: options.rpId ?? defaultRpId, origin: options.origin ?? defaultOrigin });
   if (token !== undefined) profiles.updateSecrets(name, (s) => ({ ...s, token }));

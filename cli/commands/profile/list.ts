@@ -15,7 +15,7 @@ export function buildList(parent: Command, make: MakeContext): Command {
 }
 
 export async function runList(ctx: Context): Promise<void> {
-  const profiles = ctx.profiles;
+  const profiles = await ctx.profiles();
   const rows: ProfileRow[] = profiles.names().map((name) => ({
     name,
     active: profiles.active === name,

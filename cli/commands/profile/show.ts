@@ -13,18 +13,19 @@ export function buildShow(parent: Command, make: MakeContext): Command {
 }
 
 export async function runShow(ctx: Context, name: string | undefined): Promise<void> {
-  const profileName = name ?? ctx.profileName;
-  const profile = ctx.profiles.get(profileName);
+  const profiles = await ctx.profiles();
+  const profileName = name ?? (await ctx.profileName());
+  const profile = profiles.get(profileName);
   if (profile === undefined) throw new UsageError(`no profile named ${profileName} (see: ledgerctl profile add)`);
-  const secrets = ctx.profiles.secretsOf(profileName);
+  const secrets = profiles.secretsOf(profileName);
   const view = {
     name: profileName,
-    active: ctx.profiles.active === profileName,
+    active: profiles.active === profileName,
     ...profile,
     token: secrets.token !== undefined,
     key_credentials: Object.keys(secrets.keys ?? {}),
     passkey: secrets.passkey?.credential ?? (secrets.passkey === undefined ? null : 'registered, not yet decided'),
-    secrets_file: ctx.profiles.paths.secrets,
+    secrets_file: profiles.paths.secrets,
   };
   ctx.out.result(view, () => details(view));
 }

@@ -7,6 +7,6 @@ export function buildUse(parent: Command, make: MakeContext): Command {
 }
 
 export async function runUse(ctx: Context, name: string): Promise<void> {
-  ctx.profiles.use(name);
+  (await ctx.profiles()).use(name);
   ctx.out.note(`active profile: ${name}`);
 }

@@ -4,7 +4,6 @@ import type { Statement } from '../../api.js';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
 import { timeMs } from '../../parse.js';
-import { StatementView } from '../../views/statement.js';
 
 export interface StatementsOptions {
   account: string;
@@ -34,5 +33,5 @@ export async function runStatements(ctx: Context, options: StatementsOptions): P
     to: timeMs('--to', options.to),
     as_of: options.asOf,
   });
-  ctx.out.view(statement, () => createElement(StatementView, { statement }));
+  await ctx.out.view(statement, async () => createElement((await import('../../views/statement.js')).StatementView, { statement }));
 }

@@ -3,7 +3,6 @@ import { createElement } from 'react';
 import type { TrialBalance } from '../../api.js';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
-import { TrialBalanceView } from '../../views/trial-balance.js';
 
 export interface TrialBalanceOptions {
   asset?: string;
@@ -19,5 +18,5 @@ export function buildTrialBalance(parent: Command, make: MakeContext): Command {
 
 export async function runTrialBalance(ctx: Context, options: TrialBalanceOptions): Promise<void> {
   const trialBalance = await ctx.client().get<TrialBalance>('/v1/trial-balance', { asset: options.asset });
-  ctx.out.view(trialBalance, () => createElement(TrialBalanceView, { trialBalance }));
+  await ctx.out.view(trialBalance, async () => createElement((await import('../../views/trial-balance.js')).TrialBalanceView, { trialBalance }));
 }

@@ -1,0 +1,38 @@
+/** Running the built `ledgerctl` as a process, as operators and runbooks do. */
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { repoRoot } from './daemon.js';
+
+export interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  json<T = any>(): T;
+}
+
+const runTimeoutMs = 30_000;
+
+/** A fresh profile directory, so no test reads or writes the user's own profiles. */
+export const configDir = () => mkdtempSync(join(tmpdir(), 'ledgerctl-config-'));
+
+export function ledgerctl(args: readonly string[], env: Record<string, string | undefined> = {}, stdin?: string): Promise<Run> {
+  const child = spawn(process.execPath, ['bin/ledgerctl', ...args], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  child.stdin.end(stdin ?? '');
+  const timer = setTimeout(() => child.kill('SIGKILL'), runTimeoutMs);
+  return new Promise((done) =>
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      done({ code, stdout, stderr, json: () => JSON.parse(stdout) });
+    }),
+  );
+}
