@@ -7,8 +7,8 @@
 import { assert } from './assert.js';
 import type {
   Account,
-  Asset,
   Authority,
+  Asset,
   Balance,
   Command,
   Head,
@@ -45,20 +45,21 @@ export const keys = {
   balancePrefix: 'bal/',
   journal: (seq: number) => `j/${seqHex(seq)}`,
   journalPrefix: 'j/',
-  /** Per account and asset: entry seq -> balance after (statements, asset-filtered movements). */
+  /** Per account and asset, the journal positions of its entries (empty values: the journal has the body). */
   accountAsset: (acct: string, asset: string, seq: number) => `aa/${acct}/${asset}/${seqHex(seq)}`,
   accountAssetPrefix: (acct: string, asset: string) => `aa/${acct}/${asset}/`,
-  /** Per account: entry seq (movements of an account across assets). */
-  accountEntry: (acct: string, seq: number) => `ae/${acct}/${seqHex(seq)}`,
-  accountEntryPrefix: (acct: string) => `ae/${acct}/`,
+  accountBalancesPrefix: (acct: string) => `bal/${acct}/`,
+  /** A decided operation. */
   operation: (ref: string) => `op/${ref}`,
+  /** An acknowledged, undecided command: the Received operation itself. Deleted by its decision. */
   command: (cseq: number) => `cmd/${seqHex(cseq)}`,
   commandPrefix: 'cmd/',
   clientKey: (principal: string, key: string) => `ck/${principal}/${key}`,
   /** Reservations awaiting their deadline, in deadline order. */
   expiry: (deadlineMs: number, ref: string) => `x/${seqHex(deadlineMs)}/${ref}`,
   expiryPrefix: 'x/',
-  event: (seq: number) => `ev/${seqHex(seq)}`,
+  /** The events of one decision round, keyed by the first event's sequence number. */
+  eventChunk: (firstSeq: number) => `ev/${seqHex(firstSeq)}`,
   eventPrefix: 'ev/',
   alias: (source: string, name: string) => `alias/${encodeURIComponent(source)}/${encodeURIComponent(name)}`,
   archived: (source: string, name: string) => `arch/${encodeURIComponent(source)}/${encodeURIComponent(name)}`,
@@ -104,8 +105,26 @@ export const decodeIdentity = (text: string): Identity => JSON.parse(text) as Id
 export const encodeHead = (h: Head): string => JSON.stringify(h);
 export const decodeHead = (text: string): Head => JSON.parse(text) as Head;
 
+const encodedAuthorities = new WeakMap<readonly Authority[], string>();
+
+/**
+ * Written for every journal entry, so it builds the JSON directly: the text is what
+ * JSON.stringify gives for the same fields, without the intermediate objects. The
+ * authorities of an operation are shared by its entries and encoded once.
+ */
 export function encodePosting(p: Posting): string {
-  return JSON.stringify({ ...p, amountMinor: p.amountMinor.toString(), after: encodeBalance(p.after) });
+  let authorities = encodedAuthorities.get(p.authorities);
+  if (authorities === undefined) {
+    authorities = JSON.stringify(p.authorities);
+    encodedAuthorities.set(p.authorities, authorities);
+  }
+  const str = JSON.stringify;
+  return (
+    `{"account":${str(p.account)},"asset":${str(p.asset)},"amountMinor":"${p.amountMinor}","direction":"${p.direction}","layer":"${p.layer}",` +
+    `"kind":"${p.kind}","status":"${p.status}","counterparty":${p.counterparty === null ? 'null' : str(p.counterparty)},"authorities":${authorities},` +
+    `"seq":${p.seq},"atMs":${p.atMs},"operation":${str(p.operation)},"reference":${p.reference === null ? 'null' : str(p.reference)},` +
+    `"after":{"a":"${p.after.available}","r":"${p.after.reserved}","e":"${p.after.encumbered}"}}`
+  );
 }
 export function decodePosting(text: string): Posting {
   const j = JSON.parse(text) as Json;
@@ -166,14 +185,12 @@ export function encodeOperation(o: Operation): string {
   return JSON.stringify({ ...o, command: encodeCommand(o.command), hold: encodeHold(o.hold) });
 }
 export function decodeOperation(text: string): Operation {
-  const j = JSON.parse(text) as Json;
+  return decodeOperationJson(JSON.parse(text) as Json);
+}
+export function decodeOperationJson(j: Json): Operation {
   return {
     ...(j as unknown as Operation),
     command: decodeCommand(j.command as Json),
     hold: decodeHold(j.hold as Json | null),
   };
-}
-
-export function sameAuthority(a: Authority, b: Authority): boolean {
-  return a.principal === b.principal && a.credential === b.credential && a.kind === b.kind && a.grant === b.grant && a.onBehalfOf === b.onBehalfOf;
 }

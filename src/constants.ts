@@ -25,6 +25,8 @@ export const movementsPageLimitMax = 1000;
 export const statementMovementsMax = 1000;
 /** Index entries one movements page may scan before it returns with `next`. */
 export const movementsScanMax = 4 * movementsPageLimitMax;
+/** (Account, asset) indexes one movements read may merge. */
+export const movementsMergeMax = 1024;
 /** Accounts one identity may own (bounds the merge of a movements-by-identity read). */
 export const accountsPerIdentityMax = 256;
 /** Registered assets. */

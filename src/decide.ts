@@ -7,6 +7,7 @@
 import { accountsPerIdentityMax } from './constants.js';
 import { type Refusal, refusal } from './errors.js';
 import { type Actor, type Principals, actingAuthority, authorityToDebit, reaches } from './authority.js';
+import { mayFinish } from './precheck.js';
 import type {
   Account,
   Asset,
@@ -179,9 +180,8 @@ function decideReserve(cmd: Extract<Command, { type: 'reserve' }>, actor: Actor,
 /** The reservation a capture or release names, if it may still be finished by this caller. */
 function heldReservation(ref: string, actor: Actor, reads: Reads, input: DecisionInput): { op: Operation; hold: Hold } | Refusal {
   const op = reads.operation(ref);
-  const mayFinish = op !== undefined && (op.actor.principal === actor.principal || actor.principal === input.principals.operator || (op.hold !== null && reads.account(op.hold.payer)?.owner === actor.principal));
-  if (op === undefined || !mayFinish) return refusal('ERR-UnknownOperation', `no reservation ${ref} is visible to the caller`);
-  if (op.command.type !== 'reserve') return refusal('ERR-InvalidTransition', `operation ${ref} is not a reservation`);
+  const payerOwner = op?.command.type === 'reserve' ? reads.account(op.command.payer)?.owner : undefined;
+  if (op === undefined || !mayFinish(actor, op, payerOwner, input.principals)) return refusal('ERR-UnknownOperation', `no reservation ${ref} is visible to the caller`);
   if (op.state !== 'Reserved' || op.hold === null) {
     return op.state === 'Received'
       ? refusal('ERR-InvalidTransition', `reservation ${ref} is not decided yet`)

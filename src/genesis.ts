@@ -309,8 +309,7 @@ export async function importGenesis(store: Store, genesis: Genesis, nowMs: numbe
       after,
     };
     await put(keys.journal(seq), encodePosting(posting));
-    await put(keys.accountAsset(o.account, o.asset, seq), JSON.stringify(encodeBalance(after)));
-    await put(keys.accountEntry(o.account, seq), o.asset);
+    await put(keys.accountAsset(o.account, o.asset, seq), '');
   }
   for (const [key, b] of balances) await put(key, JSON.stringify(encodeBalance(b)));
   for (const a of genesis.aliases) await put(keys.alias(a.source, a.name), a.account);

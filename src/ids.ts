@@ -4,6 +4,17 @@ import type { IdSource } from './kernel.js';
 import type { AccountId } from './values.js';
 
 /**
+ * Every operation reference starts with `op_` and the command's sequence number in 16
+ * hex digits, so the kernel finds an undecided command from its reference alone.
+ */
+export function cseqOfRef(ref: string): number | null {
+  const m = /^op_([0-9a-f]{16})[0-9a-f]*$/.exec(ref);
+  if (m === null) return null;
+  const cseq = parseInt(m[1]!, 16);
+  return Number.isSafeInteger(cseq) ? cseq : null;
+}
+
+/**
  * Ids derived from the command sequence alone: a replay of the same commands draws
  * the same ids. Tests and replays use it.
  */

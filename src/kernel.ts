@@ -21,6 +21,7 @@ import {
   decodeHead,
   decodeIdentity,
   decodeOperation,
+  decodeOperationJson,
   encodeAccount,
   encodeBalance,
   encodeHead,
@@ -51,7 +52,9 @@ import { Overlay } from './overlay.js';
 import type { BatchOp, Store } from './store/port.js';
 import type { AccountId, AssetSymbol, ReferenceJson } from './values.js';
 import { loadAssets } from './assets.js';
-import { BookView } from './queries.js';
+import { BookView, readOperation } from './queries.js';
+import { type PrecheckReads, precheck, precheckNeeds } from './precheck.js';
+import { cseqOfRef } from './ids.js';
 import { resolveToken } from './credentials.js';
 
 export interface IdSource {
@@ -95,10 +98,20 @@ export interface DecisionEvent {
   readonly operation: Operation;
 }
 
+/** A submission waiting for its intake round. */
+interface Intake {
+  readonly sub: Submission;
+  readonly clientKey: string;
+  readonly ckKey: string;
+  resolve(ack: Acknowledgement): void;
+  reject(error: unknown): void;
+}
+
+/** An accepted submission waiting for its durable write. */
 interface PendingSubmission {
   readonly op: Operation;
   readonly ckKey: string;
-  readonly ckValue: string;
+  readonly digest: string;
   readonly durable: Promise<void>;
   resolve(): void;
   reject(error: unknown): void;
@@ -123,6 +136,8 @@ export class Kernel {
   private assets: ReadonlyMap<string, Asset>;
   private head: Head;
   private nextCseq: number;
+  private intakeQueue: Intake[] = [];
+  private intaking = false;
   /** Submissions not yet durable, by client-key store key (a repeat waits on the first). */
   private readonly inFlightKeys = new Map<string, PendingSubmission>();
   private submitQueue: PendingSubmission[] = [];
@@ -178,40 +193,122 @@ export class Kernel {
   // ---------------------------------------------------------------- submission
 
   /** Acknowledges a command (durably) or refuses it. Never decides it here. */
-  async submit(sub: Submission): Promise<Acknowledgement> {
+  submit(sub: Submission): Promise<Acknowledgement> {
     this.ensureAccepting();
     const clientKey = sub.clientKey ?? sub.requestDigest;
     assert(clientKey.length > 0 && clientKey.length <= bounds.clientKeyLengthMax, 'client key length checked at the edge');
-    const ckKey = keys.clientKey(sub.actor.principal, clientKey);
+    return new Promise((resolve, reject) => {
+      this.intakeQueue.push({ sub, clientKey, ckKey: keys.clientKey(sub.actor.principal, clientKey), resolve, reject });
+      if (!this.intaking) {
+        this.intaking = true;
+        // Let the submissions of this turn of the event loop gather into one intake round.
+        setImmediate(() => void this.runIntake());
+      }
+    });
+  }
 
-    const inFlight = this.inFlightKeys.get(ckKey);
-    if (inFlight) return this.repeatOf(inFlight.op, inFlight.durable, sub.requestDigest);
-    const stored = await this.store.get(ckKey);
-    if (stored !== undefined) {
-      const record = JSON.parse(stored) as ClientKeyRecord;
-      const op = await this.operation(record.ref);
-      assert(op !== undefined, 'a client-key record names a stored operation');
-      return this.repeatOf(op, Promise.resolve(), sub.requestDigest, record.digest);
+  /**
+   * Takes submissions in rounds: reads every client-key record and everything the
+   * prechecks need in one store round trip each, then handles each submission in
+   * order, synchronously. New commands go to the next submission write.
+   */
+  private async runIntake(): Promise<void> {
+    try {
+      while (this.intakeQueue.length > 0) {
+        const round = this.intakeQueue.splice(0, bounds.submissionsPerWriteMax);
+        try {
+          await this.intakeRound(round);
+        } catch (error) {
+          for (const item of round) item.reject(error);
+          if (error instanceof AssertionFailure) this.stopFatally(error);
+        }
+      }
+    } finally {
+      this.intaking = false;
+      this.notifyIdle();
     }
-    // Another submission under this key may have started while we read the store.
-    const raced = this.inFlightKeys.get(ckKey);
-    if (raced) return this.repeatOf(raced.op, raced.durable, sub.requestDigest);
+  }
 
-    await this.precheck(sub);
-    this.ensureAccepting();
-    const racedAgain = this.inFlightKeys.get(ckKey);
-    if (racedAgain) return this.repeatOf(racedAgain.op, racedAgain.durable, sub.requestDigest);
+  private async intakeRound(round: readonly Intake[]): Promise<void> {
+    const lookups = [...new Set(round.filter((i) => !this.inFlightKeys.has(i.ckKey)).map((i) => i.ckKey))];
+    const recordTexts = lookups.length === 0 ? [] : await this.store.getMany(lookups);
+    const records = new Map<string, ClientKeyRecord>();
+    for (const [i, key] of lookups.entries()) if (recordTexts[i] !== undefined) records.set(key, JSON.parse(recordTexts[i]!) as ClientKeyRecord);
 
+    const operations = new Map<string, Operation>();
+    const accountIds = new Set<AccountId>();
+    const opRefs = new Set<string>();
+    for (const item of round) {
+      if (records.has(item.ckKey)) continue;
+      const needs = precheckNeeds(item.sub.command);
+      for (const id of needs.accounts) accountIds.add(id);
+      for (const ref of needs.operations) opRefs.add(ref);
+    }
+    for (const ref of opRefs) {
+      const op = await this.operation(ref);
+      if (op === undefined) continue;
+      operations.set(ref, op);
+      if (op.command.type === 'reserve') accountIds.add(op.command.payer);
+    }
+    const accounts = new Map<string, Account | undefined>();
+    await this.load(accounts, [...accountIds].map(keys.account), decodeAccount);
+    const reads: PrecheckReads = {
+      asset: (symbol) => this.assets.get(symbol),
+      account: (id) => accounts.get(keys.account(id)),
+      operation: (ref) => operations.get(ref),
+    };
+
+    let accepted = false;
+    for (const item of round) {
+      const inFlight = this.inFlightKeys.get(item.ckKey);
+      const record = records.get(item.ckKey);
+      if (inFlight || record) {
+        this.answerRepeat(item, inFlight, record);
+        continue;
+      }
+      const refused = precheck(item.sub.command, item.sub.actor, reads, this.principals);
+      if (refused) {
+        item.reject(new Refused(refused.error, refused.description));
+        continue;
+      }
+      const pending = this.accept(item);
+      void pending.durable.then(() => item.resolve({ operation: pending.op, repeat: false }), item.reject);
+      accepted = true;
+    }
+    if (accepted) void this.flushSubmissions();
+  }
+
+  /** A repeat is answered from the first submission once that is durable: the latest state, decided once decided. */
+  private answerRepeat(item: Intake, inFlight: PendingSubmission | undefined, record: ClientKeyRecord | undefined): void {
+    const digest = inFlight ? inFlight.digest : record!.digest;
+    if (digest !== item.sub.requestDigest) {
+      item.reject(new Refused('ERR-ClientKeyReused', 'the client key was already used for a different request'));
+      return;
+    }
+    const ref = inFlight ? inFlight.op.ref : record!.ref;
+    void (inFlight ? inFlight.durable : Promise.resolve())
+      .then(() => this.operation(ref))
+      .then((op) => {
+        assert(op !== undefined, 'a client-key record names a stored operation');
+        item.resolve({ operation: op, repeat: true });
+      })
+      .catch(item.reject);
+  }
+
+  private accept(item: Intake): PendingSubmission {
     const cseq = this.nextCseq++;
+    const ref = this.ids.operationRef(cseq);
+    assert(cseqOfRef(ref) === cseq, 'operation references carry their command sequence number');
+    const { sub } = item;
     const op: Operation = {
-      ref: this.ids.operationRef(cseq),
+      ref,
       cseq,
       command: sub.command,
       actor: { ...sub.actor, grant: null, kind: sub.actor.principal === this.principals.operator ? 'operator' : 'owner' },
       state: 'Received',
       submittedAtMs: this.clock(),
       decidedAtMs: null,
-      clientKey,
+      clientKey: item.clientKey,
       clientKeyDerived: sub.clientKey === null,
       reference: sub.reference,
       result: null,
@@ -224,35 +321,10 @@ export class Kernel {
       resolve = res;
       reject = rej;
     });
-    const pending: PendingSubmission = {
-      op,
-      ckKey,
-      ckValue: JSON.stringify({ digest: sub.requestDigest, ref: op.ref } satisfies ClientKeyRecord),
-      durable,
-      resolve,
-      reject,
-    };
-    this.inFlightKeys.set(ckKey, pending);
+    const pending: PendingSubmission = { op, ckKey: item.ckKey, digest: sub.requestDigest, durable, resolve, reject };
+    this.inFlightKeys.set(item.ckKey, pending);
     this.submitQueue.push(pending);
-    void this.flushSubmissions();
-    await durable;
-    return { operation: op, repeat: false };
-  }
-
-  private async repeatOf(op: Operation, durable: Promise<void>, digest: string, storedDigest?: string): Promise<Acknowledgement> {
-    const expected = storedDigest ?? (await this.digestOf(op));
-    if (expected !== digest) refuse('ERR-ClientKeyReused', 'the client key was already used for a different request');
-    await durable;
-    // The latest record: the decided reply once decided (spec 3, rule 3).
-    return { operation: (await this.operation(op.ref)) ?? op, repeat: true };
-  }
-
-  private async digestOf(op: Operation): Promise<string> {
-    const pending = this.inFlightKeys.get(keys.clientKey(op.actor.principal, op.clientKey));
-    if (pending) return (JSON.parse(pending.ckValue) as ClientKeyRecord).digest;
-    const stored = await this.store.get(keys.clientKey(op.actor.principal, op.clientKey));
-    assert(stored !== undefined, 'a durable operation has its client-key record');
-    return (JSON.parse(stored) as ClientKeyRecord).digest;
+    return pending;
   }
 
   private ensureAccepting(): void {
@@ -261,67 +333,9 @@ export class Kernel {
     if (this.backlog >= this.backlogMax) refuse('ERR-DecisionUnavailable', `the decision backlog is at its bound of ${this.backlogMax} commands`);
   }
 
-  /** Commands accepted and not yet decided. */
+  /** Commands submitted and not yet decided. */
   get backlog(): number {
-    return this.submitQueue.length + this.inFlightKeys.size + this.decideQueue.length;
-  }
-
-  /**
-   * Checks a command against the committed book before acknowledging it. What only
-   * the decision can know (balances, the order of competing commands) is left to it;
-   * what the caller could never be allowed is refused now, without storing anything.
-   */
-  private async precheck(sub: Submission): Promise<void> {
-    const cmd = sub.command;
-    const { actor } = sub;
-    const assetKnown = (symbol: AssetSymbol) => {
-      if (!this.assets.has(symbol)) refuse('ERR-UnknownAsset', `asset ${symbol} is not registered`);
-    };
-    const mayDebit = async (id: AccountId) => {
-      const account = await this.readAccount(id);
-      if (account === undefined) {
-        if (actor.principal === this.principals.operator) refuse('ERR-UnknownAccount', `account ${id} is unknown`);
-        refuse('ERR-NotAuthorised', `the initiating principal holds no authority that covers account ${id}`);
-      }
-      if (authorityToDebit(actor, account, this.principals) === null) {
-        refuse('ERR-NotAuthorised', `the initiating principal holds no authority that covers account ${id}`);
-      }
-    };
-    switch (cmd.type) {
-      case 'transfer': {
-        if (cmd.legs.length === 0) refuse('ERR-MalformedCommand', 'legs must hold at least one leg');
-        if (cmd.legs.length > bounds.transferLegsMax) refuse('ERR-BatchTooLarge', `a transfer carries at most ${bounds.transferLegsMax} legs`);
-        for (const [i, leg] of cmd.legs.entries()) {
-          if (leg.from === leg.to) refuse('ERR-UnsupportedLeg', `leg ${i} moves from an account to itself`);
-          assetKnown(leg.asset);
-        }
-        for (const from of new Set(cmd.legs.map((l) => l.from))) await mayDebit(from);
-        return;
-      }
-      case 'reserve':
-        assetKnown(cmd.asset);
-        return mayDebit(cmd.payer);
-      case 'capture':
-      case 'release': {
-        const op = await this.operation(cmd.reservation);
-        const visible = op !== undefined && op.command.type === 'reserve' && (op.actor.principal === actor.principal || actor.principal === this.principals.operator || (op.command.type === 'reserve' && (await this.readAccount(op.command.payer))?.owner === actor.principal));
-        if (!visible) refuse('ERR-UnknownOperation', `no reservation ${cmd.reservation} is visible to the caller`);
-        if (terminalStates.has(op.state)) refuse('ERR-OperationTerminal', `reservation ${cmd.reservation} is already ${op.state}`);
-        return;
-      }
-      case 'open_account': {
-        const { operator, identities } = this.principals;
-        if (actor.principal !== cmd.owner && actor.principal !== identities && actor.principal !== operator) {
-          refuse('ERR-NotAuthorised', 'the initiating principal holds no authority that covers opening an account for that identity');
-        }
-        if (cmd.kind === 'treasury' && actor.principal !== operator) refuse('ERR-NotAuthorised', 'only the operator opens treasury accounts');
-        if (cmd.kind !== 'treasury' && Object.keys(cmd.treasuryLimits).length > 0) {
-          refuse('ERR-MalformedCommand', 'treasury_limits apply to treasury accounts only');
-        }
-        for (const symbol of Object.keys(cmd.treasuryLimits)) assetKnown(symbol as AssetSymbol);
-        return;
-      }
-    }
+    return this.intakeQueue.length + this.inFlightKeys.size + this.decideQueue.length;
   }
 
   private async flushSubmissions(): Promise<void> {
@@ -332,9 +346,8 @@ export class Kernel {
         const batch = this.submitQueue.splice(0, bounds.submissionsPerWriteMax);
         const ops: BatchOp[] = [];
         for (const p of batch) {
-          ops.push({ type: 'put', key: keys.operation(p.op.ref), value: encodeOperation(p.op) });
-          ops.push({ type: 'put', key: keys.command(p.op.cseq), value: p.op.ref });
-          ops.push({ type: 'put', key: p.ckKey, value: p.ckValue });
+          ops.push({ type: 'put', key: keys.command(p.op.cseq), value: encodeOperation(p.op) });
+          ops.push({ type: 'put', key: p.ckKey, value: JSON.stringify({ digest: p.digest, ref: p.op.ref } satisfies ClientKeyRecord) });
         }
         ops.push({ type: 'put', key: keys.cseq, value: String(batch[batch.length - 1]!.op.cseq) });
         try {
@@ -422,15 +435,15 @@ export class Kernel {
     const overlay = await this.prefetch(batch, expiring);
     const writes: BatchOp[] = [];
     const events: Operation[] = [];
-    let head = { ...this.head, lastAtMs: atMs };
+    let postingSeq = this.head.postingSeq;
     const deltas = new Map<string, bigint>();
+    let accountsOpened = 0;
 
     const post = (op: Operation, entries: readonly Entry[]): number[] => {
       const seqs: number[] = [];
       const perAsset = new Map<string, bigint>();
       for (const entry of entries) {
-        const seq = head.postingSeq + 1;
-        head = { ...head, postingSeq: seq };
+        const seq = ++postingSeq;
         const signed = entry.direction === 'credit' ? entry.amountMinor : -entry.amountMinor;
         perAsset.set(entry.asset, (perAsset.get(entry.asset) ?? 0n) + signed);
         deltas.set(entry.asset, (deltas.get(entry.asset) ?? 0n) + signed);
@@ -440,8 +453,7 @@ export class Kernel {
         overlay.setBalance(entry.account, entry.asset, after);
         const posting: Posting = { ...entry, seq, atMs, operation: op.ref, reference: op.reference, after };
         writes.push({ type: 'put', key: keys.journal(seq), value: encodePosting(posting) });
-        writes.push({ type: 'put', key: keys.accountAsset(entry.account, entry.asset, seq), value: JSON.stringify(encodeBalance(after)) });
-        writes.push({ type: 'put', key: keys.accountEntry(entry.account, seq), value: entry.asset });
+        writes.push({ type: 'put', key: keys.accountAsset(entry.account, entry.asset, seq), value: '' });
         seqs.push(seq);
       }
       for (const [asset, sum] of perAsset) assert(sum === 0n, `operation ${op.ref} balances in ${asset} (off by ${sum})`);
@@ -472,7 +484,7 @@ export class Kernel {
         overlay.setAccount(account);
         const owner = overlay.identity(account.owner)!;
         overlay.setIdentity({ ...owner, accounts: [...owner.accounts, account.id] });
-        head = { ...head, accounts: head.accounts + 1 };
+        accountsOpened++;
         result = { account: account.id };
       }
       if (decision.hold) writes.push({ type: 'put', key: keys.expiry(decision.hold.deadlineMs, op.ref), value: '' });
@@ -488,14 +500,25 @@ export class Kernel {
     for (const key of overlay.dirtyBalances) writes.push({ type: 'put', key, value: JSON.stringify(encodeBalance(overlay.balances.get(key)!)) });
     for (const key of overlay.dirtyAccounts) writes.push({ type: 'put', key, value: encodeAccount(overlay.accounts.get(key)!) });
     for (const key of overlay.dirtyIdentities) writes.push({ type: 'put', key, value: encodeIdentity(overlay.identities.get(key)!) });
-    for (const ref of overlay.dirtyOperations) writes.push({ type: 'put', key: keys.operation(ref), value: encodeOperation(overlay.operations.get(ref)!) });
-    const eventStart = head.eventSeq;
-    for (const [i, op] of events.entries()) {
-      const seq = eventStart + i + 1;
-      writes.push({ type: 'put', key: keys.event(seq), value: encodeOperation(op) });
-      if (seq > bounds.eventsRetainedMax) writes.push({ type: 'del', key: keys.event(seq - bounds.eventsRetainedMax) });
+    // Every changed operation has an event; each is encoded once, for its event and its record.
+    const encoded = events.map(encodeOperation);
+    const latest = new Map<string, string>();
+    for (const [i, op] of events.entries()) latest.set(op.ref, encoded[i]!);
+    assert(latest.size === overlay.dirtyOperations.size, 'every changed operation has an event');
+    for (const [ref, text] of latest) writes.push({ type: 'put', key: keys.operation(ref), value: text });
+    const eventStart = this.head.eventSeq;
+    if (events.length > 0) {
+      writes.push({ type: 'put', key: keys.eventChunk(eventStart + 1), value: `[${encoded.join(',')}]` });
+      const expired = await this.expiredEventChunk(eventStart + events.length);
+      if (expired !== null) writes.push({ type: 'del', key: expired });
     }
-    head = { ...head, eventSeq: eventStart + events.length, decidedCseq: batch.length > 0 ? batch[batch.length - 1]!.cseq : head.decidedCseq };
+    const head: Head = {
+      decidedCseq: batch.length > 0 ? batch[batch.length - 1]!.cseq : this.head.decidedCseq,
+      postingSeq,
+      eventSeq: eventStart + events.length,
+      lastAtMs: atMs,
+      accounts: this.head.accounts + accountsOpened,
+    };
     writes.push({ type: 'put', key: keys.head, value: encodeHead(head) });
 
     try {
@@ -515,6 +538,17 @@ export class Kernel {
     if (expiring.length > 0 || events.some((op) => op.command.type === 'reserve')) await this.refreshNextExpiry();
     for (const [i, op] of events.entries()) this.emit({ seq: eventStart + i + 1, operation: op });
     return true;
+  }
+
+  /** The oldest event chunk, once every event in it is older than the retention bound. */
+  private async expiredEventChunk(lastSeq: number): Promise<string | null> {
+    if (lastSeq <= bounds.eventsRetainedMax) return null;
+    const chunks: string[] = [];
+    for await (const [key] of this.store.entries({ gte: keys.eventPrefix, lt: prefixEnd(keys.eventPrefix), limit: 2 })) chunks.push(key);
+    if (chunks.length < 2) return null;
+    // The second chunk's first event is one past the oldest chunk's last.
+    const oldestLast = parseSeqHex(chunks[1]!.slice(keys.eventPrefix.length)) - 1;
+    return oldestLast <= lastSeq - bounds.eventsRetainedMax ? chunks[0]! : null;
   }
 
   private assertWithinFloor(account: Account | undefined, asset: AssetSymbol, after: Balance): void {
@@ -540,8 +574,11 @@ export class Kernel {
       if (c.type === 'capture' || c.type === 'release') reservationRefs.add(c.reservation);
     }
     const inBatch = new Map(batch.map((op) => [op.ref, op]));
-    const stored = await this.readOperations([...reservationRefs].filter((r) => !inBatch.has(r)));
-    for (const op of stored) if (op) overlay.operations.set(op.ref, op);
+    for (const ref of reservationRefs) {
+      if (inBatch.has(ref)) continue;
+      const op = await this.operation(ref);
+      if (op) overlay.operations.set(op.ref, op);
+    }
     for (const op of [...expiring, ...batch]) overlay.operations.set(op.ref, op);
 
     for (const op of expiring) needBalance(op.hold!.payer, op.hold!.asset);
@@ -598,12 +635,6 @@ export class Kernel {
     }
   }
 
-  private async readOperations(refs: readonly string[]): Promise<(Operation | undefined)[]> {
-    if (refs.length === 0) return [];
-    const texts = await this.store.getMany(refs.map(keys.operation));
-    return texts.map((t) => (t === undefined ? undefined : decodeOperation(t)));
-  }
-
   private noteWriteFailure(error: Error): void {
     if (error instanceof AssertionFailure) return this.stopFatally(error);
     this.writeFailure = error;
@@ -629,14 +660,10 @@ export class Kernel {
   // ---------------------------------------------------------------- recovery
 
   private async loadBacklog(): Promise<void> {
-    const refs: string[] = [];
-    for await (const [key, ref] of this.store.entries({ gte: keys.commandPrefix, lt: prefixEnd(keys.commandPrefix), limit: Number.MAX_SAFE_INTEGER })) {
-      assert(parseSeqHex(key.slice(keys.commandPrefix.length)) > this.head.decidedCseq, 'an undecided command follows the last decided one');
-      refs.push(ref);
-    }
-    const ops = await this.readOperations(refs);
-    for (const op of ops) {
-      assert(op !== undefined && op.state === 'Received', 'an undecided command is a Received operation');
+    for await (const [key, text] of this.store.entries({ gte: keys.commandPrefix, lt: prefixEnd(keys.commandPrefix), limit: Number.MAX_SAFE_INTEGER })) {
+      const op = decodeOperation(text);
+      assert(parseSeqHex(key.slice(keys.commandPrefix.length)) === op.cseq && op.cseq > this.head.decidedCseq, 'an undecided command follows the last decided one');
+      assert(op.state === 'Received', 'an undecided command is a Received operation');
       this.decideQueue.push(op);
     }
   }
@@ -661,8 +688,7 @@ export class Kernel {
   // ---------------------------------------------------------------- reads
 
   async operation(ref: string): Promise<Operation | undefined> {
-    const text = await this.store.get(keys.operation(ref));
-    return text === undefined ? undefined : decodeOperation(text);
+    return readOperation(this.store, ref);
   }
 
   private async readAccount(id: AccountId): Promise<Account | undefined> {
@@ -722,9 +748,17 @@ export class Kernel {
 
   /** Stored events after `afterSeq`, oldest first, at most `limit`. */
   async eventsAfter(afterSeq: number, limit: number): Promise<DecisionEvent[]> {
+    // The chunk holding event afterSeq+1 is the last one starting at or before it.
+    let from = keys.eventChunk(afterSeq + 1);
+    for await (const [key] of this.store.entries({ gte: keys.eventPrefix, lte: from, reverse: true, limit: 1 })) from = key;
     const out: DecisionEvent[] = [];
-    for await (const [key, value] of this.store.entries({ gt: keys.event(afterSeq), lt: prefixEnd(keys.eventPrefix), limit })) {
-      out.push({ seq: parseSeqHex(key.slice(keys.eventPrefix.length)), operation: decodeOperation(value) });
+    // Each chunk holds at least one event, so `limit` chunks always suffice.
+    for await (const [key, value] of this.store.entries({ gte: from, lt: prefixEnd(keys.eventPrefix), limit })) {
+      const first = parseSeqHex(key.slice(keys.eventPrefix.length));
+      for (const [i, json] of (JSON.parse(value) as Record<string, unknown>[]).entries()) {
+        if (first + i > afterSeq && out.length < limit) out.push({ seq: first + i, operation: decodeOperationJson(json) });
+      }
+      if (out.length >= limit) break;
     }
     return out;
   }
@@ -742,7 +776,7 @@ export class Kernel {
   }
 
   private isIdle(): boolean {
-    return this.fatal !== null || this.writeFailure !== null || (!this.submitting && !this.deciding && this.submitQueue.length === 0 && this.decideQueue.length === 0);
+    return this.fatal !== null || this.writeFailure !== null || (!this.intaking && !this.submitting && !this.deciding && this.intakeQueue.length === 0 && this.submitQueue.length === 0 && this.decideQueue.length === 0);
   }
 
   private notifyIdle(): void {

@@ -18,11 +18,12 @@ import {
   prefixEnd,
   seqHex,
 } from './codec.js';
-import { movementsScanMax, statementMovementsMax } from './constants.js';
+import { assetsMax, movementsMergeMax, movementsScanMax, statementMovementsMax } from './constants.js';
+import { cseqOfRef } from './ids.js';
 import { refuse } from './errors.js';
 import type { Account, Asset, Balance, Head, Operation, Posting } from './model.js';
 import { zeroBalance } from './model.js';
-import type { Snapshot } from './store/port.js';
+import type { ReadView, Snapshot } from './store/port.js';
 import type { AccountId, AssetSymbol, IdentityId } from './values.js';
 
 export interface StatementQuery {
@@ -117,9 +118,8 @@ export class BookView {
     return text === undefined ? zeroBalance : decodeBalance(JSON.parse(text));
   }
 
-  async operation(ref: string): Promise<Operation | undefined> {
-    const text = await this.snap.get(keys.operation(ref));
-    return text === undefined ? undefined : decodeOperation(text);
+  operation(ref: string): Promise<Operation | undefined> {
+    return readOperation(this.snap, ref);
   }
 
   /** Alias lookup (spec endpoint 14). */
@@ -149,8 +149,8 @@ export class BookView {
     const prefix = keys.accountAsset(q.account, q.asset, 0).slice(0, -16);
 
     let opening = zeroBalance;
-    for await (const [, value] of this.snap.entries({ gte: prefix, lt: prefix + seqHex(fromSeq), reverse: true, limit: 1 })) {
-      opening = decodeBalance(JSON.parse(value));
+    for await (const [key] of this.snap.entries({ gte: prefix, lt: prefix + seqHex(fromSeq), reverse: true, limit: 1 })) {
+      opening = (await this.postings([parseSeqHex(key.slice(prefix.length))]))[0]!.after;
     }
     const seqs: number[] = [];
     for await (const [key] of this.snap.entries({ gte: prefix + seqHex(fromSeq), lt: prefix + seqHex(endSeq), limit: statementMovementsMax + 1 })) {
@@ -203,13 +203,13 @@ export class BookView {
 
   async movements(actor: Actor, q: MovementsQuery): Promise<MovementsPage> {
     if (q.asset !== null && !this.assets.has(q.asset)) refuse('ERR-UnknownAsset', `asset ${q.asset} is not registered`);
-    const accounts = await this.subjectAccounts(actor, q);
+    const prefixes = await this.indexPrefixes(await this.subjectAccounts(actor, q), q.asset);
     const fingerprint = filterFingerprint(q);
     let startSeq = q.fromMs === null ? 1 : await this.firstSeqAtOrAfter(q.fromMs, this.view);
     if (q.cursor !== null) startSeq = Math.max(startSeq, parseCursor(q.cursor, fingerprint));
     const endSeq = q.toMs === null ? this.view + 1 : await this.firstSeqAtOrAfter(q.toMs, this.view);
 
-    const source = new MergedSeqs(this.snap, accounts, q.asset, startSeq, endSeq);
+    const source = new MergedSeqs(this.snap, prefixes, startSeq, endSeq);
     try {
       return await this.page(q, source, fingerprint);
     } finally {
@@ -241,6 +241,23 @@ export class BookView {
     }
     if (out.length === q.limit) resumeSeq = (await source.peek()) ?? null;
     return { movements: out, next: resumeSeq === null ? null : makeCursor(resumeSeq, fingerprint), view: this.view };
+  }
+
+  /** The (account, asset) indexes a movements read merges: the asset named, or every asset each account holds. */
+  private async indexPrefixes(accounts: readonly AccountId[], asset: AssetSymbol | null): Promise<string[]> {
+    const prefixes: string[] = [];
+    for (const account of accounts) {
+      if (asset !== null) {
+        prefixes.push(keys.accountAssetPrefix(account, asset));
+        continue;
+      }
+      const balances = keys.accountBalancesPrefix(account);
+      for await (const [key] of this.snap.entries({ gte: balances, lt: prefixEnd(balances), limit: assetsMax })) {
+        prefixes.push(keys.accountAssetPrefix(account, key.slice(balances.length)));
+      }
+    }
+    if (prefixes.length > movementsMergeMax) refuse('ERR-QueryUnbounded', `the read spans ${prefixes.length} account-asset pairs, more than ${movementsMergeMax}; filter by account or asset`);
+    return prefixes;
   }
 
   private async subjectAccounts(actor: Actor, q: MovementsQuery): Promise<AccountId[]> {
@@ -302,9 +319,8 @@ function parseCursor(cursor: string, fingerprint: string): number {
 // ---------------------------------------------------------------- merged index reads
 
 /**
- * Journal positions of the entries of some accounts, in journal order, read by
- * seeking each account's index and merging. One account with an asset filter reads
- * the (account, asset) index; otherwise each account's own index, filtered by asset.
+ * Journal positions of the entries in some (account, asset) indexes, in journal
+ * order, read by seeking each index and merging.
  */
 class MergedSeqs {
   private readonly heads: { iterator: AsyncIterator<[string, string]>; prefix: string; current: number | null }[] = [];
@@ -313,8 +329,7 @@ class MergedSeqs {
 
   constructor(
     private readonly snap: Snapshot,
-    private readonly accounts: readonly AccountId[],
-    private readonly asset: AssetSymbol | null,
+    private readonly prefixes: readonly string[],
     private readonly startSeq: number,
     private readonly endSeq: number,
   ) {}
@@ -322,8 +337,7 @@ class MergedSeqs {
   private async start(): Promise<void> {
     this.started = true;
     if (this.startSeq >= this.endSeq) return;
-    for (const account of this.accounts) {
-      const prefix = this.accounts.length === 1 && this.asset !== null ? keys.accountAssetPrefix(account, this.asset) : keys.accountEntryPrefix(account);
+    for (const prefix of this.prefixes) {
       const iterator = this.snap.entries({ gte: prefix + seqHex(this.startSeq), lt: prefix + seqHex(this.endSeq), limit: Number.MAX_SAFE_INTEGER })[Symbol.asyncIterator]();
       const head = { iterator, prefix, current: null as number | null };
       await this.advance(head);
@@ -332,18 +346,8 @@ class MergedSeqs {
   }
 
   private async advance(head: (typeof this.heads)[number]): Promise<void> {
-    for (;;) {
-      const r = await head.iterator.next();
-      if (r.done) {
-        head.current = null;
-        return;
-      }
-      const [key, value] = r.value;
-      // The per-account index holds the asset as its value: filter without the body.
-      if (this.asset !== null && head.prefix.startsWith('ae/') && value !== this.asset) continue;
-      head.current = parseSeqHex(key.slice(head.prefix.length));
-      return;
-    }
+    const r = await head.iterator.next();
+    head.current = r.done ? null : parseSeqHex(r.value[0].slice(head.prefix.length));
   }
 
   async peek(): Promise<number | undefined> {
@@ -373,4 +377,21 @@ class MergedSeqs {
   async close(): Promise<void> {
     await Promise.all(this.heads.map((h) => h.iterator.return?.()));
   }
+}
+
+/**
+ * An operation by reference: decided ones are under `op/`, undecided ones under
+ * `cmd/<cseq>`. The `cmd/` entry is read first: its deletion commits together with
+ * the `op/` record, so when it is gone the decided record is already there.
+ */
+export async function readOperation(view: ReadView, ref: string): Promise<Operation | undefined> {
+  const cseq = cseqOfRef(ref);
+  if (cseq === null) return undefined;
+  const pending = await view.get(keys.command(cseq));
+  if (pending !== undefined) {
+    const op = decodeOperation(pending);
+    return op.ref === ref ? op : undefined;
+  }
+  const text = await view.get(keys.operation(ref));
+  return text === undefined ? undefined : decodeOperation(text);
 }

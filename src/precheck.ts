@@ -1,0 +1,96 @@
+/**
+ * The checks a command passes before it is acknowledged, against the committed book.
+ * What only the decision can know (balances, the order of competing commands) is
+ * left to it; what the caller could never be allowed is refused now, storing nothing.
+ * Synchronous over reads the intake prefetched, like the decisions themselves.
+ */
+import { type Actor, type Principals, authorityToDebit } from './authority.js';
+import { transferLegsMax } from './constants.js';
+import { type Refusal, refusal } from './errors.js';
+import type { Account, Asset, Command, Operation } from './model.js';
+import { terminalStates } from './model.js';
+import type { AccountId, AssetSymbol } from './values.js';
+
+export interface PrecheckReads {
+  asset(symbol: AssetSymbol): Asset | undefined;
+  account(id: AccountId): Account | undefined;
+  operation(ref: string): Operation | undefined;
+}
+
+/** Accounts and operations a precheck of `command` reads (the intake fetches them first). */
+export function precheckNeeds(command: Command): { accounts: AccountId[]; operations: string[] } {
+  switch (command.type) {
+    case 'transfer':
+      return { accounts: command.legs.map((l) => l.from), operations: [] };
+    case 'reserve':
+      return { accounts: [command.payer], operations: [] };
+    case 'capture':
+    case 'release':
+      return { accounts: [], operations: [command.reservation] };
+    case 'open_account':
+      return { accounts: [], operations: [] };
+  }
+}
+
+const notAuthorisedOver = (what: string) => refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers ${what}`);
+
+function mayDebit(actor: Actor, id: AccountId, reads: PrecheckReads, principals: Principals): Refusal | null {
+  const account = reads.account(id);
+  // Only the operator may learn that an account does not exist.
+  if (account === undefined) return actor.principal === principals.operator ? refusal('ERR-UnknownAccount', `account ${id} is unknown`) : notAuthorisedOver(`account ${id}`);
+  return authorityToDebit(actor, account, principals) === null ? notAuthorisedOver(`account ${id}`) : null;
+}
+
+/** A reservation the actor may finish: its submitter, the payer's owner, or the operator. */
+export function mayFinish(actor: Actor, reservation: Operation | undefined, payerOwner: string | undefined, principals: Principals): boolean {
+  return (
+    reservation !== undefined &&
+    reservation.command.type === 'reserve' &&
+    (reservation.actor.principal === actor.principal || actor.principal === principals.operator || payerOwner === actor.principal)
+  );
+}
+
+export function precheck(command: Command, actor: Actor, reads: PrecheckReads, principals: Principals): Refusal | null {
+  const unknownAsset = (symbol: AssetSymbol) => (reads.asset(symbol) === undefined ? refusal('ERR-UnknownAsset', `asset ${symbol} is not registered`) : null);
+  switch (command.type) {
+    case 'transfer': {
+      if (command.legs.length === 0) return refusal('ERR-MalformedCommand', 'legs must hold at least one leg');
+      if (command.legs.length > transferLegsMax) return refusal('ERR-BatchTooLarge', `a transfer carries at most ${transferLegsMax} legs`);
+      for (const [i, leg] of command.legs.entries()) {
+        if (leg.from === leg.to) return refusal('ERR-UnsupportedLeg', `leg ${i} moves from an account to itself`);
+        const r = unknownAsset(leg.asset);
+        if (r) return r;
+      }
+      for (const leg of command.legs) {
+        const r = mayDebit(actor, leg.from, reads, principals);
+        if (r) return r;
+      }
+      return null;
+    }
+    case 'reserve':
+      return unknownAsset(command.asset) ?? mayDebit(actor, command.payer, reads, principals);
+    case 'capture':
+    case 'release': {
+      const op = reads.operation(command.reservation);
+      const payer = op?.command.type === 'reserve' ? reads.account(op.command.payer) : undefined;
+      if (!mayFinish(actor, op, payer?.owner, principals)) return refusal('ERR-UnknownOperation', `no reservation ${command.reservation} is visible to the caller`);
+      if (terminalStates.has(op!.state)) return refusal('ERR-OperationTerminal', `reservation ${command.reservation} is already ${op!.state}`);
+      return null;
+    }
+    case 'open_account': {
+      const { operator, identities } = principals;
+      if (actor.principal !== command.owner && actor.principal !== identities && actor.principal !== operator) {
+        return notAuthorisedOver('opening an account for that identity');
+      }
+      if (command.kind === 'treasury' && actor.principal !== operator) return refusal('ERR-NotAuthorised', 'only the operator opens treasury accounts');
+      if (command.kind !== 'treasury' && Object.keys(command.treasuryLimits).length > 0) {
+        return refusal('ERR-MalformedCommand', 'treasury_limits apply to treasury accounts only');
+      }
+      for (const symbol of Object.keys(command.treasuryLimits)) {
+        const r = unknownAsset(symbol as AssetSymbol);
+        if (r) return r;
+      }
+      return null;
+    }
+  }
+}

@@ -1,0 +1,78 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { decodeOperation, decodePosting, encodeOperation, encodePosting } from '../../src/codec.js';
+import type { Operation, Posting } from '../../src/model.js';
+
+const id = (prefix: string) => fc.stringMatching(/^[A-Za-z0-9._-]{1,64}$/).map((s) => `${prefix}${s}`);
+const amount = fc.bigInt({ min: 1n, max: (1n << 128n) - 1n });
+const signed = fc.bigInt({ min: -(1n << 128n), max: 1n << 128n });
+const reference = fc.option(fc.json({ maxDepth: 2 }), { nil: null });
+
+const posting: fc.Arbitrary<Posting> = fc.record({
+  seq: fc.nat(),
+  atMs: fc.nat(),
+  account: id('did:ledger:acct:'),
+  asset: fc.stringMatching(/^[A-Z][A-Z0-9]{0,15}$/),
+  amountMinor: amount,
+  direction: fc.constantFrom('debit', 'credit'),
+  layer: fc.constantFrom('available', 'reserved', 'encumbered'),
+  kind: fc.constantFrom('opening', 'transfer', 'reserve', 'capture', 'release', 'expiry'),
+  status: fc.constantFrom('held', 'completed', 'returned', 'reversed', 'opening'),
+  operation: fc.stringMatching(/^op_[0-9a-f]{16}$/),
+  counterparty: fc.option(id('did:ledger:acct:'), { nil: null }),
+  authorities: fc.array(
+    fc.record({
+      credential: id('did:ledger:cred:'),
+      grant: fc.option(id('did:ledger:grant:'), { nil: null }),
+      kind: fc.constantFrom('owner', 'delegated', 'operator', 'issuance', 'recovery'),
+      onBehalfOf: fc.option(id('did:ledger:id:'), { nil: null }),
+      principal: id('did:ledger:id:'),
+    }),
+    { minLength: 1, maxLength: 3 },
+  ),
+  reference,
+  after: fc.record({ available: signed, reserved: amount, encumbered: amount }),
+}) as fc.Arbitrary<Posting>;
+
+describe('record codec', () => {
+  it('writes postings exactly as JSON.stringify would, and reads them back unchanged', () => {
+    fc.assert(
+      fc.property(posting, (p) => {
+        const text = encodePosting(p);
+        const generic = JSON.stringify({ ...p, amountMinor: p.amountMinor.toString(), after: { a: p.after.available.toString(), r: p.after.reserved.toString(), e: p.after.encumbered.toString() } });
+        expect(JSON.parse(text)).toEqual(JSON.parse(generic));
+        expect(decodePosting(text)).toEqual(p);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('round-trips operations with every command type', () => {
+    const base = {
+      ref: 'op_0000000000000001',
+      cseq: 1,
+      actor: { credential: 'did:ledger:cred:c', grant: null, kind: 'owner', onBehalfOf: null, principal: 'did:ledger:id:a' },
+      state: 'Reserved',
+      submittedAtMs: 1,
+      decidedAtMs: 2,
+      clientKey: 'k/with"odd\\chars',
+      clientKeyDerived: false,
+      reference: '{"a": [1, "\\u00e9"]}',
+      result: { postings: [1, 2] },
+      error: null,
+      hold: { payer: 'did:ledger:acct:p', asset: 'USD', amountMinor: 5n, deadlineMs: 9 },
+    };
+    const commands = [
+      { type: 'transfer', legs: [{ from: 'did:ledger:acct:a', to: 'did:ledger:acct:b', asset: 'USD', amountMinor: (1n << 127n) + 3n }], deadlineMs: 5 },
+      { type: 'reserve', payer: 'did:ledger:acct:a', asset: 'USD', amountMinor: 7n, deadlineMs: 5 },
+      { type: 'capture', reservation: 'op_0000000000000002', to: 'did:ledger:acct:b', amountMinor: null },
+      { type: 'capture', reservation: 'op_0000000000000002', to: 'did:ledger:acct:b', amountMinor: 3n },
+      { type: 'release', reservation: 'op_0000000000000002' },
+      { type: 'open_account', owner: 'did:ledger:id:a', kind: 'treasury', custody: 'delegated', treasuryLimits: { USD: 10n ** 30n } },
+    ];
+    for (const command of commands) {
+      const op = { ...base, command } as unknown as Operation;
+      expect(decodeOperation(encodeOperation(op))).toEqual(op);
+    }
+  });
+});
