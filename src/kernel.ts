@@ -194,10 +194,11 @@ export class Kernel {
 
   /** Acknowledges a command (durably) or refuses it. Never decides it here. */
   submit(sub: Submission): Promise<Acknowledgement> {
-    this.ensureAccepting();
     const clientKey = sub.clientKey ?? sub.requestDigest;
     assert(clientKey.length > 0 && clientKey.length <= bounds.clientKeyLengthMax, 'client key length checked at the edge');
     return new Promise((resolve, reject) => {
+      // Refusals always arrive as a rejected promise, never as a synchronous throw.
+      this.ensureAccepting();
       this.intakeQueue.push({ sub, clientKey, ckKey: keys.clientKey(sub.actor.principal, clientKey), resolve, reject });
       if (!this.intaking) {
         this.intaking = true;
