@@ -8,6 +8,7 @@ import { buildOpen } from './commands/accounts/open.js';
 import { buildShow as buildAccountShow } from './commands/accounts/show.js';
 import { buildLookup } from './commands/aliases/lookup.js';
 import { buildList as buildAssetList } from './commands/assets/list.js';
+import { buildDashboard } from './commands/dashboard/dashboard.js';
 import { buildTail } from './commands/events/tail.js';
 import { buildMovements } from './commands/movements/movements.js';
 import { buildShow as buildOperationShow } from './commands/operations/show.js';
@@ -42,7 +43,7 @@ const nouns: readonly (readonly [string, string, readonly Builder[]])[] = [
 ];
 
 /** Verbless commands (like gh's `status`). */
-const singles: readonly Builder[] = [buildStatements, buildMovements, buildTrialBalance];
+const singles: readonly Builder[] = [buildStatements, buildMovements, buildTrialBalance, buildDashboard];
 
 export function buildProgram(io: Io, make: MakeContext = contextFor(io)): Command {
   const program = new Command('ledgerctl')

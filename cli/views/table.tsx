@@ -1,4 +1,7 @@
-/** A table for people: bold headers, columns as wide as their widest cell, numbers to the right. */
+/**
+ * A table for people: bold headers, columns as wide as their widest cell, numbers to the right.
+ * Rows never wrap (a wrapped row reads as two); past the screen's width they are cut.
+ */
 import { Box, Text } from 'ink';
 import { type Column, columnWidths } from '../output.js';
 
@@ -17,9 +20,9 @@ export function Table<Row>({ columns, rows, empty = '(none)', header = true }: T
   const pad = (value: string, i: number) => (columns[i]!.alignRight ? value.padStart(widths[i]!) : value.padEnd(widths[i]!));
   return (
     <Box flexDirection="column">
-      {header && <Text bold>{columns.map((c, i) => pad(c.header, i)).join('  ').trimEnd()}</Text>}
+      {header && <Text bold wrap="truncate-end">{columns.map((c, i) => pad(c.header, i)).join('  ').trimEnd()}</Text>}
       {cells.map((row, r) => (
-        <Text key={r}>{row.map(pad).join('  ').trimEnd()}</Text>
+        <Text key={r} wrap="truncate-end">{row.map(pad).join('  ').trimEnd()}</Text>
       ))}
     </Box>
   );

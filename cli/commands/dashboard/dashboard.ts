@@ -1,0 +1,47 @@
+import type { Command } from 'commander';
+import { createElement } from 'react';
+import type { TrialBalance } from '../../api.js';
+import { type MakeContext, action } from '../../command.js';
+import type { Context } from '../../context.js';
+import { UsageError } from '../../errors.js';
+import { followEvents } from '../../events.js';
+import { isTerminal } from '../../io.js';
+import { integer } from '../../parse.js';
+
+export interface DashboardOptions {
+  after?: string;
+  refreshMs?: string;
+}
+
+const refreshMsMin = 100;
+const refreshMsMax = 60_000;
+
+export function buildDashboard(parent: Command, make: MakeContext): Command {
+  return parent
+    .command('dashboard')
+    .description('a live view of the book: trial balance, recent operations, decisions per second, pending reservations')
+    .option('--after <seq>', 'replay events after this sequence number first (0: all retained)')
+    .option('--refresh-ms <ms>', 'how often the trial balance is read', '1000')
+    .action(action(make, runDashboard));
+}
+
+export async function runDashboard(ctx: Context, options: DashboardOptions): Promise<void> {
+  if (!isTerminal(ctx.io.stdout) || !isTerminal(ctx.io.stdin)) throw new UsageError('the dashboard needs a terminal; for scripts use: ledgerctl events tail --json');
+  const after = options.after === undefined ? null : integer('--after', options.after, 0, Number.MAX_SAFE_INTEGER);
+  const refreshMs = integer('--refresh-ms', options.refreshMs ?? '1000', refreshMsMin, refreshMsMax);
+  const client = ctx.client();
+  const sources = {
+    events: (signal: AbortSignal) => followEvents(client, { after, signal, reconnect: true }),
+    trialBalance: () => client.get<TrialBalance>('/v1/trial-balance'),
+    now: () => Date.now(),
+  };
+  const [{ render }, { DashboardApp }] = await Promise.all([import('ink'), import('../../views/dashboard-app.js')]);
+  const app = render(createElement(DashboardApp, { sources, url: client.baseUrl.origin, refreshMs }), {
+    stdout: ctx.io.stdout as NodeJS.WriteStream,
+    stdin: ctx.io.stdin as NodeJS.ReadStream,
+    stderr: ctx.io.stderr as NodeJS.WriteStream,
+    exitOnCtrlC: true,
+    patchConsole: false,
+  });
+  await app.waitUntilExit();
+}
