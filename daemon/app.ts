@@ -75,11 +75,14 @@ export function buildApp(options: AppOptions): FastifyInstance {
 
   let draining = false;
   app.addHook('onRequest', async (request, reply) => {
-    if (draining) return sendRefusal(reply.header('connection', 'close'), refusal('ERR-DecisionUnavailable', 'the service is shutting down; retry with the same client key'), config.retryAfterSeconds);
+    if (draining) return sendRefusal(reply, refusal('ERR-DecisionUnavailable', 'the service is shutting down; retry with the same client key'), config.retryAfterSeconds);
   });
   app.addHook('onRequest', authenticator(kernel));
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // Requests in flight when draining began close their connection as they finish,
+    // so shutdown does not wait for keep-alive timeouts.
+    if (draining) reply.header('connection', 'close');
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {

@@ -35,7 +35,7 @@ beforeAll(async () => {
   // dave: 16 transfers of 64 legs, 1024 movements in one period (over the statement bound).
   for (let i = 0; i < 16; i++) {
     const legs = Array.from({ length: 64 }, () => ({ amount: '1', asset: 'USD', from: dave, to: bob }));
-    const r = await op.post('/v1/transfers', { legs });
+    const r = await op.post('/v1/transfers', { legs, reference: i });
     await decided(op, r.body.operation_reference);
   }
   endMs = Date.now() + 1;
@@ -120,19 +120,21 @@ describe('GET /v1/movements', () => {
       if (cursor === undefined) break;
       expect(cursor).toMatch(/^[0-9a-f]+$/);
     }
-    expect(seen).toHaveLength(transfersMade);
+    // The genesis opening, then the transfers.
+    expect(seen).toHaveLength(transfersMade + 1);
     expect([...seen].sort((a, b) => a - b)).toEqual(seen);
   });
 
   it('filters by identity, period, asset and direction', async () => {
     const byIdentity = await asAlice.get(qs({ identity: 'did:ledger:id:alice', limit: '1000' }));
-    expect(byIdentity.body.movements).toHaveLength(transfersMade);
+    expect(byIdentity.body.movements).toHaveLength(transfersMade + 1);
+    expect(byIdentity.body.movements[0]).toMatchObject({ kind: 'opening', status: 'opening', direction: 'credit' });
     const period = await asAlice.get(qs({ account: alice, limit: '1000', from: String(startMs), to: String(endMs) }));
     expect(period.body.movements).toHaveLength(transfersMade);
     const empty = await asAlice.get(qs({ account: alice, limit: '1000', from: String(startMs), to: String(startMs) }));
     expect(empty.body.movements).toHaveLength(0);
     expect((await asAlice.get(qs({ account: alice, limit: '1000', asset: 'EUR' }))).body.movements).toHaveLength(0);
-    expect((await asAlice.get(qs({ account: alice, limit: '1000', direction: 'credit' }))).body.movements).toHaveLength(0);
+    expect((await asAlice.get(qs({ account: alice, limit: '1000', direction: 'credit' }))).body.movements).toHaveLength(1);
     expect((await asAlice.get(qs({ account: alice, limit: '1000', direction: 'debit' }))).body.movements).toHaveLength(transfersMade);
   });
 

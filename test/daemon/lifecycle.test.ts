@@ -1,0 +1,279 @@
+/**
+ * `ledgerd init` and `ledgerd serve` as CONTRACT 1 states them: files and modes,
+ * defaults from the environment, the readiness line with the real port, health,
+ * OpenAPI, config layering, logs without secrets, malformed HTTP, backpressure
+ * (ERR-DecisionUnavailable with Retry-After, then exactly one effect per client key),
+ * graceful shutdown on SIGTERM, and the systemd unit.
+ */
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { client, decided, ledgerd, refusalOf, removeDir, repoRoot, startDaemon, tempDir, writeBook } from './support.js';
+
+const run = promisify(execFile);
+const dirs: string[] = [];
+const newDir = () => {
+  const d = tempDir();
+  dirs.push(d);
+  return d;
+};
+afterAll(async () => {
+  for (const d of dirs) await removeDir(d);
+});
+
+async function ledgerdCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [ledgerd, ...args], { env: { ...process.env, ...env } });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+/** Sends raw bytes and returns the raw response. */
+function rawHttp(port: number, bytes: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let data = '';
+    socket.on('data', (chunk) => (data += chunk.toString()));
+    socket.on('end', () => resolve(data));
+    socket.on('error', reject);
+    socket.write(bytes);
+  });
+}
+
+describe('ledgerd init', () => {
+  it('creates a sealed book with the API keys and the clerk key, mode 0600, and refuses a second init', async () => {
+    const dir = join(newDir(), 'data');
+    const first = await ledgerdCli(['init', '--data-dir', dir]);
+    expect(first.code).toBe(0);
+    for (const name of ['operator.key', 'identities.key', 'clerk.key']) {
+      expect(statSync(join(dir, name)).mode & 0o777).toBe(0o600);
+    }
+    const operatorKey = readFileSync(join(dir, 'operator.key'), 'utf8').trim();
+    expect(Buffer.from(operatorKey.replace(/^ledger_/, ''), 'base64url').length).toBeGreaterThanOrEqual(32);
+    expect(first.stdout).not.toContain(operatorKey);
+    const again = await ledgerdCli(['init', '--data-dir', dir]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('already holds a book');
+  });
+
+  it('loads a genesis file, and refuses a malformed one whole, naming the entry, leaving no book', async () => {
+    const dir = newDir();
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, JSON.stringify({ assets: [{ id: 'USD', kind: 'fiat', precision: 2 }], accounts: [{ account: 'nope', owner: 'did:ledger:id:operator', kind: 'customer' }] }));
+    const refused = await ledgerdCli(['init', '--data-dir', join(dir, 'b'), '--genesis', bad]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('accounts[0]');
+    expect(existsSync(join(dir, 'b', 'book'))).toBe(false);
+
+    const good = join(dir, 'good.json');
+    writeFileSync(
+      good,
+      JSON.stringify({
+        assets: [{ id: 'GBP', kind: 'fiat', precision: 2 }],
+        identities: ['did:ledger:id:zoe'],
+        accounts: [{ account: 'did:ledger:acct:zoe', owner: 'did:ledger:id:zoe', kind: 'customer' }],
+        aliases: [{ source: 'old', name: 'z-1', account: 'did:ledger:acct:zoe' }],
+      }),
+    );
+    expect((await ledgerdCli(['init', '--data-dir', join(dir, 'g'), '--genesis', good])).code).toBe(0);
+    const daemon = await startDaemon({ dataDir: join(dir, 'g') });
+    try {
+      const api = client(daemon.url, readFileSync(join(dir, 'g', 'operator.key'), 'utf8').trim());
+      expect((await api.get('/v1/assets')).body.map((a: { id: string }) => a.id)).toEqual(['GBP']);
+      expect((await api.get('/v1/aliases?source=old&name=z-1')).body).toEqual({ account: 'did:ledger:acct:zoe' });
+    } finally {
+      expect(await daemon.stop()).toBe(0);
+    }
+  });
+
+  it('exits 2 on a usage error', async () => {
+    expect((await ledgerdCli(['serve', '--no-such-flag'])).code).toBe(2);
+  });
+});
+
+describe('ledgerd serve', () => {
+  it('initialises an empty data dir from the environment, prints the real port, and serves health and the keys', async () => {
+    const dir = join(newDir(), 'env-data');
+    const daemon = await startDaemon({ dataDir: dir, env: { LEDGERD_DATA_DIR: dir } });
+    try {
+      expect(daemon.stdout[0]).toMatch(/^ledgerd listening on http:\/\/127\.0\.0\.1:[1-9][0-9]*$/);
+      expect(daemon.port).toBeGreaterThan(0);
+      const health = await client(daemon.url, '').raw('GET', '/v1/health', {});
+      expect(health.status).toBe(200);
+      expect(health.text).toBe('{"status":"ok"}');
+      const operator = client(daemon.url, readFileSync(join(dir, 'operator.key'), 'utf8').trim());
+      expect((await operator.get('/v1/aliases?source=ledger&name=treasury:USD')).body).toEqual({ account: 'did:ledger:acct:treasury-USD' });
+      const identities = client(daemon.url, readFileSync(join(dir, 'identities.key'), 'utf8').trim());
+      expect((await identities.get('/v1/assets')).status).toBe(200);
+    } finally {
+      expect(await daemon.stop()).toBe(0);
+    }
+  });
+
+  it('takes its data dir and address from the environment when no flag is given', async () => {
+    const dir = join(newDir(), 'from-env');
+    const child = spawnSync(process.execPath, [ledgerd, 'serve'], { env: { ...process.env, LEDGERD_DATA_DIR: dir, LEDGERD_LISTEN: '127.0.0.1:bad' }, encoding: 'utf8' });
+    expect(child.status).toBe(1);
+    expect(child.stderr).toContain('listen must be HOST:PORT');
+  });
+
+  it('answers unknown routes, OpenAPI and malformed HTTP in the refusal shape, and logs request ids without secrets', async () => {
+    const dir = newDir();
+    const keys = await writeBook(dir, { alice: 10n });
+    const daemon = await startDaemon({ dataDir: dir, env: { LEDGERD_LOG_LEVEL: 'info' } });
+    try {
+      const api = client(daemon.url, keys.operator);
+      expect(refusalOf(await api.get('/v1/nowhere'))).toEqual({ status: 400, error: 'ERR-MalformedCommand' });
+      expect(refusalOf(await api.raw('DELETE', '/v1/transfers', {}))).toEqual({ status: 400, error: 'ERR-MalformedCommand' });
+      expect(refusalOf(await api.get('/v1/health?verbose=1', null))).toEqual({ status: 400, error: 'ERR-MalformedCommand' });
+
+      const doc = await api.get('/v1/openapi.json', null);
+      expect(doc.status).toBe(200);
+      expect(doc.body.openapi).toBe('3.1.0');
+      const paths = Object.keys(doc.body.paths).sort();
+      expect(paths).toEqual(
+        [
+          '/v1/accounts',
+          '/v1/accounts/{account}',
+          '/v1/aliases',
+          '/v1/assets',
+          '/v1/events',
+          '/v1/health',
+          '/v1/movements',
+          '/v1/openapi.json',
+          '/v1/operations/{operation_reference}',
+          '/v1/reservations',
+          '/v1/reservations/{operation_reference}/capture',
+          '/v1/reservations/{operation_reference}/release',
+          '/v1/statements',
+          '/v1/transfers',
+          '/v1/trial-balance',
+        ].sort(),
+      );
+      const movements = doc.body.paths['/v1/movements'].get;
+      expect(movements.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['account', 'identity', 'limit', 'from', 'to', 'asset', 'direction', 'cursor']));
+      expect(doc.body.paths['/v1/transfers'].post.requestBody.content['application/json'].schema.required).toEqual(['legs']);
+
+      const headerFlood = `GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`;
+      const overflow = await rawHttp(daemon.port, headerFlood);
+      expect(overflow).toMatch(/^HTTP\/1\.1 400/);
+      expect(JSON.parse(overflow.slice(overflow.indexOf('\r\n\r\n') + 4))).toMatchObject({ error: 'ERR-MalformedCommand' });
+      const garbage = await rawHttp(daemon.port, 'HELLO THERE\r\n\r\n');
+      expect(garbage).toMatch(/^HTTP\/1\.1 400/);
+
+      const r = await api.post('/v1/transfers', { legs: [{ amount: '1', asset: 'USD', from: 'did:ledger:acct:alice', to: 'did:ledger:acct:treasury-USD' }] });
+      expect(r.headers['x-request-id']).toBeDefined();
+      await decided(api, r.body.operation_reference);
+      expect((await api.get('/v1/health')).status).toBe(200);
+    } finally {
+      expect(await daemon.stop()).toBe(0);
+    }
+    const logs = daemon.stderr.join('\n');
+    expect(logs).toContain('"reqId"');
+    expect(logs).not.toContain(keys.operator);
+  });
+
+  it('applies the config file, with flags over it', async () => {
+    const dir = newDir();
+    const keys = await writeBook(dir, { alice: 10n });
+    writeFileSync(join(dir, 'ledgerd.json'), JSON.stringify({ bodyBytesMax: 4096, listen: '127.0.0.1:1' }));
+    const daemon = await startDaemon({ dataDir: dir });
+    try {
+      const api = client(daemon.url, keys.operator);
+      const big = { legs: [{ amount: '1', asset: 'USD', from: 'did:ledger:acct:alice', to: 'did:ledger:acct:treasury-USD' }], reference: 'x'.repeat(5000) };
+      expect(refusalOf(await api.post('/v1/transfers', big))).toEqual({ status: 400, error: 'ERR-MalformedCommand' });
+    } finally {
+      expect(await daemon.stop()).toBe(0);
+    }
+    writeFileSync(join(dir, 'ledgerd.json'), JSON.stringify({ colour: 'blue' }));
+    const refused = spawnSync(process.execPath, [ledgerd, 'serve', '--data-dir', dir], { encoding: 'utf8' });
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain('unknown setting colour');
+  });
+
+  it('answers ERR-DecisionUnavailable with an integer Retry-After past the backlog bound; retries get exactly one effect', async () => {
+    const dir = newDir();
+    const keys = await writeBook(dir, { alice: 1_000_000n, bob: 0n });
+    writeFileSync(join(dir, 'ledgerd.json'), JSON.stringify({ backlogMax: 1 }));
+    const daemon = await startDaemon({ dataDir: dir });
+    try {
+      const api = client(daemon.url, keys.customers.alice!);
+      const body = (i: number) => ({ legs: [{ amount: String(i), asset: 'USD', from: 'did:ledger:acct:alice', to: 'did:ledger:acct:bob' }] });
+      const count = 40;
+      let unavailable = 0;
+      const submitOnce = async (i: number): Promise<string> => {
+        for (;;) {
+          const r = await api.post('/v1/transfers', body(i), undefined, { 'client-key': `bp-${i}` });
+          if (r.status === 202 || r.status === 200) return r.body.operation_reference as string;
+          expect(refusalOf(r)).toEqual({ status: 503, error: 'ERR-DecisionUnavailable' });
+          expect(r.headers['retry-after']).toMatch(/^[0-9]+$/);
+          unavailable++;
+          await new Promise((res) => setTimeout(res, 5));
+        }
+      };
+      const refs = await Promise.all(Array.from({ length: count }, (_, i) => submitOnce(i + 1)));
+      expect(unavailable).toBeGreaterThan(0);
+      expect(new Set(refs).size).toBe(count);
+      for (const ref of refs) expect((await decided(api, ref)).body.state).toBe('Completed');
+      const moves = await api.get('/v1/movements?account=did:ledger:acct:alice&limit=1000&direction=debit');
+      expect(moves.status, moves.text).toBe(200);
+      expect(moves.body.movements).toHaveLength(count);
+      expect(moves.body.movements.reduce((s: bigint, m: { amount: string }) => s + BigInt(m.amount), 0n)).toBe(BigInt((count * (count + 1)) / 2));
+    } finally {
+      expect(await daemon.stop()).toBe(0);
+    }
+  });
+
+  it('on SIGTERM stops accepting, finishes what it acknowledged, and exits 0; nothing acknowledged is lost', async () => {
+    const dir = newDir();
+    const keys = await writeBook(dir, { alice: 1_000_000n, bob: 0n });
+    const daemon = await startDaemon({ dataDir: dir });
+    const api = client(daemon.url, keys.customers.alice!);
+    const body = (i: number) => ({ legs: [{ amount: '1', asset: 'USD', from: 'did:ledger:acct:alice', to: 'did:ledger:acct:bob' }], reference: i });
+    const acknowledged: string[] = [];
+    const submissions = Array.from({ length: 200 }, async (_, i) => {
+      try {
+        const r = await api.post('/v1/transfers', body(i), undefined, { 'client-key': `term-${i}` });
+        if (r.status === 202) acknowledged.push(r.body.operation_reference);
+        else expect(refusalOf(r).error).toBe('ERR-DecisionUnavailable');
+      } catch {
+        // The connection was closed by the stopping daemon: not acknowledged.
+      }
+    });
+    // Stop while submissions are arriving: some acknowledged, some in flight, some refused.
+    await new Promise((res) => setTimeout(res, 60));
+    expect(await daemon.stop('SIGTERM')).toBe(0);
+    await Promise.all(submissions);
+
+    const again = await startDaemon({ dataDir: dir });
+    try {
+      const after = client(again.url, keys.customers.alice!);
+      for (const ref of acknowledged) expect((await decided(after, ref)).body.state).toBe('Completed');
+      const moves = await after.get('/v1/movements?account=did:ledger:acct:alice&limit=1000&direction=debit');
+      expect(moves.status, moves.text).toBe(200);
+      // Commands acknowledged but not answered (the reply was lost) may also be decided: never fewer.
+      expect(moves.body.movements.length).toBeGreaterThanOrEqual(acknowledged.length);
+      expect(moves.body.movements.length).toBeLessThanOrEqual(200);
+    } finally {
+      expect(await again.stop()).toBe(0);
+    }
+  });
+});
+
+describe('daemon/ledgerd.service', () => {
+  const analyze = spawnSync('systemd-analyze', ['--version'], { encoding: 'utf8' });
+  it.skipIf(analyze.error !== undefined)('passes systemd-analyze verify and is hardened', () => {
+    const unit = join(repoRoot, 'daemon/ledgerd.service');
+    execFileSync('systemd-analyze', ['verify', '--man=no', unit], { encoding: 'utf8', stdio: 'pipe' });
+    const text = readFileSync(unit, 'utf8');
+    for (const line of ['DynamicUser=yes', 'StateDirectory=ledgerd', 'NoNewPrivileges=yes', 'ProtectSystem=strict', 'Restart=on-failure', 'KillSignal=SIGTERM']) {
+      expect(text).toContain(line);
+    }
+  });
+});
