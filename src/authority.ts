@@ -3,13 +3,20 @@
  * over an account; the answer is recorded on every posting the act makes.
  */
 import type { Account, Authority, AuthorityKind } from './model.js';
-import type { CredentialId, IdentityId } from './values.js';
+import type { AccountId, CredentialId, IdentityId } from './values.js';
 
 /** The caller as authenticated at the edge: who, with which credential, for whom. */
 export interface Actor {
   readonly principal: IdentityId;
   readonly credential: CredentialId;
   readonly onBehalfOf: IdentityId | null;
+  /** A scoped credential reaches only these accounts (spec 5.5); absent or null: no limit. */
+  readonly scope?: readonly AccountId[] | null;
+}
+
+/** Whether the actor's credential scope covers the account. */
+export function inScope(actor: Actor, account: AccountId): boolean {
+  return actor.scope === undefined || actor.scope === null || actor.scope.includes(account);
 }
 
 /** The book's built-in principals (CONTRACT 1 and 5). */
@@ -33,6 +40,7 @@ function authority(actor: Actor, kind: AuthorityKind): Authority {
  * `operator`. Grants arrive with the authorization issue and extend this function.
  */
 export function authorityToDebit(actor: Actor, account: Account, principals: Principals): Authority | null {
+  if (!inScope(actor, account.id)) return null;
   if (actor.principal === account.owner) return authority(actor, 'owner');
   if (actor.principal === principals.operator && account.custody === 'delegated') return authority(actor, 'operator');
   return null;
@@ -48,6 +56,7 @@ export function actingAuthority(actor: Actor, principals: Principals, owner: Ide
 /** Whether `actor` may read or act on an account at all (reads, captures, releases). */
 export function reaches(actor: Actor, account: Account, principals: Principals): boolean {
   return (
+    inScope(actor, account.id) &&
     actor.principal === account.owner || actor.principal === principals.operator || actor.principal === principals.identities
   );
 }

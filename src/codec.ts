@@ -152,6 +152,8 @@ function encodeCommand(c: Command): Json {
       return { ...c, treasuryLimits: limits };
     }
     case 'release':
+    case 'create_identity':
+    case 'register_credential':
       return { ...c };
   }
 }
@@ -169,6 +171,8 @@ function decodeCommand(j: Json): Command {
       return { ...(j as unknown as Command & { type: 'open_account' }), treasuryLimits: limits };
     }
     case 'release':
+    case 'create_identity':
+    case 'register_credential':
       return j as unknown as Command;
   }
   assert(false, `stored command has a known type: ${String(j.type)}`);

@@ -40,6 +40,8 @@ export const backlogCommandsMax = 200_000;
 export const submissionsPerWriteMax = 4096;
 /** Decisions made durable by one write (group commit). */
 export const decisionsPerWriteMax = 4096;
+/** Direct decisions (challenges, sign-ins) in one write. */
+export const directDecisionsPerWriteMax = 1024;
 /** Reservation expiries decided in one write, ahead of the commands in it. */
 export const expiriesPerWriteMax = 1024;
 /** Operation events kept for `?after=` resumption; older ones are pruned. */

@@ -22,6 +22,9 @@ export interface Credential {
   /** Accounts it reaches, or null for all of the identity's accounts. */
   readonly scope: readonly AccountId[] | null;
   readonly createdAtMs: number;
+  /** `webauthn-es256`: the authenticator's credential id (base64url) and last sign counter. */
+  readonly webauthnId: string | null;
+  readonly counter: number;
 }
 
 /** What a bearer token authenticates. */
@@ -31,6 +34,8 @@ export interface TokenGrant {
   readonly scheme: Scheme;
   /** Sessions expire; API keys do not (null). */
   readonly expiresAtMs: number | null;
+  /** The credential's scope, copied so a request needs one read to know what it reaches. */
+  readonly scope?: readonly AccountId[] | null;
   /** A constant-time check of the lookup itself. */
   readonly hash: string;
 }
@@ -47,7 +52,7 @@ export function credentialWrites(credential: Credential, apiKey: string | null):
   const ops: BatchOp[] = [{ type: 'put', key: credentialKey(credential.id), value: JSON.stringify(credential) }];
   if (apiKey !== null) {
     const hash = hashToken(apiKey);
-    const grant: TokenGrant = { credential: credential.id, principal: credential.identity, scheme: 'api-key', expiresAtMs: null, hash };
+    const grant: TokenGrant = { credential: credential.id, principal: credential.identity, scheme: 'api-key', expiresAtMs: null, scope: credential.scope, hash };
     ops.push({ type: 'put', key: tokenKey(hash), value: JSON.stringify(grant) });
   }
   return ops;
@@ -62,12 +67,15 @@ export function principalCredentialWrites(principals: Principals, keys: { operat
     verifier: null,
     scope: null,
     createdAtMs: nowMs,
+    webauthnId: null,
+    counter: 0,
   });
   return [...credentialWrites(make(principals.operator, 'operator'), keys.operator), ...credentialWrites(make(principals.identities, 'identities'), keys.identities)];
 }
 
 /** Resolves a bearer token to the caller, or null when missing, unknown or expired. */
 export async function resolveToken(view: ReadView, token: string, nowMs: number): Promise<(Actor & { scheme: Scheme; expiresAtMs: number | null }) | null> {
+  // Bounded before hashing: no caller makes us hash an arbitrarily long header.
   if (token.length === 0 || token.length > 512) return null;
   const hash = hashToken(token);
   const text = await view.get(tokenKey(hash));
@@ -75,6 +83,6 @@ export async function resolveToken(view: ReadView, token: string, nowMs: number)
   const grant = JSON.parse(text) as TokenGrant;
   if (!timingSafeEqual(hexToBytes(grant.hash), hexToBytes(hash))) return null;
   if (grant.expiresAtMs !== null && nowMs >= grant.expiresAtMs) return null;
-  return { principal: grant.principal, credential: grant.credential, onBehalfOf: null, scheme: grant.scheme, expiresAtMs: grant.expiresAtMs };
+  return { principal: grant.principal, credential: grant.credential, onBehalfOf: null, scope: grant.scope ?? null, scheme: grant.scheme, expiresAtMs: grant.expiresAtMs };
 }
 

@@ -19,13 +19,15 @@ import type {
   Identity,
   Layer,
   Operation,
+  OperationResult,
   OperationState,
   PostingKind,
   PostingStatus,
 } from './model.js';
-import type { AccountId, AssetSymbol } from './values.js';
+import type { AccountId, AssetSymbol, CredentialId, IdentityId } from './values.js';
+import { type AuthEffects, type RecordReads, type RecordWrite, decideCreateIdentity, decideRegisterCredential } from './decide-auth.js';
 
-export interface Reads {
+export interface Reads extends RecordReads {
   asset(symbol: AssetSymbol): Asset | undefined;
   account(id: AccountId): Account | undefined;
   identity(id: string): Identity | undefined;
@@ -61,24 +63,43 @@ export type Decision =
       readonly hold: Hold | null;
       readonly openAccount: Account | null;
       readonly follow: Follow | null;
+      /** Records the decision writes besides entries and balances (credentials, challenges). */
+      readonly records: readonly RecordWrite[];
+      readonly newIdentity: Identity | null;
+      readonly result: OperationResult | null;
     };
 
 export interface DecisionInput {
   readonly atMs: number;
   readonly principals: Principals;
-  /** The id an account opened by this command takes (passed in: the kernel draws no ids here). */
+  /** Ids the command's new records take (passed in: the kernel draws no ids here). */
   readonly newAccountId: AccountId;
+  readonly newIdentityId: IdentityId;
+  readonly newCredentialId: CredentialId;
 }
 
 const reject = (error: Refusal): Decision => ({ ok: false, state: 'Rejected', error });
-const done = (state: OperationState, entries: readonly Entry[], extra: Partial<Pick<Extract<Decision, { ok: true }>, 'hold' | 'openAccount' | 'follow'>> = {}): Decision => ({
+const done = (
+  state: OperationState,
+  entries: readonly Entry[],
+  extra: Partial<Pick<Extract<Decision, { ok: true }>, 'hold' | 'openAccount' | 'follow' | 'records' | 'newIdentity' | 'result'>> = {},
+): Decision => ({
   ok: true,
   state,
   entries,
   hold: extra.hold ?? null,
   openAccount: extra.openAccount ?? null,
   follow: extra.follow ?? null,
+  records: extra.records ?? [],
+  newIdentity: extra.newIdentity ?? null,
+  result: extra.result ?? null,
 });
+
+/** An identity or credential decision as an operation's decision. */
+function fromAuth(effects: AuthEffects | Refusal): Decision {
+  if ('error' in effects) return reject(effects);
+  return done('Completed', [], { records: effects.records, newIdentity: effects.newIdentity, result: effects.result });
+}
 
 /** The lowest `available` an account may reach in an asset. */
 export function availableFloorMinor(account: Account, asset: AssetSymbol): bigint {
@@ -252,7 +273,7 @@ function decideOpenAccount(cmd: Extract<Command, { type: 'open_account' }>, acto
 }
 
 export function decide(op: Operation, reads: Reads, input: DecisionInput): Decision {
-  const actor: Actor = { principal: op.actor.principal, credential: op.actor.credential, onBehalfOf: op.actor.onBehalfOf };
+  const actor: Actor = { principal: op.actor.principal, credential: op.actor.credential, onBehalfOf: op.actor.onBehalfOf, scope: op.scope };
   const cmd = op.command;
   switch (cmd.type) {
     case 'transfer':
@@ -265,6 +286,10 @@ export function decide(op: Operation, reads: Reads, input: DecisionInput): Decis
       return decideRelease(cmd, actor, reads, input);
     case 'open_account':
       return decideOpenAccount(cmd, actor, reads, input);
+    case 'create_identity':
+      return fromAuth(decideCreateIdentity(cmd, actor, reads, input));
+    case 'register_credential':
+      return fromAuth(decideRegisterCredential(cmd, actor, reads, input));
   }
 }
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { seqHex } from './codec.js';
 import type { IdSource } from './kernel.js';
-import type { AccountId } from './values.js';
+import type { AccountId, CredentialId, IdentityId } from './values.js';
 
 /**
  * Every operation reference starts with `op_` and the command's sequence number in 16
@@ -21,6 +21,8 @@ export function cseqOfRef(ref: string): number | null {
 export const sequentialIds: IdSource = {
   operationRef: (cseq) => `op_${seqHex(cseq)}`,
   accountId: (cseq) => `did:ledger:acct:a${seqHex(cseq)}` as AccountId,
+  identityId: (cseq) => `did:ledger:id:i${seqHex(cseq)}` as IdentityId,
+  credentialId: (cseq) => `did:ledger:cred:c${seqHex(cseq)}` as CredentialId,
 };
 
 /**
@@ -32,5 +34,7 @@ export function saltedIds(salt = randomBytes(6).toString('hex')): IdSource {
   return {
     operationRef: (cseq) => `op_${seqHex(cseq)}${salt}`,
     accountId: (cseq) => `did:ledger:acct:${seqHex(cseq)}${salt}` as AccountId,
+    identityId: (cseq) => `did:ledger:id:${seqHex(cseq)}${salt}` as IdentityId,
+    credentialId: (cseq) => `did:ledger:cred:${seqHex(cseq)}${salt}` as CredentialId,
   };
 }

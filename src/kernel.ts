@@ -33,8 +33,12 @@ import {
   prefixEnd,
 } from './codec.js';
 import * as bounds from './constants.js';
-import { type Decision, type Entry, decide, decideExpiry, availableFloorMinor } from './decide.js';
-import { Refused, refuse } from './errors.js';
+import { type Decision, type DecisionInput, type Entry, decide, decideExpiry, availableFloorMinor } from './decide.js';
+import { type DirectCommand, decideIssueChallenge, decideSignIn, recordNeeds } from './decide-auth.js';
+import { challengesOutstandingMax } from './auth/constants.js';
+import { expiryHash, expiryScanEnd } from './auth/expiry.js';
+import { type Credential, credentialKey, tokenKey } from './credentials.js';
+import { type Refusal, Refused, refusal, refuse } from './errors.js';
 import { type Actor, type Principals, authorityToDebit, builtInPrincipals } from './authority.js';
 import {
   type Account,
@@ -50,7 +54,7 @@ import {
 } from './model.js';
 import { Overlay } from './overlay.js';
 import type { BatchOp, Store } from './store/port.js';
-import type { AccountId, AssetSymbol, ReferenceJson } from './values.js';
+import type { AccountId, AssetSymbol, CredentialId, IdentityId, ReferenceJson } from './values.js';
 import { loadAssets } from './assets.js';
 import { BookView, readOperation } from './queries.js';
 import { type PrecheckReads, precheck, precheckNeeds } from './precheck.js';
@@ -62,6 +66,10 @@ export interface IdSource {
   operationRef(cseq: number): string;
   /** The id of the account opened by command `cseq`. */
   accountId(cseq: number): AccountId;
+  /** The id of the identity created by command `cseq`. */
+  identityId(cseq: number): IdentityId;
+  /** The id of the credential registered by command `cseq`. */
+  credentialId(cseq: number): CredentialId;
 }
 
 export interface KernelOptions {
@@ -117,6 +125,16 @@ interface PendingSubmission {
   reject(error: unknown): void;
 }
 
+/** A direct decision waiting for its round. */
+interface DirectRequest {
+  readonly command: DirectCommand;
+  resolve(outcome: Refusal | null): void;
+  reject(error: unknown): void;
+}
+
+/** How often a round also prunes expired challenges and sessions. */
+const authPruneIntervalMs = 1000;
+
 interface ClientKeyRecord {
   readonly digest: string;
   readonly ref: string;
@@ -137,6 +155,9 @@ export class Kernel {
   private head: Head;
   private nextCseq: number;
   private intakeQueue: Intake[] = [];
+  private directQueue: DirectRequest[] = [];
+  private challengesOutstanding = 0;
+  private authPrunedAtMs = 0;
   private intaking = false;
   /** Submissions not yet durable, by client-key store key (a repeat waits on the first). */
   private readonly inFlightKeys = new Map<string, PendingSubmission>();
@@ -184,6 +205,7 @@ export class Kernel {
     const nextCseq = Math.max(head.decidedCseq, cseqText === undefined ? 0 : Number(cseqText)) + 1;
     const kernel = new Kernel(options, await loadAssets(store), head, nextCseq);
     await kernel.checkTotals();
+    await kernel.countChallenges();
     await kernel.loadBacklog();
     await kernel.refreshNextExpiry();
     kernel.schedule();
@@ -305,7 +327,8 @@ export class Kernel {
       ref,
       cseq,
       command: sub.command,
-      actor: { ...sub.actor, grant: null, kind: sub.actor.principal === this.principals.operator ? 'operator' : 'owner' },
+      actor: { principal: sub.actor.principal, credential: sub.actor.credential, onBehalfOf: sub.actor.onBehalfOf, grant: null, kind: sub.actor.principal === this.principals.operator ? 'operator' : 'owner' },
+      scope: sub.actor.scope ?? null,
       state: 'Received',
       submittedAtMs: this.clock(),
       decidedAtMs: null,
@@ -379,7 +402,7 @@ export class Kernel {
 
   private schedule(): void {
     if (this.fatal || this.deciding || this.writeFailure) return;
-    if (this.decideQueue.length > 0 || this.nextExpiryMs <= this.clock()) {
+    if (this.decideQueue.length > 0 || this.directQueue.length > 0 || this.nextExpiryMs <= this.clock()) {
       void this.decideLoop();
       return;
     }
@@ -404,9 +427,10 @@ export class Kernel {
       while (!this.fatal && !this.writeFailure) {
         const atMs = Math.max(this.clock(), this.head.lastAtMs);
         const expiring = this.nextExpiryMs <= atMs ? await this.dueExpiries(atMs) : [];
-        if (this.decideQueue.length === 0 && expiring.length === 0) break;
+        if (this.decideQueue.length === 0 && this.directQueue.length === 0 && expiring.length === 0) break;
+        const direct = this.directQueue.splice(0, bounds.directDecisionsPerWriteMax);
         const batch = this.decideQueue.slice(0, bounds.decisionsPerWriteMax - expiring.length);
-        const written = await this.decideRound(atMs, batch, expiring);
+        const written = await this.decideRound(atMs, batch, expiring, direct);
         if (!written) break;
         this.decideQueue.splice(0, batch.length);
       }
@@ -414,7 +438,7 @@ export class Kernel {
       this.stopFatally(error as Error);
     } finally {
       this.deciding = false;
-      if (!this.fatal && !this.writeFailure && this.decideQueue.length > 0) void this.decideLoop();
+      if (!this.fatal && !this.writeFailure && (this.decideQueue.length > 0 || this.directQueue.length > 0)) void this.decideLoop();
       else {
         this.armExpiryTimer();
         this.notifyIdle();
@@ -432,8 +456,8 @@ export class Kernel {
   }
 
   /** Decides one round and writes it as one batch. False when the write failed (retried later). */
-  private async decideRound(atMs: number, batch: readonly Operation[], expiring: readonly Operation[]): Promise<boolean> {
-    const overlay = await this.prefetch(batch, expiring);
+  private async decideRound(atMs: number, batch: readonly Operation[], expiring: readonly Operation[], direct: readonly DirectRequest[]): Promise<boolean> {
+    const overlay = await this.prefetch(batch, expiring, direct);
     const writes: BatchOp[] = [];
     const events: Operation[] = [];
     let postingSeq = this.head.postingSeq;
@@ -472,14 +496,16 @@ export class Kernel {
     }
 
     for (const op of batch) {
-      const decision: Decision = decide(op, overlay, { atMs, principals: this.principals, newAccountId: this.ids.accountId(op.cseq) });
+      const decision: Decision = decide(op, overlay, this.decisionInput(atMs, op.cseq));
       writes.push({ type: 'del', key: keys.command(op.cseq) });
       if (!decision.ok) {
         record({ ...op, state: decision.state, decidedAtMs: atMs, error: decision.error });
         continue;
       }
       const postings = post(op, decision.entries);
-      let result: Operation['result'] = decision.entries.length > 0 ? { postings } : null;
+      for (const r of decision.records) overlay.setRecord(r.key, r.value);
+      if (decision.newIdentity) overlay.setIdentity(decision.newIdentity);
+      let result: Operation['result'] = decision.entries.length > 0 ? { postings } : decision.result;
       if (decision.openAccount) {
         const account = decision.openAccount;
         overlay.setAccount(account);
@@ -495,6 +521,18 @@ export class Kernel {
         writes.push({ type: 'del', key: keys.expiry(reservation.hold!.deadlineMs, reservation.ref) });
         record({ ...reservation, state: decision.follow.state, hold: null, result: { postings: [...(reservation.result?.postings ?? []), ...postings] } });
       }
+    }
+
+    const directOutcomes = direct.map((d) => {
+      const outcome = d.command.type === 'sign_in' ? decideSignIn(d.command, overlay, atMs) : this.issueChallenge(d.command, overlay);
+      if (!('error' in outcome)) for (const r of outcome) overlay.setRecord(r.key, r.value);
+      return 'error' in outcome ? outcome : null;
+    });
+    const challengesIssued = directOutcomes.filter((o, i) => o === null && direct[i]!.command.type === 'issue_challenge').length;
+    const pruned = await this.expiredAuthRecords(atMs, overlay);
+    for (const key of overlay.dirtyRecords) {
+      const value = overlay.records.get(key);
+      writes.push(value === undefined ? { type: 'del', key } : { type: 'put', key, value });
     }
 
     for (const [asset, sum] of deltas) assert(sum === 0n, `the round balances in ${asset}`);
@@ -525,9 +563,13 @@ export class Kernel {
     try {
       await this.store.write(writes, this.sync);
     } catch (error) {
+      const unavailable = new Refused('ERR-DecisionUnavailable', 'the store cannot write right now');
+      for (const d of direct) d.reject(unavailable);
       this.noteWriteFailure(error as Error);
       return false;
     }
+    this.challengesOutstanding += challengesIssued - pruned.challenges;
+    for (const [i, d] of direct.entries()) d.resolve(directOutcomes[i]!);
 
     // Committed: the cache and the in-memory head now follow the store.
     for (const key of overlay.dirtyBalances) this.cache.set(key, overlay.balances.get(key)!);
@@ -539,6 +581,40 @@ export class Kernel {
     if (expiring.length > 0 || events.some((op) => op.command.type === 'reserve')) await this.refreshNextExpiry();
     for (const [i, op] of events.entries()) this.emit({ seq: eventStart + i + 1, operation: op });
     return true;
+  }
+
+  private decisionInput(atMs: number, cseq: number): DecisionInput {
+    return {
+      atMs,
+      principals: this.principals,
+      newAccountId: this.ids.accountId(cseq),
+      newIdentityId: this.ids.identityId(cseq),
+      newCredentialId: this.ids.credentialId(cseq),
+    };
+  }
+
+  private issueChallenge(command: Extract<DirectCommand, { type: 'issue_challenge' }>, overlay: Overlay) {
+    // Bounded: the challenge endpoint takes no bearer, so the store must not grow without limit.
+    if (this.challengesOutstanding >= challengesOutstandingMax) return refusal('ERR-DecisionUnavailable', 'too many challenges are outstanding; retry shortly');
+    return decideIssueChallenge(command, overlay);
+  }
+
+  /**
+   * Expired challenges and sessions, deleted in this round (at most once a second,
+   * a bounded number each time): their index entries and the records they name.
+   */
+  private async expiredAuthRecords(atMs: number, overlay: Overlay): Promise<{ challenges: number }> {
+    if (atMs - this.authPrunedAtMs < authPruneIntervalMs) return { challenges: 0 };
+    this.authPrunedAtMs = atMs;
+    let challenges = 0;
+    for (const [space, recordKey] of [['chalx', (h: string) => `chal/${h}`], ['tokx', tokenKey]] as const) {
+      for await (const [key] of this.store.entries({ gte: `${space}/`, lt: expiryScanEnd(space, atMs), limit: bounds.expiriesPerWriteMax })) {
+        overlay.setRecord(key, null);
+        overlay.setRecord(recordKey(expiryHash(key)), null);
+        if (space === 'chalx') challenges++;
+      }
+    }
+    return { challenges };
   }
 
   /** The oldest event chunk, once every event in it is older than the retention bound. */
@@ -559,8 +635,13 @@ export class Kernel {
   }
 
   /** Reads everything a round's decisions need, from the cache or in one store round trip per kind. */
-  private async prefetch(batch: readonly Operation[], expiring: readonly Operation[]): Promise<Overlay> {
+  private async prefetch(batch: readonly Operation[], expiring: readonly Operation[], direct: readonly DirectRequest[]): Promise<Overlay> {
     const overlay = new Overlay(this.assets);
+    const recordKeys = [...batch.map((op) => op.command), ...direct.map((d) => d.command)].flatMap(recordNeeds);
+    if (recordKeys.length > 0) {
+      const texts = await this.store.getMany(recordKeys);
+      for (const [i, key] of recordKeys.entries()) overlay.records.set(key, texts[i]);
+    }
     const accountIds = new Set<string>();
     const balanceKeys = new Set<string>();
     const identityIds = new Set<string>();
@@ -608,6 +689,12 @@ export class Kernel {
         case 'open_account':
           identityIds.add(c.owner);
           accountIds.add(this.ids.accountId(op.cseq));
+          break;
+        case 'create_identity':
+          identityIds.add(this.ids.identityId(op.cseq));
+          break;
+        case 'register_credential':
+          identityIds.add(c.identity);
           break;
       }
     }
@@ -676,6 +763,10 @@ export class Kernel {
     }
   }
 
+  private async countChallenges(): Promise<void> {
+    for await (const _ of this.store.entries({ gte: 'chal/', lt: 'chal0', limit: challengesOutstandingMax })) this.challengesOutstanding++;
+  }
+
   /** Sums every balance of the book per asset: the trial balance must be zero on reopen. */
   private async checkTotals(): Promise<void> {
     for await (const [key, value] of this.store.entries({ gte: keys.balancePrefix, lt: prefixEnd(keys.balancePrefix), limit: Number.MAX_SAFE_INTEGER })) {
@@ -684,6 +775,27 @@ export class Kernel {
       this.totals.set(asset, (this.totals.get(asset) ?? 0n) + b.available + b.reserved + b.encumbered);
     }
     for (const [asset, total] of this.totals) assert(total === 0n, `the reopened book's trial balance is zero in ${asset}`);
+  }
+
+  // ---------------------------------------------------------------- direct decisions
+
+  /**
+   * Decides a challenge issuance or a sign-in in the next round and resolves with
+   * null (done) or the refusal. Not an acknowledged command: nothing is durable until
+   * the round's write, and a caller that loses its answer starts a new ceremony.
+   */
+  decideDirect(command: DirectCommand): Promise<Refusal | null> {
+    return new Promise((resolve, reject) => {
+      this.ensureAccepting();
+      this.directQueue.push({ command, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** A stored credential (the edge verifies ceremonies against it). */
+  async credential(id: CredentialId): Promise<Credential | undefined> {
+    const text = await this.store.get(credentialKey(id));
+    return text === undefined ? undefined : (JSON.parse(text) as Credential);
   }
 
   // ---------------------------------------------------------------- reads
@@ -777,7 +889,7 @@ export class Kernel {
   }
 
   private isIdle(): boolean {
-    return this.fatal !== null || this.writeFailure !== null || (!this.intaking && !this.submitting && !this.deciding && this.intakeQueue.length === 0 && this.submitQueue.length === 0 && this.decideQueue.length === 0);
+    return this.fatal !== null || this.writeFailure !== null || (!this.intaking && !this.submitting && !this.deciding && this.intakeQueue.length === 0 && this.submitQueue.length === 0 && this.decideQueue.length === 0 && this.directQueue.length === 0);
   }
 
   private notifyIdle(): void {

@@ -3,7 +3,8 @@
  * Records are encoded for the store by codec.ts (bigint as decimal text).
  */
 import type { Refusal } from './errors.js';
-import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, ReferenceJson } from './values.js';
+import type { Scheme } from './credentials.js';
+import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, PartyId, ReferenceJson } from './values.js';
 
 export type AssetKind = 'fiat' | 'stable' | 'native' | 'other';
 export type AssetStatus = 'active' | 'deprecated';
@@ -95,6 +96,23 @@ export interface Leg {
   readonly amountMinor: bigint;
 }
 
+/**
+ * A credential a command registers, verified at the edge: the ceremony's signature
+ * is checked there, while what is state (the challenge's single use) is the decision's.
+ */
+export interface NewCredential {
+  readonly scheme: Scheme;
+  /** `key`: ed25519 public key hex; `webauthn-es256`: COSE public key, base64url; `api-key`: null. */
+  readonly verifier: string | null;
+  /** `api-key`: SHA-256 hex of the key drawn at the edge (the key itself is never stored). */
+  readonly tokenHash: string | null;
+  /** `webauthn-es256`: the register challenge the attestation was made over, consumed by the decision. */
+  readonly challenge: string | null;
+  /** `webauthn-es256`: the authenticator's credential id (base64url) and sign counter. */
+  readonly webauthnId: string | null;
+  readonly counter: number;
+}
+
 /** Commands, as decided by the kernel. Parsed and typed at the edge. */
 export type Command =
   | { readonly type: 'transfer'; readonly legs: readonly Leg[]; readonly deadlineMs: number }
@@ -113,6 +131,15 @@ export type Command =
       readonly kind: AccountKind;
       readonly custody: Custody;
       readonly treasuryLimits: Readonly<Record<string, bigint>>;
+    }
+  | { readonly type: 'create_identity'; readonly credential: NewCredential }
+  | {
+      readonly type: 'register_credential';
+      /** The identity whose set the credential joins. */
+      readonly identity: IdentityId;
+      readonly credential: NewCredential;
+      /** Accounts it reaches, or null for all of the identity's (within the presenting credential's scope). */
+      readonly scope: readonly AccountId[] | null;
     };
 
 export type CommandType = Command['type'];
@@ -122,6 +149,10 @@ export const terminalStates: ReadonlySet<OperationState> = new Set(['Completed',
 
 export interface OperationResult {
   readonly account?: AccountId;
+  readonly identity?: IdentityId;
+  readonly credential?: CredentialId;
+  readonly party?: PartyId;
+  readonly grant?: GrantId;
   readonly postings?: readonly number[];
 }
 
@@ -139,6 +170,8 @@ export interface Operation {
   readonly cseq: number;
   readonly command: Command;
   readonly actor: Authority;
+  /** The accounts the submitting credential reaches, or null for all its identity's. */
+  readonly scope: readonly AccountId[] | null;
   readonly state: OperationState;
   readonly submittedAtMs: number;
   readonly decidedAtMs: number | null;

@@ -14,6 +14,9 @@ export class Overlay implements Reads {
   readonly identities = new Map<string, Identity | undefined>();
   readonly balances = new Map<string, Balance>();
   readonly operations = new Map<string, Operation>();
+  /** Other records by store key, as stored text; undefined when absent. */
+  readonly records = new Map<string, string | undefined>();
+  readonly dirtyRecords = new Set<string>();
   readonly dirtyAccounts = new Set<string>();
   readonly dirtyIdentities = new Set<string>();
   readonly dirtyBalances = new Set<string>();
@@ -42,6 +45,16 @@ export class Overlay implements Reads {
   }
   operation(ref: string): Operation | undefined {
     return this.operations.get(ref);
+  }
+  record(key: string): string | undefined {
+    assert(this.records.has(key), `record ${key} was prefetched`);
+    return this.records.get(key);
+  }
+
+  /** Puts a record, or deletes it when `value` is null. */
+  setRecord(key: string, value: string | null): void {
+    this.records.set(key, value ?? undefined);
+    this.dirtyRecords.add(key);
   }
 
   setAccount(account: Account): void {

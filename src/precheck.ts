@@ -4,7 +4,7 @@
  * left to it; what the caller could never be allowed is refused now, storing nothing.
  * Synchronous over reads the intake prefetched, like the decisions themselves.
  */
-import { type Actor, type Principals, authorityToDebit } from './authority.js';
+import { type Actor, type Principals, authorityToDebit, inScope } from './authority.js';
 import { transferLegsMax } from './constants.js';
 import { type Refusal, refusal } from './errors.js';
 import type { Account, Asset, Command, Operation } from './model.js';
@@ -28,6 +28,8 @@ export function precheckNeeds(command: Command): { accounts: AccountId[]; operat
     case 'release':
       return { accounts: [], operations: [command.reservation] };
     case 'open_account':
+    case 'create_identity':
+    case 'register_credential':
       return { accounts: [], operations: [] };
   }
 }
@@ -91,6 +93,14 @@ export function precheck(command: Command, actor: Actor, reads: PrecheckReads, p
         if (r) return r;
       }
       return null;
+    }
+    case 'create_identity':
+      return actor.principal === principals.identities ? null : notAuthorisedOver('creating identities');
+    case 'register_credential': {
+      const mayRegister = actor.principal === command.identity || (actor.principal === principals.identities && actor.onBehalfOf === command.identity);
+      if (!mayRegister) return notAuthorisedOver(`registering credentials for ${command.identity}`);
+      const outside = (command.scope ?? []).find((account) => !inScope(actor, account));
+      return outside === undefined ? null : notAuthorisedOver(`account ${outside}`);
     }
   }
 }
