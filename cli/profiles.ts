@@ -31,6 +31,8 @@ export interface SoftwarePasskey {
   origin: string;
   /** The service's name for it (`did:ledger:cred:…`), once the registration is decided. */
   credential: string | null;
+  /** The last signature counter used; each assertion uses the next. */
+  signCount: number;
 }
 
 export interface ProfileSecrets {

@@ -8,6 +8,17 @@ import { buildOpen } from './commands/accounts/open.js';
 import { buildShow as buildAccountShow } from './commands/accounts/show.js';
 import { buildLookup } from './commands/aliases/lookup.js';
 import { buildList as buildAssetList } from './commands/assets/list.js';
+import { buildChallenge } from './commands/auth/challenge.js';
+import { buildLogin } from './commands/auth/login.js';
+import { buildLogout } from './commands/auth/logout.js';
+import { buildWhoami } from './commands/auth/whoami.js';
+import { buildRegister } from './commands/credentials/register.js';
+import { buildGrantList } from './commands/grants/list.js';
+import { buildIssue } from './commands/grants/issue.js';
+import { buildRevoke } from './commands/grants/revoke.js';
+import { buildIdentityCreate } from './commands/identities/create.js';
+import { buildIssuanceGrant } from './commands/ops/issuance-grant.js';
+import { buildParties } from './commands/ops/parties.js';
 import { buildDashboard } from './commands/dashboard/dashboard.js';
 import { buildTail } from './commands/events/tail.js';
 import { buildMovements } from './commands/movements/movements.js';
@@ -33,12 +44,17 @@ type Builder = (parent: Command, make: MakeContext) => Command;
 /** The nouns and their verbs, in the order `--help` lists them. */
 const nouns: readonly (readonly [string, string, readonly Builder[]])[] = [
   ['profile', 'saved connections and credentials', [buildAdd, buildUse, buildProfileList, buildProfileShow]],
+  ['auth', 'signing in: challenges, passkey sessions, API keys', [buildChallenge, buildLogin, buildLogout, buildWhoami]],
+  ['credentials', 'credentials of an identity', [buildRegister]],
+  ['identities', 'identities (the identities principal)', [buildIdentityCreate]],
   ['accounts', 'ledger accounts', [buildOpen, buildAccountShow, buildCustody]],
   ['assets', 'registered assets', [buildAssetList]],
   ['aliases', "other systems' names for accounts", [buildLookup]],
   ['transfers', 'moving value', [buildTransferCreate]],
   ['reservations', 'holding value, then capturing or releasing it', [buildReservationCreate, buildCapture, buildRelease]],
   ['operations', 'the outcome of commands', [buildOperationShow, buildWait]],
+  ['grants', 'delegated authority', [buildIssue, buildGrantList, buildRevoke]],
+  ['ops', "the operator's own commands", [buildIssuanceGrant, buildParties]],
   ['events', 'the event stream', [buildTail]],
 ];
 

@@ -1,0 +1,62 @@
+import type { Command } from 'commander';
+import type { Challenge, Session, Whoami } from '../../api.js';
+import { type MakeContext, action } from '../../command.js';
+import type { Context } from '../../context.js';
+import { UsageError } from '../../errors.js';
+import { LedgerClient } from '../../client.js';
+import { details, time } from '../../output.js';
+import { assertion } from '../../passkey.js';
+
+export interface LoginOptions {
+  apiKey?: string;
+}
+
+export function buildLogin(parent: Command, make: MakeContext): Command {
+  return parent
+    .command('login')
+    .description("sign in with the profile's software passkey (POST /v1/auth/passkey), or keep an API key, as the profile's token")
+    .option('--api-key <key>', 'sign in with this API key instead (checked with GET /v1/whoami)')
+    .action(action(make, runLogin));
+}
+
+/** Signs in and keeps the token in the profile's secrets; the token itself is never printed. */
+export async function runLogin(ctx: Context, options: LoginOptions): Promise<void> {
+  const profileName = await ctx.profileName();
+  const profiles = await ctx.profiles();
+  const signedIn = options.apiKey === undefined ? await withPasskey(ctx, profileName) : await withApiKey(ctx, options.apiKey);
+  if (profiles.get(profileName) === undefined) profiles.put(profileName, await ctx.profile());
+  profiles.updateSecrets(profileName, (s) => ({ ...s, token: signedIn.token }));
+  const shown = { profile: profileName, principal: signedIn.principal, credential: signedIn.credential, expires_at: signedIn.expiresAt };
+  ctx.out.result(shown, () => details({ ...shown, expires_at: signedIn.expiresAt === null ? 'never (API key)' : time(signedIn.expiresAt) }));
+}
+
+interface SignedIn {
+  token: string;
+  principal: string;
+  credential: string;
+  expiresAt: number | null;
+}
+
+async function withPasskey(ctx: Context, profileName: string): Promise<SignedIn> {
+  const profiles = await ctx.profiles();
+  const passkey = profiles.secretsOf(profileName).passkey;
+  if (passkey?.credential === undefined || passkey.credential === null) {
+    throw new UsageError(`profile ${profileName} holds no registered passkey (ledgerctl credentials register --scheme webauthn-es256), or use --api-key`);
+  }
+  const challenge = await ctx.client().post<Challenge>('/v1/auth/challenge', { purpose: 'authenticate' });
+  const signCount = passkey.signCount + 1;
+  // The counter is kept before it is used: a crash after signing never reuses it.
+  profiles.updateSecrets(profileName, (s) => ({ ...s, passkey: { ...passkey, signCount } }));
+  const session = await ctx.client().post<Session>('/v1/auth/passkey', { assertion: assertion(passkey, challenge.challenge, signCount), credential: passkey.credential });
+  return { token: session.session, principal: session.principal, credential: session.credential, expiresAt: session.expires_at };
+}
+
+async function withApiKey(ctx: Context, apiKey: string): Promise<SignedIn> {
+  const client = new LedgerClient(ctx.client().baseUrl.href, apiKey);
+  try {
+    const who = await client.get<Whoami>('/v1/whoami');
+    return { token: apiKey, principal: who.principal, credential: who.credential, expiresAt: who.expires_at };
+  } finally {
+    await client.close();
+  }
+}

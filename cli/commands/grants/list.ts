@@ -1,0 +1,44 @@
+import type { Command } from 'commander';
+import type { GrantListing } from '../../api.js';
+import { type MakeContext, action } from '../../command.js';
+import type { Context } from '../../context.js';
+import { UsageError } from '../../errors.js';
+import { show, table, time } from '../../output.js';
+
+export interface ListOptions {
+  identity?: string;
+  account?: string;
+}
+
+type Item = GrantListing['items'][number];
+
+export function buildGrantList(parent: Command, make: MakeContext): Command {
+  return parent
+    .command('list')
+    .description('grants over an identity or an account, live and revoked')
+    .option('--identity <identity>', 'GET /v1/identities/{identity}/grants')
+    .option('--account <account>', 'GET /v1/accounts/{account}/grants')
+    .action(action(make, runList));
+}
+
+export async function runList(ctx: Context, options: ListOptions): Promise<void> {
+  if ((options.identity === undefined) === (options.account === undefined)) throw new UsageError('give exactly one of --identity or --account');
+  const path =
+    options.identity !== undefined ? `/v1/identities/${encodeURIComponent(options.identity)}/grants` : `/v1/accounts/${encodeURIComponent(options.account!)}/grants`;
+  const listing = await ctx.client().get<GrantListing>(path);
+  ctx.out.result(listing, () =>
+    table(
+      [
+        { header: 'GRANT', value: (g: Item) => g.grant },
+        { header: 'KIND', value: (g) => g.terms.kind },
+        { header: 'PRINCIPAL', value: (g) => g.terms.principal },
+        { header: 'SUBJECT', value: (g) => show(g.terms.subject) },
+        { header: 'OPS', value: (g) => g.terms.ops.join(',') },
+        { header: 'PER OP', value: (g) => g.terms.per_operation ?? '-', alignRight: true },
+        { header: 'GRANTED', value: (g) => time(g.granted_at) },
+        { header: 'REVOKED', value: (g) => time(g.revoked) },
+      ],
+      listing.items,
+    ),
+  );
+}
