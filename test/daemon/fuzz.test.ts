@@ -1,0 +1,195 @@
+/**
+ * Fuzzing the real daemon: 10,000 generated malformed requests across every route.
+ * Each request starts from a valid one and takes at least one change that makes it
+ * malformed (unknown member or parameter, a value that does not parse, a wrong type,
+ * a missing member, a body that is not a JSON object, a wrong content type, an
+ * oversized header, a bad bearer, an unknown route or method). Every reply must be
+ * a well-formed refusal with its CONTRACT 6 status, never a 500; the daemon must stay
+ * up, and the book must be unchanged.
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { httpStatus } from '../../daemon/http/status.js';
+import { type ErrorCode, isErrorCode } from '../../src/errors.js';
+import { type Client, type Daemon, type Keys, type Reply, client, removeDir, startDaemon, tempDir, writeBook } from './support.js';
+
+const alice = 'did:ledger:acct:alice';
+const bob = 'did:ledger:acct:bob';
+let daemon: Daemon;
+let keys: Keys;
+let api: Client;
+let dir: string;
+
+beforeAll(async () => {
+  dir = tempDir();
+  keys = await writeBook(dir, { alice: 1_000n, bob: 1_000n });
+  daemon = await startDaemon({ dataDir: dir });
+  api = client(daemon.url, keys.customers.alice!);
+});
+
+afterAll(async () => {
+  expect(await daemon.stop()).toBe(0);
+  await removeDir(dir);
+});
+
+interface Req {
+  method: string;
+  path: string;
+  query: [string, string][];
+  headers: Record<string, string>;
+  body: string | undefined;
+}
+
+type Json = Record<string, unknown>;
+
+/** Valid requests, one per route: the starting points of every mutation. */
+const commandRoutes: { path: string; body: Json; strings: string[] }[] = [
+  { path: '/v1/transfers', body: { legs: [{ amount: '1', asset: 'USD', from: alice, to: bob }], reference: 'r' }, strings: [] },
+  { path: '/v1/reservations', body: { amount: '1', asset: 'USD', payer: alice }, strings: ['amount', 'asset', 'payer'] },
+  { path: '/v1/reservations/op_0000000000000001/capture', body: { to: bob, amount: '1' }, strings: ['to', 'amount'] },
+  { path: '/v1/reservations/op_0000000000000001/release', body: {}, strings: [] },
+  { path: '/v1/accounts', body: { custody: 'delegated', kind: 'customer', owner: 'did:ledger:id:alice' }, strings: ['custody', 'kind', 'owner'] },
+];
+const queryRoutes: { path: string; query: Record<string, string>; known: string[]; required: string[]; parsed: string[] }[] = [
+  { path: '/v1/statements', query: { account: alice, asset: 'USD', from: '0', to: '1' }, known: ['account', 'asset', 'from', 'to', 'as_of'], required: ['account', 'asset', 'from', 'to'], parsed: ['account', 'asset', 'from', 'to', 'as_of'] },
+  { path: '/v1/movements', query: { account: alice, limit: '10' }, known: ['account', 'identity', 'limit', 'from', 'to', 'asset', 'direction', 'cursor'], required: ['limit'], parsed: ['account', 'identity', 'limit', 'from', 'to', 'asset', 'direction', 'cursor'] },
+  { path: '/v1/trial-balance', query: {}, known: ['asset', 'amount'], required: [], parsed: ['asset'] },
+  { path: `/v1/accounts/${alice}`, query: {}, known: [], required: [], parsed: [] },
+  { path: '/v1/assets', query: {}, known: [], required: [], parsed: [] },
+  { path: '/v1/aliases', query: { source: 'ledger', name: 'treasury:USD' }, known: ['source', 'name'], required: [], parsed: [] },
+  { path: '/v1/operations/op_0000000000000001', query: {}, known: [], required: [], parsed: [] },
+  { path: '/v1/events', query: {}, known: ['after'], required: [], parsed: ['after'] },
+  { path: '/v1/health', query: {}, known: [], required: [], parsed: [] },
+  { path: '/v1/openapi.json', query: {}, known: [], required: [], parsed: [] },
+];
+
+const base = (method: string, path: string, query: [string, string][], body?: Json): Req => ({
+  method,
+  path,
+  query,
+  headers: body === undefined ? {} : { 'content-type': 'application/json' },
+  body: body === undefined ? undefined : JSON.stringify(body),
+});
+
+const name = fc.string({ minLength: 1, maxLength: 12 });
+/** A text that no parser of a query value accepts: '!' starts no id, symbol, number, direction or hex. */
+const garbage = fc.string({ maxLength: 20 }).map((s) => `!${s}`);
+const notString = fc.oneof(fc.integer(), fc.boolean(), fc.array(fc.integer(), { maxLength: 2 }), fc.dictionary(name, fc.integer(), { maxKeys: 2 }));
+/** Printable ASCII without spaces (what a header value may carry). */
+const visible = (s: string) => s.replace(/[^\x21-\x7e]/g, 'x');
+// Built once: building arbitraries (jsonValue above all) inside `chain` per value is slow.
+const anyJson = fc.jsonValue({ maxDepth: 3 });
+const nonObjectJson = anyJson.filter((v) => typeof v !== 'object' || v === null || Array.isArray(v));
+const notJsonText = fc.string({ maxLength: 40 }).filter((t) => {
+  try {
+    JSON.parse(t);
+    return false;
+  } catch {
+    return true;
+  }
+});
+const contentTypes = fc.constantFrom('text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'multipart/form-data', 'application/jsonx');
+const longClientKey = fc.string({ maxLength: 40 }).map((s) => `${'k'.repeat(257)}${visible(s)}`);
+const badIdentity = fc.stringMatching(/^[a-z!]{1,12}$/).map((who) => `!${who}`);
+
+const commandRequest: fc.Arbitrary<Req> = fc.constantFrom(...commandRoutes).chain((route) => {
+  const req = (body: Json | undefined, patch: Partial<Req> = {}): Req => ({ ...base('POST', route.path, [], body), ...patch });
+  const mutations: fc.Arbitrary<Req>[] = [
+    fc.tuple(name, anyJson)
+      .filter(([n]) => !(n in route.body) && !['reference', 'deadline', 'acknowledged', 'treasury_limits'].includes(n))
+      .map(([n, v]) => req({ ...route.body, [n]: v })),
+    notJsonText.map((t) => req(undefined, { headers: { 'content-type': 'application/json' }, body: t })),
+    nonObjectJson.map((v) => req(undefined, { headers: { 'content-type': 'application/json' }, body: JSON.stringify(v) })),
+    contentTypes.map((type) => req(route.body, { headers: { 'content-type': type } })),
+    longClientKey.map((k) => req(route.body, { headers: { 'content-type': 'application/json', 'client-key': k } })),
+    badIdentity.map((who) => req(route.body, { headers: { 'content-type': 'application/json', 'on-behalf-of': who } })),
+    fc.tuple(name, garbage).map(([k, v]) => ({ ...req(route.body), query: [[k, v]] as [string, string][] })),
+  ];
+  if (route.strings.length > 0) {
+    mutations.push(fc.tuple(fc.constantFrom(...route.strings), notString).map(([k, v]) => req({ ...route.body, [k]: v })));
+    mutations.push(fc.constantFrom(...route.strings).map((k) => req(Object.fromEntries(Object.entries(route.body).filter(([m]) => m !== k)))));
+  }
+  if (route.path === '/v1/transfers') {
+    mutations.push(fc.tuple(fc.constantFrom('amount', 'asset', 'from', 'to'), fc.oneof(notString, garbage)).map(([k, v]) => req({ legs: [{ ...(route.body.legs as Json[])[0], [k]: v }] })));
+  }
+  return fc.oneof(...mutations);
+});
+
+const queryRequest: fc.Arbitrary<Req> = fc.constantFrom(...queryRoutes).chain((route) => {
+  const entries = Object.entries(route.query);
+  const req = (query: [string, string][], path = route.path): Req => base('GET', path, query);
+  const mutations: fc.Arbitrary<Req>[] = [
+    fc.tuple(name.filter((n) => !route.known.includes(n)), fc.string({ maxLength: 10 })).map(([k, v]) => req([...entries, [k, v]])),
+    fc.string({ minLength: 1, maxLength: 20 }).map((extra) => req(entries, `${route.path}/${encodeURIComponent(extra)}`)),
+  ];
+  if (route.parsed.length > 0) {
+    mutations.push(fc.tuple(fc.constantFrom(...route.parsed), garbage).map(([k, v]) => req([...entries.filter(([e]) => e !== k), [k, v]])));
+  }
+  const known = route.known.filter((k) => k !== 'amount');
+  if (known.length > 0) mutations.push(fc.constantFrom(...known).map((k) => req([...entries, [k, 'x'], [k, 'y']])));
+  if (route.required.length > 0) mutations.push(fc.constantFrom(...route.required).map((k) => req(entries.filter(([e]) => e !== k))));
+  if (route.path.startsWith('/v1/accounts/') || route.path.startsWith('/v1/operations/')) {
+    const prefix = route.path.slice(0, route.path.lastIndexOf('/') + 1);
+    mutations.push(garbage.map((g) => req([], prefix + encodeURIComponent(g))));
+  }
+  return fc.oneof(...mutations);
+});
+
+const strayRequest: fc.Arbitrary<Req> = fc.oneof(
+  fc.string({ minLength: 1, maxLength: 30 }).map((p) => base('GET', `/v1/${encodeURIComponent(p)}x`, [])),
+  fc.tuple(fc.constantFrom('PUT', 'PATCH', 'DELETE', 'OPTIONS'), fc.constantFrom(...commandRoutes.map((r) => r.path), ...queryRoutes.map((r) => r.path))).map(([m, p]) => base(m, p, [], {})),
+  fc.constantFrom(...queryRoutes.map((r) => r.path)).map((p) => base('POST', p, [], {})),
+);
+
+/** A malformed request, sometimes also with a bad bearer (which alone is a refusal). */
+const malformedRequest = fc.tuple(fc.oneof({ weight: 4, arbitrary: commandRequest }, { weight: 4, arbitrary: queryRequest }, { weight: 1, arbitrary: strayRequest }), fc.oneof({ weight: 4, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 40 }).map(visible) })).map(
+  ([req, badToken]) => ({ ...req, headers: { authorization: `Bearer ${badToken ?? keys.customers.alice}`, ...req.headers } }),
+);
+
+async function send(req: Req) {
+  const qs = req.query.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
+  return api.raw(req.method, qs ? `${req.path}?${qs}` : req.path, { body: req.body, headers: req.headers });
+}
+
+function isWellFormedRefusal(r: Reply): boolean {
+  const body = r.body as Record<string, unknown> | undefined;
+  if (typeof body !== 'object' || body === null || Object.keys(body).sort().join() !== 'description,error') return false;
+  if (typeof body.description !== 'string' || typeof body.error !== 'string' || !isErrorCode(body.error)) return false;
+  if (r.status !== httpStatus(body.error) || r.status === 500) return false;
+  return r.status !== 503 || /^[0-9]+$/.test(String(r.headers['retry-after']));
+}
+
+async function bookState(): Promise<string> {
+  const operator = client(daemon.url, keys.operator);
+  const parts = await Promise.all([
+    operator.get('/v1/trial-balance'),
+    operator.get(`/v1/movements?account=${alice}&limit=1000`),
+    operator.get(`/v1/movements?account=${bob}&limit=1000`),
+    operator.get('/v1/movements?account=did:ledger:acct:treasury-USD&limit=1000'),
+  ]);
+  for (const p of parts) expect(p.status).toBe(200);
+  return parts.map((p) => p.text).join('\n');
+}
+
+const requestsPerRun = 50;
+const runs = Number(process.env.FUZZ_RUNS ?? 200);
+
+it(`refuses ${requestsPerRun * runs} generated malformed requests across every route, stays up, and leaves the book unchanged`, async () => {
+  const before = await bookState();
+  let sent = 0;
+  await fc.assert(
+    fc.asyncProperty(fc.array(malformedRequest, { minLength: requestsPerRun, maxLength: requestsPerRun }), async (batch) => {
+      const replies = await Promise.all(batch.map(send));
+      // One expectation per batch keeps the run fast; the message names the first bad reply.
+      const bad = replies.findIndex((r) => !isWellFormedRefusal(r));
+      const req = batch[bad];
+      expect(bad, req && `${req.method} ${req.path} ${JSON.stringify(req.query)} ${JSON.stringify(req.headers)} ${req.body ?? ''} -> ${replies[bad]!.status} ${replies[bad]!.text}`).toBe(-1);
+      sent += batch.length;
+    }),
+    { numRuns: runs },
+  );
+  expect(sent).toBeGreaterThanOrEqual(10_000);
+  expect(daemon.process.exitCode).toBeNull();
+  expect((await api.get('/v1/health', null)).status).toBe(200);
+  expect(await bookState()).toBe(before);
+});
