@@ -228,12 +228,11 @@ export function decodeGrant(text: string): Grant {
 // ---------------------------------------------------------------------------------
 // Issuance and narrowing
 
+/**
+ * A narrowing keeps its parent's subject. (A single account is not within
+ * "delegated_accounts": custody changes, and the child must hold alone.)
+ */
 const sameSubject = (a: GrantSubject, b: GrantSubject) => JSON.stringify(a) === JSON.stringify(b);
-
-function subjectWithin(child: GrantSubject, parent: GrantSubject): boolean {
-  // Any single account lies within "delegated_accounts": the parent is still checked at each use.
-  return sameSubject(child, parent) || (parent === 'delegated_accounts' && typeof child === 'object' && 'account' in child);
-}
 
 function listWithin<T>(child: readonly T[] | null, parent: readonly T[] | null): boolean {
   return parent === null || (child !== null && child.every((x) => parent.includes(x)));
@@ -245,12 +244,12 @@ function boundWithin<T>(child: T | null, parent: T | null, within: (c: T, p: T) 
 
 /**
  * The first term in which `child` is wider than `parent`, or null when it narrows (or
- * equals) it. A longer window with a lower limit is narrower: every window of the
+ * equals) it: judged alone, the child then allows nothing the parent forbids. A longer window with a lower limit is narrower: every window of the
  * parent's length lies inside one of the child's.
  */
 export function widenedTerm(child: GrantTerms, parent: GrantTerms): string | null {
   if (child.kind !== parent.kind) return 'kind';
-  if (!subjectWithin(child.subject, parent.subject)) return 'subject';
+  if (!sameSubject(child.subject, parent.subject)) return 'subject';
   if (!child.ops.every((op) => parent.ops.includes(op))) return 'ops';
   if (!listWithin(child.assets, parent.assets)) return 'assets';
   if (!listWithin(child.counterparties, parent.counterparties)) return 'counterparties';

@@ -169,6 +169,12 @@ describe('giving grants', () => {
     expect(grantIssuanceRefusal(narrowed(over as Parameters<typeof terms>[0]))).toMatchObject({ error: 'ERR-UnboundedGrant', description: expect.stringContaining(term) });
   });
 
+  it('keeps the subject: one account is not within "delegated_accounts", whose custody may change', () => {
+    const wide = { ...parent, terms: { ...parent.terms, subject: 'delegated_accounts' as const } };
+    const child = terms({ ...wide.terms, parent: wide.id, principal: helper, subject: { account: acct('h1') } });
+    expect(grantIssuanceRefusal(issuance({ grantor: agent, parentChain: [wide], terms: child }))).toMatchObject({ error: 'ERR-UnboundedGrant', description: expect.stringContaining('subject') });
+  });
+
   it('refuses narrowing a grant one does not hold, a revoked or expired one, too deep or too wide a tree', () => {
     expect(grantIssuanceRefusal({ ...narrowed({}), grantor: helper })).toMatchObject({ error: 'ERR-NotAuthorised' });
     expect(grantIssuanceRefusal({ ...narrowed({}), parentChain: [] })).toMatchObject({ error: 'ERR-NotAuthorised' });
