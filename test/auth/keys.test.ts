@@ -7,23 +7,13 @@ import { sessionLifetimeDefaultMs } from '../../src/auth/constants.js';
 import { expiryHash } from '../../src/auth/expiry.js';
 import { drawApiKey, drawSession, parseKeyVerifier, sessionView, sessionWrites, verifyKeySignature } from '../../src/auth/keys.js';
 import { credentialWrites, hashToken, resolveToken, tokenKey, type Credential } from '../../src/credentials.js';
-import { Refused } from '../../src/errors.js';
 import type { ReadView } from '../../src/store/port.js';
 import type { AccountId, CredentialId, IdentityId } from '../../src/values.js';
+import { refusedWith } from '../support/refusals.js';
 
 const alice = 'did:ledger:id:alice' as IdentityId;
 const cred = 'did:ledger:cred:alice-1' as CredentialId;
 const nowMs = 1_700_000_000_000;
-
-function refusedWith(f: () => unknown): string {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof Refused) return e.refusal.error;
-    throw e;
-  }
-  return 'accepted';
-}
 
 /** A read view over a map, enough for resolveToken. */
 function viewOf(ops: { key: string; value?: string }[]): ReadView {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { Refused, type Refusal } from '../../src/errors.js';
+import type { Refusal } from '../../src/errors.js';
 import {
   type PasskeyKey,
   ceremonyChallenge,
@@ -11,6 +11,7 @@ import {
   verifyPasskeyRegistration,
 } from '../../src/auth/webauthn.js';
 import { SoftwareAuthenticator } from '../support/authenticator.js';
+import { refusedWith } from '../support/refusals.js';
 
 const challenge = () => randomBytes(32).toString('base64url');
 const isRefusal = (v: object): v is Refusal => 'error' in v;
@@ -140,17 +141,9 @@ describe('ceremony bodies', () => {
     const assertion = auth.assert(challenge());
     expect(parsePasskeyRegistration(reg)).toEqual(reg);
     expect(parsePasskeyAssertion(assertion)).toEqual(assertion);
-    const malformed = (f: () => unknown) => {
-      try {
-        f();
-      } catch (e) {
-        return e instanceof Refused ? e.refusal.error : 'other';
-      }
-      return 'accepted';
-    };
-    expect(malformed(() => parsePasskeyRegistration(null))).toBe('ERR-MalformedCommand');
-    expect(malformed(() => parsePasskeyRegistration({ ...reg, attestation_object: 'a+b/' }))).toBe('ERR-MalformedCommand');
-    expect(malformed(() => parsePasskeyAssertion({ ...assertion, raw_id: undefined }))).toBe('ERR-MalformedCommand');
-    expect(malformed(() => parsePasskeyAssertion({ ...assertion, signature: 'x'.repeat(20_000) }))).toBe('ERR-MalformedCommand');
+    expect(refusedWith(() => parsePasskeyRegistration(null))).toBe('ERR-MalformedCommand');
+    expect(refusedWith(() => parsePasskeyRegistration({ ...reg, attestation_object: 'a+b/' }))).toBe('ERR-MalformedCommand');
+    expect(refusedWith(() => parsePasskeyAssertion({ ...assertion, raw_id: undefined }))).toBe('ERR-MalformedCommand');
+    expect(refusedWith(() => parsePasskeyAssertion({ ...assertion, signature: 'x'.repeat(20_000) }))).toBe('ERR-MalformedCommand');
   });
 });
