@@ -8,6 +8,10 @@
  * holds (or has unlocked) the authenticator signs in. With UV the authenticator also
  * checked a PIN or biometric: possession plus knowledge or inherence.
  *
+ * Attestation is checked for integrity (`none`, or `packed` self-attestation signed by
+ * the new key) but not for provenance: no authenticator metadata or roots are configured,
+ * so any authenticator may register; the identity's own authority over its set decides.
+ *
  * Verification is asynchronous (WebCrypto), so it runs at the edge before a command is
  * submitted; the challenge is consumed by the caller (challenges.ts) in the same write
  * that records the outcome.
@@ -15,6 +19,7 @@
 import { verifyAuthenticationResponse, verifyRegistrationResponse } from '@simplewebauthn/server';
 import { isoBase64URL } from '@simplewebauthn/server/helpers';
 import { type Refusal, refusal, refuse } from '../errors.js';
+import { isChallengeText } from './challenges.js';
 import { webauthnFieldLengthMax } from './constants.js';
 
 /** Where passkeys are verified (CONTRACT 1); the daemon overrides from config and env. */
@@ -86,13 +91,14 @@ export function parsePasskeyAssertion(value: unknown, where = 'assertion'): Pass
 
 /**
  * The challenge text a ceremony's client data names, so the caller can read its record
- * (challengeKey) before verifying. Nothing here is trusted yet: the verifier checks it again.
+ * (challengeKey) before verifying; text that no issued challenge could be is refused
+ * without a read. Nothing here is trusted yet: the verifier checks it again.
  */
 export function ceremonyChallenge(clientDataJson: string): string | Refusal {
   try {
     const parsed: unknown = JSON.parse(Buffer.from(clientDataJson, 'base64url').toString('utf8'));
     const challenge = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>).challenge : undefined;
-    if (typeof challenge === 'string' && challenge.length > 0) return challenge;
+    if (typeof challenge === 'string' && isChallengeText(challenge)) return challenge;
   } catch {
     // Falls through to the refusal: client data that is not JSON names no challenge.
   }

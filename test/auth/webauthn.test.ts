@@ -133,6 +133,7 @@ describe('ceremony bodies', () => {
     expect(ceremonyChallenge(body.client_data_json)).toBe(c);
     expect(ceremonyChallenge(Buffer.from('not json').toString('base64url'))).toMatchObject({ error: 'ERR-CredentialInvalid' });
     expect(ceremonyChallenge(Buffer.from('{"challenge":7}').toString('base64url'))).toMatchObject({ error: 'ERR-CredentialInvalid' });
+    expect(ceremonyChallenge(new SoftwareAuthenticator().assert('x'.repeat(5_000)).client_data_json)).toMatchObject({ error: 'ERR-CredentialInvalid' });
   });
 
   it('parses the spec bodies and refuses malformed ones with ERR-MalformedCommand', () => {
