@@ -19,6 +19,7 @@ import { buildRevoke } from './commands/grants/revoke.js';
 import { buildIdentityCreate } from './commands/identities/create.js';
 import { buildIssuanceGrant } from './commands/ops/issuance-grant.js';
 import { buildParties } from './commands/ops/parties.js';
+import { buildCompletion } from './commands/completion/completion.js';
 import { buildDashboard } from './commands/dashboard/dashboard.js';
 import { buildTail } from './commands/events/tail.js';
 import { buildMovements } from './commands/movements/movements.js';
@@ -59,7 +60,7 @@ const nouns: readonly (readonly [string, string, readonly Builder[]])[] = [
 ];
 
 /** Verbless commands (like gh's `status`). */
-const singles: readonly Builder[] = [buildStatements, buildMovements, buildTrialBalance, buildDashboard];
+const singles: readonly Builder[] = [buildStatements, buildMovements, buildTrialBalance, buildDashboard, buildCompletion];
 
 export function buildProgram(io: Io, make: MakeContext = contextFor(io)): Command {
   const program = new Command('ledgerctl')
