@@ -1,0 +1,89 @@
+/**
+ * What people see on a terminal: commands run in-process (the same code the process runs) with
+ * a fake TTY, against a real `ledgerd`. Tables for people, JSON with --json or through a pipe.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../cli/run.js';
+import { accounts, testGenesis } from './support/book.js';
+import { type Daemon, startDaemon } from './support/daemon.js';
+import { fakeIo } from './support/io.js';
+import { configDir } from './support/ledgerctl.js';
+
+let daemon: Daemon;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  daemon = await startDaemon({ genesis: testGenesis });
+  env = { LEDGER_URL: daemon.url, LEDGER_TOKEN: daemon.operatorKey, LEDGERCTL_CONFIG_DIR: configDir() };
+});
+afterAll(() => daemon?.stop());
+
+async function run(args: string[], tty = true) {
+  const io = fakeIo({ tty, env });
+  const code = await runCli(args, io);
+  return { code, stdout: io.stdout.text, stderr: io.stderr.text };
+}
+
+describe('on a terminal', () => {
+  it('prints the trial balance as a table, and JSON with --json or through a pipe', async () => {
+    const table = await run(['trial-balance']);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/^ASSET\s+OPENINGS\s+BALANCED\n/);
+    expect(table.stdout).toMatch(/USD\s+0\s+yes/);
+    expect(table.stdout).toContain('balanced (3 accounts');
+    expect(JSON.parse((await run(['trial-balance', '--json'])).stdout).rows).toHaveLength(2);
+    expect(JSON.parse((await run(['trial-balance'], false)).stdout).unbalanced).toEqual([]);
+  });
+
+  it('prints a submitted command as its reference and state, then the decision with --wait', async () => {
+    const ack = await run(['transfers', 'create', '--from', accounts.alice, '--to', accounts.bob, '--amount', '5', '--asset', 'USD', '--client-key', 'tty-1']);
+    expect(ack.code).toBe(0);
+    expect(ack.stdout).toMatch(/^operation\s+op_\w+\n/);
+    expect(ack.stdout).toMatch(/client key\s+tty-1\n/);
+    const reference = /operation\s+(op_\w+)/.exec(ack.stdout)![1]!;
+    const waited = await run(['operations', 'wait', reference]);
+    expect(waited.code).toBe(0);
+    expect(waited.stdout).toMatch(/state\s+Completed/);
+    expect(waited.stdout).toMatch(/postings\s+\[/);
+  });
+
+  it('shows a spinner on stderr while it waits, and clears it', async () => {
+    const r = await run(['reservations', 'create', '--payer', accounts.alice, '--amount', '3', '--asset', 'USD', '--wait']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/state\s+Reserved/);
+    expect(r.stderr).toMatch(/waiting for op_\w+/);
+  });
+
+  it('prints statements and movements as tables', async () => {
+    const statement = await run(['statements', '--account', accounts.alice, '--asset', 'USD', '--from', '1970-01-01T00:00:00Z', '--to', String(Date.now() + 60_000)]);
+    expect(statement.code).toBe(0);
+    expect(statement.stdout).toMatch(/^did:ledger:acct:alice USD from 1970-01-01T00:00:00.000Z/);
+    expect(statement.stdout).toMatch(/LAYER\s+OPENING\s+CLOSING/);
+    expect(statement.stdout).toMatch(/SEQ\s+AT\s+ACCOUNT\s+DIR\s+AMOUNT\s+ASSET\s+LAYER\s+STATUS\s+KIND\s+COUNTERPARTY\s+OPERATION/);
+    const all = await run(['movements', '--account', accounts.alice, '--limit', '1', '--all']);
+    expect(all.code).toBe(0);
+    const rows = all.stdout.trim().split('\n');
+    expect(rows[0]).toMatch(/^SEQ\s+AT/);
+    expect(rows.filter((r) => r.startsWith('SEQ'))).toHaveLength(1);
+    expect(rows.length).toBeGreaterThan(2);
+  });
+
+  it('prints assets, accounts and aliases for people', async () => {
+    expect((await run(['assets', 'list'])).stdout).toMatch(/^ASSET\s+KIND\s+PRECISION\s+STATUS\s+BINDING\s+LOCATION\nEUR\s+fiat\s+2\s+active\s+book_only\s+-\n/);
+    expect((await run(['accounts', 'show', accounts.bob])).stdout).toMatch(/^account\s+did:ledger:acct:bob\nclosed\s+false\ncustody\s+delegated\n/);
+    expect((await run(['aliases', 'lookup', '--source', 'ledger', '--name', 'treasury:USD'])).stdout).toBe(`${accounts.treasury}\n`);
+  });
+
+  it('follows events as lines for people and NDJSON for programs', async () => {
+    const people = await run(['events', 'tail', '--after', '0', '--count', '1']);
+    expect(people.stdout).toMatch(/^1 {2}operation {2}op_\w+ {2}transfer {2}Completed\n$/);
+    const programs = await run(['events', 'tail', '--after', '0', '--count', '1', '--json']);
+    expect(JSON.parse(programs.stdout)).toMatchObject({ seq: 1, event: 'operation' });
+  });
+
+  it('refuses the dashboard without a terminal', async () => {
+    const r = await run(['dashboard'], false);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('the dashboard needs a terminal');
+  });
+});
