@@ -23,6 +23,8 @@ const subjectArb: fc.Arbitrary<GrantSubject> = fc.oneof(
   fc.constantFrom(...assets).map((asset) => ({ asset })),
 );
 
+const perWindowArb = fc.record({ lengthMs: fc.constantFrom(1_000, 2_000, 5_000), limitMinor: fc.constantFrom(50n, 100n, 300n) });
+
 const termsArb: fc.Arbitrary<GrantTerms> = fc.record({
   kind: fc.constant('delegated' as const),
   principal: fc.constant(agent),
@@ -33,7 +35,7 @@ const termsArb: fc.Arbitrary<GrantTerms> = fc.record({
   expiresAtMs: maybe(fc.constantFrom(1_000, 2_000, 3_000)),
   parent: fc.constant(null),
   perOperationMinor: maybe(fc.constantFrom(0n, 50n, 100n, 200n)),
-  perWindow: maybe(fc.record({ lengthMs: fc.constantFrom(1_000, 2_000, 5_000), limitMinor: fc.constantFrom(50n, 100n, 300n) })),
+  perWindow: maybe(perWindowArb),
 });
 
 const atMost = <T extends number | bigint>(domain: readonly T[], bound: T | null): fc.Arbitrary<T | null> =>
@@ -55,7 +57,7 @@ const narrowerArb = (parent: GrantTerms): fc.Arbitrary<GrantTerms> =>
     perOperationMinor: atMost([0n, 50n, 100n, 200n], parent.perOperationMinor),
     perWindow:
       parent.perWindow === null
-        ? maybe(fc.record({ lengthMs: fc.constantFrom(1_000, 2_000), limitMinor: fc.constantFrom(50n, 100n, 300n) }))
+        ? maybe(perWindowArb)
         : fc.record({ lengthMs: fc.constantFrom(parent.perWindow.lengthMs, 2_000, 5_000), limitMinor: fc.constantFrom(0n, parent.perWindow.limitMinor) }).filter((w) => w.lengthMs >= parent.perWindow!.lengthMs),
   });
 
@@ -145,10 +147,9 @@ describe('narrowing', () => {
   });
 
   it('the same holds for windows alone: a longer window with a lower limit never lets more through', () => {
-    const windowArb = fc.record({ lengthMs: fc.constantFrom(1_000, 2_000, 5_000), limitMinor: fc.constantFrom(50n, 100n, 300n) });
     const bare = (perWindow: PerWindow, principal = agent) => ({ ...grant('x').terms, principal, perOperationMinor: null, perWindow });
     fc.assert(
-      fc.property(windowArb, windowArb, timedUses(useArb.map((u) => ({ ...u, op: 'transfer' as const, account: acct('h1'), counterparty: null }))), (parentWindow, childWindow, uses) => {
+      fc.property(perWindowArb, perWindowArb, timedUses(useArb.map((u) => ({ ...u, op: 'transfer' as const, account: acct('h1'), counterparty: null }))), (parentWindow, childWindow, uses) => {
         const parentTerms = { ...bare(parentWindow), counterparties: null };
         const childTerms = { ...bare(childWindow, helper), counterparties: null };
         fc.pre(widenedTerm(childTerms, parentTerms) === null);
