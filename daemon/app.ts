@@ -9,7 +9,7 @@ import type { Kernel } from '../src/kernel.js';
 import type { Config } from './config.js';
 import { EventHub } from './events.js';
 import { authenticator } from './http/auth.js';
-import { clientErrorHandler, refusalOf, sendRefusal } from './http/refusals.js';
+import { clientErrorHandler, refusalOf, sendRefusal } from './http/replies.js';
 import { OpenApi } from './openapi.js';
 import { accountRoutes } from './routes/accounts.js';
 import { bookRoutes } from './routes/book.js';
@@ -77,7 +77,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.addHook('onRequest', async (request, reply) => {
     if (draining) return sendRefusal(reply, refusal('ERR-DecisionUnavailable', 'the service is shutting down; retry with the same client key'), config.retryAfterSeconds);
   });
-  app.addHook('onRequest', authenticator(kernel));
+  app.addHook('onRequest', authenticator(kernel, { cacheMs: config.authCacheMs, clock: options.clock }));
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
     // Requests in flight when draining began close their connection as they finish,

@@ -36,6 +36,8 @@ export interface Config {
   /** A stream whose unsent data passes this is closed; the client resumes with `?after=`. */
   readonly sseBufferedBytesMax: number;
   readonly sseHeartbeatMs: number;
+  /** How long a bearer token's lookup is remembered (0: never); a revoked token may work this long. */
+  readonly authCacheMs: number;
   /** The `Retry-After` of ERR-DecisionUnavailable, integer seconds. */
   readonly retryAfterSeconds: number;
   /** How long a graceful shutdown may take before the process gives up and exits 1. */
@@ -57,6 +59,7 @@ const numeric: Record<Tunable, { default: number; min: number; max: number }> = 
   sseConnectionsMax: { default: 256, min: 1, max: 10_000 },
   sseBufferedBytesMax: { default: 1024 * 1024, min: 64 * 1024, max: 64 * 1024 * 1024 },
   sseHeartbeatMs: { default: 15_000, min: 1_000, max: 600_000 },
+  authCacheMs: { default: 1_000, min: 0, max: 60_000 },
   retryAfterSeconds: { default: 1, min: 1, max: 3_600 },
   shutdownTimeoutMs: { default: 30_000, min: 1_000, max: 600_000 },
 };

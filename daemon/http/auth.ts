@@ -3,9 +3,15 @@
  * `Authorization: Bearer <token>`; a missing, unknown or expired token is 401
  * ERR-CredentialInvalid. The token is looked up by its hash only (credentials.ts
  * compares in constant time) and never logged.
+ *
+ * A successful lookup is remembered, by the token's hash, for `authCacheMs` (a store
+ * read per request is the largest cost of a small command): a revoked token may keep
+ * working that long. An expired session is refused at once, cached or not.
  */
 import type { FastifyRequest } from 'fastify';
 import type { Actor } from '../../src/authority.js';
+import { LruCache } from '../../src/cache.js';
+import { hashToken } from '../../src/credentials.js';
 import { refuse } from '../../src/errors.js';
 import type { Kernel } from '../../src/kernel.js';
 
@@ -23,13 +29,34 @@ declare module 'fastify' {
 
 const bearerPattern = /^Bearer +([\x21-\x7e]+) *$/i;
 
-export function authenticator(kernel: Kernel) {
+interface Remembered {
+  readonly actor: Actor;
+  readonly expiresAtMs: number | null;
+  readonly rememberedUntilMs: number;
+}
+
+/** Tokens remembered at once (bounds the cache's memory). */
+const rememberedTokensMax = 10_000;
+
+export function authenticator(kernel: Kernel, options: { cacheMs: number; clock: () => number }) {
+  const remembered = new LruCache<Remembered>(rememberedTokensMax);
+  const lookup = async (token: string): Promise<Actor | null> => {
+    const nowMs = options.clock();
+    const hash = hashToken(token);
+    const known = remembered.get(hash);
+    if (known !== undefined && nowMs < known.rememberedUntilMs) return known.expiresAtMs !== null && nowMs >= known.expiresAtMs ? null : known.actor;
+    const caller = await kernel.authenticate(token);
+    if (caller === null) return null;
+    const actor: Actor = { principal: caller.principal, credential: caller.credential, onBehalfOf: null };
+    if (options.cacheMs > 0) remembered.set(hash, { actor, expiresAtMs: caller.expiresAtMs, rememberedUntilMs: nowMs + options.cacheMs });
+    return actor;
+  };
   return async (request: FastifyRequest): Promise<void> => {
     if (request.is404 || request.routeOptions.config.public) return;
     const match = bearerPattern.exec(request.headers.authorization ?? '');
-    const caller = match ? await kernel.authenticate(match[1]!) : null;
-    if (caller === null) refuse('ERR-CredentialInvalid', 'the bearer token is missing, unknown or expired');
-    request.actor = { principal: caller.principal, credential: caller.credential, onBehalfOf: null };
+    const actor = match ? await lookup(match[1]!) : null;
+    if (actor === null) refuse('ERR-CredentialInvalid', 'the bearer token is missing, unknown or expired');
+    request.actor = actor;
   };
 }
 

@@ -10,11 +10,10 @@ import type { Kernel } from '../../src/kernel.js';
 import type { Command } from '../../src/model.js';
 import { type IdentityId, type ReferenceJson, parseIdentityId, parseReferenceJson } from '../../src/values.js';
 import { commandReply, isTerminal } from '../../src/views.js';
-import { stringifyWire } from '../../src/wire.js';
 import { callerOf } from './auth.js';
 import { requestDigest } from './digest.js';
 import { rawMember } from './raw-json.js';
-import { jsonType } from './refusals.js';
+import { wireReply } from './replies.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -64,8 +63,7 @@ export async function acknowledge(kernel: Kernel, request: FastifyRequest, reply
     requestDigest: requestDigest(actor.principal, request.method, pathOf(request.url), request.body),
     reference,
   });
-  reply.code(isTerminal(operation) ? 200 : 202).type(jsonType);
-  return stringifyWire(commandReply(operation));
+  return wireReply(reply, commandReply(operation), isTerminal(operation) ? 200 : 202);
 }
 
 /** Absolute deadline from a body's `deadline` (ms) or the configured default. */

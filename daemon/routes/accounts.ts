@@ -4,10 +4,9 @@ import { treasuryLimitsMax } from '../../src/constants.js';
 import { refuse } from '../../src/errors.js';
 import { parseAccountId, parseAssetSymbol, parseIdentityId, parseLimitMinor } from '../../src/values.js';
 import { accountView } from '../../src/views.js';
-import { stringifyWire } from '../../src/wire.js';
 import { callerOf } from '../http/auth.js';
 import { acknowledge } from '../http/command.js';
-import { jsonType } from '../http/refusals.js';
+import { wireReply } from '../http/replies.js';
 import { accountId, accountViewSchema, commandHeaders, commandReplySchema, identityId, noQuery, nullable, object, reference, responses, str } from '../http/schemas.js';
 import { type RouteContext, withView } from './context.js';
 
@@ -75,8 +74,7 @@ export function accountRoutes(app: FastifyInstance, { kernel }: RouteContext): v
     async (request, reply) => {
       const id = parseAccountId((request.params as { account: string }).account);
       const account = await withView(kernel, (view) => view.reachableAccount(callerOf(request), id));
-      reply.type(jsonType);
-      return stringifyWire(accountView(account));
+      return wireReply(reply, accountView(account));
     },
   );
 }

@@ -3,10 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import { refuse } from '../../src/errors.js';
 import { parseAssetSymbol } from '../../src/values.js';
 import { assetView, trialBalanceView } from '../../src/views.js';
-import { stringifyWire } from '../../src/wire.js';
 import { callerOf } from '../http/auth.js';
 import type { Query } from '../http/query.js';
-import { jsonType } from '../http/refusals.js';
+import { wireReply } from '../http/replies.js';
 import { accountId, assetSchema, assetSymbol, noQuery, object, responses, str, trialBalanceSchema } from '../http/schemas.js';
 import { type RouteContext, withView } from './context.js';
 
@@ -28,8 +27,7 @@ export function bookRoutes(app: FastifyInstance, { kernel }: RouteContext): void
       if (callerOf(request).principal !== kernel.principals.operator) refuse('ERR-NotAuthorised', 'the initiating principal holds no authority that covers the trial balance (operator only)');
       const asset = (request.query as Query).asset;
       const tb = await withView(kernel, (view) => view.trialBalance(asset === undefined ? null : parseAssetSymbol(asset)));
-      reply.type(jsonType);
-      return stringifyWire(trialBalanceView(tb));
+      return wireReply(reply, trialBalanceView(tb));
     },
   );
 
@@ -37,8 +35,7 @@ export function bookRoutes(app: FastifyInstance, { kernel }: RouteContext): void
     '/v1/assets',
     { schema: { summary: 'Every registered asset', querystring: noQuery, response: responses({ 200: { type: 'array', items: assetSchema } }) } },
     async (_request, reply) => {
-      reply.type(jsonType);
-      return stringifyWire(kernel.assetList.map(assetView));
+      return wireReply(reply, kernel.assetList.map(assetView));
     },
   );
 
@@ -56,8 +53,7 @@ export function bookRoutes(app: FastifyInstance, { kernel }: RouteContext): void
       // An absent part (null) names no alias: nothing the caller could reach.
       if (source === undefined || name === undefined || source === '' || name === '') refuse('ERR-UnknownAccount', 'no account with that alias is reachable by the caller');
       const account = await withView(kernel, (view) => view.alias(callerOf(request), source, name));
-      reply.type(jsonType);
-      return stringifyWire({ account });
+      return wireReply(reply, { account });
     },
   );
 }

@@ -4,9 +4,8 @@ import type { Actor, Principals } from '../../src/authority.js';
 import { refuse } from '../../src/errors.js';
 import type { Operation } from '../../src/model.js';
 import { operationView } from '../../src/views.js';
-import { stringifyWire } from '../../src/wire.js';
 import { callerOf } from '../http/auth.js';
-import { jsonType } from '../http/refusals.js';
+import { wireReply } from '../http/replies.js';
 import { noQuery, object, operationRef, operationViewSchema, responses } from '../http/schemas.js';
 import type { RouteContext } from './context.js';
 
@@ -30,8 +29,7 @@ export function operationRoutes(app: FastifyInstance, { kernel }: RouteContext):
       const { operation_reference: ref } = request.params as { operation_reference: string };
       const op = await kernel.operation(ref);
       if (op === undefined || !operationVisible(op, callerOf(request), kernel.principals)) refuse('ERR-UnknownOperation', `no operation ${ref} is visible to the caller`);
-      reply.type(jsonType);
-      return stringifyWire(operationView(op));
+      return wireReply(reply, operationView(op));
     },
   );
 }

@@ -1,7 +1,8 @@
 /** GET /v1/health and GET /v1/openapi.json: served without a bearer, reveal no ledger fact. */
 import type { FastifyInstance } from 'fastify';
 import type { OpenApi } from '../openapi.js';
-import { jsonType } from '../http/refusals.js';
+import { wireReply } from '../http/replies.js';
+import { RawJson } from '../../src/wire.js';
 import { noQuery, object } from '../http/schemas.js';
 
 export function serviceRoutes(app: FastifyInstance, openApi: OpenApi, version: string): void {
@@ -12,8 +13,7 @@ export function serviceRoutes(app: FastifyInstance, openApi: OpenApi, version: s
       schema: { summary: 'Liveness: {status: "ok"}', querystring: noQuery, response: { 200: object({ status: { enum: ['ok'] } }, ['status']) } },
     },
     async (_request, reply) => {
-      reply.type(jsonType);
-      return '{"status":"ok"}';
+      return wireReply(reply, { status: 'ok' });
     },
   );
 
@@ -23,8 +23,7 @@ export function serviceRoutes(app: FastifyInstance, openApi: OpenApi, version: s
     { config: { public: true }, schema: { summary: 'This API, as OpenAPI 3.1', querystring: noQuery, response: { 200: { type: 'object' } } } },
     async (_request, reply) => {
       document ??= JSON.stringify(openApi.document(version));
-      reply.type(jsonType);
-      return document;
+      return wireReply(reply, new RawJson(document));
     },
   );
 }

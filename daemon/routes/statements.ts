@@ -3,10 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import { refuse } from '../../src/errors.js';
 import { parseAccountId, parseAssetSymbol, parseIdentityId } from '../../src/values.js';
 import { movementsPageView, statementView } from '../../src/views.js';
-import { stringifyWire } from '../../src/wire.js';
 import { callerOf } from '../http/auth.js';
 import { type Query, limitQuery, periodQuery, uintQuery } from '../http/query.js';
-import { jsonType } from '../http/refusals.js';
+import { wireReply } from '../http/replies.js';
 import { accountId, assetSymbol, digitsText, identityId, movementsPageSchema, object, responses, statementSchema, str } from '../http/schemas.js';
 import { type RouteContext, withView } from './context.js';
 
@@ -37,8 +36,7 @@ export function statementRoutes(app: FastifyInstance, { kernel }: RouteContext):
           asOf: uintQuery(query, 'as_of'),
         }),
       );
-      reply.type(jsonType);
-      return stringifyWire(statementView(statement));
+      return wireReply(reply, statementView(statement));
     },
   );
 
@@ -81,8 +79,7 @@ export function statementRoutes(app: FastifyInstance, { kernel }: RouteContext):
           cursor: query.cursor ?? null,
         }),
       );
-      reply.type(jsonType);
-      return stringifyWire(movementsPageView(page));
+      return wireReply(reply, movementsPageView(page));
     },
   );
 }

@@ -4,32 +4,16 @@
  * client keys, references, on-behalf-of, and every stated refusal.
  */
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Client, type Daemon, type Keys, client, decided, refusalOf, removeDir, startDaemon, tempDir, writeBook } from './support.js';
+import { describe, expect, it } from 'vitest';
+import { decided, refusalOf, useDaemon } from './support.js';
 
 const alice = 'did:ledger:acct:alice';
 const bob = 'did:ledger:acct:bob';
 const carol = 'did:ledger:acct:carol';
-let daemon: Daemon;
-let keys: Keys;
-let op: Client;
-let asAlice: Client;
-let asBob: Client;
-let dir: string;
-
-beforeAll(async () => {
-  dir = tempDir();
-  keys = await writeBook(dir, { alice: 1_000_000n, bob: 1_000n, carol: 0n });
-  daemon = await startDaemon({ dataDir: dir });
-  op = client(daemon.url, keys.operator);
-  asAlice = client(daemon.url, keys.customers.alice!);
-  asBob = client(daemon.url, keys.customers.bob!);
-});
-
-afterAll(async () => {
-  expect(await daemon.stop()).toBe(0);
-  await removeDir(dir);
-});
+const shared = useDaemon({ alice: 1_000_000n, bob: 1_000n, carol: 0n });
+const op = shared.as('operator');
+const asAlice = shared.as('alice');
+const asBob = shared.as('bob');
 
 const leg = (amount: string, from = alice, to = bob, asset = 'USD') => ({ amount, asset, from, to });
 const transfer = (amount: string, extra: Record<string, unknown> = {}) => ({ legs: [leg(amount)], ...extra });
@@ -179,11 +163,11 @@ describe('POST /v1/transfers', () => {
   it('refuses a missing, unknown or malformed bearer with 401', async () => {
     expect(await refused(asAlice.post('/v1/transfers', transfer('1'), null))).toEqual({ status: 401, error: 'ERR-CredentialInvalid' });
     expect(await refused(asAlice.post('/v1/transfers', transfer('1'), 'not-a-key'))).toEqual({ status: 401, error: 'ERR-CredentialInvalid' });
-    expect(await refused(asAlice.raw('POST', '/v1/transfers', { body: '{}', headers: { authorization: `Basic ${keys.customers.alice}`, 'content-type': 'application/json' } }))).toEqual({ status: 401, error: 'ERR-CredentialInvalid' });
+    expect(await refused(asAlice.raw('POST', '/v1/transfers', { body: '{}', headers: { authorization: `Basic ${shared.keys.customers.alice}`, 'content-type': 'application/json' } }))).toEqual({ status: 401, error: 'ERR-CredentialInvalid' });
   });
 
   it('refuses malformed JSON, other content types, non-object bodies, oversized bodies and query parameters', async () => {
-    const bearer = { authorization: `Bearer ${keys.customers.alice}` };
+    const bearer = { authorization: `Bearer ${shared.keys.customers.alice}` };
     const cases: [string, Record<string, string>][] = [
       ['{"legs": [', { 'content-type': 'application/json' }],
       ['[1,2]', { 'content-type': 'application/json' }],
@@ -271,7 +255,7 @@ describe('POST /v1/reservations, capture and release', () => {
 
 describe('POST /v1/accounts', () => {
   it('opens a customer account for an identity, by the identities principal, and shows it', async () => {
-    const ids = client(daemon.url, keys.identities);
+    const ids = shared.as('identities');
     const r = await ids.post('/v1/accounts', { custody: 'delegated', kind: 'customer', owner: 'did:ledger:id:carol', reference: 'kyc-1' });
     expect(r.status).toBe(202);
     expect(r.body.reference).toBe('kyc-1');
@@ -279,7 +263,7 @@ describe('POST /v1/accounts', () => {
     expect(view.body).toMatchObject({ command: 'open_account', state: 'Completed' });
     const account = view.body.result.account as string;
     expect(account).toMatch(/^did:ledger:acct:/);
-    const shown = await client(daemon.url, keys.customers.carol!).get(`/v1/accounts/${account}`);
+    const shown = await shared.as('carol').get(`/v1/accounts/${account}`);
     expect(shown.body).toMatchObject({ account, owner: 'did:ledger:id:carol', custody: 'delegated', kind: 'customer', status: 'active', closed: false });
     expect(typeof shown.body.opened_at).toBe('number');
   });

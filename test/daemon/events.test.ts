@@ -2,11 +2,9 @@
  * GET /v1/events (CONTRACT 4): `operation` events for what the caller may see,
  * resumable with `?after=` (and Last-Event-ID) without gaps; bounded streams.
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Client, type Daemon, type Keys, client, decided, refusalOf, removeDir, startDaemon, tempDir, writeBook } from './support.js';
+import { describe, expect, it } from 'vitest';
+import { type Client, decided, refusalOf, useDaemon } from './support.js';
 
 interface SseEvent {
   id: number;
@@ -48,25 +46,11 @@ async function subscribe(url: string, token: string, query = '', headers: Record
 
 const alice = 'did:ledger:acct:alice';
 const bob = 'did:ledger:acct:bob';
-let daemon: Daemon;
-let keys: Keys;
-let asAlice: Client;
-let asBob: Client;
-let dir: string;
-
-beforeAll(async () => {
-  dir = tempDir();
-  keys = await writeBook(dir, { alice: 10_000n, bob: 10_000n });
-  writeFileSync(join(dir, 'ledgerd.json'), JSON.stringify({ sseConnectionsMax: 4 }));
-  daemon = await startDaemon({ dataDir: dir });
-  asAlice = client(daemon.url, keys.customers.alice!);
-  asBob = client(daemon.url, keys.customers.bob!);
-});
-
-afterAll(async () => {
-  expect(await daemon.stop()).toBe(0);
-  await removeDir(dir);
-});
+const shared = useDaemon({ alice: 10_000n, bob: 10_000n }, { sseConnectionsMax: 4 });
+const asAlice = shared.as('alice');
+const asBob = shared.as('bob');
+const url = () => shared.daemon.url;
+const keys = () => shared.keys;
 
 const pay = async (as: Client, from: string, to: string, amount: string) => {
   const r = await as.post('/v1/transfers', { legs: [{ amount, asset: 'USD', from, to }], reference: { amount } });
@@ -76,8 +60,8 @@ const pay = async (as: Client, from: string, to: string, amount: string) => {
 
 describe('GET /v1/events', () => {
   it("streams the caller's decided operations as `operation` events with the operation view, and no one else's", async () => {
-    const aliceStream = await subscribe(daemon.url, keys.customers.alice!);
-    const operatorStream = await subscribe(daemon.url, keys.operator);
+    const aliceStream = await subscribe(url(), keys().customers.alice!);
+    const operatorStream = await subscribe(url(), keys().operator);
     expect(aliceStream.status).toBe(200);
     expect(aliceStream.headers['content-type']).toMatch(/^text\/event-stream/);
     const bobsRef = await pay(asBob, bob, alice, '3');
@@ -92,14 +76,14 @@ describe('GET /v1/events', () => {
   });
 
   it('resumes after a given event with ?after= and with Last-Event-ID, with no gap and no repeat', async () => {
-    const live = await subscribe(daemon.url, keys.customers.alice!);
+    const live = await subscribe(url(), keys().customers.alice!);
     const refs = [await pay(asAlice, alice, bob, '1'), await pay(asAlice, alice, bob, '2'), await pay(asAlice, alice, bob, '3')];
     for (const ref of refs) await decided(asAlice, ref);
     const seen = await live.until((es) => refs.every((ref) => es.some((e) => e.data.operation_reference === ref)));
     live.close();
     const first = seen.find((e) => e.data.operation_reference === refs[0])!;
 
-    const resumed = await subscribe(daemon.url, keys.customers.alice!, `?after=${first.id}`);
+    const resumed = await subscribe(url(), keys().customers.alice!, `?after=${first.id}`);
     const replay = await resumed.until((es) => es.some((e) => e.data.operation_reference === refs[2]));
     expect(replay.map((e) => e.data.operation_reference)).toEqual(refs.slice(1));
     // Then it follows live decisions.
@@ -110,7 +94,7 @@ describe('GET /v1/events', () => {
     expect(new Set(ids).size).toBe(ids.length);
     resumed.close();
 
-    const byHeader = await subscribe(daemon.url, keys.customers.alice!, '', { 'last-event-id': String(first.id) });
+    const byHeader = await subscribe(url(), keys().customers.alice!, '', { 'last-event-id': String(first.id) });
     await byHeader.until((es) => es.some((e) => e.data.operation_reference === refs[2]));
     expect(byHeader.events[0]!.data.operation_reference).toBe(refs[1]);
     byHeader.close();
@@ -124,13 +108,13 @@ describe('GET /v1/events', () => {
   });
 
   it('refuses streams past its bound with ERR-DecisionUnavailable and Retry-After, and takes one again once closed', async () => {
-    const streams = await Promise.all(Array.from({ length: 4 }, () => subscribe(daemon.url, keys.customers.bob!)));
+    const streams = await Promise.all(Array.from({ length: 4 }, () => subscribe(url(), keys().customers.bob!)));
     const over = await asBob.get('/v1/events');
     expect(refusalOf(over)).toEqual({ status: 503, error: 'ERR-DecisionUnavailable' });
     expect(over.headers['retry-after']).toMatch(/^[0-9]+$/);
     for (const s of streams) s.close();
     await new Promise((res) => setTimeout(res, 200));
-    const again = await subscribe(daemon.url, keys.customers.bob!);
+    const again = await subscribe(url(), keys().customers.bob!);
     expect(again.status).toBe(200);
     again.close();
   });

@@ -8,29 +8,15 @@
  * up, and the book must be unchanged.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { httpStatus } from '../../daemon/http/status.js';
 import { type ErrorCode, isErrorCode } from '../../src/errors.js';
-import { type Client, type Daemon, type Keys, type Reply, client, removeDir, startDaemon, tempDir, writeBook } from './support.js';
+import { type Reply, useDaemon } from './support.js';
 
 const alice = 'did:ledger:acct:alice';
 const bob = 'did:ledger:acct:bob';
-let daemon: Daemon;
-let keys: Keys;
-let api: Client;
-let dir: string;
-
-beforeAll(async () => {
-  dir = tempDir();
-  keys = await writeBook(dir, { alice: 1_000n, bob: 1_000n });
-  daemon = await startDaemon({ dataDir: dir });
-  api = client(daemon.url, keys.customers.alice!);
-});
-
-afterAll(async () => {
-  expect(await daemon.stop()).toBe(0);
-  await removeDir(dir);
-});
+const shared = useDaemon({ alice: 1_000n, bob: 1_000n });
+const api = shared.as('alice');
 
 interface Req {
   method: string;
@@ -143,7 +129,7 @@ const strayRequest: fc.Arbitrary<Req> = fc.oneof(
 
 /** A malformed request, sometimes also with a bad bearer (which alone is a refusal). */
 const malformedRequest = fc.tuple(fc.oneof({ weight: 4, arbitrary: commandRequest }, { weight: 4, arbitrary: queryRequest }, { weight: 1, arbitrary: strayRequest }), fc.oneof({ weight: 4, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 40 }).map(visible) })).map(
-  ([req, badToken]) => ({ ...req, headers: { authorization: `Bearer ${badToken ?? keys.customers.alice}`, ...req.headers } }),
+  ([req, badToken]) => ({ ...req, headers: { authorization: `Bearer ${badToken ?? shared.keys.customers.alice}`, ...req.headers } }),
 );
 
 async function send(req: Req) {
@@ -160,7 +146,7 @@ function isWellFormedRefusal(r: Reply): boolean {
 }
 
 async function bookState(): Promise<string> {
-  const operator = client(daemon.url, keys.operator);
+  const operator = shared.as('operator');
   const parts = await Promise.all([
     operator.get('/v1/trial-balance'),
     operator.get(`/v1/movements?account=${alice}&limit=1000`),
@@ -189,7 +175,7 @@ it(`refuses ${requestsPerRun * runs} generated malformed requests across every r
     { numRuns: runs },
   );
   expect(sent).toBeGreaterThanOrEqual(10_000);
-  expect(daemon.process.exitCode).toBeNull();
+  expect(shared.daemon.process.exitCode).toBeNull();
   expect((await api.get('/v1/health', null)).status).toBe(200);
   expect(await bookState()).toBe(before);
 });

@@ -3,30 +3,22 @@
  * balance (11), accounts (12), assets (13), aliases (14) and operations (CONTRACT 4),
  * with every rule of spec 7 for ERR-QueryUnbounded and ERR-MalformedCommand.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Client, type Daemon, type Keys, client, decided, refusalOf, removeDir, startDaemon, tempDir, writeBook } from './support.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { decided, refusalOf, useDaemon } from './support.js';
 
 const alice = 'did:ledger:acct:alice';
 const bob = 'did:ledger:acct:bob';
 const dave = 'did:ledger:acct:dave';
-let daemon: Daemon;
-let keys: Keys;
-let op: Client;
-let asAlice: Client;
-let asBob: Client;
-let dir: string;
+const shared = useDaemon({ alice: 100_000n, bob: 100n, dave: 100_000n });
+const op = shared.as('operator');
+const asAlice = shared.as('alice');
+const asBob = shared.as('bob');
 /** Times around the transfers made in beforeAll. */
 let startMs: number;
 let endMs: number;
 const transfersMade = 5;
 
 beforeAll(async () => {
-  dir = tempDir();
-  keys = await writeBook(dir, { alice: 100_000n, bob: 100n, dave: 100_000n });
-  daemon = await startDaemon({ dataDir: dir });
-  op = client(daemon.url, keys.operator);
-  asAlice = client(daemon.url, keys.customers.alice!);
-  asBob = client(daemon.url, keys.customers.bob!);
   startMs = Date.now();
   for (let i = 1; i <= transfersMade; i++) {
     const r = await asAlice.post('/v1/transfers', { legs: [{ amount: String(i), asset: 'USD', from: alice, to: bob }], reference: { n: i } });
@@ -39,11 +31,6 @@ beforeAll(async () => {
     await decided(op, r.body.operation_reference);
   }
   endMs = Date.now() + 1;
-});
-
-afterAll(async () => {
-  expect(await daemon.stop()).toBe(0);
-  await removeDir(dir);
 });
 
 const refused = async (p: Promise<import('./support.js').Reply>) => refusalOf(await p);
@@ -201,7 +188,7 @@ describe('GET /v1/trial-balance', () => {
 
   it('refuses a non-operator, a malformed or unknown asset and unknown parameters', async () => {
     expect(await refused(asAlice.get('/v1/trial-balance'))).toEqual({ status: 403, error: 'ERR-NotAuthorised' });
-    expect(await refused(client(daemon.url, keys.identities).get('/v1/trial-balance'))).toEqual({ status: 403, error: 'ERR-NotAuthorised' });
+    expect(await refused(shared.as('identities').get('/v1/trial-balance'))).toEqual({ status: 403, error: 'ERR-NotAuthorised' });
     expect(await refused(op.get('/v1/trial-balance?asset=e'))).toEqual(malformed);
     expect(await refused(op.get('/v1/trial-balance?asset=XAU'))).toEqual({ status: 404, error: 'ERR-UnknownAsset' });
     expect(await refused(op.get('/v1/trial-balance?as_of=3'))).toEqual(malformed);
@@ -210,7 +197,7 @@ describe('GET /v1/trial-balance', () => {
 
 describe('GET /v1/accounts/{account}', () => {
   it('shows an account to its owner, the operator and the identities principal', async () => {
-    for (const c of [asAlice, op, client(daemon.url, keys.identities)]) {
+    for (const c of [asAlice, op, shared.as('identities')]) {
       const r = await c.get(`/v1/accounts/${alice}`);
       expect(r.status).toBe(200);
       expect(r.body).toEqual({ account: alice, closed: false, custody: 'delegated', kind: 'customer', status: 'active', opened_at: 0, owner: 'did:ledger:id:alice' });

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { request } from 'undici';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { builtInPrincipals } from '../../src/authority.js';
 import { credentialWrites, principalCredentialWrites } from '../../src/credentials.js';
 import { importGenesis } from '../../src/genesis.js';
@@ -117,9 +118,13 @@ export interface Client {
   raw(method: string, path: string, options: { body?: string; headers?: Record<string, string> }): Promise<Reply>;
 }
 
-export function client(baseUrl: string, defaultToken: string): Client {
+type Lazy<T> = T | (() => T);
+const resolve = <T>(value: Lazy<T>): T => (typeof value === 'function' ? (value as () => T)() : value);
+
+/** A client of `baseUrl` with a bearer; both may be given lazily (read at each request). */
+export function client(baseUrl: Lazy<string>, defaultToken: Lazy<string>): Client {
   const raw: Client['raw'] = async (method, path, { body, headers = {} }) => {
-    const res = await request(baseUrl + path, { method: method as 'GET', body, headers });
+    const res = await request(resolve(baseUrl) + path, { method: method as 'GET', body, headers });
     const text = await res.body.text();
     let parsed: unknown;
     try {
@@ -130,7 +135,7 @@ export function client(baseUrl: string, defaultToken: string): Client {
     return { status: res.statusCode, headers: res.headers, text, body: parsed };
   };
   const auth = (token: string | null | undefined): Record<string, string> => {
-    const t = token === undefined ? defaultToken : token;
+    const t = token === undefined ? resolve(defaultToken) : token;
     return t === null ? {} : { authorization: `Bearer ${t}` };
   };
   return {
@@ -161,4 +166,54 @@ export function refusalOf(r: Reply): { status: number; error: string } {
 
 export async function removeDir(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true });
+}
+
+export interface SharedDaemon {
+  readonly daemon: Daemon;
+  readonly keys: Keys;
+  readonly dir: string;
+  /** A client acting as the operator, the identities principal or a customer by name. */
+  as(who: 'operator' | 'identities' | string): Client;
+}
+
+/**
+ * One daemon for a whole test file: a book with `customers`, an optional config file,
+ * started before the file's tests and stopped (exit code 0 expected) after them.
+ */
+export function useDaemon(customers: Record<string, bigint>, config?: Record<string, unknown>): SharedDaemon {
+  let state: { daemon: Daemon; keys: Keys; dir: string } | null = null;
+  const get = () => {
+    if (state === null) throw new Error('the daemon is not started yet');
+    return state;
+  };
+  beforeAll(async () => {
+    const dir = tempDir();
+    const keys = await writeBook(dir, customers);
+    if (config) writeFileSync(join(dir, 'ledgerd.json'), JSON.stringify(config));
+    state = { dir, keys, daemon: await startDaemon({ dataDir: dir }) };
+  });
+  afterAll(async () => {
+    const { daemon, dir } = get();
+    expect(await daemon.stop()).toBe(0);
+    await removeDir(dir);
+  });
+  const tokenOf = (who: string) => () => {
+    const { keys } = get();
+    if (who === 'operator' || who === 'identities') return keys[who];
+    const key = keys.customers[who];
+    if (key === undefined) throw new Error(`no customer ${who}`);
+    return key;
+  };
+  return {
+    get daemon() {
+      return get().daemon;
+    },
+    get keys() {
+      return get().keys;
+    },
+    get dir() {
+      return get().dir;
+    },
+    as: (who) => client(() => get().daemon.url, tokenOf(who)),
+  };
 }

@@ -6,17 +6,8 @@ import { canonicalJson } from '../../daemon/http/digest.js';
 import { limitQuery } from '../../daemon/http/query.js';
 import { rawMember } from '../../daemon/http/raw-json.js';
 import { httpStatus } from '../../daemon/http/status.js';
-import { Refused, errorCodes } from '../../src/errors.js';
-
-const codeOf = (f: () => unknown) => {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof Refused) return e.refusal.error;
-    throw e;
-  }
-  return 'none';
-};
+import { errorCodes } from '../../src/errors.js';
+import { refusedWith as codeOf } from '../support/refusals.js';
 
 describe('rawMember', () => {
   it('returns the member text exactly as sent', () => {

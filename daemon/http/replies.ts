@@ -1,15 +1,23 @@
 /**
- * Every refusal the daemon sends is `{error, description}` with the status of
- * CONTRACT 6: kernel refusals, schema failures, body-parser and router errors and
- * malformed HTTP alike. Nothing a client sends is answered with a 500: ERR-Internal
- * is left for bugs, and those are logged.
+ * Replies. Success bodies are the spec's shapes rendered by src/views.ts and written
+ * with `stringifyWire` (so `reference` goes out exactly as sent). Every refusal is
+ * `{error, description}` with the status of CONTRACT 6: kernel refusals, schema
+ * failures, body-parser and router errors and malformed HTTP alike. Nothing a client
+ * sends is answered with a 500: ERR-Internal is left for bugs, and those are logged.
  */
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { type Refusal, Refused, refusal } from '../../src/errors.js';
+import { type Wire, stringifyWire } from '../../src/wire.js';
 import { httpStatus, retriable } from './status.js';
 
 export const jsonType = 'application/json; charset=utf-8';
+
+/** The body text of a success reply; sets the status and the JSON content type. */
+export function wireReply(reply: FastifyReply, value: Wire, status = 200): string {
+  reply.code(status).type(jsonType);
+  return stringifyWire(value);
+}
 
 export function refusalBody(r: Refusal): string {
   return JSON.stringify({ error: r.error, description: r.description });
