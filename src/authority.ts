@@ -35,12 +35,13 @@ function authority(actor: Actor, kind: AuthorityKind): Authority {
 }
 
 /**
- * The authority under which `actor` may move value out of `account`, or null. The
- * owner acts as `owner`; the operator acts on accounts in delegated custody as
- * `operator`. Grants arrive with the authorization issue and extend this function.
+ * The authority under which `actor` may move value out of `account` by itself, or
+ * null (then only a grant can give it: decide-grants.ts). The owner acts as `owner`;
+ * the operator acts on customer accounts in delegated custody as `operator`. Value
+ * leaves a treasury account only under an issuance grant (CONTRACT 5), whoever asks.
  */
 export function authorityToDebit(actor: Actor, account: Account, principals: Principals): Authority | null {
-  if (!inScope(actor, account.id)) return null;
+  if (!inScope(actor, account.id) || account.kind === 'treasury') return null;
   if (actor.principal === account.owner) return authority(actor, 'owner');
   if (actor.principal === principals.operator && account.custody === 'delegated') return authority(actor, 'operator');
   return null;

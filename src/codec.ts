@@ -5,6 +5,7 @@
  * could imitate). A decoded record is checked before the kernel trusts it.
  */
 import { assert } from './assert.js';
+import { type GrantKind, grantTermsView, parseGrantTerms } from './auth/grants.js';
 import type {
   Account,
   Authority,
@@ -151,9 +152,12 @@ function encodeCommand(c: Command): Json {
       for (const [k, v] of Object.entries(c.treasuryLimits)) limits[k] = v.toString();
       return { ...c, treasuryLimits: limits };
     }
+    case 'issue_grant':
+      return { ...c, terms: grantTermsView(c.terms) };
     case 'release':
     case 'create_identity':
     case 'register_credential':
+    case 'revoke_grant':
       return { ...c };
   }
 }
@@ -170,9 +174,14 @@ function decodeCommand(j: Json): Command {
       for (const [k, v] of Object.entries(j.treasuryLimits as Json)) limits[k] = big(v);
       return { ...(j as unknown as Command & { type: 'open_account' }), treasuryLimits: limits };
     }
+    case 'issue_grant': {
+      const terms = j.terms as Json;
+      return { type: 'issue_grant', terms: parseGrantTerms(terms, terms.kind as GrantKind), justification: j.justification as string | null };
+    }
     case 'release':
     case 'create_identity':
     case 'register_credential':
+    case 'revoke_grant':
       return j as unknown as Command;
   }
   assert(false, `stored command has a known type: ${String(j.type)}`);

@@ -6,7 +6,7 @@
  */
 import { accountsPerIdentityMax } from './constants.js';
 import { type Refusal, refusal } from './errors.js';
-import { type Actor, type Principals, actingAuthority, authorityToDebit, reaches } from './authority.js';
+import { type Actor, type Principals, actingAuthority, reaches } from './authority.js';
 import { mayFinish } from './precheck.js';
 import type {
   Account,
@@ -24,10 +24,12 @@ import type {
   PostingKind,
   PostingStatus,
 } from './model.js';
-import type { AccountId, AssetSymbol, CredentialId, IdentityId } from './values.js';
+import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId } from './values.js';
+import type { WindowUsage } from './auth/grants.js';
+import { type GrantReads, debitAuthority, decideIssueGrant, decideRevokeGrant, grantAuthority, usageWrites } from './decide-grants.js';
 import { type AuthEffects, type RecordReads, type RecordWrite, decideCreateIdentity, decideRegisterCredential } from './decide-auth.js';
 
-export interface Reads extends RecordReads {
+export interface Reads extends RecordReads, GrantReads {
   asset(symbol: AssetSymbol): Asset | undefined;
   account(id: AccountId): Account | undefined;
   identity(id: string): Identity | undefined;
@@ -76,6 +78,7 @@ export interface DecisionInput {
   readonly newAccountId: AccountId;
   readonly newIdentityId: IdentityId;
   readonly newCredentialId: CredentialId;
+  readonly newGrantId: GrantId;
 }
 
 const reject = (error: Refusal): Decision => ({ ok: false, state: 'Rejected', error });
@@ -162,6 +165,7 @@ function pair(
 function decideTransfer(cmd: Extract<Command, { type: 'transfer' }>, actor: Actor, reads: Reads, input: DecisionInput): Decision {
   if (input.atMs > cmd.deadlineMs) return { ok: false, state: 'Expired', error: null };
   const scratch = new Scratch(reads);
+  const staged = new Map<GrantId, WindowUsage>();
   const entries: Entry[] = [];
   for (const [i, leg] of cmd.legs.entries()) {
     const assetRefusal = movable(reads, leg.asset);
@@ -170,8 +174,8 @@ function decideTransfer(cmd: Extract<Command, { type: 'transfer' }>, actor: Acto
     if (isRefusal(from)) return reject(from);
     const to = open(reads, leg.to, actor, input.principals, false);
     if (isRefusal(to)) return reject(to);
-    const auth = authorityToDebit(actor, from, input.principals);
-    if (auth === null) return reject(refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers account ${leg.from}`));
+    const auth = debitAuthority(actor, { op: 'transfer', account: from, asset: leg.asset, counterparty: leg.to, amountMinor: leg.amountMinor, atMs: input.atMs }, reads, input.principals, staged);
+    if (isRefusal(auth)) return reject(auth);
     const after = scratch.move(from.id, leg.asset, 'available', -leg.amountMinor);
     if (after.available < availableFloorMinor(from, leg.asset)) {
       return reject(refusal('ERR-InsufficientAvailable', `leg ${i}: available balance of ${leg.from} in ${leg.asset} does not cover ${leg.amountMinor}`));
@@ -179,7 +183,7 @@ function decideTransfer(cmd: Extract<Command, { type: 'transfer' }>, actor: Acto
     scratch.move(to.id, leg.asset, 'available', leg.amountMinor);
     entries.push(...pair({ account: from.id, layer: 'available' }, { account: to.id, layer: 'available' }, leg.asset, leg.amountMinor, 'transfer', 'completed', [auth]));
   }
-  return done('Completed', entries);
+  return done('Completed', entries, { records: usageWrites(staged) });
 }
 
 function decideReserve(cmd: Extract<Command, { type: 'reserve' }>, actor: Actor, reads: Reads, input: DecisionInput): Decision {
@@ -187,15 +191,16 @@ function decideReserve(cmd: Extract<Command, { type: 'reserve' }>, actor: Actor,
   if (assetRefusal) return reject(assetRefusal);
   const payer = open(reads, cmd.payer, actor, input.principals, false);
   if (isRefusal(payer)) return reject(payer);
-  const auth = authorityToDebit(actor, payer, input.principals);
-  if (auth === null) return reject(refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers account ${cmd.payer}`));
+  const staged = new Map<GrantId, WindowUsage>();
+  const auth = debitAuthority(actor, { op: 'reserve', account: payer, asset: cmd.asset, counterparty: null, amountMinor: cmd.amountMinor, atMs: input.atMs }, reads, input.principals, staged);
+  if (isRefusal(auth)) return reject(auth);
   const balance = reads.balance(payer.id, cmd.asset);
   if (balance.available - cmd.amountMinor < availableFloorMinor(payer, cmd.asset)) {
     return reject(refusal('ERR-InsufficientAvailable', `available balance of ${cmd.payer} in ${cmd.asset} does not cover ${cmd.amountMinor}`));
   }
   const entries = pair({ account: payer.id, layer: 'available' }, { account: payer.id, layer: 'reserved' }, cmd.asset, cmd.amountMinor, 'reserve', 'held', [auth]);
   const hold: Hold = { payer: payer.id, asset: cmd.asset, amountMinor: cmd.amountMinor, deadlineMs: cmd.deadlineMs };
-  return done('Reserved', entries, { hold });
+  return done('Reserved', entries, { hold, records: usageWrites(staged) });
 }
 
 /** The reservation a capture or release names, if it may still be finished by this caller. */
@@ -244,8 +249,23 @@ function decideRelease(cmd: Extract<Command, { type: 'release' }>, actor: Actor,
 
 function decideOpenAccount(cmd: Extract<Command, { type: 'open_account' }>, actor: Actor, reads: Reads, input: DecisionInput): Decision {
   const { operator, identities } = input.principals;
+  const account: Account = {
+    id: input.newAccountId,
+    owner: cmd.owner,
+    kind: cmd.kind,
+    custody: cmd.custody,
+    status: 'active',
+    openedAtMs: input.atMs,
+    epoch: 0,
+    treasuryLimits: cmd.treasuryLimits,
+  };
+  let records: RecordWrite[] = [];
   if (actor.principal !== cmd.owner && actor.principal !== identities && actor.principal !== operator) {
-    return reject(refusal('ERR-NotAuthorised', 'the initiating principal holds no authority that covers opening an account for that identity'));
+    // Otherwise only a delegated grant over the owner naming open_account lets one open it.
+    const staged = new Map<GrantId, WindowUsage>();
+    const viaGrant = grantAuthority(actor, { op: 'open_account', account, asset: null, counterparty: null, amountMinor: 0n, atMs: input.atMs }, reads, staged);
+    if (isRefusal(viaGrant)) return reject(viaGrant);
+    records = usageWrites(viaGrant.usage);
   }
   if (cmd.kind === 'treasury' && (actor.principal !== operator || cmd.owner !== operator)) {
     return reject(refusal('ERR-NotAuthorised', 'only the operator opens treasury accounts, for itself'));
@@ -259,17 +279,7 @@ function decideOpenAccount(cmd: Extract<Command, { type: 'open_account' }>, acto
     if (reads.asset(symbol as AssetSymbol) === undefined) return reject(refusal('ERR-UnknownAsset', `treasury limit names unknown asset ${symbol}`));
   }
   if (reads.account(input.newAccountId) !== undefined) return reject(refusal('ERR-Internal', 'drawn account id is taken'));
-  const account: Account = {
-    id: input.newAccountId,
-    owner: cmd.owner,
-    kind: cmd.kind,
-    custody: cmd.custody,
-    status: 'active',
-    openedAtMs: input.atMs,
-    epoch: 0,
-    treasuryLimits: cmd.treasuryLimits,
-  };
-  return done('Completed', [], { openAccount: account });
+  return done('Completed', [], { openAccount: account, records });
 }
 
 export function decide(op: Operation, reads: Reads, input: DecisionInput): Decision {
@@ -290,6 +300,14 @@ export function decide(op: Operation, reads: Reads, input: DecisionInput): Decis
       return fromAuth(decideCreateIdentity(cmd, actor, reads, input));
     case 'register_credential':
       return fromAuth(decideRegisterCredential(cmd, actor, reads, input));
+    case 'issue_grant': {
+      const issued = decideIssueGrant(cmd, actor, reads, { atMs: input.atMs, principals: input.principals, newGrantId: input.newGrantId });
+      return isRefusal(issued) ? reject(issued) : done('Completed', [], { records: issued.records, result: { grant: issued.grant } });
+    }
+    case 'revoke_grant': {
+      const revoked = decideRevokeGrant(cmd, actor, reads, input);
+      return isRefusal(revoked) ? reject(revoked) : done('Completed', [], { records: revoked });
+    }
   }
 }
 

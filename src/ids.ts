@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { seqHex } from './codec.js';
 import type { IdSource } from './kernel.js';
-import type { AccountId, CredentialId, IdentityId } from './values.js';
+import type { AccountId, CredentialId, GrantId, IdentityId } from './values.js';
 
 /**
  * Every operation reference starts with `op_` and the command's sequence number in 16
@@ -23,6 +23,7 @@ export const sequentialIds: IdSource = {
   accountId: (cseq) => `did:ledger:acct:a${seqHex(cseq)}` as AccountId,
   identityId: (cseq) => `did:ledger:id:i${seqHex(cseq)}` as IdentityId,
   credentialId: (cseq) => `did:ledger:cred:c${seqHex(cseq)}` as CredentialId,
+  grantId: (cseq) => `did:ledger:grant:g${seqHex(cseq)}` as GrantId,
 };
 
 /**
@@ -36,5 +37,6 @@ export function saltedIds(salt = randomBytes(6).toString('hex')): IdSource {
     accountId: (cseq) => `did:ledger:acct:${seqHex(cseq)}${salt}` as AccountId,
     identityId: (cseq) => `did:ledger:id:${seqHex(cseq)}${salt}` as IdentityId,
     credentialId: (cseq) => `did:ledger:cred:${seqHex(cseq)}${salt}` as CredentialId,
+    grantId: (cseq) => `did:ledger:grant:${seqHex(cseq)}${salt}` as GrantId,
   };
 }

@@ -54,10 +54,11 @@ import {
 } from './model.js';
 import { Overlay } from './overlay.js';
 import type { BatchOp, Store } from './store/port.js';
-import type { AccountId, AssetSymbol, CredentialId, IdentityId, ReferenceJson } from './values.js';
+import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, ReferenceJson } from './values.js';
 import { loadAssets } from './assets.js';
 import { BookView, readOperation } from './queries.js';
-import { type PrecheckReads, precheck, precheckNeeds } from './precheck.js';
+import { precheck, precheckNeeds } from './precheck.js';
+import { loadHeldGrants, loadParent, loadRevocation } from './grant-loader.js';
 import { cseqOfRef } from './ids.js';
 import { resolveToken } from './credentials.js';
 
@@ -70,6 +71,8 @@ export interface IdSource {
   identityId(cseq: number): IdentityId;
   /** The id of the credential registered by command `cseq`. */
   credentialId(cseq: number): CredentialId;
+  /** The id of the grant given by command `cseq`. */
+  grantId(cseq: number): GrantId;
 }
 
 export interface KernelOptions {
@@ -258,11 +261,12 @@ export class Kernel {
     const records = new Map<string, ClientKeyRecord>();
     for (const [i, key] of lookups.entries()) if (recordTexts[i] !== undefined) records.set(key, JSON.parse(recordTexts[i]!) as ClientKeyRecord);
 
-    const operations = new Map<string, Operation>();
+    // The prechecks read the committed book through an overlay of their own, never written.
+    const reads = new Overlay(this.assets);
+    const fresh = round.filter((item) => !records.has(item.ckKey));
     const accountIds = new Set<AccountId>();
     const opRefs = new Set<string>();
-    for (const item of round) {
-      if (records.has(item.ckKey)) continue;
+    for (const item of fresh) {
       const needs = precheckNeeds(item.sub.command);
       for (const id of needs.accounts) accountIds.add(id);
       for (const ref of needs.operations) opRefs.add(ref);
@@ -270,16 +274,11 @@ export class Kernel {
     for (const ref of opRefs) {
       const op = await this.operation(ref);
       if (op === undefined) continue;
-      operations.set(ref, op);
+      reads.operations.set(ref, op);
       if (op.command.type === 'reserve') accountIds.add(op.command.payer);
     }
-    const accounts = new Map<string, Account | undefined>();
-    await this.load(accounts, [...accountIds].map(keys.account), decodeAccount);
-    const reads: PrecheckReads = {
-      asset: (symbol) => this.assets.get(symbol),
-      account: (id) => accounts.get(keys.account(id)),
-      operation: (ref) => operations.get(ref),
-    };
+    await this.load(reads.accounts, [...accountIds].map(keys.account), decodeAccount);
+    for (const item of fresh) await this.loadGrantNeeds(reads, item.sub.command, item.sub.actor);
 
     let accepted = false;
     for (const item of round) {
@@ -289,7 +288,7 @@ export class Kernel {
         this.answerRepeat(item, inFlight, record);
         continue;
       }
-      const refused = precheck(item.sub.command, item.sub.actor, reads, this.principals);
+      const refused = precheck(item.sub.command, item.sub.actor, reads, this.principals, this.clock());
       if (refused) {
         item.reject(new Refused(refused.error, refused.description));
         continue;
@@ -590,6 +589,7 @@ export class Kernel {
       newAccountId: this.ids.accountId(cseq),
       newIdentityId: this.ids.identityId(cseq),
       newCredentialId: this.ids.credentialId(cseq),
+      newGrantId: this.ids.grantId(cseq),
     };
   }
 
@@ -696,6 +696,11 @@ export class Kernel {
         case 'register_credential':
           identityIds.add(c.identity);
           break;
+        case 'issue_grant':
+          for (const id of precheckNeeds(c).accounts) accountIds.add(id);
+          break;
+        case 'revoke_grant':
+          break;
       }
     }
     await this.load(overlay.accounts, [...accountIds].map(keys.account), decodeAccount);
@@ -703,7 +708,37 @@ export class Kernel {
     const balances = new Map<string, Balance | undefined>();
     await this.load(balances, [...balanceKeys], (t) => decodeBalance(JSON.parse(t)));
     for (const [key, b] of balances) overlay.balances.set(key, b ?? zeroBalance);
+    for (const op of batch) await this.loadGrantNeeds(overlay, op.command, { ...op.actor, scope: op.scope });
     return overlay;
+  }
+
+  /**
+   * Grants a decision (or precheck) of `command` reads: the actor's held grants when
+   * it lacks authority of its own over an account it debits or opens, a parent being
+   * narrowed, a grant being revoked. Accounts are already in the overlay.
+   */
+  private async loadGrantNeeds(overlay: Overlay, command: Command, actor: Actor): Promise<void> {
+    const lacksAuthority = (id: AccountId) => {
+      const account = overlay.accounts.get(keys.account(id));
+      return account !== undefined && authorityToDebit(actor, account, this.principals) === null;
+    };
+    const { operator, identities } = this.principals;
+    switch (command.type) {
+      case 'transfer':
+      case 'reserve':
+        if (precheckNeeds(command).accounts.some(lacksAuthority)) await loadHeldGrants(this.store, overlay, actor.principal);
+        return;
+      case 'open_account':
+        if (actor.principal !== command.owner && actor.principal !== identities && actor.principal !== operator) await loadHeldGrants(this.store, overlay, actor.principal);
+        return;
+      case 'issue_grant':
+        if (command.terms.parent !== null) await loadParent(this.store, overlay, command.terms.parent);
+        return;
+      case 'revoke_grant':
+        return loadRevocation(this.store, overlay, command.grant);
+      default:
+        return;
+    }
   }
 
   private async load<T extends Account | Balance | Identity>(into: Map<string, T | undefined>, storeKeys: readonly string[], decode: (text: string) => T): Promise<void> {

@@ -3,6 +3,7 @@
  * Records are encoded for the store by codec.ts (bigint as decimal text).
  */
 import type { Refusal } from './errors.js';
+import type { GrantTerms } from './auth/grants.js';
 import type { Scheme } from './credentials.js';
 import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, PartyId, ReferenceJson } from './values.js';
 
@@ -140,7 +141,9 @@ export type Command =
       readonly credential: NewCredential;
       /** Accounts it reaches, or null for all of the identity's (within the presenting credential's scope). */
       readonly scope: readonly AccountId[] | null;
-    };
+    }
+  | { readonly type: 'issue_grant'; readonly terms: GrantTerms; readonly justification: string | null }
+  | { readonly type: 'revoke_grant'; readonly grant: GrantId };
 
 export type CommandType = Command['type'];
 

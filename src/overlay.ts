@@ -7,7 +7,7 @@ import { assert } from './assert.js';
 import { keys } from './codec.js';
 import type { Reads } from './decide.js';
 import { type Account, type Asset, type Balance, type Identity, type Operation, zeroBalance } from './model.js';
-import type { AccountId, AssetSymbol } from './values.js';
+import type { AccountId, AssetSymbol, GrantId } from './values.js';
 
 export class Overlay implements Reads {
   readonly accounts = new Map<string, Account | undefined>();
@@ -17,6 +17,8 @@ export class Overlay implements Reads {
   /** Other records by store key, as stored text; undefined when absent. */
   readonly records = new Map<string, string | undefined>();
   readonly dirtyRecords = new Set<string>();
+  /** Ids under an index prefix (grants held, grants narrowed from one), as prefetched. */
+  readonly lists = new Map<string, GrantId[]>();
   readonly dirtyAccounts = new Set<string>();
   readonly dirtyIdentities = new Set<string>();
   readonly dirtyBalances = new Set<string>();
@@ -51,10 +53,21 @@ export class Overlay implements Reads {
     return this.records.get(key);
   }
 
+  listed(prefix: string): readonly GrantId[] {
+    const ids = this.lists.get(prefix);
+    assert(ids !== undefined, `index ${prefix} was prefetched`);
+    return ids;
+  }
+
   /** Puts a record, or deletes it when `value` is null. */
   setRecord(key: string, value: string | null): void {
     this.records.set(key, value ?? undefined);
     this.dirtyRecords.add(key);
+    // An index entry written this round joins a list a later decision of the round reads.
+    const prefix = key.slice(0, key.lastIndexOf('/') + 1);
+    const list = this.lists.get(prefix);
+    const id = key.slice(prefix.length) as GrantId;
+    if (list && value !== null && !list.includes(id)) list.push(id), list.sort();
   }
 
   setAccount(account: Account): void {

@@ -4,14 +4,15 @@
  * left to it; what the caller could never be allowed is refused now, storing nothing.
  * Synchronous over reads the intake prefetched, like the decisions themselves.
  */
-import { type Actor, type Principals, authorityToDebit, inScope } from './authority.js';
+import { type Actor, type Principals, inScope } from './authority.js';
+import { type GrantReads, type GrantUseRequest, debitAuthority, decideIssueGrant, decideRevokeGrant, heldGrantPrefix } from './decide-grants.js';
 import { transferLegsMax } from './constants.js';
 import { type Refusal, refusal } from './errors.js';
 import type { Account, Asset, Command, Operation } from './model.js';
 import { terminalStates } from './model.js';
-import type { AccountId, AssetSymbol } from './values.js';
+import type { AccountId, AssetSymbol, GrantId } from './values.js';
 
-export interface PrecheckReads {
+export interface PrecheckReads extends GrantReads {
   asset(symbol: AssetSymbol): Asset | undefined;
   account(id: AccountId): Account | undefined;
   operation(ref: string): Operation | undefined;
@@ -27,20 +28,27 @@ export function precheckNeeds(command: Command): { accounts: AccountId[]; operat
     case 'capture':
     case 'release':
       return { accounts: [], operations: [command.reservation] };
+    case 'issue_grant': {
+      const { subject } = command.terms;
+      return { accounts: typeof subject === 'object' && 'account' in subject ? [subject.account] : [], operations: [] };
+    }
     case 'open_account':
     case 'create_identity':
     case 'register_credential':
+    case 'revoke_grant':
       return { accounts: [], operations: [] };
   }
 }
 
 const notAuthorisedOver = (what: string) => refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers ${what}`);
 
-function mayDebit(actor: Actor, id: AccountId, reads: PrecheckReads, principals: Principals): Refusal | null {
-  const account = reads.account(id);
+/** Whether the actor may debit `id` at all, by itself or under a grant (bounds are checked against committed usage). */
+function mayDebit(actor: Actor, use: Omit<GrantUseRequest, 'account'> & { account: AccountId }, reads: PrecheckReads, principals: Principals): Refusal | null {
+  const account = reads.account(use.account);
   // Only the operator may learn that an account does not exist.
-  if (account === undefined) return actor.principal === principals.operator ? refusal('ERR-UnknownAccount', `account ${id} is unknown`) : notAuthorisedOver(`account ${id}`);
-  return authorityToDebit(actor, account, principals) === null ? notAuthorisedOver(`account ${id}`) : null;
+  if (account === undefined) return actor.principal === principals.operator ? refusal('ERR-UnknownAccount', `account ${use.account} is unknown`) : notAuthorisedOver(`account ${use.account}`);
+  const authority = debitAuthority(actor, { ...use, account }, reads, principals, new Map());
+  return 'error' in authority ? authority : null;
 }
 
 /** A reservation the actor may finish: its submitter, the payer's owner, or the operator. */
@@ -52,7 +60,7 @@ export function mayFinish(actor: Actor, reservation: Operation | undefined, paye
   );
 }
 
-export function precheck(command: Command, actor: Actor, reads: PrecheckReads, principals: Principals): Refusal | null {
+export function precheck(command: Command, actor: Actor, reads: PrecheckReads, principals: Principals, nowMs: number): Refusal | null {
   const unknownAsset = (symbol: AssetSymbol) => (reads.asset(symbol) === undefined ? refusal('ERR-UnknownAsset', `asset ${symbol} is not registered`) : null);
   switch (command.type) {
     case 'transfer': {
@@ -64,13 +72,13 @@ export function precheck(command: Command, actor: Actor, reads: PrecheckReads, p
         if (r) return r;
       }
       for (const leg of command.legs) {
-        const r = mayDebit(actor, leg.from, reads, principals);
+        const r = mayDebit(actor, { op: 'transfer', account: leg.from, asset: leg.asset, counterparty: leg.to, amountMinor: leg.amountMinor, atMs: nowMs }, reads, principals);
         if (r) return r;
       }
       return null;
     }
     case 'reserve':
-      return unknownAsset(command.asset) ?? mayDebit(actor, command.payer, reads, principals);
+      return unknownAsset(command.asset) ?? mayDebit(actor, { op: 'reserve', account: command.payer, asset: command.asset, counterparty: null, amountMinor: command.amountMinor, atMs: nowMs }, reads, principals);
     case 'capture':
     case 'release': {
       const op = reads.operation(command.reservation);
@@ -81,7 +89,7 @@ export function precheck(command: Command, actor: Actor, reads: PrecheckReads, p
     }
     case 'open_account': {
       const { operator, identities } = principals;
-      if (actor.principal !== command.owner && actor.principal !== identities && actor.principal !== operator) {
+      if (actor.principal !== command.owner && actor.principal !== identities && actor.principal !== operator && reads.listed(heldGrantPrefix(actor.principal)).length === 0) {
         return notAuthorisedOver('opening an account for that identity');
       }
       if (command.kind === 'treasury' && actor.principal !== operator) return refusal('ERR-NotAuthorised', 'only the operator opens treasury accounts');
@@ -101,6 +109,15 @@ export function precheck(command: Command, actor: Actor, reads: PrecheckReads, p
       if (!mayRegister) return notAuthorisedOver(`registering credentials for ${command.identity}`);
       const outside = (command.scope ?? []).find((account) => !inScope(actor, account));
       return outside === undefined ? null : notAuthorisedOver(`account ${outside}`);
+    }
+    case 'issue_grant': {
+      // The decision's own rules, against the committed book; the grant id is drawn only on acceptance.
+      const issued = decideIssueGrant(command, actor, reads, { atMs: nowMs, principals, newGrantId: 'did:ledger:grant:precheck' as GrantId });
+      return 'error' in issued ? issued : null;
+    }
+    case 'revoke_grant': {
+      const revoked = decideRevokeGrant(command, actor, reads, { atMs: nowMs, principals });
+      return 'error' in revoked ? revoked : null;
     }
   }
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Refused } from '../../src/errors.js';
 import { defaultGenesis } from '../../src/genesis.js';
-import { acct, actorOf, customersGenesis, openBook, operator, submission, sym, transfer } from '../support/book.js';
+import { acct, actorOf, customersGenesis, issuanceGrant, openBook, operator, submission, sym, transfer } from '../support/book.js';
 
 const alice = 'did:ledger:acct:alice';
 const bob = 'did:ledger:acct:bob';
@@ -73,6 +73,8 @@ describe('transfers', () => {
 
   it('lets a treasury go below zero down to its limit, and not further', async () => {
     const { kernel } = await openBook({ genesis: customersGenesis({ alice: 0n }) });
+    await kernel.submit(submission(operator, issuanceGrant('did:ledger:acct:treasury-USD')));
+    await kernel.idle();
     const limit = defaultGenesis().accounts[0]!.treasuryLimits.USD!;
     const ok = await kernel.submit(submission(operator, transfer('did:ledger:acct:treasury-USD', alice, limit)));
     const over = await kernel.submit(submission(operator, transfer('did:ledger:acct:treasury-USD', alice, 1n)));

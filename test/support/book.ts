@@ -72,3 +72,23 @@ export function submission(actor: Actor, command: Command, opts: { clientKey?: s
 export function transfer(from: string, to: string, amountMinor: bigint, deadlineMs = Number.MAX_SAFE_INTEGER, asset = 'USD'): Command {
   return { type: 'transfer', legs: [{ from: acct(from), to: acct(to), asset: sym(asset), amountMinor }], deadlineMs };
 }
+
+/** The operator's issuance grant to itself over one treasury account (CONTRACT 5: issuance needs one). */
+export function issuanceGrant(treasury: string, principal: string = builtInPrincipals.operator): Command {
+  return {
+    type: 'issue_grant',
+    justification: 'opening float for the test book',
+    terms: {
+      kind: 'issuance',
+      principal: principal as IdentityId,
+      subject: { account: acct(treasury) },
+      ops: ['transfer'],
+      assets: null,
+      counterparties: null,
+      expiresAtMs: null,
+      parent: null,
+      perOperationMinor: null,
+      perWindow: null,
+    },
+  };
+}
