@@ -4,13 +4,14 @@
  * API key is printed once.
  */
 import { generateKeyPairSync } from 'node:crypto';
+import type { Command } from 'commander';
 import type { Challenge, CommandReply, OperationView } from './api.js';
 import type { Context } from './context.js';
 import { UsageError } from './errors.js';
 import { details } from './output.js';
 import { createPasskey, registration } from './passkey.js';
 import type { KeyCredential, ProfileSecrets, SoftwarePasskey } from './profiles.js';
-import { type SubmitFlags, decision, send, timeoutOf } from './submit.js';
+import { type SubmitFlags, decision, send, timeoutOf, withSubmitFlags } from './submit.js';
 import { failureOf } from './wait.js';
 
 export const schemes = ['key', 'webauthn-es256', 'api-key'] as const;
@@ -42,7 +43,16 @@ export async function materialFor(ctx: Context, scheme: Scheme, challengeIdentit
 }
 
 export interface EnrolFlags extends SubmitFlags {
+  scheme: string;
   saveAs?: string;
+}
+
+export function withEnrolFlags(command: Command, saveAs: string): Command {
+  return withSubmitFlags(
+    command
+      .option('--scheme <scheme>', 'key (an ed25519 key pair made here), webauthn-es256 (the software passkey) or api-key (printed once)', 'key')
+      .option('--save-as <profile>', saveAs),
+  );
 }
 
 /**

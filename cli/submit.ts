@@ -9,7 +9,7 @@ import type { Context } from './context.js';
 import { isTerminal } from './io.js';
 import { waitTimeoutDefaultMs, waitTimeoutMaxMs } from './limits.js';
 import { details, show, time } from './output.js';
-import { integer } from './parse.js';
+import { integer, jsonText, timeMs } from './parse.js';
 import { failureOf, waitForDecision } from './wait.js';
 
 export interface SubmitFlags {
@@ -26,6 +26,20 @@ export function withSubmitFlags(command: Command): Command {
     .option('--wait', 'wait for the decision and print the operation instead of the acknowledgement')
     .option('--timeout-ms <ms>', 'how long --wait waits for the decision', String(waitTimeoutDefaultMs));
 }
+
+/** `--reference`: the pass-through value every command with a `reference` takes. */
+export function withReference(command: Command): Command {
+  return command.option('--reference <json>', 'pass-through reference, one JSON value, kept and echoed');
+}
+
+export const referenceOf = (text: string | undefined) => (text === undefined ? undefined : jsonText('--reference', text));
+
+/** `--deadline`: when a transfer must be decided by, or a reservation expires. */
+export function withDeadline(command: Command, meaning: string): Command {
+  return command.option('--deadline <time>', `${meaning} (ms since the epoch, or ISO-8601)`);
+}
+
+export const deadlineOf = (text: string | undefined) => (text === undefined ? undefined : Number(timeMs('--deadline', text)));
 
 export const timeoutOf = (flags: { timeoutMs?: string | undefined }): number =>
   integer('--timeout-ms', flags.timeoutMs ?? String(waitTimeoutDefaultMs), 1, waitTimeoutMaxMs);

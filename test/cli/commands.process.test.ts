@@ -105,7 +105,7 @@ describe('assets, aliases and accounts', () => {
 
 describe('transfers and operations', () => {
   it('prints the acknowledgement with its operation reference, then waits for the decision', async () => {
-    const reply = await transfer(accounts.treasury, accounts.bob, '250');
+    const reply = await transfer(accounts.alice, accounts.bob, '250');
     expect(reply).toMatchObject({ client_key_derived: true, operation_reference: expect.any(String) });
     const waited = await run(['operations', 'wait', reply.operation_reference, '--timeout-ms', '10000']);
     expect(waited.code).toBe(0);

@@ -2,8 +2,8 @@ import type { Command } from 'commander';
 import type { Json } from '../../api.js';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
-import { jsonText, pairs } from '../../parse.js';
-import { type SubmitFlags, submit, withSubmitFlags } from '../../submit.js';
+import { pairs } from '../../parse.js';
+import { type SubmitFlags, referenceOf, submit, withReference, withSubmitFlags } from '../../submit.js';
 
 export interface OpenOptions extends SubmitFlags {
   owner: string;
@@ -16,15 +16,16 @@ export interface OpenOptions extends SubmitFlags {
 
 export function buildOpen(parent: Command, make: MakeContext): Command {
   return withSubmitFlags(
-    parent
+    withReference(
+      parent
       .command('open')
       .description('open a ledger account (POST /v1/accounts)')
       .requiredOption('--owner <identity>', 'the owning identity, did:ledger:id:<id>')
       .option('--custody <custody>', 'delegated or owned', 'delegated')
       .option('--kind <kind>', 'customer or treasury', 'customer')
       .option('--acknowledged <digest>', 'owned custody: hex digest of the recovery terms the holder was shown')
-      .option('--treasury-limit <ASSET=AMOUNT>', "a treasury account's limit below zero, minor units (repeatable)", pairs)
-      .option('--reference <json>', 'pass-through reference, one JSON value'),
+      .option('--treasury-limit <ASSET=AMOUNT>', "a treasury account's limit below zero, minor units (repeatable)", pairs),
+    ),
   ).action(action(make, runOpen));
 }
 
@@ -35,7 +36,7 @@ export function runOpen(ctx: Context, options: OpenOptions): Promise<void> {
     owner: options.owner,
     acknowledged: options.acknowledged,
     treasury_limits: options.treasuryLimit,
-    reference: options.reference === undefined ? undefined : jsonText('--reference', options.reference),
+    reference: referenceOf(options.reference),
   };
   return submit(ctx, '/v1/accounts', body, options).then(() => undefined);
 }

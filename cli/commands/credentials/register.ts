@@ -1,23 +1,20 @@
 import type { Command } from 'commander';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
-import { type EnrolFlags, enrol, materialFor, schemeOf } from '../../enrol.js';
+import { type EnrolFlags, enrol, materialFor, schemeOf, withEnrolFlags } from '../../enrol.js';
 import { list } from '../../parse.js';
-import { withSubmitFlags } from '../../submit.js';
 
 export interface RegisterOptions extends EnrolFlags {
-  scheme: string;
   scope?: string[];
 }
 
 export function buildRegister(parent: Command, make: MakeContext): Command {
-  return withSubmitFlags(
+  return withEnrolFlags(
     parent
       .command('register')
       .description('add a credential to your set, or with --on-behalf-of to an identity\'s set (POST /v1/credentials)')
-      .option('--scheme <scheme>', 'key (an ed25519 key pair made here), webauthn-es256 (the software passkey) or api-key (printed once)', 'key')
-      .option('--scope <accounts>', 'limit it to these accounts (comma-separated or repeated)', list)
-      .option('--save-as <profile>', 'keep its secret in this profile (default: the one in use)'),
+      .option('--scope <accounts>', 'limit it to these accounts (comma-separated or repeated)', list),
+    'keep its secret in this profile (default: the one in use)',
   ).action(action(make, runRegister));
 }
 

@@ -1,24 +1,18 @@
 import type { Command } from 'commander';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
-import { type EnrolFlags, enrol, materialFor, schemeOf } from '../../enrol.js';
+import { type EnrolFlags, enrol, materialFor, schemeOf, withEnrolFlags } from '../../enrol.js';
 import { UsageError } from '../../errors.js';
-import { jsonText } from '../../parse.js';
-import { withSubmitFlags } from '../../submit.js';
+import { referenceOf, withReference } from '../../submit.js';
 
 export interface CreateOptions extends EnrolFlags {
-  scheme: string;
   reference?: string;
 }
 
 export function buildIdentityCreate(parent: Command, make: MakeContext): Command {
-  return withSubmitFlags(
-    parent
-      .command('create')
-      .description('create an identity with its first credential (identities principal; POST /v1/identities)')
-      .option('--scheme <scheme>', 'key, webauthn-es256 or api-key', 'key')
-      .option('--save-as <profile>', "keep the new identity's secret in this profile (required for key and webauthn-es256)")
-      .option('--reference <json>', 'pass-through reference, one JSON value'),
+  return withEnrolFlags(
+    withReference(parent.command('create').description('create an identity with its first credential (identities principal; POST /v1/identities)')),
+    "keep the new identity's secret in this profile (required for key and webauthn-es256; with api-key it becomes the profile's token)",
   ).action(action(make, runCreate));
 }
 
@@ -27,6 +21,6 @@ export async function runCreate(ctx: Context, options: CreateOptions): Promise<v
   // The secret belongs to the new identity, not to the identities principal whose profile is in use.
   if (options.saveAs === undefined && scheme !== 'api-key') throw new UsageError(`--scheme ${scheme} needs --save-as PROFILE to keep the new identity's secret`);
   const material = await materialFor(ctx, scheme, null);
-  const body = { ...material.fields, reference: options.reference === undefined ? undefined : jsonText('--reference', options.reference) };
+  const body = { ...material.fields, reference: referenceOf(options.reference) };
   await enrol(ctx, '/v1/identities', body, material, options);
 }

@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
-import { jsonText, timeMs } from '../../parse.js';
-import { type SubmitFlags, submit, withSubmitFlags } from '../../submit.js';
+import { type SubmitFlags, deadlineOf, referenceOf, submit, withDeadline, withReference, withSubmitFlags } from '../../submit.js';
 
 export interface CreateOptions extends SubmitFlags {
   payer: string;
@@ -14,14 +13,17 @@ export interface CreateOptions extends SubmitFlags {
 
 export function buildCreate(parent: Command, make: MakeContext): Command {
   return withSubmitFlags(
-    parent
-      .command('create')
+    withReference(
+      withDeadline(
+        parent
+          .command('create')
       .description("hold value on the payer's account (POST /v1/reservations)")
       .requiredOption('--payer <account>', 'the account the value is reserved against')
       .requiredOption('--amount <minor>', 'minor units, a decimal integer')
-      .requiredOption('--asset <symbol>', 'the asset')
-      .option('--deadline <time>', 'release by itself then unless captured (ms since the epoch, or ISO-8601)')
-      .option('--reference <json>', 'pass-through reference, one JSON value'),
+      .requiredOption('--asset <symbol>', 'the asset'),
+        'released by itself then unless captured',
+      ),
+    ),
   ).action(action(make, runCreate));
 }
 
@@ -30,8 +32,8 @@ export function runCreate(ctx: Context, options: CreateOptions): Promise<void> {
     amount: options.amount,
     asset: options.asset,
     payer: options.payer,
-    deadline: options.deadline === undefined ? undefined : Number(timeMs('--deadline', options.deadline)),
-    reference: options.reference === undefined ? undefined : jsonText('--reference', options.reference),
+    deadline: deadlineOf(options.deadline),
+    reference: referenceOf(options.reference),
   };
   return submit(ctx, '/v1/reservations', body, options).then(() => undefined);
 }

@@ -3,8 +3,8 @@ import type { Json } from '../../api.js';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
-import { jsonFile, jsonText, timeMs } from '../../parse.js';
-import { type SubmitFlags, submit, withSubmitFlags } from '../../submit.js';
+import { jsonFile } from '../../parse.js';
+import { type SubmitFlags, deadlineOf, referenceOf, submit, withDeadline, withReference, withSubmitFlags } from '../../submit.js';
 
 export interface CreateOptions extends SubmitFlags {
   from?: string;
@@ -18,24 +18,27 @@ export interface CreateOptions extends SubmitFlags {
 
 export function buildTransferCreate(parent: Command, make: MakeContext): Command {
   return withSubmitFlags(
-    parent
-      .command('create')
+    withReference(
+      withDeadline(
+        parent
+          .command('create')
       .description('move value between accounts, all legs or none (POST /v1/transfers)')
       .option('--from <account>', 'one leg: the debited account')
       .option('--to <account>', 'one leg: the credited account')
       .option('--amount <minor>', 'one leg: minor units, a decimal integer')
       .option('--asset <symbol>', 'one leg: the asset')
-      .option('--legs <file>', 'a JSON array of legs {from, to, amount, asset} instead (- for stdin)')
-      .option('--deadline <time>', 'decide by then or expire (ms since the epoch, or ISO-8601)')
-      .option('--reference <json>', 'pass-through reference, one JSON value'),
+      .option('--legs <file>', 'a JSON array of legs {from, to, amount, asset} instead (- for stdin)'),
+        'decide by then or expire, nothing moved',
+      ),
+    ),
   ).action(action(make, runCreate));
 }
 
 export function runCreate(ctx: Context, options: CreateOptions): Promise<void> {
   const body = {
     legs: legsOf(options),
-    deadline: options.deadline === undefined ? undefined : Number(timeMs('--deadline', options.deadline)),
-    reference: options.reference === undefined ? undefined : jsonText('--reference', options.reference),
+    deadline: deadlineOf(options.deadline),
+    reference: referenceOf(options.reference),
   };
   return submit(ctx, '/v1/transfers', body, options).then(() => undefined);
 }
