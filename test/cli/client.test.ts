@@ -1,0 +1,69 @@
+/**
+ * How the client maps what comes back to the CONTRACT's exit codes, for answers a healthy ledgerd
+ * rarely gives on demand (503 with Retry-After, a body that is not JSON, an
+ * operation that is never decided). The server here is a stand-in that answers only those.
+ */
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../cli/run.js';
+import { fakeIo } from './support/io.js';
+
+let server: Server;
+let url: string;
+const routes = new Map<string, (req: IncomingMessage, res: ServerResponse) => void>([
+  ['POST /v1/transfers', (_req, res) => res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '2' }).end(JSON.stringify({ error: 'ERR-DecisionUnavailable', description: 'the backlog is full' }))],
+  ['GET /v1/assets', (_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<html>bad gateway</html>')],
+  ['GET /v1/operations/op_1', (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ operation_reference: 'op_1', command: 'transfer', state: 'Received', terminal: false, submitted_at: 1, decided_at: null, client_key: 'k' }))],
+  ['GET /v1/events', (_req, res) => res.writeHead(200, { 'content-type': 'text/event-stream' }).write(': ledgerd events after 0\n\n')],
+]);
+
+beforeAll(async () => {
+  server = createServer((req, res) => (routes.get(`${req.method} ${req.url}`) ?? ((_q, r) => r.writeHead(404).end()))(req, res));
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((done) => server.close(done));
+});
+
+async function run(args: string[]) {
+  const io = fakeIo({ env: { LEDGER_URL: url, LEDGER_TOKEN: 't' } });
+  const code = await runCli(args, io);
+  return { code, stdout: io.stdout.text, stderr: io.stderr.text };
+}
+
+describe('client', () => {
+  it('prints ERR-DecisionUnavailable with when to retry under the same client key (exit 1)', async () => {
+    const r = await run(['transfers', 'create', '--from', 'did:ledger:acct:a', '--to', 'did:ledger:acct:b', '--amount', '1', '--asset', 'USD', '--client-key', 'k1']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('ERR-DecisionUnavailable: the backlog is full\nretry after 2 s with the same --client-key\n');
+    expect(r.stdout).toBe('');
+  });
+
+  it('names a refusal without an error body by its HTTP status (exit 1)', async () => {
+    const r = await run(['assets', 'list']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('HTTP-502: <html>bad gateway</html>\n');
+  });
+
+  it('gives up on an unknown host (exit 3)', async () => {
+    const r = await run(['assets', 'list', '--url', 'http://no-such-host.invalid:1']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/^ledgerctl: cannot reach http:\/\/no-such-host\.invalid:1: /);
+  });
+
+  it('refuses a URL that is not http(s) as usage (exit 2)', async () => {
+    const r = await run(['assets', 'list', '--url', 'ftp://example.com']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('not an http(s) URL');
+  });
+
+  it('times out waiting for a decision that never comes (exit 1)', async () => {
+    const r = await run(['operations', 'wait', 'op_1', '--timeout-ms', '300']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('ledgerctl: timed out after 300 ms waiting for op_1 (still Received)\n');
+    const bad = await run(['operations', 'wait', 'op_1', '--timeout-ms', 'soon']);
+    expect(bad.code).toBe(2);
+  });
+});
