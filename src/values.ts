@@ -30,6 +30,7 @@ const idPart = new RegExp(`^[A-Za-z0-9._-]{1,${idLengthMax}}$`);
 const symbolPattern = new RegExp(`^[A-Z][A-Z0-9]{0,${symbolLengthMax - 1}}$`);
 const digitsPattern = /^(0|[1-9][0-9]*)$/;
 const uintPattern = /^[0-9]+$/;
+const fractionPattern = /^(0|[1-9][0-9]*)\.[0-9]+$/;
 
 function isId(kind: IdKind, value: unknown): value is string {
   if (typeof value !== 'string') return false;
@@ -77,7 +78,7 @@ export function parseAssetSymbol(value: unknown, field = 'asset'): AssetSymbol {
  */
 export function parseAmountMinor(value: unknown, field = 'amount'): bigint {
   if (typeof value !== 'string') refuse('ERR-MalformedCommand', `${field} must be a decimal-integer string of minor units`);
-  if (/^(0|[1-9][0-9]*)\.[0-9]+$/.test(value)) refuse('ERR-PrecisionExceeded', `${field} has a fractional part; amounts are in minor units`);
+  if (fractionPattern.test(value)) refuse('ERR-PrecisionExceeded', `${field} has a fractional part; amounts are in minor units`);
   if (!digitsPattern.test(value)) refuse('ERR-MalformedCommand', `${field} must be a decimal-integer string of minor units, without sign, leading zeros or exponent`);
   if (value.length > amountDigitsMax) refuse('ERR-PrecisionExceeded', `${field} is above 2^128-1`);
   const amount = BigInt(value);
@@ -88,6 +89,7 @@ export function parseAmountMinor(value: unknown, field = 'amount'): bigint {
 
 /** A non-negative limit amount (treasury limits, grant bounds), where zero is allowed. */
 export function parseLimitMinor(value: unknown, field: string): bigint {
+  if (typeof value === 'string' && fractionPattern.test(value)) refuse('ERR-PrecisionExceeded', `${field} has a fractional part; amounts are in minor units`);
   if (typeof value !== 'string' || !digitsPattern.test(value)) {
     refuse('ERR-MalformedCommand', `${field} must be a decimal-integer string of minor units`);
   }
