@@ -76,6 +76,8 @@ const notJsonText = fc.string({ maxLength: 40 }).filter((t) => {
 });
 const contentTypes = fc.constantFrom('text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'multipart/form-data', 'application/jsonx');
 const longClientKey = fc.string({ maxLength: 40 }).map((s) => `${'k'.repeat(257)}${visible(s)}`);
+const wellFormedRef = fc.oneof(fc.stringMatching(/^op_[0-9a-f]{0,40}$/), fc.stringMatching(/^[A-Za-z0-9_.-]{1,128}$/));
+const wellFormedAccount = fc.stringMatching(/^[A-Za-z0-9._-]{1,64}$/).filter((id) => id !== 'alice').map((id) => `did:ledger:acct:${id}`);
 const badIdentity = fc.stringMatching(/^[a-z!]{1,12}$/).map((who) => `!${who}`);
 
 const commandRequest: fc.Arbitrary<Req> = fc.constantFrom(...commandRoutes).chain((route) => {
@@ -117,6 +119,9 @@ const queryRequest: fc.Arbitrary<Req> = fc.constantFrom(...queryRoutes).chain((r
   if (route.path.startsWith('/v1/accounts/') || route.path.startsWith('/v1/operations/')) {
     const prefix = route.path.slice(0, route.path.lastIndexOf('/') + 1);
     mutations.push(garbage.map((g) => req([], prefix + encodeURIComponent(g))));
+    // Well-formed but unknown: refused too (unknown, or not the caller's), never a 500.
+    const unknownId = route.path.startsWith('/v1/accounts/') ? wellFormedAccount : wellFormedRef;
+    mutations.push(unknownId.map((id) => req([], prefix + encodeURIComponent(id))));
   }
   return fc.oneof(...mutations);
 });
