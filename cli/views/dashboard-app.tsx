@@ -3,7 +3,7 @@
  * the trial balance, and switches panes on keys. Its sources are injected, so tests feed it.
  */
 import { useApp, useInput } from 'ink';
-import { useEffect, useReducer, useState } from 'react';
+import { useEffect, useReducer, useRef, useState } from 'react';
 import type { OperationView, TrialBalance } from '../api.js';
 import { type DashboardState, type Pane, initialState, nextPane, onOperation, panes } from '../dashboard/model.js';
 import type { StreamItem } from '../events.js';
@@ -67,11 +67,18 @@ export function DashboardApp({ sources, url, refreshMs = refreshDefaultMs, rows 
     return () => controller.abort();
   }, [sources]);
 
+  // One trial-balance read at a time: under load a read can take longer than a tick.
+  const reading = useRef(false);
   useEffect(() => {
-    sources.trialBalance().then(
-      (trialBalance) => dispatch({ type: 'trialBalance', trialBalance }),
-      (error: unknown) => dispatch({ type: 'trialBalanceError', message: error instanceof Error ? error.message : String(error) }),
-    );
+    if (reading.current) return;
+    reading.current = true;
+    sources
+      .trialBalance()
+      .then(
+        (trialBalance) => dispatch({ type: 'trialBalance', trialBalance }),
+        (error: unknown) => dispatch({ type: 'trialBalanceError', message: error instanceof Error ? error.message : String(error) }),
+      )
+      .finally(() => (reading.current = false));
   }, [sources, tick]);
 
   useInput((input, key) => {

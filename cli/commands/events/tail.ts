@@ -21,17 +21,27 @@ export function buildTail(parent: Command, make: MakeContext): Command {
     .action(action(make, runTail));
 }
 
-/** Prints events until `--count` is reached or the process is interrupted (Ctrl-C). */
-export async function runTail(ctx: Context, options: TailOptions, signal: AbortSignal = interruption()): Promise<void> {
+/** Prints events until `--count` is reached or the process is interrupted (SIGINT, SIGTERM: exit 0). */
+export async function runTail(ctx: Context, options: TailOptions): Promise<void> {
   const after = options.after === undefined ? null : integer('--after', options.after, 0, Number.MAX_SAFE_INTEGER);
   const count = options.count === undefined ? countMax : integer('--count', options.count, 1, countMax);
-  let seen = 0;
-  for await (const item of followEvents(ctx.client(), { after, signal, reconnect: true })) {
-    if (item.type === 'lost') ctx.out.note(`ledgerctl: event stream lost (${item.reason}); reconnecting in ${item.retryInMs} ms`);
-    if (item.type !== 'event') continue;
-    if (ctx.out.machine) ctx.out.line({ seq: item.seq, event: item.kind, data: item.data });
-    else ctx.io.stdout.write(`${describeEvent(item.seq, item.kind, item.data)}\n`);
-    if (++seen >= count) return;
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    let seen = 0;
+    for await (const item of followEvents(ctx.client(), { after, signal: controller.signal, reconnect: true })) {
+      if (item.type === 'lost') ctx.out.note(`ledgerctl: event stream lost (${item.reason}); reconnecting in ${item.retryInMs} ms`);
+      if (item.type !== 'event') continue;
+      if (ctx.out.machine) ctx.out.line({ seq: item.seq, event: item.kind, data: item.data });
+      else ctx.io.stdout.write(`${describeEvent(item.seq, item.kind, item.data)}\n`);
+      if (++seen >= count) return;
+    }
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+    controller.abort();
   }
 }
 
@@ -42,13 +52,4 @@ export function describeEvent(seq: number | null, kind: string, data: unknown): 
     return `${seq ?? '-'}  operation  ${op.operation_reference}  ${op.command}  ${op.state}${error}`;
   }
   return `${seq ?? '-'}  ${kind}  ${JSON.stringify(data)}`;
-}
-
-/** Aborted by SIGINT or SIGTERM, so the stream closes cleanly and the process exits 0. */
-function interruption(): AbortSignal {
-  const controller = new AbortController();
-  const stop = () => controller.abort();
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-  return controller.signal;
 }
