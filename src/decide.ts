@@ -21,6 +21,7 @@ import type {
   Operation,
   OperationResult,
   OperationState,
+  Posting,
   PostingKind,
   PostingStatus,
 } from './model.js';
@@ -37,18 +38,8 @@ export interface Reads extends RecordReads, GrantReads {
   operation(ref: string): Operation | undefined;
 }
 
-/** A journal entry before it gets its sequence number and resulting balance. */
-export interface Entry {
-  readonly account: AccountId;
-  readonly asset: AssetSymbol;
-  readonly amountMinor: bigint;
-  readonly direction: Direction;
-  readonly layer: Layer;
-  readonly kind: PostingKind;
-  readonly status: PostingStatus;
-  readonly counterparty: AccountId | null;
-  readonly authorities: readonly Authority[];
-}
+/** A journal entry before it gets its sequence number, time, operation and resulting balance. */
+export type Entry = Omit<Posting, 'seq' | 'atMs' | 'operation' | 'reference' | 'after'>;
 
 /** A change to another operation that a decision makes (a reservation captured, released, expired). */
 export interface Follow {

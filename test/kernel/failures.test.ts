@@ -3,8 +3,8 @@
  * commands away with ERR-DecisionUnavailable and the kernel resumes when it can;
  * a full backlog does the same. A retry under the same client key has one effect.
  */
+import { submittedWith } from '../support/refusals.js';
 import { describe, expect, it, vi } from 'vitest';
-import { Refused } from '../../src/errors.js';
 import { sequentialIds } from '../../src/ids.js';
 import { Kernel } from '../../src/kernel.js';
 import { MemoryStore } from '../../src/store/memory.js';
@@ -24,15 +24,6 @@ class FlakyStore extends MemoryStore {
   }
 }
 
-async function codeOf(p: Promise<unknown>) {
-  try {
-    await p;
-    return 'ok';
-  } catch (e) {
-    if (e instanceof Refused) return e.refusal.error;
-    throw e;
-  }
-}
 
 async function available(kernel: Kernel, account: string) {
   const view = await kernel.openView();
@@ -50,9 +41,9 @@ describe('operating errors', () => {
       const store = new FlakyStore();
       const { kernel } = await openBook({ genesis: customersGenesis({ alice: 1_000n, bob: 0n }), store });
       store.failing = true;
-      expect(await codeOf(kernel.submit(submission(aliceActor, transfer(alice, bob, 5n), { clientKey: 'retry-me' })))).toBe('ERR-DecisionUnavailable');
+      expect(await submittedWith(kernel.submit(submission(aliceActor, transfer(alice, bob, 5n), { clientKey: 'retry-me' })))).toBe('ERR-DecisionUnavailable');
       // While the failure stands, new commands are turned away at once.
-      expect(await codeOf(kernel.submit(submission(aliceActor, transfer(alice, bob, 5n), { clientKey: 'other' })))).toBe('ERR-DecisionUnavailable');
+      expect(await submittedWith(kernel.submit(submission(aliceActor, transfer(alice, bob, 5n), { clientKey: 'other' })))).toBe('ERR-DecisionUnavailable');
       expect(kernel.writeAvailable).toBe(false);
       store.failing = false;
       await vi.advanceTimersByTimeAsync(1_000);
@@ -98,11 +89,11 @@ describe('operating errors', () => {
     const clock = new TestClock();
     await openBook({ genesis: customersGenesis({ alice: 1_000n, bob: 0n }), store, clock }).then(({ kernel }) => kernel.close());
     const kernel = await Kernel.open({ store, clock: clock.read, ids: sequentialIds, backlogMax: 3 });
-    const results = await Promise.all(Array.from({ length: 5 }, () => codeOf(kernel.submit(submission(aliceActor, transfer(alice, bob, 1n))))));
-    expect(results.filter((r) => r === 'ok')).toHaveLength(3);
+    const results = await Promise.all(Array.from({ length: 5 }, () => submittedWith(kernel.submit(submission(aliceActor, transfer(alice, bob, 1n))))));
+    expect(results.filter((r) => r === 'accepted')).toHaveLength(3);
     expect(results.filter((r) => r === 'ERR-DecisionUnavailable')).toHaveLength(2);
     await kernel.idle();
-    expect(await codeOf(kernel.submit(submission(aliceActor, transfer(alice, bob, 1n))))).toBe('ok');
+    expect(await submittedWith(kernel.submit(submission(aliceActor, transfer(alice, bob, 1n))))).toBe('accepted');
     await kernel.close();
   });
 });

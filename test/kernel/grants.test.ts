@@ -4,9 +4,9 @@
  * than their parent, revoked with everything narrowed from them; and the authority of
  * each use recorded on its postings.
  */
+import { submittedWith } from '../support/refusals.js';
 import { describe, expect, it } from 'vitest';
 import type { GrantTerms } from '../../src/auth/grants.js';
-import { Refused } from '../../src/errors.js';
 import type { Command } from '../../src/model.js';
 import type { AccountId, GrantId, IdentityId } from '../../src/values.js';
 import { acct, actorOf, customersGenesis, issuanceGrant, openBook, operator, submission, sym, transfer } from '../support/book.js';
@@ -34,15 +34,6 @@ const delegated = (terms: Partial<GrantTerms>): Command => ({
   },
 });
 
-async function codeOf(p: Promise<unknown>) {
-  try {
-    await p;
-    return 'ok';
-  } catch (e) {
-    if (e instanceof Refused) return e.refusal.error;
-    throw e;
-  }
-}
 
 async function book() {
   const b = await openBook({ genesis: customersGenesis({ alice: 1_000n, bob: 0n, carol: 0n }) });
@@ -66,8 +57,8 @@ describe('issuance', () => {
   it('moves value out of a treasury only under an issuance grant, recorded as issuance', async () => {
     const b = await book();
     const treasury = 'did:ledger:acct:treasury-USD';
-    expect(await codeOf(b.kernel.submit(submission(operator, transfer(treasury, aliceAccount, 5n))))).toBe('ERR-NotAuthorised');
-    expect(await codeOf(b.kernel.submit(submission(actorOf(alice), issuanceGrant(treasury, alice))))).toBe('ERR-NotAuthorised');
+    expect(await submittedWith(b.kernel.submit(submission(operator, transfer(treasury, aliceAccount, 5n))))).toBe('ERR-NotAuthorised');
+    expect(await submittedWith(b.kernel.submit(submission(actorOf(alice), issuanceGrant(treasury, alice))))).toBe('ERR-NotAuthorised');
     const grant = await b.decided(operator, issuanceGrant(treasury));
     expect(grant.result?.grant).toMatch(/^did:ledger:grant:/);
     const issued = await b.decided(operator, transfer(treasury, aliceAccount, 5n));
@@ -84,7 +75,7 @@ describe('issuance', () => {
 describe('delegated grants', () => {
   it('lets the holder act within its terms, records the authority, and refuses beyond its bound', async () => {
     const b = await book();
-    expect(await codeOf(b.kernel.submit(submission(actorOf(bob), transfer(aliceAccount, bobAccount, 50n))))).toBe('ERR-NotAuthorised');
+    expect(await submittedWith(b.kernel.submit(submission(actorOf(bob), transfer(aliceAccount, bobAccount, 50n))))).toBe('ERR-NotAuthorised');
     const grant = await b.decided(actorOf(alice), delegated({}));
     expect(grant.state).toBe('Completed');
     const used = await b.decided(actorOf(bob), transfer(aliceAccount, bobAccount, 50n));
@@ -93,9 +84,9 @@ describe('delegated grants', () => {
     const page = await view.movements(operator, { account: acct(bobAccount), identity: null, limit: 10, fromMs: null, toMs: null, asset: null, direction: null, cursor: null });
     expect(page.movements[0]!.authorities[0]).toMatchObject({ kind: 'delegated', grant: grant.result!.grant, principal: bob, onBehalfOf: alice });
     await view.close();
-    expect(await codeOf(b.kernel.submit(submission(actorOf(bob), transfer(aliceAccount, bobAccount, 101n))))).toBe('ERR-BoundExceeded');
+    expect(await submittedWith(b.kernel.submit(submission(actorOf(bob), transfer(aliceAccount, bobAccount, 101n))))).toBe('ERR-BoundExceeded');
     // Another account of alice's is not the grant's subject.
-    expect(await codeOf(b.kernel.submit(submission(actorOf(bob), transfer('did:ledger:acct:carol', bobAccount, 1n))))).toBe('ERR-NotAuthorised');
+    expect(await submittedWith(b.kernel.submit(submission(actorOf(bob), transfer('did:ledger:acct:carol', bobAccount, 1n))))).toBe('ERR-NotAuthorised');
     await b.kernel.close();
   });
 
@@ -116,11 +107,11 @@ describe('delegated grants', () => {
 
   it('refuses unbounded grants and narrowings that widen their parent', async () => {
     const b = await book();
-    expect(await codeOf(b.kernel.submit(submission(actorOf(alice), delegated({ perOperationMinor: null }))))).toBe('ERR-UnboundedGrant');
+    expect(await submittedWith(b.kernel.submit(submission(actorOf(alice), delegated({ perOperationMinor: null }))))).toBe('ERR-UnboundedGrant');
     const parent = (await b.decided(actorOf(alice), delegated({ perOperationMinor: 100n }))).result!.grant!;
     const carol = 'did:ledger:id:carol' as IdentityId;
     const wider = delegated({ principal: carol, parent, perOperationMinor: 500n });
-    expect(await codeOf(b.kernel.submit(submission(actorOf(bob), wider)))).toBe('ERR-UnboundedGrant');
+    expect(await submittedWith(b.kernel.submit(submission(actorOf(bob), wider)))).toBe('ERR-UnboundedGrant');
     const narrower = await b.decided(actorOf(bob), delegated({ principal: carol, parent, perOperationMinor: 10n }));
     expect(narrower.state).toBe('Completed');
     expect((await b.decided(actorOf(carol), transfer(aliceAccount, bobAccount, 10n))).state).toBe('Completed');
@@ -132,16 +123,16 @@ describe('delegated grants', () => {
     const carol = 'did:ledger:id:carol' as IdentityId;
     const parent = (await b.decided(actorOf(alice), delegated({}))).result!.grant! as GrantId;
     await b.decided(actorOf(bob), delegated({ principal: carol, parent, perOperationMinor: 10n }));
-    expect(await codeOf(b.kernel.submit(submission(actorOf(carol), { type: 'revoke_grant', grant: parent })))).toBe('ERR-NotAuthorised');
+    expect(await submittedWith(b.kernel.submit(submission(actorOf(carol), { type: 'revoke_grant', grant: parent })))).toBe('ERR-NotAuthorised');
     expect((await b.decided(actorOf(alice), { type: 'revoke_grant', grant: parent })).state).toBe('Completed');
-    expect(await codeOf(b.kernel.submit(submission(actorOf(carol), transfer(aliceAccount, bobAccount, 5n))))).toBe('ERR-AuthorityRevoked');
-    expect(await codeOf(b.kernel.submit(submission(actorOf(bob), transfer(aliceAccount, bobAccount, 5n))))).toBe('ERR-AuthorityRevoked');
+    expect(await submittedWith(b.kernel.submit(submission(actorOf(carol), transfer(aliceAccount, bobAccount, 5n))))).toBe('ERR-AuthorityRevoked');
+    expect(await submittedWith(b.kernel.submit(submission(actorOf(bob), transfer(aliceAccount, bobAccount, 5n))))).toBe('ERR-AuthorityRevoked');
     await b.kernel.close();
   });
 
   it('lets a holder of an {identity} grant open accounts that identity will own', async () => {
     const b = await book();
-    expect(await codeOf(b.kernel.submit(submission(actorOf(bob), { type: 'open_account', owner: alice, kind: 'customer', custody: 'delegated', treasuryLimits: {} })))).toBe('ERR-NotAuthorised');
+    expect(await submittedWith(b.kernel.submit(submission(actorOf(bob), { type: 'open_account', owner: alice, kind: 'customer', custody: 'delegated', treasuryLimits: {} })))).toBe('ERR-NotAuthorised');
     await b.decided(actorOf(alice), delegated({ subject: { identity: alice }, ops: ['open_account'] }));
     const opened = await b.decided(actorOf(bob), { type: 'open_account', owner: alice, kind: 'customer', custody: 'delegated', treasuryLimits: {} });
     expect(opened.state).toBe('Completed');

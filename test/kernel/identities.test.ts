@@ -5,13 +5,13 @@
  * sign counter only moves forward; tokens are kept as hashes and expire.
  */
 import { randomBytes } from 'node:crypto';
+import { submittedWith } from '../support/refusals.js';
 import { describe, expect, it } from 'vitest';
 import { challengeKey } from '../../src/auth/challenges.js';
 import { issueChallenge } from '../../src/auth/challenges.js';
 import { drawApiKey, drawSession } from '../../src/auth/keys.js';
 import type { Actor } from '../../src/authority.js';
 import { builtInPrincipals } from '../../src/authority.js';
-import { Refused } from '../../src/errors.js';
 import type { Command, NewCredential } from '../../src/model.js';
 import type { AccountId, CredentialId, IdentityId } from '../../src/values.js';
 import { actorOf, customersGenesis, openBook, submission, transfer } from '../support/book.js';
@@ -33,15 +33,6 @@ const passkeyCredential = (challenge: string, counter = 0): NewCredential => ({
   counter,
 });
 
-async function codeOf(p: Promise<unknown>) {
-  try {
-    await p;
-    return 'ok';
-  } catch (e) {
-    if (e instanceof Refused) return e.refusal.error;
-    throw e;
-  }
-}
 
 async function decided(book: Awaited<ReturnType<typeof openBook>>, actor: Actor, command: Command) {
   const ack = await book.kernel.submit(submission(actor, command));
@@ -64,7 +55,7 @@ describe('identities and credentials', () => {
     expect(op.state).toBe('Completed');
     const caller = await book.kernel.authenticate(key);
     expect(caller).toMatchObject({ principal: op.result!.identity, credential: op.result!.credential, scheme: 'api-key', expiresAtMs: null });
-    expect(await codeOf(book.kernel.submit(submission(actorOf(alice), { type: 'create_identity', credential })))).toBe('ERR-NotAuthorised');
+    expect(await submittedWith(book.kernel.submit(submission(actorOf(alice), { type: 'create_identity', credential })))).toBe('ERR-NotAuthorised');
     await book.kernel.close();
   });
 
@@ -78,7 +69,7 @@ describe('identities and credentials', () => {
     const onBehalf = await decided(book, { ...identities, onBehalfOf: alice }, { type: 'register_credential', identity: alice, credential: forAlice.credential, scope: null });
     expect(onBehalf.state).toBe('Completed');
     const stranger = actorOf('did:ledger:id:mallory');
-    expect(await codeOf(book.kernel.submit(submission(stranger, { type: 'register_credential', identity: alice, credential: apiKeyCredential().credential, scope: null })))).toBe('ERR-NotAuthorised');
+    expect(await submittedWith(book.kernel.submit(submission(stranger, { type: 'register_credential', identity: alice, credential: apiKeyCredential().credential, scope: null })))).toBe('ERR-NotAuthorised');
     await book.kernel.close();
   });
 
@@ -92,9 +83,9 @@ describe('identities and credentials', () => {
     const caller = (await book.kernel.authenticate(scoped.key))!;
     expect(caller.scope).toEqual([other]);
     // Outside its scope the credential holds no authority, even over its owner's account.
-    expect(await codeOf(book.kernel.submit(submission(caller, transfer(aliceAccount, 'did:ledger:acct:bob', 1n))))).toBe('ERR-NotAuthorised');
+    expect(await submittedWith(book.kernel.submit(submission(caller, transfer(aliceAccount, 'did:ledger:acct:bob', 1n))))).toBe('ERR-NotAuthorised');
     // A credential it presents cannot widen its scope.
-    expect(await codeOf(book.kernel.submit(submission(caller, { type: 'register_credential', identity: alice, credential: apiKeyCredential().credential, scope: [aliceAccount] })))).toBe('ERR-NotAuthorised');
+    expect(await submittedWith(book.kernel.submit(submission(caller, { type: 'register_credential', identity: alice, credential: apiKeyCredential().credential, scope: [aliceAccount] })))).toBe('ERR-NotAuthorised');
     const inherits = apiKeyCredential();
     const op = await decided(book, caller, { type: 'register_credential', identity: alice, credential: inherits.credential, scope: null });
     expect(op.state).toBe('Completed');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Refused } from '../../src/errors.js';
+import { submittedWith } from '../support/refusals.js';
 import { defaultGenesis } from '../../src/genesis.js';
 import { acct, actorOf, customersGenesis, issuanceGrant, openBook, operator, submission, sym, transfer } from '../support/book.js';
 
@@ -8,15 +8,6 @@ const bob = 'did:ledger:acct:bob';
 const aliceActor = actorOf('did:ledger:id:alice');
 const bobActor = actorOf('did:ledger:id:bob');
 
-async function refusalOf(p: Promise<unknown>) {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof Refused) return e.refusal.error;
-    throw e;
-  }
-  throw new Error('expected a refusal');
-}
 
 async function balances(kernel: Awaited<ReturnType<typeof openBook>>['kernel'], account: string, asset = 'USD') {
   const view = await kernel.openView();
@@ -87,13 +78,13 @@ describe('transfers', () => {
 
   it('refuses at submission what could never be allowed, storing nothing', async () => {
     const { kernel } = await openBook({ genesis: customersGenesis({ alice: 1_000n, bob: 0n }) });
-    expect(await refusalOf(kernel.submit(submission(aliceActor, transfer(alice, alice, 1n))))).toBe('ERR-UnsupportedLeg');
-    expect(await refusalOf(kernel.submit(submission(aliceActor, transfer(alice, bob, 1n, Number.MAX_SAFE_INTEGER, 'GBP'))))).toBe('ERR-UnknownAsset');
-    expect(await refusalOf(kernel.submit(submission(bobActor, transfer(alice, bob, 1n))))).toBe('ERR-NotAuthorised');
-    expect(await refusalOf(kernel.submit(submission(bobActor, transfer('did:ledger:acct:nobody', bob, 1n))))).toBe('ERR-NotAuthorised');
-    expect(await refusalOf(kernel.submit(submission(operator, transfer('did:ledger:acct:nobody', bob, 1n))))).toBe('ERR-UnknownAccount');
+    expect(await submittedWith(kernel.submit(submission(aliceActor, transfer(alice, alice, 1n))))).toBe('ERR-UnsupportedLeg');
+    expect(await submittedWith(kernel.submit(submission(aliceActor, transfer(alice, bob, 1n, Number.MAX_SAFE_INTEGER, 'GBP'))))).toBe('ERR-UnknownAsset');
+    expect(await submittedWith(kernel.submit(submission(bobActor, transfer(alice, bob, 1n))))).toBe('ERR-NotAuthorised');
+    expect(await submittedWith(kernel.submit(submission(bobActor, transfer('did:ledger:acct:nobody', bob, 1n))))).toBe('ERR-NotAuthorised');
+    expect(await submittedWith(kernel.submit(submission(operator, transfer('did:ledger:acct:nobody', bob, 1n))))).toBe('ERR-UnknownAccount');
     const legs = Array.from({ length: 65 }, () => ({ from: acct(alice), to: acct(bob), asset: sym('USD'), amountMinor: 1n }));
-    expect(await refusalOf(kernel.submit(submission(aliceActor, { type: 'transfer', legs, deadlineMs: Number.MAX_SAFE_INTEGER })))).toBe('ERR-BatchTooLarge');
+    expect(await submittedWith(kernel.submit(submission(aliceActor, { type: 'transfer', legs, deadlineMs: Number.MAX_SAFE_INTEGER })))).toBe('ERR-BatchTooLarge');
     expect(kernel.currentHead.decidedCseq).toBe(0);
     await kernel.close();
   });
@@ -119,7 +110,7 @@ describe('client keys', () => {
     expect(again.repeat).toBe(true);
     expect(again.operation.ref).toBe(first.operation.ref);
     expect(again.operation.state).toBe('Completed');
-    expect(await refusalOf(kernel.submit(submission(aliceActor, transfer(alice, bob, 11n), { clientKey: 'pay-1' })))).toBe('ERR-ClientKeyReused');
+    expect(await submittedWith(kernel.submit(submission(aliceActor, transfer(alice, bob, 11n), { clientKey: 'pay-1' })))).toBe('ERR-ClientKeyReused');
     expect((await balances(kernel, bob)).available).toBe(10n);
     await kernel.close();
   });
@@ -157,7 +148,7 @@ describe('reservations', () => {
     expect((await kernel.operation(r.operation.ref))?.state).toBe('Captured');
     expect(await balances(kernel, alice)).toMatchObject({ available: 750n, reserved: 0n });
     expect(await balances(kernel, bob)).toMatchObject({ available: 250n });
-    expect(await refusalOf(kernel.submit(submission(aliceActor, { type: 'release', reservation: r.operation.ref })))).toBe('ERR-OperationTerminal');
+    expect(await submittedWith(kernel.submit(submission(aliceActor, { type: 'release', reservation: r.operation.ref })))).toBe('ERR-OperationTerminal');
     await kernel.close();
   });
 

@@ -10,3 +10,14 @@ export function refusedWith(f: () => unknown): string {
   }
   return 'accepted';
 }
+
+/** The code a submission (or any promise) is refused with, or 'accepted'. */
+export async function submittedWith(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof Refused) return e.refusal.error;
+    throw e;
+  }
+  return 'accepted';
+}
