@@ -109,6 +109,6 @@ export function buildApp(options: AppOptions): FastifyInstance {
   statementRoutes(app, context);
   bookRoutes(app, context);
   operationRoutes(app, context);
-  eventRoutes(app, events);
+  eventRoutes(app, kernel, events);
   return app;
 }

@@ -1,6 +1,7 @@
 /** GET /v1/events (CONTRACT 4): the server-sent-event stream, resumable with `?after=`. */
 import type { FastifyInstance } from 'fastify';
 import { refuse } from '../../src/errors.js';
+import type { Kernel } from '../../src/kernel.js';
 import { parseUintText } from '../../src/values.js';
 import type { EventHub } from '../events.js';
 import { callerOf } from '../http/auth.js';
@@ -16,7 +17,7 @@ function afterOf(query: Query, lastEventId: string | string[] | undefined): numb
   return fromHeader;
 }
 
-export function eventRoutes(app: FastifyInstance, hub: EventHub): void {
+export function eventRoutes(app: FastifyInstance, kernel: Kernel, hub: EventHub): void {
   app.get(
     '/v1/events',
     {
@@ -28,9 +29,18 @@ export function eventRoutes(app: FastifyInstance, hub: EventHub): void {
     },
     async (request, reply) => {
       const afterSeq = afterOf(request.query as Query, request.headers['last-event-id']);
+      // Every event a client saw is at or before the head: a later one names another book.
+      const latestSeq = kernel.currentHead.eventSeq;
+      if (afterSeq !== null && afterSeq > latestSeq) refuse('ERR-MalformedCommand', `after ${afterSeq} is beyond the latest event, ${latestSeq}`);
       if (hub.full) refuse('ERR-DecisionUnavailable', 'the service is at its bound of event streams; retry later');
       reply.hijack();
-      await hub.open(reply.raw, callerOf(request), afterSeq);
+      try {
+        await hub.open(reply.raw, callerOf(request), afterSeq);
+      } catch (error) {
+        // The stream has started: nothing can be answered any more, so end it; the client resumes with ?after=.
+        request.log.warn({ err: error }, 'event stream ended by an error');
+        reply.raw.destroy();
+      }
     },
   );
 }

@@ -102,6 +102,7 @@ describe('GET /v1/events', () => {
 
   it('refuses a malformed after, unknown parameters, and a missing bearer', async () => {
     expect(refusalOf(await asAlice.get('/v1/events?after=abc'))).toEqual({ status: 400, error: 'ERR-MalformedCommand' });
+    expect(refusalOf(await asAlice.get('/v1/events?after=999999999'))).toEqual({ status: 400, error: 'ERR-MalformedCommand' });
     expect(refusalOf(await asAlice.get('/v1/events?after=1&since=2'))).toEqual({ status: 400, error: 'ERR-MalformedCommand' });
     expect(refusalOf(await asAlice.get('/v1/events', null))).toEqual({ status: 401, error: 'ERR-CredentialInvalid' });
     expect(refusalOf(await asAlice.get('/v1/events', undefined, { 'last-event-id': 'x' }))).toEqual({ status: 400, error: 'ERR-MalformedCommand' });
