@@ -7,7 +7,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import type { Command } from 'commander';
 import type { Challenge, CommandReply, OperationView } from './api.js';
 import type { Context } from './context.js';
-import { UsageError } from './errors.js';
+import { CliError, UsageError, exitCodes } from './errors.js';
 import { details } from './output.js';
 import { createPasskey, registration } from './passkey.js';
 import type { KeyCredential, ProfileSecrets, SoftwarePasskey } from './profiles.js';
@@ -23,12 +23,12 @@ export function schemeOf(text: string): Scheme {
 }
 
 /** The scheme's fields of the request body, and the secret to keep once the credential has its name. */
-interface Material {
+export interface Material {
   fields: Record<string, unknown>;
   secret: KeyCredential | SoftwarePasskey | null;
 }
 
-export async function materialFor(ctx: Context, scheme: Scheme, challengeIdentity: string | null): Promise<Material> {
+async function materialFor(ctx: Context, scheme: Scheme, challengeIdentity: string | undefined): Promise<Material> {
   if (scheme === 'api-key') return { fields: { scheme }, secret: null };
   if (scheme === 'key') {
     const { privateKey, publicKey } = generateKeyPairSync('ed25519');
@@ -55,34 +55,57 @@ export function withEnrolFlags(command: Command, saveAs: string): Command {
   );
 }
 
+export interface Enrolment {
+  path: string;
+  /** The register challenge's identity, for a passkey registered into another identity's set. */
+  challengeIdentity: string | undefined;
+  /** The request body around the scheme's fields. */
+  body: (fields: Record<string, unknown>) => Record<string, unknown>;
+}
+
 /**
- * Submits the registration, waits for its decision, keeps the secret under the credential's name
- * in the `saveAs` profile, and prints the outcome (an API key exactly once, from its deciding reply).
+ * Makes the credential, submits the registration, waits for its decision, keeps the secret under
+ * the credential's name in the `saveAs` profile, and prints the outcome (an API key exactly once,
+ * from its deciding reply). Under `--client-key` the material is kept until decided, so a retry
+ * sends the very same request instead of a new key the service would refuse (ERR-ClientKeyReused).
  */
-export async function enrol(ctx: Context, path: string, body: Record<string, unknown>, material: Material, flags: EnrolFlags): Promise<void> {
+export async function enrol(ctx: Context, enrolment: Enrolment, flags: EnrolFlags): Promise<void> {
+  const scheme = schemeOf(flags.scheme);
   const saveAs = flags.saveAs ?? (await ctx.profileName());
+  const profiles = await ctx.profiles();
+  const profile = await ctx.profile();
+  // Secrets go into a saved profile: the one named is created (with this connection) on first use.
+  const update = (change: (current: ProfileSecrets) => ProfileSecrets) => {
+    if (profiles.get(saveAs) === undefined) profiles.put(saveAs, profile);
+    profiles.updateSecrets(saveAs, change);
+  };
+  const clientKey = flags.clientKey;
+  const material = (clientKey === undefined ? undefined : profiles.secretsOf(saveAs).pending?.[clientKey]) ?? (await materialFor(ctx, scheme, enrolment.challengeIdentity));
+  if (clientKey !== undefined) update((s) => ({ ...s, pending: { ...s.pending, [clientKey]: material } }));
+  const path = enrolment.path;
+  const body = enrolment.body(material.fields);
   const reply = await send(ctx, path, body, flags);
   const view = await decision(ctx, reply.operation_reference, timeoutOf(flags));
   const failure = failureOf(view);
   if (failure !== null) throw failure;
   // The API key is on the first terminal reply under the client key: the acknowledgement if it was, else this repeat.
-  const deciding = reply.terminal ? reply : await send(ctx, path, body, { ...flags, clientKey: reply.client_key });
+  const deciding = reply.terminal ? reply : await send(ctx, path, body, flags);
   const credential = view.result?.credential ?? null;
-  if (credential === null) throw new UsageError(`${view.operation_reference} decided without naming a credential`);
+  if (credential === null) throw new CliError(`${view.operation_reference} was decided without naming a credential`, exitCodes.refused);
   // An API key becomes a profile's token only where asked (`--save-as`); otherwise it is only printed.
-  await keep(ctx, saveAs, credential, material.secret, flags.saveAs === undefined ? null : (deciding.api_key ?? null));
+  const apiKey = flags.saveAs === undefined ? null : (deciding.api_key ?? null);
+  if (clientKey !== undefined || material.secret !== null || apiKey !== null) update((current) => kept(current, clientKey, credential, material.secret, apiKey));
   printEnrolment(ctx, view, deciding, saveAs);
 }
 
-async function keep(ctx: Context, saveAs: string, credential: string, secret: Material['secret'], apiKey: string | null): Promise<void> {
-  if (secret === null && apiKey === null) return;
-  const profiles = await ctx.profiles();
-  if (profiles.get(saveAs) === undefined) profiles.put(saveAs, await ctx.profile());
-  profiles.updateSecrets(saveAs, (current): ProfileSecrets => {
-    if (secret?.scheme === 'key') return { ...current, keys: { ...current.keys, [credential]: secret } };
-    if (secret?.scheme === 'webauthn-es256') return { ...current, passkey: { ...secret, credential } };
-    return apiKey === null ? current : { ...current, token: apiKey };
-  });
+function kept(current: ProfileSecrets, clientKey: string | undefined, credential: string, secret: Material['secret'], apiKey: string | null): ProfileSecrets {
+  const pending = { ...current.pending };
+  if (clientKey !== undefined) delete pending[clientKey];
+  const next: ProfileSecrets = { ...current, pending };
+  if (secret?.scheme === 'key') next.keys = { ...current.keys, [credential]: secret };
+  if (secret?.scheme === 'webauthn-es256') next.passkey = { ...secret, credential };
+  if (apiKey !== null) next.token = apiKey;
+  return next;
 }
 
 function printEnrolment(ctx: Context, view: OperationView, deciding: CommandReply, saveAs: string): void {

@@ -37,9 +37,11 @@ export interface SoftwarePasskey {
 
 export interface ProfileSecrets {
   token?: string;
-  /** Key credentials by operation reference until decided, then by credential id. */
+  /** Key credentials by credential id. */
   keys?: Record<string, KeyCredential>;
   passkey?: SoftwarePasskey;
+  /** Registrations submitted under a client key and not yet seen decided: retried as they were sent. */
+  pending?: Record<string, { fields: Record<string, unknown>; secret: KeyCredential | SoftwarePasskey | null }>;
 }
 
 interface ConfigFile {

@@ -19,6 +19,6 @@ export function buildChallenge(parent: Command, make: MakeContext): Command {
 }
 
 export async function runChallenge(ctx: Context, options: ChallengeOptions): Promise<void> {
-  const challenge = await ctx.client().post<Challenge>('/v1/auth/challenge', { purpose: options.purpose, identity: options.identity ?? null });
+  const challenge = await ctx.client().post<Challenge>('/v1/auth/challenge', { purpose: options.purpose, identity: options.identity });
   ctx.out.result(challenge, () => details({ challenge: challenge.challenge, expires: time(challenge.expires_at) }));
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
-import { type EnrolFlags, enrol, materialFor, schemeOf, withEnrolFlags } from '../../enrol.js';
+import { type EnrolFlags, enrol, withEnrolFlags } from '../../enrol.js';
 import { list } from '../../parse.js';
 
 export interface RegisterOptions extends EnrolFlags {
@@ -19,8 +19,6 @@ export function buildRegister(parent: Command, make: MakeContext): Command {
 }
 
 export async function runRegister(ctx: Context, options: RegisterOptions): Promise<void> {
-  const scheme = schemeOf(options.scheme);
-  const material = await materialFor(ctx, scheme, options.onBehalfOf ?? null);
-  const body = { marker: 'ordinary', ...material.fields, scope: options.scope };
-  await enrol(ctx, '/v1/credentials', body, material, options);
+  const body = (fields: Record<string, unknown>) => ({ marker: 'ordinary', ...fields, scope: options.scope });
+  await enrol(ctx, { path: '/v1/credentials', challengeIdentity: options.onBehalfOf, body }, options);
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
-import { type EnrolFlags, enrol, materialFor, schemeOf, withEnrolFlags } from '../../enrol.js';
+import { type EnrolFlags, enrol, schemeOf, withEnrolFlags } from '../../enrol.js';
 import { UsageError } from '../../errors.js';
 import { referenceOf, withReference } from '../../submit.js';
 
@@ -20,7 +20,6 @@ export async function runCreate(ctx: Context, options: CreateOptions): Promise<v
   const scheme = schemeOf(options.scheme);
   // The secret belongs to the new identity, not to the identities principal whose profile is in use.
   if (options.saveAs === undefined && scheme !== 'api-key') throw new UsageError(`--scheme ${scheme} needs --save-as PROFILE to keep the new identity's secret`);
-  const material = await materialFor(ctx, scheme, null);
-  const body = { ...material.fields, reference: referenceOf(options.reference) };
-  await enrol(ctx, '/v1/identities', body, material, options);
+  const body = (fields: Record<string, unknown>) => ({ ...fields, reference: referenceOf(options.reference) });
+  await enrol(ctx, { path: '/v1/identities', challengeIdentity: undefined, body }, options);
 }
