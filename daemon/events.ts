@@ -60,6 +60,7 @@ class EventStream {
   private buffered: DecisionEvent[] = [];
   private unsubscribe: (() => void) | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
+  private corked = false;
 
   constructor(
     private readonly kernel: Kernel,
@@ -99,6 +100,15 @@ class EventStream {
 
   private write(text: string): void {
     if (this.res.destroyed) return;
+    // A decision round emits its events in one burst: send them as one write.
+    if (!this.corked) {
+      this.corked = true;
+      this.res.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        this.res.uncork();
+      });
+    }
     this.res.write(text);
     if (this.res.writableLength > this.options.bufferedBytesMax) this.end();
   }
