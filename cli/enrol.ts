@@ -66,7 +66,7 @@ export interface Enrolment {
 /**
  * Makes the credential, submits the registration, waits for its decision, keeps the secret under
  * the credential's name in the `saveAs` profile, and prints the outcome (an API key exactly once,
- * from its deciding reply). Under `--client-key` the material is kept until decided, so a retry
+ * from its deciding reply). Under `--client-key` the material is kept with the key, so a retry
  * sends the very same request instead of a new key the service would refuse (ERR-ClientKeyReused).
  */
 export async function enrol(ctx: Context, enrolment: Enrolment, flags: EnrolFlags): Promise<void> {
@@ -80,8 +80,8 @@ export async function enrol(ctx: Context, enrolment: Enrolment, flags: EnrolFlag
     profiles.updateSecrets(saveAs, change);
   };
   const clientKey = flags.clientKey;
-  const material = (clientKey === undefined ? undefined : profiles.secretsOf(saveAs).pending?.[clientKey]) ?? (await materialFor(ctx, scheme, enrolment.challengeIdentity));
-  if (clientKey !== undefined) update((s) => ({ ...s, pending: { ...s.pending, [clientKey]: material } }));
+  const material = (clientKey === undefined ? undefined : profiles.secretsOf(saveAs).sent?.[clientKey]) ?? (await materialFor(ctx, scheme, enrolment.challengeIdentity));
+  if (clientKey !== undefined) update((s) => ({ ...s, sent: { ...s.sent, [clientKey]: material } }));
   const path = enrolment.path;
   const body = enrolment.body(material.fields);
   const reply = await send(ctx, path, body, flags);
@@ -94,16 +94,15 @@ export async function enrol(ctx: Context, enrolment: Enrolment, flags: EnrolFlag
   if (credential === null) throw new CliError(`${view.operation_reference} was decided without naming a credential`, exitCodes.refused);
   // An API key becomes a profile's token only where asked (`--save-as`); otherwise it is only printed.
   const apiKey = flags.saveAs === undefined ? null : (deciding.api_key ?? null);
-  if (clientKey !== undefined || material.secret !== null || apiKey !== null) update((current) => kept(current, clientKey, credential, material.secret, apiKey));
+  if (material.secret !== null || apiKey !== null) update((current) => kept(current, credential, material.secret, apiKey));
   printEnrolment(ctx, view, deciding, saveAs);
 }
 
-function kept(current: ProfileSecrets, clientKey: string | undefined, credential: string, secret: Material['secret'], apiKey: string | null): ProfileSecrets {
-  const pending = { ...current.pending };
-  if (clientKey !== undefined) delete pending[clientKey];
-  const next: ProfileSecrets = { ...current, pending };
+function kept(current: ProfileSecrets, credential: string, secret: Material['secret'], apiKey: string | null): ProfileSecrets {
+  const next: ProfileSecrets = { ...current };
   if (secret?.scheme === 'key') next.keys = { ...current.keys, [credential]: secret };
-  if (secret?.scheme === 'webauthn-es256') next.passkey = { ...secret, credential };
+  // A retry must not wind back the counter of a passkey already signing.
+  if (secret?.scheme === 'webauthn-es256' && current.passkey?.rawId !== secret.rawId) next.passkey = { ...secret, credential };
   if (apiKey !== null) next.token = apiKey;
   return next;
 }

@@ -40,8 +40,8 @@ export interface ProfileSecrets {
   /** Key credentials by credential id. */
   keys?: Record<string, KeyCredential>;
   passkey?: SoftwarePasskey;
-  /** Registrations submitted under a client key and not yet seen decided: retried as they were sent. */
-  pending?: Record<string, { fields: Record<string, unknown>; secret: KeyCredential | SoftwarePasskey | null }>;
+  /** Registrations sent under a client key, by that key: a retry resends them exactly. */
+  sent?: Record<string, { fields: Record<string, unknown>; secret: KeyCredential | SoftwarePasskey | null }>;
 }
 
 interface ConfigFile {
