@@ -184,3 +184,31 @@ it(`refuses ${requestsPerRun * runs} generated malformed requests across every r
   expect((await api.get('/v1/health', null)).status).toBe(200);
   expect(await bookState()).toBe(before);
 });
+
+/** Well-formed commands with arbitrary values: accepted or refused, never a 500, and the book stays balanced. */
+const someAccount = fc.constantFrom(alice, bob, 'did:ledger:acct:treasury-USD', 'did:ledger:acct:nobody');
+const someAsset = fc.constantFrom('USD', 'EUR', 'BTC', 'XAU');
+const someAmount = fc.oneof(fc.bigInt({ min: 0n, max: 2_000n }), fc.bigInt({ min: 0n, max: (1n << 129n) })).map(String);
+const someDeadline = fc.option(fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 2 ** 31 }).map((d) => Date.now() + d)), { nil: undefined });
+const wellFormedCommand: fc.Arbitrary<{ path: string; body: Json }> = fc.oneof(
+  fc.tuple(fc.array(fc.record({ amount: someAmount, asset: someAsset, from: someAccount, to: someAccount }), { minLength: 1, maxLength: 4 }), someDeadline).map(([legs, deadline]) => ({ path: '/v1/transfers', body: { legs, ...(deadline === undefined ? {} : { deadline }) } })),
+  fc.record({ amount: someAmount, asset: someAsset, payer: someAccount }).map((body) => ({ path: '/v1/reservations', body })),
+  fc.record({ custody: fc.constantFrom('delegated', 'owned'), kind: fc.constantFrom('customer', 'treasury'), owner: fc.constantFrom('did:ledger:id:alice', 'did:ledger:id:bob', 'did:ledger:id:nobody') }).map((body) => ({ path: '/v1/accounts', body })),
+);
+
+it('answers 1,000 well-formed commands with arbitrary values by an acknowledgement or a refusal, never a 500, and stays balanced', async () => {
+  const operator = shared.as('operator');
+  await fc.assert(
+    fc.asyncProperty(fc.array(fc.tuple(wellFormedCommand, fc.constantFrom('alice', 'operator')), { minLength: 20, maxLength: 20 }), async (batch) => {
+      const replies = await Promise.all(batch.map(([cmd, who]) => shared.as(who).post(cmd.path, cmd.body)));
+      const bad = replies.findIndex((r) => r.status !== 200 && r.status !== 202 && !isWellFormedRefusal(r));
+      expect(bad, bad === -1 ? '' : `${JSON.stringify(batch[bad])} -> ${replies[bad]!.status} ${replies[bad]!.text}`).toBe(-1);
+    }),
+    { numRuns: 50 },
+  );
+  const tb = await operator.get('/v1/trial-balance');
+  expect(tb.status).toBe(200);
+  expect(tb.body.unbalanced).toEqual([]);
+  expect(tb.body.rows.every((r: { openings: string }) => r.openings === '0')).toBe(true);
+  expect(shared.daemon.process.exitCode).toBeNull();
+});
