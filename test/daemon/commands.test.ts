@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { decided, refusalOf, useDaemon } from './support.js';
+import { decided, refused, useDaemon } from './support.js';
 
 const alice = 'did:ledger:acct:alice';
 const bob = 'did:ledger:acct:bob';
@@ -19,10 +19,6 @@ const leg = (amount: string, from = alice, to = bob, asset = 'USD') => ({ amount
 const transfer = (amount: string, extra: Record<string, unknown> = {}) => ({ legs: [leg(amount)], ...extra });
 let keyCounter = 0;
 const freshKey = () => ({ 'client-key': `ck-${Date.now()}-${++keyCounter}` });
-
-async function refused(p: Promise<import('./support.js').Reply>) {
-  return refusalOf(await p);
-}
 
 describe('POST /v1/transfers', () => {
   it('acknowledges at Received with 202 and the reply of spec 2.1, then decides Completed', async () => {

@@ -4,7 +4,7 @@
  * with every rule of spec 7 for ERR-QueryUnbounded and ERR-MalformedCommand.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { decided, refusalOf, useDaemon } from './support.js';
+import { decided, refused, useDaemon } from './support.js';
 
 const alice = 'did:ledger:acct:alice';
 const bob = 'did:ledger:acct:bob';
@@ -33,7 +33,6 @@ beforeAll(async () => {
   endMs = Date.now() + 1;
 });
 
-const refused = async (p: Promise<import('./support.js').Reply>) => refusalOf(await p);
 const unbounded = { status: 400, error: 'ERR-QueryUnbounded' };
 const malformed = { status: 400, error: 'ERR-MalformedCommand' };
 

@@ -164,6 +164,11 @@ export function refusalOf(r: Reply): { status: number; error: string } {
   return { status: r.status, error: r.body.error };
 }
 
+/** The refusal a request is answered with (see refusalOf). */
+export async function refused(reply: Promise<Reply>): Promise<{ status: number; error: string }> {
+  return refusalOf(await reply);
+}
+
 export async function removeDir(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true });
 }
