@@ -87,3 +87,53 @@ describe('on a terminal', () => {
     expect(r.stderr).toContain('the dashboard needs a terminal');
   });
 });
+
+/** The same runs through a pipe: exit codes and stderr for the cases beside the process tests' main paths. */
+describe('through a pipe', () => {
+  const piped = (...args: string[]) => run(args, false);
+
+  it('exits 2 with the usage for missing options, unknown commands, bad flag values', async () => {
+    const required = await piped('reservations', 'create', '--payer', accounts.alice);
+    expect(required.code).toBe(2);
+    expect(required.stderr).toMatch(/required option '--amount <minor>' not specified/);
+    const unknown = await piped('accounts', 'frobnicate');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("unknown command 'frobnicate'");
+    const both = await piped('transfers', 'create', '--legs', '/dev/null', '--amount', '1');
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('give either --legs or --from/--to/--amount/--asset, not both');
+    const tooLong = await piped('transfers', 'create', '--from', accounts.alice, '--to', accounts.bob, '--amount', '8', '--asset', 'USD', '--client-key', 'k'.repeat(257));
+    expect(tooLong.code).toBe(2);
+    expect((await piped('movements', '--limit', '1')).code).toBe(2);
+    expect((await piped('profile', 'use', 'nope')).code).toBe(2);
+    expect((await piped('statements', '--account', accounts.alice, '--asset', 'USD', '--from', 'yesterday', '--to', '1')).code).toBe(2);
+  });
+
+  it('prints the version', async () => {
+    const version = await piped('--version');
+    expect(version.code).toBe(0);
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+
+  it('exits 1 with the code for refusals of every kind', async () => {
+    const notOperator = await runAs(daemon.identitiesKey, ['trial-balance']);
+    expect(notOperator).toMatchObject({ code: 1, stdout: '' });
+    expect(notOperator.stderr).toMatch(/^ERR-NotAuthorised: /);
+    expect((await piped('aliases', 'lookup', '--source', 'legacy', '--name', 'nobody')).stderr).toMatch(/^ERR-UnknownAccount: /);
+    expect((await piped('transfers', 'create', '--from', accounts.alice, '--to', accounts.bob, '--amount', '0', '--asset', 'USD')).stderr).toMatch(/^ERR-ZeroAmount: /);
+    expect((await piped('movements', '--account', accounts.alice, '--direction', 'sideways')).stderr).toMatch(/^ERR-MalformedCommand: /);
+    expect((await piped('operations', 'show', 'op_nope')).stderr).toMatch(/^ERR-UnknownOperation: /);
+  });
+
+  it('prints one field raw with --field', async () => {
+    expect((await piped('aliases', 'lookup', '--source', 'legacy', '--name', 'alice-1', '--field', 'account')).stdout).toBe(`${accounts.alice}\n`);
+    const missing = await piped('aliases', 'lookup', '--source', 'legacy', '--name', 'alice-1', '--field', 'nope');
+    expect(missing.code).toBe(2);
+  });
+});
+
+async function runAs(token: string, args: string[]) {
+  const io = fakeIo({ env: { ...env, LEDGER_TOKEN: token } });
+  const code = await runCli(args, io);
+  return { code, stdout: io.stdout.text, stderr: io.stderr.text };
+}
