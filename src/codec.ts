@@ -158,6 +158,7 @@ function encodeCommand(c: Command): Json {
     case 'create_identity':
     case 'register_credential':
     case 'revoke_grant':
+    case 'register_party':
       return { ...c };
   }
 }
@@ -182,6 +183,7 @@ function decodeCommand(j: Json): Command {
     case 'create_identity':
     case 'register_credential':
     case 'revoke_grant':
+    case 'register_party':
       return j as unknown as Command;
   }
   assert(false, `stored command has a known type: ${String(j.type)}`);
@@ -194,8 +196,31 @@ function decodeHold(j: Json | null): Hold | null {
   return j === null ? null : { ...(j as unknown as Hold), amountMinor: big(j.amountMinor) };
 }
 
+const encodedCommands = new WeakMap<Command, string>();
+const encodedActors = new WeakMap<Authority, string>();
+
+function cachedJson<T extends object>(cache: WeakMap<T, string>, value: T, encode: (v: T) => unknown): string {
+  let text = cache.get(value);
+  if (text === undefined) {
+    text = JSON.stringify(encode(value));
+    cache.set(value, text);
+  }
+  return text;
+}
+
+/**
+ * An operation is written when acknowledged and again when decided, with the same
+ * command and actor: those are encoded once and reused. The text is what
+ * JSON.stringify gives for the record (a property test pins it).
+ */
 export function encodeOperation(o: Operation): string {
-  return JSON.stringify({ ...o, command: encodeCommand(o.command), hold: encodeHold(o.hold) });
+  const str = JSON.stringify;
+  return (
+    `{"ref":${str(o.ref)},"cseq":${o.cseq},"command":${cachedJson(encodedCommands, o.command, encodeCommand)},` +
+    `"actor":${cachedJson(encodedActors, o.actor, (a) => a)},"scope":${str(o.scope ?? null)},"state":"${o.state}",` +
+    `"submittedAtMs":${o.submittedAtMs},"decidedAtMs":${str(o.decidedAtMs)},"clientKey":${str(o.clientKey)},"clientKeyDerived":${o.clientKeyDerived},` +
+    `"reference":${str(o.reference)},"result":${str(o.result)},"error":${str(o.error)},"hold":${str(encodeHold(o.hold))}}`
+  );
 }
 export function decodeOperation(text: string): Operation {
   return decodeOperationJson(JSON.parse(text) as Json);

@@ -52,6 +52,7 @@ describe('record codec', () => {
       ref: 'op_0000000000000001',
       cseq: 1,
       actor: { credential: 'did:ledger:cred:c', grant: null, kind: 'owner', onBehalfOf: null, principal: 'did:ledger:id:a' },
+      scope: ['did:ledger:acct:p'],
       state: 'Reserved',
       submittedAtMs: 1,
       decidedAtMs: 2,
@@ -73,6 +74,12 @@ describe('record codec', () => {
     for (const command of commands) {
       const op = { ...base, command } as unknown as Operation;
       expect(decodeOperation(encodeOperation(op))).toEqual(op);
+      // Field for field what the plain encoding of the record gives.
+      const generic = JSON.stringify(op, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
+      expect(JSON.parse(encodeOperation(op))).toEqual(JSON.parse(generic));
+      // The second encoding of the same command (its decision) reuses the first's text.
+      const decided = { ...op, state: 'Completed', hold: null };
+      expect(decodeOperation(encodeOperation(decided))).toEqual(decided);
     }
   });
 });
