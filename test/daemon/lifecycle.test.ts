@@ -137,9 +137,10 @@ describe('ledgerd serve', () => {
       const doc = await api.get('/v1/openapi.json', null);
       expect(doc.status).toBe(200);
       expect(doc.body.openapi).toBe('3.1.0');
-      const paths = Object.keys(doc.body.paths).sort();
+      // This issue's routes; later issues add theirs to the same document.
+      const paths = Object.keys(doc.body.paths);
       expect(paths).toEqual(
-        [
+        expect.arrayContaining([
           '/v1/accounts',
           '/v1/accounts/{account}',
           '/v1/aliases',
@@ -155,8 +156,9 @@ describe('ledgerd serve', () => {
           '/v1/statements',
           '/v1/transfers',
           '/v1/trial-balance',
-        ].sort(),
+        ]),
       );
+      for (const path of paths) expect(path.startsWith('/v1/')).toBe(true);
       const movements = doc.body.paths['/v1/movements'].get;
       expect(movements.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['account', 'identity', 'limit', 'from', 'to', 'asset', 'direction', 'cursor']));
       expect(doc.body.paths['/v1/transfers'].post.requestBody.content['application/json'].schema.required).toEqual(['legs']);
