@@ -154,8 +154,5 @@ export interface PartiesListing {
   items: { party: string; principals: { principal: string; tied_at: number }[]; registered_at: number }[];
 }
 
-/** Operation states that are final (CONTRACT 4). */
-export const terminalStates: ReadonlySet<string> = new Set(['Completed', 'Rejected', 'Expired', 'Captured', 'Released']);
-
 /** Decided: the core has ruled on it (a reservation is decided at `Reserved`, before it is terminal). */
 export const isDecided = (state: string | null | undefined): boolean => state !== undefined && state !== null && state !== 'Received';
