@@ -4,9 +4,6 @@ import { CliError, RefusedError, exitCodes } from './errors.js';
 import type { Io } from './io.js';
 import { buildProgram } from './program.js';
 
-/** Commander's outcomes that are not failures. */
-const commanderSuccess = new Set(['commander.helpDisplayed', 'commander.help', 'commander.version']);
-
 export async function runCli(argv: readonly string[], io: Io): Promise<number> {
   try {
     await buildProgram(io).parseAsync([...argv], { from: 'user' });
@@ -17,8 +14,9 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
 }
 
 function report(io: Io, error: unknown): number {
-  // Commander has printed its message and the usage already.
-  if (error instanceof CommanderError) return commanderSuccess.has(error.code) ? exitCodes.ok : exitCodes.usage;
+  // Commander has printed its message and the usage already. `--help` and `--version` end with 0;
+  // help shown because a noun was given without its verb is a usage error.
+  if (error instanceof CommanderError) return error.exitCode === 0 ? exitCodes.ok : exitCodes.usage;
   if (error instanceof RefusedError) {
     const retry = error.retryAfterS === null ? '' : `\nretry after ${error.retryAfterS} s with the same --client-key`;
     io.stderr.write(`${error.message}${retry}\n`);

@@ -105,6 +105,9 @@ describe('through a pipe', () => {
     const tooLong = await piped('transfers', 'create', '--from', accounts.alice, '--to', accounts.bob, '--amount', '8', '--asset', 'USD', '--client-key', 'k'.repeat(257));
     expect(tooLong.code).toBe(2);
     expect((await piped('movements', '--limit', '1')).code).toBe(2);
+    const noVerb = await piped('accounts');
+    expect(noVerb.code).toBe(2);
+    expect(noVerb.stderr).toContain('Usage: ledgerctl accounts');
     expect((await piped('profile', 'use', 'nope')).code).toBe(2);
     expect((await piped('statements', '--account', accounts.alice, '--asset', 'USD', '--from', 'yesterday', '--to', '1')).code).toBe(2);
   });
