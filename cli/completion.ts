@@ -21,11 +21,12 @@ function wordsFunction(program: Command): string {
 }
 
 /** The command words typed so far: each word that is one of the candidates of the path before it. */
-const walk = (first: string, last: string, word: string) => `  local path='' w i
+// Not `path`: in zsh that name is the array tied to $PATH.
+const walk = (first: string, last: string, word: string) => `  local words_so_far='' w i
   for ((i = ${first}; i < ${last}; i++)); do
     w=${word}
     [[ $w == -* ]] && continue
-    case " $(_ledgerctl_words "$path") " in *" $w "*) path="\${path:+$path }$w" ;; esac
+    case " $(_ledgerctl_words "$words_so_far") " in *" $w "*) words_so_far="\${words_so_far:+$words_so_far }$w" ;; esac
   done`;
 
 export function completionScript(program: Command, shell: Shell): string {
@@ -34,7 +35,7 @@ export function completionScript(program: Command, shell: Shell): string {
 ${wordsFunction(program)}
 _ledgerctl() {
 ${walk('1', 'COMP_CWORD', '${COMP_WORDS[i]}')}
-  COMPREPLY=($(compgen -W "$(_ledgerctl_words "$path")" -- "\${COMP_WORDS[COMP_CWORD]}"))
+  COMPREPLY=($(compgen -W "$(_ledgerctl_words "$words_so_far")" -- "\${COMP_WORDS[COMP_CWORD]}"))
 }
 complete -o default -F _ledgerctl ledgerctl
 `;
@@ -45,9 +46,10 @@ ${wordsFunction(program)}
 _ledgerctl() {
 ${walk('2', 'CURRENT', '${words[i]}')}
   local -a candidates
-  candidates=(\${=$(_ledgerctl_words "$path")})
+  candidates=(\${=$(_ledgerctl_words "$words_so_far")})
   compadd -a candidates
 }
-compdef _ledgerctl ledgerctl
+# Autoloaded from $fpath this file is the body of _ledgerctl: complete now. Sourced: register it.
+if [[ "\$funcstack[1]" == _ledgerctl ]]; then _ledgerctl "$@"; else compdef _ledgerctl ledgerctl; fi
 `;
 }

@@ -90,5 +90,6 @@ describe('shell completion', () => {
     const words = (s: string) => s.slice(s.indexOf('_ledgerctl_words() {'), s.indexOf('\n}\n'));
     expect(words(zsh)).toBe(words(bash));
     expect(zsh).toContain('compdef _ledgerctl ledgerctl');
+    expect(zsh).not.toMatch(/\blocal path\b/);
   });
 });
