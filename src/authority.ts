@@ -56,8 +56,6 @@ export function actingAuthority(actor: Actor, principals: Principals, owner: Ide
 
 /** Whether `actor` may read or act on an account at all (reads, captures, releases). */
 export function reaches(actor: Actor, account: Account, principals: Principals): boolean {
-  return (
-    inScope(actor, account.id) &&
-    actor.principal === account.owner || actor.principal === principals.operator || actor.principal === principals.identities
-  );
+  // A scoped credential reaches nothing outside its scope, whoever it belongs to.
+  return inScope(actor, account.id) && (actor.principal === account.owner || actor.principal === principals.operator || actor.principal === principals.identities);
 }

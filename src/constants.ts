@@ -31,6 +31,12 @@ export const movementsMergeMax = 1024;
 export const accountsPerIdentityMax = 256;
 /** Registered assets. */
 export const assetsMax = 4096;
+/** Integrating parties in the book (their listing, GET /v1/ops/integrating-parties, is one page). */
+export const integratingPartiesMax = 1024;
+/** Principals tied to one integrating party. */
+export const partyPrincipalsMax = 16;
+/** Grants one grant listing answers (GET /v1/identities/{identity}/grants, /v1/accounts/{account}/grants). */
+export const grantsListedMax = 1000;
 /** Treasury limit entries on one account. */
 export const treasuryLimitsMax = assetsMax;
 

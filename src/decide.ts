@@ -25,10 +25,11 @@ import type {
   PostingKind,
   PostingStatus,
 } from './model.js';
-import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId } from './values.js';
+import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, PartyId } from './values.js';
 import type { WindowUsage } from './auth/grants.js';
 import { type GrantReads, debitAuthority, decideIssueGrant, decideRevokeGrant, grantAuthority, usageWrites } from './decide-grants.js';
 import { type AuthEffects, type RecordReads, type RecordWrite, decideCreateIdentity, decideRegisterCredential } from './decide-auth.js';
+import { decideRegisterParty } from './decide-parties.js';
 
 export interface Reads extends RecordReads, GrantReads {
   asset(symbol: AssetSymbol): Asset | undefined;
@@ -70,6 +71,7 @@ export interface DecisionInput {
   readonly newIdentityId: IdentityId;
   readonly newCredentialId: CredentialId;
   readonly newGrantId: GrantId;
+  readonly newPartyId: PartyId;
 }
 
 const reject = (error: Refusal): Decision => ({ ok: false, state: 'Rejected', error });
@@ -298,6 +300,10 @@ export function decide(op: Operation, reads: Reads, input: DecisionInput): Decis
     case 'revoke_grant': {
       const revoked = decideRevokeGrant(cmd, actor, reads, input);
       return isRefusal(revoked) ? reject(revoked) : done('Completed', [], { records: revoked });
+    }
+    case 'register_party': {
+      const registered = decideRegisterParty(cmd, actor, reads, input);
+      return isRefusal(registered) ? reject(registered) : done('Completed', [], { records: registered.records, result: { party: registered.party } });
     }
   }
 }

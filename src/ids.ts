@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { seqHex } from './codec.js';
 import type { IdSource } from './kernel.js';
-import type { AccountId, CredentialId, GrantId, IdentityId } from './values.js';
+import type { AccountId, CredentialId, GrantId, IdentityId, PartyId } from './values.js';
 
 /**
  * Every operation reference starts with `op_` and the command's sequence number in 16
@@ -24,6 +24,7 @@ export const sequentialIds: IdSource = {
   identityId: (cseq) => `did:ledger:id:i${seqHex(cseq)}` as IdentityId,
   credentialId: (cseq) => `did:ledger:cred:c${seqHex(cseq)}` as CredentialId,
   grantId: (cseq) => `did:ledger:grant:g${seqHex(cseq)}` as GrantId,
+  partyId: (cseq) => `did:ledger:party:p${seqHex(cseq)}` as PartyId,
 };
 
 /**
@@ -38,5 +39,6 @@ export function saltedIds(salt = randomBytes(6).toString('hex')): IdSource {
     identityId: (cseq) => `did:ledger:id:${seqHex(cseq)}${salt}` as IdentityId,
     credentialId: (cseq) => `did:ledger:cred:${seqHex(cseq)}${salt}` as CredentialId,
     grantId: (cseq) => `did:ledger:grant:${seqHex(cseq)}${salt}` as GrantId,
+    partyId: (cseq) => `did:ledger:party:${seqHex(cseq)}${salt}` as PartyId,
   };
 }

@@ -54,12 +54,13 @@ import {
 } from './model.js';
 import { Overlay } from './overlay.js';
 import type { BatchOp, Store } from './store/port.js';
-import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, ReferenceJson } from './values.js';
+import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, PartyId, ReferenceJson } from './values.js';
 import { loadAssets } from './assets.js';
 import { BookView, readOperation } from './queries.js';
 import { precheck, precheckNeeds } from './precheck.js';
 import { loadHeldGrants, loadParent, loadRevocation } from './grant-loader.js';
 import { cseqOfRef } from './ids.js';
+import { partyPrefix } from './decide-parties.js';
 import { resolveToken } from './credentials.js';
 
 export interface IdSource {
@@ -73,6 +74,8 @@ export interface IdSource {
   credentialId(cseq: number): CredentialId;
   /** The id of the grant given by command `cseq`. */
   grantId(cseq: number): GrantId;
+  /** The id of the integrating party registered by command `cseq`. */
+  partyId(cseq: number): PartyId;
 }
 
 export interface KernelOptions {
@@ -590,6 +593,7 @@ export class Kernel {
       newIdentityId: this.ids.identityId(cseq),
       newCredentialId: this.ids.credentialId(cseq),
       newGrantId: this.ids.grantId(cseq),
+      newPartyId: this.ids.partyId(cseq),
     };
   }
 
@@ -701,6 +705,10 @@ export class Kernel {
           break;
         case 'revoke_grant':
           break;
+        case 'register_party':
+          for (const principal of c.principals) identityIds.add(principal);
+          if (!overlay.lists.has(partyPrefix)) overlay.lists.set(partyPrefix, await this.listKeys(partyPrefix, bounds.integratingPartiesMax));
+          break;
       }
     }
     await this.load(overlay.accounts, [...accountIds].map(keys.account), decodeAccount);
@@ -739,6 +747,13 @@ export class Kernel {
       default:
         return;
     }
+  }
+
+  /** The ids under an index prefix, at most `max` (the bound the decision checks). */
+  private async listKeys(prefix: string, max: number): Promise<GrantId[]> {
+    const ids: GrantId[] = [];
+    for await (const [key] of this.store.entries({ gte: prefix, lt: prefixEnd(prefix), limit: max })) ids.push(key.slice(prefix.length) as GrantId);
+    return ids;
   }
 
   private async load<T extends Account | Balance | Identity>(into: Map<string, T | undefined>, storeKeys: readonly string[], decode: (text: string) => T): Promise<void> {
@@ -884,6 +899,30 @@ export class Kernel {
   }
 
   // ---------------------------------------------------------------- events and lifecycle
+
+  /**
+   * The operation once decided (out of Received), or null when `timeoutMs` passes
+   * first. Bounded: one listener, removed on either outcome.
+   */
+  decision(ref: string, timeoutMs: number): Promise<Operation | null> {
+    return new Promise((resolve) => {
+      const finish = (op: Operation | null) => {
+        clearTimeout(timer);
+        off();
+        resolve(op);
+      };
+      const off = this.onDecision((event) => {
+        if (event.operation.ref === ref && event.operation.state !== 'Received') finish(event.operation);
+      });
+      const timer = setTimeout(() => finish(null), timeoutMs);
+      timer.unref();
+      // Listening first, then reading: a decision written in between is seen either way.
+      // A read that fails leaves the timeout to answer.
+      this.operation(ref).then((op) => {
+        if (op !== undefined && op.state !== 'Received') finish(op);
+      }, () => {});
+    });
+  }
 
   onDecision(listener: (event: DecisionEvent) => void): () => void {
     this.listeners.add(listener);

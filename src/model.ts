@@ -143,7 +143,9 @@ export type Command =
       readonly scope: readonly AccountId[] | null;
     }
   | { readonly type: 'issue_grant'; readonly terms: GrantTerms; readonly justification: string | null }
-  | { readonly type: 'revoke_grant'; readonly grant: GrantId };
+  | { readonly type: 'revoke_grant'; readonly grant: GrantId }
+  /** POST /v1/ops/integrating-parties: the operator ties principals (identities) to a new party. */
+  | { readonly type: 'register_party'; readonly principals: readonly IdentityId[] };
 
 export type CommandType = Command['type'];
 

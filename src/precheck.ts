@@ -36,6 +36,7 @@ export function precheckNeeds(command: Command): { accounts: AccountId[]; operat
     case 'create_identity':
     case 'register_credential':
     case 'revoke_grant':
+    case 'register_party':
       return { accounts: [], operations: [] };
   }
 }
@@ -119,5 +120,7 @@ export function precheck(command: Command, actor: Actor, reads: PrecheckReads, p
       const revoked = decideRevokeGrant(command, actor, reads, { atMs: nowMs, principals });
       return 'error' in revoked ? revoked : null;
     }
+    case 'register_party':
+      return actor.principal === principals.operator ? null : notAuthorisedOver('registering integrating parties (operator only)');
   }
 }

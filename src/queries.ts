@@ -5,7 +5,10 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { assert } from './assert.js';
-import { type Actor, type Principals, reaches } from './authority.js';
+import { type Actor, type Principals, inScope, reaches } from './authority.js';
+import type { Grant } from './auth/grants.js';
+import { type Party, partyPrefix } from './decide-parties.js';
+import { grantCoversAccount, grantsOver, holdsLiveGrantOver } from './grant-queries.js';
 import {
   decodeAccount,
   decodeBalance,
@@ -18,7 +21,7 @@ import {
   prefixEnd,
   seqHex,
 } from './codec.js';
-import { assetsMax, movementsMergeMax, movementsScanMax, statementMovementsMax } from './constants.js';
+import { assetsMax, integratingPartiesMax, movementsMergeMax, movementsScanMax, statementMovementsMax } from './constants.js';
 import { cseqOfRef } from './ids.js';
 import { refuse } from './errors.js';
 import type { Account, Asset, Balance, Head, Operation, Posting } from './model.js';
@@ -104,13 +107,58 @@ export class BookView {
     return text === undefined ? undefined : decodeAccount(text);
   }
 
+  /** Unknown and unreachable give the same refusal: only the operator learns that an account does not exist. */
+  private unreachable(actor: Actor, id: AccountId): never {
+    if (actor.principal === this.principals.operator) refuse('ERR-UnknownAccount', `account ${id} is unknown`);
+    refuse('ERR-NotAuthorised', `the initiating principal holds no authority that covers account ${id}`);
+  }
+
   /** An account the actor reaches; unknown and unreachable give the same refusal. */
   async reachableAccount(actor: Actor, id: AccountId): Promise<Account> {
     const account = await this.account(id);
-    if (account === undefined || !reaches(actor, account, this.principals)) {
-      refuse(actor.principal === this.principals.operator ? 'ERR-UnknownAccount' : 'ERR-NotAuthorised', actor.principal === this.principals.operator ? `account ${id} is unknown` : `the initiating principal holds no authority that covers account ${id}`);
-    }
+    if (account === undefined || !reaches(actor, account, this.principals)) this.unreachable(actor, id);
     return account;
+  }
+
+  /**
+   * The account view's reach (spec endpoint 12): whoever reaches the account, and a
+   * holder of a live grant over its owner (within the credential's scope).
+   */
+  async viewableAccount(actor: Actor, id: AccountId): Promise<Account> {
+    const account = await this.account(id);
+    if (account === undefined) this.unreachable(actor, id);
+    if (reaches(actor, account, this.principals)) return account;
+    if (!inScope(actor, id) || !(await holdsLiveGrantOver(this.snap, actor.principal, account.owner, this.timeFloorMs))) this.unreachable(actor, id);
+    return account;
+  }
+
+  /**
+   * Grants over an identity (endpoint 15): all of them to the identity itself, the
+   * operator and the identities principal; to anyone else those it holds or gave,
+   * and ERR-NotAuthorised when there are none.
+   */
+  async identityGrants(actor: Actor, identity: IdentityId): Promise<Grant[]> {
+    const all = await grantsOver(this.snap, identity);
+    const { operator, identities } = this.principals;
+    if (actor.principal === identity || actor.principal === operator || actor.principal === identities) return all;
+    const own = all.filter((g) => g.terms.principal === actor.principal || g.grantor === actor.principal);
+    if (own.length === 0) refuse('ERR-NotAuthorised', `the initiating principal holds no authority that covers the grants over ${identity}`);
+    return own;
+  }
+
+  /** Grants that can touch an account (endpoint 16): the operator's or the owner's to read. */
+  async accountGrants(actor: Actor, id: AccountId): Promise<{ account: Account; grants: Grant[] }> {
+    const account = await this.account(id);
+    const mayList = account !== undefined && inScope(actor, id) && (actor.principal === this.principals.operator || actor.principal === account.owner);
+    if (!mayList) this.unreachable(actor, id);
+    return { account, grants: (await grantsOver(this.snap, account.owner)).filter((g) => grantCoversAccount(g, account)) };
+  }
+
+  /** Integrating parties, in identifier order (bounded by registration). */
+  async parties(): Promise<Party[]> {
+    const out: Party[] = [];
+    for await (const [, text] of this.snap.entries({ gte: partyPrefix, lt: prefixEnd(partyPrefix), limit: integratingPartiesMax })) out.push(JSON.parse(text) as Party);
+    return out;
   }
 
   async balance(account: AccountId, asset: AssetSymbol): Promise<Balance> {

@@ -10,15 +10,28 @@ function resultWire(op: Operation): Wire | undefined {
   if (op.result === null) return undefined;
   return {
     account: op.result.account,
+    identity: op.result.identity,
+    party: op.result.party,
+    credential: op.result.credential,
+    grant: op.result.grant,
     postings: op.result.postings ? [...op.result.postings] : undefined,
   };
+}
+
+/** Whether `op` registers an API key, whose replies carry `api_key` (CONTRACT 5). */
+function registersApiKey(op: Operation): boolean {
+  const c = op.command;
+  return (c.type === 'create_identity' || c.type === 'register_credential') && c.credential.scheme === 'api-key';
 }
 
 export function isTerminal(op: Operation): boolean {
   return terminalStates.has(op.state);
 }
 
-/** The command reply (spec 2.1). `apiKey` is set only on the one deciding reply that carries it. */
+/**
+ * The command reply (spec 2.1). `apiKey` is set only on the one deciding reply that
+ * carries it; every other reply to an API-key registration says `api_key: null`.
+ */
 export function commandReply(op: Operation, apiKey: string | null = null): Wire {
   const terminal = isTerminal(op);
   return {
@@ -29,7 +42,7 @@ export function commandReply(op: Operation, apiKey: string | null = null): Wire 
     class: terminal ? 'terminal' : undefined,
     state: op.state,
     reference: raw(op.reference),
-    api_key: apiKey ?? undefined,
+    api_key: registersApiKey(op) ? apiKey : undefined,
     result: resultWire(op),
   };
 }
