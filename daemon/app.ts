@@ -12,10 +12,14 @@ import { authenticator } from './http/auth.js';
 import { clientErrorHandler, refusalOf, sendRefusal } from './http/replies.js';
 import { OpenApi } from './openapi.js';
 import { accountRoutes } from './routes/accounts.js';
+import { authRoutes } from './routes/auth.js';
 import { bookRoutes } from './routes/book.js';
 import type { RouteContext } from './routes/context.js';
+import { credentialRoutes } from './routes/credentials.js';
 import { eventRoutes } from './routes/events.js';
+import { grantRoutes } from './routes/grants.js';
 import { operationRoutes } from './routes/operations.js';
+import { partyRoutes } from './routes/parties.js';
 import { reservationRoutes } from './routes/reservations.js';
 import { serviceRoutes } from './routes/service.js';
 import { statementRoutes } from './routes/statements.js';
@@ -54,6 +58,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
   });
   app.decorateRequest('actor', null);
+  app.decorateRequest('bearer', null);
   app.decorateRequest('rawBody', null);
 
   const openApi = new OpenApi();
@@ -109,6 +114,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
   statementRoutes(app, context);
   bookRoutes(app, context);
   operationRoutes(app, context);
+  authRoutes(app, context);
+  credentialRoutes(app, context);
+  grantRoutes(app, context);
+  partyRoutes(app, context);
   eventRoutes(app, kernel, events);
   return app;
 }

@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Actor } from '../../src/authority.js';
+import type { Scheme } from '../../src/credentials.js';
 import { LruCache } from '../../src/cache.js';
 import { refuse } from '../../src/errors.js';
 import type { Kernel } from '../../src/kernel.js';
@@ -24,14 +25,21 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     actor: Actor | null;
+    /** What the bearer is (GET /v1/whoami): its scheme and, for a session, when it expires. */
+    bearer: Bearer | null;
   }
+}
+
+export interface Bearer {
+  readonly scheme: Scheme;
+  readonly expiresAtMs: number | null;
 }
 
 const bearerPattern = /^Bearer +([\x21-\x7e]+) *$/i;
 
 interface Remembered {
   readonly actor: Actor;
-  readonly expiresAtMs: number | null;
+  readonly bearer: Bearer;
   readonly rememberedUntilMs: number;
 }
 
@@ -40,24 +48,35 @@ const rememberedTokensMax = 10_000;
 
 export function authenticator(kernel: Kernel, options: { cacheMs: number; clock: () => number }) {
   const remembered = new LruCache<Remembered>(rememberedTokensMax);
-  const lookup = async (token: string): Promise<Actor | null> => {
+  const lookup = async (token: string): Promise<Remembered | null> => {
     const nowMs = options.clock();
     const hash = createHash('sha256').update(token).digest('hex');
     const known = remembered.get(hash);
-    if (known !== undefined && nowMs < known.rememberedUntilMs) return known.expiresAtMs !== null && nowMs >= known.expiresAtMs ? null : known.actor;
+    if (known !== undefined && nowMs < known.rememberedUntilMs) return known.bearer.expiresAtMs !== null && nowMs >= known.bearer.expiresAtMs ? null : known;
     const caller = await kernel.authenticate(token);
     if (caller === null) return null;
-    const actor: Actor = { principal: caller.principal, credential: caller.credential, onBehalfOf: null };
-    if (options.cacheMs > 0) remembered.set(hash, { actor, expiresAtMs: caller.expiresAtMs, rememberedUntilMs: nowMs + options.cacheMs });
-    return actor;
+    // The scope goes with the caller: a scoped credential reaches only its accounts (spec 5.5).
+    const found: Remembered = {
+      actor: { principal: caller.principal, credential: caller.credential, onBehalfOf: null, scope: caller.scope ?? null },
+      bearer: { scheme: caller.scheme, expiresAtMs: caller.expiresAtMs },
+      rememberedUntilMs: nowMs + options.cacheMs,
+    };
+    if (options.cacheMs > 0) remembered.set(hash, found);
+    return found;
   };
   return async (request: FastifyRequest): Promise<void> => {
     if (request.is404 || request.routeOptions.config.public) return;
     const match = bearerPattern.exec(request.headers.authorization ?? '');
-    const actor = match ? await lookup(match[1]!) : null;
-    if (actor === null) refuse('ERR-CredentialInvalid', 'the bearer token is missing, unknown or expired');
-    request.actor = actor;
+    const found = match ? await lookup(match[1]!) : null;
+    if (found === null) refuse('ERR-CredentialInvalid', 'the bearer token is missing, unknown or expired');
+    request.actor = found.actor;
+    request.bearer = found.bearer;
   };
+}
+
+/** Refuses a caller that is not the operator (the /v1/ops routes). */
+export function requireOperator(request: FastifyRequest, kernel: Kernel, what: string): void {
+  if (callerOf(request).principal !== kernel.principals.operator) refuse('ERR-NotAuthorised', `the initiating principal holds no authority that covers ${what} (operator only)`);
 }
 
 /** The authenticated caller of a protected route (the hook above ran). */

@@ -6,8 +6,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Actor } from '../../src/authority.js';
 import { refuse } from '../../src/errors.js';
-import type { Kernel } from '../../src/kernel.js';
-import type { Command } from '../../src/model.js';
+import type { Acknowledgement, Kernel } from '../../src/kernel.js';
+import type { Command, Operation } from '../../src/model.js';
 import { type IdentityId, type ReferenceJson, parseIdentityId, parseReferenceJson } from '../../src/values.js';
 import { commandReply, isTerminal } from '../../src/views.js';
 import { callerOf } from './auth.js';
@@ -51,19 +51,29 @@ function pathOf(url: string): string {
   return q === -1 ? url : url.slice(0, q);
 }
 
-/** Submits `command` and answers with the command reply. */
-export async function acknowledge(kernel: Kernel, request: FastifyRequest, reply: FastifyReply, command: Command): Promise<string> {
+/** Submits `command` under the request's caller, client key and reference. */
+export function submitFrom(kernel: Kernel, request: FastifyRequest, command: Command): Promise<Acknowledgement> {
   const actor = actingCaller(request, kernel);
   const reference = referenceOf(request);
   const clientKey = request.headers['client-key'];
-  const { operation } = await kernel.submit({
+  return kernel.submit({
     command,
     actor,
     clientKey: typeof clientKey === 'string' ? clientKey : null,
     requestDigest: requestDigest(actor.principal, request.method, pathOf(request.url), request.body),
     reference,
   });
-  return wireReply(reply, commandReply(operation), isTerminal(operation) ? 200 : 202);
+}
+
+/** The command reply (spec 2.1): 202 while not terminal, 200 once terminal. */
+export function commandAnswer(reply: FastifyReply, operation: Operation, apiKey: string | null = null): string {
+  return wireReply(reply, commandReply(operation, apiKey), isTerminal(operation) ? 200 : 202);
+}
+
+/** Submits `command` and answers with the command reply. */
+export async function acknowledge(kernel: Kernel, request: FastifyRequest, reply: FastifyReply, command: Command): Promise<string> {
+  const { operation } = await submitFrom(kernel, request, command);
+  return commandAnswer(reply, operation);
 }
 
 /** Absolute deadline from a body's `deadline` (ms) or the configured default. */

@@ -38,7 +38,18 @@ export const commandHeaders: Schema = {
 
 export const refusalSchema = object({ error: str('ERR-* code'), description: str('why') }, ['error', 'description']);
 
-const resultSchema = object({ account: nullable(accountId), postings: { type: 'array', items: uintNumber('posting sequence number') } });
+export const credentialId = str('credential, did:ledger:cred:<id>');
+export const grantId = str('grant, did:ledger:grant:<id>');
+export const partyId = str('integrating party, did:ledger:party:<id>');
+
+const resultSchema = object({
+  account: nullable(accountId),
+  identity: nullable(identityId),
+  party: nullable(partyId),
+  credential: nullable(credentialId),
+  grant: nullable(grantId),
+  postings: { type: 'array', items: uintNumber('posting sequence number') },
+});
 
 export const commandReplySchema = object(
   {

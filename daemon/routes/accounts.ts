@@ -65,7 +65,7 @@ export function accountRoutes(app: FastifyInstance, { kernel }: RouteContext): v
     '/v1/accounts/:account',
     {
       schema: {
-        summary: 'An account the caller reaches',
+        summary: 'An account the caller reaches, or whose owner it holds a live grant over',
         params: object({ account: accountId }, ['account']),
         querystring: noQuery,
         response: responses({ 200: accountViewSchema }),
@@ -73,7 +73,7 @@ export function accountRoutes(app: FastifyInstance, { kernel }: RouteContext): v
     },
     async (request, reply) => {
       const id = parseAccountId((request.params as { account: string }).account);
-      const account = await withView(kernel, (view) => view.reachableAccount(callerOf(request), id));
+      const account = await withView(kernel, (view) => view.viewableAccount(callerOf(request), id));
       return wireReply(reply, accountView(account));
     },
   );

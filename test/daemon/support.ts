@@ -182,10 +182,10 @@ export interface SharedDaemon {
 }
 
 /**
- * One daemon for a whole test file: a book with `customers`, an optional config file,
- * started before the file's tests and stopped (exit code 0 expected) after them.
+ * One daemon for a whole test file: a book with `customers`, an optional config file
+ * and environment, started before the file's tests and stopped (exit code 0 expected) after them.
  */
-export function useDaemon(customers: Record<string, bigint>, config?: Record<string, unknown>): SharedDaemon {
+export function useDaemon(customers: Record<string, bigint>, config?: Record<string, unknown>, env?: NodeJS.ProcessEnv): SharedDaemon {
   let state: { daemon: Daemon; keys: Keys; dir: string } | null = null;
   const get = () => {
     if (state === null) throw new Error('the daemon is not started yet');
@@ -195,7 +195,7 @@ export function useDaemon(customers: Record<string, bigint>, config?: Record<str
     const dir = tempDir();
     const keys = await writeBook(dir, customers);
     if (config) writeFileSync(join(dir, 'ledgerd.json'), JSON.stringify(config));
-    state = { dir, keys, daemon: await startDaemon({ dataDir: dir }) };
+    state = { dir, keys, daemon: await startDaemon({ dataDir: dir, env }) };
   });
   afterAll(async () => {
     const { daemon, dir } = get();

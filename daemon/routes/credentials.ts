@@ -1,0 +1,138 @@
+/**
+ * Credentials and identities (spec endpoint 3, CONTRACT 5): POST /v1/credentials into
+ * the caller's own set (or, for the identities principal, the set `on-behalf-of`
+ * names) and POST /v1/identities. Both are commands. What is a signature is checked
+ * here, at the edge: a passkey's attestation against the register challenge its
+ * client data names, for the configured relying party (401 ERR-CredentialInvalid when
+ * it fails). What is state (the challenge taken once, for the set it is bound to) is
+ * the decision's, so a stale or misbound challenge is the operation's error.
+ *
+ * An `api-key` is drawn here; only its hash is submitted, and the clear key goes out
+ * on the deciding reply only (api-keys.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { tokenBytesMin } from '../../src/auth/constants.js';
+import { drawApiKey, parseKeyVerifier } from '../../src/auth/keys.js';
+import { ceremonyChallenge, parsePasskeyRegistration, verifyPasskeyRegistration } from '../../src/auth/webauthn.js';
+import { accountsPerIdentityMax } from '../../src/constants.js';
+import type { Scheme } from '../../src/credentials.js';
+import { refuse } from '../../src/errors.js';
+import type { Command, NewCredential } from '../../src/model.js';
+import { type IdentityId, parseAccountId, parseIdentityId } from '../../src/values.js';
+import { isTerminal } from '../../src/views.js';
+import { ApiKeyHandoff, decisionWaitMs } from '../http/api-keys.js';
+import { callerOf } from '../http/auth.js';
+import { commandAnswer, submitFrom } from '../http/command.js';
+import { accountId, commandHeaders, commandReplySchema, noQuery, nullable, object, reference, responses, str } from '../http/schemas.js';
+import { relyingPartyOf } from './auth.js';
+import type { RouteContext } from './context.js';
+
+const replies = responses({ 200: commandReplySchema, 202: commandReplySchema });
+const scheme = { enum: ['key', 'webauthn-es256', 'api-key', null] };
+const verifier = nullable(str('key: the 32-byte ed25519 public key as hex', { pattern: '^[0-9a-fA-F]{64}$' }));
+const passkey = object({ attestation_object: str('base64url'), client_data_json: str('base64url') }, ['attestation_object', 'client_data_json']);
+
+interface CredentialBody {
+  readonly scheme?: Scheme | null;
+  readonly verifier?: string | null;
+  readonly passkey?: unknown;
+}
+
+/** Each scheme takes its own material and no other's. */
+function onlyMaterial(body: CredentialBody, scheme: Scheme): void {
+  const has = (v: unknown) => v !== undefined && v !== null;
+  if (scheme !== 'key' && has(body.verifier)) refuse('ERR-MalformedCommand', `verifier goes with scheme key, not ${scheme}`);
+  if (scheme !== 'webauthn-es256' && has(body.passkey)) refuse('ERR-MalformedCommand', `passkey goes with scheme webauthn-es256, not ${scheme}`);
+}
+
+export function credentialRoutes(app: FastifyInstance, { kernel, config, clock }: RouteContext): void {
+  const rp = relyingPartyOf(config);
+  const handoff = new ApiKeyHandoff(clock);
+
+  /** The credential a body registers, verified, and the clear API key when one was drawn. */
+  async function newCredential(body: CredentialBody): Promise<{ credential: NewCredential; apiKey: string | null }> {
+    const scheme = body.scheme ?? 'key';
+    onlyMaterial(body, scheme);
+    const none = { tokenHash: null, challenge: null, webauthnId: null, counter: 0 };
+    if (scheme === 'key') {
+      if (body.verifier === undefined || body.verifier === null) refuse('ERR-MalformedCommand', 'scheme key needs its verifier');
+      return { credential: { scheme, verifier: parseKeyVerifier(body.verifier), ...none }, apiKey: null };
+    }
+    if (scheme === 'api-key') {
+      const drawn = drawApiKey(randomBytes(tokenBytesMin));
+      return { credential: { scheme, verifier: null, ...none, tokenHash: drawn.hash }, apiKey: drawn.token };
+    }
+    const registration = parsePasskeyRegistration(body.passkey);
+    const challenge = ceremonyChallenge(registration.client_data_json);
+    if (typeof challenge !== 'string') refuse('ERR-CredentialInvalid', challenge.description);
+    const key = await verifyPasskeyRegistration(registration, { challenge, rp });
+    if ('error' in key) refuse('ERR-CredentialInvalid', key.description);
+    return { credential: { scheme, verifier: key.publicKey, tokenHash: null, challenge, webauthnId: key.rawId, counter: key.counter }, apiKey: null };
+  }
+
+  /**
+   * Submits a registration and answers it. A fresh API key waits (bounded) for its
+   * decision so the acknowledgement is usually the deciding reply; else the first
+   * terminal repeat collects it.
+   */
+  async function register(request: FastifyRequest, reply: FastifyReply, command: Command, apiKey: string | null): Promise<string> {
+    const { operation, repeat } = await submitFrom(kernel, request, command);
+    if (apiKey === null || repeat) return commandAnswer(reply, operation, isTerminal(operation) ? handoff.take(operation.ref) : null);
+    const decided = await kernel.decision(operation.ref, decisionWaitMs);
+    if (decided === null) {
+      handoff.hold(operation.ref, apiKey);
+      return commandAnswer(reply, operation);
+    }
+    return commandAnswer(reply, decided, decided.state === 'Completed' ? apiKey : null);
+  }
+
+  app.post(
+    '/v1/credentials',
+    {
+      schema: {
+        summary: "Register a credential into the caller's set, or (identities principal) into the set on-behalf-of names",
+        headers: commandHeaders,
+        querystring: noQuery,
+        body: object(
+          {
+            marker: { enum: ['ordinary'] },
+            scheme,
+            verifier,
+            passkey: nullable(passkey),
+            scope: { type: ['array', 'null'], maxItems: accountsPerIdentityMax, items: accountId },
+            reference,
+          },
+          ['marker'],
+        ),
+        response: replies,
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as CredentialBody & { scope?: unknown[] | null };
+      const header = request.headers['on-behalf-of'];
+      const identity: IdentityId = header === undefined ? callerOf(request).principal : parseIdentityId(header, 'on-behalf-of');
+      const scope = body.scope === undefined || body.scope === null ? null : body.scope.map((a, i) => parseAccountId(a, `scope[${i}]`));
+      if (scope !== null && new Set(scope).size !== scope.length) refuse('ERR-MalformedCommand', 'scope names an account twice');
+      const { credential, apiKey } = await newCredential(body);
+      return register(request, reply, { type: 'register_credential', identity, credential, scope }, apiKey);
+    },
+  );
+
+  app.post(
+    '/v1/identities',
+    {
+      schema: {
+        summary: 'Create an identity with its first credential (identities principal)',
+        headers: commandHeaders,
+        querystring: noQuery,
+        body: object({ scheme, verifier, passkey: nullable(passkey), reference }, ['scheme']),
+        response: replies,
+      },
+    },
+    async (request, reply) => {
+      const { credential, apiKey } = await newCredential(request.body as CredentialBody);
+      return register(request, reply, { type: 'create_identity', credential }, apiKey);
+    },
+  );
+}

@@ -1,0 +1,130 @@
+/**
+ * Grants (spec endpoints 6, 15, 16 and 20; CONTRACT 5): delegated grants by holders,
+ * issuance grants by the operator, revocation, and the two listings. Terms are parsed
+ * by src/auth/grants.ts; who may give, revoke or read is the kernel's to decide.
+ */
+import type { FastifyInstance } from 'fastify';
+import { type Grant, grantListingItem, parseGrantTerms, parseIssuanceGrantRequest } from '../../src/auth/grants.js';
+import { grantsListedMax } from '../../src/constants.js';
+import { parseAccountId, parseGrantId, parseIdentityId } from '../../src/values.js';
+import type { Wire } from '../../src/wire.js';
+import { callerOf, requireOperator } from '../http/auth.js';
+import { acknowledge } from '../http/command.js';
+import { wireReply } from '../http/replies.js';
+import {
+  type Schema,
+  accountId,
+  commandHeaders,
+  commandReplySchema,
+  grantId,
+  identityId,
+  noQuery,
+  nullable,
+  object,
+  reference,
+  responses,
+  str,
+  uintNumber,
+} from '../http/schemas.js';
+import { type RouteContext, withView } from './context.js';
+
+const replies = responses({ 200: commandReplySchema, 202: commandReplySchema });
+
+/** Terms (spec 2.6) as JSON Schema: shapes only, values parsed by parseGrantTerms. */
+const termProperties: Record<string, Schema> = {
+  kind: { enum: ['delegated', 'issuance'] },
+  principal: identityId,
+  subject: { description: '{account}, "delegated_accounts", {asset} or {identity}', type: ['object', 'string'] },
+  ops: { type: 'array', items: str('transfer, reserve, capture, release or open_account') },
+  assets: { type: ['array', 'null'], items: str('asset symbol') },
+  counterparties: { type: ['array', 'null'], items: accountId },
+  expires: { type: ['integer', 'null'], minimum: 0 },
+  parent: nullable(grantId),
+  per_operation: nullable(str('minor units')),
+  per_window: { type: ['object', 'null'], properties: { length: uintNumber('ms'), limit: str('minor units') }, required: ['length', 'limit'], additionalProperties: false },
+};
+const termsSchema = object(termProperties, ['kind', 'principal', 'subject', 'ops']);
+
+const listingItem = object(
+  { grant: grantId, granted_at: uintNumber('ms'), grantor: identityId, revoked: { type: ['integer', 'null'] }, terms: termsSchema },
+  ['grant', 'granted_at', 'grantor', 'terms'],
+);
+const listing = (subject: 'identity' | 'account') =>
+  object({ items: { type: 'array', maxItems: grantsListedMax, items: listingItem }, [subject]: subject === 'identity' ? identityId : accountId }, ['items', subject]);
+
+const itemsOf = (grants: readonly Grant[]): Wire => grants.map((g) => grantListingItem(g) as Wire);
+
+export function grantRoutes(app: FastifyInstance, { kernel }: RouteContext): void {
+  app.post(
+    '/v1/grants',
+    { schema: { summary: 'Delegate bounded authority (terms flat, kind delegated)', headers: commandHeaders, querystring: noQuery, body: termsSchema, response: replies } },
+    async (request, reply) => acknowledge(kernel, request, reply, { type: 'issue_grant', terms: parseGrantTerms(request.body, 'delegated'), justification: null }),
+  );
+
+  app.post(
+    '/v1/ops/issuance-grants',
+    {
+      schema: {
+        summary: 'Operator: an issuance grant over treasury accounts, with its justification',
+        headers: commandHeaders,
+        querystring: noQuery,
+        body: object({ grant: termsSchema, justification: str('why, at most 1024 bytes of UTF-8') }, ['grant', 'justification']),
+        response: replies,
+      },
+    },
+    async (request, reply) => {
+      requireOperator(request, kernel, 'issuance grants');
+      const { terms, justification } = parseIssuanceGrantRequest(request.body);
+      return acknowledge(kernel, request, reply, { type: 'issue_grant', terms, justification });
+    },
+  );
+
+  app.post(
+    '/v1/grants/:grant/revoke',
+    {
+      schema: {
+        summary: 'Revoke a grant and every grant narrowed from it (grantor, holder or operator)',
+        headers: commandHeaders,
+        params: object({ grant: grantId }, ['grant']),
+        querystring: noQuery,
+        body: object({ reference }),
+        response: replies,
+      },
+    },
+    async (request, reply) => acknowledge(kernel, request, reply, { type: 'revoke_grant', grant: parseGrantId((request.params as { grant: string }).grant) }),
+  );
+
+  app.get(
+    '/v1/identities/:identity/grants',
+    {
+      schema: {
+        summary: 'Grants over an identity, live and revoked: all of them to it, the operator and the identities principal; their own to others',
+        params: object({ identity: identityId }, ['identity']),
+        querystring: noQuery,
+        response: responses({ 200: listing('identity') }),
+      },
+    },
+    async (request, reply) => {
+      const identity = parseIdentityId((request.params as { identity: string }).identity);
+      const grants = await withView(kernel, (view) => view.identityGrants(callerOf(request), identity));
+      return wireReply(reply, { items: itemsOf(grants), identity });
+    },
+  );
+
+  app.get(
+    '/v1/accounts/:account/grants',
+    {
+      schema: {
+        summary: "Grants that can touch an account, live and revoked: the operator's or the owner's to read",
+        params: object({ account: accountId }, ['account']),
+        querystring: noQuery,
+        response: responses({ 200: listing('account') }),
+      },
+    },
+    async (request, reply) => {
+      const id = parseAccountId((request.params as { account: string }).account);
+      const { grants } = await withView(kernel, (view) => view.accountGrants(callerOf(request), id));
+      return wireReply(reply, { items: itemsOf(grants), account: id });
+    },
+  );
+}
