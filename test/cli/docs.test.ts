@@ -83,6 +83,18 @@ describe('shell completion', () => {
     expect(complete('--url', 'http://x', 'transfers', 'create', '--from', 'did:ledger:acct:a', '--am')).toEqual(['--amount']);
   });
 
+  const hasZsh = spawnSync('zsh', ['-c', 'true']).status === 0;
+  it.skipIf(!hasZsh)('completes verbs and options in zsh (compadd stubbed to print what it is given)', () => {
+    const zshScript = join(configDir(), '_ledgerctl');
+    writeFileSync(zshScript, completionScript(program, 'zsh'));
+    const complete = (...words: string[]) =>
+      execFileSync('zsh', ['-c', `compdef() { :; }; compadd() { print -l -- \${(P)2}; }; source '${zshScript}'; words=(ledgerctl ${words.map((w) => `'${w}'`).join(' ')}); CURRENT=${words.length + 1}; _ledgerctl`], { encoding: 'utf8' })
+        .split('\n')
+        .filter((w) => w !== '');
+    expect(complete('reservations', '')).toEqual(['create', 'capture', 'release']);
+    expect(complete('--json', 'operations', 'wait', 'op_1', '--')).toEqual(expect.arrayContaining(['--timeout-ms', '--url', '--json']));
+  });
+
   it('is printed by `ledgerctl completion`, the zsh one sharing the same word lists', () => {
     const bash = completionScript(program, 'bash');
     const zsh = completionScript(program, 'zsh');
