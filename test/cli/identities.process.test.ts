@@ -67,7 +67,7 @@ describe('identities and sign-in', () => {
   });
 
   when('identities', 'whoami')('creates an identity whose API key becomes a profile, printed once', async () => {
-    const created = (await ok('--profile', 'identities', 'identities', 'create', '--scheme', 'api-key', '--save-as', 'carol')).json();
+    const created = (await ok('--profile', 'identities', 'identities', 'create', '--scheme', 'api-key', '--save-as', 'carol', '--client-key', 'create-carol')).json();
     expect(created).toMatchObject({ state: 'Completed', result: { identity: expect.stringMatching(/^did:ledger:id:/), credential: expect.any(String) }, api_key: expect.any(String) });
     const who = (await ok('--profile', 'carol', 'auth', 'whoami')).json();
     expect(who).toMatchObject({ principal: created.result.identity, scheme: 'api-key', expires_at: null });
@@ -91,7 +91,7 @@ describe('identities and sign-in', () => {
   });
 
   when('identities', 'credentials', 'whoami')('registers an ed25519 key and an API key (printed once, null on a repeat)', async () => {
-    await ok('--profile', 'identities', 'identities', 'create', '--scheme', 'api-key', '--save-as', 'dave');
+    await ok('--profile', 'identities', 'identities', 'create', '--scheme', 'api-key', '--save-as', 'dave', '--client-key', 'create-dave');
     const key = (await ok('--profile', 'dave', 'credentials', 'register', '--scheme', 'key', '--client-key', 'dave-key')).json();
     expect(key.result.credential).toMatch(/^did:ledger:cred:/);
     // A retry under the same client key sends the same public key: the same operation, no second credential.
@@ -106,7 +106,7 @@ describe('identities and sign-in', () => {
   });
 
   when('identities', 'credentials', 'challenge', 'passkey', 'whoami')('registers the software passkey and signs in with it', async () => {
-    await ok('--profile', 'identities', 'identities', 'create', '--scheme', 'api-key', '--save-as', 'erin');
+    await ok('--profile', 'identities', 'identities', 'create', '--scheme', 'api-key', '--save-as', 'erin', '--client-key', 'create-erin');
     const registered = (await ok('--profile', 'erin', 'credentials', 'register', '--scheme', 'webauthn-es256')).json();
     const login = (await ok('--profile', 'erin', 'auth', 'login')).json();
     expect(login).toMatchObject({ profile: 'erin', credential: registered.result.credential, expires_at: expect.any(Number) });
@@ -118,8 +118,8 @@ describe('identities and sign-in', () => {
 
 describe('grants and the operator', () => {
   when('identities', 'grants')('issues, lists and revokes a delegated grant; an unbounded one is refused', async () => {
-    const holder = (await ok('--profile', 'identities', 'identities', 'create', '--scheme', 'api-key', '--save-as', 'frank')).json().result.identity;
-    const agent = (await ok('--profile', 'identities', 'identities', 'create', '--scheme', 'api-key', '--save-as', 'grace')).json().result.identity;
+    const holder = (await ok('--profile', 'identities', 'identities', 'create', '--scheme', 'api-key', '--save-as', 'frank', '--client-key', 'create-frank')).json().result.identity;
+    const agent = (await ok('--profile', 'identities', 'identities', 'create', '--scheme', 'api-key', '--save-as', 'grace', '--client-key', 'create-grace')).json().result.identity;
     const account = (await ok('--profile', 'identities', 'accounts', 'open', '--owner', holder, '--wait', '--field', 'result.account')).stdout.trim();
     const issued = (await ok('--profile', 'frank', 'grants', 'issue', '--principal', agent, '--subject-account', account, '--ops', 'transfer', '--per-operation', '500', '--wait')).json();
     const grant = issued.result.grant as string;

@@ -25,8 +25,8 @@ export const runbookServed = [
 
 /** Waiting for POST /v1/identities, /v1/ops/issuance-grants and /v1/grants (issue 4's routes). */
 export const pending = [
-  'ALICE=$(ledgerctl --profile identities identities create --scheme api-key --save-as alice --field result.identity)',
-  'BOB=$(ledgerctl --profile identities identities create --scheme api-key --save-as bob --field result.identity)',
+  'ALICE=$(ledgerctl --profile identities identities create --scheme api-key --save-as alice --client-key create-alice --field result.identity)',
+  'BOB=$(ledgerctl --profile identities identities create --scheme api-key --save-as bob --client-key create-bob --field result.identity)',
   'ALICE_USD=$(ledgerctl --profile identities accounts open --owner "$ALICE" --wait --field result.account)',
   'BOB_USD=$(ledgerctl --profile identities accounts open --owner "$BOB" --wait --field result.account)',
   'ledgerctl ops issuance-grant --principal did:ledger:id:operator --subject-account "$TREASURY" --ops transfer --per-operation 1000000 --justification "opening float" --wait',
