@@ -199,8 +199,11 @@ export function useDaemon(customers: Record<string, bigint>, config?: Record<str
   });
   afterAll(async () => {
     const { daemon, dir } = get();
-    expect(await daemon.stop()).toBe(0);
-    await removeDir(dir);
+    try {
+      expect(await daemon.stop()).toBe(0);
+    } finally {
+      await removeDir(dir);
+    }
   });
   const tokenOf = (who: string) => () => {
     const { keys } = get();
