@@ -172,6 +172,9 @@ export function decideIssueGrant(
   const { terms } = command;
   const parentChain = terms.parent === null ? [] : (chainOf(reads, terms.parent) ?? []);
   const subjectAccount = typeof terms.subject === 'object' && 'account' in terms.subject ? reads.account(terms.subject.account) : undefined;
+  // A scoped credential delegates over its own accounts only: one named account within its scope.
+  const withinScope = typeof terms.subject === 'object' && 'account' in terms.subject ? inScope(actor, terms.subject.account) : actor.scope === undefined || actor.scope === null;
+  if (!withinScope) return refusal('ERR-NotAuthorised', 'the initiating principal holds no authority that covers accounts outside its credential scope');
   const refused = grantIssuanceRefusal({
     terms,
     grantor: actor.principal,

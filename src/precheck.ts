@@ -52,11 +52,13 @@ function mayDebit(actor: Actor, use: Omit<GrantUseRequest, 'account'> & { accoun
   return 'error' in authority ? authority : null;
 }
 
-/** A reservation the actor may finish: its submitter, the payer's owner, or the operator. */
+/** A reservation the actor may finish: its submitter, the payer's owner, or the operator, within the credential's scope. */
 export function mayFinish(actor: Actor, reservation: Operation | undefined, payerOwner: string | undefined, principals: Principals): boolean {
   return (
     reservation !== undefined &&
     reservation.command.type === 'reserve' &&
+    // A scoped credential finishes nothing held against an account outside its scope.
+    inScope(actor, reservation.command.payer) &&
     (reservation.actor.principal === actor.principal || actor.principal === principals.operator || payerOwner === actor.principal)
   );
 }

@@ -1,0 +1,288 @@
+/**
+ * The authorization matrix (spec 5 and 2.6, endpoints 1-22 as served): every route,
+ * called by every kind of principal, is allowed or refused exactly as the spec says,
+ * with the refusal's code. A command counts as allowed when it is acknowledged and
+ * then decided without error; refused when either the submission or the decision
+ * names the code (CONTRACT 6: decision refusals are the operation's error).
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type Client, type Reply, client, decided, refusalOf, useDaemon } from './support.js';
+
+const kinds = ['none', 'owner', 'other', 'scoped', 'holder', 'beyond', 'revoked', 'party', 'identities', 'operator'] as const;
+type Kind = (typeof kinds)[number];
+type Outcome = 'ok' | `ERR-${string}`;
+
+const shared = useDaemon({ alice: 100_000n, bob: 0n, carol: 0n, dave: 0n, erin: 0n });
+const id = (name: string) => `did:ledger:id:${name}`;
+const acct = (name: string) => `did:ledger:acct:${name}`;
+const alice = acct('alice');
+const bob = acct('bob');
+const treasury = 'did:ledger:acct:treasury-USD';
+
+const tokens = {} as Record<Kind, string | null>;
+const api = (kind: Kind): Client => client(() => shared.daemon.url, () => tokens[kind]!);
+let keyCounter = 0;
+const freshKey = () => ({ 'client-key': `matrix-${Date.now()}-${++keyCounter}` });
+let aliceSecond = '';
+let aliceTransfer = '';
+
+/** Submits as `kind` and follows the command to its decision: 'ok', or the code that refused it. */
+async function commandOutcome(kind: Kind, r: Reply): Promise<Outcome> {
+  if (r.status !== 200 && r.status !== 202) return refusalOf(r).error as Outcome;
+  const view = (await decided(api(kind), r.body.operation_reference)).body;
+  return view.error === undefined ? 'ok' : view.error.error;
+}
+
+const readOutcome = (r: Reply): Outcome => (r.status === 200 ? 'ok' : (refusalOf(r).error as Outcome));
+
+/** Delegated terms from alice over her first account, bounded at 100 a use. */
+const aliceGrant = (principal: string, ops = ['transfer', 'reserve']) => ({ kind: 'delegated', principal: id(principal), subject: { account: alice }, ops, per_operation: '100' });
+
+async function decidedAs(kind: Kind, path: string, body: unknown, headers: Record<string, string> = {}) {
+  const r = await api(kind).post(path, body, undefined, { ...freshKey(), ...headers });
+  expect([200, 202], r.text).toContain(r.status);
+  const view = (await decided(api(kind), r.body.operation_reference)).body;
+  expect(view.error, JSON.stringify(view)).toBeUndefined();
+  return { reply: r.body, view };
+}
+
+/** A reservation alice holds on her first account, for a capture or release to finish. */
+async function reservation(): Promise<string> {
+  return (await decidedAs('owner', '/v1/reservations', { payer: alice, amount: '1', asset: 'USD' })).view.operation_reference;
+}
+
+/** Whether an event stream opens for `kind` (the stream is closed as soon as it answers). */
+async function streamOutcome(kind: Kind): Promise<Outcome> {
+  const controller = new AbortController();
+  const res = await fetch(`${shared.daemon.url}/v1/events`, { headers: tokens[kind] === null ? {} : { authorization: `Bearer ${tokens[kind]}` }, signal: controller.signal });
+  const outcome: Outcome = res.status === 200 ? 'ok' : ((await res.json()) as { error: Outcome }).error;
+  controller.abort();
+  return outcome;
+}
+
+interface Row {
+  readonly route: string;
+  readonly call: (kind: Kind) => Promise<Outcome>;
+  /** What each kind gets; kinds not named get `rest`. */
+  readonly expect: Partial<Record<Kind, Outcome>> & { rest: Outcome };
+}
+
+const no = 'ERR-NotAuthorised';
+const anonymous = 'ERR-CredentialInvalid';
+
+const rows: Row[] = [
+  { route: 'GET /v1/health', call: async (k) => readOutcome(await api(k).get('/v1/health')), expect: { rest: 'ok' } },
+  { route: 'GET /v1/openapi.json', call: async (k) => readOutcome(await api(k).get('/v1/openapi.json')), expect: { rest: 'ok' } },
+  { route: 'POST /v1/auth/challenge', call: async (k) => readOutcome(await api(k).post('/v1/auth/challenge', { purpose: 'authenticate' })), expect: { rest: 'ok' } },
+  {
+    route: 'POST /v1/auth/passkey (an assertion that does not verify)',
+    call: async (k) => {
+      const junk = Buffer.alloc(40, 1).toString('base64url');
+      return readOutcome(await api(k).post('/v1/auth/passkey', { assertion: { authenticator_data: junk, client_data_json: junk, raw_id: junk, signature: junk }, credential: 'did:ledger:cred:alice' }));
+    },
+    expect: { rest: anonymous },
+  },
+  { route: 'GET /v1/whoami', call: async (k) => readOutcome(await api(k).get('/v1/whoami')), expect: { none: anonymous, rest: 'ok' } },
+  {
+    route: 'POST /v1/transfers (alice to bob; 500 beyond the holder bound)',
+    call: async (k) => commandOutcome(k, await api(k).post('/v1/transfers', { legs: [{ from: alice, to: bob, asset: 'USD', amount: k === 'beyond' ? '500' : '1' }] }, undefined, freshKey())),
+    expect: { none: anonymous, owner: 'ok', holder: 'ok', beyond: 'ERR-BoundExceeded', revoked: 'ERR-AuthorityRevoked', operator: 'ok', rest: no },
+  },
+  {
+    route: 'POST /v1/reservations (payer alice; 500 beyond the holder bound)',
+    call: async (k) => commandOutcome(k, await api(k).post('/v1/reservations', { payer: alice, asset: 'USD', amount: k === 'beyond' ? '500' : '1' }, undefined, freshKey())),
+    expect: { none: anonymous, owner: 'ok', holder: 'ok', beyond: 'ERR-BoundExceeded', revoked: 'ERR-AuthorityRevoked', operator: 'ok', rest: no },
+  },
+  {
+    route: 'POST /v1/reservations/{ref}/capture (alice holds it)',
+    call: async (k) => commandOutcome(k, await api(k).post(`/v1/reservations/${await reservation()}/capture`, { to: bob }, undefined, freshKey())),
+    expect: { none: anonymous, owner: 'ok', operator: 'ok', rest: 'ERR-UnknownOperation' },
+  },
+  {
+    route: 'POST /v1/reservations/{ref}/release (alice holds it)',
+    call: async (k) => commandOutcome(k, await api(k).post(`/v1/reservations/${await reservation()}/release`, {}, undefined, freshKey())),
+    expect: { none: anonymous, owner: 'ok', operator: 'ok', rest: 'ERR-UnknownOperation' },
+  },
+  {
+    route: 'POST /v1/accounts (owner alice)',
+    call: async (k) => commandOutcome(k, await api(k).post('/v1/accounts', { owner: id('alice'), kind: 'customer', custody: 'delegated' }, undefined, freshKey())),
+    // The holders' grants are over alice's account, not {identity}: they open nothing.
+    expect: { none: anonymous, owner: 'ok', scoped: 'ok', revoked: 'ERR-AuthorityRevoked', identities: 'ok', operator: 'ok', rest: no },
+  },
+  {
+    route: 'GET /v1/accounts/{alice}',
+    call: async (k) => readOutcome(await api(k).get(`/v1/accounts/${alice}`)),
+    expect: { none: anonymous, owner: 'ok', holder: 'ok', beyond: 'ok', identities: 'ok', operator: 'ok', rest: no },
+  },
+  {
+    route: 'GET /v1/accounts/{alice}/grants',
+    call: async (k) => readOutcome(await api(k).get(`/v1/accounts/${alice}/grants`)),
+    expect: { none: anonymous, owner: 'ok', operator: 'ok', rest: no },
+  },
+  {
+    route: 'GET /v1/identities/{alice}/grants',
+    call: async (k) => readOutcome(await api(k).get(`/v1/identities/${id('alice')}/grants`)),
+    expect: { none: anonymous, owner: 'ok', scoped: 'ok', holder: 'ok', beyond: 'ok', revoked: 'ok', identities: 'ok', operator: 'ok', rest: no },
+  },
+  {
+    route: 'GET /v1/statements (alice)',
+    call: async (k) => readOutcome(await api(k).get(`/v1/statements?account=${alice}&asset=USD&from=0&to=${Date.now()}`)),
+    expect: { none: anonymous, owner: 'ok', identities: 'ok', operator: 'ok', rest: no },
+  },
+  {
+    route: 'GET /v1/movements (alice)',
+    call: async (k) => readOutcome(await api(k).get(`/v1/movements?account=${alice}&limit=5`)),
+    expect: { none: anonymous, owner: 'ok', identities: 'ok', operator: 'ok', rest: no },
+  },
+  {
+    route: 'GET /v1/movements (every account of alice the caller reaches)',
+    call: async (k) => readOutcome(await api(k).get(`/v1/movements?identity=${id('alice')}&limit=5`)),
+    expect: { none: anonymous, owner: 'ok', scoped: 'ok', identities: 'ok', operator: 'ok', rest: no },
+  },
+  { route: 'GET /v1/trial-balance', call: async (k) => readOutcome(await api(k).get('/v1/trial-balance')), expect: { none: anonymous, operator: 'ok', rest: no } },
+  { route: 'GET /v1/assets', call: async (k) => readOutcome(await api(k).get('/v1/assets')), expect: { none: anonymous, rest: 'ok' } },
+  {
+    route: 'GET /v1/aliases (the USD treasury)',
+    call: async (k) => readOutcome(await api(k).get('/v1/aliases?source=ledger&name=treasury:USD')),
+    expect: { none: anonymous, identities: 'ok', operator: 'ok', rest: 'ERR-UnknownAccount' },
+  },
+  {
+    route: 'GET /v1/operations/{a transfer alice submitted}',
+    call: async (k) => readOutcome(await api(k).get(`/v1/operations/${aliceTransfer}`)),
+    expect: { none: anonymous, owner: 'ok', scoped: 'ok', operator: 'ok', rest: 'ERR-UnknownOperation' },
+  },
+  { route: 'GET /v1/events', call: streamOutcome, expect: { none: anonymous, rest: 'ok' } },
+  {
+    route: 'POST /v1/credentials (api-key, on behalf of alice)',
+    call: async (k) => commandOutcome(k, await api(k).post('/v1/credentials', { marker: 'ordinary', scheme: 'api-key' }, undefined, { ...freshKey(), 'on-behalf-of': id('alice') })),
+    expect: { none: anonymous, owner: 'ok', scoped: 'ok', identities: 'ok', rest: no },
+  },
+  {
+    route: 'POST /v1/credentials (api-key, own set)',
+    call: async (k) => commandOutcome(k, await api(k).post('/v1/credentials', { marker: 'ordinary', scheme: 'api-key' }, undefined, freshKey())),
+    expect: { none: anonymous, rest: 'ok' },
+  },
+  {
+    route: 'POST /v1/credentials (scoped to alice first account)',
+    call: async (k) => commandOutcome(k, await api(k).post('/v1/credentials', { marker: 'ordinary', scheme: 'api-key', scope: [alice] }, undefined, freshKey())),
+    // Only alice's own unscoped credential covers that account; others' sets do not hold it.
+    expect: { none: anonymous, owner: 'ok', rest: no },
+  },
+  {
+    route: 'POST /v1/identities (api-key)',
+    call: async (k) => commandOutcome(k, await api(k).post('/v1/identities', { scheme: 'api-key' }, undefined, freshKey())),
+    expect: { none: anonymous, identities: 'ok', rest: no },
+  },
+  {
+    route: 'POST /v1/grants (alice account to bob)',
+    call: async (k) => commandOutcome(k, await api(k).post('/v1/grants', aliceGrant('bob'), undefined, freshKey())),
+    expect: { none: anonymous, owner: 'ok', rest: no },
+  },
+  {
+    route: 'POST /v1/grants/{a grant alice gave carol}/revoke',
+    call: async (k) => {
+      const grant = (await decidedAs('owner', '/v1/grants', aliceGrant('carol'))).view.result.grant as string;
+      return commandOutcome(k, await api(k).post(`/v1/grants/${grant}/revoke`, {}, undefined, freshKey()));
+    },
+    expect: { none: anonymous, owner: 'ok', scoped: 'ok', holder: 'ok', beyond: 'ok', operator: 'ok', rest: no },
+  },
+  {
+    route: 'POST /v1/ops/issuance-grants',
+    call: async (k) =>
+      commandOutcome(
+        k,
+        await api(k).post('/v1/ops/issuance-grants', { grant: { kind: 'issuance', principal: id('operator'), subject: { account: treasury }, ops: ['transfer'] }, justification: 'matrix' }, undefined, freshKey()),
+      ),
+    expect: { none: anonymous, operator: 'ok', rest: no },
+  },
+  { route: 'GET /v1/ops/integrating-parties', call: async (k) => readOutcome(await api(k).get('/v1/ops/integrating-parties')), expect: { none: anonymous, operator: 'ok', rest: no } },
+  {
+    route: 'POST /v1/ops/integrating-parties',
+    call: async (k) => commandOutcome(k, await api(k).post('/v1/ops/integrating-parties', { principals: [id('bob')] }, undefined, freshKey())),
+    expect: { none: anonymous, operator: 'ok', rest: no },
+  },
+];
+
+beforeAll(async () => {
+  const { keys } = shared;
+  Object.assign(tokens, {
+    none: null,
+    owner: keys.customers.alice,
+    other: keys.customers.bob,
+    holder: keys.customers.carol,
+    beyond: keys.customers.carol,
+    revoked: keys.customers.dave,
+    party: keys.customers.erin,
+    identities: keys.identities,
+    operator: keys.operator,
+  });
+  aliceSecond = (await decidedAs('owner', '/v1/accounts', { owner: id('alice'), kind: 'customer', custody: 'delegated' })).view.result.account;
+  tokens.scoped = (await decidedAs('owner', '/v1/credentials', { marker: 'ordinary', scheme: 'api-key', scope: [aliceSecond] })).reply.api_key;
+  expect(tokens.scoped).toMatch(/^ledger_ak_/);
+  await decidedAs('owner', '/v1/grants', aliceGrant('carol'));
+  const revoked = (await decidedAs('owner', '/v1/grants', aliceGrant('dave'))).view.result.grant;
+  await decidedAs('owner', `/v1/grants/${revoked}/revoke`, {});
+  await decidedAs('operator', '/v1/ops/integrating-parties', { principals: [id('erin')] });
+  aliceTransfer = (await decidedAs('owner', '/v1/transfers', { legs: [{ from: alice, to: bob, asset: 'USD', amount: '1' }] })).view.operation_reference;
+});
+
+describe('authorization matrix', () => {
+  for (const row of rows) {
+    it(row.route, async () => {
+      const got: Partial<Record<Kind, Outcome>> = {};
+      const want: Partial<Record<Kind, Outcome>> = {};
+      for (const kind of kinds) {
+        got[kind] = await row.call(kind);
+        want[kind] = row.expect[kind] ?? row.expect.rest;
+      }
+      expect(got).toEqual(want);
+    });
+  }
+});
+
+describe('what a refusal tells', () => {
+  it('answers an unknown account and an unreachable one alike, naming no existence', async () => {
+    // erin (the party's principal) holds no grant; bob holds one from the matrix by now.
+    const unknown = await api('party').get(`/v1/accounts/${acct('nobody')}`);
+    const unreachable = await api('party').get(`/v1/accounts/${alice}`);
+    expect(refusalOf(unknown)).toEqual(refusalOf(unreachable));
+    expect(unknown.body.description.replace(acct('nobody'), 'X')).toBe(unreachable.body.description.replace(alice, 'X'));
+    expect(unreachable.body.description).toMatch(/^the initiating principal holds no authority that covers account /);
+    const byTransfer = await commandOutcome('party', await api('party').post('/v1/transfers', { legs: [{ from: acct('nobody'), to: bob, asset: 'USD', amount: '1' }] }, undefined, freshKey()));
+    expect(byTransfer).toBe(no);
+    // Only the operator learns that an account does not exist.
+    expect(refusalOf(await api('operator').get(`/v1/accounts/${acct('nobody')}`))).toEqual({ status: 404, error: 'ERR-UnknownAccount' });
+  });
+
+  it('describes ERR-NotAuthorised as authority the principal does not hold', async () => {
+    for (const r of [await api('other').get('/v1/trial-balance'), await api('scoped').get(`/v1/statements?account=${alice}&asset=USD&from=0&to=1`), await api('holder').get(`/v1/accounts/${alice}/grants`)]) {
+      expect(refusalOf(r)).toEqual({ status: 403, error: no });
+      expect(r.body.description).toMatch(/^the initiating principal holds no authority that covers /);
+    }
+  });
+
+  it('lists grants in identifier order, live and revoked, with the listing envelope', async () => {
+    const listing = (await api('owner').get(`/v1/identities/${id('alice')}/grants`)).body;
+    expect(listing.identity).toBe(id('alice'));
+    const ids = listing.items.map((g: { grant: string }) => g.grant);
+    expect(ids).toEqual([...ids].sort());
+    expect(listing.items.some((g: { revoked: number | null }) => g.revoked !== null)).toBe(true);
+    expect(listing.items.some((g: { revoked: number | null }) => g.revoked === null)).toBe(true);
+    expect(listing.items[0]).toMatchObject({ grantor: id('alice'), terms: { kind: 'delegated', subject: { account: alice }, per_operation: '100' } });
+    // A holder sees only its own; the account listing names the account.
+    const carols = (await api('holder').get(`/v1/identities/${id('alice')}/grants`)).body.items;
+    expect(carols.length).toBeGreaterThan(0);
+    expect(carols.every((g: { terms: { principal: string } }) => g.terms.principal === id('carol'))).toBe(true);
+    expect((await api('owner').get(`/v1/accounts/${alice}/grants`)).body.account).toBe(alice);
+    expect((await api('owner').get(`/v1/accounts/${aliceSecond}/grants`)).body.items).toEqual([]);
+  });
+
+  it('lists integrating parties with their principals', async () => {
+    const { items } = (await api('operator').get('/v1/ops/integrating-parties')).body;
+    expect(items.find((p: { principals: { principal: string }[] }) => p.principals[0]!.principal === id('erin'))).toMatchObject({
+      party: expect.stringMatching(/^did:ledger:party:/),
+      registered_at: expect.any(Number),
+      principals: [{ principal: id('erin'), tied_at: expect.any(Number) }],
+    });
+  });
+});
