@@ -9,7 +9,6 @@ import type { Challenge, CommandReply, OperationView } from './api.js';
 import type { Context } from './context.js';
 import { CliError, UsageError, exitCodes } from './errors.js';
 import { details } from './output.js';
-import { createPasskey, registration } from './passkey.js';
 import type { KeyCredential, ProfileSecrets, SoftwarePasskey } from './profiles.js';
 import { type SubmitFlags, decision, send, timeoutOf, withSubmitFlags } from './submit.js';
 import { failureOf } from './wait.js';
@@ -36,7 +35,8 @@ async function materialFor(ctx: Context, scheme: Scheme, challengeIdentity: stri
     const privateKeyPem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
     return { fields: { scheme, verifier: publicKeyHex }, secret: { scheme, privateKeyPem, publicKeyHex } };
   }
-  const profile = await ctx.profile();
+  // The WebAuthn encoder is loaded only for passkeys: it costs more than the rest of a run.
+  const [{ createPasskey, registration }, profile] = await Promise.all([import('./passkey.js'), ctx.profile()]);
   const passkey = createPasskey(profile.rpId, profile.origin);
   const challenge = await ctx.client().post<Challenge>('/v1/auth/challenge', { purpose: 'register', identity: challengeIdentity });
   return { fields: { scheme, passkey: registration(passkey, challenge.challenge) }, secret: passkey };

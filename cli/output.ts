@@ -2,7 +2,7 @@
  * Results go to stdout, everything else to stderr. On a terminal results are tables for people;
  * with `--json`, or when stdout is not a terminal, they are the JSON the API returned.
  */
-import type { ReactElement } from 'react';
+import type { ComponentType } from 'react';
 import type { Json } from './api.js';
 import { UsageError } from './errors.js';
 import { type Io, isTerminal } from './io.js';
@@ -43,11 +43,11 @@ export class Output {
    * Like `result`, rendering an Ink view for people. Ink (and the view) are loaded only then:
    * loading Ink costs more than the rest of a run, and scripts never need it.
    */
-  async view(value: unknown, element: () => Promise<ReactElement>): Promise<void> {
+  async view<Props extends object>(value: unknown, component: () => Promise<ComponentType<Props>>, props: Props): Promise<void> {
     if (this.machine || this.flags.field !== undefined) return this.result(value, () => '');
-    const [{ renderToString }, rendered] = await Promise.all([import('ink'), element()]);
+    const [{ renderToString }, { createElement }, View] = await Promise.all([import('ink'), import('react'), component()]);
     // Wide enough that Ink never wraps a table row; the terminal shows long rows as it always does.
-    this.write(renderToString(rendered, { columns: inkColumns }));
+    this.write(renderToString(createElement(View, props), { columns: inkColumns }));
   }
 
   /** One JSON value per line (NDJSON) for streams of records. */

@@ -3,7 +3,6 @@
  * safely, `--on-behalf-of`, `--wait`), and printing the acknowledgement or the decided operation.
  */
 import type { Command } from 'commander';
-import { createElement } from 'react';
 import { type CommandReply, type OperationView, isDecided } from './api.js';
 import type { Context } from './context.js';
 import { isTerminal } from './io.js';
@@ -60,7 +59,7 @@ export function send(ctx: Context, path: string, body: unknown, flags: SubmitFla
 export async function decision(ctx: Context, reference: string, timeoutMs: number): Promise<OperationView> {
   const stderr = ctx.io.stderr;
   if (!isTerminal(stderr)) return waitForDecision(ctx.client(), reference, timeoutMs);
-  const [{ render }, { Waiting }] = await Promise.all([import('ink'), import('./views/waiting.js')]);
+  const [{ render }, { createElement }, { Waiting }] = await Promise.all([import('ink'), import('react'), import('./views/waiting.js')]);
   const spinner = render(createElement(Waiting, { reference, state: 'Received' }), { stdout: stderr as NodeJS.WriteStream, stdin: ctx.io.stdin as NodeJS.ReadStream, patchConsole: false });
   try {
     return await waitForDecision(ctx.client(), reference, timeoutMs, (view) => spinner.rerender(createElement(Waiting, { reference, state: view.state })));

@@ -5,7 +5,6 @@ import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { LedgerClient } from '../../client.js';
 import { details, time } from '../../output.js';
-import { assertion } from '../../passkey.js';
 
 export interface LoginOptions {
   apiKey?: string;
@@ -43,7 +42,7 @@ async function withPasskey(ctx: Context, profileName: string): Promise<SignedIn>
   if (passkey?.credential === undefined || passkey.credential === null) {
     throw new UsageError(`profile ${profileName} holds no registered passkey (ledgerctl credentials register --scheme webauthn-es256), or use --api-key`);
   }
-  const challenge = await ctx.client().post<Challenge>('/v1/auth/challenge', { purpose: 'authenticate' });
+  const [{ assertion }, challenge] = await Promise.all([import('../../passkey.js'), ctx.client().post<Challenge>('/v1/auth/challenge', { purpose: 'authenticate' })]);
   const signCount = passkey.signCount + 1;
   // The counter is kept before it is used: a crash after signing never reuses it.
   profiles.updateSecrets(profileName, (s) => ({ ...s, passkey: { ...passkey, signCount } }));

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { createElement } from 'react';
 import type { TrialBalance } from '../../api.js';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
@@ -35,7 +34,7 @@ export async function runDashboard(ctx: Context, options: DashboardOptions): Pro
     trialBalance: () => client.get<TrialBalance>('/v1/trial-balance'),
     now: () => Date.now(),
   };
-  const [{ render }, { DashboardApp }] = await Promise.all([import('ink'), import('../../views/dashboard-app.js')]);
+  const [{ render }, { createElement }, { DashboardApp }] = await Promise.all([import('ink'), import('react'), import('../../views/dashboard-app.js')]);
   const app = render(createElement(DashboardApp, { sources, url: client.baseUrl.origin, refreshMs }), {
     stdout: ctx.io.stdout as NodeJS.WriteStream,
     stdin: ctx.io.stdin as NodeJS.ReadStream,

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { createElement } from 'react';
-import type { Movement, MovementsPage } from '../../api.js';
+import type { MovementsPage } from '../../api.js';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
 import { CliError, UsageError, exitCodes } from '../../errors.js';
@@ -51,19 +50,17 @@ export async function runMovements(ctx: Context, options: MovementsOptions): Pro
   const read = (cursor: string | undefined) => ctx.client().get<MovementsPage>('/v1/movements', { ...query, cursor });
   if (options.all !== true) {
     const page = await read(options.cursor);
-    return ctx.out.view(page, () => table(page.movements, true));
+    return ctx.out.view(page, table, { movements: page.movements });
   }
   let cursor = options.cursor;
   for (let pages = 0; pages < movementsPagesMax; pages++) {
     const page = await read(cursor);
     if (ctx.out.machine) for (const movement of page.movements) ctx.out.line(movement);
-    else if (page.movements.length > 0 || pages === 0) await ctx.out.view(page, () => table(page.movements, pages === 0));
+    else if (page.movements.length > 0 || pages === 0) await ctx.out.view(page, table, { movements: page.movements, header: pages === 0 });
     if (page.next === undefined) return;
     cursor = page.next;
   }
   throw new CliError(`stopped after ${movementsPagesMax} pages: narrow the query or pass --cursor ${cursor}`, exitCodes.refused);
 }
 
-async function table(movements: readonly Movement[], header: boolean) {
-  return createElement((await import('../../views/movements.js')).MovementsTable, { movements, header });
-}
+const table = async () => (await import('../../views/movements.js')).MovementsTable;

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { createElement } from 'react';
 import type { Statement } from '../../api.js';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
@@ -33,5 +32,5 @@ export async function runStatements(ctx: Context, options: StatementsOptions): P
     to: timeMs('--to', options.to),
     as_of: options.asOf,
   });
-  await ctx.out.view(statement, async () => createElement((await import('../../views/statement.js')).StatementView, { statement }));
+  await ctx.out.view(statement, async () => (await import('../../views/statement.js')).StatementView, { statement });
 }

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { createElement } from 'react';
 import type { TrialBalance } from '../../api.js';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
@@ -18,5 +17,5 @@ export function buildTrialBalance(parent: Command, make: MakeContext): Command {
 
 export async function runTrialBalance(ctx: Context, options: TrialBalanceOptions): Promise<void> {
   const trialBalance = await ctx.client().get<TrialBalance>('/v1/trial-balance', { asset: options.asset });
-  await ctx.out.view(trialBalance, async () => createElement((await import('../../views/trial-balance.js')).TrialBalanceView, { trialBalance }));
+  await ctx.out.view(trialBalance, async () => (await import('../../views/trial-balance.js')).TrialBalanceView, { trialBalance });
 }
