@@ -11,7 +11,7 @@
 import { LruCache } from '../../src/cache.js';
 
 /** Keys waiting for their deciding reply at once. */
-const handoffKeysMax = 1024;
+export const handoffKeysMax = 1024;
 /** How long a key waits for the repeat that collects it. */
 export const handoffWaitMs = 10 * 60 * 1000;
 /** How long a registration's reply waits for its decision before answering Received. */
