@@ -5,8 +5,7 @@
  */
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../cli/run.js';
-import { fakeIo } from './support/io.js';
+import { runInProcess } from './support/io.js';
 
 let server: Server;
 let url: string;
@@ -27,11 +26,7 @@ afterAll(async () => {
   await new Promise((done) => server.close(done));
 });
 
-async function run(args: string[]) {
-  const io = fakeIo({ env: { LEDGER_URL: url, LEDGER_TOKEN: 't' } });
-  const code = await runCli(args, io);
-  return { code, stdout: io.stdout.text, stderr: io.stderr.text };
-}
+const run = (args: string[]) => runInProcess(args, { env: { LEDGER_URL: url, LEDGER_TOKEN: 't' } });
 
 describe('client', () => {
   it('prints ERR-DecisionUnavailable with when to retry under the same client key (exit 1)', async () => {

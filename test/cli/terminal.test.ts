@@ -3,10 +3,9 @@
  * a fake TTY, against a real `ledgerd`. Tables for people, JSON with --json or through a pipe.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../cli/run.js';
 import { accounts, testGenesis } from './support/book.js';
 import { type Daemon, startDaemon } from './support/daemon.js';
-import { fakeIo } from './support/io.js';
+import { runInProcess } from './support/io.js';
 import { configDir } from './support/ledgerctl.js';
 
 let daemon: Daemon;
@@ -18,11 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => daemon?.stop());
 
-async function run(args: string[], tty = true) {
-  const io = fakeIo({ tty, env });
-  const code = await runCli(args, io);
-  return { code, stdout: io.stdout.text, stderr: io.stderr.text };
-}
+const run = (args: string[], tty = true) => runInProcess(args, { tty, env });
 
 describe('on a terminal', () => {
   it('prints the trial balance as a table, and JSON with --json or through a pipe', async () => {
@@ -135,8 +130,4 @@ describe('through a pipe', () => {
   });
 });
 
-async function runAs(token: string, args: string[]) {
-  const io = fakeIo({ env: { ...env, LEDGER_TOKEN: token } });
-  const code = await runCli(args, io);
-  return { code, stdout: io.stdout.text, stderr: io.stderr.text };
-}
+const runAs = (token: string, args: string[]) => runInProcess(args, { env: { ...env, LEDGER_TOKEN: token } });
