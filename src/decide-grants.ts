@@ -94,6 +94,10 @@ export function grantAuthority(
   reads: GrantReads,
   staged: ReadonlyMap<GrantId, WindowUsage>,
 ): { authority: Authority; usage: ReadonlyMap<GrantId, WindowUsage> } | Refusal {
+  // Acting on behalf of an identity, only a grant over that identity's accounts serves.
+  if (actor.onBehalfOf !== null && actor.onBehalfOf !== use.account.owner) {
+    return refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers account ${use.account.id} on behalf of ${actor.onBehalfOf}`);
+  }
   let closest: Refusal | null = null;
   for (const id of reads.listed(heldGrantPrefix(actor.principal))) {
     const chain = chainOf(reads, id);

@@ -128,8 +128,13 @@ export class BookView {
     const account = await this.account(id);
     if (account === undefined) this.unreachable(actor, id);
     if (reaches(actor, account, this.principals)) return account;
-    if (!inScope(actor, id) || !(await holdsLiveGrantOver(this.snap, actor.principal, account.owner, this.timeFloorMs))) this.unreachable(actor, id);
+    if (!inScope(actor, id) || !(await this.holdsGrantOver(actor.principal, account.owner))) this.unreachable(actor, id);
     return account;
+  }
+
+  /** Whether `holder` holds a live grant over `identity` (it may act on its behalf). */
+  holdsGrantOver(holder: IdentityId, identity: IdentityId): Promise<boolean> {
+    return holdsLiveGrantOver(this.snap, holder, identity, this.timeFloorMs);
   }
 
   /**

@@ -14,6 +14,7 @@ import { callerOf } from './auth.js';
 import { requestDigest } from './digest.js';
 import { rawMember } from './raw-json.js';
 import { wireReply } from './replies.js';
+import { withView } from '../routes/context.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -23,20 +24,20 @@ declare module 'fastify' {
 }
 
 /**
- * The caller, acting for the identity named by `on-behalf-of` when that differs.
- * Until grants arrive, only the operator and the identities principal hold authority
- * over other identities; anyone else naming another identity is refused.
+ * The caller, acting for the identity named by `on-behalf-of` when that differs. The
+ * operator and the identities principal may name any identity; anyone else only one
+ * it holds a live grant over (spec 5.6), and the decision then checks the grant used
+ * is over that identity.
  */
-function actingCaller(request: FastifyRequest, kernel: Kernel): Actor {
+async function actingCaller(request: FastifyRequest, kernel: Kernel): Promise<Actor> {
   const caller = callerOf(request);
   const header = request.headers['on-behalf-of'];
   if (header === undefined) return caller;
   const onBehalfOf: IdentityId = parseIdentityId(header, 'on-behalf-of');
   if (onBehalfOf === caller.principal) return caller;
   const { operator, identities } = kernel.principals;
-  if (caller.principal !== operator && caller.principal !== identities) {
-    refuse('ERR-NotAuthorised', `the initiating principal holds no authority that covers acting on behalf of ${onBehalfOf}`);
-  }
+  const mayAct = caller.principal === operator || caller.principal === identities || (await withView(kernel, (view) => view.holdsGrantOver(caller.principal, onBehalfOf)));
+  if (!mayAct) refuse('ERR-NotAuthorised', `the initiating principal holds no authority that covers acting on behalf of ${onBehalfOf}`);
   return { ...caller, onBehalfOf };
 }
 
@@ -52,8 +53,8 @@ function pathOf(url: string): string {
 }
 
 /** Submits `command` under the request's caller, client key and reference. */
-export function submitFrom(kernel: Kernel, request: FastifyRequest, command: Command): Promise<Acknowledgement> {
-  const actor = actingCaller(request, kernel);
+export async function submitFrom(kernel: Kernel, request: FastifyRequest, command: Command): Promise<Acknowledgement> {
+  const actor = await actingCaller(request, kernel);
   const reference = referenceOf(request);
   const clientKey = request.headers['client-key'];
   return kernel.submit({

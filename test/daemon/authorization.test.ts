@@ -277,6 +277,19 @@ describe('what a refusal tells', () => {
     expect((await api('owner').get(`/v1/accounts/${aliceSecond}/grants`)).body.items).toEqual([]);
   });
 
+  it('lets a holder act on behalf of the identity it holds a grant over, and no other', async () => {
+    const onBehalf = (kind: Kind, identity: string) =>
+      api(kind).post('/v1/transfers', { legs: [{ from: alice, to: bob, asset: 'USD', amount: '2' }] }, undefined, { ...freshKey(), 'on-behalf-of': id(identity) });
+    const r = await onBehalf('holder', 'alice');
+    expect(await commandOutcome('holder', r)).toBe('ok');
+    const { movements } = (await api('owner').get(`/v1/movements?account=${alice}&limit=1000`)).body;
+    const moved = movements.find((m: { operation: string }) => m.operation === r.body.operation_reference);
+    expect(moved.authorities[0]).toMatchObject({ kind: 'delegated', principal: id('carol'), on_behalf_of: id('alice'), grant: expect.stringMatching(/^did:ledger:grant:/) });
+    expect(refusalOf(await onBehalf('holder', 'bob'))).toEqual({ status: 403, error: no });
+    expect(refusalOf(await onBehalf('party', 'alice'))).toEqual({ status: 403, error: no });
+    expect(refusalOf(await onBehalf('revoked', 'alice'))).toEqual({ status: 403, error: no });
+  });
+
   it('lists integrating parties with their principals', async () => {
     const { items } = (await api('operator').get('/v1/ops/integrating-parties')).body;
     expect(items.find((p: { principals: { principal: string }[] }) => p.principals[0]!.principal === id('erin'))).toMatchObject({
