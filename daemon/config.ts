@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { sessionLifetimeDefaultMs, sessionLifetimeMaxMs } from '../src/auth/constants.js';
 import { backlogCommandsMax, cacheEntriesDefault, cacheEntriesMin, deadlineHorizonMaxMs, reservationDeadlineDefaultMs, transferDeadlineDefaultMs } from '../src/constants.js';
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -36,6 +37,8 @@ export interface Config {
   /** A stream whose unsent data passes this is closed; the client resumes with `?after=`. */
   readonly sseBufferedBytesMax: number;
   readonly sseHeartbeatMs: number;
+  /** How long a passkey session lasts (CONTRACT 5: 12 h by default). */
+  readonly sessionLifetimeMs: number;
   /** How long a bearer token's lookup is remembered (0: never); a revoked token may work this long. */
   readonly authCacheMs: number;
   /** The `Retry-After` of ERR-DecisionUnavailable, integer seconds. */
@@ -59,6 +62,7 @@ const numeric: Record<Tunable, { default: number; min: number; max: number }> = 
   sseConnectionsMax: { default: 256, min: 1, max: 10_000 },
   sseBufferedBytesMax: { default: 1024 * 1024, min: 64 * 1024, max: 64 * 1024 * 1024 },
   sseHeartbeatMs: { default: 15_000, min: 1_000, max: 600_000 },
+  sessionLifetimeMs: { default: sessionLifetimeDefaultMs, min: 60_000, max: sessionLifetimeMaxMs },
   authCacheMs: { default: 1_000, min: 0, max: 60_000 },
   retryAfterSeconds: { default: 1, min: 1, max: 3_600 },
   shutdownTimeoutMs: { default: 30_000, min: 1_000, max: 600_000 },

@@ -90,7 +90,14 @@ export function authRoutes(app: FastifyInstance, { kernel, config, clock }: Rout
       if (typeof challenge !== 'string') refuse('ERR-CredentialInvalid', challenge.description);
       const verified = await verifyPasskeyAssertion(assertion, { challenge, rp, stored: { rawId: stored.webauthnId, publicKey: stored.verifier, counter: stored.counter } });
       if ('error' in verified) refuse('ERR-CredentialInvalid', verified.description);
-      const session = drawSession({ randomBytes: randomBytes(tokenBytesMin), credential: id, principal: stored.identity, scheme: 'webauthn-es256', nowMs: clock() });
+      const session = drawSession({
+        randomBytes: randomBytes(tokenBytesMin),
+        credential: id,
+        principal: stored.identity,
+        scheme: 'webauthn-es256',
+        nowMs: clock(),
+        lifetimeMs: config.sessionLifetimeMs,
+      });
       const refused = await kernel.decideDirect({ type: 'sign_in', credential: id, challenge, counter: verified.counter, session: session.grant });
       if (refused !== null) refuse(refused.error === 'ERR-DecisionUnavailable' ? refused.error : 'ERR-CredentialInvalid', refused.description);
       return wireReply(reply, { ...sessionView(session.token, session.grant) });

@@ -10,7 +10,8 @@ import { SoftwareAuthenticator } from '../support/authenticator.js';
 import { type Client, type Reply, decided, refusalOf, repoRoot, useDaemon } from './support.js';
 
 const clockStepMs = 13 * 3600 * 1000;
-const shared = useDaemon({ alice: 1_000n, bob: 0n }, undefined, {
+const sessionLifetimeMs = 2 * 3600 * 1000;
+const shared = useDaemon({ alice: 1_000n, bob: 0n }, { sessionLifetimeMs }, {
   NODE_OPTIONS: `--import ${repoRoot}test/support/clock-shift.mjs`,
   LEDGERD_TEST_CLOCK_STEP_MS: String(clockStepMs),
 });
@@ -75,7 +76,9 @@ describe('passkey sign-in (POST /v1/auth/passkey) and GET /v1/whoami', () => {
     expect(Object.keys(r.body).sort()).toEqual(['credential', 'expires_at', 'principal', 'session']);
     expect(r.body).toMatchObject({ principal: identity, credential });
     expect(r.body.session).toMatch(/^ledger_st_[A-Za-z0-9_-]{43,}$/);
-    expect(r.body.expires_at).toBeGreaterThan(Date.now() + 11 * 3600 * 1000);
+    // The configured lifetime (CONTRACT 5: 12 h unless configured).
+    expect(r.body.expires_at).toBeGreaterThan(Date.now() + sessionLifetimeMs - 60_000);
+    expect(r.body.expires_at).toBeLessThanOrEqual(Date.now() + sessionLifetimeMs);
     const who = await anonymous.get('/v1/whoami', r.body.session);
     expect(who.status).toBe(200);
     expect(who.body).toEqual({ principal: identity, credential, scheme: 'webauthn-es256', expires_at: r.body.expires_at });
