@@ -4,7 +4,7 @@
  */
 import { type OperationView, isDecided } from './api.js';
 import type { LedgerClient } from './client.js';
-import { CliError, RefusedError, exitCodes } from './errors.js';
+import { CliError, RefusedError, UnreachableError, exitCodes } from './errors.js';
 import { followEvents } from './events.js';
 
 export type WaitProgress = (view: OperationView) => void;
@@ -18,8 +18,10 @@ export async function waitForDecision(client: LedgerClient, reference: string, t
   if (isDecided(view.state)) return view;
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);
+  let lost: string | null = null;
   try {
     for await (const item of followEvents(client, { signal: controller.signal, reconnect: true })) {
+      lost = item.type === 'lost' ? item.reason : null;
       if (item.type === 'open') view = await read();
       else if (item.type === 'event' && item.kind === 'operation' && (item.data as OperationView).operation_reference === reference) view = item.data as OperationView;
       else continue;
@@ -30,6 +32,8 @@ export async function waitForDecision(client: LedgerClient, reference: string, t
     clearTimeout(timer);
     controller.abort();
   }
+  // Out of time while the service could not be reached is that failure (exit 3), not a slow decision.
+  if (lost !== null) throw new UnreachableError(`${lost} (gave up waiting for ${reference} after ${timeoutMs} ms)`);
   throw new CliError(`timed out after ${timeoutMs} ms waiting for ${reference} (still ${view.state})`, exitCodes.refused);
 }
 

@@ -8,12 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runInProcess } from './support/io.js';
 
 let server: Server;
+/** While set, the event stream drops every connection, as a daemon that is down would. */
+let eventsDown = false;
 let url: string;
 const routes = new Map<string, (req: IncomingMessage, res: ServerResponse) => void>([
   ['POST /v1/transfers', (_req, res) => res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '2' }).end(JSON.stringify({ error: 'ERR-DecisionUnavailable', description: 'the backlog is full' }))],
   ['GET /v1/assets', (_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<html>bad gateway</html>')],
   ['GET /v1/operations/op_1', (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ operation_reference: 'op_1', command: 'transfer', state: 'Received', terminal: false, submitted_at: 1, decided_at: null, client_key: 'k' }))],
-  ['GET /v1/events', (_req, res) => res.writeHead(200, { 'content-type': 'text/event-stream' }).write(': ledgerd events after 0\n\n')],
+  ['GET /v1/events', (req, res) => (eventsDown ? req.socket.destroy() : res.writeHead(200, { 'content-type': 'text/event-stream' }).write(': ledgerd events after 0\n\n'))],
 ]);
 
 beforeAll(async () => {
@@ -60,5 +62,16 @@ describe('client', () => {
     expect(r.stderr).toBe('ledgerctl: timed out after 300 ms waiting for op_1 (still Received)\n');
     const bad = await run(['operations', 'wait', 'op_1', '--timeout-ms', 'soon']);
     expect(bad.code).toBe(2);
+  });
+
+  it('says it could not reach the service when the event stream stayed down until the timeout (exit 3)', async () => {
+    eventsDown = true;
+    try {
+      const r = await run(['operations', 'wait', 'op_1', '--timeout-ms', '700']);
+      expect(r.code).toBe(3);
+      expect(r.stderr).toMatch(/^ledgerctl: cannot reach http:\/\/127\.0\.0\.1:\d+: .*\(gave up waiting for op_1 after 700 ms\)\n$/);
+    } finally {
+      eventsDown = false;
+    }
   });
 });
