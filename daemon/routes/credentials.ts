@@ -18,7 +18,7 @@ import { ceremonyChallenge, parsePasskeyRegistration, verifyPasskeyRegistration 
 import { accountsPerIdentityMax } from '../../src/constants.js';
 import type { Scheme } from '../../src/credentials.js';
 import { refuse } from '../../src/errors.js';
-import type { Command, NewCredential } from '../../src/model.js';
+import type { Command, NewCredential, Operation } from '../../src/model.js';
 import { type IdentityId, parseAccountId, parseIdentityId } from '../../src/values.js';
 import { isTerminal } from '../../src/views.js';
 import { ApiKeyHandoff, decisionWaitMs } from '../http/api-keys.js';
@@ -78,13 +78,15 @@ export function credentialRoutes(app: FastifyInstance, { kernel, config, clock }
    */
   async function register(request: FastifyRequest, reply: FastifyReply, command: Command, apiKey: string | null): Promise<string> {
     const { operation, repeat } = await submitFrom(kernel, request, command);
-    if (apiKey === null || repeat) return commandAnswer(reply, operation, isTerminal(operation) ? handoff.take(operation.ref) : null);
+    // A key goes out only with a registration that completed; a rejected one issued none.
+    const issued = (op: Operation, key: string | null) => (op.state === 'Completed' ? key : null);
+    if (apiKey === null || repeat) return commandAnswer(reply, operation, isTerminal(operation) ? issued(operation, handoff.take(operation.ref)) : null);
     const decided = await kernel.decision(operation.ref, decisionWaitMs);
     if (decided === null) {
       handoff.hold(operation.ref, apiKey);
       return commandAnswer(reply, operation);
     }
-    return commandAnswer(reply, decided, decided.state === 'Completed' ? apiKey : null);
+    return commandAnswer(reply, decided, issued(decided, apiKey));
   }
 
   app.post(
