@@ -80,6 +80,7 @@ export function columnWidths<Row>(columns: readonly Column<Row>[], cells: readon
 }
 
 export function table<Row>(columns: readonly Column<Row>[], rows: readonly Row[]): string {
+  if (rows.length === 0) return '(none)';
   const cells = rows.map((row) => columns.map((c) => c.value(row)));
   const widths = columnWidths(columns, cells);
   const line = (values: readonly string[]) =>

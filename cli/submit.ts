@@ -58,7 +58,8 @@ export function send(ctx: Context, path: string, body: unknown, flags: SubmitFla
 /** Waits for a decision, with a spinner on stderr when stderr is a terminal. */
 export async function decision(ctx: Context, reference: string, timeoutMs: number): Promise<OperationView> {
   const stderr = ctx.io.stderr;
-  if (!isTerminal(stderr)) return waitForDecision(ctx.client(), reference, timeoutMs);
+  // A terminal of no width (a bare pty) would get one character per line: no spinner there either.
+  if (!isTerminal(stderr) || !((stderr.columns ?? 0) > 0)) return waitForDecision(ctx.client(), reference, timeoutMs);
   const [{ render }, { createElement }, { Waiting }] = await Promise.all([import('ink'), import('react'), import('./views/waiting.js')]);
   const spinner = render(createElement(Waiting, { reference, state: 'Received' }), { stdout: stderr as NodeJS.WriteStream, stdin: ctx.io.stdin as NodeJS.ReadStream, patchConsole: false });
   try {
