@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { refuse } from '../../src/errors.js';
 import { parseAssetSymbol } from '../../src/values.js';
 import { assetView, trialBalanceView } from '../../src/views.js';
-import { callerOf } from '../http/auth.js';
+import { callerOf, requireOperator } from '../http/auth.js';
 import type { Query } from '../http/query.js';
 import { wireReply } from '../http/replies.js';
 import { accountId, assetSchema, assetSymbol, noQuery, object, responses, str, trialBalanceSchema } from '../http/schemas.js';
@@ -24,7 +24,7 @@ export function bookRoutes(app: FastifyInstance, { kernel }: RouteContext): void
       },
     },
     async (request, reply) => {
-      if (callerOf(request).principal !== kernel.principals.operator) refuse('ERR-NotAuthorised', 'the initiating principal holds no authority that covers the trial balance (operator only)');
+      requireOperator(request, kernel, 'the trial balance');
       const asset = (request.query as Query).asset;
       const tb = await withView(kernel, (view) => view.trialBalance(asset === undefined ? null : parseAssetSymbol(asset)));
       return wireReply(reply, trialBalanceView(tb));
