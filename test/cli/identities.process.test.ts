@@ -114,6 +114,13 @@ describe('identities and sign-in', () => {
     // A second sign-in signs with the next counter.
     await ok('--profile', 'erin', 'auth', 'login');
   });
+
+  when('identities', 'challenge', 'passkey', 'whoami')('creates identities whose first credential is a passkey or a key, kept in their profiles', async () => {
+    const created = (await ok('--profile', 'identities', 'identities', 'create', '--scheme', 'webauthn-es256', '--save-as', 'heidi', '--client-key', 'create-heidi')).json();
+    expect((await ok('--profile', 'heidi', 'auth', 'login')).json().principal).toBe(created.result.identity);
+    const keyed = (await ok('--profile', 'identities', 'identities', 'create', '--scheme', 'key', '--save-as', 'ivan', '--client-key', 'create-ivan')).json();
+    expect((await ok('--profile', 'ivan', 'profile', 'show')).json()).toMatchObject({ key_credentials: [keyed.result.credential], token: false });
+  });
 });
 
 describe('grants and the operator', () => {
