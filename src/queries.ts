@@ -138,14 +138,16 @@ export class BookView {
   }
 
   /**
-   * Grants over an identity (endpoint 15): all of them to the identity itself, the
-   * operator and the identities principal; to anyone else those it holds or gave,
-   * and ERR-NotAuthorised when there are none.
+   * Grants over an identity (endpoint 15): all of them to the identity itself (within
+   * its credential's scope), the operator and the identities principal; to anyone else
+   * those it holds or gave, and ERR-NotAuthorised when there are none.
    */
   async identityGrants(actor: Actor, identity: IdentityId): Promise<Grant[]> {
     const all = await grantsOver(this.snap, identity);
     const { operator, identities } = this.principals;
-    if (actor.principal === identity || actor.principal === operator || actor.principal === identities) return all;
+    // A scoped credential of the identity sees no grant naming an account outside its scope.
+    if (actor.principal === identity) return all.filter((g) => typeof g.terms.subject !== 'object' || !('account' in g.terms.subject) || inScope(actor, g.terms.subject.account));
+    if (actor.principal === operator || actor.principal === identities) return all;
     const own = all.filter((g) => g.terms.principal === actor.principal || g.grantor === actor.principal);
     if (own.length === 0) refuse('ERR-NotAuthorised', `the initiating principal holds no authority that covers the grants over ${identity}`);
     return own;

@@ -75,6 +75,7 @@ describe('grant reads', () => {
     expect(all.map((g) => g.id)).toEqual([g1, g2]);
     expect(all[1]!.revokedAtMs).not.toBeNull();
     expect((await b.read((v) => v.identityGrants(actorOf(bob), alice))).map((g) => g.id)).toEqual([g1]);
+    expect(await b.read((v) => v.identityGrants({ ...actorOf(alice), scope: ['did:ledger:acct:other' as AccountId] }, alice))).toEqual([]);
     expect(await codeOf(b.read((v) => v.identityGrants(actorOf('did:ledger:id:mallory'), alice)))).toBe('ERR-NotAuthorised');
     expect((await b.read((v) => v.accountGrants(actorOf(alice), aliceAccount))).grants.map((g) => g.id)).toEqual([g1, g2]);
     expect(await codeOf(b.read((v) => v.accountGrants(actorOf(bob), aliceAccount)))).toBe('ERR-NotAuthorised');
