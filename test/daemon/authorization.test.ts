@@ -1,5 +1,6 @@
 /**
- * The authorization matrix (spec 5 and 2.6, endpoints 1-22 as served): every route,
+ * The authorization matrix (spec 5 and 2.6, endpoints 1-22 as served): every route
+ * (a test checks the rows against the OpenAPI document),
  * called by every kind of principal, is allowed or refused exactly as the spec says,
  * with the refusal's code. A command counts as allowed when it is acknowledged and
  * then decided without error; refused when either the submission or the decision
@@ -94,12 +95,12 @@ const rows: Row[] = [
     expect: { none: anonymous, owner: 'ok', holder: 'ok', beyond: 'ERR-BoundExceeded', revoked: 'ERR-AuthorityRevoked', operator: 'ok', rest: no },
   },
   {
-    route: 'POST /v1/reservations/{ref}/capture (alice holds it)',
+    route: 'POST /v1/reservations/{operation_reference}/capture (alice holds it)',
     call: async (k) => commandOutcome(k, await api(k).post(`/v1/reservations/${await reservation()}/capture`, { to: bob }, undefined, freshKey())),
     expect: { none: anonymous, owner: 'ok', operator: 'ok', rest: 'ERR-UnknownOperation' },
   },
   {
-    route: 'POST /v1/reservations/{ref}/release (alice holds it)',
+    route: 'POST /v1/reservations/{operation_reference}/release (alice holds it)',
     call: async (k) => commandOutcome(k, await api(k).post(`/v1/reservations/${await reservation()}/release`, {}, undefined, freshKey())),
     expect: { none: anonymous, owner: 'ok', operator: 'ok', rest: 'ERR-UnknownOperation' },
   },
@@ -110,17 +111,17 @@ const rows: Row[] = [
     expect: { none: anonymous, owner: 'ok', scoped: 'ok', revoked: 'ERR-AuthorityRevoked', identities: 'ok', operator: 'ok', rest: no },
   },
   {
-    route: 'GET /v1/accounts/{alice}',
+    route: 'GET /v1/accounts/{account} (alice)',
     call: async (k) => readOutcome(await api(k).get(`/v1/accounts/${alice}`)),
     expect: { none: anonymous, owner: 'ok', holder: 'ok', beyond: 'ok', identities: 'ok', operator: 'ok', rest: no },
   },
   {
-    route: 'GET /v1/accounts/{alice}/grants',
+    route: 'GET /v1/accounts/{account}/grants (alice)',
     call: async (k) => readOutcome(await api(k).get(`/v1/accounts/${alice}/grants`)),
     expect: { none: anonymous, owner: 'ok', operator: 'ok', rest: no },
   },
   {
-    route: 'GET /v1/identities/{alice}/grants',
+    route: 'GET /v1/identities/{identity}/grants (alice)',
     call: async (k) => readOutcome(await api(k).get(`/v1/identities/${id('alice')}/grants`)),
     expect: { none: anonymous, owner: 'ok', scoped: 'ok', holder: 'ok', beyond: 'ok', revoked: 'ok', identities: 'ok', operator: 'ok', rest: no },
   },
@@ -147,7 +148,7 @@ const rows: Row[] = [
     expect: { none: anonymous, identities: 'ok', operator: 'ok', rest: 'ERR-UnknownAccount' },
   },
   {
-    route: 'GET /v1/operations/{a transfer alice submitted}',
+    route: 'GET /v1/operations/{operation_reference} (a transfer alice submitted)',
     call: async (k) => readOutcome(await api(k).get(`/v1/operations/${aliceTransfer}`)),
     expect: { none: anonymous, owner: 'ok', scoped: 'ok', operator: 'ok', rest: 'ERR-UnknownOperation' },
   },
@@ -179,7 +180,7 @@ const rows: Row[] = [
     expect: { none: anonymous, owner: 'ok', rest: no },
   },
   {
-    route: 'POST /v1/grants/{a grant alice gave carol}/revoke',
+    route: 'POST /v1/grants/{grant}/revoke (a grant alice gave carol)',
     call: async (k) => {
       const grant = (await decidedAs('owner', '/v1/grants', aliceGrant('carol'))).view.result.grant as string;
       return commandOutcome(k, await api(k).post(`/v1/grants/${grant}/revoke`, {}, undefined, freshKey()));
@@ -227,6 +228,13 @@ beforeAll(async () => {
 });
 
 describe('authorization matrix', () => {
+  it('has a row for every route the daemon serves', async () => {
+    const { paths } = (await api('operator').get('/v1/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
+    const served = Object.entries(paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`));
+    const covered = new Set(rows.map((r) => r.route.split(' (')[0]!));
+    expect([...new Set(served)].sort()).toEqual([...covered].sort());
+  });
+
   for (const row of rows) {
     it(row.route, async () => {
       const got: Partial<Record<Kind, Outcome>> = {};
