@@ -2,16 +2,17 @@
  * Signing in (spec endpoints 1 and 2, CONTRACT 5): challenges and passkey sign-in,
  * both without a bearer, and GET /v1/whoami. The daemon draws the randomness; the
  * kernel decides what is state (a challenge taken once, the counter, the session).
- * Every failed sign-in is 401 ERR-CredentialInvalid, whatever went wrong.
+ * Every failed sign-in is 401 ERR-CredentialInvalid with one description, whatever
+ * went wrong (the reason is logged).
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { challengeView, issueChallenge } from '../../src/auth/challenges.js';
 import { challengeBytesMin, tokenBytesMin } from '../../src/auth/constants.js';
-import { drawSession, sessionView } from '../../src/auth/keys.js';
-import { type RelyingParty, ceremonyChallenge, parsePasskeyAssertion, verifyPasskeyAssertion } from '../../src/auth/webauthn.js';
-import { refuse } from '../../src/errors.js';
-import { parseCredentialId, parseIdentityId } from '../../src/values.js';
+import { type SessionView, drawSession, sessionView } from '../../src/auth/keys.js';
+import { type PasskeyAssertion, type RelyingParty, ceremonyChallenge, parsePasskeyAssertion, verifyPasskeyAssertion } from '../../src/auth/webauthn.js';
+import { type Refusal, refusal, refuse } from '../../src/errors.js';
+import { type CredentialId, parseCredentialId, parseIdentityId } from '../../src/values.js';
 import { callerOf } from '../http/auth.js';
 import { wireReply } from '../http/replies.js';
 import { credentialId, identityId, noQuery, nullable, object, responses, str, uintNumber } from '../http/schemas.js';
@@ -41,8 +42,32 @@ export const assertionSchema = object(
 /** The relying party passkeys are verified for (CONTRACT 1). */
 export const relyingPartyOf = (config: RouteContext['config']): RelyingParty => ({ rpId: config.relyingParty.id, origin: config.relyingParty.origin });
 
+const signInRefused = 'the passkey sign-in failed: the credential is unknown, or the assertion does not verify over a live authenticate challenge';
+
 export function authRoutes(app: FastifyInstance, { kernel, config, clock }: RouteContext): void {
   const rp = relyingPartyOf(config);
+
+  /** Verifies a sign-in, has the kernel decide it, and gives the session, or why not. */
+  async function signIn(assertion: PasskeyAssertion, id: CredentialId): Promise<SessionView | Refusal> {
+    const stored = await kernel.credential(id);
+    if (stored === undefined || stored.scheme !== 'webauthn-es256' || stored.verifier === null || stored.webauthnId === null) {
+      return refusal('ERR-CredentialInvalid', 'no passkey credential by that id');
+    }
+    const challenge = ceremonyChallenge(assertion.client_data_json);
+    if (typeof challenge !== 'string') return challenge;
+    const verified = await verifyPasskeyAssertion(assertion, { challenge, rp, stored: { rawId: stored.webauthnId, publicKey: stored.verifier, counter: stored.counter } });
+    if ('error' in verified) return verified;
+    const session = drawSession({
+      randomBytes: randomBytes(tokenBytesMin),
+      credential: id,
+      principal: stored.identity,
+      scheme: 'webauthn-es256',
+      nowMs: clock(),
+      lifetimeMs: config.sessionLifetimeMs,
+    });
+    const refused = await kernel.decideDirect({ type: 'sign_in', credential: id, challenge, counter: verified.counter, session: session.grant });
+    return refused ?? sessionView(session.token, session.grant);
+  }
 
   app.post(
     '/v1/auth/challenge',
@@ -80,27 +105,13 @@ export function authRoutes(app: FastifyInstance, { kernel, config, clock }: Rout
     },
     async (request, reply) => {
       const body = request.body as { assertion: unknown; credential: unknown };
-      const assertion = parsePasskeyAssertion(body.assertion);
-      const id = parseCredentialId(body.credential);
-      const stored = await kernel.credential(id);
-      if (stored === undefined || stored.scheme !== 'webauthn-es256' || stored.verifier === null || stored.webauthnId === null) {
-        refuse('ERR-CredentialInvalid', 'no passkey credential by that id');
-      }
-      const challenge = ceremonyChallenge(assertion.client_data_json);
-      if (typeof challenge !== 'string') refuse('ERR-CredentialInvalid', challenge.description);
-      const verified = await verifyPasskeyAssertion(assertion, { challenge, rp, stored: { rawId: stored.webauthnId, publicKey: stored.verifier, counter: stored.counter } });
-      if ('error' in verified) refuse('ERR-CredentialInvalid', verified.description);
-      const session = drawSession({
-        randomBytes: randomBytes(tokenBytesMin),
-        credential: id,
-        principal: stored.identity,
-        scheme: 'webauthn-es256',
-        nowMs: clock(),
-        lifetimeMs: config.sessionLifetimeMs,
-      });
-      const refused = await kernel.decideDirect({ type: 'sign_in', credential: id, challenge, counter: verified.counter, session: session.grant });
-      if (refused !== null) refuse(refused.error === 'ERR-DecisionUnavailable' ? refused.error : 'ERR-CredentialInvalid', refused.description);
-      return wireReply(reply, { ...sessionView(session.token, session.grant) });
+      const outcome = await signIn(parsePasskeyAssertion(body.assertion), parseCredentialId(body.credential));
+      if ('session' in outcome) return wireReply(reply, { ...outcome });
+      if (outcome.error === 'ERR-DecisionUnavailable') refuse(outcome.error, outcome.description);
+      // One answer for every failure, so an anonymous caller learns nothing (not even
+      // whether the credential exists); the reason goes to the log, which holds no secret here.
+      request.log.info({ reason: outcome.description }, 'passkey sign-in refused');
+      refuse('ERR-CredentialInvalid', signInRefused);
     },
   );
 
