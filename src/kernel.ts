@@ -36,6 +36,7 @@ import * as bounds from './constants.js';
 import { type Decision, type DecisionInput, type Entry, decide, decideExpiry, availableFloorMinor } from './decide.js';
 import { type DirectCommand, decideIssueChallenge, decideSignIn, recordNeeds } from './decide-auth.js';
 import { challengesOutstandingMax } from './auth/constants.js';
+import { type ChallengeRecord, challengeKey } from './auth/challenges.js';
 import { expiryHash, expiryScanEnd } from './auth/expiry.js';
 import { type Credential, credentialKey, tokenKey } from './credentials.js';
 import { type Refusal, Refused, refusal, refuse } from './errors.js';
@@ -840,6 +841,18 @@ export class Kernel {
       this.directQueue.push({ command, resolve, reject });
       this.schedule();
     });
+  }
+
+  /** A stored challenge: the edge refuses a ceremony over one that cannot serve at once (the decision takes it). */
+  async challenge(text: string): Promise<ChallengeRecord | undefined> {
+    const stored = await this.store.get(challengeKey(text));
+    return stored === undefined ? undefined : (JSON.parse(stored) as ChallengeRecord);
+  }
+
+  /** Whether `principal` submitted a command under `clientKey` (durable or on its way). */
+  async tookClientKey(principal: IdentityId, clientKey: string): Promise<boolean> {
+    const key = keys.clientKey(principal, clientKey);
+    return this.inFlightKeys.has(key) || (await this.store.get(key)) !== undefined;
   }
 
   /** A stored credential (the edge verifies ceremonies against it). */

@@ -61,9 +61,18 @@ export async function submitFrom(kernel: Kernel, request: FastifyRequest, comman
     command,
     actor,
     clientKey: typeof clientKey === 'string' ? clientKey : null,
-    requestDigest: requestDigest(actor.principal, request.method, pathOf(request.url), request.body),
+    requestDigest: digestOf(request, actor.principal),
     reference,
   });
+}
+
+const digestOf = (request: FastifyRequest, principal: string) => requestDigest(principal, request.method, pathOf(request.url), request.body);
+
+/** Whether this request repeats a command already taken under its client key (a repeat is answered, never refused anew). */
+export function isRepeat(kernel: Kernel, request: FastifyRequest): Promise<boolean> {
+  const principal = callerOf(request).principal;
+  const header = request.headers['client-key'];
+  return kernel.tookClientKey(principal, typeof header === 'string' ? header : digestOf(request, principal));
 }
 
 /** The command reply (spec 2.1): 202 while not terminal, 200 once terminal. */

@@ -1,17 +1,19 @@
 /**
  * Credentials and identities (spec endpoint 3, CONTRACT 5): POST /v1/credentials into
  * the caller's own set (or, for the identities principal, the set `on-behalf-of`
- * names) and POST /v1/identities. Both are commands. What is a signature is checked
- * here, at the edge: a passkey's attestation against the register challenge its
- * client data names, for the configured relying party (401 ERR-CredentialInvalid when
- * it fails). What is state (the challenge taken once, for the set it is bound to) is
- * the decision's, so a stale or misbound challenge is the operation's error.
+ * names) and POST /v1/identities. Both are commands. A passkey's attestation is
+ * checked here, at the edge, against the register challenge its client data names, for
+ * the configured relying party, and that challenge must be able to serve now: else 401
+ * ERR-CredentialInvalid. Taking the challenge is the decision's, in order with every
+ * other use, so of two registrations racing for one challenge the later one is the
+ * operation's error (ERR-CredentialInvalid).
  *
  * An `api-key` is drawn here; only its hash is submitted, and the clear key goes out
  * on the deciding reply only (api-keys.ts).
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { consumeChallenge } from '../../src/auth/challenges.js';
 import { tokenBytesMin } from '../../src/auth/constants.js';
 import { drawApiKey, parseKeyVerifier } from '../../src/auth/keys.js';
 import { ceremonyChallenge, parsePasskeyRegistration, verifyPasskeyRegistration } from '../../src/auth/webauthn.js';
@@ -23,7 +25,7 @@ import { type IdentityId, parseAccountId, parseIdentityId } from '../../src/valu
 import { isTerminal } from '../../src/views.js';
 import { ApiKeyHandoff, decisionWaitMs } from '../http/api-keys.js';
 import { callerOf } from '../http/auth.js';
-import { commandAnswer, submitFrom } from '../http/command.js';
+import { commandAnswer, isRepeat, submitFrom } from '../http/command.js';
 import { accountId, commandHeaders, commandReplySchema, noQuery, nullable, object, reference, responses, str } from '../http/schemas.js';
 import { relyingPartyOf } from './auth.js';
 import type { RouteContext } from './context.js';
@@ -32,6 +34,8 @@ const replies = responses({ 200: commandReplySchema, 202: commandReplySchema });
 const scheme = { enum: ['key', 'webauthn-es256', 'api-key', null] };
 const verifier = nullable(str('key: the 32-byte ed25519 public key as hex', { pattern: '^[0-9a-fA-F]{64}$' }));
 const passkey = object({ attestation_object: str('base64url'), client_data_json: str('base64url') }, ['attestation_object', 'client_data_json']);
+
+type RegistrationCommand = Extract<Command, { type: 'create_identity' | 'register_credential' }>;
 
 interface CredentialBody {
   readonly scheme?: Scheme | null;
@@ -72,11 +76,26 @@ export function credentialRoutes(app: FastifyInstance, { kernel, config, clock }
   }
 
   /**
+   * A passkey registration over a challenge that cannot serve now (unknown, used,
+   * expired, for sign-in, bound to another identity's set) is refused at once, 401,
+   * unless it repeats a command already taken (then the stored reply answers it). The
+   * decision checks again and takes the challenge, in order with every other use.
+   */
+  async function refuseStaleChallenge(request: FastifyRequest, command: RegistrationCommand): Promise<void> {
+    const { challenge } = command.credential;
+    if (challenge === null || (await isRepeat(kernel, request))) return;
+    const identity = command.type === 'register_credential' ? command.identity : null;
+    const taken = consumeChallenge(await kernel.challenge(challenge), { purpose: 'register', identity, nowMs: clock() });
+    if ('error' in taken) refuse('ERR-CredentialInvalid', taken.description);
+  }
+
+  /**
    * Submits a registration and answers it. A fresh API key waits (bounded) for its
    * decision so the acknowledgement is usually the deciding reply; else the first
    * terminal repeat collects it.
    */
-  async function register(request: FastifyRequest, reply: FastifyReply, command: Command, apiKey: string | null): Promise<string> {
+  async function register(request: FastifyRequest, reply: FastifyReply, command: RegistrationCommand, apiKey: string | null): Promise<string> {
+    await refuseStaleChallenge(request, command);
     const { operation, repeat } = await submitFrom(kernel, request, command);
     // A key goes out only with a registration that completed; a rejected one issued none.
     const issued = (op: Operation, key: string | null) => (op.state === 'Completed' ? key : null);

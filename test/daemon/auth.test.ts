@@ -181,23 +181,36 @@ describe('registering credentials and identities', () => {
     });
   });
 
-  it('refuses a registration whose attestation fails at the edge (401), and one over a stale or misbound challenge as the decision', async () => {
+  it('refuses a registration whose attestation fails, or whose challenge cannot serve, with 401 at once', async () => {
     const auth = new SoftwareAuthenticator();
-    invalid(await identities.post('/v1/identities', { scheme: 'webauthn-es256', passkey: auth.register(await challenge('register'), { origin: 'https://evil.example' }) }, undefined, freshKey()));
-    invalid(await identities.post('/v1/identities', { scheme: 'webauthn-es256', passkey: auth.register(await challenge('register'), { format: 'packed', tamperSignature: true }) }, undefined, freshKey()));
-    invalid(await identities.post('/v1/identities', { scheme: 'webauthn-es256', passkey: auth.register(await challenge('register'), { userVerified: false }) }, undefined, freshKey()));
+    const create = (passkey: unknown, headers = freshKey()) => identities.post('/v1/identities', { scheme: 'webauthn-es256', passkey }, undefined, headers);
+    invalid(await create(auth.register(await challenge('register'), { origin: 'https://evil.example' })));
+    invalid(await create(auth.register(await challenge('register'), { format: 'packed', tamperSignature: true })));
+    invalid(await create(auth.register(await challenge('register'), { userVerified: false })));
+    invalid(await create(auth.register(await challenge('authenticate'))));
+    invalid(await create(auth.register(randomBytes(32).toString('base64url'))));
     // A register challenge bound to alice serves only alice's set.
     const boundToAlice = await challenge('register', alice);
-    const misbound = await outcome(identities, await identities.post('/v1/credentials', { marker: 'ordinary', scheme: 'webauthn-es256', passkey: auth.register(boundToAlice) }, undefined, { ...freshKey(), 'on-behalf-of': bob }));
-    expect(misbound).toMatchObject({ state: 'Rejected', error: { error: 'ERR-CredentialInvalid' } });
-    // A challenge serves one ceremony: the same attestation again, under a new client key, is a replay.
-    const once = await challenge('register');
-    const body = { scheme: 'webauthn-es256', passkey: auth.register(once) };
-    expect((await outcome(identities, await identities.post('/v1/identities', body, undefined, freshKey()))).state).toBe('Completed');
-    expect(await outcome(identities, await identities.post('/v1/identities', body, undefined, freshKey()))).toMatchObject({ state: 'Rejected', error: { error: 'ERR-CredentialInvalid' } });
-    // An authenticate challenge is not a register one.
-    const wrongPurpose = await outcome(identities, await identities.post('/v1/identities', { scheme: 'webauthn-es256', passkey: auth.register(await challenge('authenticate')) }, undefined, freshKey()));
-    expect(wrongPurpose.error.error).toBe('ERR-CredentialInvalid');
+    invalid(await identities.post('/v1/credentials', { marker: 'ordinary', scheme: 'webauthn-es256', passkey: auth.register(boundToAlice) }, undefined, { ...freshKey(), 'on-behalf-of': bob }));
+    invalid(await create(auth.register(boundToAlice)));
+    // A challenge serves one ceremony: the same attestation under a new client key is a
+    // replay, while a repeat under the first one's key gets the first reply again.
+    const headers = freshKey();
+    const passkey = auth.register(await challenge('register'));
+    const first = await create(passkey, headers);
+    expect((await outcome(identities, first)).state).toBe('Completed');
+    invalid(await create(passkey));
+    const repeat = await create(passkey, headers);
+    expect(repeat.status).toBe(200);
+    expect(repeat.body.operation_reference).toBe(first.body.operation_reference);
+  });
+
+  it('decides two registrations racing for one challenge in order: the later one is refused', async () => {
+    const auth = new SoftwareAuthenticator();
+    const passkey = auth.register(await challenge('register'));
+    const racing = await Promise.all([0, 1].map(() => identities.post('/v1/identities', { scheme: 'webauthn-es256', passkey }, undefined, freshKey())));
+    const outcomes = await Promise.all(racing.map(async (r) => (r.status === 401 ? refusalOf(r).error : ((await outcome(identities, r)).error?.error ?? 'ok'))));
+    expect(outcomes.sort()).toEqual(['ERR-CredentialInvalid', 'ok']);
   });
 });
 
