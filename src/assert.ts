@@ -11,6 +11,14 @@ export function assert(condition: unknown, message: string): asserts condition {
   if (!condition) throw new AssertionFailure(`assertion failed: ${message}`);
 }
 
+/**
+ * For hot paths: `if (!condition) fail(\`...\`)` builds its message only when it
+ * fails, where `assert(condition, \`...\`)` would build it on every call.
+ */
+export function fail(message: string): never {
+  throw new AssertionFailure(`assertion failed: ${message}`);
+}
+
 export function unreachable(value: never, message = 'unreachable'): never {
   throw new AssertionFailure(`${message}: ${String(value)}`);
 }

@@ -25,6 +25,7 @@ import type {
   PostingKind,
   PostingStatus,
 } from './model.js';
+import { moved } from './model.js';
 import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, PartyId } from './values.js';
 import type { WindowUsage } from './auth/grants.js';
 import { type GrantReads, debitAuthority, decideIssueGrant, decideRevokeGrant, grantAuthority, usageWrites } from './decide-grants.js';
@@ -132,7 +133,7 @@ class Scratch {
   }
   move(account: AccountId, asset: AssetSymbol, layer: Layer, deltaMinor: bigint): Balance {
     const b = this.get(account, asset);
-    const next = { ...b, [layer]: b[layer] + deltaMinor };
+    const next = moved(b, layer, deltaMinor);
     this.touched.set(`${account}/${asset}`, next);
     return next;
   }

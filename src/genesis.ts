@@ -17,7 +17,7 @@ import {
 import { assetsMax, defaultTreasuryLimitMinor, genesisEntriesMax, genesisEntriesPerWrite } from './constants.js';
 import { refuse } from './errors.js';
 import type { Account, Asset, AssetKind, Balance, Custody, Head, Identity, Layer, Posting } from './model.js';
-import { layers, zeroBalance } from './model.js';
+import { layers, moved, zeroBalance } from './model.js';
 import type { BatchOp, Store } from './store/port.js';
 import {
   type AccountId,
@@ -244,7 +244,7 @@ function checkOpenings(genesis: Genesis): Map<string, Balance> {
     const key = keys.balance(o.account, o.asset);
     const b = balances.get(key) ?? zeroBalance;
     const signed = o.direction === 'credit' ? o.amountMinor : -o.amountMinor;
-    balances.set(key, { ...b, [o.layer]: b[o.layer] + signed });
+    balances.set(key, moved(b, o.layer, signed));
     sums.set(o.asset, (sums.get(o.asset) ?? 0n) + signed);
   }
   for (const [asset, sum] of sums) if (sum !== 0n) entryError('openings', `do not balance in ${asset} (off by ${sum})`);
@@ -290,7 +290,7 @@ export async function importGenesis(store: Store, genesis: Genesis, nowMs: numbe
     const seq = i + 1;
     const key = keys.balance(o.account, o.asset);
     const b = running.get(key) ?? zeroBalance;
-    const after = { ...b, [o.layer]: b[o.layer] + (o.direction === 'credit' ? o.amountMinor : -o.amountMinor) };
+    const after = moved(b, o.layer, o.direction === 'credit' ? o.amountMinor : -o.amountMinor);
     running.set(key, after);
     const posting: Posting = {
       seq,

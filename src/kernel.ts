@@ -13,7 +13,7 @@
  * a decided command's `cmd/` entry goes in the same batch as its decision, so none is
  * decided twice. The clock and id sources are passed in.
  */
-import { assert, AssertionFailure } from './assert.js';
+import { assert, AssertionFailure, fail } from './assert.js';
 import { LruCache } from './cache.js';
 import {
   decodeAccount,
@@ -51,6 +51,7 @@ import {
   type Operation,
   type Posting,
   terminalStates,
+  moved,
   zeroBalance,
 } from './model.js';
 import { Overlay } from './overlay.js';
@@ -148,6 +149,7 @@ interface ClientKeyRecord {
 }
 
 const retryAfterWriteFailureMs = 1000;
+
 
 export class Kernel {
   readonly principals: Principals;
@@ -475,16 +477,30 @@ export class Kernel {
         const signed = entry.direction === 'credit' ? entry.amountMinor : -entry.amountMinor;
         perAsset.set(entry.asset, (perAsset.get(entry.asset) ?? 0n) + signed);
         deltas.set(entry.asset, (deltas.get(entry.asset) ?? 0n) + signed);
-        const before = overlay.balance(entry.account, entry.asset);
-        const after: Balance = { ...before, [entry.layer]: before[entry.layer] + signed };
+        const after = moved(overlay.balance(entry.account, entry.asset), entry.layer, signed);
         this.assertWithinFloor(overlay.account(entry.account), entry.asset, after);
         overlay.setBalance(entry.account, entry.asset, after);
-        const posting: Posting = { ...entry, seq, atMs, operation: op.ref, reference: op.reference, after };
+        const posting: Posting = {
+          seq,
+          atMs,
+          account: entry.account,
+          asset: entry.asset,
+          amountMinor: entry.amountMinor,
+          direction: entry.direction,
+          layer: entry.layer,
+          kind: entry.kind,
+          status: entry.status,
+          operation: op.ref,
+          counterparty: entry.counterparty,
+          authorities: entry.authorities,
+          reference: op.reference,
+          after,
+        };
         writes.push({ type: 'put', key: keys.journal(seq), value: encodePosting(posting) });
         writes.push({ type: 'put', key: keys.accountAsset(entry.account, entry.asset, seq), value: '' });
         seqs.push(seq);
       }
-      for (const [asset, sum] of perAsset) assert(sum === 0n, `operation ${op.ref} balances in ${asset} (off by ${sum})`);
+      for (const [asset, sum] of perAsset) if (sum !== 0n) fail(`operation ${op.ref} balances in ${asset} (off by ${sum})`);
       return seqs;
     };
     const record = (op: Operation) => {
@@ -634,9 +650,9 @@ export class Kernel {
   }
 
   private assertWithinFloor(account: Account | undefined, asset: AssetSymbol, after: Balance): void {
-    assert(account !== undefined, 'entries name known accounts');
-    assert(after.available >= availableFloorMinor(account, asset), `${account.id} available in ${asset} stays above its floor`);
-    assert(after.reserved >= 0n && after.encumbered >= 0n, `${account.id} reserved and encumbered in ${asset} stay non-negative`);
+    if (account === undefined) fail('entries name known accounts');
+    if (after.available < availableFloorMinor(account, asset)) fail(`${account.id} available in ${asset} stays above its floor`);
+    if (after.reserved < 0n || after.encumbered < 0n) fail(`${account.id} reserved and encumbered in ${asset} stay non-negative`);
   }
 
   /** Reads everything a round's decisions need, from the cache or in one store round trip per kind. */

@@ -56,6 +56,19 @@ export interface Balance {
 }
 export const zeroBalance: Balance = Object.freeze({ available: 0n, reserved: 0n, encumbered: 0n });
 
+/** A balance with one layer moved by a signed amount (written out: this runs for every entry). */
+export function moved(b: Balance, layer: Layer, signedMinor: bigint): Balance {
+  switch (layer) {
+    case 'available':
+      return { available: b.available + signedMinor, reserved: b.reserved, encumbered: b.encumbered };
+    case 'reserved':
+      return { available: b.available, reserved: b.reserved + signedMinor, encumbered: b.encumbered };
+    case 'encumbered':
+      return { available: b.available, reserved: b.reserved, encumbered: b.encumbered + signedMinor };
+  }
+}
+
+
 export type AuthorityKind = 'owner' | 'delegated' | 'operator' | 'issuance' | 'recovery';
 
 /** Who acted and under what authority; recorded on every posting (spec 2.7). */

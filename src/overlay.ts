@@ -3,7 +3,7 @@
  * store, with the changes decisions make layered on top. Decisions read it
  * synchronously; the kernel turns its dirty records into one batch.
  */
-import { assert } from './assert.js';
+import { fail } from './assert.js';
 import { keys } from './codec.js';
 import type { Reads } from './decide.js';
 import { type Account, type Asset, type Balance, type Identity, type Operation, zeroBalance } from './model.js';
@@ -31,12 +31,12 @@ export class Overlay implements Reads {
   }
   account(id: AccountId): Account | undefined {
     const key = keys.account(id);
-    assert(this.accounts.has(key), `account ${id} was prefetched`);
+    if (!this.accounts.has(key)) fail(`account ${id} was prefetched`);
     return this.accounts.get(key);
   }
   identity(id: string): Identity | undefined {
     const key = keys.identity(id);
-    assert(this.identities.has(key), `identity ${id} was prefetched`);
+    if (!this.identities.has(key)) fail(`identity ${id} was prefetched`);
     return this.identities.get(key);
   }
   balance(account: AccountId, asset: AssetSymbol): Balance {
@@ -49,13 +49,13 @@ export class Overlay implements Reads {
     return this.operations.get(ref);
   }
   record(key: string): string | undefined {
-    assert(this.records.has(key), `record ${key} was prefetched`);
+    if (!this.records.has(key)) fail(`record ${key} was prefetched`);
     return this.records.get(key);
   }
 
   listed(prefix: string): readonly GrantId[] {
     const ids = this.lists.get(prefix);
-    assert(ids !== undefined, `index ${prefix} was prefetched`);
+    if (ids === undefined) fail(`index ${prefix} was prefetched`);
     return ids;
   }
 
