@@ -79,7 +79,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   });
 
   let draining = false;
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', async (_request, reply) => {
     if (draining) return sendRefusal(reply, refusal('ERR-DecisionUnavailable', 'the service is shutting down; retry with the same client key'), config.retryAfterSeconds);
   });
   app.addHook('onRequest', authenticator(kernel, { cacheMs: config.authCacheMs, clock: options.clock }));

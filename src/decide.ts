@@ -14,7 +14,6 @@ import type {
   Authority,
   Balance,
   Command,
-  Direction,
   Hold,
   Identity,
   Layer,

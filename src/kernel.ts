@@ -50,7 +50,6 @@ import {
   type Identity,
   type Operation,
   type Posting,
-  terminalStates,
   moved,
   zeroBalance,
 } from './model.js';
@@ -881,17 +880,6 @@ export class Kernel {
 
   async operation(ref: string): Promise<Operation | undefined> {
     return readOperation(this.store, ref);
-  }
-
-  private async readAccount(id: AccountId): Promise<Account | undefined> {
-    const key = keys.account(id);
-    const cached = this.cache.get(key) as Account | undefined;
-    if (cached) return cached;
-    const text = await this.store.get(key);
-    if (text === undefined) return undefined;
-    const account = decodeAccount(text);
-    this.cache.set(key, account);
-    return account;
   }
 
   /** The caller a bearer token authenticates, or null (missing, unknown, expired). */
