@@ -101,6 +101,15 @@ export function accountView(a: Account): Wire {
   };
 }
 
+/**
+ * The custody view (spec 2.8, endpoint 22). `epoch` counts custody changes; the book
+ * has no recovery or succession commands yet, so `changes` is empty and `successor`
+ * null until they arrive (ROADMAP).
+ */
+export function custodyView(a: Account): Wire {
+  return { account: a.id, custody: a.custody, epoch: a.epoch, owner: a.owner, successor: null, changes: [] };
+}
+
 export function assetView(a: Asset): Wire {
   return { id: a.id, kind: a.kind, precision: a.precision, status: a.status, binding: a.binding, location: a.location };
 }

@@ -145,6 +145,29 @@ export const accountViewSchema = object(
   },
   ['account', 'closed', 'custody', 'kind', 'status', 'opened_at', 'owner'],
 );
+export const custodyViewSchema = object(
+  {
+    account: accountId,
+    custody: { enum: ['delegated', 'owned'] },
+    epoch: uintNumber('custody changes so far'),
+    owner: identityId,
+    successor: { type: ['string', 'null'] },
+    changes: {
+      type: 'array',
+      items: object(
+        {
+          effective_at: uintNumber('ms'),
+          initiated_at: uintNumber('ms'),
+          kind: { enum: ['recovery', 'succession'] },
+          pending: { type: 'string' },
+          state: { enum: ['pending', 'cancelled', 'completed'] },
+        },
+        ['effective_at', 'initiated_at', 'kind', 'pending', 'state'],
+      ),
+    },
+  },
+  ['account', 'custody', 'epoch', 'owner', 'changes'],
+);
 export const assetSchema = object(
   {
     id: assetSymbol,

@@ -1,13 +1,13 @@
-/** POST /v1/accounts (spec endpoint 5) and GET /v1/accounts/{account} (endpoint 12). */
+/** POST /v1/accounts (spec endpoint 5), GET /v1/accounts/{account} (endpoint 12) and its custody view (endpoint 22). */
 import type { FastifyInstance } from 'fastify';
 import { treasuryLimitsMax } from '../../src/constants.js';
 import { refuse } from '../../src/errors.js';
 import { parseAccountId, parseAssetSymbol, parseIdentityId, parseLimitMinor } from '../../src/values.js';
-import { accountView } from '../../src/views.js';
+import { accountView, custodyView } from '../../src/views.js';
 import { callerOf } from '../http/auth.js';
 import { acknowledge } from '../http/command.js';
 import { wireReply } from '../http/replies.js';
-import { accountId, accountViewSchema, commandHeaders, commandReplySchema, identityId, noQuery, nullable, object, reference, responses, str } from '../http/schemas.js';
+import { accountId, accountViewSchema, commandHeaders, custodyViewSchema, commandReplySchema, identityId, noQuery, nullable, object, reference, responses, str } from '../http/schemas.js';
 import { type RouteContext, withView } from './context.js';
 
 const digestHex = /^[0-9a-f]{64}$/;
@@ -75,6 +75,23 @@ export function accountRoutes(app: FastifyInstance, { kernel }: RouteContext): v
       const id = parseAccountId((request.params as { account: string }).account);
       const account = await withView(kernel, (view) => view.viewableAccount(callerOf(request), id));
       return wireReply(reply, accountView(account));
+    },
+  );
+
+  app.get(
+    '/v1/accounts/:account/custody',
+    {
+      schema: {
+        summary: "An account's custody: mode, epoch (a reclaim proof signs it) and pending changes",
+        params: object({ account: accountId }, ['account']),
+        querystring: noQuery,
+        response: responses({ 200: custodyViewSchema }),
+      },
+    },
+    async (request, reply) => {
+      const id = parseAccountId((request.params as { account: string }).account);
+      const account = await withView(kernel, (view) => view.viewableAccount(callerOf(request), id));
+      return wireReply(reply, custodyView(account));
     },
   );
 }

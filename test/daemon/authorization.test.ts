@@ -116,6 +116,11 @@ const rows: Row[] = [
     expect: { none: anonymous, owner: 'ok', holder: 'ok', beyond: 'ok', identities: 'ok', operator: 'ok', rest: no },
   },
   {
+    route: 'GET /v1/accounts/{account}/custody (alice)',
+    call: async (k) => readOutcome(await api(k).get(`/v1/accounts/${alice}/custody`)),
+    expect: { none: anonymous, owner: 'ok', holder: 'ok', beyond: 'ok', identities: 'ok', operator: 'ok', rest: no },
+  },
+  {
     route: 'GET /v1/accounts/{account}/grants (alice)',
     call: async (k) => readOutcome(await api(k).get(`/v1/accounts/${alice}/grants`)),
     expect: { none: anonymous, owner: 'ok', operator: 'ok', rest: no },
