@@ -2,12 +2,14 @@
 import type { FastifyInstance } from 'fastify';
 import { treasuryLimitsMax } from '../../src/constants.js';
 import { refuse } from '../../src/errors.js';
+import type { Account } from '../../src/model.js';
+import type { Wire } from '../../src/wire.js';
 import { parseAccountId, parseAssetSymbol, parseIdentityId, parseLimitMinor } from '../../src/values.js';
 import { accountView, custodyView } from '../../src/views.js';
 import { callerOf } from '../http/auth.js';
 import { acknowledge } from '../http/command.js';
 import { wireReply } from '../http/replies.js';
-import { accountId, accountViewSchema, commandHeaders, custodyViewSchema, commandReplySchema, identityId, noQuery, nullable, object, reference, responses, str } from '../http/schemas.js';
+import { type Schema, accountId, accountViewSchema, commandHeaders, custodyViewSchema, commandReplySchema, identityId, noQuery, nullable, object, reference, responses, str } from '../http/schemas.js';
 import { type RouteContext, withView } from './context.js';
 
 const digestHex = /^[0-9a-f]{64}$/;
@@ -61,37 +63,19 @@ export function accountRoutes(app: FastifyInstance, { kernel }: RouteContext): v
     },
   );
 
-  app.get(
-    '/v1/accounts/:account',
-    {
-      schema: {
-        summary: 'An account the caller reaches, or whose owner it holds a live grant over',
-        params: object({ account: accountId }, ['account']),
-        querystring: noQuery,
-        response: responses({ 200: accountViewSchema }),
-      },
-    },
-    async (request, reply) => {
-      const id = parseAccountId((request.params as { account: string }).account);
-      const account = await withView(kernel, (view) => view.viewableAccount(callerOf(request), id));
-      return wireReply(reply, accountView(account));
-    },
-  );
+  readAccount(app, kernel, '/v1/accounts/:account', 'An account the caller reaches, or whose owner it holds a live grant over', accountViewSchema, accountView);
+  readAccount(app, kernel, '/v1/accounts/:account/custody', "An account's custody: mode, epoch (a reclaim proof signs it) and pending changes", custodyViewSchema, custodyView);
+}
 
+/** A read of one account, reachable like the account view (endpoint 12), rendered by `render`. */
+function readAccount(app: FastifyInstance, kernel: RouteContext['kernel'], path: string, summary: string, schema: Schema, render: (account: Account) => Wire): void {
   app.get(
-    '/v1/accounts/:account/custody',
-    {
-      schema: {
-        summary: "An account's custody: mode, epoch (a reclaim proof signs it) and pending changes",
-        params: object({ account: accountId }, ['account']),
-        querystring: noQuery,
-        response: responses({ 200: custodyViewSchema }),
-      },
-    },
+    path,
+    { schema: { summary, params: object({ account: accountId }, ['account']), querystring: noQuery, response: responses({ 200: schema }) } },
     async (request, reply) => {
       const id = parseAccountId((request.params as { account: string }).account);
       const account = await withView(kernel, (view) => view.viewableAccount(callerOf(request), id));
-      return wireReply(reply, custodyView(account));
+      return wireReply(reply, render(account));
     },
   );
 }
