@@ -13,7 +13,9 @@ import { parseArgs } from 'node:util';
 import { builtInPrincipals } from '../src/authority.js';
 import { parseGenesis, importGenesis } from '../src/genesis.js';
 import { sequentialIds } from '../src/ids.js';
+import { Refused } from '../src/errors.js';
 import { Kernel, type Submission } from '../src/kernel.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { LevelStore } from '../src/store/level.js';
 import type { AccountId, AssetSymbol, CredentialId, IdentityId } from '../src/values.js';
 
@@ -33,6 +35,7 @@ const accounts = Number(args.accounts);
 const inFlight = Number(args['in-flight']);
 const queries = Number(args.queries);
 const sync = !args['no-sync'];
+const retryPauseMs = 5;
 
 const usd = 'USD' as AssetSymbol;
 const account = (i: number) => `did:ledger:acct:b${i}` as AccountId;
@@ -78,6 +81,19 @@ function transferSubmission(n: number, legs: number): Submission {
   };
 }
 
+/** As a client would: on ERR-DecisionUnavailable, wait and retry under the same client key. */
+async function submitRetrying(kernel: Kernel, submission: Submission): Promise<void> {
+  for (;;) {
+    try {
+      await kernel.submit(submission);
+      return;
+    } catch (error) {
+      if (!(error instanceof Refused) || error.refusal.error !== 'ERR-DecisionUnavailable') throw error;
+      await sleep(retryPauseMs);
+    }
+  }
+}
+
 async function drive(kernel: Kernel, count: number, legs: number, label: string) {
   let next = 0;
   let acked = 0;
@@ -86,7 +102,7 @@ async function drive(kernel: Kernel, count: number, legs: number, label: string)
   let lastReport = started;
   const worker = async () => {
     while (next < count) {
-      await kernel.submit(transferSubmission(next++, legs));
+      await submitRetrying(kernel, transferSubmission(next++, legs));
       acked++;
       const now = performance.now();
       if (now - lastReport > 2_000) {
