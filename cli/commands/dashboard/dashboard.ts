@@ -5,6 +5,7 @@ import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { followEvents } from '../../events.js';
 import { isTerminal } from '../../io.js';
+import { renderLiveOnTerminal } from '../../live.js';
 import { integer } from '../../parse.js';
 
 export interface DashboardOptions {
@@ -34,6 +35,7 @@ export async function runDashboard(ctx: Context, options: DashboardOptions): Pro
     trialBalance: () => client.get<TrialBalance>('/v1/trial-balance'),
     now: () => Date.now(),
   };
+  renderLiveOnTerminal();
   const [{ render }, { createElement }, { DashboardApp }] = await Promise.all([import('ink'), import('react'), import('../../views/dashboard-app.js')]);
   const app = render(createElement(DashboardApp, { sources, url: client.baseUrl.origin, refreshMs }), {
     stdout: ctx.io.stdout as NodeJS.WriteStream,

@@ -1,5 +1,11 @@
 import { render } from 'ink-testing-library';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+
+// What `ledgerctl dashboard` does before importing Ink on a terminal (cli/live.ts): here it must
+// run before this file's imports load Ink, so that CI=true does not turn live frames off.
+vi.hoisted(() => {
+  for (const name of ['CI', 'CONTINUOUS_INTEGRATION']) if (name in process.env) process.env[name] = 'false';
+});
 import type { TrialBalance } from '../../../cli/api.js';
 import { type DashboardState, initialState, onOperation, rateSeries, rateWindowS, withRate } from '../../../cli/dashboard/model.js';
 import type { StreamItem } from '../../../cli/events.js';
