@@ -1,6 +1,6 @@
 /** Running the built `ledgerctl` as a process, as operators and runbooks do. */
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from './daemon.js';
@@ -14,8 +14,18 @@ export interface Run {
 
 const runTimeoutMs = 30_000;
 
+const madeDirs = new Set<string>();
+// Removed when the test process ends, whichever test made them and however it ended.
+process.once('exit', () => {
+  for (const dir of madeDirs) rmSync(dir, { recursive: true, force: true });
+});
+
 /** A fresh profile directory, so no test reads or writes the user's own profiles. */
-export const configDir = () => mkdtempSync(join(tmpdir(), 'ledgerctl-config-'));
+export function configDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'ledgerctl-config-'));
+  madeDirs.add(dir);
+  return dir;
+}
 
 export function ledgerctl(args: readonly string[], env: Record<string, string | undefined> = {}, stdin?: string): Promise<Run> {
   const child = spawn(process.execPath, ['bin/ledgerctl', ...args], {
