@@ -55,7 +55,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
     return503OnClosing: false,
     exposeHeadRoutes: false,
     clientErrorHandler: clientErrorHandler(config.headerBytesMax),
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
+    // allowUnionTypes: some fields are one of several JSON types (a grant subject is an object or "delegated_accounts").
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false, allowUnionTypes: true } },
   });
   app.decorateRequest('actor', null);
   app.decorateRequest('bearer', null);
