@@ -6,7 +6,7 @@
  * same run on the same machine, the same figures for a bare Fastify route that does
  * nothing: the ceiling. Nothing is asserted.
  *
- *   npm run build && node dist/bench/http.js [--connections 64] [--seconds 10] [--accounts 1000]
+ *   npm run build && node dist/bench/http.js [--profile-dir DIR] [--connections 64] [--seconds 10] [--accounts 1000]
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -29,6 +29,8 @@ const { values: args } = parseArgs({
     'warmup-seconds': { type: 'string', default: '2' },
     accounts: { type: 'string', default: '1000' },
     'ceiling-server': { type: 'boolean', default: false },
+    /** Write a V8 CPU profile of ledgerd here (node --cpu-prof), to see where its time goes. */
+    'profile-dir': { type: 'string' },
   },
 });
 const connections = Number(args.connections);
@@ -176,7 +178,8 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-http-'));
   const operatorKey = drawApiKey();
   await writeBook(dir, operatorKey);
-  const ledgerd = await startServer([join(repoRoot, 'bin/ledgerd'), 'serve', '--data-dir', dir, '--listen', '127.0.0.1:0', '--log-level', 'warn']);
+  const profile = args['profile-dir'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', args['profile-dir']];
+  const ledgerd = await startServer([...profile, join(repoRoot, 'bin/ledgerd'), 'serve', '--data-dir', dir, '--listen', '127.0.0.1:0', '--log-level', 'warn']);
   const events = await followDecisions(ledgerd.url, operatorKey);
   const run = await drive(ledgerd.url, operatorKey);
   const waitUntil = performance.now() + decisionWaitMs;
