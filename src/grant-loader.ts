@@ -21,7 +21,8 @@ async function loadRecords(view: ReadView, overlay: Overlay, keys: readonly stri
   missing.forEach((k, i) => overlay.records.set(k, texts[i]));
 }
 
-async function loadList(view: ReadView, overlay: Overlay, prefix: string, max: number): Promise<GrantId[]> {
+/** The ids under an index prefix, at most `max`, into the overlay's lists (once per prefix). */
+export async function loadList(view: ReadView, overlay: Overlay, prefix: string, max: number): Promise<GrantId[]> {
   const known = overlay.lists.get(prefix);
   if (known) return known;
   const ids: GrantId[] = [];

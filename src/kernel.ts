@@ -59,7 +59,7 @@ import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, PartyId
 import { loadAssets } from './assets.js';
 import { BookView, readOperation } from './queries.js';
 import { precheck, precheckNeeds } from './precheck.js';
-import { loadHeldGrants, loadParent, loadRevocation } from './grant-loader.js';
+import { loadHeldGrants, loadList, loadParent, loadRevocation } from './grant-loader.js';
 import { cseqOfRef } from './ids.js';
 import { partyPrefix } from './decide-parties.js';
 import { resolveToken } from './credentials.js';
@@ -148,7 +148,6 @@ interface ClientKeyRecord {
 }
 
 const retryAfterWriteFailureMs = 1000;
-
 
 export class Kernel {
   readonly principals: Principals;
@@ -723,7 +722,7 @@ export class Kernel {
           break;
         case 'register_party':
           for (const principal of c.principals) identityIds.add(principal);
-          if (!overlay.lists.has(partyPrefix)) overlay.lists.set(partyPrefix, await this.listKeys(partyPrefix, bounds.integratingPartiesMax));
+          await loadList(this.store, overlay, partyPrefix, bounds.integratingPartiesMax);
           break;
       }
     }
@@ -763,13 +762,6 @@ export class Kernel {
       default:
         return;
     }
-  }
-
-  /** The ids under an index prefix, at most `max` (the bound the decision checks). */
-  private async listKeys(prefix: string, max: number): Promise<GrantId[]> {
-    const ids: GrantId[] = [];
-    for await (const [key] of this.store.entries({ gte: prefix, lt: prefixEnd(prefix), limit: max })) ids.push(key.slice(prefix.length) as GrantId);
-    return ids;
   }
 
   private async load<T extends Account | Balance | Identity>(into: Map<string, T | undefined>, storeKeys: readonly string[], decode: (text: string) => T): Promise<void> {
