@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { challengeView, issueChallenge } from '../../src/auth/challenges.js';
 import { challengeBytesMin, tokenBytesMin } from '../../src/auth/constants.js';
 import { type SessionView, drawSession, sessionView } from '../../src/auth/keys.js';
-import { type PasskeyAssertion, type RelyingParty, ceremonyChallenge, parsePasskeyAssertion, verifyPasskeyAssertion } from '../../src/auth/webauthn.js';
+import { type PasskeyAssertion, type RelyingParty, ceremonyChallenge, decoyPasskeyKey, parsePasskeyAssertion, verifyPasskeyAssertion } from '../../src/auth/webauthn.js';
 import { type Refusal, refusal, refuse } from '../../src/errors.js';
 import { type CredentialId, parseCredentialId, parseIdentityId } from '../../src/values.js';
 import { callerOf } from '../http/auth.js';
@@ -46,16 +46,19 @@ const signInRefused = 'the passkey sign-in failed: the credential is unknown, or
 
 export function authRoutes(app: FastifyInstance, { kernel, config, clock }: RouteContext): void {
   const rp = relyingPartyOf(config);
+  const decoy = decoyPasskeyKey();
 
   /** Verifies a sign-in, has the kernel decide it, and gives the session, or why not. */
   async function signIn(assertion: PasskeyAssertion, id: CredentialId): Promise<SessionView | Refusal> {
     const stored = await kernel.credential(id);
-    if (stored === undefined || stored.scheme !== 'webauthn-es256' || stored.verifier === null || stored.webauthnId === null) {
-      return refusal('ERR-CredentialInvalid', 'no passkey credential by that id');
-    }
+    const known = stored !== undefined && stored.scheme === 'webauthn-es256' && stored.verifier !== null && stored.webauthnId !== null;
     const challenge = ceremonyChallenge(assertion.client_data_json);
     if (typeof challenge !== 'string') return challenge;
-    const verified = await verifyPasskeyAssertion(assertion, { challenge, rp, stored: { rawId: stored.webauthnId, publicKey: stored.verifier, counter: stored.counter } });
+    // An unknown credential is verified against the decoy (its id made to match, so the
+    // signature check runs): the refusal then takes as long as for a known one.
+    const key = known ? { rawId: stored.webauthnId!, publicKey: stored.verifier!, counter: stored.counter } : { ...decoy, rawId: assertion.raw_id };
+    const verified = await verifyPasskeyAssertion(assertion, { challenge, rp, stored: key });
+    if (!known) return refusal('ERR-CredentialInvalid', 'no passkey credential by that id');
     if ('error' in verified) return verified;
     const session = drawSession({
       randomBytes: randomBytes(tokenBytesMin),

@@ -17,7 +17,8 @@
  * that records the outcome.
  */
 import { verifyAuthenticationResponse, verifyRegistrationResponse } from '@simplewebauthn/server';
-import { isoBase64URL } from '@simplewebauthn/server/helpers';
+import { generateKeyPairSync } from 'node:crypto';
+import { isoBase64URL, isoCBOR } from '@simplewebauthn/server/helpers';
 import { type Refusal, refusal, refuse } from '../errors.js';
 import { isChallengeText } from './challenges.js';
 import { webauthnFieldLengthMax } from './constants.js';
@@ -177,4 +178,24 @@ export async function verifyPasskeyAssertion(
   } catch (error) {
     return invalid('assertion', error);
   }
+}
+
+/**
+ * A passkey no authenticator holds: sign-in for an unknown credential verifies the
+ * assertion against it, so it does the same work as for a known one before it is
+ * refused, and the answer's timing does not tell which credentials exist.
+ */
+export function decoyPasskeyKey(): PasskeyKey {
+  const jwk = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' });
+  // COSE_Key (RFC 9053): kty EC2, alg ES256, crv P-256, x, y.
+  const cose = isoCBOR.encode(
+    new Map<number, number | Uint8Array>([
+      [1, 2],
+      [3, coseAlgEs256],
+      [-1, 1],
+      [-2, Buffer.from(jwk.x!, 'base64url')],
+      [-3, Buffer.from(jwk.y!, 'base64url')],
+    ]),
+  );
+  return { rawId: 'decoy', publicKey: isoBase64URL.fromBuffer(cose), counter: 0 };
 }

@@ -4,6 +4,7 @@ import type { Refusal } from '../../src/errors.js';
 import {
   type PasskeyKey,
   ceremonyChallenge,
+  decoyPasskeyKey,
   defaultRelyingParty as rp,
   parsePasskeyAssertion,
   parsePasskeyRegistration,
@@ -103,6 +104,18 @@ describe('passkey assertion', () => {
     const c = challenge();
     const { body, expected } = make(auth, c);
     expect(await verifyPasskeyAssertion(body, { challenge: expected, rp, stored })).toMatchObject({ error: 'ERR-CredentialInvalid', description: expect.stringContaining(why) });
+  });
+
+  it('checks an assertion against the decoy key as far as its signature (equal work for unknown credentials)', async () => {
+    const auth = new SoftwareAuthenticator();
+    await registered(auth);
+    const c = challenge();
+    const body = auth.assert(c);
+    // Refused by the signature check itself: the decoy parsed as a COSE key and was used.
+    expect(await verifyPasskeyAssertion(body, { challenge: c, rp, stored: { ...decoyPasskeyKey(), rawId: body.raw_id } })).toMatchObject({
+      error: 'ERR-CredentialInvalid',
+      description: expect.stringContaining('does not verify'),
+    });
   });
 
   it('refuses an assertion signed by another authenticator reusing the credential id', async () => {
