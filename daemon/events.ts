@@ -13,7 +13,7 @@ import type { Actor } from '../src/authority.js';
 import type { DecisionEvent, Kernel } from '../src/kernel.js';
 import { operationView } from '../src/views.js';
 import { stringifyWire } from '../src/wire.js';
-import { operationVisible } from './routes/operations.js';
+import { operationVisible } from '../src/authority.js';
 
 /** Stored events read per step of a replay. */
 const replayPageEvents = 1000;

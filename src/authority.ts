@@ -2,7 +2,7 @@
  * Who may act on what. The kernel asks this module for the authority a caller holds
  * over an account; the answer is recorded on every posting the act makes.
  */
-import type { Account, Authority, AuthorityKind } from './model.js';
+import type { Account, Authority, AuthorityKind, Operation } from './model.js';
 import type { AccountId, CredentialId, IdentityId } from './values.js';
 
 /** The caller as authenticated at the edge: who, with which credential, for whom. */
@@ -58,4 +58,31 @@ export function actingAuthority(actor: Actor, principals: Principals, owner: Ide
 export function reaches(actor: Actor, account: Account, principals: Principals): boolean {
   // A scoped credential reaches nothing outside its scope, whoever it belongs to.
   return inScope(actor, account.id) && (actor.principal === account.owner || actor.principal === principals.operator || actor.principal === principals.identities);
+}
+
+/** The accounts an operation moves value out of: what a credential must reach to have submitted it. */
+function debitedBy(op: Operation): readonly AccountId[] {
+  switch (op.command.type) {
+    case 'transfer':
+      return op.command.legs.map((leg) => leg.from);
+    case 'reserve':
+      return [op.command.payer];
+    default:
+      return [];
+  }
+}
+
+/**
+ * Who sees an operation (its view and its events, CONTRACT 4: whoever could have
+ * submitted it, and the operator). A scoped credential of the submitting principal
+ * sees it only if it could have submitted it too: the operation was submitted under
+ * a scope within the caller's, or every account it debits lies within the caller's.
+ */
+export function operationVisible(op: Operation, caller: Actor, principals: Principals): boolean {
+  if (caller.principal === principals.operator) return true;
+  if (caller.principal !== op.actor.principal) return false;
+  if (caller.scope === undefined || caller.scope === null) return true;
+  const submittedWithin = op.scope !== null && op.scope.every((account) => inScope(caller, account));
+  const debited = debitedBy(op);
+  return submittedWithin || (debited.length > 0 && debited.every((account) => inScope(caller, account)));
 }

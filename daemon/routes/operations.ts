@@ -1,18 +1,12 @@
 /** GET /v1/operations/{operation_reference} (CONTRACT 4): how an outcome is read. */
 import type { FastifyInstance } from 'fastify';
-import type { Actor, Principals } from '../../src/authority.js';
+import { operationVisible } from '../../src/authority.js';
 import { refuse } from '../../src/errors.js';
-import type { Operation } from '../../src/model.js';
 import { operationView } from '../../src/views.js';
 import { callerOf } from '../http/auth.js';
 import { wireReply } from '../http/replies.js';
 import { noQuery, object, operationRef, operationViewSchema, responses } from '../http/schemas.js';
 import type { RouteContext } from './context.js';
-
-/** An operation is visible to whoever submitted it and to the operator (events use the same rule). */
-export function operationVisible(op: Operation, caller: Actor, principals: Principals): boolean {
-  return op.actor.principal === caller.principal || caller.principal === principals.operator;
-}
 
 export function operationRoutes(app: FastifyInstance, { kernel }: RouteContext): void {
   app.get(

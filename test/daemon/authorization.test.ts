@@ -155,7 +155,8 @@ const rows: Row[] = [
   {
     route: 'GET /v1/operations/{operation_reference} (a transfer alice submitted)',
     call: async (k) => readOutcome(await api(k).get(`/v1/operations/${aliceTransfer}`)),
-    expect: { none: anonymous, owner: 'ok', scoped: 'ok', operator: 'ok', rest: 'ERR-UnknownOperation' },
+    // The scoped credential reaches only alice's second account: it could not have submitted a transfer out of her first.
+    expect: { none: anonymous, owner: 'ok', operator: 'ok', rest: 'ERR-UnknownOperation' },
   },
   { route: 'GET /v1/events', call: streamOutcome, expect: { none: anonymous, rest: 'ok' } },
   {
