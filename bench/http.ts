@@ -19,7 +19,8 @@ import { Pool, request } from 'undici';
 import { drawApiKey } from '../daemon/book.js';
 import { builtInPrincipals } from '../src/authority.js';
 import { principalCredentialWrites } from '../src/credentials.js';
-import { importGenesis, parseGenesis } from '../src/genesis.js';
+import { importGenesis } from '../src/genesis.js';
+import { benchAccount, fundedCustomersGenesis } from './genesis.js';
 import { LevelStore } from '../src/store/level.js';
 
 const { values: args } = parseArgs({
@@ -55,22 +56,7 @@ async function ceilingServer(): Promise<void> {
 }
 
 async function writeBook(dir: string, operatorKey: string): Promise<void> {
-  const funding = (10n ** 15n).toString();
-  const ids = Array.from({ length: accounts }, (_, i) => i);
-  const genesis = parseGenesis(
-    JSON.stringify({
-      assets: [{ id: 'USD', kind: 'fiat', precision: 2 }],
-      identities: ids.map((i) => `did:ledger:id:b${i}`),
-      accounts: [
-        { account: 'did:ledger:acct:treasury-USD', owner: 'did:ledger:id:operator', kind: 'treasury', treasury_limits: { USD: (10n ** 15n * BigInt(accounts)).toString() } },
-        ...ids.map((i) => ({ account: `did:ledger:acct:b${i}`, owner: `did:ledger:id:b${i}`, kind: 'customer' })),
-      ],
-      openings: ids.flatMap((i) => [
-        { account: `did:ledger:acct:b${i}`, asset: 'USD', amount: funding, direction: 'credit' },
-        { account: 'did:ledger:acct:treasury-USD', asset: 'USD', amount: funding, direction: 'debit' },
-      ]),
-    }),
-  );
+  const genesis = fundedCustomersGenesis(accounts, 10n ** 15n);
   const store = await LevelStore.open(join(dir, 'book'));
   try {
     await importGenesis(store, genesis, Date.now(), principalCredentialWrites(builtInPrincipals, { operator: operatorKey, identities: drawApiKey() }, Date.now()));
@@ -148,7 +134,7 @@ async function drive(url: string, token: string): Promise<Run> {
       const n = ++counter;
       const from = n % accounts;
       const to = (from + 1 + (n % (accounts - 1))) % accounts;
-      const body = JSON.stringify({ legs: [{ amount: '1', asset: 'USD', from: `did:ledger:acct:b${from}`, to: `did:ledger:acct:b${to}` }], reference: n });
+      const body = JSON.stringify({ legs: [{ amount: '1', asset: 'USD', from: benchAccount(from), to: benchAccount(to) }], reference: n });
       const t0 = performance.now();
       const res = await pool.request({ method: 'POST', path: '/v1/transfers', headers, body });
       const text = await res.body.text();

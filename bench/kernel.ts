@@ -11,13 +11,14 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { builtInPrincipals } from '../src/authority.js';
-import { parseGenesis, importGenesis } from '../src/genesis.js';
+import { importGenesis } from '../src/genesis.js';
+import { benchAccount, fundedCustomersGenesis } from './genesis.js';
 import { sequentialIds } from '../src/ids.js';
 import { Refused } from '../src/errors.js';
 import { Kernel, type Submission } from '../src/kernel.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LevelStore } from '../src/store/level.js';
-import type { AccountId, AssetSymbol, CredentialId, IdentityId } from '../src/values.js';
+import type { AssetSymbol, CredentialId, IdentityId } from '../src/values.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -38,27 +39,13 @@ const sync = !args['no-sync'];
 const retryPauseMs = 5;
 
 const usd = 'USD' as AssetSymbol;
-const account = (i: number) => `did:ledger:acct:b${i}` as AccountId;
+const account = benchAccount;
 const operator = { principal: builtInPrincipals.operator, credential: 'did:ledger:cred:operator' as CredentialId, onBehalfOf: null };
 
 async function openBook(customers: number, fundingMinor: bigint) {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-'));
   const store = await LevelStore.open(dir);
-  const ids = Array.from({ length: customers }, (_, i) => i);
-  const genesis = parseGenesis(
-    JSON.stringify({
-      assets: [{ id: 'USD', kind: 'fiat', precision: 2 }],
-      identities: ids.map((i) => `did:ledger:id:b${i}`),
-      accounts: [
-        { account: 'did:ledger:acct:treasury-USD', owner: 'did:ledger:id:operator', kind: 'treasury', treasury_limits: { USD: (fundingMinor * BigInt(customers)).toString() } },
-        ...ids.map((i) => ({ account: account(i), owner: `did:ledger:id:b${i}`, kind: 'customer' })),
-      ],
-      openings: fundingMinor === 0n ? [] : ids.flatMap((i) => [
-        { account: account(i), asset: 'USD', amount: fundingMinor.toString(), direction: 'credit' },
-        { account: 'did:ledger:acct:treasury-USD', asset: 'USD', amount: fundingMinor.toString(), direction: 'debit' },
-      ]),
-    }),
-  );
+  const genesis = fundedCustomersGenesis(customers, fundingMinor);
   await importGenesis(store, genesis, Date.now());
   const kernel = await Kernel.open({ store, clock: Date.now, ids: sequentialIds, sync, onFatal: (e) => { throw e; } });
   return { kernel, dir };
