@@ -2,6 +2,7 @@
  * Who may act on what. The kernel asks this module for the authority a caller holds
  * over an account; the answer is recorded on every posting the act makes.
  */
+import { type Refusal, refusal } from './errors.js';
 import type { Account, Authority, AuthorityKind, Operation } from './model.js';
 import type { AccountId, CredentialId, IdentityId } from './values.js';
 
@@ -85,4 +86,14 @@ export function operationVisible(op: Operation, caller: Actor, principals: Princ
   const submittedWithin = op.scope !== null && op.scope.every((account) => inScope(caller, account));
   const debited = debitedBy(op);
   return submittedWithin || (debited.length > 0 && debited.every((account) => inScope(caller, account)));
+}
+
+/**
+ * The refusal for an account the caller cannot see: unknown and unreachable answer
+ * alike, so only the operator learns that an account does not exist.
+ */
+export function unreachableAccount(actor: Actor, id: AccountId, principals: Principals): Refusal {
+  return actor.principal === principals.operator
+    ? refusal('ERR-UnknownAccount', `account ${id} is unknown`)
+    : refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers account ${id}`);
 }

@@ -6,7 +6,7 @@
  */
 import { accountsPerIdentityMax } from './constants.js';
 import { type Refusal, refusal } from './errors.js';
-import { type Actor, type Principals, actingAuthority, reaches } from './authority.js';
+import { type Actor, type Principals, actingAuthority, unreachableAccount } from './authority.js';
 import { mayFinish } from './precheck.js';
 import type {
   Account,
@@ -109,14 +109,10 @@ function movable(reads: Reads, symbol: AssetSymbol): Refusal | null {
   return null;
 }
 
-/** An account the caller may name: unknown and unreachable answer the same, so nothing leaks. */
-function open(reads: Reads, id: AccountId, actor: Actor, principals: Principals, needReach: boolean): Account | Refusal {
+/** An account a command names, open for movements. */
+function open(reads: Reads, id: AccountId, actor: Actor, principals: Principals): Account | Refusal {
   const account = reads.account(id);
-  if (account === undefined || (needReach && !reaches(actor, account, principals))) {
-    return actor.principal === principals.operator
-      ? refusal('ERR-UnknownAccount', `account ${id} is unknown`)
-      : refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers account ${id}`);
-  }
+  if (account === undefined) return unreachableAccount(actor, id, principals);
   if (account.status === 'closed') return refusal('ERR-AccountClosed', `account ${id} is closed`);
   return account;
 }
@@ -163,9 +159,9 @@ function decideTransfer(cmd: Extract<Command, { type: 'transfer' }>, actor: Acto
   for (const [i, leg] of cmd.legs.entries()) {
     const assetRefusal = movable(reads, leg.asset);
     if (assetRefusal) return reject(assetRefusal);
-    const from = open(reads, leg.from, actor, input.principals, false);
+    const from = open(reads, leg.from, actor, input.principals);
     if (isRefusal(from)) return reject(from);
-    const to = open(reads, leg.to, actor, input.principals, false);
+    const to = open(reads, leg.to, actor, input.principals);
     if (isRefusal(to)) return reject(to);
     const auth = debitAuthority(actor, { op: 'transfer', account: from, asset: leg.asset, counterparty: leg.to, amountMinor: leg.amountMinor, atMs: input.atMs }, reads, input.principals, staged);
     if (isRefusal(auth)) return reject(auth);
@@ -182,7 +178,7 @@ function decideTransfer(cmd: Extract<Command, { type: 'transfer' }>, actor: Acto
 function decideReserve(cmd: Extract<Command, { type: 'reserve' }>, actor: Actor, reads: Reads, input: DecisionInput): Decision {
   const assetRefusal = movable(reads, cmd.asset);
   if (assetRefusal) return reject(assetRefusal);
-  const payer = open(reads, cmd.payer, actor, input.principals, false);
+  const payer = open(reads, cmd.payer, actor, input.principals);
   if (isRefusal(payer)) return reject(payer);
   const staged = new Map<GrantId, WindowUsage>();
   const auth = debitAuthority(actor, { op: 'reserve', account: payer, asset: cmd.asset, counterparty: null, amountMinor: cmd.amountMinor, atMs: input.atMs }, reads, input.principals, staged);
@@ -215,7 +211,7 @@ function decideCapture(cmd: Extract<Command, { type: 'capture' }>, actor: Actor,
   const { hold, op } = held;
   if (input.atMs >= hold.deadlineMs) return reject(refusal('ERR-OperationTerminal', `reservation ${cmd.reservation} reached its deadline`));
   if (cmd.to === hold.payer) return reject(refusal('ERR-UnsupportedLeg', 'a capture to the payer itself is a release'));
-  const to = open(reads, cmd.to, actor, input.principals, false);
+  const to = open(reads, cmd.to, actor, input.principals);
   if (isRefusal(to)) return reject(to);
   const amountMinor = cmd.amountMinor ?? hold.amountMinor;
   if (amountMinor > hold.amountMinor) {

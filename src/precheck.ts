@@ -4,7 +4,7 @@
  * left to it; what the caller could never be allowed is refused now, storing nothing.
  * Synchronous over reads the intake prefetched, like the decisions themselves.
  */
-import { type Actor, type Principals, inScope } from './authority.js';
+import { type Actor, type Principals, inScope, unreachableAccount } from './authority.js';
 import { type GrantReads, type GrantUseRequest, debitAuthority, decideIssueGrant, decideRevokeGrant, heldGrantPrefix } from './decide-grants.js';
 import { transferLegsMax } from './constants.js';
 import { type Refusal, refusal } from './errors.js';
@@ -47,7 +47,7 @@ const notAuthorisedOver = (what: string) => refusal('ERR-NotAuthorised', `the in
 function mayDebit(actor: Actor, use: Omit<GrantUseRequest, 'account'> & { account: AccountId }, reads: PrecheckReads, principals: Principals): Refusal | null {
   const account = reads.account(use.account);
   // Only the operator may learn that an account does not exist.
-  if (account === undefined) return actor.principal === principals.operator ? refusal('ERR-UnknownAccount', `account ${use.account} is unknown`) : notAuthorisedOver(`account ${use.account}`);
+  if (account === undefined) return unreachableAccount(actor, use.account, principals);
   const authority = debitAuthority(actor, { ...use, account }, reads, principals, new Map());
   return 'error' in authority ? authority : null;
 }

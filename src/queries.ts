@@ -5,7 +5,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { assert } from './assert.js';
-import { type Actor, type Principals, inScope, reaches } from './authority.js';
+import { type Actor, type Principals, inScope, reaches, unreachableAccount } from './authority.js';
 import type { Grant } from './auth/grants.js';
 import { type Party, partyPrefix } from './decide-parties.js';
 import { grantCoversAccount, grantsOver, holdsLiveGrantOver } from './grant-queries.js';
@@ -109,8 +109,8 @@ export class BookView {
 
   /** Unknown and unreachable give the same refusal: only the operator learns that an account does not exist. */
   private unreachable(actor: Actor, id: AccountId): never {
-    if (actor.principal === this.principals.operator) refuse('ERR-UnknownAccount', `account ${id} is unknown`);
-    refuse('ERR-NotAuthorised', `the initiating principal holds no authority that covers account ${id}`);
+    const r = unreachableAccount(actor, id, this.principals);
+    refuse(r.error, r.description);
   }
 
   /** An account the actor reaches; unknown and unreachable give the same refusal. */
