@@ -1,11 +1,16 @@
 /**
  * Defects of the edge found by attacking the running daemon (issue 9), each through a
- * real ledgerd: client keys bound to who acts.
+ * real ledgerd: client keys bound to who acts; refusals the framework or Node make
+ * before a route runs.
  */
+import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { client, decided, refusalOf, useDaemon } from './support.js';
+import { httpStatus } from '../../daemon/http/status.js';
+import type { ErrorCode } from '../../src/errors.js';
+import { type Reply, client, decided, refusalOf, useDaemon } from './support.js';
 
-const shared = useDaemon({ alice: 1_000n, bob: 1_000n });
+const requestTimeoutMs = 1_000;
+const shared = useDaemon({ alice: 1_000n, bob: 1_000n }, { requestTimeoutMs });
 const identities = shared.as('identities');
 const asAlice = shared.as('alice');
 const alice = 'did:ledger:id:alice';
@@ -53,5 +58,97 @@ describe('client keys are bound to the identity acted for, and to the scope', ()
     const first = await asAlice.post('/v1/credentials', apiKeyBody, undefined, { 'client-key': key });
     expect([200, 202]).toContain(first.status);
     expect(refusalOf(await asScoped.post('/v1/credentials', apiKeyBody, undefined, { 'client-key': key }))).toEqual({ status: 409, error: 'ERR-ClientKeyReused' });
+  });
+});
+
+/** Writes `bytes` on a fresh connection (optionally pausing before `rest`) and resolves with all that comes back. */
+function rawHttp(bytes: string, rest?: { afterMs: number; bytes: string }): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(shared.daemon.port, '127.0.0.1');
+    let data = '';
+    socket.on('data', (chunk) => (data += chunk.toString()));
+    socket.on('close', () => resolve(data));
+    socket.on('error', reject);
+    socket.write(bytes);
+    if (rest) setTimeout(() => socket.writable && socket.write(rest.bytes), rest.afterMs);
+  });
+}
+
+/** The one refusal a raw response holds: its status line and `{error, description}` body. */
+function rawRefusal(response: string): { status: number; error: string } {
+  const head = /^HTTP\/1\.1 (\d{3}) /.exec(response);
+  expect(head, response).not.toBeNull();
+  const body = JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>;
+  expect(Object.keys(body).sort()).toEqual(['description', 'error']);
+  expect(response.match(/HTTP\/1\.1 /g)).toHaveLength(1);
+  return { status: Number(head![1]), error: body.error as string };
+}
+
+/** A refusal in the spec's shape with the status CONTRACT 6 gives its code. */
+function wellFormedRefusal(r: Reply, what: string): { status: number; error: string } {
+  const got = refusalOf(r);
+  expect(got.status, `${what}: ${r.text}`).toBe(httpStatus(got.error as ErrorCode));
+  return got;
+}
+
+describe('refusals made before a route runs', () => {
+  const malformed = { status: 400, error: 'ERR-MalformedCommand' };
+
+  it('answers every route with a path parameter in the refusal shape, whatever the parameter: too long, badly encoded', async () => {
+    const doc = (await shared.as('operator').get('/v1/openapi.json', null)).body as { paths: Record<string, Record<string, unknown>> };
+    const routes = Object.entries(doc.paths).flatMap(([path, methods]) => (path.includes('{') ? Object.keys(methods).map((m) => [m.toUpperCase(), path] as const) : []));
+    expect(routes.length).toBeGreaterThanOrEqual(6);
+    const api = shared.as('operator');
+    for (const [method, path] of routes) {
+      const at = (value: string) => path.replace(/\{[^}]+\}/g, value);
+      const send = (value: string) => api.raw(method, at(value), { body: method === 'POST' ? '{}' : undefined, headers: { authorization: `Bearer ${shared.keys.operator}`, ...(method === 'POST' ? { 'content-type': 'application/json' } : {}) } });
+      for (const value of ['a'.repeat(101), 'a'.repeat(129), 'did:ledger:acct:' + 'x'.repeat(2000), '%zz', '%E0%A4%A', '%00']) {
+        const r = await send(value);
+        const got = wellFormedRefusal(r, `${method} ${path} with ${value.slice(0, 20)}… (${value.length})`);
+        if (value.length > 128 || value.startsWith('%E0') || value === '%zz') expect(got, `${method} ${path}`).toEqual(malformed);
+      }
+      // Without a bearer too: the router's refusal comes first, in the same shape.
+      expect(refusalOf(await api.raw(method, at('b'.repeat(300)), {}))).toEqual(malformed);
+    }
+  });
+
+  it('answers a request not received whole within requestTimeoutMs with ERR-MalformedCommand, not a bare 408', async () => {
+    const started = Date.now();
+    const partial = `POST /v1/transfers HTTP/1.1\r\nHost: x\r\nauthorization: Bearer ${shared.keys.operator}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"legs"`;
+    expect(rawRefusal(await rawHttp(partial))).toEqual(malformed);
+    // Node checks once a second; the default headers timeout (60 s) no longer caps a shorter bound.
+    expect(Date.now() - started).toBeLessThan(requestTimeoutMs + 3_000);
+    const headersOnly = 'GET /v1/health HTTP/1.1\r\nHost: x\r\n';
+    expect(rawRefusal(await rawHttp(headersOnly))).toEqual(malformed);
+  });
+
+  it('answers a refusal sent before the body arrived once, and closes the connection', async () => {
+    const unauthenticated = 'POST /v1/transfers HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"legs"';
+    const response = await rawHttp(unauthenticated, { afterMs: requestTimeoutMs + 1_500, bytes: 'x'.repeat(93) });
+    expect(rawRefusal(response)).toEqual({ status: 401, error: 'ERR-CredentialInvalid' });
+  });
+
+  it('answers an Expect header it cannot meet with ERR-MalformedCommand, not a bare 417', async () => {
+    const request = `POST /v1/transfers HTTP/1.1\r\nHost: x\r\nauthorization: Bearer ${shared.keys.operator}\r\ncontent-type: application/json\r\nexpect: the-unexpected\r\ncontent-length: 2\r\n\r\n{}`;
+    expect(rawRefusal(await rawHttp(request))).toEqual(malformed);
+  });
+
+  it('answers bad encoding in the query, malformed JSON and a wrong content type in the refusal shape', async () => {
+    const api = shared.as('operator');
+    expect(refusalOf(await api.get('/v1/health?%zz=1', null))).toEqual(malformed);
+    expect(refusalOf(await api.post('/v1/transfers', '{"legs":'))).toEqual(malformed);
+    expect(refusalOf(await api.raw('POST', '/v1/transfers', { body: '{}', headers: { authorization: `Bearer ${shared.keys.operator}`, 'content-type': 'text/plain' } }))).toEqual(malformed);
+    expect(refusalOf(await api.raw('PATCH', '/v1/operations/op_1', { headers: { authorization: `Bearer ${shared.keys.operator}` } }))).toEqual(malformed);
+  });
+
+  it('lists the refusals made before a route runs in the OpenAPI document, on every operation', async () => {
+    const doc = (await shared.as('operator').get('/v1/openapi.json', null)).body as { paths: Record<string, Record<string, { responses: Record<string, { description: string }>; parameters: { in: string; schema: { maxLength?: number } }[] }>> };
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        expect(operation.responses['400']?.description, `${method} ${path}`).toMatch(/path parameter over 128 characters.*percent-encoded.*requestTimeoutMs/);
+        expect(operation.responses['503'], `${method} ${path}`).toBeDefined();
+        for (const p of operation.parameters.filter((p) => p.in === 'path')) expect(p.schema.maxLength).toBeLessThanOrEqual(128);
+      }
+    }
   });
 });
