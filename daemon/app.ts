@@ -66,7 +66,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     exposeHeadRoutes: false,
     clientErrorHandler: clientErrorHandler(config),
     // Refusals of the router itself (a path parameter too long, bad percent-encoding) in the refusal shape.
-    maxParamLength: pathParamLengthMax,
+    routerOptions: { maxParamLength: pathParamLengthMax },
     frameworkErrors: (error, _request, reply) => sendRefusal(reply.header('x-request-id', reply.request.id), frameworkRefusal(error), config.retryAfterSeconds),
     // allowUnionTypes: some fields are one of several JSON types (a grant subject is an object or "delegated_accounts").
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false, allowUnionTypes: true } },

@@ -13,6 +13,7 @@ import { builtInPrincipals } from '../src/authority.js';
 import { principalCredentialWrites } from '../src/credentials.js';
 import { type Genesis, importGenesis } from '../src/genesis.js';
 import { LevelStore } from '../src/store/level.js';
+import { dataDirFailure } from './failures.js';
 
 /** Random bytes in each API key drawn at init (CONTRACT 5: at least 32). */
 const apiKeyBytes = 32;
@@ -70,6 +71,24 @@ export async function initBook(dataDir: string, genesis: Genesis, nowMs: number)
   await rename(building, paths.book);
 }
 
-export function openBookStore(dataDir: string): Promise<LevelStore> {
-  return LevelStore.open(bookPaths(dataDir).book, { createIfMissing: false });
+/**
+ * Creates the data dir, or makes a pre-existing one 0700: it holds the book and the
+ * secrets, so no other user may list or read it whatever the umask or its history.
+ */
+export async function prepareDataDir(dataDir: string): Promise<void> {
+  try {
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    await chmod(dataDir, 0o700);
+  } catch (error) {
+    throw dataDirFailure(dataDir, error);
+  }
+}
+
+/** Opens the book; a book another ledgerd holds open (LevelDB's lock) is a start-up failure naming that. */
+export async function openBookStore(dataDir: string): Promise<LevelStore> {
+  try {
+    return await LevelStore.open(bookPaths(dataDir).book, { createIfMissing: false });
+  } catch (error) {
+    throw dataDirFailure(dataDir, error);
+  }
 }

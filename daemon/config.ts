@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fsReason } from './failures.js';
 import { sessionLifetimeDefaultMs, sessionLifetimeMaxMs } from '../src/auth/constants.js';
 import { backlogCommandsMax, cacheEntriesDefault, cacheEntriesMin, deadlineHorizonMaxMs, reservationDeadlineDefaultMs, transferDeadlineDefaultMs } from '../src/constants.js';
 
@@ -98,8 +99,10 @@ function readIfPresent(path: string): string | null {
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
+    // Absent (a data dir not yet made, or not a directory, has no ledgerd.json; the data dir's own check speaks for it).
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    throw new ConfigError(`cannot read config file ${path}: ${fsReason(error)}`);
   }
 }
 

@@ -7,10 +7,12 @@ import { defaultGenesis } from '../src/genesis.js';
 import { saltedIds } from '../src/ids.js';
 import { Kernel } from '../src/kernel.js';
 import { buildApp, loggerOptions } from './app.js';
-import { hasBook, initBook, openBookStore } from './book.js';
+import { hasBook, initBook, openBookStore, prepareDataDir } from './book.js';
+import { listenFailure } from './failures.js';
 import type { Config } from './config.js';
 
 export async function serve(config: Config, version: string): Promise<void> {
+  await prepareDataDir(config.dataDir);
   if (!hasBook(config.dataDir)) {
     await initBook(config.dataDir, defaultGenesis(), Date.now());
     process.stderr.write(`ledgerd: created a book with the embedded defaults in ${config.dataDir} (API keys in operator.key and identities.key there)\n`);
@@ -49,7 +51,14 @@ export async function serve(config: Config, version: string): Promise<void> {
   process.once('SIGTERM', () => void stop(0));
   process.once('SIGINT', () => void stop(0));
 
-  await app.listen({ host: config.listen.host, port: config.listen.port });
+  try {
+    await app.listen({ host: config.listen.host, port: config.listen.port });
+  } catch (error) {
+    // Nothing was served: close what was opened, then fail with the reason.
+    await app.close();
+    await kernel.close();
+    throw listenFailure(`${config.listen.host}:${config.listen.port}`, error);
+  }
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;

@@ -58,7 +58,7 @@ describe('ledgerd init', () => {
     expect(Buffer.from(operatorKey.replace(/^ledger_/, ''), 'base64url').length).toBeGreaterThanOrEqual(32);
     expect(first.stdout).not.toContain(operatorKey);
     const again = await ledgerdCli(['init', '--data-dir', dir]);
-    expect(again.code).toBe(1);
+    expect(again.code).toBe(4);
     expect(again.stderr).toContain('already holds a book');
   });
 
@@ -67,7 +67,7 @@ describe('ledgerd init', () => {
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, JSON.stringify({ assets: [{ id: 'USD', kind: 'fiat', precision: 2 }], accounts: [{ account: 'nope', owner: 'did:ledger:id:operator', kind: 'customer' }] }));
     const refused = await ledgerdCli(['init', '--data-dir', join(dir, 'b'), '--genesis', bad]);
-    expect(refused.code).toBe(1);
+    expect(refused.code).toBe(3);
     expect(refused.stderr).toContain('accounts[0]');
     expect(existsSync(join(dir, 'b', 'book'))).toBe(false);
 
@@ -120,7 +120,7 @@ describe('ledgerd serve', () => {
   it('takes its data dir and address from the environment when no flag is given', async () => {
     const dir = join(newDir(), 'from-env');
     const child = spawnSync(process.execPath, [ledgerd, 'serve'], { env: { ...process.env, LEDGERD_DATA_DIR: dir, LEDGERD_LISTEN: '127.0.0.1:bad' }, encoding: 'utf8' });
-    expect(child.status).toBe(1);
+    expect(child.status).toBe(3);
     expect(child.stderr).toContain('listen must be HOST:PORT');
   });
 
@@ -196,7 +196,7 @@ describe('ledgerd serve', () => {
     }
     writeFileSync(join(dir, 'ledgerd.json'), JSON.stringify({ colour: 'blue' }));
     const refused = spawnSync(process.execPath, [ledgerd, 'serve', '--data-dir', dir], { encoding: 'utf8' });
-    expect(refused.status).toBe(1);
+    expect(refused.status).toBe(3);
     expect(refused.stderr).toContain('unknown setting colour');
   });
 
