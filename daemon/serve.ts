@@ -4,10 +4,10 @@
  * finishes in-flight requests and decisions, closes the store and exits 0.
  */
 import { defaultGenesis } from '../src/genesis.js';
-import { saltedIds } from '../src/ids.js';
+import { keyedIds } from '../src/ids.js';
 import { Kernel } from '../src/kernel.js';
 import { buildApp, loggerOptions } from './app.js';
-import { hasBook, initBook, openBookStore, prepareDataDir } from './book.js';
+import { daemonKeys, hasBook, initBook, openBookStore, prepareDataDir } from './book.js';
 import { listenFailure } from './failures.js';
 import type { Config } from './config.js';
 
@@ -18,12 +18,13 @@ export async function serve(config: Config, version: string): Promise<void> {
     process.stderr.write(`ledgerd: created a book with the embedded defaults in ${config.dataDir} (API keys in operator.key and identities.key there)\n`);
   }
   const store = await openBookStore(config.dataDir);
+  const secrets = await daemonKeys(config.dataDir);
   const clock = Date.now;
   let stopping: Promise<void> | null = null;
   const kernel = await Kernel.open({
     store,
     clock,
-    ids: saltedIds(),
+    ids: keyedIds(secrets.ids),
     cacheEntries: config.cacheEntries,
     backlogMax: config.backlogMax,
     // A broken invariant: stop deciding, shut down, and let the supervisor restart us.

@@ -60,13 +60,14 @@ import { loadAssets } from './assets.js';
 import { BookView, readOperation } from './queries.js';
 import { precheck, precheckNeeds } from './precheck.js';
 import { loadHeldGrants, loadList, loadParent, loadRevocation } from './grant-loader.js';
-import { cseqOfRef } from './ids.js';
 import { partyPrefix } from './decide-parties.js';
 import { resolveToken } from './credentials.js';
 
 export interface IdSource {
   /** The opaque reference of the operation submitted as command `cseq`. */
   operationRef(cseq: number): string;
+  /** The command sequence number an operation reference was drawn for, or null when none was. */
+  cseqOf(ref: string): number | null;
   /** The id of the account opened by command `cseq`. */
   accountId(cseq: number): AccountId;
   /** The id of the identity created by command `cseq`. */
@@ -324,7 +325,7 @@ export class Kernel {
   private accept(item: Intake): PendingSubmission {
     const cseq = this.nextCseq++;
     const ref = this.ids.operationRef(cseq);
-    assert(cseqOfRef(ref) === cseq, 'operation references carry their command sequence number');
+    assert(this.ids.cseqOf(ref) === cseq, 'an operation reference leads back to its command');
     const { sub } = item;
     const op: Operation = {
       ref,
@@ -871,7 +872,7 @@ export class Kernel {
   // ---------------------------------------------------------------- reads
 
   async operation(ref: string): Promise<Operation | undefined> {
-    return readOperation(this.store, ref);
+    return readOperation(this.store, ref, this.ids.cseqOf);
   }
 
   /** The caller a bearer token authenticates, or null (missing, unknown, expired). */
@@ -888,7 +889,7 @@ export class Kernel {
   openView(): Promise<BookView> {
     // Read the floor and take the snapshot in the same tick, so no round slips between.
     const floorMs = this.decisionTimeFloorMs;
-    return BookView.open(this.store.snapshot(), this.assets, this.principals, floorMs);
+    return BookView.open(this.store.snapshot(), this.assets, this.principals, floorMs, this.ids.cseqOf);
   }
 
   get assetList(): readonly Asset[] {

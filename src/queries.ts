@@ -22,7 +22,6 @@ import {
   seqHex,
 } from './codec.js';
 import { assetsMax, integratingPartiesMax, movementsMergeMax, movementsScanMax, statementMovementsMax } from './constants.js';
-import { cseqOfRef } from './ids.js';
 import { refuse } from './errors.js';
 import type { Account, Asset, Balance, Head, Operation, Posting } from './model.js';
 import { zeroBalance } from './model.js';
@@ -74,6 +73,9 @@ export interface TrialBalance {
   readonly view: number;
 }
 
+/** The command sequence number an operation reference was drawn for (IdSource.cseqOf). */
+export type CseqOf = (ref: string) => number | null;
+
 const cursorSeqHexLength = 16;
 const cursorFilterHexLength = 16;
 
@@ -86,12 +88,13 @@ export class BookView {
     private readonly principals: Principals,
     /** Decision times after this view are at least this (statement `closed`). */
     private readonly timeFloorMs: number,
+    private readonly cseqOf: CseqOf,
   ) {}
 
-  static async open(snap: Snapshot, assets: ReadonlyMap<string, Asset>, principals: Principals, timeFloorMs: number): Promise<BookView> {
+  static async open(snap: Snapshot, assets: ReadonlyMap<string, Asset>, principals: Principals, timeFloorMs: number, cseqOf: CseqOf): Promise<BookView> {
     const headText = await snap.get(keys.head);
     assert(headText !== undefined, 'a sealed book has a head');
-    return new BookView(snap, decodeHead(headText), assets, principals, timeFloorMs);
+    return new BookView(snap, decodeHead(headText), assets, principals, timeFloorMs, cseqOf);
   }
 
   get view(): number {
@@ -174,7 +177,7 @@ export class BookView {
   }
 
   operation(ref: string): Promise<Operation | undefined> {
-    return readOperation(this.snap, ref);
+    return readOperation(this.snap, ref, this.cseqOf);
   }
 
   /** Alias lookup (spec endpoint 14). */
@@ -439,10 +442,10 @@ class MergedSeqs {
  * `cmd/<cseq>`. The `cmd/` entry is read first: its deletion commits together with
  * the `op/` record, so when it is gone the decided record is already there.
  */
-export async function readOperation(view: ReadView, ref: string): Promise<Operation | undefined> {
-  const cseq = cseqOfRef(ref);
-  if (cseq === null) return undefined;
-  const pending = await view.get(keys.command(cseq));
+export async function readOperation(view: ReadView, ref: string, cseqOf: CseqOf): Promise<Operation | undefined> {
+  // A reference no command was drawn for may still name a decided operation of an older id scheme.
+  const cseq = cseqOf(ref);
+  const pending = cseq === null ? undefined : await view.get(keys.command(cseq));
   if (pending !== undefined) {
     const op = decodeOperation(pending);
     return op.ref === ref ? op : undefined;

@@ -1,13 +1,15 @@
 /**
  * Defects of the edge found by attacking the running daemon (issue 9), each through a
  * real ledgerd: client keys bound to who acts; refusals the framework or Node make
- * before a route runs.
+ * before a route runs; identifiers that reveal neither each other nor the book's size.
  */
+import { statSync } from 'node:fs';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { httpStatus } from '../../daemon/http/status.js';
 import type { ErrorCode } from '../../src/errors.js';
-import { type Reply, client, decided, refusalOf, useDaemon } from './support.js';
+import { type Client, type Reply, client, decided, refusalOf, startDaemon, useDaemon } from './support.js';
 
 const requestTimeoutMs = 1_000;
 const shared = useDaemon({ alice: 1_000n, bob: 1_000n }, { requestTimeoutMs });
@@ -149,6 +151,70 @@ describe('refusals made before a route runs', () => {
         expect(operation.responses['503'], `${method} ${path}`).toBeDefined();
         for (const p of operation.parameters.filter((p) => p.in === 'path')) expect(p.schema.maxLength).toBeLessThanOrEqual(128);
       }
+    }
+  });
+});
+
+/** Submits and waits for the decision; the completed operation's view. */
+async function completed(api: Client, path: string, body: unknown): Promise<{ ref: string; result: Record<string, string> }> {
+  const r = await api.post(path, body, undefined, { 'client-key': freshKey() });
+  expect([200, 202], r.text).toContain(r.status);
+  const view = (await decided(api, r.body.operation_reference)).body;
+  expect(view.state, JSON.stringify(view)).toBe('Completed');
+  return { ref: r.body.operation_reference, result: view.result };
+}
+
+/** Longest run of characters two texts share. */
+function longestCommonRun(a: string, b: string): number {
+  let best = 0;
+  for (let i = 0; i < a.length; i++) for (let j = 0; j < b.length; j++) {
+    let k = 0;
+    while (a[i + k] !== undefined && a[i + k] === b[j + k]) k++;
+    best = Math.max(best, k);
+  }
+  return best;
+}
+
+describe('identifiers reveal neither each other nor the book', () => {
+  it('draws ids of every kind, and operation references, that share nothing a guess could start from', async () => {
+    const operator = shared.as('operator');
+    const drawn: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const made = await completed(identities, '/v1/identities', { scheme: 'api-key' });
+      const account = await completed(operator, '/v1/accounts', { custody: 'delegated', kind: 'customer', owner: made.result.identity });
+      drawn.push(made.ref, made.result.identity!, made.result.credential!, account.ref, account.result.account!);
+    }
+    const grant = await completed(asAlice, '/v1/grants', { kind: 'delegated', principal: bob, subject: { account: 'did:ledger:acct:alice' }, ops: ['transfer'], per_operation: '5' });
+    const party = await completed(operator, '/v1/ops/integrating-parties', { principals: [bob] });
+    drawn.push(grant.ref, grant.result.grant!, party.ref, party.result.party!);
+
+    const bare = drawn.map((id) => id.replace(/^did:ledger:[a-z]+:/, '').replace(/^op_/, ''));
+    for (const id of bare) expect(id).toMatch(/^[A-Za-z0-9._-]{1,64}$/);
+    for (const ref of drawn.filter((id) => id.startsWith('op_'))) expect(ref.length).toBeLessThanOrEqual(64);
+    expect(new Set(bare).size).toBe(bare.length);
+    // A counter shows as a shared run (leading zeros, a common salt); 32 enciphered hex digits share next to none.
+    for (let i = 0; i < bare.length; i++) for (let j = i + 1; j < bare.length; j++) {
+      expect(longestCommonRun(bare[i]!, bare[j]!), `${drawn[i]} / ${drawn[j]}`).toBeLessThan(8);
+    }
+    expect(statSync(join(shared.dir, 'daemon.key')).mode & 0o777).toBe(0o600);
+  });
+
+  it('keeps finding operations by reference, and drawing fresh ids, after a restart', async () => {
+    const first = await completed(identities, '/v1/identities', { scheme: 'api-key' });
+    await shared.daemon.stop();
+    const again = await startDaemon({ dataDir: shared.dir });
+    try {
+      const api = client(again.url, shared.keys.identities);
+      const view = await api.get(`/v1/operations/${first.ref}`);
+      expect(view.status, view.text).toBe(200);
+      expect(view.body.result.identity).toBe(first.result.identity);
+      const r = await api.post('/v1/identities', { scheme: 'api-key' }, undefined, { 'client-key': freshKey() });
+      const next = (await decided(api, r.body.operation_reference)).body;
+      expect(next.state).toBe('Completed');
+      expect(next.result.identity).not.toBe(first.result.identity);
+      expect(longestCommonRun(next.operation_reference, first.ref)).toBeLessThan(12);
+    } finally {
+      expect(await again.stop()).toBe(0);
     }
   });
 });
