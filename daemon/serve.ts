@@ -25,6 +25,7 @@ export async function serve(config: Config, version: string): Promise<void> {
     store,
     clock,
     ids: keyedIds(secrets.ids),
+    challengeMacKey: secrets.challenges,
     cacheEntries: config.cacheEntries,
     backlogMax: config.backlogMax,
     // A broken invariant: stop deciding, shut down, and let the supervisor restart us.

@@ -28,7 +28,7 @@ import { moved } from './model.js';
 import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, PartyId } from './values.js';
 import type { WindowUsage } from './auth/grants.js';
 import { type GrantReads, debitAuthority, decideIssueGrant, decideRevokeGrant, grantAuthority, usageWrites } from './decide-grants.js';
-import { type AuthEffects, type RecordReads, type RecordWrite, decideCreateIdentity, decideRegisterCredential } from './decide-auth.js';
+import { type AuthEffects, type ChallengeGate, type RecordReads, type RecordWrite, decideCreateIdentity, decideRegisterCredential } from './decide-auth.js';
 import { decideRegisterParty } from './decide-parties.js';
 
 export interface Reads extends RecordReads, GrantReads {
@@ -72,6 +72,8 @@ export interface DecisionInput {
   readonly newCredentialId: CredentialId;
   readonly newGrantId: GrantId;
   readonly newPartyId: PartyId;
+  /** Taking a passkey registration's challenge (decide-auth.ts). */
+  readonly challenges: ChallengeGate;
 }
 
 const reject = (error: Refusal): Decision => ({ ok: false, state: 'Rejected', error });

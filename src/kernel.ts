@@ -34,9 +34,9 @@ import {
 } from './codec.js';
 import * as bounds from './constants.js';
 import { type Decision, type DecisionInput, type Entry, decide, decideExpiry, availableFloorMinor } from './decide.js';
-import { type DirectCommand, decideIssueChallenge, decideSignIn, recordNeeds } from './decide-auth.js';
-import { challengesOutstandingMax } from './auth/constants.js';
-import { type ChallengeRecord, challengeKey } from './auth/challenges.js';
+import { type ChallengeGate, type DirectCommand, decideSignIn, recordNeeds } from './decide-auth.js';
+import { challengeMacKeyBytes, challengesOutstandingMax } from './auth/constants.js';
+import { type ChallengePurpose, type ChallengeRecord, challengeKey, issueChallenge, openChallenge } from './auth/challenges.js';
 import { expiryHash, expiryScanEnd } from './auth/expiry.js';
 import { type Credential, credentialKey, tokenKey } from './credentials.js';
 import { type Refusal, Refused, refusal, refuse } from './errors.js';
@@ -85,6 +85,8 @@ export interface KernelOptions {
   readonly clock: () => number;
   readonly ids: IdSource;
   readonly principals?: Principals;
+  /** The key challenges are MAC'd under (the daemon's, kept in its data dir); without it no challenge verifies. */
+  readonly challengeMacKey?: Uint8Array;
   readonly cacheEntries?: number;
   readonly backlogMax?: number;
   /** fsync each write (durable acknowledgements). Only benchmarks of the difference turn it off. */
@@ -164,7 +166,9 @@ export class Kernel {
   private nextCseq: number;
   private intakeQueue: Intake[] = [];
   private directQueue: DirectRequest[] = [];
+  /** Entries of the used-set (challenges taken, not yet pruned). */
   private challengesOutstanding = 0;
+  private readonly challengeMacKey: Uint8Array | null;
   private authPrunedAtMs = 0;
   private intaking = false;
   /** Submissions not yet durable, by client-key store key (a repeat waits on the first). */
@@ -191,6 +195,8 @@ export class Kernel {
     this.ids = options.ids;
     this.sync = options.sync ?? true;
     this.principals = options.principals ?? builtInPrincipals;
+    this.challengeMacKey = options.challengeMacKey ?? null;
+    assert(this.challengeMacKey === null || this.challengeMacKey.length === challengeMacKeyBytes, 'a challenge key is 32 bytes');
     this.backlogMax = options.backlogMax ?? bounds.backlogCommandsMax;
     this.onFatal = options.onFatal ?? (() => {});
     const cacheEntries = options.cacheEntries ?? bounds.cacheEntriesDefault;
@@ -542,11 +548,12 @@ export class Kernel {
     }
 
     const directOutcomes = direct.map((d) => {
-      const outcome = d.command.type === 'sign_in' ? decideSignIn(d.command, overlay, atMs) : this.issueChallenge(d.command, overlay);
+      const outcome = decideSignIn(d.command, overlay, atMs, this.challengeGate());
       if (!('error' in outcome)) for (const r of outcome) overlay.setRecord(r.key, r.value);
       return 'error' in outcome ? outcome : null;
     });
-    const challengesIssued = directOutcomes.filter((o, i) => o === null && direct[i]!.command.type === 'issue_challenge').length;
+    // Challenges taken this round: each adds its expiry index entry to the used-set.
+    const challengesTaken = [...overlay.dirtyRecords].filter((key) => key.startsWith('chalx/') && overlay.records.get(key) !== undefined).length;
     const pruned = await this.expiredAuthRecords(atMs, overlay);
     for (const key of overlay.dirtyRecords) {
       const value = overlay.records.get(key);
@@ -586,7 +593,7 @@ export class Kernel {
       this.noteWriteFailure(error as Error);
       return false;
     }
-    this.challengesOutstanding += challengesIssued - pruned.challenges;
+    this.challengesOutstanding += challengesTaken - pruned.challenges;
     for (const [i, d] of direct.entries()) d.resolve(directOutcomes[i]!);
 
     // Committed: the cache and the in-memory head now follow the store.
@@ -610,13 +617,13 @@ export class Kernel {
       newCredentialId: this.ids.credentialId(cseq),
       newGrantId: this.ids.grantId(cseq),
       newPartyId: this.ids.partyId(cseq),
+      challenges: this.challengeGate(),
     };
   }
 
-  private issueChallenge(command: Extract<DirectCommand, { type: 'issue_challenge' }>, overlay: Overlay) {
-    // Bounded: the challenge endpoint takes no bearer, so the store must not grow without limit.
-    if (this.challengesOutstanding >= challengesOutstandingMax) return refusal('ERR-DecisionUnavailable', 'too many challenges are outstanding; retry shortly');
-    return decideIssueChallenge(command, overlay);
+  /** Bounded: past the used-set's bound a ceremony is told to retry rather than the store growing without limit. */
+  private challengeGate(): ChallengeGate {
+    return { macKey: this.challengeMacKey, usedSetFull: this.challengesOutstanding >= challengesOutstandingMax };
   }
 
   /**
@@ -839,7 +846,7 @@ export class Kernel {
   // ---------------------------------------------------------------- direct decisions
 
   /**
-   * Decides a challenge issuance or a sign-in in the next round and resolves with
+   * Decides a sign-in in the next round and resolves with
    * null (done) or the refusal. Not an acknowledged command: nothing is durable until
    * the round's write, and a caller that loses its answer starts a new ceremony.
    */
@@ -851,10 +858,20 @@ export class Kernel {
     });
   }
 
-  /** A stored challenge: the edge refuses a ceremony over one that cannot serve at once (the decision takes it). */
-  async challenge(text: string): Promise<ChallengeRecord | undefined> {
-    const stored = await this.store.get(challengeKey(text));
-    return stored === undefined ? undefined : (JSON.parse(stored) as ChallengeRecord);
+  /**
+   * A new challenge (endpoint 1) over `randomBytes` drawn by the caller: MAC'd, not
+   * stored, so issuing costs no state and takes no round. Deterministic in its inputs.
+   */
+  issueChallenge(input: { purpose: ChallengePurpose; identity: IdentityId | null; randomBytes: Uint8Array; nowMs: number }) {
+    assert(this.challengeMacKey !== null, 'challenges are issued under a challenge key');
+    return issueChallenge({ ...input, macKey: this.challengeMacKey });
+  }
+
+  /** A challenge's terms for `identity`'s set, used or not: the edge refuses a ceremony over one that cannot serve at once (the decision takes it). */
+  async challenge(text: string, identity: IdentityId | null): Promise<ChallengeRecord | Refusal> {
+    const opened = this.challengeMacKey === null ? refusal('ERR-CredentialInvalid', 'the challenge is unknown') : openChallenge(this.challengeMacKey, text, identity);
+    if ('error' in opened) return opened;
+    return { ...opened, used: (await this.store.get(challengeKey(text))) !== undefined };
   }
 
   /** Whether `principal` submitted a command under `clientKey` (durable or on its way). */

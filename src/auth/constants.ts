@@ -10,10 +10,13 @@ export const challengeBytesMin = 32;
 /** How long a challenge serves one ceremony (spec 8 "until expires_at"): five minutes. */
 export const challengeValidityMs = 5 * 60 * 1000;
 /**
- * Challenges outstanding (issued, not yet pruned) at once. The challenge endpoint takes
- * no bearer, so this bounds what an anonymous caller can make the store hold.
+ * Challenges recorded as used and not yet pruned (expired) at once: the used-set, the
+ * only state challenges keep. Issuing writes nothing, so the anonymous endpoint cannot
+ * fill it; only ceremonies that verified can, and past it a ceremony is told to retry.
  */
 export const challengesOutstandingMax = 100_000;
+/** Bytes of the key challenges are MAC'd under (HMAC-SHA256). */
+export const challengeMacKeyBytes = 32;
 /** Longest base64url challenge text accepted back from a ceremony (bounds hashing of junk). */
 export const challengeTextLengthMax = 128;
 

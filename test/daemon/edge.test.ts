@@ -1,14 +1,16 @@
 /**
  * Defects of the edge found by attacking the running daemon (issue 9), each through a
  * real ledgerd: client keys bound to who acts; refusals the framework or Node make
- * before a route runs; identifiers that reveal neither each other nor the book's size.
+ * before a route runs; identifiers that reveal neither each other nor the book's size;
+ * challenges that cost nothing until used, so no anonymous flood locks sign-in out.
  */
-import { statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { httpStatus } from '../../daemon/http/status.js';
 import type { ErrorCode } from '../../src/errors.js';
+import { SoftwareAuthenticator } from '../support/authenticator.js';
 import { type Client, type Reply, client, decided, refusalOf, startDaemon, useDaemon } from './support.js';
 
 const requestTimeoutMs = 1_000;
@@ -174,6 +176,56 @@ function longestCommonRun(a: string, b: string): number {
   }
   return best;
 }
+
+/** Bytes the book's files hold on disk. */
+const bookBytes = () => readdirSync(join(shared.dir, 'book')).reduce((sum, name) => sum + statSync(join(shared.dir, 'book', name)).size, 0);
+
+describe('challenges cost nothing until used', () => {
+  const anonymous = shared.as('operator');
+  const challenge = async (purpose: 'authenticate' | 'register', identity: string | null = null): Promise<string> => {
+    const r = await anonymous.post('/v1/auth/challenge', { purpose, identity }, null);
+    expect(r.status, r.text).toBe(200);
+    return r.body.challenge as string;
+  };
+
+  it('issues a flood of anonymous challenges without writing to the book, and sign-in and registration still work', async () => {
+    const auth = new SoftwareAuthenticator();
+    const before = await challenge('authenticate');
+    const made = await completed(identities, '/v1/identities', { scheme: 'webauthn-es256', passkey: auth.register(await challenge('register')) });
+    const credential = made.result.credential!;
+    const bytesBefore = bookBytes();
+    const flood = 4_000;
+    for (let sent = 0; sent < flood; sent += 200) {
+      const batch = await Promise.all(Array.from({ length: 200 }, (_, i) => anonymous.post('/v1/auth/challenge', { purpose: i % 2 === 0 ? 'authenticate' : 'register' }, null)));
+      for (const r of batch) expect(r.status).toBe(200);
+    }
+    // Stored challenges took ~200 bytes each (record and expiry index); MAC'd ones take none.
+    expect(bookBytes() - bytesBefore).toBeLessThan(flood * 10);
+    // Issued before the flood or after it, a challenge serves its ceremony, once.
+    const signIn = (over: string) => anonymous.post('/v1/auth/passkey', { assertion: auth.assert(over), credential }, null);
+    expect((await signIn(before)).status).toBe(200);
+    expect(refusalOf(await signIn(before))).toEqual({ status: 401, error: 'ERR-CredentialInvalid' });
+    expect((await signIn(await challenge('authenticate'))).status).toBe(200);
+    const second = new SoftwareAuthenticator();
+    const bound = await challenge('register', made.result.identity!);
+    const registered = await identities.post('/v1/credentials', { marker: 'ordinary', scheme: 'webauthn-es256', passkey: second.register(bound) }, undefined, { 'client-key': freshKey(), 'on-behalf-of': made.result.identity! });
+    expect((await decided(identities, registered.body.operation_reference)).body.state).toBe('Completed');
+  });
+
+  it("refuses a challenge the daemon did not issue, one bound to another identity's set, and one of the other purpose", async () => {
+    const auth = new SoftwareAuthenticator();
+    const made = await completed(identities, '/v1/identities', { scheme: 'webauthn-es256', passkey: auth.register(await challenge('register')) });
+    const credential = made.result.credential!;
+    const forged = Buffer.from((await challenge('authenticate')), 'base64url');
+    forged[forged.length - 1] ^= 1;
+    for (const over of [forged.toString('base64url'), await challenge('register')]) {
+      expect(refusalOf(await anonymous.post('/v1/auth/passkey', { assertion: auth.assert(over), credential }, null))).toEqual({ status: 401, error: 'ERR-CredentialInvalid' });
+    }
+    const boundToAlice = await challenge('register', alice);
+    const forBob = await identities.post('/v1/credentials', { marker: 'ordinary', scheme: 'webauthn-es256', passkey: new SoftwareAuthenticator().register(boundToAlice) }, undefined, { 'client-key': freshKey(), 'on-behalf-of': bob });
+    expect(refusalOf(forBob)).toEqual({ status: 401, error: 'ERR-CredentialInvalid' });
+  });
+});
 
 describe('identifiers reveal neither each other nor the book', () => {
   it('draws ids of every kind, and operation references, that share nothing a guess could start from', async () => {

@@ -49,11 +49,14 @@ export function customersGenesis(customers: Record<string, bigint>): Genesis {
   return parseGenesis(JSON.stringify(doc));
 }
 
+/** The key test kernels MAC challenges under. */
+export const testChallengeKey = new Uint8Array(32).fill(7);
+
 export async function openBook(options: { genesis?: Genesis; store?: Store; clock?: TestClock; cacheEntries?: number } = {}) {
   const store = options.store ?? new MemoryStore();
   const clock = options.clock ?? new TestClock();
   if ((await store.get('meta/sealed')) === undefined) await importGenesis(store, options.genesis ?? defaultGenesis(), clock.nowMs);
-  const kernel = await Kernel.open({ store, clock: clock.read, ids: sequentialIds, cacheEntries: options.cacheEntries });
+  const kernel = await Kernel.open({ store, clock: clock.read, ids: sequentialIds, cacheEntries: options.cacheEntries, challengeMacKey: testChallengeKey });
   return { kernel, store, clock };
 }
 
