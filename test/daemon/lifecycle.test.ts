@@ -10,19 +10,11 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
-import { client, decided, ledgerd, refusalOf, removeDir, repoRoot, startDaemon, tempDir, writeBook } from './support.js';
+import { describe, expect, it } from 'vitest';
+import { client, decided, ledgerd, refusalOf, repoRoot, startDaemon, useTempDirs, writeBook } from './support.js';
 
 const run = promisify(execFile);
-const dirs: string[] = [];
-const newDir = () => {
-  const d = tempDir();
-  dirs.push(d);
-  return d;
-};
-afterAll(async () => {
-  for (const d of dirs) await removeDir(d);
-});
+const newDir = useTempDirs();
 
 async function ledgerdCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   try {

@@ -7,20 +7,12 @@ import { execFile } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { exitCodes } from '../../daemon/failures.js';
-import { ledgerd, removeDir, repoRoot, startDaemon, tempDir, writeBook } from './support.js';
+import { ledgerd, repoRoot, startDaemon, useTempDirs, writeBook } from './support.js';
 
 const run = promisify(execFile);
-const dirs: string[] = [];
-const newDir = () => {
-  const d = tempDir();
-  dirs.push(d);
-  return d;
-};
-afterAll(async () => {
-  for (const d of dirs) await removeDir(d);
-});
+const newDir = useTempDirs();
 
 async function ledgerdFails(args: string[]): Promise<{ code: number; line: string }> {
   const outcome = await run(process.execPath, [ledgerd, ...args], { env: { ...process.env, LEDGERD_LOG_LEVEL: 'warn' }, timeout: 20_000 }).then(
