@@ -70,7 +70,7 @@ async function subscribe(url: string, token: string, query = '', headers: Record
   const until = async (done: (events: SseEvent[]) => boolean, timeoutMs = 10_000) => {
     const deadline = Date.now() + timeoutMs;
     while (!done(events)) {
-      if (Date.now() > deadline) throw new Error(`timed out; have ${JSON.stringify(events.map((e) => e.id))}`);
+      if (ended || Date.now() > deadline) throw new Error(`${ended ? 'the stream ended' : 'timed out'}; have ${events.length} events`);
       await new Promise<void>((resolve) => {
         waiters.push(resolve);
         setTimeout(resolve, 50);
@@ -200,15 +200,13 @@ describe('GET /v1/events', () => {
   });
 });
 
-/** `n` transfers of 1 from `from` to `to`, each with a 1000-byte reference, 50 at a time; resolves once all are decided. */
+/** `n` transfers of 1 from `from` to `to`, each with its own 1000-byte reference, 50 at a time; resolves once all are decided. */
 async function payMany(as: Client, from: string, to: string, n: number): Promise<string[]> {
-  const reference = { pad: 'x'.repeat(990) };
-  expect(JSON.stringify(reference).length).toBe(1000);
+  const reference = (i: number) => ({ pad: `${Date.now()}-${i}-`.padEnd(990, 'x') });
+  expect(JSON.stringify(reference(0)).length).toBe(1000);
   const refs: string[] = [];
   for (let i = 0; i < n; i += 50) {
-    const batch = Array.from({ length: Math.min(50, n - i) }, (_, j) =>
-      as.post('/v1/transfers', { legs: [{ amount: '1', asset: 'USD', from, to }], reference }, undefined, { 'client-key': `many-${Date.now()}-${i + j}` }),
-    );
+    const batch = Array.from({ length: Math.min(50, n - i) }, (_, j) => as.post('/v1/transfers', { legs: [{ amount: '1', asset: 'USD', from, to }], reference: reference(i + j) }));
     for (const r of await Promise.all(batch)) {
       expect(r.status).toBe(202);
       refs.push(r.body.operation_reference);
