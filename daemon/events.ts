@@ -140,7 +140,6 @@ class EventStream {
   private unsubscribe: (() => void) | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private corked = false;
-  private needDrain = false;
   private ended = false;
 
   constructor(
@@ -192,7 +191,8 @@ class EventStream {
       for (const event of page) {
         if (this.ended) return;
         this.deliver(event);
-        if (this.needDrain) await this.drained();
+        // Asked of the response, not remembered from the last write: an event this caller may not see writes nothing.
+        if (this.res.writableNeedDrain) await this.drained();
       }
       if (this.ended || (page.length < this.options.replayPageEvents && !this.pendingDropped)) return;
     }
@@ -245,7 +245,7 @@ class EventStream {
         this.hub.account(this);
       });
     }
-    this.needDrain = !this.res.write(text);
+    this.res.write(text);
   }
 
   private uncork(): void {

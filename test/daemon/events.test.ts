@@ -200,13 +200,15 @@ describe('GET /v1/events', () => {
   });
 });
 
-/** `n` transfers of 1 from `from` to `to`, each with its own 1000-byte reference, 50 at a time; resolves once all are decided. */
+/** A 1000-byte pass-through reference, its own for each `i`. */
+const referenceOf = (i: number) => ({ pad: `${Date.now()}-${i}-`.padEnd(990, 'x') });
+
+/** `n` transfers of 1 from `from` to `to`, each with a 1000-byte reference, 50 at a time; resolves once all are decided. */
 async function payMany(as: Client, from: string, to: string, n: number): Promise<string[]> {
-  const reference = (i: number) => ({ pad: `${Date.now()}-${i}-`.padEnd(990, 'x') });
-  expect(JSON.stringify(reference(0)).length).toBe(1000);
+  expect(JSON.stringify(referenceOf(0)).length).toBe(1000);
   const refs: string[] = [];
   for (let i = 0; i < n; i += 50) {
-    const batch = Array.from({ length: Math.min(50, n - i) }, (_, j) => as.post('/v1/transfers', { legs: [{ amount: '1', asset: 'USD', from, to }], reference: reference(i + j) }));
+    const batch = Array.from({ length: Math.min(50, n - i) }, (_, j) => as.post('/v1/transfers', { legs: [{ amount: '1', asset: 'USD', from, to }], reference: referenceOf(i + j) }));
     for (const r of await Promise.all(batch)) {
       expect(r.status).toBe(202);
       refs.push(r.body.operation_reference);
@@ -226,7 +228,14 @@ describe('GET /v1/events replaying a large book (800 events of over 1000 bytes e
   const book = useDaemon({ alice: 10_000n, bob: 10_000n });
   let refs: string[] = [];
   beforeAll(async () => {
-    refs = await payMany(book.as('alice'), alice, bob, 800);
+    // Each of alice's operations is followed by one of bob's, which her stream skips.
+    for (let i = 0; i < 800; i++) {
+      const mine = await book.as('alice').post('/v1/transfers', { legs: [{ amount: '1', asset: 'USD', from: alice, to: bob }], reference: referenceOf(i) });
+      const bobs = await book.as('bob').post('/v1/transfers', { legs: [{ amount: '1', asset: 'USD', from: bob, to: alice }], reference: referenceOf(i) });
+      expect([mine.status, bobs.status]).toEqual([202, 202]);
+      refs.push(mine.body.operation_reference);
+    }
+    await decided(book.as('alice'), refs.at(-1)!);
   });
   const replayed = (events: SseEvent[]) => events.filter((e) => refs.includes(e.data.operation_reference)).length;
 
