@@ -283,6 +283,27 @@ describe('GET /v1/events replaying a large book (800 events of over 1000 bytes e
     stream.close();
     await expectUp(book);
   });
+
+  it('replays without gap or repeat while more is decided than it holds, to a reader that stalls meanwhile', async () => {
+    const res = await request(`${book.daemon.url}/v1/events?after=0`, { headers: { authorization: `Bearer ${book.keys.customers.alice!}` } });
+    // More live events than a replay holds (a page, 100 by default) arrive while it waits for the reader.
+    const later = await payMany(book.as('alice'), alice, bob, 250);
+    const events: SseEvent[] = [];
+    const parse = eventStreamParser((e) => events.push({ id: Number(e.id), event: e.event, data: JSON.parse(e.data) }));
+    for await (const chunk of res.body) {
+      parse(chunk as Buffer);
+      if (events.some((e) => e.data.operation_reference === later.at(-1))) break;
+    }
+    res.body.destroy();
+    const mine = events.map((e) => e.data.operation_reference).filter((ref) => refs.includes(ref) || later.includes(ref));
+    // Each once, in decision order (within a batch of 50 that is not the order of submission).
+    expect(mine.length).toBe(refs.length + later.length);
+    expect(new Set(mine)).toEqual(new Set([...refs, ...later]));
+    const ids = events.map((e) => e.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect([...ids].sort((a, b) => a - b)).toEqual(ids);
+    await expectUp(book);
+  });
 });
 
 /**
