@@ -181,6 +181,8 @@ export class Kernel {
   private closing = false;
   private idleWaiters: (() => void)[] = [];
   private readonly listeners = new Set<(event: DecisionEvent) => void>();
+  /** The event chunk read last, parsed: a replay pages through one chunk (up to a round's events) many times. */
+  private lastEventChunk: { readonly key: string; readonly events: readonly Record<string, unknown>[] } | null = null;
   /** Signed sum of every balance per asset; must stay zero (the trial balance). */
   private readonly totals = new Map<string, bigint>();
 
@@ -951,8 +953,11 @@ export class Kernel {
     // Each chunk holds at least one event, so `limit` chunks always suffice.
     for await (const [key, value] of this.store.entries({ gte: from, lt: prefixEnd(keys.eventPrefix), limit })) {
       const first = parseSeqHex(key.slice(keys.eventPrefix.length));
-      for (const [i, json] of (JSON.parse(value) as Record<string, unknown>[]).entries()) {
-        if (first + i > afterSeq && out.length < limit) out.push({ seq: first + i, operation: decodeOperationJson(json) });
+      // A chunk is written once under a key never reused, so its parse can be kept.
+      if (this.lastEventChunk?.key !== key) this.lastEventChunk = { key, events: JSON.parse(value) as Record<string, unknown>[] };
+      const { events } = this.lastEventChunk;
+      for (let i = Math.max(0, afterSeq + 1 - first); i < events.length && out.length < limit; i++) {
+        out.push({ seq: first + i, operation: decodeOperationJson(events[i]!) });
       }
       if (out.length >= limit) break;
     }
