@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseServerEvents } from '../../cli/sse.js';
-import { type Client, type SharedDaemon, decided, refusalOf, useDaemon } from './support.js';
+import { type Client, type SharedDaemon, decided, refusalOf, removeDir, startDaemon, tempDir, useDaemon, writeBook } from './support.js';
 
 interface SseEvent {
   id: number;
@@ -371,4 +371,22 @@ describe('GET /v1/events with a stalled reader, bounded per stream', () => {
 
 describe('GET /v1/events with a stalled reader, bounded in total', () => {
   cutsOffStalledReaders({ sseBufferedBytesMax: 64 * 1024 * 1024, sseBufferedBytesTotalMax: 256 * 1024 });
+});
+
+describe('GET /v1/events at shutdown', () => {
+  it('on SIGTERM ends every stream, a stalled one too, and exits 0', async () => {
+    const dir = tempDir();
+    try {
+      const keys = await writeBook(dir, { alice: 10_000n });
+      const daemon = await startDaemon({ dataDir: dir });
+      const live = await subscribe(daemon.url, keys.operator);
+      const stalled = await stalledStream(daemon.url, keys.customers.alice!);
+      await sleep(200);
+      expect(await daemon.stop()).toBe(0);
+      expect(await stalled.resume()).toMatch(/^HTTP\/1\.1 200/);
+      await live.until(() => live.ended());
+    } finally {
+      await removeDir(dir);
+    }
+  });
 });
