@@ -6,6 +6,7 @@ import type { ComponentType } from 'react';
 import type { Json } from './api.js';
 import { UsageError } from './errors.js';
 import { type Io, isTerminal } from './io.js';
+import { safe, safeLines } from './safe.js';
 
 export interface OutputFlags {
   json?: boolean | undefined;
@@ -35,8 +36,12 @@ export class Output {
 
   /** Prints one result: `human` renders it for a terminal; otherwise it is printed as JSON. */
   result(value: unknown, human: () => string): void {
-    if (this.flags.field !== undefined) return this.write(fieldText(value, this.flags.field));
-    this.write(this.machine ? JSON.stringify(value, null, 2) : human());
+    if (this.flags.field !== undefined) {
+      const text = fieldText(value, this.flags.field);
+      return this.write(this.machine ? text : safeLines(text));
+    }
+    // Cells are escaped where they are made; this pass catches any served text a `human` left raw.
+    this.write(this.machine ? JSON.stringify(value, null, 2) : safeLines(human()));
   }
 
   /**
@@ -57,7 +62,7 @@ export class Output {
 
   /** Progress and notes for people: stderr, so stdout stays parseable. */
   note(message: string): void {
-    this.io.stderr.write(`${message}\n`);
+    this.io.stderr.write(`${safeLines(message)}\n`);
   }
 
   private write(text: string): void {
@@ -74,6 +79,11 @@ export function fieldText(value: unknown, path: string): string {
   return typeof at === 'string' ? at : JSON.stringify(at);
 }
 
+/** The table's cells, each escaped for the terminal (a served value may hold anything). */
+export function cellsOf<Row>(columns: readonly Column<Row>[], rows: readonly Row[]): string[][] {
+  return rows.map((row) => columns.map((c) => safe(c.value(row))));
+}
+
 /** Each column's width: its widest cell or header. */
 export function columnWidths<Row>(columns: readonly Column<Row>[], cells: readonly (readonly string[])[]): number[] {
   return columns.map((c, i) => Math.max(c.header.length, ...cells.map((r) => r[i]!.length)));
@@ -81,7 +91,7 @@ export function columnWidths<Row>(columns: readonly Column<Row>[], cells: readon
 
 export function table<Row>(columns: readonly Column<Row>[], rows: readonly Row[]): string {
   if (rows.length === 0) return '(none)';
-  const cells = rows.map((row) => columns.map((c) => c.value(row)));
+  const cells = cellsOf(columns, rows);
   const widths = columnWidths(columns, cells);
   const line = (values: readonly string[]) =>
     values
@@ -95,7 +105,7 @@ export function table<Row>(columns: readonly Column<Row>[], rows: readonly Row[]
 export function details(record: Record<string, unknown>): string {
   const entries = Object.entries(record).filter(([, v]) => v !== undefined);
   const width = Math.max(0, ...entries.map(([k]) => k.length));
-  return entries.map(([k, v]) => `${k.padEnd(width)}  ${show(v)}`).join('\n');
+  return entries.map(([k, v]) => `${k.padEnd(width)}  ${safe(show(v))}`).join('\n');
 }
 
 export function show(value: unknown): string {

@@ -2,6 +2,7 @@
 import { Box, Text } from 'ink';
 import type { Balances, Statement } from '../api.js';
 import { time } from '../output.js';
+import { safe } from '../safe.js';
 import { MovementsTable } from './movements.js';
 import { Table } from './table.js';
 
@@ -12,7 +13,7 @@ export function StatementView({ statement }: { statement: Statement }) {
   return (
     <Box flexDirection="column">
       <Text>
-        <Text bold>{statement.account}</Text> {statement.asset} from {time(statement.from)} to {time(statement.to)}{' '}
+        <Text bold>{safe(statement.account)}</Text> {safe(statement.asset)} from {time(statement.from)} to {time(statement.to)}{' '}
         <Text dimColor>
           (entries {statement.from_seq}..{statement.to_seq}, {statement.closed ? 'closed' : 'open: postings may still enter'})
         </Text>
