@@ -3,9 +3,12 @@
  * Connection (CONTRACT 1): `--url`, else `$LEDGER_URL`, else the profile, else 127.0.0.1:8470;
  * token: `--token`, else `$LEDGER_TOKEN`, else the profile's.
  */
+import { randomBytes } from 'node:crypto';
 import { LedgerClient } from './client.js';
 import type { Io } from './io.js';
+import { clientKeyRandomBytes, timeoutDefaultMs, timeoutMaxMs } from './limits.js';
 import { Output } from './output.js';
+import { integer } from './parse.js';
 import { type Profile, ProfileStore, defaultOrigin, defaultRpId, defaultUrl } from './profiles.js';
 
 export interface GlobalOptions {
@@ -14,12 +17,14 @@ export interface GlobalOptions {
   profile?: string;
   json?: boolean;
   field?: string;
+  timeoutMs?: string;
 }
 
 export class Context {
   readonly out: Output;
   private store: ProfileStore | undefined;
   private opened: LedgerClient | undefined;
+  private madeClientKey: string | undefined;
 
   constructor(
     readonly io: Io,
@@ -57,9 +62,28 @@ export class Context {
     return (await this.profiles()).secretsOf(await this.profileName()).token;
   }
 
+  /** `--timeout-ms`: the bound of each request and of a wait for a decision. */
+  get timeoutMs(): number {
+    return integer('--timeout-ms', this.globals.timeoutMs ?? String(timeoutDefaultMs), 1, timeoutMaxMs);
+  }
+
   /** Resolves the connection once; every later call returns the same client. */
   async connect(): Promise<void> {
-    this.opened ??= new LedgerClient(await this.url(), await this.token());
+    this.opened ??= new LedgerClient(await this.url(), await this.token(), this.timeoutMs);
+  }
+
+  /**
+   * The client key of what this invocation submits: `--client-key`, else one made at random for
+   * this invocation (CONTRACT 11), shown on stderr so that running the command again can reuse it.
+   * Every send of the invocation (its own retries, an enrolment's repeat) uses the same key.
+   */
+  clientKey(given: string | undefined): string {
+    if (given !== undefined) return given;
+    if (this.madeClientKey === undefined) {
+      this.madeClientKey = randomBytes(clientKeyRandomBytes).toString('hex');
+      this.out.note(`client key ${this.madeClientKey}`);
+    }
+    return this.madeClientKey;
   }
 
   client(): LedgerClient {

@@ -37,6 +37,7 @@ import { buildTransferCreate } from './commands/transfers/create.js';
 import { buildTrialBalance } from './commands/trial-balance/trial-balance.js';
 import { type MakeContext, contextFor } from './command.js';
 import type { Io } from './io.js';
+import { timeoutDefaultMs } from './limits.js';
 import { safeLines } from './safe.js';
 
 export const version = '0.1.0';
@@ -72,6 +73,7 @@ export function buildProgram(io: Io, make: MakeContext = contextFor(io)): Comman
     .option('--profile <name>', 'the profile to use (else $LEDGER_PROFILE, the active one)')
     .option('--json', 'print the JSON the service returned (the default when stdout is not a terminal)')
     .option('--field <path>', 'print only this field of the result, raw (for example result.account)')
+    .option('--timeout-ms <ms>', 'bound of each request and of the wait for a decision', String(timeoutDefaultMs))
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
     .configureOutput({ writeOut: (s) => void io.stdout.write(s), writeErr: (s) => void io.stderr.write(safeLines(s)) })
     .showHelpAfterError()
