@@ -15,6 +15,10 @@ export const submitRetryDelayMs = 250;
 export const clientKeyRandomBytes = 16;
 /** Movements asked for per page when `--limit` is not given (spec 8: 1..1000). */
 export const movementsPageLimitDefault = 100;
+/** Accounts asked for per page by `accounts list` when `--limit` is not given (CONTRACT 11: 1..1000). */
+export const accountsPageLimitDefault = 100;
+/** Pages `accounts list --all` follows before it stops (an identity owns at most 256 accounts). */
+export const accountPagesMax = 1_000;
 /** Pages `movements --all` follows before it stops: a cursor loop would otherwise never end. */
 export const movementsPagesMax = 100_000;
 /** Reconnecting an event stream: first and largest pause between attempts. */

@@ -3,7 +3,9 @@
  * same tree, so they cannot drift from it.
  */
 import { Command } from 'commander';
+import { buildBalance } from './commands/accounts/balance.js';
 import { buildCustody } from './commands/accounts/custody.js';
+import { buildAccountList } from './commands/accounts/list.js';
 import { buildOpen } from './commands/accounts/open.js';
 import { buildShow as buildAccountShow } from './commands/accounts/show.js';
 import { buildLookup } from './commands/aliases/lookup.js';
@@ -50,7 +52,7 @@ const nouns: readonly (readonly [string, string, readonly Builder[]])[] = [
   ['auth', 'signing in: challenges, passkey sessions, API keys', [buildChallenge, buildLogin, buildLogout, buildWhoami]],
   ['credentials', 'credentials of an identity', [buildRegister]],
   ['identities', 'identities (the identities principal)', [buildIdentityCreate]],
-  ['accounts', 'ledger accounts', [buildOpen, buildAccountShow, buildCustody]],
+  ['accounts', 'ledger accounts', [buildOpen, buildAccountShow, buildBalance, buildAccountList, buildCustody]],
   ['assets', 'registered assets', [buildAssetList]],
   ['aliases', "other systems' names for accounts", [buildLookup]],
   ['transfers', 'moving value', [buildTransferCreate]],

@@ -1,17 +1,8 @@
 import type { Command } from 'commander';
+import type { AccountView } from '../../api.js';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
 import { details, time } from '../../output.js';
-
-export interface AccountView {
-  account: string;
-  closed: boolean;
-  custody: string;
-  kind: string;
-  status: string;
-  opened_at: number;
-  owner: string;
-}
 
 export function buildShow(parent: Command, make: MakeContext): Command {
   return parent
