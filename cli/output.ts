@@ -1,6 +1,8 @@
 /**
  * Results go to stdout, everything else to stderr. On a terminal results are tables for people;
- * with `--json`, or when stdout is not a terminal, they are the JSON the API returned.
+ * with `--json`, or when stdout is not a terminal, they are the JSON the API returned. `-o` picks
+ * the format whatever stdout is: json, ndjson (one compact value per line, an array's elements
+ * each on its own), table, or yaml.
  */
 import type { ComponentType } from 'react';
 import type { Json } from './api.js';
@@ -8,8 +10,13 @@ import { UsageError } from './errors.js';
 import { type Io, isTerminal } from './io.js';
 import { safe, safeLines } from './safe.js';
 
+export const formats = ['json', 'ndjson', 'table', 'yaml'] as const;
+export type Format = (typeof formats)[number];
+
 export interface OutputFlags {
   json?: boolean | undefined;
+  /** `-o`: one of `formats`. */
+  output?: string | undefined;
   /** A dot path into the result (`result.account`): only that value is printed, raw. */
   field?: string | undefined;
 }
@@ -24,14 +31,30 @@ export interface Column<Row> {
 }
 
 export class Output {
+  private yamlText: ((value: unknown) => string) | undefined;
+
   constructor(
     readonly io: Io,
     private readonly flags: OutputFlags,
   ) {}
 
-  /** Whether people or programs read stdout. */
+  /** `-o`, else json with `--json`, else a table on a terminal and JSON otherwise. */
+  get format(): Format {
+    const chosen = this.flags.output;
+    if (chosen === undefined) return this.flags.json === true || !isTerminal(this.io.stdout) ? 'json' : 'table';
+    if (!(formats as readonly string[]).includes(chosen)) throw new UsageError(`-o must be one of ${formats.join(', ')}: ${chosen}`);
+    if (this.flags.json === true && chosen !== 'json') throw new UsageError(`--json and -o ${chosen} disagree: give one`);
+    return chosen as Format;
+  }
+
+  /** Checks the flags and loads what the format needs (the YAML writer only when asked for). */
+  async prepare(): Promise<void> {
+    if (this.format === 'yaml') this.yamlText = (await import('yaml')).stringify;
+  }
+
+  /** Whether programs read stdout (any format but a table). */
   get machine(): boolean {
-    return this.flags.json === true || !isTerminal(this.io.stdout);
+    return this.format !== 'table';
   }
 
   /** Prints one result: `human` renders it for a terminal; otherwise it is printed as JSON. */
@@ -40,8 +63,23 @@ export class Output {
       const text = fieldText(value, this.flags.field);
       return this.write(this.machine ? text : safeLines(text));
     }
-    // Cells are escaped where they are made; this pass catches any served text a `human` left raw.
-    this.write(this.machine ? JSON.stringify(value, null, 2) : safeLines(human()));
+    switch (this.format) {
+      case 'table':
+        // Cells are escaped where they are made; this pass catches any served text a `human` left raw.
+        return this.write(safeLines(human()));
+      case 'json':
+        return this.write(JSON.stringify(value, null, 2));
+      case 'ndjson':
+        for (const item of Array.isArray(value) ? value : [value]) this.line(item);
+        return;
+      case 'yaml':
+        return this.write(this.yaml(value));
+    }
+  }
+
+  private yaml(value: unknown): string {
+    if (this.yamlText === undefined) throw new Error('Output.prepare() before YAML output');
+    return this.yamlText(value);
   }
 
   /**
@@ -55,9 +93,10 @@ export class Output {
     this.write(renderToString(createElement(View, props), { columns: inkColumns }));
   }
 
-  /** One JSON value per line (NDJSON) for streams of records. */
+  /** One record of a stream: a JSON line (NDJSON), or with `-o yaml` one YAML document. */
   line(value: unknown): void {
-    this.io.stdout.write(`${JSON.stringify(value)}\n`);
+    if (this.format === 'yaml') this.io.stdout.write(`---\n${this.yaml(value)}`);
+    else this.io.stdout.write(`${JSON.stringify(value)}\n`);
   }
 
   /** Progress and notes for people: stderr, so stdout stays parseable. */
@@ -70,11 +109,22 @@ export class Output {
   }
 }
 
+/** `result.account`, `rows[2].asset`, `[0].id`: names after dots, array indexes in brackets. */
+export function fieldPath(path: string): (string | number)[] {
+  const steps: (string | number)[] = [];
+  const step = /(?:^|\.)([^.[\]]+)|\[(\d+)\]/y;
+  let match: RegExpExecArray | null;
+  while (step.lastIndex < path.length && (match = step.exec(path)) !== null) steps.push(match[2] === undefined ? match[1]! : Number(match[2]));
+  if (path.length === 0 || step.lastIndex !== path.length) throw new UsageError(`--field ${path}: not a field path (for example result.account or rows[2].asset)`);
+  return steps;
+}
+
 export function fieldText(value: unknown, path: string): string {
   let at: unknown = value;
-  for (const key of path.split('.')) {
-    if (at === null || typeof at !== 'object' || !(key in at)) throw new UsageError(`--field ${path}: the result has no such field`);
-    at = (at as Record<string, unknown>)[key];
+  for (const key of fieldPath(path)) {
+    const has = typeof key === 'number' ? Array.isArray(at) && key < at.length : at !== null && typeof at === 'object' && !Array.isArray(at) && Object.hasOwn(at, key);
+    if (!has) throw new UsageError(`--field ${path}: the result has no such field`);
+    at = (at as Record<string | number, unknown>)[key];
   }
   return typeof at === 'string' ? at : JSON.stringify(at);
 }

@@ -2,12 +2,12 @@
 import { CommanderError } from 'commander';
 import { CliError, RefusedError, exitCodes } from './errors.js';
 import type { Io } from './io.js';
-import { buildProgram } from './program.js';
+import { buildProgram, helpArgv } from './program.js';
 import { safeLines } from './safe.js';
 
 export async function runCli(argv: readonly string[], io: Io): Promise<number> {
   try {
-    await buildProgram(io).parseAsync([...argv], { from: 'user' });
+    await buildProgram(io).parseAsync([...helpArgv(argv)], { from: 'user' });
     return exitCodes.ok;
   } catch (error) {
     return report(io, error);

@@ -45,13 +45,17 @@ export const deadlineOf = (text: string | undefined) => (text === undefined ? un
 
 /**
  * Sends a command, waits for its decision and prints the decided operation (a refused one fails
- * the process, exit 1); with `--no-wait`, prints the acknowledgement.
+ * the process, exit 1) and returns it; with `--no-wait`, prints the acknowledgement (null).
  */
-export async function submit(ctx: Context, path: string, body: unknown, flags: SubmitFlags): Promise<CommandReply> {
+export async function submit(ctx: Context, path: string, body: unknown, flags: SubmitFlags): Promise<OperationView | null> {
   const reply = await send(ctx, path, body, flags);
-  if (flags.wait === false) printReply(ctx, reply);
-  else printOperation(ctx, await decisionOf(ctx, reply, flags));
-  return reply;
+  if (flags.wait === false) {
+    printReply(ctx, reply);
+    return null;
+  }
+  const view = await decisionOf(ctx, reply, flags);
+  printOperation(ctx, view);
+  return view;
 }
 
 /** The decision of an acknowledged command; a connection lost while waiting says how to go on safely. */

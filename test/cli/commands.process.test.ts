@@ -39,12 +39,13 @@ describe('connection, usage and refusals', () => {
     expect(r.stderr).toContain(`cannot reach ${closed}`);
   });
 
-  it('exits 2 and prints the usage for a missing or unknown flag, argument or command', async () => {
+  it('exits 2 with one line and where the help is for a missing or unknown flag, argument or command', async () => {
     const missing = await run(['transfers', 'create', '--from', accounts.alice]);
     expect(missing.code).toBe(2);
     expect(missing.stdout).toBe('');
-    expect(missing.stderr).toContain('a transfer needs --from, --to, --amount and --asset');
-    expect(missing.stderr).toContain('Usage: ledgerctl transfers create [options]');
+    expect(missing.stderr).toBe('error: a transfer needs --from, --to, --amount and --asset (or --legs FILE)\nhint: ledgerctl help transfers create\n');
+    const unknown = await run(['movements', '--bogus']);
+    expect(unknown.stderr).toBe("error: unknown option '--bogus'\nhint: ledgerctl help movements\n");
   });
 
   it('exits 0 for --help', async () => {

@@ -62,7 +62,8 @@ const ok = async (...args: string[]) => {
 
 describe('identities and sign-in', () => {
   when('challenge')('asks for a challenge without a token', async () => {
-    const r = await ok('auth', 'challenge', '--profile', 'nobody');
+    const r = await ledgerctl(['auth', 'challenge'], { LEDGER_URL: daemon.url, LEDGERCTL_CONFIG_DIR: configDir() });
+    expect(r.code).toBe(0);
     expect(r.json()).toMatchObject({ challenge: expect.stringMatching(/^[A-Za-z0-9_-]+$/), expires_at: expect.any(Number) });
   });
 

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { AccountBalances } from '../../api.js';
 import { type MakeContext, action } from '../../command.js';
+import { accountOf } from '../../names.js';
 import type { Context } from '../../context.js';
 import { Money } from '../../money.js';
 import { table } from '../../output.js';
@@ -11,11 +12,12 @@ export function buildBalance(parent: Command, make: MakeContext): Command {
   return parent
     .command('balance')
     .description("an account's balances in every asset it has held (GET /v1/accounts/{account}/balances)")
-    .argument('<account>', 'did:ledger:acct:<id>')
+    .argument('<account>', 'did:ledger:acct:<id>, a saved name or a ledger alias')
     .action(action(make, runBalance));
 }
 
-export async function runBalance(ctx: Context, account: string): Promise<void> {
+export async function runBalance(ctx: Context, name: string): Promise<void> {
+  const account = await accountOf(ctx, 'account', name);
   const balances = await ctx.client().get<AccountBalances>(`/v1/accounts/${encodeURIComponent(account)}/balances`);
   // Major units need each asset's precision: read only when people read the result.
   const money = ctx.out.machine ? null : await Money.read(ctx.client());

@@ -5,6 +5,7 @@ import type { Context } from '../../context.js';
 import { CliError, UsageError, exitCodes } from '../../errors.js';
 import { movementsPageLimitDefault, movementsPagesMax } from '../../limits.js';
 import type { Query } from '../../client.js';
+import { optionalAccountOf } from '../../names.js';
 import { timeMs } from '../../parse.js';
 
 export interface MovementsOptions {
@@ -38,7 +39,7 @@ export function buildMovements(parent: Command, make: MakeContext): Command {
 export async function runMovements(ctx: Context, options: MovementsOptions): Promise<void> {
   if ((options.account === undefined) === (options.identity === undefined)) throw new UsageError('give exactly one of --account or --identity');
   const query: Query = {
-    account: options.account,
+    account: await optionalAccountOf(ctx, '--account', options.account),
     identity: options.identity,
     limit: options.limit ?? String(movementsPageLimitDefault),
     from: options.from === undefined ? undefined : timeMs('--from', options.from),
