@@ -84,7 +84,8 @@ export class Context {
   /** The account a name saved in the profile in use stands for (none without a saved profile). */
   async savedAccount(name: string): Promise<string | undefined> {
     const store = await this.profiles();
-    return store.get(await this.profileName())?.accounts?.[name];
+    const saved = store.get(await this.profileName())?.accounts ?? {};
+    return Object.hasOwn(saved, name) ? saved[name] : undefined;
   }
 
   /** Saves `name` for `account` in the profile in use, saving the profile (with this connection) if it is not yet. */

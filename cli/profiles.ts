@@ -70,7 +70,8 @@ export class ProfileStore {
   private constructor(ConfClass: typeof Conf, dir: string | undefined) {
     const where = dir === undefined ? { projectName: 'ledgerctl' } : { cwd: dir };
     this.config = new ConfClass<ConfigFile>({ ...where, configName: 'config', configFileMode: secretFileMode, defaults: { profiles: {} } });
-    this.secrets = new ConfClass<Record<string, ProfileSecrets>>({ ...where, configName: 'secrets', configFileMode: secretFileMode });
+    // Profile names may hold dots: keys are names, not paths (`prod.eu` is not inside `prod`).
+    this.secrets = new ConfClass<Record<string, ProfileSecrets>>({ ...where, configName: 'secrets', configFileMode: secretFileMode, accessPropertiesByDotNotation: false });
   }
 
   get active(): string | undefined {
@@ -82,7 +83,9 @@ export class ProfileStore {
   }
 
   get(name: string): Profile | undefined {
-    return this.config.get('profiles')[name];
+    const profiles = this.config.get('profiles');
+    // Own entries only: `constructor` or `__proto__` name no profile.
+    return Object.hasOwn(profiles, name) ? profiles[name] : undefined;
   }
 
   put(name: string, profile: Profile): void {

@@ -45,6 +45,9 @@ describe('where the connection comes from', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toBe('error: no profile named nosuch; saved: good\nhint: ledgerctl help trial-balance\n');
     expect((await ledgerctl(['trial-balance'], { ...dir, LEDGER_PROFILE: 'nosuch' })).code).toBe(2);
+    // Names an object inherits are no profile's, and no saved account's.
+    expect((await ledgerctl(['--profile', 'constructor', 'trial-balance'], dir)).code).toBe(2);
+    expect((await ledgerctl(['accounts', 'show', 'constructor'], dir)).stderr).toMatch(/^ERR-UnknownAccount: account constructor: /);
     const none = await ledgerctl(['--profile', 'nosuch', 'trial-balance'], { LEDGERCTL_CONFIG_DIR: configDir() });
     expect(none.stderr).toContain('none is saved (ledgerctl profile add NAME --url URL)');
   });
@@ -70,6 +73,12 @@ describe('profiles', () => {
     expect((await ledgerctl(['profile', 'rename', 'nosuch', 'x'], dir)).code).toBe(2);
     expect((await ledgerctl(['profile', 'remove', 'better'], dir)).code).toBe(0);
     expect((await ledgerctl(['profile', 'list'], dir)).json()).toEqual([]);
+    // Names with dots are names, not paths: removing `prod` leaves `prod.eu` and its token.
+    await ledgerctl(['profile', 'add', 'prod', '--url', daemon.url, '--token', daemon.operatorKey], dir);
+    await ledgerctl(['profile', 'add', 'prod.eu', '--url', daemon.url, '--token', daemon.identitiesKey], dir);
+    expect((await ledgerctl(['profile', 'remove', 'prod'], dir)).code).toBe(0);
+    expect((await ledgerctl(['--profile', 'prod.eu', 'auth', 'whoami', '--field', 'principal'], dir)).stdout).toBe('did:ledger:id:identities\n');
+    expect((await ledgerctl(['profile', 'remove', 'prod.eu'], dir)).code).toBe(0);
     // Added again under the old name, it holds no token of the removed one.
     await ledgerctl(['profile', 'add', 'better', '--url', daemon.url], dir);
     expect((await ledgerctl(['--profile', 'better', 'trial-balance'], dir)).code).toBe(4);
