@@ -19,6 +19,10 @@ export function majorUnits(amountMinor: string, precision: number): string {
   return `${minor < 0n ? '-' : ''}${whole}${fraction}`;
 }
 
+/** How a view shows an amount of an asset: as the minor-unit string by default, or `Money.show`. */
+export type AmountText = (amountMinor: string, asset: string) => string;
+export const minorUnitsText: AmountText = (amountMinor) => amountMinor;
+
 /** The asset registry's precisions, read once per invocation when a view shows money. */
 export class Money {
   private constructor(private readonly precisions: ReadonlyMap<string, number>) {}
@@ -29,8 +33,13 @@ export class Money {
   }
 
   /** `500.00 USD`; an asset the registry does not list is shown in minor units, saying so. */
-  show(amountMinor: string, asset: string): string {
+  readonly show: AmountText = (amountMinor, asset) => {
     const precision = this.precisions.get(asset);
     return precision === undefined ? `${amountMinor} ${asset} (minor units)` : `${majorUnits(amountMinor, precision)} ${asset}`;
+  };
+
+  /** For a view on a terminal: amounts in major units (the registry read once); none for programs. */
+  static async forPeople(machine: boolean, client: LedgerClient): Promise<AmountText> {
+    return machine ? minorUnitsText : (await Money.read(client)).show;
   }
 }

@@ -84,6 +84,19 @@ describe('accounts list', () => {
   });
 });
 
+describe('amounts on a terminal', () => {
+  it('shows movements, statements and the trial balance in major units with the symbol', async () => {
+    const movements = await ledgerctlOnTerminal(['movements', '--account', accounts.alice, '--limit', '5'], env);
+    expect(movements.screen).toMatch(/1000\.00 USD\s+USD\s+available/);
+    expect(movements.screen).toMatch(/12\.34 USD\s+USD\s+reserved/);
+    const statement = await ledgerctlOnTerminal(['statements', '--account', accounts.alice, '--asset', 'USD', '--from', '0', '--to', String(Date.now() + 60_000)], env);
+    expect(statement.screen).toMatch(/available\s+0\.00 USD\s+987\.66 USD/);
+    const trialBalance = await ledgerctlOnTerminal(['trial-balance'], env);
+    expect(trialBalance.screen).toMatch(/USD\s+0\.00 USD\s+yes/);
+    expect((await ledgerctl(['movements', '--account', accounts.alice, '--limit', '5'], env)).json().movements[0].amount).toBe('100000');
+  });
+});
+
 describe('major units', () => {
   it('are computed with bigint arithmetic, beyond what a JS number holds', () => {
     expect(majorUnits('50000', 2)).toBe('500.00');

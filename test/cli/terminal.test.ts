@@ -24,7 +24,7 @@ describe('on a terminal', () => {
     const table = await run(['trial-balance']);
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(/^ASSET\s+OPENINGS\s+BALANCED\n/);
-    expect(table.stdout).toMatch(/USD\s+0\s+yes/);
+    expect(table.stdout).toMatch(/USD\s+0\.00 USD\s+yes/);
     expect(table.stdout).toContain('balanced (3 accounts');
     expect(JSON.parse((await run(['trial-balance', '--json'])).stdout).rows).toHaveLength(2);
     expect(JSON.parse((await run(['trial-balance'], false)).stdout).unbalanced).toEqual([]);

@@ -20,9 +20,9 @@ export async function runBalance(ctx: Context, name: string): Promise<void> {
   const account = await accountOf(ctx, 'account', name);
   const balances = await ctx.client().get<AccountBalances>(`/v1/accounts/${encodeURIComponent(account)}/balances`);
   // Major units need each asset's precision: read only when people read the result.
-  const money = ctx.out.machine ? null : await Money.read(ctx.client());
+  const show = await Money.forPeople(ctx.out.machine, ctx.client());
   ctx.out.result(balances, () => {
-    const amount = (pick: (r: Row) => string) => (r: Row) => money!.show(pick(r), r.asset);
+    const amount = (pick: (r: Row) => string) => (r: Row) => show(pick(r), r.asset);
     const rows = table(
       [
         { header: 'ASSET', value: (r: Row) => r.asset },

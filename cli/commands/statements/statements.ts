@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { Statement } from '../../api.js';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
+import { Money } from '../../money.js';
 import { accountOf } from '../../names.js';
 import { timeMs } from '../../parse.js';
 
@@ -33,5 +34,6 @@ export async function runStatements(ctx: Context, options: StatementsOptions): P
     to: timeMs('--to', options.to),
     as_of: options.asOf,
   });
-  await ctx.out.view(statement, async () => (await import('../../views/statement.js')).StatementView, { statement });
+  const amount = await Money.forPeople(ctx.out.machine, ctx.client());
+  await ctx.out.view(statement, async () => (await import('../../views/statement.js')).StatementView, { statement, amount });
 }
