@@ -4,22 +4,16 @@
  * prints the acknowledgement, each invocation has its own client key (shown on stderr) that makes
  * running it again safe, and a missing or rejected token exits 4.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accounts, testGenesis } from './support/book.js';
-import { type Daemon, startDaemon } from './support/daemon.js';
-import { configDir, ledgerctl } from './support/ledgerctl.js';
+import { describe, expect, it } from 'vitest';
+import { accounts } from './support/book.js';
+import { ledgerctl } from './support/ledgerctl.js';
 import { ledgerctlOnTerminal } from './support/terminal.js';
+import { useBook } from './support/use-book.js';
 
-let daemon: Daemon;
-let env: Record<string, string>;
+const book = useBook();
 
-beforeAll(async () => {
-  daemon = await startDaemon({ genesis: testGenesis });
-  env = { LEDGER_URL: daemon.url, LEDGER_TOKEN: daemon.operatorKey, LEDGERCTL_CONFIG_DIR: configDir() };
-});
-afterAll(() => daemon?.stop());
 
-const pay = (amount: string, ...extra: string[]) => ledgerctl(['transfers', 'create', '--from', accounts.alice, '--to', accounts.bob, '--amount', amount, '--asset', 'USD', ...extra], env);
+const pay = (amount: string, ...extra: string[]) => ledgerctl(['transfers', 'create', '--from', accounts.alice, '--to', accounts.bob, '--amount', amount, '--asset', 'USD', ...extra], book.env);
 const shownKey = (stderr: string) => /^client key ([0-9a-f]{32})$/m.exec(stderr)?.[1];
 
 describe('submitting commands', () => {
@@ -71,7 +65,7 @@ describe('submitting commands', () => {
   });
 
   it('shows a spinner on a terminal while it waits, then the decision', async () => {
-    const shown = await ledgerctlOnTerminal(['reservations', 'create', '--payer', accounts.alice, '--amount', '3', '--asset', 'USD'], env);
+    const shown = await ledgerctlOnTerminal(['reservations', 'create', '--payer', accounts.alice, '--amount', '3', '--asset', 'USD'], book.env);
     expect(shown.code).toBe(0);
     expect(shown.screen).toMatch(/waiting for op_\w+/);
     expect(shown.screen).toMatch(/state\s+Reserved/);
@@ -80,12 +74,12 @@ describe('submitting commands', () => {
 
 describe('tokens', () => {
   it('exits 4 for a missing or rejected token, 1 for a refusal of the signed-in caller', async () => {
-    const missing = await ledgerctl(['trial-balance'], { ...env, LEDGER_TOKEN: '' });
+    const missing = await ledgerctl(['trial-balance'], { ...book.env, LEDGER_TOKEN: '' });
     expect(missing.code).toBe(4);
     expect(missing.stderr).toMatch(/^ERR-CredentialInvalid: /);
-    const wrong = await ledgerctl(['transfers', 'create', '--from', accounts.alice, '--to', accounts.bob, '--amount', '1', '--asset', 'USD'], { ...env, LEDGER_TOKEN: 'not-a-key' });
+    const wrong = await ledgerctl(['transfers', 'create', '--from', accounts.alice, '--to', accounts.bob, '--amount', '1', '--asset', 'USD'], { ...book.env, LEDGER_TOKEN: 'not-a-key' });
     expect(wrong.code).toBe(4);
-    const notOperator = await ledgerctl(['trial-balance'], { ...env, LEDGER_TOKEN: daemon.identitiesKey });
+    const notOperator = await ledgerctl(['trial-balance'], { ...book.env, LEDGER_TOKEN: book.daemon.identitiesKey });
     expect(notOperator.code).toBe(1);
   });
 });
@@ -93,12 +87,12 @@ describe('tokens', () => {
 describe('a service that cannot be reached', () => {
   it('says that running the command again with the shown key is safe, and it is', async () => {
     let down: Awaited<ReturnType<typeof pay>> | undefined;
-    await daemon.restart(async () => {
+    await book.daemon.restart(async () => {
       down = await pay('4');
     });
     expect(down!.code).toBe(3);
     const key = shownKey(down!.stderr)!;
-    expect(down!.stderr).toContain(`cannot reach ${daemon.url}`);
+    expect(down!.stderr).toContain(`cannot reach ${book.daemon.url}`);
     expect(down!.stderr).toContain(`(after 3 attempts); whether it was received is unknown: running it again with --client-key ${key} is safe`);
     const again = await pay('4', '--client-key', key);
     expect(again.code).toBe(0);
