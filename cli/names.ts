@@ -32,6 +32,10 @@ export async function accountOf(ctx: Context, flag: string, text: string): Promi
   }
 }
 
+/** `accountOf` for each account of a list flag (`--scope`, `--counterparties`). */
+export const accountsOf = (ctx: Context, flag: string, texts: readonly string[] | undefined): Promise<string[] | undefined> =>
+  texts === undefined ? Promise.resolve(undefined) : Promise.all(texts.map((text) => accountOf(ctx, flag, text)));
+
 /** `accountOf` for an optional flag. */
 export const optionalAccountOf = (ctx: Context, flag: string, text: string | undefined): Promise<string | undefined> =>
   text === undefined ? Promise.resolve(undefined) : accountOf(ctx, flag, text);

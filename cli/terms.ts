@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { GrantSubject, GrantTerms, Json } from './api.js';
 import type { Context } from './context.js';
 import { UsageError } from './errors.js';
-import { optionalAccountOf } from './names.js';
+import { accountsOf, optionalAccountOf } from './names.js';
 import { integer, jsonFile, list, timeMs } from './parse.js';
 
 export interface TermsFlags {
@@ -61,9 +61,13 @@ export function termsOf(flags: TermsFlags, kind: string): Json {
   return terms as unknown as Json;
 }
 
-/** The flags with `--subject-account` resolved to an identifier (it may be a saved name or an alias). */
-export async function withSubjectAccount<F extends TermsFlags>(ctx: Context, flags: F): Promise<F> {
-  return { ...flags, subjectAccount: await optionalAccountOf(ctx, '--subject-account', flags.subjectAccount) };
+/** The flags with `--subject-account` and `--counterparties` resolved to identifiers (each may be a saved name or an alias). */
+export async function withAccountsResolved<F extends TermsFlags>(ctx: Context, flags: F): Promise<F> {
+  return {
+    ...flags,
+    subjectAccount: await optionalAccountOf(ctx, '--subject-account', flags.subjectAccount),
+    counterparties: await accountsOf(ctx, '--counterparties', flags.counterparties),
+  };
 }
 
 function subjectOf(flags: TermsFlags): GrantSubject {

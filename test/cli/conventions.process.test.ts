@@ -148,6 +148,11 @@ describe('accounts by name', () => {
     expect((await ledgerctl(['accounts', 'balance', 'savings'], dir)).json()).toMatchObject({ account, balances: [{ asset: 'USD', available: '250' }] });
     expect((await ledgerctl(['movements', '--account', 'savings'], dir)).json().movements).toHaveLength(1);
     expect((await ledgerctl(['profile', 'show'], dir)).json().accounts).toEqual({ savings: account });
+    // List flags too: an issuance grant limited to the saved account as counterparty.
+    const grant = await ledgerctl(['ops', 'issuance-grant', '--principal', 'did:ledger:id:operator', '--subject-account', 'treasury:USD', '--ops', 'transfer', '--per-operation', '10', '--counterparties', 'savings', '--justification', 'savings only'], dir);
+    expect(grant.code).toBe(0);
+    const listed = (await ledgerctl(['grants', 'list', '--account', 'treasury:USD'], dir)).json().items;
+    expect(listed.find((g: { grant: string }) => g.grant === grant.json().result.grant).terms.counterparties).toEqual([account]);
     // Another profile does not know the name.
     expect((await ledgerctl(['accounts', 'balance', 'savings'], book.env)).code).toBe(1);
     expect((await ledgerctl(['accounts', 'open', '--owner', 'did:ledger:id:bob', '--save-as', 'a:b'], dir)).code).toBe(2);
