@@ -3,7 +3,7 @@
  * position (`view`) it was taken at. Reads seek by key; nothing scans by offset.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex } from '@noble/hashes/utils.js';
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { assert } from './assert.js';
 import { type Actor, type Principals, inScope, reaches, unreachableAccount } from './authority.js';
 import type { Grant } from './auth/grants.js';
@@ -27,7 +27,7 @@ import { refuse } from './errors.js';
 import type { Account, Asset, Balance, Head, Operation, Posting } from './model.js';
 import { zeroBalance } from './model.js';
 import type { ReadView, Snapshot } from './store/port.js';
-import type { AccountId, AssetSymbol, IdentityId } from './values.js';
+import { type AccountId, type AssetSymbol, type IdentityId, isAccountId } from './values.js';
 
 export interface StatementQuery {
   readonly account: AccountId;
@@ -63,6 +63,14 @@ export interface MovementsQuery {
 
 export interface MovementsPage {
   readonly movements: readonly Posting[];
+  readonly next: string | null;
+  readonly view: number;
+}
+
+/** One page of an identity's accounts (CONTRACT 11), in identifier order. */
+export interface AccountsPage {
+  readonly items: readonly Account[];
+  /** The cursor of the next page, when more follow. */
   readonly next: string | null;
   readonly view: number;
 }
@@ -166,6 +174,40 @@ export class BookView {
     const out: Party[] = [];
     for await (const [, text] of this.snap.entries({ gte: partyPrefix, lt: prefixEnd(partyPrefix), limit: integratingPartiesMax })) out.push(JSON.parse(text) as Party);
     return out;
+  }
+
+  /** Every asset the account has held (each has a balance record from its first posting), in symbol order. */
+  async balances(account: AccountId): Promise<{ asset: AssetSymbol; balance: Balance }[]> {
+    const prefix = keys.accountBalancesPrefix(account);
+    const out: { asset: AssetSymbol; balance: Balance }[] = [];
+    for await (const [key, text] of this.snap.entries({ gte: prefix, lt: prefixEnd(prefix), limit: assetsMax })) {
+      out.push({ asset: key.slice(prefix.length) as AssetSymbol, balance: decodeBalance(JSON.parse(text)) });
+    }
+    return out;
+  }
+
+  /**
+   * The accounts an identity owns (CONTRACT 11), read by the owner, the operator and the identities
+   * principal; a scoped credential sees only the accounts in its scope. An unknown identity owns none.
+   */
+  async accountsOf(actor: Actor, owner: IdentityId, limit: number, cursor: string | null): Promise<AccountsPage> {
+    const { operator, identities } = this.principals;
+    if (actor.principal !== owner && actor.principal !== operator && actor.principal !== identities) {
+      refuse('ERR-NotAuthorised', `the initiating principal holds no authority that covers the accounts of ${owner}`);
+    }
+    const text = await this.snap.get(keys.identity(owner));
+    const owned = text === undefined ? [] : decodeIdentity(text).accounts;
+    const after = cursor === null ? null : parseAccountCursor(cursor);
+    const ids = owned.filter((id) => inScope(actor, id) && (after === null || id > after)).sort();
+    const page = ids.slice(0, limit);
+    const items = await Promise.all(
+      page.map(async (id) => {
+        const account = await this.account(id);
+        assert(account !== undefined && account.owner === owner, `account ${id} of ${owner} exists and is owned by it`);
+        return account;
+      }),
+    );
+    return { items, next: ids.length > limit ? accountCursor(page[page.length - 1]!) : null, view: this.view };
   }
 
   async balance(account: AccountId, asset: AssetSymbol): Promise<Balance> {
@@ -369,6 +411,17 @@ function parseCursor(cursor: string, fingerprint: string): number {
   }
   if (cursor.slice(cursorSeqHexLength) !== fingerprint) refuse('ERR-MalformedCommand', 'cursor belongs to a query with other filters');
   return parseSeqHex(cursor.slice(0, cursorSeqHexLength));
+}
+
+/** An account listing's cursor: the last account of the page as hex, the next page starting after it. */
+function accountCursor(last: AccountId): string {
+  return bytesToHex(new TextEncoder().encode(last));
+}
+
+function parseAccountCursor(cursor: string): AccountId {
+  const id = /^(?:[0-9a-f]{2})+$/.test(cursor) ? new TextDecoder().decode(hexToBytes(cursor)) : '';
+  if (!isAccountId(id)) refuse('ERR-MalformedCommand', 'cursor is not one this service issued');
+  return id;
 }
 
 // ---------------------------------------------------------------- merged index reads

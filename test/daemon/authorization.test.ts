@@ -121,6 +121,17 @@ const rows: Row[] = [
     expect: { none: anonymous, owner: 'ok', holder: 'ok', beyond: 'ok', identities: 'ok', operator: 'ok', rest: no },
   },
   {
+    route: 'GET /v1/accounts/{account}/balances (alice)',
+    call: async (k) => readOutcome(await api(k).get(`/v1/accounts/${alice}/balances`)),
+    expect: { none: anonymous, owner: 'ok', holder: 'ok', beyond: 'ok', identities: 'ok', operator: 'ok', rest: no },
+  },
+  {
+    route: 'GET /v1/accounts (owner alice)',
+    call: async (k) => readOutcome(await api(k).get(`/v1/accounts?owner=${id('alice')}&limit=10`)),
+    // A scoped credential of alice lists the accounts in its scope; a holder of a grant over her lists none.
+    expect: { none: anonymous, owner: 'ok', scoped: 'ok', identities: 'ok', operator: 'ok', rest: no },
+  },
+  {
     route: 'GET /v1/accounts/{account}/grants (alice)',
     call: async (k) => readOutcome(await api(k).get(`/v1/accounts/${alice}/grants`)),
     expect: { none: anonymous, owner: 'ok', operator: 'ok', rest: no },
