@@ -31,8 +31,9 @@ export const builtInPrincipals: Principals = {
   identities: 'did:ledger:id:identities' as IdentityId,
 };
 
+/** An authority of the actor's own: it acts for nobody (`on_behalf_of` is recorded only when a grant over that identity covered the act). */
 function authority(actor: Actor, kind: AuthorityKind): Authority {
-  return { credential: actor.credential, grant: null, kind, onBehalfOf: actor.onBehalfOf, principal: actor.principal };
+  return { credential: actor.credential, grant: null, kind, onBehalfOf: null, principal: actor.principal };
 }
 
 /**
@@ -48,11 +49,11 @@ export function authorityToDebit(actor: Actor, account: Account, principals: Pri
   return null;
 }
 
-/** The authority recorded when `actor` acts without debiting (opening, capture to a payee). */
-export function actingAuthority(actor: Actor, principals: Principals, owner: IdentityId | null): Authority {
-  if (owner !== null && actor.principal === owner) return authority(actor, 'owner');
+/** The authority of the account's owner or the operator acting on it without debiting (finishing a reservation); anyone else needs a grant. */
+export function actingAuthority(actor: Actor, principals: Principals, owner: IdentityId): Authority | null {
+  if (actor.principal === owner) return authority(actor, 'owner');
   if (actor.principal === principals.operator) return authority(actor, 'operator');
-  return authority(actor, 'owner');
+  return null;
 }
 
 /** Whether `actor` may read or act on an account at all (reads, captures, releases). */

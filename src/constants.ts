@@ -37,6 +37,8 @@ export const integratingPartiesMax = 1024;
 export const partyPrincipalsMax = 16;
 /** Grants one grant listing answers (GET /v1/identities/{identity}/grants, /v1/accounts/{account}/grants). */
 export const grantsListedMax = 1000;
+/** Index entries one grant listing page reads at most (a page may hold fewer than its limit and still carry `next`). */
+export const grantsListScanMax = 4 * grantsListedMax;
 /** Treasury limit entries on one account. */
 export const treasuryLimitsMax = assetsMax;
 

@@ -179,7 +179,7 @@ describe('using grants', () => {
   const none = () => emptyWindowUsage;
 
   it('allows a use within the terms and names the grant', () => {
-    expect(authorizeUse([grant('g')], use(), none)).toEqual({ ok: true, grant: gid('g'), usage: new Map() });
+    expect(authorizeUse([grant('g')], use(), none)).toEqual({ ok: true, grant: gid('g'), usage: new Map(), moved: new Map([[gid('g'), 100n]]) });
   });
 
   it.each([
