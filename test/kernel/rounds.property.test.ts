@@ -27,7 +27,8 @@ type Ref = { setup: number } | { at: number };
 type Spec =
   | { t: 'issue'; by: number; to: number; parent: Ref | null; subject: number; ops: GrantOp[]; perOp: bigint; window: bigint | null }
   | { t: 'revoke'; by: number; grant: Ref }
-  | { t: 'transfer'; by: number; legs: { from: number; to: number; amount: bigint }[] }
+  | { t: 'transfer'; by: number; legs: { from: number; to: number; amount: bigint }[]; opened: Ref | null }
+  | { t: 'open'; by: number; owner: number }
   | { t: 'reserve'; by: number; payer: number; amount: bigint }
   | { t: 'capture'; by: number; reservation: Ref; to: number; amount: bigint | null }
   | { t: 'release'; by: number; reservation: Ref };
@@ -50,7 +51,17 @@ const spec: fc.Arbitrary<Spec> = fc.oneof(
     }),
   },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('revoke' as const), by: who, grant: ref(2) }) },
-  { weight: 3, arbitrary: fc.record({ t: fc.constant('transfer' as const), by: who, legs: fc.array(fc.record({ from: who, to: who, amount }), { minLength: 1, maxLength: 3 }) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      t: fc.constant('transfer' as const),
+      by: who,
+      legs: fc.array(fc.record({ from: who, to: who, amount }), { minLength: 1, maxLength: 3 }),
+      // A first leg out of an account opened earlier in the round, if any.
+      opened: fc.option(fc.record({ at: fc.nat(11) }), { nil: null }),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('open' as const), by: who, owner: who }) },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('reserve' as const), by: who, payer: who, amount }) },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('capture' as const), by: who, reservation: ref(1), to: who, amount: fc.option(amount, { nil: null }) }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('release' as const), by: who, reservation: ref(1) }) },
@@ -110,8 +121,13 @@ function command(s: Spec, i: number, base: Setup): Command {
       return { type: 'issue_grant', justification: null, terms: terms(s.to, s.subject, s.parent === null ? null : grant(s.parent), s.ops, s.perOp, s.window) };
     case 'revoke':
       return { type: 'revoke_grant', grant: grant(s.grant) };
-    case 'transfer':
-      return { type: 'transfer', legs: s.legs.map((l) => ({ from: account(l.from), to: account(l.to), asset: sym('USD'), amountMinor: l.amount })), deadlineMs: Number.MAX_SAFE_INTEGER };
+    case 'transfer': {
+      const legs = s.legs.map((l) => ({ from: account(l.from), to: account(l.to), asset: sym('USD'), amountMinor: l.amount }));
+      if (s.opened !== null && 'at' in s.opened && i > 0) legs[0] = { ...legs[0]!, from: sequentialIds.accountId(base.nextCseq + (s.opened.at % i)) };
+      return { type: 'transfer', legs, deadlineMs: Number.MAX_SAFE_INTEGER };
+    }
+    case 'open':
+      return { type: 'open_account', owner: identity(s.owner), kind: 'customer', custody: 'delegated', treasuryLimits: {} };
     case 'reserve':
       return { type: 'reserve', payer: account(s.payer), asset: sym('USD'), amountMinor: s.amount, deadlineMs: Number.MAX_SAFE_INTEGER };
     case 'capture':
