@@ -31,9 +31,14 @@ export const builtInPrincipals: Principals = {
   identities: 'did:ledger:id:identities' as IdentityId,
 };
 
-/** An authority of the actor's own: it acts for nobody (`on_behalf_of` is recorded only when a grant over that identity covered the act). */
-function authority(actor: Actor, kind: AuthorityKind): Authority {
-  return { credential: actor.credential, grant: null, kind, onBehalfOf: null, principal: actor.principal };
+/**
+ * An authority of the actor's own. `on_behalf_of` names the identity the header named
+ * only when the authority that allowed the act is over it: the operator's custody of an
+ * account that identity owns (a grant over it: decide-grants.ts). An owner acts for itself.
+ */
+function authority(actor: Actor, kind: AuthorityKind, account: Account): Authority {
+  const onBehalfOf = kind === 'operator' && actor.onBehalfOf === account.owner ? account.owner : null;
+  return { credential: actor.credential, grant: null, kind, onBehalfOf, principal: actor.principal };
 }
 
 /**
@@ -44,15 +49,15 @@ function authority(actor: Actor, kind: AuthorityKind): Authority {
  */
 export function authorityToDebit(actor: Actor, account: Account, principals: Principals): Authority | null {
   if (!inScope(actor, account.id) || account.kind === 'treasury') return null;
-  if (actor.principal === account.owner) return authority(actor, 'owner');
-  if (actor.principal === principals.operator && account.custody === 'delegated') return authority(actor, 'operator');
+  if (actor.principal === account.owner) return authority(actor, 'owner', account);
+  if (actor.principal === principals.operator && account.custody === 'delegated') return authority(actor, 'operator', account);
   return null;
 }
 
 /** The authority of the account's owner or the operator acting on it without debiting (finishing a reservation); anyone else needs a grant. */
-export function actingAuthority(actor: Actor, principals: Principals, owner: IdentityId): Authority | null {
-  if (actor.principal === owner) return authority(actor, 'owner');
-  if (actor.principal === principals.operator) return authority(actor, 'operator');
+export function actingAuthority(actor: Actor, principals: Principals, account: Account): Authority | null {
+  if (actor.principal === account.owner) return authority(actor, 'owner', account);
+  if (actor.principal === principals.operator) return authority(actor, 'operator', account);
   return null;
 }
 

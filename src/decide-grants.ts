@@ -207,7 +207,7 @@ export function finishAuthority(
   const hidden = refusal('ERR-UnknownOperation', `no reservation ${reservation.ref} is visible to the caller`);
   // A scoped credential finishes nothing held against an account outside its scope.
   if (!inScope(actor, payer.id)) return hidden;
-  const direct = actingAuthority(actor, principals, payer.owner);
+  const direct = actingAuthority(actor, principals, payer);
   if (direct !== null) return direct;
   const viaGrant = grantAuthority(actor, { ...use, account: payer }, reads, stage);
   // Its submitter learns why; anyone else only that a live grant of its covers the reservation but not this much.

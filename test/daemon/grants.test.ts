@@ -149,8 +149,11 @@ describe('on-behalf-of', () => {
     const own = await post('alice', '/v1/transfers', transfer([{ from: acct('alice'), to: acct('frank'), amount: '3' }]), { 'on-behalf-of': id('bob') });
     expect(own.code).toBe('ok');
     expect((await movementsOf(acct('frank'), own.view.operation_reference))[0].authorities[0]).toMatchObject({ kind: 'owner', principal: id('alice'), on_behalf_of: null });
-    const viaOperator = await post('operator', '/v1/transfers', transfer([{ from: acct('alice'), to: acct('frank'), amount: '1' }]), { 'on-behalf-of': id('alice') });
-    expect((await movementsOf(acct('frank'), viaOperator.view.operation_reference))[0].authorities[0]).toMatchObject({ kind: 'operator', on_behalf_of: null });
+    // The operator acts for the owner of an account in its custody, and for no one else.
+    const forOwner = await post('operator', '/v1/transfers', transfer([{ from: acct('alice'), to: acct('frank'), amount: '1' }]), { 'on-behalf-of': id('alice') });
+    expect((await movementsOf(acct('frank'), forOwner.view.operation_reference))[0].authorities[0]).toMatchObject({ kind: 'operator', on_behalf_of: id('alice') });
+    const forOther = await post('operator', '/v1/transfers', transfer([{ from: acct('alice'), to: acct('frank'), amount: '1' }]), { 'on-behalf-of': id('bob') });
+    expect((await movementsOf(acct('frank'), forOther.view.operation_reference))[0].authorities[0]).toMatchObject({ kind: 'operator', on_behalf_of: null });
     expect(refusalOf(await as('operator').post('/v1/transfers', transfer([{ from: acct('alice'), to: acct('frank'), amount: '1' }]), undefined, { ...freshKey(), 'on-behalf-of': id('nobody') }))).toEqual({ status: 403, error: 'ERR-NotAuthorised' });
     expect(refusalOf(await as('frank').post('/v1/transfers', transfer([{ from: acct('frank'), to: acct('alice'), amount: '1' }]), undefined, { ...freshKey(), 'on-behalf-of': id('bob') }))).toEqual({ status: 403, error: 'ERR-NotAuthorised' });
   });
