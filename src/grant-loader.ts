@@ -34,11 +34,13 @@ export async function loadChains(view: ReadView, overlay: Overlay, ids: readonly
   let frontier = [...ids];
   for (let depth = 0; depth < grantChainDepthMax && frontier.length > 0; depth++) {
     await loadRecords(view, overlay, frontier.flatMap((id) => [grantKey(id), grantWindowKey(id)]));
-    frontier = frontier.flatMap((id) => {
+    // Every ancestor, even one already read for another need (a revocation reads grants, not their windows or parents).
+    const parents = frontier.flatMap((id) => {
       const text = overlay.records.get(grantKey(id));
       const parent = text === undefined ? null : decodeGrant(text).terms.parent;
-      return parent === null || overlay.records.has(grantKey(parent)) ? [] : [parent];
+      return parent === null ? [] : [parent];
     });
+    frontier = [...new Set(parents)];
   }
 }
 

@@ -213,4 +213,16 @@ describe('commands racing in one round', () => {
     expect(shared.daemon.process.exitCode).toBeNull();
     expect((await as('operator').get('/v1/health')).status).toBe(200);
   });
+
+  it('read every ancestor of a grant in use, even one another command of the round read for itself', async () => {
+    for (let i = 0; i < 15; i++) {
+      // A windowed root, narrowed to erin: her use reads the root's window too.
+      const root = await grant('alice', terms('dave', { per_operation: null, per_window: { length: 60_000, limit: '1000' } }));
+      await grant('dave', terms('erin', { parent: root, per_operation: '1', per_window: { length: 60_000, limit: '1000' } }));
+      const [revoked, used] = await Promise.all([post('alice', `/v1/grants/${root}/revoke`, {}), post('erin', '/v1/transfers', transfer([{ from: acct('alice'), to: acct('erin'), amount: '1' }]))]);
+      expect(revoked.code).toBe('ok');
+      expect(['ok', 'ERR-AuthorityRevoked']).toContain(used.code);
+    }
+    expect(shared.daemon.process.exitCode).toBeNull();
+  });
 });

@@ -1,8 +1,9 @@
 /**
  * Commands that touch the same records in one round decide exactly as they would one
  * after another: random rounds of grants given, narrowed and revoked, transfers,
- * reservations and their captures and releases, over a few shared records (commands
- * may name grants and reservations made earlier in the same round), decided once as
+ * reservations and their captures and releases, accounts opened and debited,
+ * credentials scoped to them, over a few shared records (commands may name grants,
+ * reservations and accounts made earlier in the same round), decided once as
  * one round and once a command per round. Same outcomes, same book, and no decision
  * ever trips an assertion.
  */
@@ -29,6 +30,7 @@ type Spec =
   | { t: 'revoke'; by: number; grant: Ref }
   | { t: 'transfer'; by: number; legs: { from: number; to: number; amount: bigint }[]; opened: Ref | null }
   | { t: 'open'; by: number; owner: number }
+  | { t: 'credential'; by: number; scope: 'all' | 'own' | Ref }
   | { t: 'reserve'; by: number; payer: number; amount: bigint }
   | { t: 'capture'; by: number; reservation: Ref; to: number; amount: bigint | null }
   | { t: 'release'; by: number; reservation: Ref };
@@ -44,7 +46,8 @@ const spec: fc.Arbitrary<Spec> = fc.oneof(
       by: who,
       to: who,
       parent: fc.option(ref(2), { nil: null }),
-      subject: who,
+      // Mostly the grantor's own account (a root) or alice's (the setup grants' subject, for narrowings).
+      subject: fc.oneof(fc.constant(-1), fc.constant(0), who),
       ops: fc.subarray(['transfer', 'reserve', 'capture', 'release'] as GrantOp[], { minLength: 1 }),
       perOp: amount,
       window: fc.option(fc.bigInt({ min: 1n, max: 600n }), { nil: null }),
@@ -56,12 +59,15 @@ const spec: fc.Arbitrary<Spec> = fc.oneof(
     arbitrary: fc.record({
       t: fc.constant('transfer' as const),
       by: who,
-      legs: fc.array(fc.record({ from: who, to: who, amount }), { minLength: 1, maxLength: 3 }),
+      // -1: the submitter's own account; alice's is the one the setup grants cover.
+      legs: fc.array(fc.record({ from: fc.oneof(fc.constant(-1), fc.constant(0), who), to: who, amount }), { minLength: 1, maxLength: 3 }),
       // A first leg out of an account opened earlier in the round, if any.
       opened: fc.option(fc.record({ at: fc.nat(11) }), { nil: null }),
     }),
   },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('open' as const), by: who, owner: who }) },
+  // Scoped to an account opened earlier in the round, whose owner's set it must be in.
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('credential' as const), by: who, scope: fc.oneof(fc.constant('all' as const), fc.constant('own' as const), fc.record({ at: fc.nat(11) })) }) },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('reserve' as const), by: who, payer: who, amount }) },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('capture' as const), by: who, reservation: ref(1), to: who, amount: fc.option(amount, { nil: null }) }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant('release' as const), by: who, reservation: ref(1) }) },
@@ -118,16 +124,21 @@ function command(s: Spec, i: number, base: Setup): Command {
   const reservation = (r: Ref) => ('setup' in r || i === 0 ? base.reservations[0]! : sequentialIds.operationRef(base.nextCseq + (r.at % i)));
   switch (s.t) {
     case 'issue':
-      return { type: 'issue_grant', justification: null, terms: terms(s.to, s.subject, s.parent === null ? null : grant(s.parent), s.ops, s.perOp, s.window) };
+      return { type: 'issue_grant', justification: null, terms: terms(s.to, s.subject === -1 ? s.by : s.subject, s.parent === null ? null : grant(s.parent), s.ops, s.perOp, s.window) };
     case 'revoke':
       return { type: 'revoke_grant', grant: grant(s.grant) };
     case 'transfer': {
-      const legs = s.legs.map((l) => ({ from: account(l.from), to: account(l.to), asset: sym('USD'), amountMinor: l.amount }));
+      const legs = s.legs.map((l) => ({ from: account(l.from === -1 ? s.by : l.from), to: account(l.to), asset: sym('USD'), amountMinor: l.amount }));
       if (s.opened !== null && 'at' in s.opened && i > 0) legs[0] = { ...legs[0]!, from: sequentialIds.accountId(base.nextCseq + (s.opened.at % i)) };
       return { type: 'transfer', legs, deadlineMs: Number.MAX_SAFE_INTEGER };
     }
     case 'open':
       return { type: 'open_account', owner: identity(s.owner), kind: 'customer', custody: 'delegated', treasuryLimits: {} };
+    case 'credential': {
+      const scope = s.scope === 'all' ? null : s.scope === 'own' || 'setup' in s.scope || i === 0 ? [account(s.by)] : [sequentialIds.accountId(base.nextCseq + (s.scope.at % i))];
+      const tokenHash = (base.nextCseq + i).toString(16).padStart(64, '0');
+      return { type: 'register_credential', identity: identity(s.by), scope, credential: { scheme: 'api-key', verifier: null, tokenHash, challenge: null, webauthnId: null, counter: 0 } };
+    }
     case 'reserve':
       return { type: 'reserve', payer: account(s.payer), asset: sym('USD'), amountMinor: s.amount, deadlineMs: Number.MAX_SAFE_INTEGER };
     case 'capture':
@@ -197,7 +208,7 @@ describe('one round decides as one command after another', () => {
 
         expect(await bookOf(together)).toEqual(await bookOf(apart));
       }),
-      { numRuns: 150 },
+      { numRuns: 200 },
     );
   }, 120_000);
 });
