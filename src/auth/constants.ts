@@ -55,6 +55,8 @@ export const grantsGivenMax = 256;
  * another principal's space (the holder may revoke what it did not ask for).
  */
 export const grantsPerGrantorHolderMax = 16;
+/** Decoded grants kept in memory by their stored text (a memo of decoding; it decides nothing). */
+export const grantsDecodedMax = 4096;
 /** Entries of a grant's `assets` and `counterparties` lists. */
 export const grantListEntriesMax = 64;
 /** Shortest and longest `per_window.length`. */

@@ -40,6 +40,7 @@ import {
   grantWindowLengthMaxMs,
   grantWindowLengthMinMs,
   grantWindowUsesMax,
+  grantsDecodedMax,
   justificationBytesMax,
 } from './constants.js';
 
@@ -212,8 +213,24 @@ export function encodeGrant(grant: Grant): string {
   return JSON.stringify({ ...rest, terms: grantTermsView(terms) });
 }
 
+/**
+ * Decoded grants by stored text. A search for authority reads every held chain for every
+ * use, and decoding (which checks the terms again) dominated it; a text always decodes
+ * to the same grant, so the memo changes no decision. Emptied when full.
+ */
+const decodedGrants = new Map<string, Grant>();
+
 /** A stored grant, checked again on the way in: a record that does not parse is a bug. */
 export function decodeGrant(text: string): Grant {
+  const known = decodedGrants.get(text);
+  if (known !== undefined) return known;
+  if (decodedGrants.size >= grantsDecodedMax) decodedGrants.clear();
+  const grant = decodeGrantText(text);
+  decodedGrants.set(text, grant);
+  return grant;
+}
+
+function decodeGrantText(text: string): Grant {
   const raw = JSON.parse(text) as Omit<Grant, 'terms'> & { terms: Record<string, unknown> };
   let terms: GrantTerms;
   try {
