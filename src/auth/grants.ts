@@ -381,7 +381,9 @@ function termsRefusal(grant: Grant, use: GrantUse, rootGrantor: IdentityId): Ref
   // CONTRACT 5: value leaves a treasury only under an issuance grant, whoever gave the other kind.
   if (t.kind !== 'issuance' && use.accountKind === 'treasury') return notAuthorised(`account ${use.account}: value leaves a treasury only under an issuance grant`);
   if (use.asset !== null && t.assets !== null && !t.assets.includes(use.asset)) return notAuthorised(`asset ${use.asset}`);
-  if (t.counterparties !== null && (use.counterparty === null || !t.counterparties.includes(use.counterparty))) return notAuthorised(`counterparty ${use.counterparty ?? 'none'}`);
+  // Counterparties limit where value goes; a use that moves none away (release, open_account) has none.
+  const movesValue = use.amountMinor > 0n;
+  if (movesValue && t.counterparties !== null && (use.counterparty === null || !t.counterparties.includes(use.counterparty))) return notAuthorised(`counterparty ${use.counterparty ?? 'none'}`);
   return null;
 }
 

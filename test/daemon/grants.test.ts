@@ -60,6 +60,10 @@ describe('finishing reservations', () => {
     const bigger = (await ok('alice', '/v1/reservations', { payer: acct('alice'), amount: '500', asset: 'USD' })).operation_reference;
     expect((await post('bob', `/v1/reservations/${bigger}/capture`, { to: acct('bob') })).code).toBe('ERR-BoundExceeded');
     expect((await post('bob', `/v1/reservations/${second}/capture`, { to: acct('carol') })).code).toBe('ERR-NotAuthorised');
+    // A release moves nothing away from alice: the grant's counterparties do not limit it.
+    const third = (await ok('bob', '/v1/reservations', { payer: acct('alice'), amount: '5', asset: 'USD' })).operation_reference;
+    const freed = (await ok('bob', `/v1/reservations/${third}/release`, {})).operation_reference;
+    expect((await movementsOf(acct('alice'), freed))[0].authorities[0]).toMatchObject({ kind: 'delegated', grant: finisher });
     await ok('alice', `/v1/grants/${finisher}/revoke`, {});
     expect((await post('bob', `/v1/reservations/${second}/capture`, { to: acct('bob') })).code).toBe('ERR-AuthorityRevoked');
     expect((await post('bob', `/v1/reservations/${second}/release`, {})).code).toBe('ERR-AuthorityRevoked');
