@@ -77,6 +77,7 @@ export const genesisEntriesPerWrite = 10_000;
 export const defaultTreasuryLimitMinor = 10n ** 24n;
 
 assert(movementsScanMax >= movementsPageLimitMax, 'a page must be able to fill');
+assert(grantsListScanMax >= grantsListedMax && grantsListedMax <= movementsPageLimitMax, 'a grant listing page can fill, and its limit parses like a movements limit');
 assert(decisionsPerWriteMax <= backlogCommandsMax, 'a write cannot exceed the backlog');
 assert(backlogCommandsMax / 5_000 < transferDeadlineDefaultMs / 1000, 'a full backlog drains within the default transfer deadline at a modest decision rate');
 assert(submissionsPerWriteMax <= backlogCommandsMax, 'a write cannot exceed the backlog');
