@@ -149,14 +149,14 @@ function command(s: Spec, i: number, base: Setup): Command {
 }
 
 /** The Received operation an acknowledgement would have stored for command `cseq`. */
-function received(cseq: number, by: number, cmd: Command, atMs: number): Operation {
+function received(cseq: number, by: number, cmd: Command, atMs: number, scope: readonly AccountId[] | null): Operation {
   const actor = actorOf(identity(by));
   return {
     ref: sequentialIds.operationRef(cseq),
     cseq,
     command: cmd,
     actor: { principal: actor.principal, credential: actor.credential as CredentialId, onBehalfOf: null, grant: null, kind: 'owner' },
-    scope: null,
+    scope,
     state: 'Received',
     submittedAtMs: atMs,
     decidedAtMs: null,
@@ -197,9 +197,10 @@ describe('one round decides as one command after another', () => {
   it('gives the same outcomes and the same book for random rounds over shared grants, holds and accounts', async () => {
     const base = await setup();
     await fc.assert(
-      fc.asyncProperty(fc.array(spec, { minLength: 2, maxLength: 12 }), async (round) => {
+      // Some commands come from a credential scoped to the submitter's own account.
+      fc.asyncProperty(fc.array(fc.tuple(spec, fc.boolean()), { minLength: 2, maxLength: 12 }), async (round) => {
         const atMs = base.clock.nowMs;
-        const ops = round.map((s, i) => received(base.nextCseq + i, s.by, command(s, i, base), atMs));
+        const ops = round.map(([s, scoped], i) => received(base.nextCseq + i, s.by, command(s, i, base), atMs, scoped ? [account(s.by)] : null));
 
         const together = await copyOf(base.store);
         await decideBacklog(together, base.clock, ops);
