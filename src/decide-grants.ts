@@ -35,9 +35,10 @@ import type { Account, Authority, Operation } from './model.js';
 import type { AccountId, AssetSymbol, GrantId, IdentityId } from './values.js';
 
 /**
- * Indexes. The decider reads the first three, which hold live grants only: a
- * revocation deletes its grants' entries, and an issuance drops those that expired
- * from the lists it reads. The last two feed the listings and keep every grant.
+ * Indexes. `gh/`, `gg/` and `gch/` (auth/grants.ts) are what the decider searches and
+ * counts, and hold live grants only: a revocation deletes its grants' entries, and an
+ * issuance drops those that expired from the lists it reads. `ghr/` keeps revoked held
+ * grants for the refusal's code; `gi/` and `gip/` feed the listings and keep every grant.
  */
 /** Grants held by a principal. */
 export const heldGrantKey = (holder: string, grant: GrantId) => `gh/${holder}/${grant}`;
