@@ -54,8 +54,9 @@ function mayDebit(actor: Actor, use: Omit<GrantUseRequest, 'account'> & { accoun
 
 /**
  * The reservation a capture or release names and the authority to finish it, or why
- * not. A capture moves `amountOf(held)` to `to` under that authority; a release moves
- * nothing away from the payer. Shared by the precheck and the decision.
+ * not. A capture moves its amount (all that is held when it names none) to `to` under
+ * that authority; a release moves nothing away from the payer. Shared by the precheck
+ * and the decision.
  */
 export function finishing(
   command: Extract<Command, { type: 'capture' | 'release' }>,
