@@ -3,6 +3,7 @@
  * Units are last in each name. The relations between bounds are checked at load.
  */
 import { assert } from './assert.js';
+import { grantsGivenMax } from './auth/constants.js';
 
 /** Client-key length in characters (spec 8). */
 export const clientKeyLengthMax = 256;
@@ -78,6 +79,7 @@ export const defaultTreasuryLimitMinor = 10n ** 24n;
 
 assert(movementsScanMax >= movementsPageLimitMax, 'a page must be able to fill');
 assert(grantsListScanMax >= grantsListedMax && grantsListedMax <= movementsPageLimitMax, 'a grant listing page can fill, and its limit parses like a movements limit');
+assert(grantsGivenMax <= grantsListedMax, 'the live grants one principal gave fit one listing page');
 assert(decisionsPerWriteMax <= backlogCommandsMax, 'a write cannot exceed the backlog');
 assert(backlogCommandsMax / 5_000 < transferDeadlineDefaultMs / 1000, 'a full backlog drains within the default transfer deadline at a modest decision rate');
 assert(submissionsPerWriteMax <= backlogCommandsMax, 'a write cannot exceed the backlog');
