@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { GrantOp, GrantTerms } from '../src/auth/grants.js';
+import { type GrantOp, type GrantTerms, parseGrantTerms } from '../src/auth/grants.js';
 import type { Actor } from '../src/authority.js';
 import { importGenesis } from '../src/genesis.js';
 import { sequentialIds } from '../src/ids.js';
@@ -53,18 +53,8 @@ async function decided(kernel: Kernel, by: Actor, command: Command) {
   return op;
 }
 
-const terms = (grantor: number, ops: GrantOp[]): GrantTerms => ({
-  kind: 'delegated',
-  principal: identity(holder),
-  subject: { account: benchAccount(grantor) },
-  ops,
-  assets: null,
-  counterparties: null,
-  expiresAtMs: null,
-  parent: null,
-  perOperationMinor: 1_000n,
-  perWindow: null,
-});
+const terms = (grantor: number, ops: GrantOp[]): GrantTerms =>
+  parseGrantTerms({ kind: 'delegated', principal: identity(holder), subject: { account: benchAccount(grantor) }, ops, per_operation: '1000' }, 'delegated');
 const give = async (kernel: Kernel, grantor: number, ops: GrantOp[]) =>
   (await decided(kernel, actor(grantor), { type: 'issue_grant', terms: terms(grantor, ops), justification: null })).result!.grant! as GrantId;
 
