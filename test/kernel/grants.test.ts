@@ -132,6 +132,30 @@ describe('delegated grants', () => {
     await b.kernel.close();
   });
 
+  it('decides a narrowing and a revocation of the same grant in one round as one after the other', async () => {
+    for (const revoker of [bob, alice]) {
+      const b = await book();
+      const carol = 'did:ledger:id:carol' as IdentityId;
+      // bob's own grant (revoked by bob), or alice's grant to bob (revoked by alice while bob narrows it).
+      const own = revoker === bob ? await b.decided(actorOf(bob), delegated({ principal: bob, subject: { account: bobAccount as AccountId } })) : await b.decided(actorOf(alice), delegated({}));
+      const parent = own.result!.grant! as GrantId;
+      const subject = revoker === bob ? { account: bobAccount as AccountId } : { account: aliceAccount as AccountId };
+      const [narrowing, revocation] = await Promise.all([
+        b.kernel.submit(submission(actorOf(bob), delegated({ principal: carol, subject, parent, perOperationMinor: 10n }))),
+        b.kernel.submit(submission(actorOf(revoker), { type: 'revoke_grant', grant: parent })),
+      ]);
+      await b.kernel.idle();
+      expect(b.kernel.fatalError).toBeNull();
+      const narrowed = (await b.kernel.operation(narrowing.operation.ref))!;
+      expect(narrowed.state).toBe('Completed');
+      expect((await b.kernel.operation(revocation.operation.ref))!.state).toBe('Completed');
+      // The narrowing came first, so the revocation reached it.
+      const child = JSON.parse((await b.store.get(`grant/${narrowed.result!.grant}`))!);
+      expect(child.revokedAtMs).not.toBeNull();
+      await b.kernel.close();
+    }
+  });
+
   it('bounds the grants one grantor gives one holder, counting live ones only', async () => {
     const b = await book();
     const expiring = (await b.decided(actorOf(alice), delegated({ expiresAtMs: b.clock.nowMs + 1_000 }))).result!.grant! as GrantId;
