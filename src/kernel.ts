@@ -59,7 +59,7 @@ import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, PartyId
 import { loadAssets } from './assets.js';
 import { BookView, readOperation } from './queries.js';
 import { precheck, precheckNeeds } from './precheck.js';
-import { loadHeldGrants, loadList, loadParent, loadRevocation } from './grant-loader.js';
+import { loadHeldGrants, loadIssuance, loadList, loadRevocation } from './grant-loader.js';
 import { cseqOfRef } from './ids.js';
 import { partyPrefix } from './decide-parties.js';
 import { resolveToken } from './credentials.js';
@@ -284,7 +284,7 @@ export class Kernel {
       if (op.command.type === 'reserve') accountIds.add(op.command.payer);
     }
     await this.load(reads.accounts, [...accountIds].map(keys.account), decodeAccount);
-    for (const item of fresh) await this.loadGrantNeeds(reads, item.sub.command, item.sub.actor);
+    for (const item of fresh) await this.loadGrantNeeds(reads, item.sub.command, item.sub.actor, null);
 
     let accepted = false;
     for (const item of round) {
@@ -733,19 +733,21 @@ export class Kernel {
     const balances = new Map<string, Balance | undefined>();
     await this.load(balances, [...balanceKeys], (t) => decodeBalance(JSON.parse(t)));
     for (const [key, b] of balances) overlay.balances.set(key, b ?? zeroBalance);
-    for (const op of batch) await this.loadGrantNeeds(overlay, op.command, { ...op.actor, scope: op.scope });
+    for (const op of batch) await this.loadGrantNeeds(overlay, op.command, { ...op.actor, scope: op.scope }, this.ids.grantId(op.cseq));
     return overlay;
   }
 
   /**
    * Grants a decision (or precheck) of `command` reads: the actor's held grants when
-   * it lacks authority of its own over an account it debits or opens, a parent being
-   * narrowed, a grant being revoked. Accounts are already in the overlay.
+   * it may lack authority of its own over an account it debits, opens or finishes a
+   * reservation on (an account unknown now may be opened earlier in the same round),
+   * what a grant's issuance or revocation walks. Accounts and reservations are already
+   * in the overlay. `newGrant` is the id an issuance would draw (null at intake).
    */
-  private async loadGrantNeeds(overlay: Overlay, command: Command, actor: Actor): Promise<void> {
+  private async loadGrantNeeds(overlay: Overlay, command: Command, actor: Actor, newGrant: GrantId | null): Promise<void> {
     const lacksAuthority = (id: AccountId) => {
       const account = overlay.accounts.get(keys.account(id));
-      return account !== undefined && authorityToDebit(actor, account, this.principals) === null;
+      return account === undefined || authorityToDebit(actor, account, this.principals) === null;
     };
     const { operator, identities } = this.principals;
     switch (command.type) {
@@ -753,12 +755,18 @@ export class Kernel {
       case 'reserve':
         if (precheckNeeds(command).accounts.some(lacksAuthority)) await loadHeldGrants(this.store, overlay, actor.principal);
         return;
+      case 'capture':
+      case 'release': {
+        const reservation = overlay.operations.get(command.reservation);
+        const payer = reservation?.command.type === 'reserve' ? overlay.accounts.get(keys.account(reservation.command.payer)) : undefined;
+        if (actor.principal !== operator && actor.principal !== payer?.owner) await loadHeldGrants(this.store, overlay, actor.principal);
+        return;
+      }
       case 'open_account':
         if (actor.principal !== command.owner && actor.principal !== identities && actor.principal !== operator) await loadHeldGrants(this.store, overlay, actor.principal);
         return;
       case 'issue_grant':
-        if (command.terms.parent !== null) await loadParent(this.store, overlay, command.terms.parent);
-        return;
+        return loadIssuance(this.store, overlay, { grantor: actor.principal, holder: command.terms.principal, parent: command.terms.parent, newGrant });
       case 'revoke_grant':
         return loadRevocation(this.store, overlay, command.grant);
       default:

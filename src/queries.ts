@@ -6,9 +6,10 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { assert } from './assert.js';
 import { type Actor, type Principals, inScope, reaches, unreachableAccount } from './authority.js';
-import type { Grant } from './auth/grants.js';
+import { type Grant, grantWithinScope } from './auth/grants.js';
+import { overGrantPrefix, partyGrantPrefix } from './decide-grants.js';
 import { type Party, partyPrefix } from './decide-parties.js';
-import { grantCoversAccount, grantsOver, holdsLiveGrantOver } from './grant-queries.js';
+import { type GrantPage, type GrantPageQuery, anyUnder, grantCoversAccount, grantPage, holdsLiveGrantOver } from './grant-queries.js';
 import {
   decodeAccount,
   decodeBalance,
@@ -140,33 +141,41 @@ export class BookView {
     return account;
   }
 
+  /**
+   * Whether `caller` may name `identity` in `on-behalf-of`: an identity of the book
+   * over which it holds a live grant (the operator and the identities principal: any).
+   */
+  async mayActOnBehalfOf(caller: IdentityId, identity: IdentityId): Promise<boolean> {
+    if ((await this.snap.get(keys.identity(identity))) === undefined) return false;
+    return caller === this.principals.operator || caller === this.principals.identities || this.holdsGrantOver(caller, identity);
+  }
+
   /** Whether `holder` holds a live grant over `identity` (it may act on its behalf). */
   holdsGrantOver(holder: IdentityId, identity: IdentityId): Promise<boolean> {
     return holdsLiveGrantOver(this.snap, holder, identity, this.timeFloorMs);
   }
 
   /**
-   * Grants over an identity (endpoint 15): all of them to the identity itself (within
-   * its credential's scope), the operator and the identities principal; to anyone else
-   * those it holds or gave, and ERR-NotAuthorised when there are none.
+   * Grants over an identity (endpoint 15), a page at a time: all of them to the
+   * identity itself, the operator and the identities principal; to anyone else those
+   * it holds or gave, and ERR-NotAuthorised when there are none. A scoped credential
+   * sees only grants over one account within its scope.
    */
-  async identityGrants(actor: Actor, identity: IdentityId): Promise<Grant[]> {
-    const all = await grantsOver(this.snap, identity);
+  async identityGrants(actor: Actor, identity: IdentityId, q: GrantPageQuery): Promise<GrantPage> {
     const { operator, identities } = this.principals;
-    // A scoped credential of the identity sees no grant naming an account outside its scope.
-    if (actor.principal === identity) return all.filter((g) => typeof g.terms.subject !== 'object' || !('account' in g.terms.subject) || inScope(actor, g.terms.subject.account));
-    if (actor.principal === operator || actor.principal === identities) return all;
-    const own = all.filter((g) => g.terms.principal === actor.principal || g.grantor === actor.principal);
-    if (own.length === 0) refuse('ERR-NotAuthorised', `the initiating principal holds no authority that covers the grants over ${identity}`);
-    return own;
+    const inView = (g: Grant) => grantWithinScope(g, actor.scope);
+    if (actor.principal === identity || actor.principal === operator || actor.principal === identities) return grantPage(this.snap, overGrantPrefix(identity), q, inView);
+    const own = partyGrantPrefix(identity, actor.principal);
+    if (!(await anyUnder(this.snap, own))) refuse('ERR-NotAuthorised', `the initiating principal holds no authority that covers the grants over ${identity}`);
+    return grantPage(this.snap, own, q, inView);
   }
 
-  /** Grants that can touch an account (endpoint 16): the operator's or the owner's to read. */
-  async accountGrants(actor: Actor, id: AccountId): Promise<{ account: Account; grants: Grant[] }> {
+  /** Grants that can touch an account (endpoint 16), a page at a time: the operator's or the owner's to read. */
+  async accountGrants(actor: Actor, id: AccountId, q: GrantPageQuery): Promise<GrantPage> {
     const account = await this.account(id);
     const mayList = account !== undefined && inScope(actor, id) && (actor.principal === this.principals.operator || actor.principal === account.owner);
     if (!mayList) this.unreachable(actor, id);
-    return { account, grants: (await grantsOver(this.snap, account.owner)).filter((g) => grantCoversAccount(g, account)) };
+    return grantPage(this.snap, overGrantPrefix(account.owner), q, (g) => grantCoversAccount(g, account));
   }
 
   /** Integrating parties, in identifier order (bounded by registration). */
