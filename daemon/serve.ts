@@ -5,10 +5,11 @@
  */
 import { defaultGenesis } from '../src/genesis.js';
 import { saltedIds } from '../src/ids.js';
-import { Kernel } from '../src/kernel.js';
+import { Kernel, type PoisonReport } from '../src/kernel.js';
 import { buildApp, loggerOptions } from './app.js';
 import { hasBook, initBook, openBookStore } from './book.js';
 import type { Config } from './config.js';
+import { poisonHook } from './test-hooks.js';
 
 export async function serve(config: Config, version: string): Promise<void> {
   if (!hasBook(config.dataDir)) {
@@ -18,6 +19,9 @@ export async function serve(config: Config, version: string): Promise<void> {
   const store = await openBookStore(config.dataDir);
   const clock = Date.now;
   let stopping: Promise<void> | null = null;
+  // A poison found on reopen may be reported before the app (and its logger) exists.
+  const earlyPoison: PoisonReport[] = [];
+  let reportPoison: (report: PoisonReport) => void = (report) => earlyPoison.push(report);
   const kernel = await Kernel.open({
     store,
     clock,
@@ -29,8 +33,13 @@ export async function serve(config: Config, version: string): Promise<void> {
       app.log.fatal({ err: error }, 'the kernel stopped deciding');
       void stop(1);
     },
+    onPoison: (report) => reportPoison(report),
+    beforeDecide: poisonHook(process.env),
   });
   const app = buildApp({ kernel, config, clock, logger: loggerOptions(config), version });
+  reportPoison = ({ operation, what, error }) =>
+    app.log.error({ operation, command: what, assertion: error.message }, 'poison: a decision tripped an assertion when taken alone; refused with ERR-Internal (an expiry is skipped instead), deciding goes on');
+  for (const report of earlyPoison.splice(0)) reportPoison(report);
 
   const stop = (code: number): Promise<void> => {
     stopping ??= (async () => {

@@ -90,6 +90,18 @@ export interface KernelOptions {
   readonly sync?: boolean;
   /** Called once when an invariant breaks; the kernel has stopped deciding. */
   readonly onFatal?: (error: Error) => void;
+  /** Called for each poison found: a decision that tripped an assertion alone (its command refused with ERR-Internal). */
+  readonly onPoison?: (report: PoisonReport) => void;
+  /** Test seam, called before each command's decision: what it throws, the decision threw. Production passes none. */
+  readonly beforeDecide?: (op: Operation) => void;
+}
+
+export interface PoisonReport {
+  /** The operation refused (or whose expiry was given up); null for a direct decision. */
+  readonly operation: string | null;
+  /** The command type, or 'expiry'. */
+  readonly what: string;
+  readonly error: Error;
 }
 
 export interface Submission {
@@ -149,6 +161,27 @@ interface ClientKeyRecord {
 
 const retryAfterWriteFailureMs = 1000;
 
+/** A decision of the round tripped an assertion: nothing of the round was written. */
+class PoisonedRound extends Error {
+  constructor(readonly failure: AssertionFailure) {
+    super(failure.message);
+  }
+}
+
+/** A round decided in memory, waiting for its write. */
+interface PlannedRound {
+  readonly writes: readonly BatchOp[];
+  readonly head: Head;
+  readonly overlay: Overlay;
+  readonly deltas: ReadonlyMap<string, bigint>;
+  readonly events: readonly Operation[];
+  readonly eventStart: number;
+  readonly directOutcomes: readonly (Refusal | null)[];
+  /** Challenges issued less those pruned. */
+  readonly challengesAdded: number;
+  readonly expiring: readonly Operation[];
+}
+
 export class Kernel {
   readonly principals: Principals;
   private readonly store: Store;
@@ -157,6 +190,8 @@ export class Kernel {
   private readonly sync: boolean;
   private readonly backlogMax: number;
   private readonly onFatal: (error: Error) => void;
+  private readonly onPoison: (report: PoisonReport) => void;
+  private readonly beforeDecide: (op: Operation) => void;
   private readonly cache: LruCache<Account | Balance | Identity>;
   private assets: ReadonlyMap<string, Asset>;
   private head: Head;
@@ -192,6 +227,8 @@ export class Kernel {
     this.principals = options.principals ?? builtInPrincipals;
     this.backlogMax = options.backlogMax ?? bounds.backlogCommandsMax;
     this.onFatal = options.onFatal ?? (() => {});
+    this.onPoison = options.onPoison ?? (() => {});
+    this.beforeDecide = options.beforeDecide ?? (() => {});
     const cacheEntries = options.cacheEntries ?? bounds.cacheEntriesDefault;
     assert(cacheEntries >= bounds.cacheEntriesMin, `cache holds at least ${bounds.cacheEntriesMin} entries`);
     this.cache = new LruCache(cacheEntries);
@@ -377,15 +414,12 @@ export class Kernel {
           ops.push({ type: 'put', key: p.ckKey, value: JSON.stringify({ digest: p.digest, ref: p.op.ref } satisfies ClientKeyRecord) });
         }
         ops.push({ type: 'put', key: keys.cseq, value: String(batch[batch.length - 1]!.op.cseq) });
-        try {
-          await this.store.write(ops, this.sync);
-        } catch (error) {
+        if (!(await this.writeOrNote(ops))) {
           const unavailable = new Refused('ERR-DecisionUnavailable', 'the store cannot write right now');
           for (const p of batch) {
             this.inFlightKeys.delete(p.ckKey);
             p.reject(unavailable);
           }
-          this.noteWriteFailure(error as Error);
           continue;
         }
         for (const p of batch) {
@@ -426,20 +460,24 @@ export class Kernel {
 
   private async decideLoop(): Promise<void> {
     this.deciding = true;
+    let direct: readonly DirectRequest[] = [];
     try {
       while (!this.fatal && !this.writeFailure) {
         const atMs = Math.max(this.clock(), this.head.lastAtMs);
         const expiring = this.nextExpiryMs <= atMs ? await this.dueExpiries(atMs) : [];
         if (this.decideQueue.length === 0 && this.directQueue.length === 0 && expiring.length === 0) break;
-        const direct = this.directQueue.splice(0, bounds.directDecisionsPerWriteMax);
+        direct = this.directQueue.splice(0, bounds.directDecisionsPerWriteMax);
         const batch = this.decideQueue.slice(0, bounds.decisionsPerWriteMax - expiring.length);
-        const written = await this.decideRound(atMs, batch, expiring, direct);
+        const written = await this.decideRoundOrApart(atMs, batch, expiring, direct);
         if (!written) break;
-        this.decideQueue.splice(0, batch.length);
+        direct = [];
       }
     } catch (error) {
-      this.stopFatally(error as Error);
+      // An assertion here (after a write, or refusing a poison) is fatal; anything else is the store failing a read.
+      this.noteWriteFailure(error instanceof PoisonedRound ? error.failure : (error as Error));
     } finally {
+      // Direct decisions of a round that did not complete are answered, never left waiting (settling twice is a no-op).
+      for (const d of direct) d.reject(new Refused('ERR-DecisionUnavailable', 'the store cannot write right now'));
       this.deciding = false;
       if (!this.fatal && !this.writeFailure && (this.decideQueue.length > 0 || this.directQueue.length > 0)) void this.decideLoop();
       else {
@@ -458,8 +496,74 @@ export class Kernel {
     return ops.filter((op): op is Operation => op !== undefined && op.state === 'Reserved');
   }
 
-  /** Decides one round and writes it as one batch. False when the write failed (retried later). */
-  private async decideRound(atMs: number, batch: readonly Operation[], expiring: readonly Operation[], direct: readonly DirectRequest[]): Promise<boolean> {
+  /**
+   * Decides a round as one write. When a decision in it trips an assertion (a poison
+   * command), nothing of the round is written: its parts are decided again one at a
+   * time, each alone, and the one that trips it again is refused with ERR-Internal
+   * (an expiry's index entry is dropped instead); the others are decided as usual.
+   * False when a write failed (retried later).
+   */
+  private async decideRoundOrApart(atMs: number, batch: readonly Operation[], expiring: readonly Operation[], direct: readonly DirectRequest[]): Promise<boolean> {
+    const alone = async (b: readonly Operation[], e: readonly Operation[], d: readonly DirectRequest[]): Promise<boolean | PoisonedRound> => {
+      try {
+        return await this.decideRound(atMs, b, e, d);
+      } catch (error) {
+        if (error instanceof PoisonedRound) return error;
+        throw error;
+      }
+    };
+    const whole = await alone(batch, expiring, direct);
+    if (!(whole instanceof PoisonedRound)) {
+      if (whole) this.decideQueue.splice(0, batch.length);
+      return whole;
+    }
+    for (const reservation of expiring) {
+      const outcome = await alone([], [reservation], []);
+      if (outcome instanceof PoisonedRound) {
+        this.onPoison({ operation: reservation.ref, what: 'expiry', error: outcome.failure });
+        // Its hold stays until it is captured or released; only the automatic expiry is given up.
+        if (!(await this.writeOrNote([{ type: 'del', key: keys.expiry(reservation.hold!.deadlineMs, reservation.ref) }]))) return false;
+        await this.refreshNextExpiry();
+      } else if (!outcome) return false;
+    }
+    for (const op of batch) {
+      let outcome = await alone([op], [], []);
+      if (outcome instanceof PoisonedRound) {
+        this.onPoison({ operation: op.ref, what: op.command.type, error: outcome.failure });
+        outcome = await this.decideRound(atMs, [op], [], [], op.ref);
+      }
+      if (!outcome) return false;
+      assert(this.decideQueue[0] === op, 'a round decides the head of the queue');
+      this.decideQueue.shift();
+    }
+    for (const d of direct) {
+      const outcome = await alone([], [], [d]);
+      if (outcome instanceof PoisonedRound) {
+        this.onPoison({ operation: null, what: d.command.type, error: outcome.failure });
+        d.reject(new Refused('ERR-Internal'));
+      } else if (!outcome) return false;
+    }
+    return true;
+  }
+
+  /**
+   * Decides one round and writes it as one batch. False when the write failed (retried
+   * later); PoisonedRound when a decision tripped an assertion (nothing written).
+   * `poisonRef` names a command already found to be poison: it is refused with ERR-Internal.
+   */
+  private async decideRound(atMs: number, batch: readonly Operation[], expiring: readonly Operation[], direct: readonly DirectRequest[], poisonRef: string | null = null): Promise<boolean> {
+    let round: PlannedRound;
+    try {
+      round = await this.planRound(atMs, batch, expiring, direct, poisonRef);
+    } catch (error) {
+      if (error instanceof AssertionFailure) throw new PoisonedRound(error);
+      throw error;
+    }
+    return this.commitRound(round, direct);
+  }
+
+  /** Decides a round in memory: the batch to write and what follows it. Writes nothing. */
+  private async planRound(atMs: number, batch: readonly Operation[], expiring: readonly Operation[], direct: readonly DirectRequest[], poisonRef: string | null): Promise<PlannedRound> {
     const overlay = await this.prefetch(batch, expiring, direct);
     const writes: BatchOp[] = [];
     const events: Operation[] = [];
@@ -513,7 +617,7 @@ export class Kernel {
     }
 
     for (const op of batch) {
-      const decision: Decision = decide(op, overlay, this.decisionInput(atMs, op.cseq));
+      const decision: Decision = this.decideCommand(op, overlay, atMs, poisonRef);
       writes.push({ type: 'del', key: keys.command(op.cseq) });
       if (!decision.ok) {
         record({ ...op, state: decision.state, decidedAtMs: atMs, error: decision.error });
@@ -576,16 +680,14 @@ export class Kernel {
       accounts: this.head.accounts + accountsOpened,
     };
     writes.push({ type: 'put', key: keys.head, value: encodeHead(head) });
+    return { writes, head, overlay, deltas, events, eventStart, directOutcomes, challengesAdded: challengesIssued - pruned.challenges, expiring };
+  }
 
-    try {
-      await this.store.write(writes, this.sync);
-    } catch (error) {
-      const unavailable = new Refused('ERR-DecisionUnavailable', 'the store cannot write right now');
-      for (const d of direct) d.reject(unavailable);
-      this.noteWriteFailure(error as Error);
-      return false;
-    }
-    this.challengesOutstanding += challengesIssued - pruned.challenges;
+  /** Writes a planned round; once it is durable, the cache, head and listeners follow. False when the write failed. */
+  private async commitRound(round: PlannedRound, direct: readonly DirectRequest[]): Promise<boolean> {
+    const { writes, head, overlay, deltas, events, eventStart, directOutcomes, challengesAdded, expiring } = round;
+    if (!(await this.writeOrNote(writes))) return false;
+    this.challengesOutstanding += challengesAdded;
     for (const [i, d] of direct.entries()) d.resolve(directOutcomes[i]!);
 
     // Committed: the cache and the in-memory head now follow the store.
@@ -598,6 +700,19 @@ export class Kernel {
     if (expiring.length > 0 || events.some((op) => op.command.type === 'reserve')) await this.refreshNextExpiry();
     for (const [i, op] of events.entries()) this.emit({ seq: eventStart + i + 1, operation: op });
     return true;
+  }
+
+  /** One command's decision; a command found to be poison is refused with ERR-Internal. */
+  private decideCommand(op: Operation, overlay: Overlay, atMs: number, poisonRef: string | null): Decision {
+    if (op.ref === poisonRef) return { ok: false, state: 'Rejected', error: refusal('ERR-Internal') };
+    try {
+      this.beforeDecide(op);
+      return decide(op, overlay, this.decisionInput(atMs, op.cseq));
+    } catch (error) {
+      // A pure decision reads only the overlay: whatever it throws is a bug, like a failed assertion.
+      if (error instanceof AssertionFailure) throw error;
+      throw new AssertionFailure(`deciding ${op.ref} threw: ${(error as Error).message}`);
+    }
   }
 
   private decisionInput(atMs: number, cseq: number): DecisionInput {
@@ -778,6 +893,18 @@ export class Kernel {
       const value = text === undefined ? undefined : decode(text);
       into.set(key, value);
       if (value !== undefined) this.cache.set(key, value);
+    }
+  }
+
+  /** Writes one atomic batch, or notes the failure (and writes nothing while one stands). False when not written. */
+  private async writeOrNote(ops: readonly BatchOp[]): Promise<boolean> {
+    if (this.writeFailure || this.fatal) return false;
+    try {
+      await this.store.write(ops, this.sync);
+      return true;
+    } catch (error) {
+      this.noteWriteFailure(error as Error);
+      return false;
     }
   }
 
