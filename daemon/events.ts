@@ -80,10 +80,15 @@ class EventStream {
     this.unsubscribe = this.kernel.onDecision((event) => (this.replaying ? this.buffered.push(event) : this.deliver(event)));
     this.lastSeq = afterSeq ?? this.kernel.currentHead.eventSeq;
     this.res.write(`: ledgerd events after ${this.lastSeq}\n\n`);
-    while (afterSeq !== null && !this.res.destroyed) {
-      const page = await this.kernel.eventsAfter(this.lastSeq, replayPageEvents);
-      for (const event of page) this.deliver(event);
-      if (page.length < replayPageEvents) break;
+    try {
+      while (afterSeq !== null && !this.res.destroyed) {
+        const page = await this.kernel.eventsAfter(this.lastSeq, replayPageEvents);
+        for (const event of page) this.deliver(event);
+        if (page.length < replayPageEvents) break;
+      }
+    } catch {
+      // The store cannot be read (a storage fault): end the stream; the client resumes with ?after=.
+      return this.end();
     }
     this.replaying = false;
     for (const event of this.buffered) this.deliver(event);

@@ -910,15 +910,50 @@ export class Kernel {
 
   private noteWriteFailure(error: Error): void {
     if (error instanceof AssertionFailure) return this.stopFatally(error);
+    // An operating error (full disk, I/O): refuse new commands, write nothing, recover and retry later.
     this.writeFailure = error;
-    if (this.retryTimer) return;
-    // An operating error (full disk, I/O): refuse new commands, retry the same round later.
+    this.armRecovery();
+  }
+
+  private armRecovery(): void {
+    if (this.retryTimer || this.closing) return;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
-      this.writeFailure = null;
-      this.schedule();
+      void this.recover();
     }, retryAfterWriteFailureMs);
     this.retryTimer.unref();
+  }
+
+  /**
+   * Mends the store, then makes the kernel's state follow it before deciding again:
+   * a write reported failed may still have landed (an fsync error), so the head, the
+   * backlog under cmd/ and the counters are read back and the cache is dropped. Until
+   * both succeed the failure stands and it is tried again later.
+   */
+  private async recover(): Promise<void> {
+    // Intake, submission writes and the decider stop at the failure; the store is not closed under them.
+    if (this.intaking || this.submitting || this.deciding) return this.armRecovery();
+    try {
+      await this.store.recover();
+      await this.reloadState();
+    } catch (error) {
+      if (error instanceof AssertionFailure) return this.stopFatally(error);
+      return this.armRecovery();
+    }
+    this.writeFailure = null;
+    this.schedule();
+  }
+
+  private async reloadState(): Promise<void> {
+    const headText = await this.store.get(keys.head);
+    assert(headText !== undefined, 'a sealed book has a head');
+    this.head = decodeHead(headText);
+    this.cache.clear();
+    this.decideQueue = [];
+    await this.loadBacklog();
+    this.challengesOutstanding = 0;
+    await this.countChallenges();
+    await this.refreshNextExpiry();
   }
 
   private stopFatally(error: Error): void {
