@@ -86,6 +86,8 @@ export interface KernelOptions {
   readonly principals?: Principals;
   readonly cacheEntries?: number;
   readonly backlogMax?: number;
+  /** Undecided commands one principal may hold; by default 1/backlogShareDivisor of `backlogMax`. */
+  readonly backlogPerPrincipalMax?: number;
   /** fsync each write (durable acknowledgements). Only benchmarks of the difference turn it off. */
   readonly sync?: boolean;
   /** Called once when an invariant breaks; the kernel has stopped deciding. */
@@ -189,6 +191,9 @@ export class Kernel {
   private readonly ids: IdSource;
   private readonly sync: boolean;
   private readonly backlogMax: number;
+  private readonly backlogPerPrincipalMax: number;
+  /** Commands submitted and not yet decided (or refused), by submitting principal. */
+  private readonly backlogByPrincipal = new Map<string, number>();
   private readonly onFatal: (error: Error) => void;
   private readonly onPoison: (report: PoisonReport) => void;
   private readonly beforeDecide: (op: Operation) => void;
@@ -226,6 +231,8 @@ export class Kernel {
     this.sync = options.sync ?? true;
     this.principals = options.principals ?? builtInPrincipals;
     this.backlogMax = options.backlogMax ?? bounds.backlogCommandsMax;
+    this.backlogPerPrincipalMax = options.backlogPerPrincipalMax ?? Math.ceil(this.backlogMax / bounds.backlogShareDivisor);
+    assert(this.backlogPerPrincipalMax >= 1 && this.backlogPerPrincipalMax <= this.backlogMax, 'a principal\'s share of the backlog is within it');
     this.onFatal = options.onFatal ?? (() => {});
     this.onPoison = options.onPoison ?? (() => {});
     this.beforeDecide = options.beforeDecide ?? (() => {});
@@ -264,7 +271,8 @@ export class Kernel {
     assert(clientKey.length > 0 && clientKey.length <= bounds.clientKeyLengthMax, 'client key length checked at the edge');
     return new Promise((resolve, reject) => {
       // Refusals always arrive as a rejected promise, never as a synchronous throw.
-      this.ensureAccepting();
+      this.ensureAccepting(sub.actor.principal);
+      this.countBacklog(sub.actor.principal, 1);
       this.intakeQueue.push({ sub, clientKey, ckKey: keys.clientKey(sub.actor.principal, clientKey), resolve, reject });
       if (!this.intaking) {
         this.intaking = true;
@@ -286,7 +294,10 @@ export class Kernel {
         try {
           await this.intakeRound(round);
         } catch (error) {
-          for (const item of round) item.reject(error);
+          for (const item of round) {
+            this.countBacklog(item.sub.actor.principal, -1);
+            item.reject(error);
+          }
           if (error instanceof AssertionFailure) this.stopFatally(error);
         }
       }
@@ -326,11 +337,13 @@ export class Kernel {
       const inFlight = this.inFlightKeys.get(item.ckKey);
       const record = records.get(item.ckKey);
       if (inFlight || record) {
+        this.countBacklog(item.sub.actor.principal, -1);
         this.answerRepeat(item, inFlight, record);
         continue;
       }
-      const refused = precheck(item.sub.command, item.sub.actor, reads, this.principals, this.clock());
+      const refused = this.precheckOne(item, reads);
       if (refused) {
+        this.countBacklog(item.sub.actor.principal, -1);
         item.reject(new Refused(refused.error, refused.description));
         continue;
       }
@@ -339,6 +352,17 @@ export class Kernel {
       accepted = true;
     }
     if (accepted) void this.flushSubmissions();
+  }
+
+  /** The precheck of one submission; one that throws (a bug its input trips) is refused with ERR-Internal alone. */
+  private precheckOne(item: Intake, reads: Overlay): Refusal | null {
+    try {
+      return precheck(item.sub.command, item.sub.actor, reads, this.principals, this.clock());
+    } catch (error) {
+      const failure = error instanceof AssertionFailure ? error : new AssertionFailure(`the precheck threw: ${(error as Error).message}`);
+      this.onPoison({ operation: null, what: item.sub.command.type, error: failure });
+      return refusal('ERR-Internal');
+    }
   }
 
   /** A repeat is answered from the first submission once that is durable: the latest state, decided once decided. */
@@ -391,10 +415,25 @@ export class Kernel {
     return pending;
   }
 
-  private ensureAccepting(): void {
+  private ensureAccepting(principal: string | null = null): void {
     if (this.fatal || this.closing) refuse('ERR-DecisionUnavailable', 'the service is stopping or has stopped deciding');
     if (this.writeFailure) refuse('ERR-DecisionUnavailable', 'the store cannot write right now');
+    if (principal !== null && (this.backlogByPrincipal.get(principal) ?? 0) >= this.backlogPerPrincipalMax) {
+      refuse('ERR-DecisionUnavailable', `this caller's share of the decision backlog is at its bound of ${this.backlogPerPrincipalMax} commands`);
+    }
     if (this.backlog >= this.backlogMax) refuse('ERR-DecisionUnavailable', `the decision backlog is at its bound of ${this.backlogMax} commands`);
+  }
+
+  private countBacklog(principal: string, delta: 1 | -1): void {
+    const count = (this.backlogByPrincipal.get(principal) ?? 0) + delta;
+    assert(count >= 0, 'a principal\'s backlog count stays non-negative');
+    if (count === 0) this.backlogByPrincipal.delete(principal);
+    else this.backlogByPrincipal.set(principal, count);
+  }
+
+  /** Takes the first `count` commands off the decide queue once their decisions are written. */
+  private dequeueDecided(count: number): void {
+    for (const op of this.decideQueue.splice(0, count)) this.countBacklog(op.actor.principal, -1);
   }
 
   /** Commands submitted and not yet decided. */
@@ -418,6 +457,7 @@ export class Kernel {
           const unavailable = new Refused('ERR-DecisionUnavailable', 'the store cannot write right now');
           for (const p of batch) {
             this.inFlightKeys.delete(p.ckKey);
+            this.countBacklog(p.op.actor.principal, -1);
             p.reject(unavailable);
           }
           continue;
@@ -514,7 +554,7 @@ export class Kernel {
     };
     const whole = await alone(batch, expiring, direct);
     if (!(whole instanceof PoisonedRound)) {
-      if (whole) this.decideQueue.splice(0, batch.length);
+      if (whole) this.dequeueDecided(batch.length);
       return whole;
     }
     for (const reservation of expiring) {
@@ -534,7 +574,7 @@ export class Kernel {
       }
       if (!outcome) return false;
       assert(this.decideQueue[0] === op, 'a round decides the head of the queue');
-      this.decideQueue.shift();
+      this.dequeueDecided(1);
     }
     for (const d of direct) {
       const outcome = await alone([], [], [d]);
@@ -950,6 +990,7 @@ export class Kernel {
     this.head = decodeHead(headText);
     this.cache.clear();
     this.decideQueue = [];
+    this.backlogByPrincipal.clear();
     await this.loadBacklog();
     this.challengesOutstanding = 0;
     await this.countChallenges();
@@ -973,6 +1014,7 @@ export class Kernel {
       assert(parseSeqHex(key.slice(keys.commandPrefix.length)) === op.cseq && op.cseq > this.head.decidedCseq, 'an undecided command follows the last decided one');
       assert(op.state === 'Received', 'an undecided command is a Received operation');
       this.decideQueue.push(op);
+      this.countBacklog(op.actor.principal, 1);
     }
   }
 
