@@ -28,6 +28,7 @@ export async function serve(config: Config, version: string): Promise<void> {
     ids: saltedIds(),
     cacheEntries: config.cacheEntries,
     backlogMax: config.backlogMax,
+    backlogPerPrincipalMax: config.backlogPerPrincipalMax,
     // A broken invariant: stop deciding, shut down, and let the supervisor restart us.
     onFatal: (error) => {
       app.log.fatal({ err: error }, 'the kernel stopped deciding');

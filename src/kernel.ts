@@ -86,7 +86,7 @@ export interface KernelOptions {
   readonly principals?: Principals;
   readonly cacheEntries?: number;
   readonly backlogMax?: number;
-  /** Undecided commands one principal may hold; by default 1/backlogShareDivisor of `backlogMax`. */
+  /** Undecided commands one principal may hold; by default backlogCommandsPerPrincipalMax (at most `backlogMax`). */
   readonly backlogPerPrincipalMax?: number;
   /** fsync each write (durable acknowledgements). Only benchmarks of the difference turn it off. */
   readonly sync?: boolean;
@@ -231,7 +231,7 @@ export class Kernel {
     this.sync = options.sync ?? true;
     this.principals = options.principals ?? builtInPrincipals;
     this.backlogMax = options.backlogMax ?? bounds.backlogCommandsMax;
-    this.backlogPerPrincipalMax = options.backlogPerPrincipalMax ?? Math.ceil(this.backlogMax / bounds.backlogShareDivisor);
+    this.backlogPerPrincipalMax = options.backlogPerPrincipalMax ?? Math.min(bounds.backlogCommandsPerPrincipalMax, this.backlogMax);
     assert(this.backlogPerPrincipalMax >= 1 && this.backlogPerPrincipalMax <= this.backlogMax, 'a principal\'s share of the backlog is within it');
     this.onFatal = options.onFatal ?? (() => {});
     this.onPoison = options.onPoison ?? (() => {});
