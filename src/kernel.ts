@@ -94,6 +94,8 @@ export interface KernelOptions {
   readonly onFatal?: (error: Error) => void;
   /** Called for each poison found: a decision that tripped an assertion alone (its command refused with ERR-Internal). */
   readonly onPoison?: (report: PoisonReport) => void;
+  /** Called when the store starts failing (the error) and when the kernel has recovered from it (null). */
+  readonly onStoreFailure?: (error: Error | null) => void;
   /** Test seam, called before each command's decision: what it throws, the decision threw. Production passes none. */
   readonly beforeDecide?: (op: Operation) => void;
 }
@@ -196,6 +198,7 @@ export class Kernel {
   private readonly backlogByPrincipal = new Map<string, number>();
   private readonly onFatal: (error: Error) => void;
   private readonly onPoison: (report: PoisonReport) => void;
+  private readonly onStoreFailure: (error: Error | null) => void;
   private readonly beforeDecide: (op: Operation) => void;
   private readonly cache: LruCache<Account | Balance | Identity>;
   private assets: ReadonlyMap<string, Asset>;
@@ -235,6 +238,7 @@ export class Kernel {
     assert(this.backlogPerPrincipalMax >= 1 && this.backlogPerPrincipalMax <= this.backlogMax, 'a principal\'s share of the backlog is within it');
     this.onFatal = options.onFatal ?? (() => {});
     this.onPoison = options.onPoison ?? (() => {});
+    this.onStoreFailure = options.onStoreFailure ?? (() => {});
     this.beforeDecide = options.beforeDecide ?? (() => {});
     const cacheEntries = options.cacheEntries ?? bounds.cacheEntriesDefault;
     assert(cacheEntries >= bounds.cacheEntriesMin, `cache holds at least ${bounds.cacheEntriesMin} entries`);
@@ -951,6 +955,7 @@ export class Kernel {
   private noteWriteFailure(error: Error): void {
     if (error instanceof AssertionFailure) return this.stopFatally(error);
     // An operating error (full disk, I/O): refuse new commands, write nothing, recover and retry later.
+    if (this.writeFailure === null) this.onStoreFailure(error);
     this.writeFailure = error;
     this.armRecovery();
   }
@@ -981,6 +986,7 @@ export class Kernel {
       return this.armRecovery();
     }
     this.writeFailure = null;
+    this.onStoreFailure(null);
     this.schedule();
   }
 

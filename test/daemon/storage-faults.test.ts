@@ -69,7 +69,7 @@ describe('storage faults', () => {
       }
       return r;
     };
-    const figures = { faults, acknowledged: 0, turnedAway: 0, lost: 0, doubled: 0, recoveryMs: [] as number[], readsDuringFault: { ok: 0, unavailable: 0 } };
+    const figures = { faults, acknowledged: 0, turnedAway: 0, lost: 0, doubled: 0, recoveryMs: [] as number[], readsDuringFault: { ok: 0, unavailable: 0 }, challengesDuringFault: { ok: 0, unavailable: 0 } };
 
     try {
       for (let i = 0; i < 20; i++) expect((await send()).status).toBe(202);
@@ -80,7 +80,9 @@ describe('storage faults', () => {
         while (Date.now() < until) {
           await Promise.all(Array.from({ length: 4 }, () => send()));
           // Direct decisions and reads during the fault.
-          expectAnswerOr503(await anonymous.post('/v1/auth/challenge', { purpose: 'authenticate', identity: null }, null), [200]);
+          const challenge = await anonymous.post('/v1/auth/challenge', { purpose: 'authenticate', identity: null }, null);
+          expectAnswerOr503(challenge, [200]);
+          figures.challengesDuringFault[challenge.status === 200 ? 'ok' : 'unavailable']++;
           const read = await asOperator.get(`/v1/operations/${[...acked.values()][0]}`);
           expectAnswerOr503(read, [200]);
           figures.readsDuringFault[read.status === 200 ? 'ok' : 'unavailable']++;
@@ -94,6 +96,11 @@ describe('storage faults', () => {
         figures.recoveryMs.push(Date.now() - freedAt);
       }
       figures.turnedAway = turnedAway.size;
+      // Each fault is logged at error level, and each recovery.
+      const logged = daemon.stderr.map((line) => JSON.parse(line) as { level: number; msg: string });
+      const failures = logged.filter((l) => l.level === 50 && l.msg.startsWith('the store failed')).length;
+      expect(failures).toBeGreaterThanOrEqual(faults);
+      expect(logged.filter((l) => l.msg.startsWith('the store recovered'))).toHaveLength(failures);
       // Retried under the same client key, each command turned away has one effect.
       for (const clientKey of [...turnedAway]) expect([200, 202]).toContain((await send(clientKey)).status);
       expect(turnedAway.size).toBe(0);
