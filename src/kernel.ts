@@ -976,6 +976,7 @@ export class Kernel {
    * both succeed the failure stands and it is tried again later.
    */
   private async recover(): Promise<void> {
+    if (this.fatal || this.closing) return;
     // Intake, submission writes and the decider stop at the failure; the store is not closed under them.
     if (this.intaking || this.submitting || this.deciding) return this.armRecovery();
     try {

@@ -6,11 +6,10 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { keys } from '../../src/codec.js';
-import type { Kernel } from '../../src/kernel.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { BatchOp } from '../../src/store/port.js';
 import { submittedWith } from '../support/refusals.js';
-import { acct, actorOf, customersGenesis, openBook, submission, sym, transfer } from '../support/book.js';
+import { actorOf, available, customersGenesis, openBook, submission, transfer } from '../support/book.js';
 
 const alice = 'did:ledger:acct:alice';
 const bob = 'did:ledger:acct:bob';
@@ -29,15 +28,6 @@ class LandsThenFails extends MemoryStore {
   }
   override async recover(): Promise<void> {
     this.recoveries++;
-  }
-}
-
-async function available(kernel: Kernel, account: string) {
-  const view = await kernel.openView();
-  try {
-    return (await view.balance(acct(account), sym('USD'))).available;
-  } finally {
-    await view.close();
   }
 }
 
