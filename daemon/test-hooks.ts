@@ -7,12 +7,12 @@
  *   the marker trips an assertion, as a bug tied to that command would.
  */
 import { fail } from '../src/assert.js';
-import type { Operation } from '../src/model.js';
+import type { RoundPart } from '../src/kernel.js';
 
-export function poisonHook(env: NodeJS.ProcessEnv): ((op: Operation) => void) | undefined {
+export function poisonHook(env: NodeJS.ProcessEnv): ((part: RoundPart) => void) | undefined {
   const marker = env.LEDGERD_TEST_POISON;
   if (marker === undefined || marker === '') return undefined;
-  return (op) => {
-    if (op.reference !== null && op.reference.includes(marker)) fail(`test poison (LEDGERD_TEST_POISON) in ${op.ref}`);
+  return (part) => {
+    if (part.kind === 'command' && part.op.reference !== null && part.op.reference.includes(marker)) fail(`test poison (LEDGERD_TEST_POISON) in ${part.op.ref}`);
   };
 }

@@ -96,9 +96,12 @@ export interface KernelOptions {
   readonly onPoison?: (report: PoisonReport) => void;
   /** Called when the store starts failing (the error) and when the kernel has recovered from it (null). */
   readonly onStoreFailure?: (error: Error | null) => void;
-  /** Test seam, called before each command's decision: what it throws, the decision threw. Production passes none. */
-  readonly beforeDecide?: (op: Operation) => void;
+  /** Test seam, called before each part of a round is decided: what it throws, the decision threw. Production passes none. */
+  readonly beforeDecide?: (part: RoundPart) => void;
 }
+
+/** One part of a decision round. */
+export type RoundPart = { readonly kind: 'command' | 'expiry'; readonly op: Operation } | { readonly kind: 'direct'; readonly command: DirectCommand };
 
 export interface PoisonReport {
   /** The operation refused (or whose expiry was given up); null for a direct decision. */
@@ -199,7 +202,7 @@ export class Kernel {
   private readonly onFatal: (error: Error) => void;
   private readonly onPoison: (report: PoisonReport) => void;
   private readonly onStoreFailure: (error: Error | null) => void;
-  private readonly beforeDecide: (op: Operation) => void;
+  private readonly beforeDecide: (part: RoundPart) => void;
   private readonly cache: LruCache<Account | Balance | Identity>;
   private assets: ReadonlyMap<string, Asset>;
   private head: Head;
@@ -655,6 +658,7 @@ export class Kernel {
     };
 
     for (const reservation of expiring) {
+      this.beforeDecide({ kind: 'expiry', op: reservation });
       const postings = post(reservation, decideExpiry(reservation));
       writes.push({ type: 'del', key: keys.expiry(reservation.hold!.deadlineMs, reservation.ref) });
       record({ ...reservation, state: 'Expired', hold: null, result: { postings: [...(reservation.result?.postings ?? []), ...postings] } });
@@ -689,6 +693,7 @@ export class Kernel {
     }
 
     const directOutcomes = direct.map((d) => {
+      this.beforeDecide({ kind: 'direct', command: d.command });
       const outcome = d.command.type === 'sign_in' ? decideSignIn(d.command, overlay, atMs) : this.issueChallenge(d.command, overlay);
       if (!('error' in outcome)) for (const r of outcome) overlay.setRecord(r.key, r.value);
       return 'error' in outcome ? outcome : null;
@@ -750,7 +755,7 @@ export class Kernel {
   private decideCommand(op: Operation, overlay: Overlay, atMs: number, poisonRef: string | null): Decision {
     if (op.ref === poisonRef) return { ok: false, state: 'Rejected', error: refusal('ERR-Internal') };
     try {
-      this.beforeDecide(op);
+      this.beforeDecide({ kind: 'command', op });
       return decide(op, overlay, this.decisionInput(atMs, op.cseq));
     } catch (error) {
       // A pure decision reads only the overlay: whatever it throws is a bug, like a failed assertion.

@@ -3,23 +3,25 @@
  * ERR-Internal, alone; the rest of its round is decided as usual, the kernel keeps
  * deciding, and the same holds when the poison is found under cmd/ on reopen.
  */
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { issueChallenge } from '../../src/auth/challenges.js';
 import { fail } from '../../src/assert.js';
 import { keys } from '../../src/codec.js';
 import { sequentialIds } from '../../src/ids.js';
-import { Kernel, type PoisonReport } from '../../src/kernel.js';
-import type { Operation } from '../../src/model.js';
+import { Kernel, type PoisonReport, type RoundPart } from '../../src/kernel.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { BatchOp } from '../../src/store/port.js';
-import { TestClock, actorOf, customersGenesis, openBook, submission, transfer } from '../support/book.js';
+import { TestClock, acct, actorOf, available, customersGenesis, openBook, submission, sym, transfer } from '../support/book.js';
+import { submittedWith } from '../support/refusals.js';
 
 const alice = 'did:ledger:acct:alice';
 const bob = 'did:ledger:acct:bob';
 const aliceActor = actorOf('did:ledger:id:alice');
 
 /** Trips an assertion while deciding any command whose reference holds "poison". */
-const poisonHook = (op: Operation) => {
-  if (op.reference !== null && op.reference.includes('poison')) fail(`test poison in ${op.ref}`);
+const poisonHook = (part: RoundPart) => {
+  if (part.kind === 'command' && part.op.reference !== null && part.op.reference.includes('poison')) fail(`test poison in ${part.op.ref}`);
 };
 
 /** A memory store that takes submissions but fails every decision write, so commands stay under cmd/. */
@@ -90,6 +92,65 @@ describe('poison commands', () => {
     const kernel = await Kernel.open({ store, clock: clock.read, ids: sequentialIds, beforeDecide: poisonHook, onPoison: (r) => reports.push(r) });
     await kernel.idle();
     await expectPoisonRefused(kernel, refs, reports);
+    await kernel.close();
+  });
+
+  it('gives up only the automatic expiry of a reservation whose expiry trips an assertion; its hold stays', async () => {
+    const store = new MemoryStore();
+    const clock = new TestClock();
+    await openBook({ genesis: customersGenesis({ alice: 1_000n, bob: 0n }), store, clock }).then(({ kernel }) => kernel.close());
+    let target: string | null = null;
+    const reports: PoisonReport[] = [];
+    const hook = (part: RoundPart) => {
+      if (part.kind === 'expiry' && part.op.ref === target) fail('test poison in an expiry');
+    };
+    const kernel = await Kernel.open({ store, clock: clock.read, ids: sequentialIds, beforeDecide: hook, onPoison: (r) => reports.push(r) });
+    const reserve = (amountMinor: bigint) => ({ type: 'reserve' as const, payer: acct(alice), asset: sym('USD'), amountMinor, deadlineMs: clock.nowMs + 60_000 });
+    const [poisoned, healthy] = await Promise.all([kernel.submit(submission(aliceActor, reserve(300n))), kernel.submit(submission(aliceActor, reserve(200n)))]);
+    await kernel.idle();
+    target = poisoned.operation.ref;
+    const deadlineMs = clock.nowMs + 60_000;
+    clock.advance(60_001);
+    const later = await kernel.submit(submission(aliceActor, transfer(alice, bob, 5n)));
+    await kernel.poke();
+    expect((await kernel.operation(poisoned.operation.ref))?.state).toBe('Reserved');
+    expect((await kernel.operation(healthy.operation.ref))?.state).toBe('Expired');
+    expect((await kernel.operation(later.operation.ref))?.state).toBe('Completed');
+    expect(reports.map((r) => [r.operation, r.what])).toEqual([[target, 'expiry']]);
+    expect(await store.get(keys.expiry(deadlineMs, target))).toBeUndefined();
+    // Not met again: later rounds do not retry it.
+    clock.advance(1_000);
+    await kernel.poke();
+    expect(reports).toHaveLength(1);
+    expect(await available(kernel, alice)).toBe(1_000n - 300n - 5n);
+    expect(kernel.fatalError).toBeNull();
+    await kernel.close();
+  });
+
+  it('answers a direct decision that trips an assertion with ERR-Internal and decides the rest of its round', async () => {
+    const store = new MemoryStore();
+    const clock = new TestClock();
+    await openBook({ genesis: customersGenesis({ alice: 1_000n, bob: 0n }), store, clock }).then(({ kernel }) => kernel.close());
+    const issue = () => {
+      const issued = issueChallenge({ purpose: 'authenticate', identity: null, randomBytes: randomBytes(32), nowMs: clock.nowMs, outstanding: 0 });
+      if ('error' in issued) throw new Error(issued.description);
+      return { type: 'issue_challenge' as const, challenge: issued.challenge, record: issued.record };
+    };
+    const [bad, good] = [issue(), issue()];
+    const reports: PoisonReport[] = [];
+    const hook = (part: RoundPart) => {
+      if (part.kind === 'direct' && part.command.type === 'issue_challenge' && part.command.challenge === bad.challenge) fail('test poison in a challenge');
+    };
+    const kernel = await Kernel.open({ store, clock: clock.read, ids: sequentialIds, beforeDecide: hook, onPoison: (r) => reports.push(r) });
+    const [badOutcome, goodOutcome, ack] = await Promise.all([submittedWith(kernel.decideDirect(bad)), kernel.decideDirect(good), kernel.submit(submission(aliceActor, transfer(alice, bob, 5n)))]);
+    await kernel.idle();
+    expect(badOutcome).toBe('ERR-Internal');
+    expect(goodOutcome).toBeNull();
+    expect(await kernel.challenge(good.challenge)).toBeDefined();
+    expect(await kernel.challenge(bad.challenge)).toBeUndefined();
+    expect((await kernel.operation(ack.operation.ref))?.state).toBe('Completed');
+    expect(reports.map((r) => [r.operation, r.what])).toEqual([[null, 'issue_challenge']]);
+    expect(kernel.fatalError).toBeNull();
     await kernel.close();
   });
 });
