@@ -96,12 +96,15 @@ export interface KernelOptions {
   readonly onPoison?: (report: PoisonReport) => void;
   /** Called when the store starts failing (the error) and when the kernel has recovered from it (null). */
   readonly onStoreFailure?: (error: Error | null) => void;
-  /** Test seam, called before each part of a round is decided: what it throws, the decision threw. Production passes none. */
+  /** Test seam, called before each precheck and each part of a round is decided: what it throws, they threw. Production passes none. */
   readonly beforeDecide?: (part: RoundPart) => void;
 }
 
-/** One part of a decision round. */
-export type RoundPart = { readonly kind: 'command' | 'expiry'; readonly op: Operation } | { readonly kind: 'direct'; readonly command: DirectCommand };
+/** One part of a decision round, or a submission's precheck. */
+export type RoundPart =
+  | { readonly kind: 'command' | 'expiry'; readonly op: Operation }
+  | { readonly kind: 'direct'; readonly command: DirectCommand }
+  | { readonly kind: 'precheck'; readonly sub: Submission };
 
 export interface PoisonReport {
   /** The operation refused (or whose expiry was given up); null for a direct decision. */
@@ -364,6 +367,7 @@ export class Kernel {
   /** The precheck of one submission; one that throws (a bug its input trips) is refused with ERR-Internal alone. */
   private precheckOne(item: Intake, reads: Overlay): Refusal | null {
     try {
+      this.beforeDecide({ kind: 'precheck', sub: item.sub });
       return precheck(item.sub.command, item.sub.actor, reads, this.principals, this.clock());
     } catch (error) {
       const failure = error instanceof AssertionFailure ? error : new AssertionFailure(`the precheck threw: ${(error as Error).message}`);

@@ -153,4 +153,24 @@ describe('poison commands', () => {
     expect(kernel.fatalError).toBeNull();
     await kernel.close();
   });
+
+  it('refuses a submission whose precheck trips an assertion with ERR-Internal, alone, and keeps taking commands', async () => {
+    const store = new MemoryStore();
+    const clock = new TestClock();
+    await openBook({ genesis: customersGenesis({ alice: 1_000n, bob: 0n }), store, clock }).then(({ kernel }) => kernel.close());
+    const reports: PoisonReport[] = [];
+    const hook = (part: RoundPart) => {
+      if (part.kind === 'precheck' && part.sub.reference?.includes('poison')) fail('test poison in a precheck');
+    };
+    const kernel = await Kernel.open({ store, clock: clock.read, ids: sequentialIds, beforeDecide: hook, onPoison: (r) => reports.push(r) });
+    const outcomes = await Promise.all(
+      ['"one"', '"poison"', '"three"'].map((reference) => submittedWith(kernel.submit(submission(aliceActor, transfer(alice, bob, 1n), { reference })))),
+    );
+    expect(outcomes).toEqual(['accepted', 'ERR-Internal', 'accepted']);
+    expect(reports.map((r) => [r.operation, r.what])).toEqual([[null, 'transfer']]);
+    await kernel.idle();
+    expect(await available(kernel, bob)).toBe(2n);
+    expect(kernel.fatalError).toBeNull();
+    await kernel.close();
+  });
 });
