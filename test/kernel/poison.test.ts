@@ -33,6 +33,21 @@ class UndecidingStore extends MemoryStore {
   }
 }
 
+/** A sealed book of alice and bob in memory, closed: tests open their kernel over it. */
+async function sealedBook() {
+  const store = new MemoryStore();
+  const clock = new TestClock();
+  await openBook({ genesis: customersGenesis({ alice: 1_000n, bob: 0n }), store, clock }).then(({ kernel }) => kernel.close());
+  return { store, clock };
+}
+
+/** A kernel over `book` with a poison hook, collecting what it reports. */
+async function openPoisoned(book: Awaited<ReturnType<typeof sealedBook>>, hook: (part: RoundPart) => void) {
+  const reports: PoisonReport[] = [];
+  const kernel = await Kernel.open({ store: book.store, clock: book.clock.read, ids: sequentialIds, beforeDecide: hook, onPoison: (r) => reports.push(r) });
+  return { kernel, reports };
+}
+
 async function submitThree(kernel: Kernel) {
   return Promise.all([
     kernel.submit(submission(aliceActor, transfer(alice, bob, 1n), { reference: '"first"' })),
@@ -61,11 +76,7 @@ async function expectPoisonRefused(kernel: Kernel, refs: readonly string[], repo
 
 describe('poison commands', () => {
   it('refuses the command whose decision trips an assertion with ERR-Internal and decides the rest of its round', async () => {
-    const store = new MemoryStore();
-    const clock = new TestClock();
-    await openBook({ genesis: customersGenesis({ alice: 1_000n, bob: 0n }), store, clock }).then(({ kernel }) => kernel.close());
-    const reports: PoisonReport[] = [];
-    const kernel = await Kernel.open({ store, clock: clock.read, ids: sequentialIds, beforeDecide: poisonHook, onPoison: (r) => reports.push(r) });
+    const { kernel, reports } = await openPoisoned(await sealedBook(), poisonHook);
     const acks = await submitThree(kernel);
     await kernel.idle();
     await expectPoisonRefused(kernel, acks.map((a) => a.operation.ref), reports);
@@ -88,23 +99,19 @@ describe('poison commands', () => {
     expect((await store.get(keys.command(3)))).toBeDefined();
 
     store.deciding = true;
-    const reports: PoisonReport[] = [];
-    const kernel = await Kernel.open({ store, clock: clock.read, ids: sequentialIds, beforeDecide: poisonHook, onPoison: (r) => reports.push(r) });
+    const { kernel, reports } = await openPoisoned({ store, clock }, poisonHook);
     await kernel.idle();
     await expectPoisonRefused(kernel, refs, reports);
     await kernel.close();
   });
 
   it('gives up only the automatic expiry of a reservation whose expiry trips an assertion; its hold stays', async () => {
-    const store = new MemoryStore();
-    const clock = new TestClock();
-    await openBook({ genesis: customersGenesis({ alice: 1_000n, bob: 0n }), store, clock }).then(({ kernel }) => kernel.close());
+    const { store, clock } = await sealedBook();
     let target: string | null = null;
-    const reports: PoisonReport[] = [];
     const hook = (part: RoundPart) => {
       if (part.kind === 'expiry' && part.op.ref === target) fail('test poison in an expiry');
     };
-    const kernel = await Kernel.open({ store, clock: clock.read, ids: sequentialIds, beforeDecide: hook, onPoison: (r) => reports.push(r) });
+    const { kernel, reports } = await openPoisoned({ store, clock }, hook);
     const reserve = (amountMinor: bigint) => ({ type: 'reserve' as const, payer: acct(alice), asset: sym('USD'), amountMinor, deadlineMs: clock.nowMs + 60_000 });
     const [poisoned, healthy] = await Promise.all([kernel.submit(submission(aliceActor, reserve(300n))), kernel.submit(submission(aliceActor, reserve(200n)))]);
     await kernel.idle();
@@ -128,20 +135,17 @@ describe('poison commands', () => {
   });
 
   it('answers a direct decision that trips an assertion with ERR-Internal and decides the rest of its round', async () => {
-    const store = new MemoryStore();
-    const clock = new TestClock();
-    await openBook({ genesis: customersGenesis({ alice: 1_000n, bob: 0n }), store, clock }).then(({ kernel }) => kernel.close());
+    const { store, clock } = await sealedBook();
     const issue = () => {
       const issued = issueChallenge({ purpose: 'authenticate', identity: null, randomBytes: randomBytes(32), nowMs: clock.nowMs, outstanding: 0 });
       if ('error' in issued) throw new Error(issued.description);
       return { type: 'issue_challenge' as const, challenge: issued.challenge, record: issued.record };
     };
     const [bad, good] = [issue(), issue()];
-    const reports: PoisonReport[] = [];
     const hook = (part: RoundPart) => {
       if (part.kind === 'direct' && part.command.type === 'issue_challenge' && part.command.challenge === bad.challenge) fail('test poison in a challenge');
     };
-    const kernel = await Kernel.open({ store, clock: clock.read, ids: sequentialIds, beforeDecide: hook, onPoison: (r) => reports.push(r) });
+    const { kernel, reports } = await openPoisoned({ store, clock }, hook);
     const [badOutcome, goodOutcome, ack] = await Promise.all([submittedWith(kernel.decideDirect(bad)), kernel.decideDirect(good), kernel.submit(submission(aliceActor, transfer(alice, bob, 5n)))]);
     await kernel.idle();
     expect(badOutcome).toBe('ERR-Internal');
@@ -155,14 +159,11 @@ describe('poison commands', () => {
   });
 
   it('refuses a submission whose precheck trips an assertion with ERR-Internal, alone, and keeps taking commands', async () => {
-    const store = new MemoryStore();
-    const clock = new TestClock();
-    await openBook({ genesis: customersGenesis({ alice: 1_000n, bob: 0n }), store, clock }).then(({ kernel }) => kernel.close());
-    const reports: PoisonReport[] = [];
+    const { store, clock } = await sealedBook();
     const hook = (part: RoundPart) => {
       if (part.kind === 'precheck' && part.sub.reference?.includes('poison')) fail('test poison in a precheck');
     };
-    const kernel = await Kernel.open({ store, clock: clock.read, ids: sequentialIds, beforeDecide: hook, onPoison: (r) => reports.push(r) });
+    const { kernel, reports } = await openPoisoned({ store, clock }, hook);
     const outcomes = await Promise.all(
       ['"one"', '"poison"', '"three"'].map((reference) => submittedWith(kernel.submit(submission(aliceActor, transfer(alice, bob, 1n), { reference })))),
     );
