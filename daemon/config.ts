@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sessionLifetimeDefaultMs, sessionLifetimeMaxMs } from '../src/auth/constants.js';
-import { backlogCommandsMax, cacheEntriesDefault, cacheEntriesMin, deadlineHorizonMaxMs, reservationDeadlineDefaultMs, transferDeadlineDefaultMs } from '../src/constants.js';
+import { backlogCommandsMax, backlogShareDivisor, cacheEntriesDefault, cacheEntriesMin, deadlineHorizonMaxMs, reservationDeadlineDefaultMs, transferDeadlineDefaultMs } from '../src/constants.js';
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof logLevels)[number];
@@ -27,6 +27,8 @@ export interface Config {
   readonly reservationDeadlineMs: number;
   /** Commands acknowledged and not yet decided; past it, ERR-DecisionUnavailable. */
   readonly backlogMax: number;
+  /** One principal's share of the backlog: 1/backlogShareDivisor of `backlogMax`, rounded up (derived, not set). */
+  readonly backlogPerPrincipalMax: number;
   readonly cacheEntries: number;
   readonly bodyBytesMax: number;
   /** Request line and headers together (Node's maxHeaderSize). */
@@ -55,7 +57,7 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
 }
 
-type Tunable = Exclude<keyof Config, 'dataDir' | 'listen' | 'logLevel' | 'relyingParty'>;
+type Tunable = Exclude<keyof Config, 'dataDir' | 'listen' | 'logLevel' | 'relyingParty' | 'backlogPerPrincipalMax'>;
 
 /** Every numeric setting with its default and bounds (inclusive). */
 const numeric: Record<Tunable, { default: number; min: number; max: number }> = {
@@ -169,6 +171,7 @@ export function loadConfig(sources: ConfigSources): Config {
 
   return Object.freeze({
     ...tunables,
+    backlogPerPrincipalMax: Math.ceil(tunables.backlogMax / backlogShareDivisor),
     dataDir,
     listen: Object.freeze(parseListen(flags.listen ?? env.LEDGERD_LISTEN ?? stringSetting(file.listen, 'listen') ?? defaults.listen)),
     logLevel: logLevel as LogLevel,

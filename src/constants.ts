@@ -49,6 +49,14 @@ export const treasuryLimitsMax = assetsMax;
  * well inside the default transfer deadline, so backpressure comes before expiry.
  */
 export const backlogCommandsMax = 50_000;
+/**
+ * One principal's share of the backlog: it may hold at most 1/backlogShareDivisor of
+ * the backlog's bound undecided, so one caller flooding leaves the rest to the others
+ * (a quiet principal is still served). The daemon derives the share of its configured
+ * bound the same way.
+ */
+export const backlogShareDivisor = 8;
+export const backlogCommandsPerPrincipalMax = backlogCommandsMax / backlogShareDivisor;
 /** Submissions made durable by one write (group commit). */
 export const submissionsPerWriteMax = 4096;
 /** Decisions made durable by one write (group commit). */
@@ -83,6 +91,7 @@ assert(grantsGivenMax <= grantsListedMax, 'the live grants one principal gave fi
 assert(decisionsPerWriteMax <= backlogCommandsMax, 'a write cannot exceed the backlog');
 assert(backlogCommandsMax / 5_000 < transferDeadlineDefaultMs / 1000, 'a full backlog drains within the default transfer deadline at a modest decision rate');
 assert(submissionsPerWriteMax <= backlogCommandsMax, 'a write cannot exceed the backlog');
+assert(Number.isSafeInteger(backlogCommandsPerPrincipalMax) && backlogCommandsPerPrincipalMax * backlogShareDivisor <= backlogCommandsMax && backlogShareDivisor >= 2, 'one principal holds at most a fraction of the backlog');
 assert(expiriesPerWriteMax <= decisionsPerWriteMax, 'expiries share a write with decisions');
 assert(cacheEntriesDefault >= cacheEntriesMin, 'default cache within bounds');
 assert(defaultTreasuryLimitMinor <= amountMinorMax, 'treasury limit is an amount');
