@@ -117,7 +117,15 @@ export function buildApp(options: AppOptions): FastifyInstance {
     return sendRefusal(reply, refusal('ERR-MalformedCommand', `no route ${request.method} ${path}`), config.retryAfterSeconds);
   });
 
-  const events = new EventHub(kernel, { connectionsMax: config.sseConnectionsMax, bufferedBytesMax: config.sseBufferedBytesMax, heartbeatMs: config.sseHeartbeatMs });
+  const events = new EventHub(kernel, {
+    connectionsMax: config.sseConnectionsMax,
+    connectionsPerPrincipalMax: config.sseConnectionsPerPrincipalMax,
+    operatorConnectionsReserved: config.sseOperatorConnectionsReserved,
+    bufferedBytesMax: config.sseBufferedBytesMax,
+    bufferedBytesTotalMax: config.sseBufferedBytesTotalMax,
+    replayPageEvents: config.sseReplayPageEvents,
+    heartbeatMs: config.sseHeartbeatMs,
+  });
   app.addHook('preClose', async () => {
     draining = true;
     events.closeAll();

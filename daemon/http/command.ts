@@ -25,16 +25,15 @@ declare module 'fastify' {
 
 /**
  * The caller, acting for the identity named by `on-behalf-of` when that differs. The
- * operator and the identities principal may name any identity; anyone else only one
- * it holds a live grant over (spec 5.6), and the decision then checks the grant used
- * is over that identity.
+ * operator and the identities principal may name any identity of the book; anyone
+ * else only one it holds a live grant over (spec 5.6), and the decision then checks
+ * the grant used is over that identity (postings name it only when one was used).
  */
 async function actingCaller(request: FastifyRequest, kernel: Kernel): Promise<Actor> {
   const caller = callerOf(request);
   const onBehalfOf = onBehalfOfHeader(request);
   if (onBehalfOf === null) return caller;
-  const { operator, identities } = kernel.principals;
-  const mayAct = caller.principal === operator || caller.principal === identities || (await withView(kernel, (view) => view.holdsGrantOver(caller.principal, onBehalfOf)));
+  const mayAct = await withView(kernel, (view) => view.mayActOnBehalfOf(caller.principal, onBehalfOf));
   if (!mayAct) refuse('ERR-NotAuthorised', `the initiating principal holds no authority that covers acting on behalf of ${onBehalfOf}`);
   return { ...caller, onBehalfOf };
 }

@@ -34,7 +34,7 @@ export const webauthnFieldLengthMax = 16 * 1024;
 
 /** Grants: one root plus this many levels of narrowing, at most. */
 export const grantChainDepthMax = 4;
-/** Grants narrowed directly from one grant. */
+/** Live grants narrowed directly from one grant. */
 export const grantChildrenMax = 16;
 /** Grants one revocation may touch: a grant and every grant narrowed from it. */
 export const grantRevocationSetMax = (() => {
@@ -46,6 +46,20 @@ export const grantRevocationSetMax = (() => {
   }
   return total;
 })();
+/**
+ * Live grants (neither revoked nor expired) one principal may hold: a search for
+ * authority reads them all, so a decision never works from a truncated list.
+ */
+export const grantsHeldMax = 64;
+/** Live grants one principal may have given, to everyone together. */
+export const grantsGivenMax = 256;
+/**
+ * Live grants one grantor may give one holder: a stranger fills at most this much of
+ * another principal's space (the holder may revoke what it did not ask for).
+ */
+export const grantsPerGrantorHolderMax = 16;
+/** Decoded grants kept in memory by their stored text (a memo of decoding; it decides nothing). */
+export const grantsDecodedMax = 4096;
 /** Entries of a grant's `assets` and `counterparties` lists. */
 export const grantListEntriesMax = 64;
 /** Shortest and longest `per_window.length`. */
@@ -64,3 +78,4 @@ assert(challengeTextLengthMax >= Math.ceil((challengeBytesMin * 4) / 3), 'a mini
 assert(sessionLifetimeDefaultMs <= sessionLifetimeMaxMs, 'default session lifetime within bounds');
 assert(grantWindowLengthMinMs <= grantWindowLengthMaxMs, 'window length bounds are ordered');
 assert(grantRevocationSetMax <= 10_000, 'a revocation fits one write');
+assert(grantsPerGrantorHolderMax < grantsHeldMax && grantsHeldMax <= grantsGivenMax, 'no one grantor fills a holder');

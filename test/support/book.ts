@@ -60,6 +60,16 @@ export async function openBook(options: { genesis?: Genesis; store?: Store; cloc
   return { kernel, store, clock };
 }
 
+/** An account's available balance in USD, read through a view of the book. */
+export async function available(kernel: Kernel, account: string): Promise<bigint> {
+  const view = await kernel.openView();
+  try {
+    return (await view.balance(acct(account), sym('USD'))).available;
+  } finally {
+    await view.close();
+  }
+}
+
 let counter = 0;
 export function submission(actor: Actor, command: Command, opts: { clientKey?: string | null; reference?: string } = {}): Submission {
   const digest = createHash('sha256').update(JSON.stringify([actor.principal, command, opts.reference ?? null], (_k, v) => (typeof v === 'bigint' ? v.toString() : v))).digest('hex');
