@@ -102,8 +102,11 @@ describe('ledgerd start-up failures', () => {
     await writeBook(dir, {});
     chmodSync(dir, 0o755);
     const daemon = await startDaemon({ dataDir: dir });
-    expect(statSync(dir).mode & 0o777).toBe(0o700);
-    expect(await daemon.stop()).toBe(0);
+    try {
+      expect(statSync(dir).mode & 0o777).toBe(0o700);
+    } finally {
+      expect(await daemon.stop()).toBe(0);
+    }
   });
 
   it('documents every exit code in docs/daemon.md and man/ledgerd.8', () => {
