@@ -8,6 +8,9 @@ import { callerOf } from '../http/auth.js';
 import { type Query, uintQuery } from '../http/query.js';
 import { digitsText, object, responses } from '../http/schemas.js';
 
+const eventStreamDescription =
+  'server-sent events, each `id: <event sequence number>`, `event: operation` and `data: <the operation view as JSON>`; comment lines keep the stream alive';
+
 /** `?after=` first, else the `Last-Event-ID` an EventSource sends when it reconnects. */
 function afterOf(query: Query, lastEventId: string | string[] | undefined): number | null {
   const fromQuery = uintQuery(query, 'after');
@@ -22,9 +25,10 @@ export function eventRoutes(app: FastifyInstance, kernel: Kernel, hub: EventHub)
     '/v1/events',
     {
       schema: {
-        summary: 'Server-sent events: `operation` events (the operation view) the caller may see',
+        operationId: 'streamEvents', summary: 'Server-sent events: `operation` events (the operation view) the caller may see',
         querystring: object({ after: digitsText('resume after this event sequence number') }),
-        response: responses({ 200: { description: 'text/event-stream', type: 'string' } }),
+        headers: { type: 'object', properties: { 'last-event-id': digitsText('what an EventSource sends when it reconnects; `after` wins over it') } },
+        response: responses({ 200: { description: eventStreamDescription, content: { 'text/event-stream': { schema: { type: 'string' } } } } }),
       },
     },
     async (request, reply) => {
