@@ -107,7 +107,7 @@ function refusalDescription(status: number): string {
 function refusalResponse(status: number, components: Components): Schema {
   const name = `Refusal${status}`;
   if (!(name in components.responses)) {
-    const schema = { allOf: [components.refer(refusalSchema), { type: 'object', properties: { error: { enum: codesOfStatus(status) } } }] };
+    const schema = { allOf: [components.refer(refusalSchema), { type: 'object', properties: { error: { type: 'string', enum: codesOfStatus(status) } } }] };
     const retryAfter = status === 503 ? { headers: { 'Retry-After': { description: 'seconds to wait before retrying', schema: { type: 'integer', minimum: 0 } } } } : {};
     components.responses[name] = { description: refusalDescription(status), ...retryAfter, content: { 'application/json': { schema } } };
   }

@@ -26,7 +26,9 @@ const nullableBases = new WeakMap<Schema, Schema>();
  * answer ERR-MalformedCommand.
  */
 export function component(name: string, schema: Schema, checkedByHandler: Schema = {}): Schema {
-  components.set(schema, { name, documented: { ...schema, ...checkedByHandler } });
+  // A member `checkedByHandler` sets to undefined is left out of the document (a `type` its oneOf branches state better).
+  const documented = Object.fromEntries(Object.entries({ ...schema, ...checkedByHandler }).filter(([, v]) => v !== undefined));
+  components.set(schema, { name, documented });
   return schema;
 }
 export const componentOf = (schema: Schema): Component | undefined => components.get(schema);

@@ -4,7 +4,7 @@
  * by src/auth/grants.ts; who may give, revoke or read is the kernel's to decide.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { grantListingItem, parseGrantTerms, parseIssuanceGrantRequest } from '../../src/auth/grants.js';
+import { grantListingItem, grantOps, parseGrantTerms, parseIssuanceGrantRequest } from '../../src/auth/grants.js';
 import { grantsListedMax } from '../../src/constants.js';
 import type { GrantPage, GrantPageQuery } from '../../src/grant-queries.js';
 import { parseAccountId, parseGrantId, parseIdentityId } from '../../src/values.js';
@@ -19,6 +19,7 @@ import {
   assetSymbol,
   commandHeaders,
   commandReplySchema,
+  component,
   digitsText,
   grantId,
   hexCursor,
@@ -36,12 +37,20 @@ import { type RouteContext, withView } from './context.js';
 
 const replies = responses({ 200: commandReplySchema, 202: commandReplySchema });
 
-/** Terms (spec 2.6) as JSON Schema: shapes only, values parsed by parseGrantTerms. */
+/** Terms (spec 2.6) as JSON Schema: shapes only, values parsed by parseGrantTerms (the document shows what it accepts). */
 const termProperties: Record<string, Schema> = {
   kind: { enum: ['delegated', 'issuance'] },
   principal: identityId,
-  subject: { description: '{account}, "delegated_accounts", {asset} or {identity}', type: ['object', 'string'] },
-  ops: { type: 'array', items: str('transfer, reserve, capture, release or open_account') },
+  subject: component('GrantSubject', { description: 'what the grant covers', type: ['object', 'string'] }, {
+    type: undefined,
+    oneOf: [
+      { const: 'delegated_accounts', description: "the accounts the grantor's delegation covers" },
+      object({ account: accountId }, ['account']),
+      object({ asset: assetSymbol }, ['asset']),
+      object({ identity: identityId }, ['identity']),
+    ],
+  }),
+  ops: { type: 'array', items: component('GrantOp', str('an operation the grant allows'), { enum: [...grantOps] }) },
   assets: { type: ['array', 'null'], items: assetSymbol },
   counterparties: { type: ['array', 'null'], items: accountId },
   expires: { type: ['integer', 'null'], minimum: 0 },

@@ -20,7 +20,7 @@ export function serviceRoutes(app: FastifyInstance, openApi: OpenApi, version: s
   let document: string | null = null;
   app.get(
     '/v1/openapi.json',
-    { config: { public: true }, schema: { operationId: 'getOpenApi', summary: 'This API, as OpenAPI 3.1', querystring: noQuery, response: { 200: { type: 'object' } } } },
+    { config: { public: true }, schema: { operationId: 'getOpenApi', summary: 'This API, as OpenAPI 3.1', querystring: noQuery, response: { 200: { type: 'object', description: 'an OpenAPI 3.1 document', additionalProperties: true } } } },
     async (_request, reply) => {
       document ??= JSON.stringify(openApi.document(version));
       return wireReply(reply, new RawJson(document));
