@@ -24,6 +24,23 @@ export interface LoadOptions {
   readonly accounts: number;
 }
 
+/** The load's command-line flags, for `parseArgs`: defaults that finish in about a minute. */
+export const loadFlags = {
+  connections: { type: 'string', default: '64' },
+  seconds: { type: 'string', default: '10' },
+  'warmup-seconds': { type: 'string', default: '2' },
+  accounts: { type: 'string', default: '1000' },
+} as const;
+
+/** The load, from the values `parseArgs` read for `loadFlags`. */
+export function loadOptions(values: { connections: string; seconds: string; 'warmup-seconds': string; accounts: string }): LoadOptions {
+  const options = { connections: Number(values.connections), seconds: Number(values.seconds), warmupSeconds: Number(values['warmup-seconds']), accounts: Number(values.accounts) };
+  for (const [name, value] of Object.entries(options)) {
+    if (!Number.isSafeInteger(value) || value < (name === 'warmupSeconds' ? 0 : name === 'accounts' ? 2 : 1)) throw new Error(`bad ${name}: ${value}`);
+  }
+  return options;
+}
+
 const repoRoot = new URL('../../', import.meta.url).pathname;
 /** How long to wait, after the load, for every acknowledged transfer's decision event. */
 const decisionWaitMs = 60_000;

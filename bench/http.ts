@@ -11,23 +11,18 @@
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
-import { drive, percentile, runLedgerd, startServer, stopServer } from './http-load.js';
+import { drive, loadFlags, loadOptions, percentile, runLedgerd, startServer, stopServer } from './http-load.js';
 
 const { values: args } = parseArgs({
   options: {
-    connections: { type: 'string', default: '64' },
-    seconds: { type: 'string', default: '10' },
-    'warmup-seconds': { type: 'string', default: '2' },
-    accounts: { type: 'string', default: '1000' },
+    ...loadFlags,
     'ceiling-server': { type: 'boolean', default: false },
     /** Write a V8 CPU profile of ledgerd here (node --cpu-prof), to see where its time goes. */
     'profile-dir': { type: 'string' },
   },
 });
-const connections = Number(args.connections);
-const seconds = Number(args.seconds);
-const warmupSeconds = Number(args['warmup-seconds']);
-const accounts = Number(args.accounts);
+const options = loadOptions(args);
+const { connections, seconds, warmupSeconds, accounts } = options;
 
 /** The ceiling: a bare Fastify route that does nothing, in its own process like ledgerd. */
 async function ceilingServer(): Promise<void> {
@@ -43,7 +38,6 @@ async function ceilingServer(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const options = { connections, seconds, warmupSeconds, accounts };
   const profile = args['profile-dir'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', args['profile-dir']];
   const { run, decidedMs, operatorKey } = await runLedgerd(options, profile);
 

@@ -17,31 +17,21 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { startPostgresCluster } from '../../test/support/postgres-cluster.js';
 import { benchAccount } from '../genesis.js';
-import { benchFundingMinor, closedLoop, drive, type LoadOptions, percentile, type Run, runLedgerd, startServer, stopServer, transferPair } from '../http-load.js';
+import { benchFundingMinor, closedLoop, drive, loadFlags, loadOptions, percentile, type Run, runLedgerd, startServer, stopServer, transferPair } from '../http-load.js';
 import { checkBook, installFundedLedger, refusalCodes, transfer } from './sql-ledger.js';
 
 const { values: args } = parseArgs({
   options: {
-    connections: { type: 'string', default: '64' },
-    seconds: { type: 'string', default: '10' },
-    'warmup-seconds': { type: 'string', default: '2' },
-    accounts: { type: 'string', default: '1000' },
+    ...loadFlags,
     /** PostgreSQL connections in each pool; default: the client count, at most `pgPoolDefaultMax`. */
     'pg-pool': { type: 'string' },
   },
 });
 /** A sensible pool for a 2-core machine: past this, more backends only contend. */
 const pgPoolDefaultMax = 64;
-const options: LoadOptions = {
-  connections: Number(args.connections),
-  seconds: Number(args.seconds),
-  warmupSeconds: Number(args['warmup-seconds']),
-  accounts: Number(args.accounts),
-};
+const options = loadOptions(args);
 const pgPool = Number(args['pg-pool'] ?? Math.min(options.connections, pgPoolDefaultMax));
-for (const [name, value] of Object.entries({ ...options, pgPool })) {
-  if (!Number.isSafeInteger(value) || value < (name === 'warmupSeconds' ? 0 : name === 'accounts' ? 2 : 1)) throw new Error(`bad --${name}: ${value}`);
-}
+if (!Number.isSafeInteger(pgPool) || pgPool < 1) throw new Error(`bad --pg-pool: ${args['pg-pool']}`);
 /** Settings read back from the running server, to print what was measured. */
 const shownSettings = ['server_version', 'fsync', 'synchronous_commit', 'full_page_writes', 'wal_level', 'wal_sync_method', 'commit_delay', 'shared_buffers', 'max_connections'];
 
