@@ -22,6 +22,7 @@ import { principalCredentialWrites } from '../src/credentials.js';
 import { importGenesis } from '../src/genesis.js';
 import { benchAccount, fundedCustomersGenesis } from './genesis.js';
 import { LevelStore } from '../src/store/level.js';
+import { percentile } from './percentile.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -155,10 +156,6 @@ async function drive(url: string, token: string): Promise<Run> {
   return { acks, refused, elapsedS: seconds, latenciesMs, submittedAt };
 }
 
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-http-'));
