@@ -5,7 +5,7 @@
  * once more and a clean SIGTERM. Shared by the bounded test (test/faults/soak.test.ts)
  * and the long run (`npm run soak -- --kills 1000`).
  */
-import { removeDir, startDaemon, tempDir, writeBook } from '../../test/daemon/support.js';
+import { type Daemon, removeDir, startDaemon, tempDir, writeBook } from '../../test/daemon/support.js';
 import { percentile } from '../percentile.js';
 import { BookChecker, type Tally } from './checks.js';
 import { type SoakCommand, commandSource, seededRandom } from './commands.js';
@@ -86,10 +86,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       daemon = await startDaemon({ dataDir });
       restartMs.push(performance.now() - spawnedAt);
       pool = poolFor(daemon.url);
-      await checker.afterRestart(pool, unknown, fresh, restartedAtMs);
+      await explained(daemon, `the checks after kill ${kill}`, () => checker.afterRestart(pool, unknown, fresh, restartedAtMs));
       options.log?.(`kill ${kill}: ${source.all.length - sentBefore} sent, ${fresh.length} acknowledged, ${unknown.length} unknown, restart ${restartMs.at(-1)!.toFixed(0)} ms, ${findings.count} problems so far`);
     }
-    await checker.everyAcknowledged(pool, source.all);
+    await explained(daemon, 'the final check', () => checker.everyAcknowledged(pool, source.all));
   } finally {
     await pool.destroy();
     finalExitCode = await daemon.stop('SIGTERM');
@@ -111,6 +111,16 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     elapsedMs: Date.now() - startedMs,
     finalExitCode,
   };
+}
+
+/** Runs `task`; when it fails, says what the daemon was doing (a daemon that died, with the end of its log, is the usual cause). */
+async function explained<T>(daemon: Daemon, what: string, task: () => Promise<T>): Promise<T> {
+  try {
+    return await task();
+  } catch (error) {
+    const state = daemon.process.exitCode !== null || daemon.process.signalCode !== null ? `ledgerd had exited (${daemon.process.exitCode ?? daemon.process.signalCode})` : 'ledgerd was running';
+    throw new Error(`${what} failed: ${String(error)}; ${state}; its log ends:\n${daemon.stderr.slice(-20).join('\n')}`, { cause: error });
+  }
 }
 
 /** The report as the lines the long run prints and the docs quote. */

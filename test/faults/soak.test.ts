@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultSoakOptions, describeReport, runSoak } from '../../bench/soak/soak.js';
 
-const kills = 20;
+const kills = 25;
 const soakTimeoutMs = 300_000;
 
 describe('soak: SIGKILL under load', () => {
