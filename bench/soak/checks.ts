@@ -13,10 +13,10 @@
  * - customers' balances are not negative, all USD balances sum to zero, and the trial
  *   balance is balanced.
  */
-import type { Pool } from 'undici';
+import type { Client } from '../../test/daemon/support.js';
 import { type SoakCommand, customerAccount, decidedStates, ownPostingsOf } from './commands.js';
 import type { Findings } from './findings.js';
-import { eachLimited, getAs, postCommand, poolConnections } from './http.js';
+import { checksInFlightMax, eachLimited, postCommand } from './http.js';
 import { takeReply } from './load.js';
 
 /** How long a command acknowledged before a kill may take to be decided after the restart. */
@@ -56,7 +56,6 @@ export class BookChecker {
     private readonly options: {
       customers: readonly string[];
       tokenOf: (customer: string) => string;
-      operatorToken: string;
       findings: Findings;
       random: () => number;
       /** A reservation verified as Reserved: it may now be captured or released. */
@@ -72,14 +71,14 @@ export class BookChecker {
    * commands in `unknown` by repeating them, verifies `fresh` (acknowledged since the
    * last check) and the book as a whole.
    */
-  async afterRestart(pool: Pool, unknown: readonly SoakCommand[], fresh: readonly SoakCommand[], restartedAtMs: number): Promise<void> {
+  async afterRestart(api: Client, unknown: readonly SoakCommand[], fresh: readonly SoakCommand[], restartedAtMs: number): Promise<void> {
     const { findings } = this.options;
-    await eachLimited(unknown, poolConnections, async (command) => {
-      takeReply(command, await postCommand(pool, this.options.tokenOf(command.sender), command), findings);
+    await eachLimited(unknown, checksInFlightMax, async (command) => {
+      takeReply(command, await postCommand(api, this.options.tokenOf(command.sender), command), findings);
     });
     const learned = unknown.filter((c) => c.outcome === 'acknowledged');
     const toVerify = [...fresh, ...learned];
-    await eachLimited(toVerify, poolConnections, (command) => this.verifyDecided(pool, command));
+    await eachLimited(toVerify, checksInFlightMax, (command) => this.verifyDecided(api, command));
     for (const command of learned) {
       // Submitted before the restart: the kill only took its reply. Else the repeat was its first arrival.
       if (command.state !== null && this.submittedAtMs.get(command)! < restartedAtMs) this.tally.unknownFound++;
@@ -88,17 +87,17 @@ export class BookChecker {
     const older = this.sampleOlder();
     const newlyVerified = toVerify.filter((c) => c.state !== null);
     this.verified.push(...newlyVerified);
-    await eachLimited([...newlyVerified, ...older], poolConnections, (command) => this.repeat(pool, command));
-    await this.checkMovements(pool, newlyVerified);
-    await this.checkTrialBalance(pool);
+    await eachLimited([...newlyVerified, ...older], checksInFlightMax, (command) => this.repeat(api, command));
+    await this.checkMovements(api, newlyVerified);
+    await this.checkTrialBalance(api);
   }
 
   /** At the end: every command ever acknowledged is still there, as sent and as decided. */
-  async everyAcknowledged(pool: Pool, commands: readonly SoakCommand[]): Promise<void> {
+  async everyAcknowledged(api: Client, commands: readonly SoakCommand[]): Promise<void> {
     const acknowledged = commands.filter((c) => c.outcome === 'acknowledged');
-    await eachLimited(acknowledged, poolConnections, async (command) => {
+    await eachLimited(acknowledged, checksInFlightMax, async (command) => {
       const before = command.state;
-      await this.verifyDecided(pool, command);
+      await this.verifyDecided(api, command);
       if (before !== null && terminalStates.has(before) && command.state !== before) {
         this.options.findings.problem(`command ${command.n} (${command.operationRef}) was ${before} and is now ${command.state}`);
       }
@@ -108,12 +107,12 @@ export class BookChecker {
   private readonly submittedAtMs = new WeakMap<SoakCommand, number>();
 
   /** Reads the operation until it is decided; it must be there, under the command's client key and reference. */
-  private async verifyDecided(pool: Pool, command: SoakCommand): Promise<void> {
+  private async verifyDecided(api: Client, command: SoakCommand): Promise<void> {
     const { findings } = this.options;
     const ref = command.operationRef!;
     const waitUntil = Date.now() + decisionWaitMs;
     for (;;) {
-      const reply = await getAs(pool, this.options.operatorToken, `/v1/operations/${ref}`);
+      const reply = await api.get(`/v1/operations/${ref}`);
       if (reply.status === 404) return findings.lostCommand(`command ${command.n} (${command.clientKey}) was acknowledged as ${ref}, which the book does not know`);
       if (reply.status !== 200) return findings.problem(`GET /v1/operations/${ref}: ${reply.status} ${reply.text.slice(0, 300)}`);
       const view = reply.body;
@@ -146,8 +145,8 @@ export class BookChecker {
   }
 
   /** A repeat under the client key answers the same operation, 200 once terminal, with no second effect (the movements show). */
-  private async repeat(pool: Pool, command: SoakCommand): Promise<void> {
-    const reply = await postCommand(pool, this.options.tokenOf(command.sender), command);
+  private async repeat(api: Client, command: SoakCommand): Promise<void> {
+    const reply = await postCommand(api, this.options.tokenOf(command.sender), command);
     takeReply(command, reply, this.options.findings);
     if (terminalStates.has(command.state!) && !(reply.status === 200 && reply.body?.terminal === true)) {
       this.options.findings.problem(`the repeat of command ${command.n} (${command.state}) answered ${reply.status} ${reply.text.slice(0, 300)}`);
@@ -155,7 +154,7 @@ export class BookChecker {
   }
 
   /** Movements since the last check, account by account, against the change of each balance. */
-  private async checkMovements(pool: Pool, newlyVerified: readonly SoakCommand[]): Promise<void> {
+  private async checkMovements(api: Client, newlyVerified: readonly SoakCommand[]): Promise<void> {
     const { findings } = this.options;
     const windowEndMs = Date.now();
     const touched = new Set<SoakCommand>(newlyVerified);
@@ -163,7 +162,7 @@ export class BookChecker {
     let totalMinor = 0n;
     for (const account of this.accounts) {
       const change = zeroBalances();
-      for (const movement of await this.movements(pool, account, this.windowStartMs, windowEndMs)) {
+      for (const movement of await this.movements(api, account, this.windowStartMs, windowEndMs)) {
         if (this.seenSeqs.has(movement.seq)) findings.doubledCommand(`posting ${movement.seq} (${movement.operation}) is listed twice`);
         this.seenSeqs.add(movement.seq);
         const amountMinor = BigInt(movement.amount);
@@ -178,7 +177,7 @@ export class BookChecker {
         touched.add(command);
       }
       const was = this.balances.get(account)!;
-      const now = await this.balancesAt(pool, account, windowEndMs);
+      const now = await this.balancesAt(api, account, windowEndMs);
       for (const kind of balanceKinds) {
         if (was[kind] + change[kind] !== now[kind]) {
           findings.problem(`${account} ${kind}: ${now[kind]} at ${windowEndMs}, but ${was[kind]} at ${this.windowStartMs} and movements of ${change[kind]} since`);
@@ -200,12 +199,12 @@ export class BookChecker {
   }
 
   /** Every movement of `account` in [fromMs, toMs), page after page. */
-  private async movements(pool: Pool, account: string, fromMs: number, toMs: number): Promise<any[]> {
+  private async movements(api: Client, account: string, fromMs: number, toMs: number): Promise<any[]> {
     const out: any[] = [];
     let cursor: string | undefined;
     do {
       const query = new URLSearchParams({ account, from: String(fromMs), to: String(toMs), limit: String(movementsPageLimit), ...(cursor === undefined ? {} : { cursor }) });
-      const reply = await getAs(pool, this.options.operatorToken, `/v1/movements?${query}`);
+      const reply = await api.get(`/v1/movements?${query}`);
       if (reply.status !== 200) throw new Error(`GET /v1/movements for ${account}: ${reply.status} ${reply.text}`);
       out.push(...reply.body.movements);
       cursor = reply.body.next;
@@ -214,16 +213,16 @@ export class BookChecker {
   }
 
   /** The balances of `account` at `atMs`: the opening of a statement starting then. */
-  private async balancesAt(pool: Pool, account: string, atMs: number): Promise<Balances> {
+  private async balancesAt(api: Client, account: string, atMs: number): Promise<Balances> {
     const query = new URLSearchParams({ account, asset: 'USD', from: String(atMs), to: String(atMs + 1) });
-    const reply = await getAs(pool, this.options.operatorToken, `/v1/statements?${query}`);
+    const reply = await api.get(`/v1/statements?${query}`);
     if (reply.status !== 200) throw new Error(`GET /v1/statements for ${account}: ${reply.status} ${reply.text}`);
     const opening = reply.body.opening;
     return { available: BigInt(opening.available), reserved: BigInt(opening.reserved), encumbered: BigInt(opening.encumbered) };
   }
 
-  private async checkTrialBalance(pool: Pool): Promise<void> {
-    const reply = await getAs(pool, this.options.operatorToken, '/v1/trial-balance');
+  private async checkTrialBalance(api: Client): Promise<void> {
+    const reply = await api.get('/v1/trial-balance');
     if (reply.status !== 200) throw new Error(`GET /v1/trial-balance: ${reply.status} ${reply.text}`);
     const off = reply.body.rows.filter((row: { openings: string }) => row.openings !== '0');
     if (reply.body.unbalanced.length > 0 || off.length > 0) this.options.findings.problem(`the trial balance is off: ${reply.text.slice(0, 500)}`);

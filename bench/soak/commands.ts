@@ -54,8 +54,13 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-/** Reservations take at most this fraction of the transfers' largest amount (they hold value until finished). */
-const reservationShare = 4n;
+/**
+ * The largest transfer is a fifth of a customer's funding: after some wandering, an
+ * account's available balance (less what its open reservations hold) falls short now and
+ * then. Reservations take at most a quarter of that, as they hold value until finished.
+ */
+const transferShareOfFunding = 5n;
+const reservationShareOfTransfer = 4n;
 
 export interface CommandSource {
   /** A new command: a transfer, a reservation, or a capture or release of a reservation still open. */
@@ -66,11 +71,11 @@ export interface CommandSource {
 }
 
 /**
- * Commands among `customers`: transfers of up to `amountMaxMinor` (above a customer's
- * available balance now and then, so some are rejected in the decision), reservations,
- * and captures (whole or part) and releases of reservations offered back once reserved.
+ * Commands among `customers`, each funded with `fundingMinor`: transfers (some above
+ * the sender's available balance, so rejected in the decision), reservations, and
+ * captures (whole or part) and releases of reservations offered back once reserved.
  */
-export function commandSource(customers: readonly string[], amountMaxMinor: bigint, random: () => number, runTag: string): CommandSource {
+export function commandSource(customers: readonly string[], fundingMinor: bigint, random: () => number, runTag: string): CommandSource {
   const all: SoakCommand[] = [];
   const open: SoakCommand[] = [];
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
@@ -82,6 +87,7 @@ export function commandSource(customers: readonly string[], amountMaxMinor: bigi
     all.push(command);
     return command;
   };
+  const transferMaxMinor = fundingMinor / transferShareOfFunding;
   const other = (name: string) => pick(customers.filter((c) => c !== name));
   return {
     all,
@@ -98,8 +104,8 @@ export function commandSource(customers: readonly string[], amountMaxMinor: bigi
         return part === reservedMinor ? make('capture', reservation.sender, `${path}/capture`, { to }, true) : make('capture', reservation.sender, `${path}/capture`, { to, amount: part.toString() }, false);
       }
       const sender = pick(customers);
-      if (roll < 0.5) return make('reserve', sender, '/v1/reservations', { amount: amount(amountMaxMinor / reservationShare).toString(), asset: 'USD', payer: customerAccount(sender) });
-      return make('transfer', sender, '/v1/transfers', { legs: [{ amount: amount(amountMaxMinor).toString(), asset: 'USD', from: customerAccount(sender), to: customerAccount(other(sender)) }] });
+      if (roll < 0.5) return make('reserve', sender, '/v1/reservations', { amount: amount(transferMaxMinor / reservationShareOfTransfer).toString(), asset: 'USD', payer: customerAccount(sender) });
+      return make('transfer', sender, '/v1/transfers', { legs: [{ amount: amount(transferMaxMinor).toString(), asset: 'USD', from: customerAccount(sender), to: customerAccount(other(sender)) }] });
     },
   };
 }

@@ -3,10 +3,10 @@
  * another, and recording what it saw of each: an acknowledgement (200/202 carrying the
  * operation), a refusal, or nothing (the kill took the reply: unknown).
  */
-import type { Pool } from 'undici';
+import type { Client, Reply } from '../../test/daemon/support.js';
 import type { CommandSource, SoakCommand } from './commands.js';
 import type { Findings } from './findings.js';
-import { type Answer, postCommand } from './http.js';
+import { postCommand } from './http.js';
 
 export interface Load {
   /** Stops clients from sending more; requests in flight go on (the kill meets them). */
@@ -16,7 +16,7 @@ export interface Load {
 }
 
 /** How a reply to a command is taken: shared by the load and by the repeats after a restart. */
-export function takeReply(command: SoakCommand, reply: Answer, findings: Findings): void {
+export function takeReply(command: SoakCommand, reply: Reply, findings: Findings): void {
   if ((reply.status === 200 || reply.status === 202) && typeof reply.body?.operation_reference === 'string') {
     if (reply.body.client_key !== command.clientKey) findings.problem(`command ${command.n}: the reply names client key ${reply.body.client_key}, not ${command.clientKey}`);
     if (command.operationRef !== null && command.operationRef !== reply.body.operation_reference) {
@@ -32,7 +32,7 @@ export function takeReply(command: SoakCommand, reply: Answer, findings: Finding
 }
 
 export function startLoad(options: {
-  pool: Pool;
+  api: Client;
   tokenOf: (customer: string) => string;
   source: CommandSource;
   clients: number;
@@ -45,7 +45,7 @@ export function startLoad(options: {
     while (!halted) {
       const command = options.source.next();
       try {
-        const reply = await postCommand(options.pool, options.tokenOf(command.sender), command);
+        const reply = await postCommand(options.api, options.tokenOf(command.sender), command);
         takeReply(command, reply, options.findings);
         if (command.outcome === 'acknowledged') options.acknowledged(command);
       } catch {

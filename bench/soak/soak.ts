@@ -5,12 +5,11 @@
  * once more and a clean SIGTERM. Shared by the bounded test (test/faults/soak.test.ts)
  * and the long run (`npm run soak -- --kills 1000`).
  */
-import { type Daemon, removeDir, startDaemon, tempDir, writeBook } from '../../test/daemon/support.js';
+import { type Daemon, client, removeDir, startDaemon, tempDir, writeBook } from '../../test/daemon/support.js';
 import { percentile } from '../percentile.js';
 import { BookChecker, type Tally } from './checks.js';
 import { type SoakCommand, commandSource, seededRandom } from './commands.js';
 import { Findings } from './findings.js';
-import { poolFor } from './http.js';
 import { startLoad } from './load.js';
 
 export interface SoakOptions {
@@ -64,34 +63,33 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const dataDir = tempDir('ledgerd-soak-');
   const keys = await writeBook(dataDir, Object.fromEntries(customers.map((name) => [name, options.fundingMinor])));
   const tokenOf = (customer: string) => keys.customers[customer]!;
-  const source = commandSource(customers, options.fundingMinor / 5n, random, `${options.seed}-${startedMs}`);
-  const checker = new BookChecker({ customers, tokenOf, operatorToken: keys.operator, findings, random, reserved: source.offerReservation });
+  const source = commandSource(customers, options.fundingMinor, random, `${options.seed}-${startedMs}`);
+  const checker = new BookChecker({ customers, tokenOf, findings, random, reserved: source.offerReservation });
   const restartMs: number[] = [];
   let daemon = await startDaemon({ dataDir });
-  let pool = poolFor(daemon.url);
+  // The operator's client of the daemon now running (each incarnation listens on a new port).
+  let api = client(daemon.url, keys.operator);
   let finalExitCode: number | null = null;
   try {
     for (let kill = 1; kill <= options.kills; kill++) {
       const fresh: SoakCommand[] = [];
       const sentBefore = source.all.length;
-      const load = startLoad({ pool, tokenOf, source, clients: options.clients, findings, acknowledged: (c) => fresh.push(c) });
+      const load = startLoad({ api, tokenOf, source, clients: options.clients, findings, acknowledged: (c) => fresh.push(c) });
       await new Promise((resolve) => setTimeout(resolve, options.killAfterMinMs + random() * (options.killAfterMaxMs - options.killAfterMinMs)));
       load.halt();
       await daemon.stop('SIGKILL');
       await load.finished;
-      await pool.destroy();
       const unknown = source.all.slice(sentBefore).filter((c) => c.outcome === 'unknown');
       const restartedAtMs = Date.now();
       const spawnedAt = performance.now();
       daemon = await startDaemon({ dataDir });
       restartMs.push(performance.now() - spawnedAt);
-      pool = poolFor(daemon.url);
-      await explained(daemon, `the checks after kill ${kill}`, () => checker.afterRestart(pool, unknown, fresh, restartedAtMs));
+      api = client(daemon.url, keys.operator);
+      await explained(daemon, `the checks after kill ${kill}`, () => checker.afterRestart(api, unknown, fresh, restartedAtMs));
       options.log?.(`kill ${kill}: ${source.all.length - sentBefore} sent, ${fresh.length} acknowledged, ${unknown.length} unknown, restart ${restartMs.at(-1)!.toFixed(0)} ms, ${findings.count} problems so far`);
     }
-    await explained(daemon, 'the final check', () => checker.everyAcknowledged(pool, source.all));
+    await explained(daemon, 'the final check', () => checker.everyAcknowledged(api, source.all));
   } finally {
-    await pool.destroy();
     finalExitCode = await daemon.stop('SIGTERM');
     await removeDir(dataDir);
   }
