@@ -31,7 +31,6 @@ type Balances = Record<(typeof balanceKinds)[number], bigint>;
 const zeroBalances = (): Balances => ({ available: 0n, reserved: 0n, encumbered: 0n });
 
 const terminalStates = new Set(['Completed', 'Rejected', 'Expired', 'Captured', 'Released']);
-const commandNames: Record<SoakCommand['kind'], string> = { transfer: 'transfer', reserve: 'reserve', capture: 'capture', release: 'release' };
 
 export interface Tally {
   /** Commands whose reply was lost and that the book held (decided once) before their repeat. */
@@ -49,6 +48,7 @@ export class BookChecker {
   private readonly verified: SoakCommand[] = [];
   private readonly ownPostings = new Map<string, number>();
   private readonly seenSeqs = new Set<number>();
+  private readonly submittedAtMs = new WeakMap<SoakCommand, number>();
   private balances = new Map<string, Balances>();
   private windowStartMs = 0;
 
@@ -104,8 +104,6 @@ export class BookChecker {
     });
   }
 
-  private readonly submittedAtMs = new WeakMap<SoakCommand, number>();
-
   /** Reads the operation until it is decided; it must be there, under the command's client key and reference. */
   private async verifyDecided(api: Client, command: SoakCommand): Promise<void> {
     const { findings } = this.options;
@@ -116,7 +114,7 @@ export class BookChecker {
       if (reply.status === 404) return findings.lostCommand(`command ${command.n} (${command.clientKey}) was acknowledged as ${ref}, which the book does not know`);
       if (reply.status !== 200) return findings.problem(`GET /v1/operations/${ref}: ${reply.status} ${reply.text.slice(0, 300)}`);
       const view = reply.body;
-      if (view.client_key !== command.clientKey || JSON.stringify(view.reference) !== JSON.stringify(command.reference) || view.command !== commandNames[command.kind]) {
+      if (view.client_key !== command.clientKey || JSON.stringify(view.reference) !== JSON.stringify(command.reference) || view.command !== command.kind) {
         return findings.lostCommand(`command ${command.n} (${command.clientKey}, ${command.kind}) was acknowledged as ${ref}, which holds ${view.command} under ${view.client_key} with reference ${JSON.stringify(view.reference)}`);
       }
       if (decidedStates.has(view.state)) {

@@ -5,6 +5,7 @@
  * reply was lost to a kill) and, once verified, the state the book decided.
  */
 
+/** As the operation view names the command (`command`). */
 export type CommandKind = 'transfer' | 'reserve' | 'capture' | 'release';
 
 /** Operation states a decision leaves (CONTRACT 4); `Received` is not among them. */
