@@ -26,7 +26,8 @@ const { values: args } = parseArgs({
     transfers: { type: 'string', default: '500000' },
     'four-leg-transfers': { type: 'string', default: '100000' },
     accounts: { type: 'string', default: '10000' },
-    'in-flight': { type: 'string', default: '8192' },
+    // One submitter: within its share of the backlog (backlogCommandsPerPrincipalMax), past which it is turned away.
+    'in-flight': { type: 'string', default: '4096' },
     queries: { type: 'string', default: '500' },
     'no-sync': { type: 'boolean', default: false },
   },

@@ -59,6 +59,31 @@ export interface Authority {
   principal: string;
 }
 
+/** An account view (spec endpoint 12). */
+export interface AccountView {
+  account: string;
+  closed: boolean;
+  custody: string;
+  kind: string;
+  status: string;
+  opened_at: number;
+  owner: string;
+}
+
+/** GET /v1/accounts?owner= (CONTRACT 11). */
+export interface AccountListing {
+  items: AccountView[];
+  next?: string;
+  view: number;
+}
+
+/** GET /v1/accounts/{account}/balances (CONTRACT 11). */
+export interface AccountBalances {
+  account: string;
+  view: number;
+  balances: ({ asset: string } & Balances)[];
+}
+
 export interface Movement {
   account: string;
   amount: string;

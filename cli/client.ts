@@ -5,8 +5,8 @@
 import { Agent, errors as undiciErrors, request } from 'undici';
 import type { Readable } from 'node:stream';
 import type { ApiError, CommandReply } from './api.js';
-import { RefusedError, UnreachableError, UsageError } from './errors.js';
-import { clientKeyLengthMax, connectTimeoutMs, requestTimeoutMs } from './limits.js';
+import { RefusedError, UnreachableError, UsageError, exitCodes } from './errors.js';
+import { clientKeyLengthMax, connectTimeoutMs } from './limits.js';
 
 export type Query = Record<string, string | number | undefined>;
 
@@ -41,13 +41,16 @@ export function isUnreachable(error: unknown): boolean {
 }
 
 export class LedgerClient {
-  private readonly agent = new Agent({ connect: { timeout: connectTimeoutMs }, headersTimeout: requestTimeoutMs, bodyTimeout: requestTimeoutMs });
+  private readonly agent: Agent;
   readonly baseUrl: URL;
 
+  /** `timeoutMs` bounds each request, from sending it to the last byte of its answer (`--timeout-ms`). */
   constructor(
     baseUrl: string,
     private readonly token: string | undefined,
+    readonly timeoutMs: number,
   ) {
+    this.agent = new Agent({ connect: { timeout: Math.min(connectTimeoutMs, timeoutMs) }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
     try {
       this.baseUrl = new URL(baseUrl);
     } catch {
@@ -109,8 +112,13 @@ export class LedgerClient {
   private async send<T>(method: 'GET' | 'POST', url: URL, body: unknown, extra: Record<string, string>): Promise<T> {
     const headers: Record<string, string> = { ...this.auth(), ...extra, accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const response = await this.call(() => request(url, { method, dispatcher: this.agent, headers, body: body === undefined ? undefined : JSON.stringify(body) }));
-    const text = await this.call(() => response.body.text());
+    const signal = AbortSignal.timeout(this.timeoutMs);
+    const bounded = <T>(run: () => Promise<T>) => this.call(run).catch((error: unknown) => {
+      if (signal.aborted) throw new UnreachableError(`no answer from ${this.baseUrl.origin} within ${this.timeoutMs} ms (--timeout-ms)`);
+      throw error;
+    });
+    const response = await bounded(() => request(url, { method, dispatcher: this.agent, headers, signal, body: body === undefined ? undefined : JSON.stringify(body) }));
+    const text = await bounded(() => response.body.text());
     if (response.statusCode >= 400) throw refusalOf(response.statusCode, response.headers['retry-after'], text);
     try {
       return JSON.parse(text) as T;
@@ -136,14 +144,17 @@ function describe(error: unknown): string {
   return typeof code === 'string' && !message.includes(code) ? `${code} ${message}` : message;
 }
 
+/** A missing, unknown or expired token (401) has its own exit code: sign in again, not a business refusal. */
+const exitCodeOf = (status: number) => (status === 401 ? exitCodes.unauthenticated : exitCodes.refused);
+
 /** A refusal from its status and body; a body that is not `{error, description}` is named by its status. */
 export function refusalOf(status: number, retryAfter: string | string[] | undefined, text: string): RefusedError {
   const retryAfterS = typeof retryAfter === 'string' && /^\d+$/.test(retryAfter) ? Number(retryAfter) : null;
   try {
     const body = JSON.parse(text) as Partial<ApiError>;
-    if (typeof body.error === 'string') return new RefusedError(body.error, body.description ?? '', retryAfterS);
+    if (typeof body.error === 'string') return new RefusedError(body.error, body.description ?? '', retryAfterS, exitCodeOf(status));
   } catch {
     // Not JSON: fall through to the status.
   }
-  return new RefusedError(`HTTP-${status}`, text.trim().slice(0, 200) || 'the service refused without an error body', retryAfterS);
+  return new RefusedError(`HTTP-${status}`, text.trim().slice(0, 200) || 'the service refused without an error body', retryAfterS, exitCodeOf(status));
 }

@@ -16,7 +16,7 @@ export const contextFor =
 
 /**
  * A commander action calling `run(ctx, ...arguments, options)`. A usage error found by the run
- * function is reported like commander's own: the message, then the command's usage (exit 2).
+ * function is reported like commander's own: the message, then where the command's help is (exit 2).
  */
 export function action<A extends unknown[]>(make: MakeContext, run: (ctx: Context, ...args: A) => Promise<void>) {
   return async (...args: unknown[]): Promise<void> => {

@@ -10,7 +10,7 @@ import type { Context } from './context.js';
 import { CliError, UsageError, exitCodes } from './errors.js';
 import { details } from './output.js';
 import type { KeyCredential, ProfileSecrets, SoftwarePasskey } from './profiles.js';
-import { type SubmitFlags, decision, send, timeoutOf, withSubmitFlags } from './submit.js';
+import { type SubmitFlags, decisionOf, send, withSubmitFlags } from './submit.js';
 import { failureOf } from './wait.js';
 
 export const schemes = ['key', 'webauthn-es256', 'api-key'] as const;
@@ -79,13 +79,15 @@ export async function enrol(ctx: Context, enrolment: Enrolment, flags: EnrolFlag
     if (profiles.get(saveAs) === undefined) profiles.put(saveAs, profile);
     profiles.updateSecrets(saveAs, change);
   };
-  const clientKey = flags.clientKey;
-  const material = (clientKey === undefined ? undefined : profiles.secretsOf(saveAs).sent?.[clientKey]) ?? (await materialFor(ctx, scheme, enrolment.challengeIdentity));
-  if (clientKey !== undefined) update((s) => ({ ...s, sent: { ...s.sent, [clientKey]: material } }));
+  // Made before the request: a key or passkey sent under it is kept by it, for a retry to resend.
+  const clientKey = ctx.clientKey(flags.clientKey);
+  const material = profiles.secretsOf(saveAs).sent?.[clientKey] ?? (await materialFor(ctx, scheme, enrolment.challengeIdentity));
+  if (material.secret !== null) update((s) => ({ ...s, sent: { ...s.sent, [clientKey]: material } }));
   const path = enrolment.path;
   const body = enrolment.body(material.fields);
   const reply = await send(ctx, path, body, flags);
-  const view = await decision(ctx, reply.operation_reference, timeoutOf(flags));
+  // A credential is kept only once it is named, so registration always waits, whatever --no-wait says.
+  const view = await decisionOf(ctx, reply, flags);
   const failure = failureOf(view);
   if (failure !== null) throw failure;
   // The API key is on the first terminal reply under the client key: the acknowledgement if it was, else this repeat.

@@ -1,8 +1,9 @@
 /**
  * The CLI's failures and the exit code each one ends the process with (CONTRACT 1):
- * 0 ok, 1 refused by the service, 2 usage, 3 cannot reach the service.
+ * 0 ok, 1 refused by the service, 2 usage, 3 cannot reach the service; and 4, the token is missing,
+ * unknown or expired (HTTP 401), so a script tells "sign in again" from a business refusal.
  */
-export const exitCodes = { ok: 0, refused: 1, usage: 2, unreachable: 3 } as const;
+export const exitCodes = { ok: 0, refused: 1, usage: 2, unreachable: 3, unauthenticated: 4 } as const;
 export type ExitCode = (typeof exitCodes)[keyof typeof exitCodes];
 
 export class CliError extends Error {
@@ -27,8 +28,9 @@ export class RefusedError extends CliError {
     readonly code: string,
     readonly description: string,
     readonly retryAfterS: number | null = null,
+    exitCode: ExitCode = exitCodes.refused,
   ) {
-    super(`${code}: ${description}`, exitCodes.refused);
+    super(`${code}: ${description}`, exitCode);
   }
 }
 

@@ -2,13 +2,23 @@
 
 /** Connecting to the service. */
 export const connectTimeoutMs = 5_000;
-/** Waiting for a reply's headers, and between chunks of a reply body (not of an event stream). */
-export const requestTimeoutMs = 15_000;
-/** Default and largest wait for an operation's decision (`operations wait`, `--wait`). */
-export const waitTimeoutDefaultMs = 60_000;
-export const waitTimeoutMaxMs = 3_600_000;
+/**
+ * `--timeout-ms`: default and largest bound of each request (a submission's attempts included; an
+ * event stream's headers, not its quiet body) and of the wait for a decision (CONTRACT 11).
+ */
+export const timeoutDefaultMs = 10_000;
+export const timeoutMaxMs = 3_600_000;
+/** Sending one command: attempts after a lost connection (same client key), and the pause before the first retry (doubling). */
+export const submitAttemptsMax = 3;
+export const submitRetryDelayMs = 250;
+/** Bytes of randomness in a client key made for one invocation (hex, so twice as many characters). */
+export const clientKeyRandomBytes = 16;
 /** Movements asked for per page when `--limit` is not given (spec 8: 1..1000). */
 export const movementsPageLimitDefault = 100;
+/** Accounts asked for per page by `accounts list` when `--limit` is not given (CONTRACT 11: 1..1000). */
+export const accountsPageLimitDefault = 100;
+/** Pages `accounts list --all` follows before it stops (an identity owns at most 256 accounts). */
+export const accountPagesMax = 1_000;
 /** Pages `movements --all` follows before it stops: a cursor loop would otherwise never end. */
 export const movementsPagesMax = 100_000;
 /** Reconnecting an event stream: first and largest pause between attempts. */

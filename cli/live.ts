@@ -7,3 +7,11 @@
 export function renderLiveOnTerminal(env: NodeJS.ProcessEnv = process.env): void {
   for (const name of ['CI', 'CONTINUOUS_INTEGRATION']) if (name in env) env[name] = 'false';
 }
+
+/**
+ * `--no-color` or `$NO_COLOR` (no-color.org: set and not empty): Ink's styling (chalk) is off.
+ * chalk reads the level once, when Ink is first imported, so this runs before any Ink view loads.
+ */
+export function noColor(env: NodeJS.ProcessEnv = process.env): void {
+  env.FORCE_COLOR = '0';
+}

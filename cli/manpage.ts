@@ -17,7 +17,7 @@ export function roff(text: string): string {
 const bold = (text: string) => `\\fB${roff(text)}\\fR`;
 
 function optionEntry(option: Option): string {
-  const shown = option.defaultValue === undefined || option.defaultValue === false ? '' : ` (default: ${String(option.defaultValue)})`;
+  const shown = option.defaultValue === undefined || option.defaultValue === false || option.negate ? '' : ` (default: ${String(option.defaultValue)})`;
   const required = option.mandatory ? ' (required)' : '';
   return `.TP\n${bold(option.flags)}\n${roff(option.description + shown + required)}`;
 }
@@ -45,24 +45,26 @@ export function renderManPage(program: Command, version: string): string {
     `${bold('ledgerctl')} \\fIcommand\\fR [\\fIoptions\\fR]`,
     '.SH DESCRIPTION',
     roff(
-      'ledgerctl is the operator CLI of ledger. Commands are acknowledged by the service and decided later: every command that submits prints the acknowledgement with its operation reference, takes --client-key so a runbook can retry it safely, and with --wait waits for the decision. Results go to stdout, as tables on a terminal and as the JSON the service returned with --json or when stdout is not a terminal; everything else goes to stderr. Amounts are minor units written as decimal integers, and are passed to the service as written.',
+      'ledgerctl is the operator CLI of ledger. Commands are acknowledged by the service and decided later: every command that submits waits for the decision (at most --timeout-ms) and prints the decided operation, or with --no-wait the acknowledgement with its operation reference. Without --client-key each invocation sends a fresh random client key, shown on stderr: running the command again with --client-key and that key is safe, never a second effect. Results go to stdout, as tables on a terminal and as the JSON the service returned with --json or when stdout is not a terminal; everything else goes to stderr. Amounts are minor units written as decimal integers, and are passed to the service as written.',
     ),
     '.SH GLOBAL OPTIONS',
     ...ownOptions(program).map(optionEntry),
     '.SH COMMANDS',
     ...leaves(program).map(({ path, command }) => commandSection(path, command)),
     '.SH CONNECTION',
-    roff('The service address is --url, else $LEDGER_URL, else the profile in use, else http://127.0.0.1:8470. The bearer token is --token, else $LEDGER_TOKEN, else the profile\'s token (from profile add --token or auth login).'),
+    roff('Flags beat the environment, which beats the profile. The service address is --url, else $LEDGER_URL, else the profile in use, else http://127.0.0.1:8470. The bearer token is --token, else $LEDGER_TOKEN, else the profile\'s token (from profile add --token or auth login). An explicit --profile uses that profile\'s address and token whatever the environment says; a profile that does not exist is a usage error. Where an option takes an account it takes an identifier, a name saved in the profile by accounts open --save-as, or a ledger alias such as treasury:USD.'),
     '.SH EXIT STATUS',
     `.TP\n${exitCodes.ok}\n${roff('Success.')}`,
-    `.TP\n${exitCodes.refused}\n${roff('Refused by the service: its code and description are printed on stderr as ERR-Code: description. A decided operation that was rejected or expired (operations wait, --wait), or a wait that timed out, also exits 1.')}`,
-    `.TP\n${exitCodes.usage}\n${roff('Usage error: the message and the usage are printed on stderr.')}`,
-    `.TP\n${exitCodes.unreachable}\n${roff('The service cannot be reached (connection refused, timeout, unknown host).')}`,
+    `.TP\n${exitCodes.refused}\n${roff('Refused by the service: its code and description are printed on stderr as ERR-Code: description. A decided operation that was rejected or expired, or a wait for a decision that ran out of --timeout-ms, also exits 1.')}`,
+    `.TP\n${exitCodes.usage}\n${roff('Usage error: one line on stderr, and the help command that shows the usage.')}`,
+    `.TP\n${exitCodes.unreachable}\n${roff('The service cannot be reached (connection refused, no answer within --timeout-ms, unknown host).')}`,
+    `.TP\n${exitCodes.unauthenticated}\n${roff('Not signed in: the token is missing, unknown or expired (ERR-CredentialInvalid). Sign in again (auth login) or give another token.')}`,
     '.SH ENVIRONMENT',
     `.TP\n${bold('LEDGER_URL')}\n${roff('The service address.')}`,
     `.TP\n${bold('LEDGER_TOKEN')}\n${roff('The bearer token: an API key or a session.')}`,
     `.TP\n${bold('LEDGER_PROFILE')}\n${roff('The profile to use.')}`,
     `.TP\n${bold('LEDGERCTL_CONFIG_DIR')}\n${roff('Where profiles are kept, instead of the user configuration directory.')}`,
+    `.TP\n${bold('NO_COLOR')}\n${roff('Set and not empty: no colours or styles, as with --no-color.')}`,
     '.SH FILES',
     `.TP\n${bold('config.json')}\n${roff('Profiles: service addresses and relying-party settings (mode 0600).')}`,
     `.TP\n${bold('secrets.json')}\n${roff('Tokens, ed25519 private keys and the software passkey of each profile (mode 0600). Never printed.')}`,
@@ -72,8 +74,9 @@ export function renderManPage(program: Command, version: string): string {
       [
         'export LEDGER_TOKEN=$(cat .ledgerd/operator.key)',
         'ledgerctl trial-balance',
-        'ledgerctl transfers create --from ACCT --to ACCT --amount 1000 --asset USD --client-key step-7',
-        'ledgerctl operations wait op_0000000000000007abcdef --timeout-ms 10000',
+        'ledgerctl transfers create --from treasury:USD --to ACCT --amount 1000 --asset USD --client-key step-7',
+        'ledgerctl accounts balance ACCT',
+        'ledgerctl operations wait op_0000000000000007abcdef --timeout-ms 30000',
         'ledgerctl movements --account ACCT --all --json > movements.ndjson',
         'ledgerctl completion bash > /etc/bash_completion.d/ledgerctl',
       ].join('\n'),

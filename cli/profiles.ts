@@ -12,6 +12,8 @@ export interface Profile {
   /** The relying party the software passkey signs for (CONTRACT 1 defaults). */
   rpId: string;
   origin: string;
+  /** Names saved for accounts (`accounts open --save-as`), each standing for its identifier. */
+  accounts?: Record<string, string>;
 }
 
 export interface KeyCredential {
@@ -68,7 +70,8 @@ export class ProfileStore {
   private constructor(ConfClass: typeof Conf, dir: string | undefined) {
     const where = dir === undefined ? { projectName: 'ledgerctl' } : { cwd: dir };
     this.config = new ConfClass<ConfigFile>({ ...where, configName: 'config', configFileMode: secretFileMode, defaults: { profiles: {} } });
-    this.secrets = new ConfClass<Record<string, ProfileSecrets>>({ ...where, configName: 'secrets', configFileMode: secretFileMode });
+    // Profile names may hold dots: keys are names, not paths (`prod.eu` is not inside `prod`).
+    this.secrets = new ConfClass<Record<string, ProfileSecrets>>({ ...where, configName: 'secrets', configFileMode: secretFileMode, accessPropertiesByDotNotation: false });
   }
 
   get active(): string | undefined {
@@ -80,7 +83,9 @@ export class ProfileStore {
   }
 
   get(name: string): Profile | undefined {
-    return this.config.get('profiles')[name];
+    const profiles = this.config.get('profiles');
+    // Own entries only: `constructor` or `__proto__` name no profile.
+    return Object.hasOwn(profiles, name) ? profiles[name] : undefined;
   }
 
   put(name: string, profile: Profile): void {
@@ -90,9 +95,37 @@ export class ProfileStore {
   }
 
   use(name: string): void {
-    if (this.get(name) === undefined) throw new UsageError(`no profile named ${name} (see: ledgerctl profile list)`);
+    this.mustExist(name);
     this.config.set('active', name);
     this.protect(this.config.path);
+  }
+
+  /** Forgets a profile and its secrets; the active profile removed leaves none active. */
+  remove(name: string): void {
+    this.mustExist(name);
+    const { [name]: _removed, ...rest } = this.config.get('profiles');
+    this.config.set('profiles', rest);
+    if (this.active === name) this.config.delete('active');
+    this.secrets.delete(name);
+    this.protect(this.config.path);
+  }
+
+  /** Renames a profile with its secrets (and keeps it active if it was). */
+  rename(from: string, to: string): void {
+    const profile = this.mustExist(from);
+    if (this.get(to) !== undefined) throw new UsageError(`a profile named ${to} exists already (remove it first)`);
+    const secrets = this.secretsOf(from);
+    const wasActive = this.active === from;
+    this.put(to, profile);
+    if (Object.keys(secrets).length > 0) this.updateSecrets(to, () => secrets);
+    if (wasActive) this.use(to);
+    this.remove(from);
+  }
+
+  private mustExist(name: string): Profile {
+    const profile = this.get(name);
+    if (profile === undefined) throw new UsageError(`no profile named ${name} (see: ledgerctl profile list)`);
+    return profile;
   }
 
   secretsOf(name: string): ProfileSecrets {

@@ -3,7 +3,9 @@
  * same tree, so they cannot drift from it.
  */
 import { Command } from 'commander';
+import { buildBalance } from './commands/accounts/balance.js';
 import { buildCustody } from './commands/accounts/custody.js';
+import { buildAccountList } from './commands/accounts/list.js';
 import { buildOpen } from './commands/accounts/open.js';
 import { buildShow as buildAccountShow } from './commands/accounts/show.js';
 import { buildLookup } from './commands/aliases/lookup.js';
@@ -27,6 +29,8 @@ import { buildShow as buildOperationShow } from './commands/operations/show.js';
 import { buildWait } from './commands/operations/wait.js';
 import { buildAdd } from './commands/profile/add.js';
 import { buildList as buildProfileList } from './commands/profile/list.js';
+import { buildRemove } from './commands/profile/remove.js';
+import { buildRename } from './commands/profile/rename.js';
 import { buildShow as buildProfileShow } from './commands/profile/show.js';
 import { buildUse } from './commands/profile/use.js';
 import { buildCapture } from './commands/reservations/capture.js';
@@ -37,6 +41,9 @@ import { buildTransferCreate } from './commands/transfers/create.js';
 import { buildTrialBalance } from './commands/trial-balance/trial-balance.js';
 import { type MakeContext, contextFor } from './command.js';
 import type { Io } from './io.js';
+import { timeoutDefaultMs } from './limits.js';
+import { formats } from './output.js';
+import { safeLines } from './safe.js';
 
 export const version = '0.1.0';
 
@@ -44,11 +51,11 @@ type Builder = (parent: Command, make: MakeContext) => Command;
 
 /** The nouns and their verbs, in the order `--help` lists them. */
 const nouns: readonly (readonly [string, string, readonly Builder[]])[] = [
-  ['profile', 'saved connections and credentials', [buildAdd, buildUse, buildProfileList, buildProfileShow]],
+  ['profile', 'saved connections and credentials', [buildAdd, buildUse, buildProfileList, buildProfileShow, buildRemove, buildRename]],
   ['auth', 'signing in: challenges, passkey sessions, API keys', [buildChallenge, buildLogin, buildLogout, buildWhoami]],
   ['credentials', 'credentials of an identity', [buildRegister]],
   ['identities', 'identities (the identities principal)', [buildIdentityCreate]],
-  ['accounts', 'ledger accounts', [buildOpen, buildAccountShow, buildCustody]],
+  ['accounts', 'ledger accounts', [buildOpen, buildAccountShow, buildBalance, buildAccountList, buildCustody]],
   ['assets', 'registered assets', [buildAssetList]],
   ['aliases', "other systems' names for accounts", [buildLookup]],
   ['transfers', 'moving value', [buildTransferCreate]],
@@ -70,15 +77,29 @@ export function buildProgram(io: Io, make: MakeContext = contextFor(io)): Comman
     .option('--token <token>', 'the bearer token (else $LEDGER_TOKEN, the profile)')
     .option('--profile <name>', 'the profile to use (else $LEDGER_PROFILE, the active one)')
     .option('--json', 'print the JSON the service returned (the default when stdout is not a terminal)')
+    .option('-o, --output <format>', `output format: ${formats.join(', ')} (default: table on a terminal, else json)`)
+    .option('--no-color', 'no colours or styles on a terminal (also when $NO_COLOR is set)')
     .option('--field <path>', 'print only this field of the result, raw (for example result.account)')
+    .option('--timeout-ms <ms>', 'bound of each request and of the wait for a decision', String(timeoutDefaultMs))
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
-    .configureOutput({ writeOut: (s) => void io.stdout.write(s), writeErr: (s) => void io.stderr.write(s) })
-    .showHelpAfterError()
+    .configureOutput({ writeOut: (s) => void io.stdout.write(s), writeErr: (s) => void io.stderr.write(safeLines(s)) })
     .exitOverride();
   for (const [name, description, verbs] of nouns) {
     const noun = program.command(name).description(description);
     for (const build of verbs) build(noun, make);
   }
   for (const build of singles) build(program, make);
+  withHints(program, []);
   return program;
+}
+
+/** A usage error is one line, then where its command's help is (not the whole usage). */
+function withHints(command: Command, path: readonly string[]): void {
+  command.showHelpAfterError(`hint: ledgerctl ${path.length === 0 ? '--help' : `help ${path.join(' ')}`}`);
+  for (const sub of command.commands) withHints(sub, [...path, sub.name()]);
+}
+
+/** `ledgerctl help NOUN VERB` is `ledgerctl NOUN VERB --help` (commander's own help command takes one word). */
+export function helpArgv(argv: readonly string[]): readonly string[] {
+  return argv[0] === 'help' ? [...argv.slice(1), '--help'] : argv;
 }

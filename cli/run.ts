@@ -2,11 +2,12 @@
 import { CommanderError } from 'commander';
 import { CliError, RefusedError, exitCodes } from './errors.js';
 import type { Io } from './io.js';
-import { buildProgram } from './program.js';
+import { buildProgram, helpArgv } from './program.js';
+import { safeLines } from './safe.js';
 
 export async function runCli(argv: readonly string[], io: Io): Promise<number> {
   try {
-    await buildProgram(io).parseAsync([...argv], { from: 'user' });
+    await buildProgram(io).parseAsync([...helpArgv(argv)], { from: 'user' });
     return exitCodes.ok;
   } catch (error) {
     return report(io, error);
@@ -19,13 +20,13 @@ function report(io: Io, error: unknown): number {
   if (error instanceof CommanderError) return error.exitCode === 0 ? exitCodes.ok : exitCodes.usage;
   if (error instanceof RefusedError) {
     const retry = error.retryAfterS === null ? '' : `\nretry after ${error.retryAfterS} s with the same --client-key`;
-    io.stderr.write(`${error.message}${retry}\n`);
+    io.stderr.write(`${safeLines(error.message)}${retry}\n`);
     return error.exitCode;
   }
   if (error instanceof CliError) {
-    io.stderr.write(`ledgerctl: ${error.message}\n`);
+    io.stderr.write(`ledgerctl: ${safeLines(error.message)}\n`);
     return error.exitCode;
   }
-  io.stderr.write(`ledgerctl: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  io.stderr.write(`ledgerctl: internal error: ${safeLines(error instanceof Error ? (error.stack ?? error.message) : String(error))}\n`);
   return exitCodes.refused;
 }

@@ -1,29 +1,32 @@
 /**
  * Submitting commands: the flags every submitting verb takes (`--client-key` so a runbook can retry
- * safely, `--on-behalf-of`, `--wait`), and printing the acknowledgement or the decided operation.
+ * safely, `--on-behalf-of`, `--no-wait`), waiting for the decision (CONTRACT 11) and printing it,
+ * or the acknowledgement.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Command } from 'commander';
-import { type CommandReply, type OperationView, isDecided } from './api.js';
+import type { CommandReply, OperationView } from './api.js';
 import type { Context } from './context.js';
+import { UnreachableError } from './errors.js';
 import { isTerminal } from './io.js';
-import { waitTimeoutDefaultMs, waitTimeoutMaxMs } from './limits.js';
+import { submitAttemptsMax, submitRetryDelayMs } from './limits.js';
 import { details, show, time } from './output.js';
-import { integer, jsonText, timeMs } from './parse.js';
+import { jsonText, timeMs } from './parse.js';
 import { failureOf, waitForDecision } from './wait.js';
 
 export interface SubmitFlags {
   clientKey?: string;
   onBehalfOf?: string;
+  /** False with `--no-wait`; `--wait` (the default) is kept for scripts that pass it. */
   wait?: boolean;
-  timeoutMs?: string;
 }
 
 export function withSubmitFlags(command: Command): Command {
   return command
-    .option('--client-key <key>', 'idempotency key (at most 256 characters): a retry with it never has a second effect')
+    .option('--client-key <key>', 'idempotency key (at most 256 characters): a retry with it never has a second effect (default: a random one, shown on stderr)')
     .option('--on-behalf-of <identity>', 'the identity you act for, where different from the signed-in one')
-    .option('--wait', 'wait for the decision and print the operation instead of the acknowledgement')
-    .option('--timeout-ms <ms>', 'how long --wait waits for the decision', String(waitTimeoutDefaultMs));
+    .option('--wait', 'wait for the decision (the default; kept for scripts)')
+    .option('--no-wait', 'print the acknowledgement instead of waiting for the decision');
 }
 
 /** `--reference`: the pass-through value every command with a `reference` takes. */
@@ -40,23 +43,53 @@ export function withDeadline(command: Command, meaning: string): Command {
 
 export const deadlineOf = (text: string | undefined) => (text === undefined ? undefined : Number(timeMs('--deadline', text)));
 
-export const timeoutOf = (flags: { timeoutMs?: string | undefined }): number =>
-  integer('--timeout-ms', flags.timeoutMs ?? String(waitTimeoutDefaultMs), 1, waitTimeoutMaxMs);
-
-/** Sends a command and prints its reply, or with `--wait` the decided operation. */
-export async function submit(ctx: Context, path: string, body: unknown, flags: SubmitFlags): Promise<CommandReply> {
+/**
+ * Sends a command, waits for its decision and prints the decided operation (a refused one fails
+ * the process, exit 1) and returns it; with `--no-wait`, prints the acknowledgement (null).
+ */
+export async function submit(ctx: Context, path: string, body: unknown, flags: SubmitFlags): Promise<OperationView | null> {
   const reply = await send(ctx, path, body, flags);
-  if (flags.wait === true && !isDecided(reply.state)) printOperation(ctx, await decision(ctx, reply.operation_reference, timeoutOf(flags)));
-  else printReply(ctx, reply);
-  return reply;
+  if (flags.wait === false) {
+    printReply(ctx, reply);
+    return null;
+  }
+  const view = await decisionOf(ctx, reply, flags);
+  printOperation(ctx, view);
+  return view;
 }
 
-export function send(ctx: Context, path: string, body: unknown, flags: SubmitFlags): Promise<CommandReply> {
-  return ctx.client().command(path, body, { clientKey: flags.clientKey, onBehalfOf: flags.onBehalfOf });
+/** The decision of an acknowledged command; a connection lost while waiting says how to go on safely. */
+export async function decisionOf(ctx: Context, reply: CommandReply, flags: SubmitFlags): Promise<OperationView> {
+  try {
+    return await decision(ctx, reply.operation_reference);
+  } catch (error) {
+    if (!(error instanceof UnreachableError)) throw error;
+    const key = ctx.clientKey(flags.clientKey);
+    throw new UnreachableError(`${error.message}; ${reply.operation_reference} was acknowledged: ledgerctl operations wait ${reply.operation_reference}, or run the command again with --client-key ${key} (safe: no second effect)`);
+  }
 }
 
-/** Waits for a decision, with a spinner on stderr when stderr is a terminal. */
-export async function decision(ctx: Context, reference: string, timeoutMs: number): Promise<OperationView> {
+/**
+ * Sends a command under this invocation's client key. A connection lost before the reply is retried
+ * with the same key (the service gives the first attempt's reply, never a second effect); when the
+ * attempts run out, stderr says that running the command again with that key is safe.
+ */
+export async function send(ctx: Context, path: string, body: unknown, flags: SubmitFlags): Promise<CommandReply> {
+  const clientKey = ctx.clientKey(flags.clientKey);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await ctx.client().command(path, body, { clientKey, onBehalfOf: flags.onBehalfOf });
+    } catch (error) {
+      if (!(error instanceof UnreachableError)) throw error;
+      if (attempt >= submitAttemptsMax) throw new UnreachableError(`${error.message} (after ${attempt} attempts); whether it was received is unknown: running it again with --client-key ${clientKey} is safe`);
+      await delay(submitRetryDelayMs * 2 ** (attempt - 1));
+    }
+  }
+}
+
+/** Waits (at most `--timeout-ms`) for a decision, with a spinner on stderr when stderr is a terminal. */
+export async function decision(ctx: Context, reference: string): Promise<OperationView> {
+  const timeoutMs = ctx.timeoutMs;
   const stderr = ctx.io.stderr;
   // A terminal of no width (a bare pty) would get one character per line: no spinner there either.
   if (!isTerminal(stderr) || !((stderr.columns ?? 0) > 0)) return waitForDecision(ctx.client(), reference, timeoutMs);

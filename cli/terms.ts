@@ -1,7 +1,9 @@
 /** Grant terms (spec 2.6) from flags, or whole from a JSON file, for `grants issue` and `ops issuance-grant`. */
 import type { Command } from 'commander';
 import type { GrantSubject, GrantTerms, Json } from './api.js';
+import type { Context } from './context.js';
 import { UsageError } from './errors.js';
+import { accountsOf, optionalAccountOf } from './names.js';
 import { integer, jsonFile, list, timeMs } from './parse.js';
 
 export interface TermsFlags {
@@ -25,7 +27,7 @@ export function withTermsFlags(command: Command): Command {
   return command
     .option('--terms <file>', 'the terms as one JSON object (- for stdin) instead of the flags below')
     .option('--principal <identity>', 'who will hold the grant')
-    .option('--subject-account <account>', 'subject: one ledger account')
+    .option('--subject-account <account>', 'subject: one ledger account (an identifier, a saved name or a ledger alias)')
     .option('--subject-asset <symbol>', 'subject: one asset')
     .option('--subject-identity <identity>', 'subject: the accounts an identity will own (with --ops open_account)')
     .option('--delegated-accounts', 'subject: every account in delegated custody when used')
@@ -57,6 +59,15 @@ export function termsOf(flags: TermsFlags, kind: string): Json {
     per_window: flags.perWindowMs === undefined ? null : { length: integer('--per-window-ms', flags.perWindowMs, 1, Number.MAX_SAFE_INTEGER), limit: flags.perWindowLimit! },
   };
   return terms as unknown as Json;
+}
+
+/** The flags with `--subject-account` and `--counterparties` resolved to identifiers (each may be a saved name or an alias). */
+export async function withAccountsResolved<F extends TermsFlags>(ctx: Context, flags: F): Promise<F> {
+  return {
+    ...flags,
+    subjectAccount: await optionalAccountOf(ctx, '--subject-account', flags.subjectAccount),
+    counterparties: await accountsOf(ctx, '--counterparties', flags.counterparties),
+  };
 }
 
 function subjectOf(flags: TermsFlags): GrantSubject {

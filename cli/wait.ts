@@ -34,7 +34,7 @@ export async function waitForDecision(client: LedgerClient, reference: string, t
   }
   // Out of time while the service could not be reached is that failure (exit 3), not a slow decision.
   if (lost !== null) throw new UnreachableError(`${lost} (gave up waiting for ${reference} after ${timeoutMs} ms)`);
-  throw new CliError(`timed out after ${timeoutMs} ms waiting for ${reference} (still ${view.state})`, exitCodes.refused);
+  throw new CliError(`timed out after ${timeoutMs} ms waiting for ${reference} (still ${view.state}); go on waiting with: ledgerctl operations wait ${reference}`, exitCodes.refused);
 }
 
 /** A decided operation that did not succeed, as the failure the process ends with (exit 1). */

@@ -9,7 +9,7 @@ import type { Kernel } from '../src/kernel.js';
 import type { Config } from './config.js';
 import { EventHub } from './events.js';
 import { authenticator } from './http/auth.js';
-import { clientErrorHandler, refusalOf, sendRefusal } from './http/replies.js';
+import { clientErrorHandler, frameworkRefusal, onUnmetExpectation, pathParamLengthMax, refusalOf, sendRefusal } from './http/replies.js';
 import { OpenApi } from './openapi.js';
 import { accountRoutes } from './routes/accounts.js';
 import { authRoutes } from './routes/auth.js';
@@ -43,21 +43,35 @@ export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
   };
 }
 
+/** How often Node looks for requests past requestTimeoutMs. */
+const requestTimeoutCheckMs = 1_000;
+
 export function buildApp(options: AppOptions): FastifyInstance {
   const { kernel, config } = options;
   const app = Fastify({
     logger: options.logger,
     bodyLimit: config.bodyBytesMax,
-    http: { maxHeaderSize: config.headerBytesMax },
+    // Given to Node at creation: its headers timeout (60 s) is fixed then and caps any shorter request timeout set later,
+    // and it checks for expired requests only every connectionsCheckingInterval (30 s by default).
+    http: {
+      maxHeaderSize: config.headerBytesMax,
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: config.requestTimeoutMs,
+      connectionsCheckingInterval: requestTimeoutCheckMs,
+    },
     requestTimeout: config.requestTimeoutMs,
     keepAliveTimeout: config.keepAliveTimeoutMs,
     // Draining is answered by our own hook, in the refusal shape.
     return503OnClosing: false,
     exposeHeadRoutes: false,
-    clientErrorHandler: clientErrorHandler(config.headerBytesMax),
+    clientErrorHandler: clientErrorHandler(config),
+    // Refusals of the router itself (a path parameter too long, bad percent-encoding) in the refusal shape.
+    routerOptions: { maxParamLength: pathParamLengthMax },
+    frameworkErrors: (error, _request, reply) => sendRefusal(reply.header('x-request-id', reply.request.id), frameworkRefusal(error), config.retryAfterSeconds),
     // allowUnionTypes: some fields are one of several JSON types (a grant subject is an object or "delegated_accounts").
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false, allowUnionTypes: true } },
   });
+  app.server.on('checkExpectation', onUnmetExpectation);
   app.decorateRequest('actor', null);
   app.decorateRequest('bearer', null);
   app.decorateRequest('rawBody', null);
@@ -89,6 +103,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
     // Requests in flight when draining began close their connection as they finish,
     // so shutdown does not wait for keep-alive timeouts.
     if (draining) reply.header('connection', 'close');
+    // Answered before its body arrived (a refusal from a hook): the rest of the body is not read, the connection closes.
+    if (!request.raw.complete) reply.header('connection', 'close');
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -101,7 +117,15 @@ export function buildApp(options: AppOptions): FastifyInstance {
     return sendRefusal(reply, refusal('ERR-MalformedCommand', `no route ${request.method} ${path}`), config.retryAfterSeconds);
   });
 
-  const events = new EventHub(kernel, { connectionsMax: config.sseConnectionsMax, bufferedBytesMax: config.sseBufferedBytesMax, heartbeatMs: config.sseHeartbeatMs });
+  const events = new EventHub(kernel, {
+    connectionsMax: config.sseConnectionsMax,
+    connectionsPerPrincipalMax: config.sseConnectionsPerPrincipalMax,
+    operatorConnectionsReserved: config.sseOperatorConnectionsReserved,
+    bufferedBytesMax: config.sseBufferedBytesMax,
+    bufferedBytesTotalMax: config.sseBufferedBytesTotalMax,
+    replayPageEvents: config.sseReplayPageEvents,
+    heartbeatMs: config.sseHeartbeatMs,
+  });
   app.addHook('preClose', async () => {
     draining = true;
     events.closeAll();

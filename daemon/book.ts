@@ -1,18 +1,20 @@
 /**
  * The book on disk (CONTRACT 1): `DIR/book` (LevelDB), the operator's and the
  * identities principal's API keys (`DIR/operator.key`, `DIR/identities.key`) and the
- * clerk's ed25519 signing key (`DIR/clerk.key`, public half in `DIR/clerk.pub`).
+ * clerk's ed25519 signing key (`DIR/clerk.key`, public half in `DIR/clerk.pub`), and the
+ * daemon's own secret (`DIR/daemon.key`).
  * Secret files are mode 0600 and nothing else holds the secrets in clear: the book
  * keeps only their hashes.
  */
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createHmac, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { builtInPrincipals } from '../src/authority.js';
 import { principalCredentialWrites } from '../src/credentials.js';
 import { type Genesis, importGenesis } from '../src/genesis.js';
 import { LevelStore } from '../src/store/level.js';
+import { dataDirFailure } from './failures.js';
 
 /** Random bytes in each API key drawn at init (CONTRACT 5: at least 32). */
 const apiKeyBytes = 32;
@@ -23,7 +25,29 @@ export const bookPaths = (dataDir: string) => ({
   identitiesKey: join(dataDir, 'identities.key'),
   clerkKey: join(dataDir, 'clerk.key'),
   clerkPublicKey: join(dataDir, 'clerk.pub'),
+  daemonKey: join(dataDir, 'daemon.key'),
 });
+
+/** Random bytes of the daemon's own secret. */
+const daemonSecretBytes = 32;
+
+/** What the daemon's keys are for: each is HMAC-SHA256 of the secret over its label, so none reveals another. */
+export type DaemonKeyUse = 'ids' | 'challenges';
+
+/**
+ * The daemon's own keys, derived from `DIR/daemon.key` (0600): the id key (the book's
+ * ids are enciphered sequence numbers, src/ids.ts) and the challenge key (challenges are
+ * MAC'd, src/auth/challenges.ts). Made at init, or at the first start of an older book.
+ * Part of the book's state: ids are drawn under it, so it is backed up with the book.
+ */
+export async function daemonKeys(dataDir: string): Promise<Record<DaemonKeyUse, Uint8Array>> {
+  const path = bookPaths(dataDir).daemonKey;
+  if (!existsSync(path)) await writeAtomically(path, `${randomBytes(daemonSecretBytes).toString('base64url')}\n`, 0o600);
+  const secret = Buffer.from((await readFile(path, 'utf8')).trim(), 'base64url');
+  if (secret.length !== daemonSecretBytes) throw new Error(`${path} does not hold a ${daemonSecretBytes}-byte secret`);
+  const derive = (use: DaemonKeyUse) => createHmac('sha256', secret).update(`ledgerd ${use} v1`).digest();
+  return { ids: derive('ids'), challenges: derive('challenges') };
+}
 
 export class BookExists extends Error {
   override name = 'BookExists';
@@ -67,9 +91,28 @@ export async function initBook(dataDir: string, genesis: Genesis, nowMs: number)
   await writeAtomically(paths.identitiesKey, `${keys.identities}\n`, 0o600);
   await writeAtomically(paths.clerkKey, clerk.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), 0o600);
   await writeAtomically(paths.clerkPublicKey, clerk.publicKey.export({ type: 'spki', format: 'pem' }).toString(), 0o644);
+  await daemonKeys(dataDir);
   await rename(building, paths.book);
 }
 
-export function openBookStore(dataDir: string): Promise<LevelStore> {
-  return LevelStore.open(bookPaths(dataDir).book, { createIfMissing: false });
+/**
+ * Creates the data dir, or makes a pre-existing one 0700: it holds the book and the
+ * secrets, so no other user may list or read it whatever the umask or its history.
+ */
+export async function prepareDataDir(dataDir: string): Promise<void> {
+  try {
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    await chmod(dataDir, 0o700);
+  } catch (error) {
+    throw dataDirFailure(dataDir, error);
+  }
+}
+
+/** Opens the book; a book another ledgerd holds open (LevelDB's lock) is a start-up failure naming that. */
+export async function openBookStore(dataDir: string): Promise<LevelStore> {
+  try {
+    return await LevelStore.open(bookPaths(dataDir).book, { createIfMissing: false });
+  } catch (error) {
+    throw dataDirFailure(dataDir, error);
+  }
 }

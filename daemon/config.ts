@@ -5,8 +5,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fsReason } from './failures.js';
 import { sessionLifetimeDefaultMs, sessionLifetimeMaxMs } from '../src/auth/constants.js';
-import { backlogCommandsMax, cacheEntriesDefault, cacheEntriesMin, deadlineHorizonMaxMs, reservationDeadlineDefaultMs, transferDeadlineDefaultMs } from '../src/constants.js';
+import { backlogCommandsMax, backlogShareDivisor, cacheEntriesDefault, cacheEntriesMin, deadlineHorizonMaxMs, reservationDeadlineDefaultMs, transferDeadlineDefaultMs } from '../src/constants.js';
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof logLevels)[number];
@@ -27,6 +28,8 @@ export interface Config {
   readonly reservationDeadlineMs: number;
   /** Commands acknowledged and not yet decided; past it, ERR-DecisionUnavailable. */
   readonly backlogMax: number;
+  /** One principal's share of the backlog: 1/backlogShareDivisor of `backlogMax`, rounded up (derived, not set). */
+  readonly backlogPerPrincipalMax: number;
   readonly cacheEntries: number;
   readonly bodyBytesMax: number;
   /** Request line and headers together (Node's maxHeaderSize). */
@@ -34,8 +37,16 @@ export interface Config {
   readonly requestTimeoutMs: number;
   readonly keepAliveTimeoutMs: number;
   readonly sseConnectionsMax: number;
+  /** Event streams one principal may hold at once. */
+  readonly sseConnectionsPerPrincipalMax: number;
+  /** Of `sseConnectionsMax`, the streams only the operator may take, so it can always watch its book. */
+  readonly sseOperatorConnectionsReserved: number;
   /** A stream whose unsent data passes this is closed; the client resumes with `?after=`. */
   readonly sseBufferedBytesMax: number;
+  /** Unsent data of all streams; past it the slowest streams are closed. */
+  readonly sseBufferedBytesTotalMax: number;
+  /** Stored events a replay reads (and live events it holds meanwhile) per step. */
+  readonly sseReplayPageEvents: number;
   readonly sseHeartbeatMs: number;
   /** How long a passkey session lasts (CONTRACT 5: 12 h by default). */
   readonly sessionLifetimeMs: number;
@@ -47,7 +58,7 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
 }
 
-type Tunable = Exclude<keyof Config, 'dataDir' | 'listen' | 'logLevel' | 'relyingParty'>;
+type Tunable = Exclude<keyof Config, 'dataDir' | 'listen' | 'logLevel' | 'relyingParty' | 'backlogPerPrincipalMax'>;
 
 /** Every numeric setting with its default and bounds (inclusive). */
 const numeric: Record<Tunable, { default: number; min: number; max: number }> = {
@@ -60,7 +71,11 @@ const numeric: Record<Tunable, { default: number; min: number; max: number }> = 
   requestTimeoutMs: { default: 30_000, min: 1_000, max: 600_000 },
   keepAliveTimeoutMs: { default: 72_000, min: 1_000, max: 600_000 },
   sseConnectionsMax: { default: 256, min: 1, max: 10_000 },
+  sseConnectionsPerPrincipalMax: { default: 8, min: 1, max: 10_000 },
+  sseOperatorConnectionsReserved: { default: 8, min: 0, max: 9_999 },
   sseBufferedBytesMax: { default: 1024 * 1024, min: 64 * 1024, max: 64 * 1024 * 1024 },
+  sseBufferedBytesTotalMax: { default: 64 * 1024 * 1024, min: 64 * 1024, max: 1024 * 1024 * 1024 },
+  sseReplayPageEvents: { default: 100, min: 1, max: 1_000 },
   sseHeartbeatMs: { default: 15_000, min: 1_000, max: 600_000 },
   sessionLifetimeMs: { default: sessionLifetimeDefaultMs, min: 60_000, max: sessionLifetimeMaxMs },
   authCacheMs: { default: 1_000, min: 0, max: 60_000 },
@@ -98,8 +113,10 @@ function readIfPresent(path: string): string | null {
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
+    // Absent (a data dir not yet made, or not a directory, has no ledgerd.json; the data dir's own check speaks for it).
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    throw new ConfigError(`cannot read config file ${path}: ${fsReason(error)}`);
   }
 }
 
@@ -145,6 +162,9 @@ export function loadConfig(sources: ConfigSources): Config {
     }
     tunables[name] = value;
   }
+  if (tunables.sseOperatorConnectionsReserved >= tunables.sseConnectionsMax) {
+    throw new ConfigError('sseOperatorConnectionsReserved must be below sseConnectionsMax (other principals need a stream too)');
+  }
   const rpFile = file.relyingParty ?? {};
   if (typeof rpFile !== 'object' || rpFile === null || Array.isArray(rpFile)) throw new ConfigError('relyingParty must be an object {id, origin}');
   const rp = rpFile as Record<string, unknown>;
@@ -154,6 +174,7 @@ export function loadConfig(sources: ConfigSources): Config {
 
   return Object.freeze({
     ...tunables,
+    backlogPerPrincipalMax: Math.ceil(tunables.backlogMax / backlogShareDivisor),
     dataDir,
     listen: Object.freeze(parseListen(flags.listen ?? env.LEDGERD_LISTEN ?? stringSetting(file.listen, 'listen') ?? defaults.listen)),
     logLevel: logLevel as LogLevel,

@@ -1,26 +1,44 @@
 /**
- * `ledgerd`: `init` creates a book, `serve` serves it (CONTRACT 1). Exit codes: 0 ok,
- * 1 failed (the reason on stderr), 2 usage.
+ * `ledgerd`: `init` creates a book, `serve` serves it (CONTRACT 1). A failure to start
+ * is one line on stderr and an exit code of failures.ts: 2 usage, 3 configuration,
+ * 4 data dir, 5 listen address, 1 anything else.
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { Refused } from '../src/errors.js';
 import { defaultGenesis, parseGenesis } from '../src/genesis.js';
-import { BookExists, bookPaths, initBook } from './book.js';
+import { BookExists, bookPaths, initBook, prepareDataDir } from './book.js';
+import { StartupFailure, exitCodes, fsReason } from './failures.js';
 import { ConfigError, defaults, loadConfig } from './config.js';
 import { serve } from './serve.js';
 
 const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
-function fail(message: string): never {
-  process.stderr.write(`ledgerd: ${message}\n`);
-  process.exit(1);
+function fail(message: string, exitCode: number): never {
+  // One line: a message holding a newline (a file's contents quoted) stays on it.
+  process.stderr.write(`ledgerd: ${message.replaceAll('\n', ' ')}\n`);
+  process.exit(exitCode);
+}
+
+function readGenesis(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new StartupFailure(`cannot read genesis file ${path}: ${fsReason(error)}`, exitCodes.config);
+  }
 }
 
 async function init(options: { dataDir?: string; genesis?: string }): Promise<void> {
   const dataDir = options.dataDir ?? process.env.LEDGERD_DATA_DIR ?? defaults.dataDir;
   // Parsed whole before anything is written: a bad file leaves no book behind.
-  const genesis = options.genesis === undefined ? defaultGenesis() : parseGenesis(readFileSync(options.genesis, 'utf8'));
+  let genesis;
+  try {
+    genesis = options.genesis === undefined ? defaultGenesis() : parseGenesis(readGenesis(options.genesis));
+  } catch (error) {
+    if (error instanceof Refused) throw new StartupFailure(`genesis file ${options.genesis}: ${error.refusal.description}; fix the file`, exitCodes.config);
+    throw error;
+  }
+  await prepareDataDir(dataDir);
   await initBook(dataDir, genesis, Date.now());
   const paths = bookPaths(dataDir);
   process.stdout.write(`ledgerd: book created in ${dataDir}\noperator API key: ${paths.operatorKey}\nidentities API key: ${paths.identitiesKey}\n`);
@@ -51,8 +69,11 @@ program
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
-  if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? 0 : 2);
-  if (error instanceof ConfigError || error instanceof BookExists) fail(error.message);
-  if (error instanceof Refused) fail(error.refusal.description);
-  fail((error as Error).stack ?? String(error));
+  if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? exitCodes.ok : exitCodes.usage);
+  if (error instanceof ConfigError) fail(`${error.message}; fix the configuration (settings: ledgerd(8), docs/daemon.md)`, exitCodes.config);
+  if (error instanceof BookExists) fail(`${error.message}; serve it, or init another --data-dir`, exitCodes.dataDir);
+  if (error instanceof StartupFailure) fail(error.message, error.exitCode);
+  if (error instanceof Refused) fail(error.refusal.description, exitCodes.failed);
+  // Unforeseen: the message, never a stack trace (run with NODE_DEBUG or a debugger to dig).
+  fail(error instanceof Error ? error.message : String(error), exitCodes.failed);
 }

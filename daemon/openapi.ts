@@ -3,7 +3,9 @@
  * as routes are registered), so the document and the validation cannot drift.
  */
 import type { RouteOptions } from 'fastify';
-import type { Schema } from './http/schemas.js';
+import { pathParamLengthMax } from './http/replies.js';
+import { type Schema, refusalSchema } from './http/schemas.js';
+import { codesOfStatus } from './http/status.js';
 
 interface RouteSchema {
   summary?: string;
@@ -25,7 +27,31 @@ function parameters(where: 'header' | 'path' | 'query', schema: Schema | undefin
   if (!schema) return [];
   const properties = (schema.properties ?? {}) as Record<string, Schema>;
   const required = new Set((schema.required ?? []) as string[]);
-  return Object.entries(properties).map(([name, s]) => ({ name, in: where, required: where === 'path' || required.has(name), schema: s }));
+  // A path parameter longer than the router matches is refused before the route runs.
+  const bounded = (s: Schema) => (where === 'path' ? { maxLength: pathParamLengthMax, ...s } : s);
+  return Object.entries(properties).map(([name, s]) => ({ name, in: where, required: where === 'path' || required.has(name), schema: bounded(s) }));
+}
+
+/**
+ * Refusals made before any route runs, by Fastify's router and body parser or by Node
+ * itself: each answers ERR-MalformedCommand (400) in the refusal shape.
+ */
+export const frameworkRefusals = [
+  `a path parameter over ${pathParamLengthMax} characters`,
+  'a path or query that is not valid percent-encoded UTF-8',
+  'a body over bodyBytesMax, not application/json, empty, not JSON or not a JSON object',
+  'a Content-Length that does not match the body',
+  'a request line and headers over headerBytesMax',
+  'a request not received whole within requestTimeoutMs',
+  'an Expect header other than 100-continue',
+  'a request that is not valid HTTP/1.1',
+  'an unknown route or method',
+];
+
+function refusalDescription(status: number): string {
+  const codes = codesOfStatus(status).join(', ');
+  if (status !== 400) return `refusal {error, description}: ${codes}`;
+  return `refusal {error, description}: ${codes}; ERR-MalformedCommand also for ${frameworkRefusals.join('; ')}`;
 }
 
 export class OpenApi {
@@ -42,10 +68,12 @@ export class OpenApi {
     const paths: Record<string, Record<string, Schema>> = {};
     for (const r of this.routes) {
       const path = r.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+      // Every route may be refused before it runs (malformed input, draining), whatever its own schema lists.
+      const statuses = { ...r.schema.response, 400: refusalSchema, 503: refusalSchema };
       const responses = Object.fromEntries(
-        Object.entries(r.schema.response ?? {}).map(([status, schema]) => [
+        Object.entries(statuses).map(([status, schema]) => [
           status,
-          { description: status.startsWith('2') ? 'success' : 'refusal {error, description}', content: { 'application/json': { schema } } },
+          { description: status.startsWith('2') ? 'success' : refusalDescription(Number(status)), content: { 'application/json': { schema } } },
         ]),
       );
       paths[path] ??= {};

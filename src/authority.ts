@@ -31,8 +31,14 @@ export const builtInPrincipals: Principals = {
   identities: 'did:ledger:id:identities' as IdentityId,
 };
 
-function authority(actor: Actor, kind: AuthorityKind): Authority {
-  return { credential: actor.credential, grant: null, kind, onBehalfOf: actor.onBehalfOf, principal: actor.principal };
+/**
+ * An authority of the actor's own. `on_behalf_of` names the identity the header named
+ * only when the authority that allowed the act is over it: the operator's custody of an
+ * account that identity owns (a grant over it: decide-grants.ts). An owner acts for itself.
+ */
+function authority(actor: Actor, kind: AuthorityKind, account: Account): Authority {
+  const onBehalfOf = kind === 'operator' && actor.onBehalfOf === account.owner ? account.owner : null;
+  return { credential: actor.credential, grant: null, kind, onBehalfOf, principal: actor.principal };
 }
 
 /**
@@ -43,16 +49,16 @@ function authority(actor: Actor, kind: AuthorityKind): Authority {
  */
 export function authorityToDebit(actor: Actor, account: Account, principals: Principals): Authority | null {
   if (!inScope(actor, account.id) || account.kind === 'treasury') return null;
-  if (actor.principal === account.owner) return authority(actor, 'owner');
-  if (actor.principal === principals.operator && account.custody === 'delegated') return authority(actor, 'operator');
+  if (actor.principal === account.owner) return authority(actor, 'owner', account);
+  if (actor.principal === principals.operator && account.custody === 'delegated') return authority(actor, 'operator', account);
   return null;
 }
 
-/** The authority recorded when `actor` acts without debiting (opening, capture to a payee). */
-export function actingAuthority(actor: Actor, principals: Principals, owner: IdentityId | null): Authority {
-  if (owner !== null && actor.principal === owner) return authority(actor, 'owner');
-  if (actor.principal === principals.operator) return authority(actor, 'operator');
-  return authority(actor, 'owner');
+/** The authority of the account's owner or the operator acting on it without debiting (finishing a reservation); anyone else needs a grant. */
+export function actingAuthority(actor: Actor, principals: Principals, account: Account): Authority | null {
+  if (actor.principal === account.owner) return authority(actor, 'owner', account);
+  if (actor.principal === principals.operator) return authority(actor, 'operator', account);
+  return null;
 }
 
 /** Whether `actor` may read or act on an account at all (reads, captures, releases). */

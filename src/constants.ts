@@ -3,6 +3,7 @@
  * Units are last in each name. The relations between bounds are checked at load.
  */
 import { assert } from './assert.js';
+import { grantsGivenMax } from './auth/constants.js';
 
 /** Client-key length in characters (spec 8). */
 export const clientKeyLengthMax = 256;
@@ -37,6 +38,8 @@ export const integratingPartiesMax = 1024;
 export const partyPrincipalsMax = 16;
 /** Grants one grant listing answers (GET /v1/identities/{identity}/grants, /v1/accounts/{account}/grants). */
 export const grantsListedMax = 1000;
+/** Index entries one grant listing page reads at most (a page may hold fewer than its limit and still carry `next`). */
+export const grantsListScanMax = 4 * grantsListedMax;
 /** Treasury limit entries on one account. */
 export const treasuryLimitsMax = assetsMax;
 
@@ -46,6 +49,14 @@ export const treasuryLimitsMax = assetsMax;
  * well inside the default transfer deadline, so backpressure comes before expiry.
  */
 export const backlogCommandsMax = 50_000;
+/**
+ * One principal's share of the backlog: it may hold at most 1/backlogShareDivisor of
+ * the backlog's bound undecided, so one caller flooding leaves the rest to the others
+ * (a quiet principal is still served). The daemon derives the share of its configured
+ * bound the same way.
+ */
+export const backlogShareDivisor = 8;
+export const backlogCommandsPerPrincipalMax = backlogCommandsMax / backlogShareDivisor;
 /** Submissions made durable by one write (group commit). */
 export const submissionsPerWriteMax = 4096;
 /** Decisions made durable by one write (group commit). */
@@ -75,9 +86,12 @@ export const genesisEntriesPerWrite = 10_000;
 export const defaultTreasuryLimitMinor = 10n ** 24n;
 
 assert(movementsScanMax >= movementsPageLimitMax, 'a page must be able to fill');
+assert(grantsListScanMax >= grantsListedMax && grantsListedMax <= movementsPageLimitMax, 'a grant listing page can fill, and its limit parses like a movements limit');
+assert(grantsGivenMax <= grantsListedMax, 'the live grants one principal gave fit one listing page');
 assert(decisionsPerWriteMax <= backlogCommandsMax, 'a write cannot exceed the backlog');
 assert(backlogCommandsMax / 5_000 < transferDeadlineDefaultMs / 1000, 'a full backlog drains within the default transfer deadline at a modest decision rate');
 assert(submissionsPerWriteMax <= backlogCommandsMax, 'a write cannot exceed the backlog');
+assert(Number.isSafeInteger(backlogCommandsPerPrincipalMax) && backlogCommandsPerPrincipalMax * backlogShareDivisor <= backlogCommandsMax && backlogShareDivisor >= 2, 'one principal holds at most a fraction of the backlog');
 assert(expiriesPerWriteMax <= decisionsPerWriteMax, 'expiries share a write with decisions');
 assert(cacheEntriesDefault >= cacheEntriesMin, 'default cache within bounds');
 assert(defaultTreasuryLimitMinor <= amountMinorMax, 'treasury limit is an amount');

@@ -5,7 +5,7 @@
  * the one decider: a challenge is taken once, a sign counter only moves forward, a
  * credential joins the set it was meant for.
  */
-import { type ChallengePurpose, type ChallengeRecord, challengeKey, challengeExpiryKey, consumeChallenge } from './auth/challenges.js';
+import { type ChallengePurpose, challengeKey, challengeExpiryKey, consumeChallenge, openChallenge } from './auth/challenges.js';
 import { expiryKey } from './auth/expiry.js';
 import { type Actor, type Principals, inScope } from './authority.js';
 import { type Credential, type TokenGrant, credentialKey, tokenKey } from './credentials.js';
@@ -31,15 +31,20 @@ export interface AuthEffects {
 }
 
 /** Decisions the decider takes at once for a waiting caller: not acknowledged commands. */
-export type DirectCommand =
-  | { readonly type: 'issue_challenge'; readonly challenge: string; readonly record: ChallengeRecord }
-  | {
-      readonly type: 'sign_in';
-      readonly credential: CredentialId;
-      readonly challenge: string;
-      readonly counter: number;
-      readonly session: TokenGrant;
-    };
+export type DirectCommand = {
+  readonly type: 'sign_in';
+  readonly credential: CredentialId;
+  readonly challenge: string;
+  readonly counter: number;
+  readonly session: TokenGrant;
+};
+
+/** What taking a challenge needs beyond the store: the key challenges are MAC'd under, and whether the used-set is at its bound. */
+export interface ChallengeGate {
+  /** Null: the kernel was given no key, so no challenge verifies. */
+  readonly macKey: Uint8Array | null;
+  readonly usedSetFull: boolean;
+}
 
 const invalid = (why: string) => refusal('ERR-CredentialInvalid', why);
 
@@ -51,18 +56,22 @@ export function recordNeeds(command: Command | DirectCommand): string[] {
       return command.credential.challenge === null ? [] : [challengeKey(command.credential.challenge)];
     case 'sign_in':
       return [challengeKey(command.challenge), credentialKey(command.credential)];
-    case 'issue_challenge':
-      return [challengeKey(command.challenge)];
     default:
       return [];
   }
 }
 
-function takeChallenge(reads: RecordReads, challenge: string, purpose: ChallengePurpose, identity: IdentityId | null, atMs: number): RecordWrite | Refusal {
-  const text = reads.record(challengeKey(challenge));
-  const taken = consumeChallenge(text === undefined ? undefined : (JSON.parse(text) as ChallengeRecord), { purpose, identity, nowMs: atMs });
+/** Takes a challenge for one ceremony: its used-set record and expiry index entry, or why not. */
+function takeChallenge(reads: RecordReads, gate: ChallengeGate, challenge: string, purpose: ChallengePurpose, identity: IdentityId | null, atMs: number): RecordWrite[] | Refusal {
+  const opened = gate.macKey === null ? invalid('the challenge is unknown') : openChallenge(gate.macKey, challenge, identity);
+  if ('error' in opened) return opened;
+  const taken = consumeChallenge({ ...opened, used: reads.record(challengeKey(challenge)) !== undefined }, { purpose, identity, nowMs: atMs });
   if ('error' in taken) return taken;
-  return { key: challengeKey(challenge), value: JSON.stringify(taken) };
+  if (gate.usedSetFull) return refusal('ERR-DecisionUnavailable', 'too many challenges were used lately; retry shortly');
+  return [
+    { key: challengeKey(challenge), value: JSON.stringify(taken) },
+    { key: challengeExpiryKey(challenge, taken.expiresAtMs), value: '' },
+  ];
 }
 
 /** The writes registering `credential` as `id` in `identity`'s set, its challenge taken. */
@@ -73,14 +82,15 @@ function registration(
   identity: IdentityId,
   scope: readonly AccountId[] | null,
   challengeIdentity: IdentityId | null,
-  atMs: number,
+  input: { atMs: number; challenges: ChallengeGate },
 ): RecordWrite[] | Refusal {
+  const { atMs } = input;
   const writes: RecordWrite[] = [];
   if (credential.scheme === 'webauthn-es256') {
     if (credential.challenge === null) return invalid('a passkey registration names its register challenge');
-    const taken = takeChallenge(reads, credential.challenge, 'register', challengeIdentity, atMs);
+    const taken = takeChallenge(reads, input.challenges, credential.challenge, 'register', challengeIdentity, atMs);
     if ('error' in taken) return taken;
-    writes.push(taken);
+    writes.push(...taken);
   }
   const record: Credential = {
     id,
@@ -106,12 +116,12 @@ export function decideCreateIdentity(
   command: Extract<Command, { type: 'create_identity' }>,
   actor: Actor,
   reads: RecordReads,
-  input: { atMs: number; principals: Principals; newIdentityId: IdentityId; newCredentialId: CredentialId },
+  input: { atMs: number; principals: Principals; newIdentityId: IdentityId; newCredentialId: CredentialId; challenges: ChallengeGate },
 ): AuthEffects | Refusal {
   if (actor.principal !== input.principals.identities) return refusal('ERR-NotAuthorised', 'the initiating principal holds no authority that covers creating identities');
   if (reads.identity(input.newIdentityId) !== undefined) return refusal('ERR-Internal', 'drawn identity id is taken');
   // The identity does not exist before this command, so its challenge cannot be bound to it.
-  const writes = registration(reads, command.credential, input.newCredentialId, input.newIdentityId, null, null, input.atMs);
+  const writes = registration(reads, command.credential, input.newCredentialId, input.newIdentityId, null, null, input);
   if ('error' in writes) return writes;
   return {
     records: writes,
@@ -125,7 +135,7 @@ export function decideRegisterCredential(
   command: Extract<Command, { type: 'register_credential' }>,
   actor: Actor,
   reads: RecordReads,
-  input: { atMs: number; principals: Principals; newCredentialId: CredentialId },
+  input: { atMs: number; principals: Principals; newCredentialId: CredentialId; challenges: ChallengeGate },
 ): AuthEffects | Refusal {
   const target = reads.identity(command.identity);
   const mayRegister = actor.principal === command.identity || (actor.principal === input.principals.identities && actor.onBehalfOf === command.identity);
@@ -139,13 +149,13 @@ export function decideRegisterCredential(
       return refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers account ${account}`);
     }
   }
-  const writes = registration(reads, command.credential, input.newCredentialId, command.identity, scope, command.identity, input.atMs);
+  const writes = registration(reads, command.credential, input.newCredentialId, command.identity, scope, command.identity, input);
   if ('error' in writes) return writes;
   return { records: writes, newIdentity: null, result: { credential: input.newCredentialId } };
 }
 
 /** Sign-in with a passkey whose assertion verified at the edge: takes the challenge, moves the counter, opens the session. */
-export function decideSignIn(command: Extract<DirectCommand, { type: 'sign_in' }>, reads: RecordReads, atMs: number): RecordWrite[] | Refusal {
+export function decideSignIn(command: DirectCommand, reads: RecordReads, atMs: number, challenges: ChallengeGate): RecordWrite[] | Refusal {
   const text = reads.record(credentialKey(command.credential));
   const credential = text === undefined ? undefined : (JSON.parse(text) as Credential);
   if (credential === undefined || credential.scheme !== 'webauthn-es256') return invalid('no passkey credential by that id');
@@ -153,22 +163,13 @@ export function decideSignIn(command: Extract<DirectCommand, { type: 'sign_in' }
   if ((credential.counter > 0 || command.counter > 0) && command.counter <= credential.counter) {
     return invalid('the sign counter did not increase (replay or cloned authenticator)');
   }
-  const taken = takeChallenge(reads, command.challenge, 'authenticate', null, atMs);
+  const taken = takeChallenge(reads, challenges, command.challenge, 'authenticate', null, atMs);
   if ('error' in taken) return taken;
   const session: TokenGrant = { ...command.session, credential: credential.id, principal: credential.identity, scope: credential.scope };
   return [
-    taken,
+    ...taken,
     { key: credentialKey(credential.id), value: JSON.stringify({ ...credential, counter: command.counter }) },
     { key: tokenKey(session.hash), value: JSON.stringify(session) },
     { key: expiryKey('tokx', session.expiresAtMs!, session.hash), value: '' },
-  ];
-}
-
-/** A new challenge record and its expiry index entry. */
-export function decideIssueChallenge(command: Extract<DirectCommand, { type: 'issue_challenge' }>, reads: RecordReads): RecordWrite[] | Refusal {
-  if (reads.record(challengeKey(command.challenge)) !== undefined) return refusal('ERR-Internal', 'drawn challenge is taken');
-  return [
-    { key: challengeKey(command.challenge), value: JSON.stringify(command.record) },
-    { key: challengeExpiryKey(command.challenge, command.record.expiresAtMs), value: '' },
   ];
 }

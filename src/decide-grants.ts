@@ -12,6 +12,8 @@ import {
   type GrantTerms,
   type WindowUsage,
   authorizeUse,
+  grantChildPrefix,
+  grantWithinScope,
   decodeGrant,
   decodeWindowUsage,
   emptyWindowUsage,
@@ -25,24 +27,39 @@ import {
   revocationSet,
   revoke,
 } from './auth/grants.js';
-import { grantChainDepthMax } from './auth/constants.js';
-import { type Actor, type Principals, authorityToDebit, inScope } from './authority.js';
+import { grantChainDepthMax, grantsGivenMax, grantsHeldMax, grantsPerGrantorHolderMax } from './auth/constants.js';
+import { type Actor, type Principals, actingAuthority, authorityToDebit, inScope } from './authority.js';
 import type { RecordWrite } from './decide-auth.js';
 import { type Refusal, refusal } from './errors.js';
-import type { Account, Authority } from './model.js';
+import type { Account, Authority, Operation } from './model.js';
 import type { AccountId, AssetSymbol, GrantId, IdentityId } from './values.js';
 
-/** Grants held by a principal: one prefix scan. */
+/**
+ * Indexes. `gh/`, `gg/` and `gch/` (auth/grants.ts) are what the decider searches and
+ * counts, and hold live grants only: a revocation deletes its grants' entries, and an
+ * issuance drops those that expired from the lists it reads. `ghr/` keeps revoked held
+ * grants for the refusal's code; `gi/` and `gip/` feed the listings and keep every grant.
+ */
+/** Grants held by a principal. */
 export const heldGrantKey = (holder: string, grant: GrantId) => `gh/${holder}/${grant}`;
 export const heldGrantPrefix = (holder: string) => `gh/${holder}/`;
+/** Grants a principal held until they were revoked: read (the latest few) only to tell ERR-AuthorityRevoked from ERR-NotAuthorised. */
+export const revokedHeldKey = (holder: string, grant: GrantId) => `ghr/${holder}/${grant}`;
+export const revokedHeldPrefix = (holder: string) => `ghr/${holder}/`;
+/** Grants a principal gave. */
+export const givenGrantKey = (grantor: string, grant: GrantId) => `gg/${grantor}/${grant}`;
+export const givenGrantPrefix = (grantor: string) => `gg/${grantor}/`;
 /** Grants over an identity (its accounts, or opening its accounts): the identity listing. */
 export const overGrantKey = (identity: string, grant: GrantId) => `gi/${identity}/${grant}`;
 export const overGrantPrefix = (identity: string) => `gi/${identity}/`;
+/** Grants over an identity that `party` holds or gave: the identity listing as anyone else sees it. */
+export const partyGrantKey = (identity: string, party: string, grant: GrantId) => `gip/${identity}/${party}/${grant}`;
+export const partyGrantPrefix = (identity: string, party: string) => `gip/${identity}/${party}/`;
 
 /** Grant records and indexes, as prefetched for a round (or an intake). */
 export interface GrantReads {
   record(key: string): string | undefined;
-  /** Ids under an index prefix (held grants, children), as prefetched. */
+  /** Ids under an index prefix (held grants, children), as prefetched: the whole list, or one past its bound. */
   listed(prefix: string): readonly GrantId[];
 }
 
@@ -65,13 +82,33 @@ export function chainOf(reads: GrantReads, id: GrantId): Grant[] | undefined {
   return chain;
 }
 
-function usageOf(reads: GrantReads, staged: ReadonlyMap<GrantId, WindowUsage>) {
-  return (id: GrantId): WindowUsage => {
-    const pending = staged.get(id);
-    if (pending) return pending;
-    const text = reads.record(grantWindowKey(id));
-    return text === undefined ? emptyWindowUsage : decodeWindowUsage(text);
-  };
+/** What one command has used of its grants so far: window usage, and what it moved per grant and asset. */
+export class GrantStage {
+  readonly usage = new Map<GrantId, WindowUsage>();
+  readonly moved = new Map<string, bigint>();
+
+  usageOf(reads: GrantReads): (id: GrantId) => WindowUsage {
+    return (id) => {
+      const pending = this.usage.get(id);
+      if (pending) return pending;
+      const text = reads.record(grantWindowKey(id));
+      return text === undefined ? emptyWindowUsage : decodeWindowUsage(text);
+    };
+  }
+
+  movedOf(asset: AssetSymbol | null): (id: GrantId) => bigint {
+    return (id) => this.moved.get(`${id} ${asset}`) ?? 0n;
+  }
+
+  take(decision: { readonly usage: ReadonlyMap<GrantId, WindowUsage>; readonly moved: ReadonlyMap<GrantId, bigint> }, asset: AssetSymbol | null): void {
+    for (const [id, usage] of decision.usage) this.usage.set(id, usage);
+    for (const [id, minor] of decision.moved) this.moved.set(`${id} ${asset}`, minor);
+  }
+
+  /** The window usage records to write if the command is decided. */
+  writes(): RecordWrite[] {
+    return [...this.usage].map(([id, u]) => ({ key: grantWindowKey(id), value: encodeWindowUsage(u) }));
+  }
 }
 
 export interface GrantUseRequest {
@@ -83,23 +120,29 @@ export interface GrantUseRequest {
   readonly atMs: number;
 }
 
+const noAuthority = (what: string) => refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers ${what}`);
+
+/** The grants `holder` holds, or a refusal when the list is longer than its bound (a decision never works from a truncated list). */
+function heldGrants(reads: GrantReads, holder: IdentityId): readonly GrantId[] | Refusal {
+  const ids = reads.listed(heldGrantPrefix(holder));
+  return ids.length > grantsHeldMax ? refusal('ERR-UnboundedGrant', `${holder} holds more than ${grantsHeldMax} grants; revoke some`) : ids;
+}
+
 /**
- * The authority a grant the actor holds gives for `use`, with the window usage it
- * leaves (`staged` carries usage from earlier legs of the same command), or the
- * refusal of the grant that came closest (a revoked or bounded grant says so).
+ * The authority a grant the actor holds gives for `use`, its window usage and
+ * per-operation totals taken into `stage` (which carries earlier uses of the same
+ * command), or the refusal of the grant that came closest (a revoked or bounded grant
+ * says so). The authority names the identity whose grant covered the act.
  */
-export function grantAuthority(
-  actor: Actor,
-  use: GrantUseRequest,
-  reads: GrantReads,
-  staged: ReadonlyMap<GrantId, WindowUsage>,
-): { authority: Authority; usage: ReadonlyMap<GrantId, WindowUsage> } | Refusal {
+export function grantAuthority(actor: Actor, use: GrantUseRequest, reads: GrantReads, stage: GrantStage): Authority | Refusal {
   // Acting on behalf of an identity, only a grant over that identity's accounts serves.
-  if (actor.onBehalfOf !== null && actor.onBehalfOf !== use.account.owner) {
-    return refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers account ${use.account.id} on behalf of ${actor.onBehalfOf}`);
-  }
+  if (actor.onBehalfOf !== null && actor.onBehalfOf !== use.account.owner) return noAuthority(`account ${use.account.id} on behalf of ${actor.onBehalfOf}`);
+  // A scoped credential uses grants only on the accounts within its scope.
+  if (!inScope(actor, use.account.id)) return noAuthority(`account ${use.account.id}`);
+  const held = heldGrants(reads, actor.principal);
+  if ('error' in held) return held;
   let closest: Refusal | null = null;
-  for (const id of reads.listed(heldGrantPrefix(actor.principal))) {
+  for (const id of held) {
     const chain = chainOf(reads, id);
     if (chain === undefined) continue;
     const decision = authorizeUse(
@@ -116,55 +159,95 @@ export function grantAuthority(
         amountMinor: use.amountMinor,
         atMs: use.atMs,
       },
-      usageOf(reads, staged),
+      stage.usageOf(reads),
+      stage.movedOf(use.asset),
     );
     if (decision.ok) {
+      stage.take(decision, use.asset);
       const grant = chain[0]!;
       return {
-        authority: {
-          credential: actor.credential,
-          grant: grant.id,
-          kind: grant.terms.kind === 'issuance' ? 'issuance' : 'delegated',
-          onBehalfOf: actor.onBehalfOf ?? use.account.owner,
-          principal: actor.principal,
-        },
-        usage: decision.usage,
+        credential: actor.credential,
+        grant: grant.id,
+        kind: grant.terms.kind === 'issuance' ? 'issuance' : 'delegated',
+        onBehalfOf: use.account.owner,
+        principal: actor.principal,
       };
     }
-    // A refusal naming the bound or the revocation tells the holder more than "no authority".
+    // A refusal naming the bound tells the holder more than "no authority".
     if (closest === null || decision.refusal.error !== 'ERR-NotAuthorised') closest = decision.refusal;
   }
-  return closest ?? refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers account ${use.account.id}`);
+  if (closest !== null && closest.error !== 'ERR-NotAuthorised') return closest;
+  // A grant over the owner that was revoked: its use is ERR-AuthorityRevoked (CONTRACT 5).
+  const revoked = reads.listed(revokedHeldPrefix(actor.principal)).find((id) => {
+    const chain = chainOf(reads, id);
+    return chain !== undefined && overIdentity(chain[0]!.terms, chain[chain.length - 1]!.grantor) === use.account.owner;
+  });
+  return revoked === undefined ? (closest ?? noAuthority(`account ${use.account.id}`)) : refusal('ERR-AuthorityRevoked', `grant ${revoked} was revoked`);
+}
+
+/** The authority to debit `use.account`: the actor's own (owner, operator), else a grant it holds. */
+export function debitAuthority(actor: Actor, use: GrantUseRequest, reads: GrantReads, principals: Principals, stage: GrantStage): Authority | Refusal {
+  return authorityToDebit(actor, use.account, principals) ?? grantAuthority(actor, use, reads, stage);
 }
 
 /**
- * The authority to debit `use.account`: the actor's own (owner, operator), else a
- * grant it holds. A grant's window usage goes into `staged`, to be written only if
- * the whole command is decided.
+ * The authority to finish (capture or release) `reservation`, held against `payer`:
+ * the payer's owner and the operator by themselves, anyone else only under a grant
+ * naming the op. A caller that neither submitted the reservation nor holds a grant
+ * that comes near it does not learn it exists (ERR-UnknownOperation).
  */
-export function debitAuthority(
+export function finishAuthority(
   actor: Actor,
-  use: GrantUseRequest,
+  reservation: Operation,
+  payer: Account,
+  use: Omit<GrantUseRequest, 'account'> & { readonly op: 'capture' | 'release' },
   reads: GrantReads,
   principals: Principals,
-  staged: Map<GrantId, WindowUsage>,
+  stage: GrantStage,
 ): Authority | Refusal {
-  const direct = authorityToDebit(actor, use.account, principals);
+  const hidden = refusal('ERR-UnknownOperation', `no reservation ${reservation.ref} is visible to the caller`);
+  // A scoped credential finishes nothing held against an account outside its scope.
+  if (!inScope(actor, payer.id)) return hidden;
+  const direct = actingAuthority(actor, principals, payer);
   if (direct !== null) return direct;
-  if (!inScope(actor, use.account.id)) return refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers account ${use.account.id}`);
-  const viaGrant = grantAuthority(actor, use, reads, staged);
-  if ('error' in viaGrant) return viaGrant;
-  for (const [id, usage] of viaGrant.usage) staged.set(id, usage);
-  return viaGrant.authority;
-}
-
-export function usageWrites(usage: ReadonlyMap<GrantId, WindowUsage>): RecordWrite[] {
-  return [...usage].map(([id, u]) => ({ key: grantWindowKey(id), value: encodeWindowUsage(u) }));
+  const viaGrant = grantAuthority(actor, { ...use, account: payer }, reads, stage);
+  // Its submitter learns why; anyone else only that a live grant of its covers the reservation but not this much.
+  if (!('error' in viaGrant) || reservation.actor.principal === actor.principal || viaGrant.error === 'ERR-BoundExceeded') return viaGrant;
+  return hidden;
 }
 
 /** The identity whose accounts a grant reaches: the root grantor, or the identity an {identity} subject names. */
 function overIdentity(terms: GrantTerms, rootGrantor: IdentityId): IdentityId {
   return typeof terms.subject === 'object' && 'identity' in terms.subject ? terms.subject.identity : rootGrantor;
+}
+
+const isLive = (grant: Grant, atMs: number) => grant.revokedAtMs === null && (grant.terms.expiresAtMs === null || atMs < grant.terms.expiresAtMs);
+
+/**
+ * The live grants under an index prefix, and deletions of the entries of grants no
+ * longer live (dropped as the list is read, so the index stays within its bound).
+ */
+function liveUnder(reads: GrantReads, prefix: string, atMs: number): { live: Grant[]; drops: RecordWrite[] } {
+  const live: Grant[] = [];
+  const drops: RecordWrite[] = [];
+  for (const id of reads.listed(prefix)) {
+    const grant = readGrant(reads, id);
+    if (grant !== undefined && isLive(grant, atMs)) live.push(grant);
+    else drops.push({ key: prefix + id, value: null });
+  }
+  return { live, drops };
+}
+
+/** Why `grantor` may not give `holder` one more grant (each bound counts live grants only), with the stale entries to drop. */
+function spaceRefusal(reads: GrantReads, grantor: IdentityId, holder: IdentityId, atMs: number): { refusal: Refusal | null; drops: RecordWrite[] } {
+  const held = liveUnder(reads, heldGrantPrefix(holder), atMs);
+  const given = liveUnder(reads, givenGrantPrefix(grantor), atMs);
+  const drops = [...held.drops, ...given.drops];
+  const fromGrantor = held.live.filter((g) => g.grantor === grantor).length;
+  if (fromGrantor >= grantsPerGrantorHolderMax) return { refusal: refusal('ERR-UnboundedGrant', `${holder} already holds ${grantsPerGrantorHolderMax} live grants from ${grantor}, the most allowed`), drops };
+  if (held.live.length >= grantsHeldMax) return { refusal: refusal('ERR-UnboundedGrant', `${holder} already holds ${grantsHeldMax} live grants, the most allowed`), drops };
+  if (given.live.length >= grantsGivenMax) return { refusal: refusal('ERR-UnboundedGrant', `${grantor} has given ${grantsGivenMax} live grants, the most allowed`), drops };
+  return { refusal: null, drops };
 }
 
 export function decideIssueGrant(
@@ -177,27 +260,36 @@ export function decideIssueGrant(
   const parentChain = terms.parent === null ? [] : (chainOf(reads, terms.parent) ?? []);
   const subjectAccount = typeof terms.subject === 'object' && 'account' in terms.subject ? reads.account(terms.subject.account) : undefined;
   // A scoped credential delegates over its own accounts only: one named account within its scope.
-  const withinScope = typeof terms.subject === 'object' && 'account' in terms.subject ? inScope(actor, terms.subject.account) : actor.scope === undefined || actor.scope === null;
-  if (!withinScope) return refusal('ERR-NotAuthorised', 'the initiating principal holds no authority that covers accounts outside its credential scope');
+  if (!grantWithinScope({ terms }, actor.scope)) return noAuthority('accounts outside its credential scope');
+  const children = terms.parent === null ? { live: [], drops: [] } : liveUnder(reads, grantChildPrefix(terms.parent), input.atMs);
   const refused = grantIssuanceRefusal({
     terms,
     grantor: actor.principal,
     principals: input.principals,
     subjectAccountOwner: subjectAccount?.owner,
     parentChain,
-    parentChildren: terms.parent === null ? 0 : reads.listed(`gch/${terms.parent}/`).length,
+    parentChildren: children.live.length,
     nowMs: input.atMs,
   });
   if (refused) return refused;
   if (terms.kind === 'issuance' && subjectAccount !== undefined && subjectAccount.kind !== 'treasury') {
-    return refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers issuance out of ${subjectAccount.id}, not a treasury account`);
+    return noAuthority(`issuance out of ${subjectAccount.id}, not a treasury account`);
   }
+  // CONTRACT 5: value leaves a treasury only under an issuance grant.
+  if (terms.kind === 'delegated' && subjectAccount?.kind === 'treasury') return noAuthority(`account ${subjectAccount.id}: value leaves a treasury only under an issuance grant`);
+  const space = spaceRefusal(reads, actor.principal, terms.principal, input.atMs);
+  if (space.refusal) return space.refusal;
   const grant: Grant = { id: input.newGrantId, grantor: actor.principal, grantedAtMs: input.atMs, revokedAtMs: null, justification: command.justification, terms };
   const root = parentChain.length > 0 ? parentChain[parentChain.length - 1]!.grantor : actor.principal;
+  const over = overIdentity(terms, root);
   const records: RecordWrite[] = [
+    ...children.drops,
+    ...space.drops,
     { key: grantKey(grant.id), value: encodeGrant(grant) },
     { key: heldGrantKey(terms.principal, grant.id), value: '' },
-    { key: overGrantKey(overIdentity(terms, root), grant.id), value: '' },
+    { key: givenGrantKey(grant.grantor, grant.id), value: '' },
+    { key: overGrantKey(over, grant.id), value: '' },
+    ...[...new Set([terms.principal, grant.grantor])].map((party) => ({ key: partyGrantKey(over, party, grant.id), value: '' })),
   ];
   if (terms.parent !== null) records.push({ key: grantChildKey(terms.parent, grant.id), value: '' });
   // Written now so a use later in the same round reads it like any other grant's.
@@ -212,10 +304,18 @@ export function decideRevokeGrant(
   input: { readonly atMs: number; readonly principals: Principals },
 ): RecordWrite[] | Refusal {
   const grant = readGrant(reads, command.grant);
-  if (grant === undefined || !mayRevoke(grant, actor.principal, input.principals)) {
-    return refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers grant ${command.grant}`);
+  // A scoped credential revokes only grants over an account within its scope.
+  if (grant === undefined || !mayRevoke(grant, actor.principal, input.principals) || !grantWithinScope(grant, actor.scope)) {
+    return noAuthority(`grant ${command.grant}`);
   }
-  const set = revocationSet(grant.id, (id) => reads.listed(`gch/${id}/`));
+  const set = revocationSet(grant.id, (id) => reads.listed(grantChildPrefix(id)));
   const grants = set.map((id) => readGrant(reads, id)).filter((g): g is Grant => g !== undefined);
-  return revoke(grants, input.atMs).map((g) => ({ key: grantKey(g.id), value: encodeGrant(g) }));
+  // A revoked grant leaves the indexes the decider reads; the listings keep it.
+  return revoke(grants, input.atMs).flatMap((g) => [
+    { key: grantKey(g.id), value: encodeGrant(g) },
+    { key: heldGrantKey(g.terms.principal, g.id), value: null },
+    { key: revokedHeldKey(g.terms.principal, g.id), value: '' },
+    { key: givenGrantKey(g.grantor, g.id), value: null },
+    ...(g.terms.parent === null ? [] : [{ key: grantChildKey(g.terms.parent, g.id), value: null }]),
+  ]);
 }

@@ -6,8 +6,8 @@
  */
 import { accountsPerIdentityMax } from './constants.js';
 import { type Refusal, refusal } from './errors.js';
-import { type Actor, type Principals, actingAuthority, unreachableAccount } from './authority.js';
-import { mayFinish } from './precheck.js';
+import { type Actor, type Principals, unreachableAccount } from './authority.js';
+import { finishing } from './precheck.js';
 import type {
   Account,
   Asset,
@@ -26,9 +26,8 @@ import type {
 } from './model.js';
 import { moved } from './model.js';
 import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, PartyId } from './values.js';
-import type { WindowUsage } from './auth/grants.js';
-import { type GrantReads, debitAuthority, decideIssueGrant, decideRevokeGrant, grantAuthority, usageWrites } from './decide-grants.js';
-import { type AuthEffects, type RecordReads, type RecordWrite, decideCreateIdentity, decideRegisterCredential } from './decide-auth.js';
+import { type GrantReads, GrantStage, debitAuthority, decideIssueGrant, decideRevokeGrant, grantAuthority } from './decide-grants.js';
+import { type AuthEffects, type ChallengeGate, type RecordReads, type RecordWrite, decideCreateIdentity, decideRegisterCredential } from './decide-auth.js';
 import { decideRegisterParty } from './decide-parties.js';
 
 export interface Reads extends RecordReads, GrantReads {
@@ -72,6 +71,8 @@ export interface DecisionInput {
   readonly newCredentialId: CredentialId;
   readonly newGrantId: GrantId;
   readonly newPartyId: PartyId;
+  /** Taking a passkey registration's challenge (decide-auth.ts). */
+  readonly challenges: ChallengeGate;
 }
 
 const reject = (error: Refusal): Decision => ({ ok: false, state: 'Rejected', error });
@@ -154,7 +155,8 @@ function pair(
 function decideTransfer(cmd: Extract<Command, { type: 'transfer' }>, actor: Actor, reads: Reads, input: DecisionInput): Decision {
   if (input.atMs > cmd.deadlineMs) return { ok: false, state: 'Expired', error: null };
   const scratch = new Scratch(reads);
-  const staged = new Map<GrantId, WindowUsage>();
+  // One stage for every leg: a per-operation bound covers the whole transfer, and every leg counts in the windows.
+  const stage = new GrantStage();
   const entries: Entry[] = [];
   for (const [i, leg] of cmd.legs.entries()) {
     const assetRefusal = movable(reads, leg.asset);
@@ -163,7 +165,7 @@ function decideTransfer(cmd: Extract<Command, { type: 'transfer' }>, actor: Acto
     if (isRefusal(from)) return reject(from);
     const to = open(reads, leg.to, actor, input.principals);
     if (isRefusal(to)) return reject(to);
-    const auth = debitAuthority(actor, { op: 'transfer', account: from, asset: leg.asset, counterparty: leg.to, amountMinor: leg.amountMinor, atMs: input.atMs }, reads, input.principals, staged);
+    const auth = debitAuthority(actor, { op: 'transfer', account: from, asset: leg.asset, counterparty: leg.to, amountMinor: leg.amountMinor, atMs: input.atMs }, reads, input.principals, stage);
     if (isRefusal(auth)) return reject(auth);
     const after = scratch.move(from.id, leg.asset, 'available', -leg.amountMinor);
     if (after.available < availableFloorMinor(from, leg.asset)) {
@@ -172,7 +174,7 @@ function decideTransfer(cmd: Extract<Command, { type: 'transfer' }>, actor: Acto
     scratch.move(to.id, leg.asset, 'available', leg.amountMinor);
     entries.push(...pair({ account: from.id, layer: 'available' }, { account: to.id, layer: 'available' }, leg.asset, leg.amountMinor, 'transfer', 'completed', [auth]));
   }
-  return done('Completed', entries, { records: usageWrites(staged) });
+  return done('Completed', entries, { records: stage.writes() });
 }
 
 function decideReserve(cmd: Extract<Command, { type: 'reserve' }>, actor: Actor, reads: Reads, input: DecisionInput): Decision {
@@ -180,35 +182,43 @@ function decideReserve(cmd: Extract<Command, { type: 'reserve' }>, actor: Actor,
   if (assetRefusal) return reject(assetRefusal);
   const payer = open(reads, cmd.payer, actor, input.principals);
   if (isRefusal(payer)) return reject(payer);
-  const staged = new Map<GrantId, WindowUsage>();
-  const auth = debitAuthority(actor, { op: 'reserve', account: payer, asset: cmd.asset, counterparty: null, amountMinor: cmd.amountMinor, atMs: input.atMs }, reads, input.principals, staged);
+  const stage = new GrantStage();
+  const auth = debitAuthority(actor, { op: 'reserve', account: payer, asset: cmd.asset, counterparty: null, amountMinor: cmd.amountMinor, atMs: input.atMs }, reads, input.principals, stage);
   if (isRefusal(auth)) return reject(auth);
   const balance = reads.balance(payer.id, cmd.asset);
   if (balance.available - cmd.amountMinor < availableFloorMinor(payer, cmd.asset)) {
     return reject(refusal('ERR-InsufficientAvailable', `available balance of ${cmd.payer} in ${cmd.asset} does not cover ${cmd.amountMinor}`));
   }
   const entries = pair({ account: payer.id, layer: 'available' }, { account: payer.id, layer: 'reserved' }, cmd.asset, cmd.amountMinor, 'reserve', 'held', [auth]);
-  const hold: Hold = { payer: payer.id, asset: cmd.asset, amountMinor: cmd.amountMinor, deadlineMs: cmd.deadlineMs };
-  return done('Reserved', entries, { hold, records: usageWrites(staged) });
+  // The hold keeps the authority it was made under: its expiry is recorded under it too.
+  const hold: Hold = { payer: payer.id, asset: cmd.asset, amountMinor: cmd.amountMinor, deadlineMs: cmd.deadlineMs, authority: auth };
+  return done('Reserved', entries, { hold, records: stage.writes() });
 }
 
-/** The reservation a capture or release names, if it may still be finished by this caller. */
-function heldReservation(ref: string, actor: Actor, reads: Reads, input: DecisionInput): { op: Operation; hold: Hold } | Refusal {
-  const op = reads.operation(ref);
-  const payerOwner = op?.command.type === 'reserve' ? reads.account(op.command.payer)?.owner : undefined;
-  if (op === undefined || !mayFinish(actor, op, payerOwner, input.principals)) return refusal('ERR-UnknownOperation', `no reservation ${ref} is visible to the caller`);
+/** The reservation a capture or release names, if this caller may still finish it, with the authority it finishes it under. */
+function heldReservation(
+  cmd: Extract<Command, { type: 'capture' | 'release' }>,
+  actor: Actor,
+  reads: Reads,
+  input: DecisionInput,
+  stage: GrantStage,
+): { op: Operation; hold: Hold; auth: Authority } | Refusal {
+  const finish = finishing(cmd, actor, reads, input.principals, input.atMs, stage);
+  if (isRefusal(finish)) return finish;
+  const op = finish.reservation;
   if (op.state !== 'Reserved' || op.hold === null) {
     return op.state === 'Received'
-      ? refusal('ERR-InvalidTransition', `reservation ${ref} is not decided yet`)
-      : refusal('ERR-OperationTerminal', `reservation ${ref} is already ${op.state}`);
+      ? refusal('ERR-InvalidTransition', `reservation ${cmd.reservation} is not decided yet`)
+      : refusal('ERR-OperationTerminal', `reservation ${cmd.reservation} is already ${op.state}`);
   }
-  return { op, hold: op.hold };
+  return { op, hold: op.hold, auth: finish.authority };
 }
 
 function decideCapture(cmd: Extract<Command, { type: 'capture' }>, actor: Actor, reads: Reads, input: DecisionInput): Decision {
-  const held = heldReservation(cmd.reservation, actor, reads, input);
+  const stage = new GrantStage();
+  const held = heldReservation(cmd, actor, reads, input, stage);
   if (isRefusal(held)) return reject(held);
-  const { hold, op } = held;
+  const { hold, op, auth } = held;
   if (input.atMs >= hold.deadlineMs) return reject(refusal('ERR-OperationTerminal', `reservation ${cmd.reservation} reached its deadline`));
   if (cmd.to === hold.payer) return reject(refusal('ERR-UnsupportedLeg', 'a capture to the payer itself is a release'));
   const to = open(reads, cmd.to, actor, input.principals);
@@ -219,21 +229,20 @@ function decideCapture(cmd: Extract<Command, { type: 'capture' }>, actor: Actor,
   }
   const assetRefusal = movable(reads, hold.asset);
   if (assetRefusal) return reject(assetRefusal);
-  const auth = actingAuthority(actor, input.principals, reads.account(hold.payer)?.owner ?? null);
   const entries = [...pair({ account: hold.payer, layer: 'reserved' }, { account: to.id, layer: 'available' }, hold.asset, amountMinor, 'capture', 'completed', [auth])];
   const restMinor = hold.amountMinor - amountMinor;
   if (restMinor > 0n) {
     entries.push(...pair({ account: hold.payer, layer: 'reserved' }, { account: hold.payer, layer: 'available' }, hold.asset, restMinor, 'release', 'returned', [auth]));
   }
-  return done('Completed', entries, { follow: { ref: op.ref, state: 'Captured' } });
+  return done('Completed', entries, { follow: { ref: op.ref, state: 'Captured' }, records: stage.writes() });
 }
 
 function decideRelease(cmd: Extract<Command, { type: 'release' }>, actor: Actor, reads: Reads, input: DecisionInput): Decision {
-  const held = heldReservation(cmd.reservation, actor, reads, input);
+  const stage = new GrantStage();
+  const held = heldReservation(cmd, actor, reads, input, stage);
   if (isRefusal(held)) return reject(held);
-  const auth = actingAuthority(actor, input.principals, reads.account(held.hold.payer)?.owner ?? null);
-  const entries = pair({ account: held.hold.payer, layer: 'reserved' }, { account: held.hold.payer, layer: 'available' }, held.hold.asset, held.hold.amountMinor, 'release', 'returned', [auth]);
-  return done('Completed', entries, { follow: { ref: held.op.ref, state: 'Released' } });
+  const entries = pair({ account: held.hold.payer, layer: 'reserved' }, { account: held.hold.payer, layer: 'available' }, held.hold.asset, held.hold.amountMinor, 'release', 'returned', [held.auth]);
+  return done('Completed', entries, { follow: { ref: held.op.ref, state: 'Released' }, records: stage.writes() });
 }
 
 function decideOpenAccount(cmd: Extract<Command, { type: 'open_account' }>, actor: Actor, reads: Reads, input: DecisionInput): Decision {
@@ -251,10 +260,10 @@ function decideOpenAccount(cmd: Extract<Command, { type: 'open_account' }>, acto
   let records: RecordWrite[] = [];
   if (actor.principal !== cmd.owner && actor.principal !== identities && actor.principal !== operator) {
     // Otherwise only a delegated grant over the owner naming open_account lets one open it.
-    const staged = new Map<GrantId, WindowUsage>();
-    const viaGrant = grantAuthority(actor, { op: 'open_account', account, asset: null, counterparty: null, amountMinor: 0n, atMs: input.atMs }, reads, staged);
+    const stage = new GrantStage();
+    const viaGrant = grantAuthority(actor, { op: 'open_account', account, asset: null, counterparty: null, amountMinor: 0n, atMs: input.atMs }, reads, stage);
     if (isRefusal(viaGrant)) return reject(viaGrant);
-    records = usageWrites(viaGrant.usage);
+    records = stage.writes();
   }
   if (cmd.kind === 'treasury' && (actor.principal !== operator || cmd.owner !== operator)) {
     return reject(refusal('ERR-NotAuthorised', 'only the operator opens treasury accounts, for itself'));
@@ -307,5 +316,5 @@ export function decide(op: Operation, reads: Reads, input: DecisionInput): Decis
 /** A reservation whose deadline passed: its hold returns to available. */
 export function decideExpiry(op: Operation): readonly Entry[] {
   const hold = op.hold!;
-  return pair({ account: hold.payer, layer: 'reserved' }, { account: hold.payer, layer: 'available' }, hold.asset, hold.amountMinor, 'expiry', 'returned', [op.actor]);
+  return pair({ account: hold.payer, layer: 'reserved' }, { account: hold.payer, layer: 'available' }, hold.asset, hold.amountMinor, 'expiry', 'returned', [hold.authority ?? op.actor]);
 }

@@ -3,16 +3,13 @@
  * into the overlay before deciding, so the decisions stay synchronous. Every scan
  * is bounded: held grants and children by their constants, chains by their depth.
  */
-import { grantChainDepthMax, grantChildrenMax, grantRevocationSetMax } from './auth/constants.js';
+import { grantChainDepthMax, grantChildrenMax, grantRevocationSetMax, grantsGivenMax, grantsHeldMax } from './auth/constants.js';
 import { decodeGrant, grantChildPrefix, grantKey, grantWindowKey } from './auth/grants.js';
 import { prefixEnd } from './codec.js';
-import { heldGrantPrefix } from './decide-grants.js';
+import { givenGrantPrefix, heldGrantPrefix, revokedHeldPrefix } from './decide-grants.js';
 import type { Overlay } from './overlay.js';
 import type { ReadView } from './store/port.js';
 import type { GrantId } from './values.js';
-
-/** How many grants one principal may hold; a search for authority reads them all. */
-export const heldGrantsMax = 64;
 
 async function loadRecords(view: ReadView, overlay: Overlay, keys: readonly string[]): Promise<void> {
   const missing = keys.filter((k) => !overlay.records.has(k));
@@ -21,12 +18,13 @@ async function loadRecords(view: ReadView, overlay: Overlay, keys: readonly stri
   missing.forEach((k, i) => overlay.records.set(k, texts[i]));
 }
 
-/** The ids under an index prefix, at most `max`, into the overlay's lists (once per prefix). */
-export async function loadList(view: ReadView, overlay: Overlay, prefix: string, max: number): Promise<GrantId[]> {
+/** The ids under an index prefix, at most `max` (the last ones when `newest`), into the overlay's lists (once per prefix). */
+export async function loadList(view: ReadView, overlay: Overlay, prefix: string, max: number, newest = false): Promise<GrantId[]> {
   const known = overlay.lists.get(prefix);
   if (known) return known;
   const ids: GrantId[] = [];
-  for await (const [key] of view.entries({ gte: prefix, lt: prefixEnd(prefix), limit: max })) ids.push(key.slice(prefix.length) as GrantId);
+  for await (const [key] of view.entries({ gte: prefix, lt: prefixEnd(prefix), limit: max, reverse: newest })) ids.push(key.slice(prefix.length) as GrantId);
+  ids.sort();
   overlay.lists.set(prefix, ids);
   return ids;
 }
@@ -36,23 +34,40 @@ export async function loadChains(view: ReadView, overlay: Overlay, ids: readonly
   let frontier = [...ids];
   for (let depth = 0; depth < grantChainDepthMax && frontier.length > 0; depth++) {
     await loadRecords(view, overlay, frontier.flatMap((id) => [grantKey(id), grantWindowKey(id)]));
-    frontier = frontier.flatMap((id) => {
+    // Every ancestor, even one already read for another need (a revocation reads grants, not their windows or parents).
+    const parents = frontier.flatMap((id) => {
       const text = overlay.records.get(grantKey(id));
       const parent = text === undefined ? null : decodeGrant(text).terms.parent;
-      return parent === null || overlay.records.has(grantKey(parent)) ? [] : [parent];
+      return parent === null ? [] : [parent];
     });
+    frontier = [...new Set(parents)];
   }
 }
 
-/** The grants a principal holds, with their chains. */
+/** The grants a principal holds, with their chains (one past the bound, so a decision sees when the list is not whole). */
 export async function loadHeldGrants(view: ReadView, overlay: Overlay, principal: string): Promise<void> {
-  await loadChains(view, overlay, await loadList(view, overlay, heldGrantPrefix(principal), heldGrantsMax));
+  await loadChains(view, overlay, await loadList(view, overlay, heldGrantPrefix(principal), grantsHeldMax + 1));
+  // The latest revoked ones only tell a refusal's code (ERR-AuthorityRevoked).
+  await loadChains(view, overlay, await loadList(view, overlay, revokedHeldPrefix(principal), grantsHeldMax, true));
 }
 
-/** A grant about to be narrowed: its chain and its children. */
-export async function loadParent(view: ReadView, overlay: Overlay, parent: GrantId): Promise<void> {
-  await loadChains(view, overlay, [parent]);
-  await loadList(view, overlay, grantChildPrefix(parent), grantChildrenMax);
+/**
+ * What a new grant's issuance reads: its parent's chain and live children, the
+ * holder's held grants and the grantor's given ones (each bounded at issuance), and
+ * the new grant's own (empty) records, which a later command of the same round may
+ * narrow, use or revoke.
+ */
+export async function loadIssuance(view: ReadView, overlay: Overlay, issue: { grantor: string; holder: string; parent: GrantId | null; newGrant: GrantId | null }): Promise<void> {
+  if (issue.parent !== null) {
+    await loadChains(view, overlay, [issue.parent]);
+    await loadChains(view, overlay, await loadList(view, overlay, grantChildPrefix(issue.parent), grantChildrenMax));
+  }
+  await loadHeldGrants(view, overlay, issue.holder);
+  await loadChains(view, overlay, await loadList(view, overlay, givenGrantPrefix(issue.grantor), grantsGivenMax));
+  if (issue.newGrant === null) return;
+  // Nothing is stored under a grant not given yet.
+  if (!overlay.lists.has(grantChildPrefix(issue.newGrant))) overlay.lists.set(grantChildPrefix(issue.newGrant), []);
+  for (const key of [grantKey(issue.newGrant), grantWindowKey(issue.newGrant)]) if (!overlay.records.has(key)) overlay.records.set(key, undefined);
 }
 
 /** A grant about to be revoked, and every grant narrowed from it. */

@@ -1,22 +1,22 @@
 /**
  * The read side of grants (spec endpoints 12, 15, 16): listings and "holds a grant
- * over" from the indexes the decider writes (decide-grants.ts: `gh/<holder>/<grant>`,
- * `gi/<identity over>/<grant>`), read from one snapshot. Every scan is bounded.
+ * over" from the indexes the decider writes (decide-grants.ts), read from one
+ * snapshot. Listings page with a cursor; every scan is bounded.
  */
 import { type Grant, decodeGrant, grantKey } from './auth/grants.js';
+import { grantsHeldMax } from './auth/constants.js';
 import { assert } from './assert.js';
 import { prefixEnd } from './codec.js';
-import { grantsListedMax } from './constants.js';
-import { heldGrantPrefix, overGrantKey, overGrantPrefix } from './decide-grants.js';
+import { grantsListScanMax } from './constants.js';
+import { heldGrantPrefix, overGrantKey } from './decide-grants.js';
 import { refuse } from './errors.js';
-import { heldGrantsMax } from './grant-loader.js';
 import type { Account } from './model.js';
 import type { ReadView } from './store/port.js';
-import type { GrantId, IdentityId } from './values.js';
+import { type GrantId, type IdentityId, parseGrantId } from './values.js';
 
-async function idsUnder(view: ReadView, prefix: string, max: number): Promise<GrantId[]> {
+async function idsUnder(view: ReadView, prefix: string, from: string, max: number): Promise<GrantId[]> {
   const ids: GrantId[] = [];
-  for await (const [key] of view.entries({ gte: prefix, lt: prefixEnd(prefix), limit: max })) ids.push(key.slice(prefix.length) as GrantId);
+  for await (const [key] of view.entries({ gte: prefix + from, lt: prefixEnd(prefix), limit: max })) ids.push(key.slice(prefix.length) as GrantId);
   return ids;
 }
 
@@ -29,11 +29,47 @@ async function grantsOf(view: ReadView, ids: readonly GrantId[]): Promise<Grant[
   });
 }
 
-/** Every grant over `identity` (its accounts, or opening them), live and revoked, in identifier order. */
-export async function grantsOver(view: ReadView, identity: IdentityId): Promise<Grant[]> {
-  const ids = await idsUnder(view, overGrantPrefix(identity), grantsListedMax + 1);
-  if (ids.length > grantsListedMax) refuse('ERR-QueryUnbounded', `more than ${grantsListedMax} grants are over ${identity}`);
-  return grantsOf(view, ids);
+/** A page of a grant listing: `next` names where the following page starts (hex), null at the end. */
+export interface GrantPage {
+  readonly grants: readonly Grant[];
+  readonly next: string | null;
+}
+
+export interface GrantPageQuery {
+  readonly limit: number;
+  readonly cursor: string | null;
+}
+
+/** A cursor is the hex of the first grant id the next page reads. */
+const cursorOf = (id: GrantId) => Buffer.from(id, 'utf8').toString('hex');
+
+function cursorStart(cursor: string): GrantId {
+  if (!/^(?:[0-9a-f]{2})+$/.test(cursor)) refuse('ERR-MalformedCommand', 'cursor is not one this service issued');
+  return parseGrantId(Buffer.from(cursor, 'hex').toString('utf8'), 'cursor');
+}
+
+/**
+ * The grants under an index prefix that `keep` accepts, in identifier order, from the
+ * cursor on: at most `limit`, reading at most grantsListScanMax index entries (a page
+ * may then hold fewer and still carry `next`).
+ */
+export async function grantPage(view: ReadView, prefix: string, q: GrantPageQuery, keep: (grant: Grant) => boolean): Promise<GrantPage> {
+  const ids = await idsUnder(view, prefix, q.cursor === null ? '' : cursorStart(q.cursor), grantsListScanMax + 1);
+  const out: Grant[] = [];
+  const chunkSize = 256;
+  for (let i = 0; i < ids.length; i += chunkSize) {
+    const chunk = ids.slice(i, i + chunkSize);
+    for (const [j, grant] of (await grantsOf(view, chunk)).entries()) {
+      if (out.length === q.limit || i + j === grantsListScanMax) return { grants: out, next: cursorOf(chunk[j]!) };
+      if (keep(grant)) out.push(grant);
+    }
+  }
+  return { grants: out, next: null };
+}
+
+/** Whether anything is indexed under `prefix`. */
+export async function anyUnder(view: ReadView, prefix: string): Promise<boolean> {
+  return (await idsUnder(view, prefix, '', 1)).length > 0;
 }
 
 /**
@@ -41,7 +77,8 @@ export async function grantsOver(view: ReadView, identity: IdentityId): Promise<
  * revocation reaches every narrowing) and not expired (a narrowing never outlives its parent).
  */
 export async function holdsLiveGrantOver(view: ReadView, holder: IdentityId, owner: IdentityId, nowMs: number): Promise<boolean> {
-  const held = await idsUnder(view, heldGrantPrefix(holder), heldGrantsMax);
+  const held = await idsUnder(view, heldGrantPrefix(holder), '', grantsHeldMax + 1);
+  if (held.length > grantsHeldMax) refuse('ERR-UnboundedGrant', `${holder} holds more than ${grantsHeldMax} grants; revoke some`);
   if (held.length === 0) return false;
   const over = await view.getMany(held.map((id) => overGrantKey(owner, id)));
   const grants = await grantsOf(view, held.filter((_, i) => over[i] !== undefined));

@@ -1,25 +1,21 @@
-import { randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv } from 'node:crypto';
 import { seqHex } from './codec.js';
 import type { IdSource } from './kernel.js';
 import type { AccountId, CredentialId, GrantId, IdentityId, PartyId } from './values.js';
 
 /**
- * Every operation reference starts with `op_` and the command's sequence number in 16
- * hex digits, so the kernel finds an undecided command from its reference alone.
- */
-export function cseqOfRef(ref: string): number | null {
-  const m = /^op_([0-9a-f]{16})[0-9a-f]*$/.exec(ref);
-  if (m === null) return null;
-  const cseq = parseInt(m[1]!, 16);
-  return Number.isSafeInteger(cseq) ? cseq : null;
-}
-
-/**
  * Ids derived from the command sequence alone: a replay of the same commands draws
- * the same ids. Tests and replays use it.
+ * the same ids. Tests and replays use it. An operation reference starts with `op_` and
+ * the command's sequence number in 16 hex digits, so the kernel finds an undecided
+ * command from its reference alone.
  */
 export const sequentialIds: IdSource = {
   operationRef: (cseq) => `op_${seqHex(cseq)}`,
+  cseqOf: (ref) => {
+    const m = /^op_([0-9a-f]{16})$/.exec(ref);
+    const cseq = m === null ? NaN : parseInt(m[1]!, 16);
+    return Number.isSafeInteger(cseq) ? cseq : null;
+  },
   accountId: (cseq) => `did:ledger:acct:a${seqHex(cseq)}` as AccountId,
   identityId: (cseq) => `did:ledger:id:i${seqHex(cseq)}` as IdentityId,
   credentialId: (cseq) => `did:ledger:cred:c${seqHex(cseq)}` as CredentialId,
@@ -27,18 +23,46 @@ export const sequentialIds: IdSource = {
   partyId: (cseq) => `did:ledger:party:p${seqHex(cseq)}` as PartyId,
 };
 
+/** Which kind of id a block enciphers, so ids of different kinds drawn by one command differ. */
+const kindTags = { operation: 1, account: 2, identity: 3, credential: 4, grant: 5, party: 6 } as const;
+type Kind = keyof typeof kindTags;
+
+/** AES-256 key length, in bytes. */
+export const idKeyBytes = 32;
+
 /**
- * The daemon's ids: the command sequence plus a random salt drawn once per process
- * start and kept nowhere, so references are unique and not guessable from volume.
- * Determinism of the book is unaffected: ids are inputs recorded with the decision.
+ * The daemon's ids: the command sequence number and the id's kind, enciphered under a
+ * secret key as one AES block (a keyed permutation), written as 32 hex digits. Without
+ * the key an id reveals neither its sequence number nor any other id nor the book's
+ * size; with it, an operation reference deciphers back to its command (`cseqOf`), so
+ * an undecided command is still found from its reference alone. Deterministic in the
+ * key and the sequence, so a replay of the same commands draws the same ids.
  */
-export function saltedIds(salt = randomBytes(6).toString('hex')): IdSource {
+export function keyedIds(key: Uint8Array): IdSource {
+  if (key.length !== idKeyBytes) throw new Error(`an id key is ${idKeyBytes} bytes`);
+  const encipher = (kind: Kind, cseq: number): string => {
+    const block = Buffer.alloc(16);
+    block.writeUInt8(kindTags[kind], 0);
+    block.writeBigUInt64BE(BigInt(cseq), 8);
+    const cipher = createCipheriv('aes-256-ecb', key, null).setAutoPadding(false);
+    return Buffer.concat([cipher.update(block), cipher.final()]).toString('hex');
+  };
   return {
-    operationRef: (cseq) => `op_${seqHex(cseq)}${salt}`,
-    accountId: (cseq) => `did:ledger:acct:${seqHex(cseq)}${salt}` as AccountId,
-    identityId: (cseq) => `did:ledger:id:${seqHex(cseq)}${salt}` as IdentityId,
-    credentialId: (cseq) => `did:ledger:cred:${seqHex(cseq)}${salt}` as CredentialId,
-    grantId: (cseq) => `did:ledger:grant:${seqHex(cseq)}${salt}` as GrantId,
-    partyId: (cseq) => `did:ledger:party:${seqHex(cseq)}${salt}` as PartyId,
+    operationRef: (cseq) => `op_${encipher('operation', cseq)}`,
+    cseqOf: (ref) => {
+      const m = /^op_([0-9a-f]{32})$/.exec(ref);
+      if (m === null) return null;
+      const decipher = createDecipheriv('aes-256-ecb', key, null).setAutoPadding(false);
+      const block = Buffer.concat([decipher.update(Buffer.from(m[1]!, 'hex')), decipher.final()]);
+      // Anything else deciphers to noise: the kind byte and the zero padding must match.
+      if (block.readUInt8(0) !== kindTags.operation || !block.subarray(1, 8).equals(Buffer.alloc(7))) return null;
+      const cseq = Number(block.readBigUInt64BE(8));
+      return Number.isSafeInteger(cseq) ? cseq : null;
+    },
+    accountId: (cseq) => `did:ledger:acct:${encipher('account', cseq)}` as AccountId,
+    identityId: (cseq) => `did:ledger:id:${encipher('identity', cseq)}` as IdentityId,
+    credentialId: (cseq) => `did:ledger:cred:${encipher('credential', cseq)}` as CredentialId,
+    grantId: (cseq) => `did:ledger:grant:${encipher('grant', cseq)}` as GrantId,
+    partyId: (cseq) => `did:ledger:party:${encipher('party', cseq)}` as PartyId,
   };
 }

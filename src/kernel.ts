@@ -34,9 +34,9 @@ import {
 } from './codec.js';
 import * as bounds from './constants.js';
 import { type Decision, type DecisionInput, type Entry, decide, decideExpiry, availableFloorMinor } from './decide.js';
-import { type DirectCommand, decideIssueChallenge, decideSignIn, recordNeeds } from './decide-auth.js';
-import { challengesOutstandingMax } from './auth/constants.js';
-import { type ChallengeRecord, challengeKey } from './auth/challenges.js';
+import { type ChallengeGate, type DirectCommand, decideSignIn, recordNeeds } from './decide-auth.js';
+import { challengeMacKeyBytes, challengesOutstandingMax } from './auth/constants.js';
+import { type ChallengePurpose, type ChallengeRecord, challengeKey, issueChallenge, openChallenge } from './auth/challenges.js';
 import { expiryHash, expiryScanEnd } from './auth/expiry.js';
 import { type Credential, credentialKey, tokenKey } from './credentials.js';
 import { type Refusal, Refused, refusal, refuse } from './errors.js';
@@ -59,14 +59,15 @@ import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, PartyId
 import { loadAssets } from './assets.js';
 import { BookView, readOperation } from './queries.js';
 import { precheck, precheckNeeds } from './precheck.js';
-import { loadHeldGrants, loadList, loadParent, loadRevocation } from './grant-loader.js';
-import { cseqOfRef } from './ids.js';
+import { loadHeldGrants, loadIssuance, loadList, loadRevocation } from './grant-loader.js';
 import { partyPrefix } from './decide-parties.js';
 import { resolveToken } from './credentials.js';
 
 export interface IdSource {
   /** The opaque reference of the operation submitted as command `cseq`. */
   operationRef(cseq: number): string;
+  /** The command sequence number an operation reference was drawn for, or null when none was. */
+  cseqOf(ref: string): number | null;
   /** The id of the account opened by command `cseq`. */
   accountId(cseq: number): AccountId;
   /** The id of the identity created by command `cseq`. */
@@ -84,12 +85,36 @@ export interface KernelOptions {
   readonly clock: () => number;
   readonly ids: IdSource;
   readonly principals?: Principals;
+  /** The key challenges are MAC'd under (the daemon's, kept in its data dir); without it no challenge verifies. */
+  readonly challengeMacKey?: Uint8Array;
   readonly cacheEntries?: number;
   readonly backlogMax?: number;
+  /** Undecided commands one principal may hold; by default backlogCommandsPerPrincipalMax (at most `backlogMax`). */
+  readonly backlogPerPrincipalMax?: number;
   /** fsync each write (durable acknowledgements). Only benchmarks of the difference turn it off. */
   readonly sync?: boolean;
   /** Called once when an invariant breaks; the kernel has stopped deciding. */
   readonly onFatal?: (error: Error) => void;
+  /** Called for each poison found: a decision that tripped an assertion alone (its command refused with ERR-Internal). */
+  readonly onPoison?: (report: PoisonReport) => void;
+  /** Called when the store starts failing (the error) and when the kernel has recovered from it (null). */
+  readonly onStoreFailure?: (error: Error | null) => void;
+  /** Test seam, called before each precheck and each part of a round is decided: what it throws, they threw. Production passes none. */
+  readonly beforeDecide?: (part: RoundPart) => void;
+}
+
+/** One part of a decision round, or a submission's precheck. */
+export type RoundPart =
+  | { readonly kind: 'command' | 'expiry'; readonly op: Operation }
+  | { readonly kind: 'direct'; readonly command: DirectCommand }
+  | { readonly kind: 'precheck'; readonly sub: Submission };
+
+export interface PoisonReport {
+  /** The operation refused (or whose expiry was given up); null for a direct decision. */
+  readonly operation: string | null;
+  /** The command type, or 'expiry'. */
+  readonly what: string;
+  readonly error: Error;
 }
 
 export interface Submission {
@@ -149,6 +174,27 @@ interface ClientKeyRecord {
 
 const retryAfterWriteFailureMs = 1000;
 
+/** A decision of the round tripped an assertion: nothing of the round was written. */
+class PoisonedRound extends Error {
+  constructor(readonly failure: AssertionFailure) {
+    super(failure.message);
+  }
+}
+
+/** A round decided in memory, waiting for its write. */
+interface PlannedRound {
+  readonly writes: readonly BatchOp[];
+  readonly head: Head;
+  readonly overlay: Overlay;
+  readonly deltas: ReadonlyMap<string, bigint>;
+  readonly events: readonly Operation[];
+  readonly eventStart: number;
+  readonly directOutcomes: readonly (Refusal | null)[];
+  /** Challenges issued less those pruned. */
+  readonly challengesAdded: number;
+  readonly expiring: readonly Operation[];
+}
+
 export class Kernel {
   readonly principals: Principals;
   private readonly store: Store;
@@ -156,14 +202,22 @@ export class Kernel {
   private readonly ids: IdSource;
   private readonly sync: boolean;
   private readonly backlogMax: number;
+  private readonly backlogPerPrincipalMax: number;
+  /** Commands submitted and not yet decided (or refused), by submitting principal. */
+  private readonly backlogByPrincipal = new Map<string, number>();
   private readonly onFatal: (error: Error) => void;
+  private readonly onPoison: (report: PoisonReport) => void;
+  private readonly onStoreFailure: (error: Error | null) => void;
+  private readonly beforeDecide: (part: RoundPart) => void;
   private readonly cache: LruCache<Account | Balance | Identity>;
   private assets: ReadonlyMap<string, Asset>;
   private head: Head;
   private nextCseq: number;
   private intakeQueue: Intake[] = [];
   private directQueue: DirectRequest[] = [];
+  /** Entries of the used-set (challenges taken, not yet pruned). */
   private challengesOutstanding = 0;
+  private readonly challengeMacKey: Uint8Array | null;
   private authPrunedAtMs = 0;
   private intaking = false;
   /** Submissions not yet durable, by client-key store key (a repeat waits on the first). */
@@ -181,6 +235,8 @@ export class Kernel {
   private closing = false;
   private idleWaiters: (() => void)[] = [];
   private readonly listeners = new Set<(event: DecisionEvent) => void>();
+  /** The event chunk read last, parsed: a replay pages through one chunk (up to a round's events) many times. */
+  private lastEventChunk: { readonly key: string; readonly events: readonly Record<string, unknown>[] } | null = null;
   /** Signed sum of every balance per asset; must stay zero (the trial balance). */
   private readonly totals = new Map<string, bigint>();
 
@@ -190,8 +246,15 @@ export class Kernel {
     this.ids = options.ids;
     this.sync = options.sync ?? true;
     this.principals = options.principals ?? builtInPrincipals;
+    this.challengeMacKey = options.challengeMacKey ?? null;
+    assert(this.challengeMacKey === null || this.challengeMacKey.length === challengeMacKeyBytes, 'a challenge key is 32 bytes');
     this.backlogMax = options.backlogMax ?? bounds.backlogCommandsMax;
+    this.backlogPerPrincipalMax = options.backlogPerPrincipalMax ?? Math.min(bounds.backlogCommandsPerPrincipalMax, this.backlogMax);
+    assert(this.backlogPerPrincipalMax >= 1 && this.backlogPerPrincipalMax <= this.backlogMax, 'a principal\'s share of the backlog is within it');
     this.onFatal = options.onFatal ?? (() => {});
+    this.onPoison = options.onPoison ?? (() => {});
+    this.onStoreFailure = options.onStoreFailure ?? (() => {});
+    this.beforeDecide = options.beforeDecide ?? (() => {});
     const cacheEntries = options.cacheEntries ?? bounds.cacheEntriesDefault;
     assert(cacheEntries >= bounds.cacheEntriesMin, `cache holds at least ${bounds.cacheEntriesMin} entries`);
     this.cache = new LruCache(cacheEntries);
@@ -227,7 +290,8 @@ export class Kernel {
     assert(clientKey.length > 0 && clientKey.length <= bounds.clientKeyLengthMax, 'client key length checked at the edge');
     return new Promise((resolve, reject) => {
       // Refusals always arrive as a rejected promise, never as a synchronous throw.
-      this.ensureAccepting();
+      this.ensureAccepting(sub.actor.principal);
+      this.countBacklog(sub.actor.principal, 1);
       this.intakeQueue.push({ sub, clientKey, ckKey: keys.clientKey(sub.actor.principal, clientKey), resolve, reject });
       if (!this.intaking) {
         this.intaking = true;
@@ -249,7 +313,10 @@ export class Kernel {
         try {
           await this.intakeRound(round);
         } catch (error) {
-          for (const item of round) item.reject(error);
+          for (const item of round) {
+            this.countBacklog(item.sub.actor.principal, -1);
+            item.reject(error);
+          }
           if (error instanceof AssertionFailure) this.stopFatally(error);
         }
       }
@@ -282,18 +349,20 @@ export class Kernel {
       if (op.command.type === 'reserve') accountIds.add(op.command.payer);
     }
     await this.load(reads.accounts, [...accountIds].map(keys.account), decodeAccount);
-    for (const item of fresh) await this.loadGrantNeeds(reads, item.sub.command, item.sub.actor);
+    for (const item of fresh) await this.loadGrantNeeds(reads, item.sub.command, item.sub.actor, null);
 
     let accepted = false;
     for (const item of round) {
       const inFlight = this.inFlightKeys.get(item.ckKey);
       const record = records.get(item.ckKey);
       if (inFlight || record) {
+        this.countBacklog(item.sub.actor.principal, -1);
         this.answerRepeat(item, inFlight, record);
         continue;
       }
-      const refused = precheck(item.sub.command, item.sub.actor, reads, this.principals, this.clock());
+      const refused = this.precheckOne(item, reads);
       if (refused) {
+        this.countBacklog(item.sub.actor.principal, -1);
         item.reject(new Refused(refused.error, refused.description));
         continue;
       }
@@ -302,6 +371,18 @@ export class Kernel {
       accepted = true;
     }
     if (accepted) void this.flushSubmissions();
+  }
+
+  /** The precheck of one submission; one that throws (a bug its input trips) is refused with ERR-Internal alone. */
+  private precheckOne(item: Intake, reads: Overlay): Refusal | null {
+    try {
+      this.beforeDecide({ kind: 'precheck', sub: item.sub });
+      return precheck(item.sub.command, item.sub.actor, reads, this.principals, this.clock());
+    } catch (error) {
+      const failure = error instanceof AssertionFailure ? error : new AssertionFailure(`the precheck threw: ${(error as Error).message}`);
+      this.onPoison({ operation: null, what: item.sub.command.type, error: failure });
+      return refusal('ERR-Internal');
+    }
   }
 
   /** A repeat is answered from the first submission once that is durable: the latest state, decided once decided. */
@@ -324,7 +405,7 @@ export class Kernel {
   private accept(item: Intake): PendingSubmission {
     const cseq = this.nextCseq++;
     const ref = this.ids.operationRef(cseq);
-    assert(cseqOfRef(ref) === cseq, 'operation references carry their command sequence number');
+    assert(this.ids.cseqOf(ref) === cseq, 'an operation reference leads back to its command');
     const { sub } = item;
     const op: Operation = {
       ref,
@@ -354,10 +435,25 @@ export class Kernel {
     return pending;
   }
 
-  private ensureAccepting(): void {
+  private ensureAccepting(principal: string | null = null): void {
     if (this.fatal || this.closing) refuse('ERR-DecisionUnavailable', 'the service is stopping or has stopped deciding');
     if (this.writeFailure) refuse('ERR-DecisionUnavailable', 'the store cannot write right now');
+    if (principal !== null && (this.backlogByPrincipal.get(principal) ?? 0) >= this.backlogPerPrincipalMax) {
+      refuse('ERR-DecisionUnavailable', `this caller's share of the decision backlog is at its bound of ${this.backlogPerPrincipalMax} commands`);
+    }
     if (this.backlog >= this.backlogMax) refuse('ERR-DecisionUnavailable', `the decision backlog is at its bound of ${this.backlogMax} commands`);
+  }
+
+  private countBacklog(principal: string, delta: 1 | -1): void {
+    const count = (this.backlogByPrincipal.get(principal) ?? 0) + delta;
+    assert(count >= 0, 'a principal\'s backlog count stays non-negative');
+    if (count === 0) this.backlogByPrincipal.delete(principal);
+    else this.backlogByPrincipal.set(principal, count);
+  }
+
+  /** Takes the first `count` commands off the decide queue once their decisions are written. */
+  private dequeueDecided(count: number): void {
+    for (const op of this.decideQueue.splice(0, count)) this.countBacklog(op.actor.principal, -1);
   }
 
   /** Commands submitted and not yet decided. */
@@ -377,15 +473,13 @@ export class Kernel {
           ops.push({ type: 'put', key: p.ckKey, value: JSON.stringify({ digest: p.digest, ref: p.op.ref } satisfies ClientKeyRecord) });
         }
         ops.push({ type: 'put', key: keys.cseq, value: String(batch[batch.length - 1]!.op.cseq) });
-        try {
-          await this.store.write(ops, this.sync);
-        } catch (error) {
+        if (!(await this.writeOrNote(ops))) {
           const unavailable = new Refused('ERR-DecisionUnavailable', 'the store cannot write right now');
           for (const p of batch) {
             this.inFlightKeys.delete(p.ckKey);
+            this.countBacklog(p.op.actor.principal, -1);
             p.reject(unavailable);
           }
-          this.noteWriteFailure(error as Error);
           continue;
         }
         for (const p of batch) {
@@ -426,20 +520,24 @@ export class Kernel {
 
   private async decideLoop(): Promise<void> {
     this.deciding = true;
+    let direct: readonly DirectRequest[] = [];
     try {
       while (!this.fatal && !this.writeFailure) {
         const atMs = Math.max(this.clock(), this.head.lastAtMs);
         const expiring = this.nextExpiryMs <= atMs ? await this.dueExpiries(atMs) : [];
         if (this.decideQueue.length === 0 && this.directQueue.length === 0 && expiring.length === 0) break;
-        const direct = this.directQueue.splice(0, bounds.directDecisionsPerWriteMax);
+        direct = this.directQueue.splice(0, bounds.directDecisionsPerWriteMax);
         const batch = this.decideQueue.slice(0, bounds.decisionsPerWriteMax - expiring.length);
-        const written = await this.decideRound(atMs, batch, expiring, direct);
+        const written = await this.decideRoundOrApart(atMs, batch, expiring, direct);
         if (!written) break;
-        this.decideQueue.splice(0, batch.length);
+        direct = [];
       }
     } catch (error) {
-      this.stopFatally(error as Error);
+      // An assertion here (after a write, or refusing a poison) is fatal; anything else is the store failing a read.
+      this.noteWriteFailure(error instanceof PoisonedRound ? error.failure : (error as Error));
     } finally {
+      // Direct decisions of a round that did not complete are answered, never left waiting (settling twice is a no-op).
+      for (const d of direct) d.reject(new Refused('ERR-DecisionUnavailable', 'the store cannot write right now'));
       this.deciding = false;
       if (!this.fatal && !this.writeFailure && (this.decideQueue.length > 0 || this.directQueue.length > 0)) void this.decideLoop();
       else {
@@ -458,8 +556,74 @@ export class Kernel {
     return ops.filter((op): op is Operation => op !== undefined && op.state === 'Reserved');
   }
 
-  /** Decides one round and writes it as one batch. False when the write failed (retried later). */
-  private async decideRound(atMs: number, batch: readonly Operation[], expiring: readonly Operation[], direct: readonly DirectRequest[]): Promise<boolean> {
+  /**
+   * Decides a round as one write. When a decision in it trips an assertion (a poison
+   * command), nothing of the round is written: its parts are decided again one at a
+   * time, each alone, and the one that trips it again is refused with ERR-Internal
+   * (an expiry's index entry is dropped instead); the others are decided as usual.
+   * False when a write failed (retried later).
+   */
+  private async decideRoundOrApart(atMs: number, batch: readonly Operation[], expiring: readonly Operation[], direct: readonly DirectRequest[]): Promise<boolean> {
+    const alone = async (b: readonly Operation[], e: readonly Operation[], d: readonly DirectRequest[]): Promise<boolean | PoisonedRound> => {
+      try {
+        return await this.decideRound(atMs, b, e, d);
+      } catch (error) {
+        if (error instanceof PoisonedRound) return error;
+        throw error;
+      }
+    };
+    const whole = await alone(batch, expiring, direct);
+    if (!(whole instanceof PoisonedRound)) {
+      if (whole) this.dequeueDecided(batch.length);
+      return whole;
+    }
+    for (const reservation of expiring) {
+      const outcome = await alone([], [reservation], []);
+      if (outcome instanceof PoisonedRound) {
+        this.onPoison({ operation: reservation.ref, what: 'expiry', error: outcome.failure });
+        // Its hold stays until it is captured or released; only the automatic expiry is given up.
+        if (!(await this.writeOrNote([{ type: 'del', key: keys.expiry(reservation.hold!.deadlineMs, reservation.ref) }]))) return false;
+        await this.refreshNextExpiry();
+      } else if (!outcome) return false;
+    }
+    for (const op of batch) {
+      let outcome = await alone([op], [], []);
+      if (outcome instanceof PoisonedRound) {
+        this.onPoison({ operation: op.ref, what: op.command.type, error: outcome.failure });
+        outcome = await this.decideRound(atMs, [op], [], [], op.ref);
+      }
+      if (!outcome) return false;
+      assert(this.decideQueue[0] === op, 'a round decides the head of the queue');
+      this.dequeueDecided(1);
+    }
+    for (const d of direct) {
+      const outcome = await alone([], [], [d]);
+      if (outcome instanceof PoisonedRound) {
+        this.onPoison({ operation: null, what: d.command.type, error: outcome.failure });
+        d.reject(new Refused('ERR-Internal'));
+      } else if (!outcome) return false;
+    }
+    return true;
+  }
+
+  /**
+   * Decides one round and writes it as one batch. False when the write failed (retried
+   * later); PoisonedRound when a decision tripped an assertion (nothing written).
+   * `poisonRef` names a command already found to be poison: it is refused with ERR-Internal.
+   */
+  private async decideRound(atMs: number, batch: readonly Operation[], expiring: readonly Operation[], direct: readonly DirectRequest[], poisonRef: string | null = null): Promise<boolean> {
+    let round: PlannedRound;
+    try {
+      round = await this.planRound(atMs, batch, expiring, direct, poisonRef);
+    } catch (error) {
+      if (error instanceof AssertionFailure) throw new PoisonedRound(error);
+      throw error;
+    }
+    return this.commitRound(round, direct);
+  }
+
+  /** Decides a round in memory: the batch to write and what follows it. Writes nothing. */
+  private async planRound(atMs: number, batch: readonly Operation[], expiring: readonly Operation[], direct: readonly DirectRequest[], poisonRef: string | null): Promise<PlannedRound> {
     const overlay = await this.prefetch(batch, expiring, direct);
     const writes: BatchOp[] = [];
     const events: Operation[] = [];
@@ -507,13 +671,14 @@ export class Kernel {
     };
 
     for (const reservation of expiring) {
+      this.beforeDecide({ kind: 'expiry', op: reservation });
       const postings = post(reservation, decideExpiry(reservation));
       writes.push({ type: 'del', key: keys.expiry(reservation.hold!.deadlineMs, reservation.ref) });
       record({ ...reservation, state: 'Expired', hold: null, result: { postings: [...(reservation.result?.postings ?? []), ...postings] } });
     }
 
     for (const op of batch) {
-      const decision: Decision = decide(op, overlay, this.decisionInput(atMs, op.cseq));
+      const decision: Decision = this.decideCommand(op, overlay, atMs, poisonRef);
       writes.push({ type: 'del', key: keys.command(op.cseq) });
       if (!decision.ok) {
         record({ ...op, state: decision.state, decidedAtMs: atMs, error: decision.error });
@@ -541,11 +706,13 @@ export class Kernel {
     }
 
     const directOutcomes = direct.map((d) => {
-      const outcome = d.command.type === 'sign_in' ? decideSignIn(d.command, overlay, atMs) : this.issueChallenge(d.command, overlay);
+      this.beforeDecide({ kind: 'direct', command: d.command });
+      const outcome = decideSignIn(d.command, overlay, atMs, this.challengeGate());
       if (!('error' in outcome)) for (const r of outcome) overlay.setRecord(r.key, r.value);
       return 'error' in outcome ? outcome : null;
     });
-    const challengesIssued = directOutcomes.filter((o, i) => o === null && direct[i]!.command.type === 'issue_challenge').length;
+    // Challenges taken this round: each adds its expiry index entry to the used-set.
+    const challengesTaken = [...overlay.dirtyRecords].filter((key) => key.startsWith('chalx/') && overlay.records.get(key) !== undefined).length;
     const pruned = await this.expiredAuthRecords(atMs, overlay);
     for (const key of overlay.dirtyRecords) {
       const value = overlay.records.get(key);
@@ -576,16 +743,14 @@ export class Kernel {
       accounts: this.head.accounts + accountsOpened,
     };
     writes.push({ type: 'put', key: keys.head, value: encodeHead(head) });
+    return { writes, head, overlay, deltas, events, eventStart, directOutcomes, challengesAdded: challengesTaken - pruned.challenges, expiring };
+  }
 
-    try {
-      await this.store.write(writes, this.sync);
-    } catch (error) {
-      const unavailable = new Refused('ERR-DecisionUnavailable', 'the store cannot write right now');
-      for (const d of direct) d.reject(unavailable);
-      this.noteWriteFailure(error as Error);
-      return false;
-    }
-    this.challengesOutstanding += challengesIssued - pruned.challenges;
+  /** Writes a planned round; once it is durable, the cache, head and listeners follow. False when the write failed. */
+  private async commitRound(round: PlannedRound, direct: readonly DirectRequest[]): Promise<boolean> {
+    const { writes, head, overlay, deltas, events, eventStart, directOutcomes, challengesAdded, expiring } = round;
+    if (!(await this.writeOrNote(writes))) return false;
+    this.challengesOutstanding += challengesAdded;
     for (const [i, d] of direct.entries()) d.resolve(directOutcomes[i]!);
 
     // Committed: the cache and the in-memory head now follow the store.
@@ -600,6 +765,19 @@ export class Kernel {
     return true;
   }
 
+  /** One command's decision; a command found to be poison is refused with ERR-Internal. */
+  private decideCommand(op: Operation, overlay: Overlay, atMs: number, poisonRef: string | null): Decision {
+    if (op.ref === poisonRef) return { ok: false, state: 'Rejected', error: refusal('ERR-Internal') };
+    try {
+      this.beforeDecide({ kind: 'command', op });
+      return decide(op, overlay, this.decisionInput(atMs, op.cseq));
+    } catch (error) {
+      // A pure decision reads only the overlay: whatever it throws is a bug, like a failed assertion.
+      if (error instanceof AssertionFailure) throw error;
+      throw new AssertionFailure(`deciding ${op.ref} threw: ${(error as Error).message}`);
+    }
+  }
+
   private decisionInput(atMs: number, cseq: number): DecisionInput {
     return {
       atMs,
@@ -609,13 +787,13 @@ export class Kernel {
       newCredentialId: this.ids.credentialId(cseq),
       newGrantId: this.ids.grantId(cseq),
       newPartyId: this.ids.partyId(cseq),
+      challenges: this.challengeGate(),
     };
   }
 
-  private issueChallenge(command: Extract<DirectCommand, { type: 'issue_challenge' }>, overlay: Overlay) {
-    // Bounded: the challenge endpoint takes no bearer, so the store must not grow without limit.
-    if (this.challengesOutstanding >= challengesOutstandingMax) return refusal('ERR-DecisionUnavailable', 'too many challenges are outstanding; retry shortly');
-    return decideIssueChallenge(command, overlay);
+  /** Bounded: past the used-set's bound a ceremony is told to retry rather than the store growing without limit. */
+  private challengeGate(): ChallengeGate {
+    return { macKey: this.challengeMacKey, usedSetFull: this.challengesOutstanding >= challengesOutstandingMax };
   }
 
   /**
@@ -731,19 +909,21 @@ export class Kernel {
     const balances = new Map<string, Balance | undefined>();
     await this.load(balances, [...balanceKeys], (t) => decodeBalance(JSON.parse(t)));
     for (const [key, b] of balances) overlay.balances.set(key, b ?? zeroBalance);
-    for (const op of batch) await this.loadGrantNeeds(overlay, op.command, { ...op.actor, scope: op.scope });
+    for (const op of batch) await this.loadGrantNeeds(overlay, op.command, { ...op.actor, scope: op.scope }, this.ids.grantId(op.cseq));
     return overlay;
   }
 
   /**
    * Grants a decision (or precheck) of `command` reads: the actor's held grants when
-   * it lacks authority of its own over an account it debits or opens, a parent being
-   * narrowed, a grant being revoked. Accounts are already in the overlay.
+   * it may lack authority of its own over an account it debits, opens or finishes a
+   * reservation on (an account unknown now may be opened earlier in the same round),
+   * what a grant's issuance or revocation walks. Accounts and reservations are already
+   * in the overlay. `newGrant` is the id an issuance would draw (null at intake).
    */
-  private async loadGrantNeeds(overlay: Overlay, command: Command, actor: Actor): Promise<void> {
+  private async loadGrantNeeds(overlay: Overlay, command: Command, actor: Actor, newGrant: GrantId | null): Promise<void> {
     const lacksAuthority = (id: AccountId) => {
       const account = overlay.accounts.get(keys.account(id));
-      return account !== undefined && authorityToDebit(actor, account, this.principals) === null;
+      return account === undefined || authorityToDebit(actor, account, this.principals) === null;
     };
     const { operator, identities } = this.principals;
     switch (command.type) {
@@ -751,12 +931,18 @@ export class Kernel {
       case 'reserve':
         if (precheckNeeds(command).accounts.some(lacksAuthority)) await loadHeldGrants(this.store, overlay, actor.principal);
         return;
+      case 'capture':
+      case 'release': {
+        const reservation = overlay.operations.get(command.reservation);
+        const payer = reservation?.command.type === 'reserve' ? overlay.accounts.get(keys.account(reservation.command.payer)) : undefined;
+        if (actor.principal !== operator && actor.principal !== payer?.owner) await loadHeldGrants(this.store, overlay, actor.principal);
+        return;
+      }
       case 'open_account':
         if (actor.principal !== command.owner && actor.principal !== identities && actor.principal !== operator) await loadHeldGrants(this.store, overlay, actor.principal);
         return;
       case 'issue_grant':
-        if (command.terms.parent !== null) await loadParent(this.store, overlay, command.terms.parent);
-        return;
+        return loadIssuance(this.store, overlay, { grantor: actor.principal, holder: command.terms.principal, parent: command.terms.parent, newGrant });
       case 'revoke_grant':
         return loadRevocation(this.store, overlay, command.grant);
       default:
@@ -781,17 +967,68 @@ export class Kernel {
     }
   }
 
+  /** Writes one atomic batch, or notes the failure (and writes nothing while one stands). False when not written. */
+  private async writeOrNote(ops: readonly BatchOp[]): Promise<boolean> {
+    if (this.writeFailure || this.fatal) return false;
+    try {
+      await this.store.write(ops, this.sync);
+      return true;
+    } catch (error) {
+      this.noteWriteFailure(error as Error);
+      return false;
+    }
+  }
+
   private noteWriteFailure(error: Error): void {
     if (error instanceof AssertionFailure) return this.stopFatally(error);
+    // An operating error (full disk, I/O): refuse new commands, write nothing, recover and retry later.
+    if (this.writeFailure === null) this.onStoreFailure(error);
     this.writeFailure = error;
-    if (this.retryTimer) return;
-    // An operating error (full disk, I/O): refuse new commands, retry the same round later.
+    this.armRecovery();
+  }
+
+  private armRecovery(): void {
+    if (this.retryTimer || this.closing) return;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
-      this.writeFailure = null;
-      this.schedule();
+      void this.recover();
     }, retryAfterWriteFailureMs);
     this.retryTimer.unref();
+  }
+
+  /**
+   * Mends the store, then makes the kernel's state follow it before deciding again:
+   * a write reported failed may still have landed (an fsync error), so the head, the
+   * backlog under cmd/ and the counters are read back and the cache is dropped. Until
+   * both succeed the failure stands and it is tried again later.
+   */
+  private async recover(): Promise<void> {
+    if (this.fatal || this.closing) return;
+    // Intake, submission writes and the decider stop at the failure; the store is not closed under them.
+    if (this.intaking || this.submitting || this.deciding) return this.armRecovery();
+    try {
+      await this.store.recover();
+      await this.reloadState();
+    } catch (error) {
+      if (error instanceof AssertionFailure) return this.stopFatally(error);
+      return this.armRecovery();
+    }
+    this.writeFailure = null;
+    this.onStoreFailure(null);
+    this.schedule();
+  }
+
+  private async reloadState(): Promise<void> {
+    const headText = await this.store.get(keys.head);
+    assert(headText !== undefined, 'a sealed book has a head');
+    this.head = decodeHead(headText);
+    this.cache.clear();
+    this.decideQueue = [];
+    this.backlogByPrincipal.clear();
+    await this.loadBacklog();
+    this.challengesOutstanding = 0;
+    await this.countChallenges();
+    await this.refreshNextExpiry();
   }
 
   private stopFatally(error: Error): void {
@@ -811,6 +1048,7 @@ export class Kernel {
       assert(parseSeqHex(key.slice(keys.commandPrefix.length)) === op.cseq && op.cseq > this.head.decidedCseq, 'an undecided command follows the last decided one');
       assert(op.state === 'Received', 'an undecided command is a Received operation');
       this.decideQueue.push(op);
+      this.countBacklog(op.actor.principal, 1);
     }
   }
 
@@ -838,7 +1076,7 @@ export class Kernel {
   // ---------------------------------------------------------------- direct decisions
 
   /**
-   * Decides a challenge issuance or a sign-in in the next round and resolves with
+   * Decides a sign-in in the next round and resolves with
    * null (done) or the refusal. Not an acknowledged command: nothing is durable until
    * the round's write, and a caller that loses its answer starts a new ceremony.
    */
@@ -850,10 +1088,20 @@ export class Kernel {
     });
   }
 
-  /** A stored challenge: the edge refuses a ceremony over one that cannot serve at once (the decision takes it). */
-  async challenge(text: string): Promise<ChallengeRecord | undefined> {
-    const stored = await this.store.get(challengeKey(text));
-    return stored === undefined ? undefined : (JSON.parse(stored) as ChallengeRecord);
+  /**
+   * A new challenge (endpoint 1) over `randomBytes` drawn by the caller: MAC'd, not
+   * stored, so issuing costs no state and takes no round. Deterministic in its inputs.
+   */
+  issueChallenge(input: { purpose: ChallengePurpose; identity: IdentityId | null; randomBytes: Uint8Array; nowMs: number }) {
+    assert(this.challengeMacKey !== null, 'challenges are issued under a challenge key');
+    return issueChallenge({ ...input, macKey: this.challengeMacKey });
+  }
+
+  /** A challenge's terms for `identity`'s set, used or not: the edge refuses a ceremony over one that cannot serve at once (the decision takes it). */
+  async challenge(text: string, identity: IdentityId | null): Promise<ChallengeRecord | Refusal> {
+    const opened = this.challengeMacKey === null ? refusal('ERR-CredentialInvalid', 'the challenge is unknown') : openChallenge(this.challengeMacKey, text, identity);
+    if ('error' in opened) return opened;
+    return { ...opened, used: (await this.store.get(challengeKey(text))) !== undefined };
   }
 
   /** Whether `principal` submitted a command under `clientKey` (durable or on its way). */
@@ -871,7 +1119,7 @@ export class Kernel {
   // ---------------------------------------------------------------- reads
 
   async operation(ref: string): Promise<Operation | undefined> {
-    return readOperation(this.store, ref);
+    return readOperation(this.store, ref, this.ids.cseqOf);
   }
 
   /** The caller a bearer token authenticates, or null (missing, unknown, expired). */
@@ -888,7 +1136,7 @@ export class Kernel {
   openView(): Promise<BookView> {
     // Read the floor and take the snapshot in the same tick, so no round slips between.
     const floorMs = this.decisionTimeFloorMs;
-    return BookView.open(this.store.snapshot(), this.assets, this.principals, floorMs);
+    return BookView.open(this.store.snapshot(), this.assets, this.principals, floorMs, this.ids.cseqOf);
   }
 
   get assetList(): readonly Asset[] {
@@ -951,8 +1199,11 @@ export class Kernel {
     // Each chunk holds at least one event, so `limit` chunks always suffice.
     for await (const [key, value] of this.store.entries({ gte: from, lt: prefixEnd(keys.eventPrefix), limit })) {
       const first = parseSeqHex(key.slice(keys.eventPrefix.length));
-      for (const [i, json] of (JSON.parse(value) as Record<string, unknown>[]).entries()) {
-        if (first + i > afterSeq && out.length < limit) out.push({ seq: first + i, operation: decodeOperationJson(json) });
+      // A chunk is written once under a key never reused, so its parse can be kept.
+      if (this.lastEventChunk?.key !== key) this.lastEventChunk = { key, events: JSON.parse(value) as Record<string, unknown>[] };
+      const { events } = this.lastEventChunk;
+      for (let i = Math.max(0, afterSeq + 1 - first); i < events.length && out.length < limit; i++) {
+        out.push({ seq: first + i, operation: decodeOperationJson(events[i]!) });
       }
       if (out.length >= limit) break;
     }

@@ -180,6 +180,8 @@ export interface Hold {
   readonly asset: AssetSymbol;
   readonly amountMinor: bigint;
   readonly deadlineMs: number;
+  /** The authority the reservation was made under (its expiry is recorded under it); absent in holds made before it was kept. */
+  readonly authority?: Authority;
 }
 
 export interface Operation {

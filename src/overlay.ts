@@ -63,11 +63,14 @@ export class Overlay implements Reads {
   setRecord(key: string, value: string | null): void {
     this.records.set(key, value ?? undefined);
     this.dirtyRecords.add(key);
-    // An index entry written this round joins a list a later decision of the round reads.
+    // An index entry written or deleted this round changes a list a later decision of the round reads.
     const prefix = key.slice(0, key.lastIndexOf('/') + 1);
     const list = this.lists.get(prefix);
+    if (list === undefined) return;
     const id = key.slice(prefix.length) as GrantId;
-    if (list && value !== null && !list.includes(id)) list.push(id), list.sort();
+    const at = list.indexOf(id);
+    if (value !== null && at === -1) list.push(id), list.sort();
+    if (value === null && at !== -1) list.splice(at, 1);
   }
 
   setAccount(account: Account): void {

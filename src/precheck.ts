@@ -5,10 +5,10 @@
  * Synchronous over reads the intake prefetched, like the decisions themselves.
  */
 import { type Actor, type Principals, inScope, unreachableAccount } from './authority.js';
-import { type GrantReads, type GrantUseRequest, debitAuthority, decideIssueGrant, decideRevokeGrant, heldGrantPrefix } from './decide-grants.js';
+import { type GrantReads, type GrantUseRequest, GrantStage, debitAuthority, decideIssueGrant, decideRevokeGrant, finishAuthority, grantAuthority } from './decide-grants.js';
 import { transferLegsMax } from './constants.js';
 import { type Refusal, refusal } from './errors.js';
-import type { Account, Asset, Command, Operation } from './model.js';
+import type { Account, Asset, Authority, Command, Operation } from './model.js';
 import { terminalStates } from './model.js';
 import type { AccountId, AssetSymbol, GrantId } from './values.js';
 
@@ -44,23 +44,38 @@ export function precheckNeeds(command: Command): { accounts: AccountId[]; operat
 const notAuthorisedOver = (what: string) => refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers ${what}`);
 
 /** Whether the actor may debit `id` at all, by itself or under a grant (bounds are checked against committed usage). */
-function mayDebit(actor: Actor, use: Omit<GrantUseRequest, 'account'> & { account: AccountId }, reads: PrecheckReads, principals: Principals): Refusal | null {
+function mayDebit(actor: Actor, use: Omit<GrantUseRequest, 'account'> & { account: AccountId }, reads: PrecheckReads, principals: Principals, stage: GrantStage): Refusal | null {
   const account = reads.account(use.account);
   // Only the operator may learn that an account does not exist.
   if (account === undefined) return unreachableAccount(actor, use.account, principals);
-  const authority = debitAuthority(actor, { ...use, account }, reads, principals, new Map());
+  const authority = debitAuthority(actor, { ...use, account }, reads, principals, stage);
   return 'error' in authority ? authority : null;
 }
 
-/** A reservation the actor may finish: its submitter, the payer's owner, or the operator, within the credential's scope. */
-export function mayFinish(actor: Actor, reservation: Operation | undefined, payerOwner: string | undefined, principals: Principals): boolean {
-  return (
-    reservation !== undefined &&
-    reservation.command.type === 'reserve' &&
-    // A scoped credential finishes nothing held against an account outside its scope.
-    inScope(actor, reservation.command.payer) &&
-    (reservation.actor.principal === actor.principal || actor.principal === principals.operator || payerOwner === actor.principal)
-  );
+/**
+ * The reservation a capture or release names and the authority to finish it, or why
+ * not. A capture moves its amount (all that is held when it names none) to `to` under
+ * that authority; a release moves nothing away from the payer. Shared by the precheck
+ * and the decision.
+ */
+export function finishing(
+  command: Extract<Command, { type: 'capture' | 'release' }>,
+  actor: Actor,
+  reads: PrecheckReads,
+  principals: Principals,
+  atMs: number,
+  stage: GrantStage,
+): { reservation: Operation; authority: Authority } | Refusal {
+  const reservation = reads.operation(command.reservation);
+  const payer = reservation?.command.type === 'reserve' ? reads.account(reservation.command.payer) : undefined;
+  if (reservation?.command.type !== 'reserve' || payer === undefined) return refusal('ERR-UnknownOperation', `no reservation ${command.reservation} is visible to the caller`);
+  const held = reservation.command;
+  const use =
+    command.type === 'capture'
+      ? { op: 'capture' as const, asset: held.asset, counterparty: command.to, amountMinor: command.amountMinor ?? held.amountMinor, atMs }
+      : { op: 'release' as const, asset: held.asset, counterparty: null, amountMinor: 0n, atMs };
+  const authority = finishAuthority(actor, reservation, payer, use, reads, principals, stage);
+  return 'error' in authority ? authority : { reservation, authority };
 }
 
 export function precheck(command: Command, actor: Actor, reads: PrecheckReads, principals: Principals, nowMs: number): Refusal | null {
@@ -74,26 +89,34 @@ export function precheck(command: Command, actor: Actor, reads: PrecheckReads, p
         const r = unknownAsset(leg.asset);
         if (r) return r;
       }
+      // One stage for every leg: a per-operation bound covers the whole transfer.
+      const stage = new GrantStage();
       for (const leg of command.legs) {
-        const r = mayDebit(actor, { op: 'transfer', account: leg.from, asset: leg.asset, counterparty: leg.to, amountMinor: leg.amountMinor, atMs: nowMs }, reads, principals);
+        const r = mayDebit(actor, { op: 'transfer', account: leg.from, asset: leg.asset, counterparty: leg.to, amountMinor: leg.amountMinor, atMs: nowMs }, reads, principals, stage);
         if (r) return r;
       }
       return null;
     }
     case 'reserve':
-      return unknownAsset(command.asset) ?? mayDebit(actor, { op: 'reserve', account: command.payer, asset: command.asset, counterparty: null, amountMinor: command.amountMinor, atMs: nowMs }, reads, principals);
+      return (
+        unknownAsset(command.asset) ??
+        mayDebit(actor, { op: 'reserve', account: command.payer, asset: command.asset, counterparty: null, amountMinor: command.amountMinor, atMs: nowMs }, reads, principals, new GrantStage())
+      );
     case 'capture':
     case 'release': {
-      const op = reads.operation(command.reservation);
-      const payer = op?.command.type === 'reserve' ? reads.account(op.command.payer) : undefined;
-      if (!mayFinish(actor, op, payer?.owner, principals)) return refusal('ERR-UnknownOperation', `no reservation ${command.reservation} is visible to the caller`);
-      if (terminalStates.has(op!.state)) return refusal('ERR-OperationTerminal', `reservation ${command.reservation} is already ${op!.state}`);
+      const finish = finishing(command, actor, reads, principals, nowMs, new GrantStage());
+      if ('error' in finish) return finish;
+      const { state } = finish.reservation;
+      if (terminalStates.has(state)) return refusal('ERR-OperationTerminal', `reservation ${command.reservation} is already ${state}`);
       return null;
     }
     case 'open_account': {
       const { operator, identities } = principals;
-      if (actor.principal !== command.owner && actor.principal !== identities && actor.principal !== operator && reads.listed(heldGrantPrefix(actor.principal)).length === 0) {
-        return notAuthorisedOver('opening an account for that identity');
+      if (actor.principal !== command.owner && actor.principal !== identities && actor.principal !== operator) {
+        // The decision's own test, on the account as it would be opened (its id is drawn on acceptance).
+        const account: Account = { id: 'did:ledger:acct:precheck' as AccountId, owner: command.owner, kind: command.kind, custody: command.custody, status: 'active', openedAtMs: nowMs, epoch: 0, treasuryLimits: command.treasuryLimits };
+        const opening = grantAuthority(actor, { op: 'open_account', account, asset: null, counterparty: null, amountMinor: 0n, atMs: nowMs }, reads, new GrantStage());
+        if ('error' in opening) return opening;
       }
       if (command.kind === 'treasury' && actor.principal !== operator) return refusal('ERR-NotAuthorised', 'only the operator opens treasury accounts');
       if (command.kind !== 'treasury' && Object.keys(command.treasuryLimits).length > 0) {

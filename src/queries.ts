@@ -3,12 +3,13 @@
  * position (`view`) it was taken at. Reads seek by key; nothing scans by offset.
  */
 import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex } from '@noble/hashes/utils.js';
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { assert } from './assert.js';
 import { type Actor, type Principals, inScope, reaches, unreachableAccount } from './authority.js';
-import type { Grant } from './auth/grants.js';
+import { type Grant, grantWithinScope } from './auth/grants.js';
+import { overGrantPrefix, partyGrantPrefix } from './decide-grants.js';
 import { type Party, partyPrefix } from './decide-parties.js';
-import { grantCoversAccount, grantsOver, holdsLiveGrantOver } from './grant-queries.js';
+import { type GrantPage, type GrantPageQuery, anyUnder, grantCoversAccount, grantPage, holdsLiveGrantOver } from './grant-queries.js';
 import {
   decodeAccount,
   decodeBalance,
@@ -22,12 +23,11 @@ import {
   seqHex,
 } from './codec.js';
 import { assetsMax, integratingPartiesMax, movementsMergeMax, movementsScanMax, statementMovementsMax } from './constants.js';
-import { cseqOfRef } from './ids.js';
 import { refuse } from './errors.js';
 import type { Account, Asset, Balance, Head, Operation, Posting } from './model.js';
 import { zeroBalance } from './model.js';
 import type { ReadView, Snapshot } from './store/port.js';
-import type { AccountId, AssetSymbol, IdentityId } from './values.js';
+import { type AccountId, type AssetSymbol, type IdentityId, isAccountId } from './values.js';
 
 export interface StatementQuery {
   readonly account: AccountId;
@@ -67,12 +67,23 @@ export interface MovementsPage {
   readonly view: number;
 }
 
+/** One page of an identity's accounts (CONTRACT 11), in identifier order. */
+export interface AccountsPage {
+  readonly items: readonly Account[];
+  /** The cursor of the next page, when more follow. */
+  readonly next: string | null;
+  readonly view: number;
+}
+
 export interface TrialBalance {
   readonly accounts: number;
   readonly rows: readonly { asset: AssetSymbol; openingsMinor: bigint }[];
   readonly unbalanced: readonly { currency: number; layer: number }[];
   readonly view: number;
 }
+
+/** The command sequence number an operation reference was drawn for (IdSource.cseqOf). */
+export type CseqOf = (ref: string) => number | null;
 
 const cursorSeqHexLength = 16;
 const cursorFilterHexLength = 16;
@@ -86,12 +97,13 @@ export class BookView {
     private readonly principals: Principals,
     /** Decision times after this view are at least this (statement `closed`). */
     private readonly timeFloorMs: number,
+    private readonly cseqOf: CseqOf,
   ) {}
 
-  static async open(snap: Snapshot, assets: ReadonlyMap<string, Asset>, principals: Principals, timeFloorMs: number): Promise<BookView> {
+  static async open(snap: Snapshot, assets: ReadonlyMap<string, Asset>, principals: Principals, timeFloorMs: number, cseqOf: CseqOf): Promise<BookView> {
     const headText = await snap.get(keys.head);
     assert(headText !== undefined, 'a sealed book has a head');
-    return new BookView(snap, decodeHead(headText), assets, principals, timeFloorMs);
+    return new BookView(snap, decodeHead(headText), assets, principals, timeFloorMs, cseqOf);
   }
 
   get view(): number {
@@ -132,33 +144,41 @@ export class BookView {
     return account;
   }
 
+  /**
+   * Whether `caller` may name `identity` in `on-behalf-of`: an identity of the book
+   * over which it holds a live grant (the operator and the identities principal: any).
+   */
+  async mayActOnBehalfOf(caller: IdentityId, identity: IdentityId): Promise<boolean> {
+    if ((await this.snap.get(keys.identity(identity))) === undefined) return false;
+    return caller === this.principals.operator || caller === this.principals.identities || this.holdsGrantOver(caller, identity);
+  }
+
   /** Whether `holder` holds a live grant over `identity` (it may act on its behalf). */
   holdsGrantOver(holder: IdentityId, identity: IdentityId): Promise<boolean> {
     return holdsLiveGrantOver(this.snap, holder, identity, this.timeFloorMs);
   }
 
   /**
-   * Grants over an identity (endpoint 15): all of them to the identity itself (within
-   * its credential's scope), the operator and the identities principal; to anyone else
-   * those it holds or gave, and ERR-NotAuthorised when there are none.
+   * Grants over an identity (endpoint 15), a page at a time: all of them to the
+   * identity itself, the operator and the identities principal; to anyone else those
+   * it holds or gave, and ERR-NotAuthorised when there are none. A scoped credential
+   * sees only grants over one account within its scope.
    */
-  async identityGrants(actor: Actor, identity: IdentityId): Promise<Grant[]> {
-    const all = await grantsOver(this.snap, identity);
+  async identityGrants(actor: Actor, identity: IdentityId, q: GrantPageQuery): Promise<GrantPage> {
     const { operator, identities } = this.principals;
-    // A scoped credential of the identity sees no grant naming an account outside its scope.
-    if (actor.principal === identity) return all.filter((g) => typeof g.terms.subject !== 'object' || !('account' in g.terms.subject) || inScope(actor, g.terms.subject.account));
-    if (actor.principal === operator || actor.principal === identities) return all;
-    const own = all.filter((g) => g.terms.principal === actor.principal || g.grantor === actor.principal);
-    if (own.length === 0) refuse('ERR-NotAuthorised', `the initiating principal holds no authority that covers the grants over ${identity}`);
-    return own;
+    const inView = (g: Grant) => grantWithinScope(g, actor.scope);
+    if (actor.principal === identity || actor.principal === operator || actor.principal === identities) return grantPage(this.snap, overGrantPrefix(identity), q, inView);
+    const own = partyGrantPrefix(identity, actor.principal);
+    if (!(await anyUnder(this.snap, own))) refuse('ERR-NotAuthorised', `the initiating principal holds no authority that covers the grants over ${identity}`);
+    return grantPage(this.snap, own, q, inView);
   }
 
-  /** Grants that can touch an account (endpoint 16): the operator's or the owner's to read. */
-  async accountGrants(actor: Actor, id: AccountId): Promise<{ account: Account; grants: Grant[] }> {
+  /** Grants that can touch an account (endpoint 16), a page at a time: the operator's or the owner's to read. */
+  async accountGrants(actor: Actor, id: AccountId, q: GrantPageQuery): Promise<GrantPage> {
     const account = await this.account(id);
     const mayList = account !== undefined && inScope(actor, id) && (actor.principal === this.principals.operator || actor.principal === account.owner);
     if (!mayList) this.unreachable(actor, id);
-    return { account, grants: (await grantsOver(this.snap, account.owner)).filter((g) => grantCoversAccount(g, account)) };
+    return grantPage(this.snap, overGrantPrefix(account.owner), q, (g) => grantCoversAccount(g, account));
   }
 
   /** Integrating parties, in identifier order (bounded by registration). */
@@ -168,13 +188,47 @@ export class BookView {
     return out;
   }
 
+  /** Every asset the account has held (each has a balance record from its first posting), in symbol order. */
+  async balances(account: AccountId): Promise<{ asset: AssetSymbol; balance: Balance }[]> {
+    const prefix = keys.accountBalancesPrefix(account);
+    const out: { asset: AssetSymbol; balance: Balance }[] = [];
+    for await (const [key, text] of this.snap.entries({ gte: prefix, lt: prefixEnd(prefix), limit: assetsMax })) {
+      out.push({ asset: key.slice(prefix.length) as AssetSymbol, balance: decodeBalance(JSON.parse(text)) });
+    }
+    return out;
+  }
+
+  /**
+   * The accounts an identity owns (CONTRACT 11), read by the owner, the operator and the identities
+   * principal; a scoped credential sees only the accounts in its scope. An unknown identity owns none.
+   */
+  async accountsOf(actor: Actor, owner: IdentityId, limit: number, cursor: string | null): Promise<AccountsPage> {
+    const { operator, identities } = this.principals;
+    if (actor.principal !== owner && actor.principal !== operator && actor.principal !== identities) {
+      refuse('ERR-NotAuthorised', `the initiating principal holds no authority that covers the accounts of ${owner}`);
+    }
+    const text = await this.snap.get(keys.identity(owner));
+    const owned = text === undefined ? [] : decodeIdentity(text).accounts;
+    const after = cursor === null ? null : parseAccountCursor(cursor);
+    const ids = owned.filter((id) => inScope(actor, id) && (after === null || id > after)).sort();
+    const page = ids.slice(0, limit);
+    const items = await Promise.all(
+      page.map(async (id) => {
+        const account = await this.account(id);
+        assert(account !== undefined && account.owner === owner, `account ${id} of ${owner} exists and is owned by it`);
+        return account;
+      }),
+    );
+    return { items, next: ids.length > limit ? accountCursor(page[page.length - 1]!) : null, view: this.view };
+  }
+
   async balance(account: AccountId, asset: AssetSymbol): Promise<Balance> {
     const text = await this.snap.get(keys.balance(account, asset));
     return text === undefined ? zeroBalance : decodeBalance(JSON.parse(text));
   }
 
   operation(ref: string): Promise<Operation | undefined> {
-    return readOperation(this.snap, ref);
+    return readOperation(this.snap, ref, this.cseqOf);
   }
 
   /** Alias lookup (spec endpoint 14). */
@@ -371,6 +425,17 @@ function parseCursor(cursor: string, fingerprint: string): number {
   return parseSeqHex(cursor.slice(0, cursorSeqHexLength));
 }
 
+/** An account listing's cursor: the last account of the page as hex, the next page starting after it. */
+function accountCursor(last: AccountId): string {
+  return bytesToHex(new TextEncoder().encode(last));
+}
+
+function parseAccountCursor(cursor: string): AccountId {
+  const id = /^(?:[0-9a-f]{2})+$/.test(cursor) ? new TextDecoder().decode(hexToBytes(cursor)) : '';
+  if (!isAccountId(id)) refuse('ERR-MalformedCommand', 'cursor is not one this service issued');
+  return id;
+}
+
 // ---------------------------------------------------------------- merged index reads
 
 /**
@@ -439,10 +504,10 @@ class MergedSeqs {
  * `cmd/<cseq>`. The `cmd/` entry is read first: its deletion commits together with
  * the `op/` record, so when it is gone the decided record is already there.
  */
-export async function readOperation(view: ReadView, ref: string): Promise<Operation | undefined> {
-  const cseq = cseqOfRef(ref);
-  if (cseq === null) return undefined;
-  const pending = await view.get(keys.command(cseq));
+export async function readOperation(view: ReadView, ref: string, cseqOf: CseqOf): Promise<Operation | undefined> {
+  // A reference no command was drawn for may still name a decided operation of an older id scheme.
+  const cseq = cseqOf(ref);
+  const pending = cseq === null ? undefined : await view.get(keys.command(cseq));
   if (pending !== undefined) {
     const op = decodeOperation(pending);
     return op.ref === ref ? op : undefined;

@@ -1,7 +1,7 @@
 /** The spec's read models and replies, rendered from the book's records. */
 import type { Account, Asset, Authority, Balance, Operation, Posting } from './model.js';
 import { terminalStates } from './model.js';
-import type { MovementsPage, Statement, TrialBalance } from './queries.js';
+import type { AccountsPage, MovementsPage, Statement, TrialBalance } from './queries.js';
 import { RawJson, type Wire } from './wire.js';
 
 const raw = (text: string | null): RawJson | undefined => (text === null ? undefined : new RawJson(text));
@@ -85,7 +85,7 @@ export function movementView(p: Posting): Wire {
   };
 }
 
-export function balanceView(b: Balance): Wire {
+export function balanceView(b: Balance): { available: string; encumbered: string; reserved: string } {
   return { available: b.available.toString(), encumbered: b.encumbered.toString(), reserved: b.reserved.toString() };
 }
 
@@ -106,6 +106,15 @@ export function accountView(a: Account): Wire {
  * has no recovery or succession commands yet, so `changes` is empty and `successor`
  * null until they arrive (ROADMAP).
  */
+/** An account's balances in every asset it has held, at `view` (CONTRACT 11). */
+export function accountBalancesView(a: Account, view: number, balances: readonly { asset: string; balance: Balance }[]): Wire {
+  return { account: a.id, view, balances: balances.map(({ asset, balance }) => ({ asset, ...balanceView(balance) })) };
+}
+
+export function accountsPageView(page: AccountsPage): Wire {
+  return { items: page.items.map(accountView), next: page.next ?? undefined, view: page.view };
+}
+
 export function custodyView(a: Account): Wire {
   return { account: a.id, custody: a.custody, epoch: a.epoch, owner: a.owner, successor: null, changes: [] };
 }

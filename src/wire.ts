@@ -1,7 +1,9 @@
 /**
  * JSON output for the spec's shapes. `reference` is echoed exactly as sent, so it is
  * carried as raw JSON text and spliced in; bigint never reaches here (views turn
- * amounts into decimal strings first, so no float can creep in).
+ * amounts into decimal strings first, so no float can creep in). The text may hold raw
+ * CR and LF (JSON whitespace): a line-framed carrier must frame it (server-sent events:
+ * `serverEvent` in daemon/events.ts).
  */
 export class RawJson {
   constructor(readonly text: string) {}

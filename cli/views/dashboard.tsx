@@ -3,6 +3,7 @@ import { Box, Text } from 'ink';
 import type { OperationView } from '../api.js';
 import { type DashboardState, type Pane, panes, rateSeries } from '../dashboard/model.js';
 import { time } from '../output.js';
+import { safe } from '../safe.js';
 import { Sparkline } from './sparkline.js';
 import { Table } from './table.js';
 import { TrialBalanceView } from './trial-balance.js';
@@ -23,7 +24,7 @@ export function Dashboard({ state, url, nowMs, rows = 15 }: DashboardProps) {
     <Box flexDirection="column">
       <Box>
         <Text bold>ledgerctl dashboard</Text>
-        <Text> {url} </Text>
+        <Text> {safe(url)} </Text>
         <Sparkline values={series.slice(-20)} />
         <Text> {series[series.length - 2] ?? 0} decisions/s</Text>
       </Box>
@@ -49,7 +50,7 @@ function ConnectionBadge({ state }: { state: DashboardState }) {
   if (c.state === 'connecting') return <Text color="yellow">○ connecting</Text>;
   return (
     <Text color="red">
-      ○ reconnecting in {c.retryInMs} ms{position} ({c.reason})
+      ○ reconnecting in {c.retryInMs} ms{position} ({safe(c.reason)})
     </Text>
   );
 }
@@ -57,7 +58,7 @@ function ConnectionBadge({ state }: { state: DashboardState }) {
 function paneView(state: DashboardState, nowMs: number, rows: number) {
   switch (state.pane) {
     case 'balance':
-      if (state.trialBalanceError !== null) return <Text color="red">{state.trialBalanceError}</Text>;
+      if (state.trialBalanceError !== null) return <Text color="red">{safe(state.trialBalanceError)}</Text>;
       return state.trialBalance === null ? <Text dimColor>loading…</Text> : <TrialBalanceView trialBalance={state.trialBalance} />;
     case 'operations':
       return <Table columns={operationColumns} rows={state.operations.slice(0, rows)} empty="(no operations since the dashboard started)" />;

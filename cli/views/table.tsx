@@ -3,7 +3,7 @@
  * Rows never wrap (a wrapped row reads as two); past the screen's width they are cut.
  */
 import { Box, Text } from 'ink';
-import { type Column, columnWidths } from '../output.js';
+import { type Column, cellsOf, columnWidths } from '../output.js';
 
 export interface TableProps<Row> {
   columns: readonly Column<Row>[];
@@ -15,7 +15,7 @@ export interface TableProps<Row> {
 
 export function Table<Row>({ columns, rows, empty = '(none)', header = true }: TableProps<Row>) {
   if (rows.length === 0) return <Text dimColor>{empty}</Text>;
-  const cells = rows.map((row) => columns.map((c) => c.value(row)));
+  const cells = cellsOf(columns, rows);
   const widths = columnWidths(columns, cells);
   const pad = (value: string, i: number) => (columns[i]!.alignRight ? value.padStart(widths[i]!) : value.padEnd(widths[i]!));
   return (

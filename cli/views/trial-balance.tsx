@@ -1,18 +1,19 @@
 /** The trial balance: the signed sum of openings per asset, and whether the book balances. */
 import { Box, Text } from 'ink';
 import type { TrialBalance } from '../api.js';
+import { type AmountText, minorUnitsText } from '../money.js';
 import { Table } from './table.js';
 
 type Row = TrialBalance['rows'][number];
 
-export function TrialBalanceView({ trialBalance }: { trialBalance: TrialBalance }) {
+export function TrialBalanceView({ trialBalance, amount = minorUnitsText }: { trialBalance: TrialBalance; amount?: AmountText }) {
   const balanced = trialBalance.unbalanced.length === 0;
   return (
     <Box flexDirection="column">
       <Table
         columns={[
           { header: 'ASSET', value: (r: Row) => r.asset },
-          { header: 'OPENINGS', value: (r) => r.openings, alignRight: true },
+          { header: 'OPENINGS', value: (r) => amount(r.openings, r.asset), alignRight: true },
           { header: 'BALANCED', value: (r) => (r.openings === '0' ? 'yes' : 'NO') },
         ]}
         rows={trialBalance.rows}

@@ -11,7 +11,7 @@ import type { Command, Operation } from '../../src/model.js';
 import { type IdentityId, type ReferenceJson, parseIdentityId, parseReferenceJson } from '../../src/values.js';
 import { commandReply, isTerminal } from '../../src/views.js';
 import { callerOf } from './auth.js';
-import { requestDigest } from './digest.js';
+import { type Acting, requestDigest } from './digest.js';
 import { rawMember } from './raw-json.js';
 import { wireReply } from './replies.js';
 import { withView } from '../routes/context.js';
@@ -25,20 +25,25 @@ declare module 'fastify' {
 
 /**
  * The caller, acting for the identity named by `on-behalf-of` when that differs. The
- * operator and the identities principal may name any identity; anyone else only one
- * it holds a live grant over (spec 5.6), and the decision then checks the grant used
- * is over that identity.
+ * operator and the identities principal may name any identity of the book; anyone
+ * else only one it holds a live grant over (spec 5.6), and the decision then checks
+ * the grant used is over that identity (postings name it only when one was used).
  */
 async function actingCaller(request: FastifyRequest, kernel: Kernel): Promise<Actor> {
   const caller = callerOf(request);
-  const header = request.headers['on-behalf-of'];
-  if (header === undefined) return caller;
-  const onBehalfOf: IdentityId = parseIdentityId(header, 'on-behalf-of');
-  if (onBehalfOf === caller.principal) return caller;
-  const { operator, identities } = kernel.principals;
-  const mayAct = caller.principal === operator || caller.principal === identities || (await withView(kernel, (view) => view.holdsGrantOver(caller.principal, onBehalfOf)));
+  const onBehalfOf = onBehalfOfHeader(request);
+  if (onBehalfOf === null) return caller;
+  const mayAct = await withView(kernel, (view) => view.mayActOnBehalfOf(caller.principal, onBehalfOf));
   if (!mayAct) refuse('ERR-NotAuthorised', `the initiating principal holds no authority that covers acting on behalf of ${onBehalfOf}`);
   return { ...caller, onBehalfOf };
+}
+
+/** The identity `on-behalf-of` names, or null when absent or naming the caller itself. */
+function onBehalfOfHeader(request: FastifyRequest): IdentityId | null {
+  const header = request.headers['on-behalf-of'];
+  if (header === undefined) return null;
+  const onBehalfOf: IdentityId = parseIdentityId(header, 'on-behalf-of');
+  return onBehalfOf === callerOf(request).principal ? null : onBehalfOf;
 }
 
 function referenceOf(request: FastifyRequest): ReferenceJson | null {
@@ -61,18 +66,19 @@ export async function submitFrom(kernel: Kernel, request: FastifyRequest, comman
     command,
     actor,
     clientKey: typeof clientKey === 'string' ? clientKey : null,
-    requestDigest: digestOf(request, actor.principal),
+    requestDigest: digestOf(request, actor),
     reference,
   });
 }
 
-const digestOf = (request: FastifyRequest, principal: string) => requestDigest(principal, request.method, pathOf(request.url), request.body);
+const digestOf = (request: FastifyRequest, acting: Acting) => requestDigest(acting, request.method, pathOf(request.url), request.body);
 
 /** Whether this request repeats a command already taken under its client key (a repeat is answered, never refused anew). */
 export function isRepeat(kernel: Kernel, request: FastifyRequest): Promise<boolean> {
-  const principal = callerOf(request).principal;
+  const caller = callerOf(request);
   const header = request.headers['client-key'];
-  return kernel.tookClientKey(principal, typeof header === 'string' ? header : digestOf(request, principal));
+  const derived = () => digestOf(request, { ...caller, onBehalfOf: onBehalfOfHeader(request) });
+  return kernel.tookClientKey(caller.principal, typeof header === 'string' ? header : derived());
 }
 
 /** The command reply (spec 2.1): 202 while not terminal, 200 once terminal. */

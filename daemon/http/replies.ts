@@ -5,9 +5,11 @@
  * failures, body-parser and router errors and malformed HTTP alike. Nothing a client
  * sends is answered with a 500: ERR-Internal is left for bugs, and those are logged.
  */
+import { type IncomingMessage, STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { type Refusal, Refused, refusal } from '../../src/errors.js';
+import { isStoreUnavailable } from '../../src/store/level.js';
 import { type Wire, stringifyWire } from '../../src/wire.js';
 import { httpStatus, retriable } from './status.js';
 
@@ -62,6 +64,8 @@ const fastifyDescriptions: Record<string, string> = {
 export function refusalOf(error: FastifyError, request: FastifyRequest, bodyBytesMax: number): { refusal: Refusal; bug: boolean } {
   if (error instanceof Refused) return { refusal: error.refusal, bug: false };
   if (error.validation) return { refusal: validationRefusal(error, request), bug: false };
+  // A store failing reads (full disk, I/O, reopening to recover) is an operating error: retry shortly.
+  if (isStoreUnavailable(error)) return { refusal: refusal('ERR-DecisionUnavailable', 'the store cannot be read right now'), bug: false };
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { refusal: refusal('ERR-MalformedCommand', `the body is over ${bodyBytesMax} bytes`), bug: false };
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {
@@ -70,18 +74,55 @@ export function refusalOf(error: FastifyError, request: FastifyRequest, bodyByte
   return { refusal: refusal('ERR-Internal'), bug: true };
 }
 
+/** Longest path parameter the router matches (Fastify's maxParamLength); longer ones are malformed (no id is that long). */
+export const pathParamLengthMax = 128;
+
+/**
+ * Refusals Fastify's router makes before any route runs (its `frameworkErrors`): a path
+ * parameter over the bound (Fastify's own answer is 414) or not valid percent-encoding.
+ * Malformed input, so ERR-MalformedCommand (400) like every other.
+ */
+export function frameworkRefusal(error: FastifyError): Refusal {
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return refusal('ERR-MalformedCommand', `a path parameter is over ${pathParamLengthMax} characters`);
+  if (error.code === 'FST_ERR_BAD_URL') return refusal('ERR-MalformedCommand', 'the path is not valid percent-encoded UTF-8');
+  return refusal('ERR-MalformedCommand', 'the request cannot be routed');
+}
+
 /**
  * Malformed HTTP that never becomes a request (bad request line, headers over the
- * bound): answered on the socket, in the same shape.
+ * bound, a request not received within requestTimeoutMs): answered on the socket, in
+ * the same shape, where Node would answer 400, 431 or 408 with no body.
  */
-export function clientErrorHandler(headerBytesMax: number) {
+export function clientErrorHandler(bounds: { headerBytesMax: number; requestTimeoutMs: number }) {
   return (error: NodeJS.ErrnoException, socket: Socket) => {
     if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) {
       socket.destroy();
       return;
     }
-    const description = error.code === 'HPE_HEADER_OVERFLOW' ? `the request line and headers are over ${headerBytesMax} bytes` : 'the request is not valid HTTP/1.1';
-    const body = refusalBody(refusal('ERR-MalformedCommand', description));
-    socket.end(`HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: ${jsonType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    const description =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? `the request line and headers are over ${bounds.headerBytesMax} bytes`
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? `the request did not arrive whole within ${bounds.requestTimeoutMs} ms`
+          : 'the request is not valid HTTP/1.1';
+    socket.end(rawRefusal(refusal('ERR-MalformedCommand', description)));
   };
+}
+
+/** A whole HTTP/1.1 response carrying a refusal, for answers written below Fastify; the connection closes. */
+export function rawRefusal(r: Refusal): string {
+  const body = refusalBody(r);
+  const status = httpStatus(r.error);
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: ${jsonType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
+/**
+ * An `Expect` other than 100-continue: Node answers 417 with no body before any route
+ * runs. An expectation this API cannot meet is malformed input.
+ */
+export function onUnmetExpectation(request: IncomingMessage, response: ServerResponse): void {
+  const expect = String(request.headers.expect ?? '').slice(0, 64);
+  const body = refusalBody(refusal('ERR-MalformedCommand', `unsupported Expect header ${JSON.stringify(expect)}; only 100-continue is understood`));
+  response.shouldKeepAlive = false;
+  response.writeHead(400, { 'content-type': jsonType, 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
 }

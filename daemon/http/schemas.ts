@@ -145,6 +145,20 @@ export const accountViewSchema = object(
   },
   ['account', 'closed', 'custody', 'kind', 'status', 'opened_at', 'owner'],
 );
+/** An account's balances in every asset it has held (CONTRACT 11). */
+export const accountBalancesSchema = object(
+  {
+    account: accountId,
+    view: uintNumber('view'),
+    balances: { type: 'array', items: object({ asset: assetSymbol, available: amount, reserved: amount, encumbered: amount }, ['asset', 'available', 'reserved', 'encumbered']) },
+  },
+  ['account', 'view', 'balances'],
+);
+/** A page of an identity's accounts (CONTRACT 11); `next` is the cursor of the following page. */
+export const accountListingSchema = object(
+  { items: { type: 'array', maxItems: movementsPageLimitMax, items: accountViewSchema }, next: str('hex cursor'), view: uintNumber('view') },
+  ['items', 'view'],
+);
 export const custodyViewSchema = object(
   {
     account: accountId,

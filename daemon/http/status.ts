@@ -56,6 +56,11 @@ export function httpStatus(code: ErrorCode): number {
   return status;
 }
 
+/** The codes answered with `status` (CONTRACT 6). */
+export function codesOfStatus(status: number): readonly ErrorCode[] {
+  return byStatus[status] ?? [];
+}
+
 /** Codes answered with a `Retry-After` header (integer seconds). */
 export function retriable(code: ErrorCode): boolean {
   return httpStatus(code) === 503;

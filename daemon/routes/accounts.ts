@@ -1,15 +1,37 @@
-/** POST /v1/accounts (spec endpoint 5), GET /v1/accounts/{account} (endpoint 12) and its custody view (endpoint 22). */
+/**
+ * POST /v1/accounts (spec endpoint 5), GET /v1/accounts/{account} (endpoint 12), its custody view
+ * (endpoint 22) and balances, and an identity's accounts (GET /v1/accounts?owner=, CONTRACT 11).
+ */
 import type { FastifyInstance } from 'fastify';
 import { treasuryLimitsMax } from '../../src/constants.js';
 import { refuse } from '../../src/errors.js';
 import type { Account } from '../../src/model.js';
+import type { BookView } from '../../src/queries.js';
 import type { Wire } from '../../src/wire.js';
 import { parseAccountId, parseAssetSymbol, parseIdentityId, parseLimitMinor } from '../../src/values.js';
-import { accountView, custodyView } from '../../src/views.js';
+import { accountBalancesView, accountView, accountsPageView, custodyView } from '../../src/views.js';
 import { callerOf } from '../http/auth.js';
 import { acknowledge } from '../http/command.js';
 import { wireReply } from '../http/replies.js';
-import { type Schema, accountId, accountViewSchema, commandHeaders, custodyViewSchema, commandReplySchema, identityId, noQuery, nullable, object, reference, responses, str } from '../http/schemas.js';
+import { type Query, limitQuery } from '../http/query.js';
+import {
+  type Schema,
+  accountBalancesSchema,
+  accountId,
+  accountListingSchema,
+  accountViewSchema,
+  commandHeaders,
+  custodyViewSchema,
+  commandReplySchema,
+  digitsText,
+  identityId,
+  noQuery,
+  nullable,
+  object,
+  reference,
+  responses,
+  str,
+} from '../http/schemas.js';
 import { type RouteContext, withView } from './context.js';
 
 const digestHex = /^[0-9a-f]{64}$/;
@@ -63,19 +85,51 @@ export function accountRoutes(app: FastifyInstance, { kernel }: RouteContext): v
     },
   );
 
+  app.get(
+    '/v1/accounts',
+    {
+      config: { unboundedIfMissing: ['owner', 'limit'] },
+      schema: {
+        summary: "An identity's accounts in identifier order: the owner's, the operator's and the identities principal's to read",
+        querystring: object(
+          { owner: identityId, limit: digitsText('page size, 1..1000'), cursor: str("the previous page's next", { pattern: '^[0-9a-fA-F]+$', maxLength: 256 }) },
+          ['owner', 'limit'],
+        ),
+        response: responses({ 200: accountListingSchema }),
+      },
+    },
+    async (request, reply) => {
+      const query = request.query as Query;
+      const owner = parseIdentityId(query.owner, 'owner');
+      const limit = limitQuery(query.limit!);
+      const page = await withView(kernel, (view) => view.accountsOf(callerOf(request), owner, limit, query.cursor ?? null));
+      return wireReply(reply, accountsPageView(page));
+    },
+  );
+
   readAccount(app, kernel, '/v1/accounts/:account', 'An account the caller reaches, or whose owner it holds a live grant over', accountViewSchema, accountView);
   readAccount(app, kernel, '/v1/accounts/:account/custody', "An account's custody: mode, epoch (a reclaim proof signs it) and pending changes", custodyViewSchema, custodyView);
+  readAccount(app, kernel, '/v1/accounts/:account/balances', 'An account\'s balances (available, reserved, encumbered) in every asset it has held', accountBalancesSchema, async (account, view) =>
+    accountBalancesView(account, view.view, await view.balances(account.id)),
+  );
 }
 
-/** A read of one account, reachable like the account view (endpoint 12), rendered by `render`. */
-function readAccount(app: FastifyInstance, kernel: RouteContext['kernel'], path: string, summary: string, schema: Schema, render: (account: Account) => Wire): void {
+/** A read of one account, reachable like the account view (endpoint 12), rendered by `render` from the same view. */
+function readAccount(
+  app: FastifyInstance,
+  kernel: RouteContext['kernel'],
+  path: string,
+  summary: string,
+  schema: Schema,
+  render: (account: Account, view: BookView) => Wire | Promise<Wire>,
+): void {
   app.get(
     path,
     { schema: { summary, params: object({ account: accountId }, ['account']), querystring: noQuery, response: responses({ 200: schema }) } },
     async (request, reply) => {
       const id = parseAccountId((request.params as { account: string }).account);
-      const account = await withView(kernel, (view) => view.viewableAccount(callerOf(request), id));
-      return wireReply(reply, render(account));
+      const wire = await withView(kernel, async (view) => render(await view.viewableAccount(callerOf(request), id), view));
+      return wireReply(reply, wire);
     },
   );
 }

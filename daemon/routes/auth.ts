@@ -1,13 +1,14 @@
 /**
  * Signing in (spec endpoints 1 and 2, CONTRACT 5): challenges and passkey sign-in,
  * both without a bearer, and GET /v1/whoami. The daemon draws the randomness; the
- * kernel decides what is state (a challenge taken once, the counter, the session).
+ * kernel MACs challenges (stateless until used) and decides what is state (a challenge
+ * taken once, the counter, the session).
  * Every failed sign-in is 401 ERR-CredentialInvalid with one description, whatever
  * went wrong (the reason is logged).
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { challengeView, issueChallenge } from '../../src/auth/challenges.js';
+import { challengeView } from '../../src/auth/challenges.js';
 import { challengeBytesMin, tokenBytesMin } from '../../src/auth/constants.js';
 import { type SessionView, drawSession, sessionView } from '../../src/auth/keys.js';
 import { type PasskeyAssertion, type RelyingParty, ceremonyChallenge, decoyPasskeyKey, parsePasskeyAssertion, verifyPasskeyAssertion } from '../../src/auth/webauthn.js';
@@ -86,11 +87,9 @@ export function authRoutes(app: FastifyInstance, { kernel, config, clock }: Rout
     async (request, reply) => {
       const body = request.body as { purpose: 'authenticate' | 'register'; identity?: string | null };
       const identity = body.identity === undefined || body.identity === null ? null : parseIdentityId(body.identity);
-      // The kernel holds the outstanding count and refuses at its bound; 0 here defers to it.
-      const issued = issueChallenge({ purpose: body.purpose, identity, randomBytes: randomBytes(challengeBytesMin), nowMs: clock(), outstanding: 0 });
+      // MAC'd, not stored: issuing costs no state, so no flood of it can lock anyone out.
+      const issued = kernel.issueChallenge({ purpose: body.purpose, identity, randomBytes: randomBytes(challengeBytesMin), nowMs: clock() });
       if ('error' in issued) refuse(issued.error, issued.description);
-      const refused = await kernel.decideDirect({ type: 'issue_challenge', challenge: issued.challenge, record: issued.record });
-      if (refused !== null) refuse(refused.error, refused.description);
       return wireReply(reply, { ...challengeView(issued.challenge, issued.record) });
     },
   );

@@ -85,7 +85,8 @@ export function credentialRoutes(app: FastifyInstance, { kernel, config, clock }
     const { challenge } = command.credential;
     if (challenge === null || (await isRepeat(kernel, request))) return;
     const identity = command.type === 'register_credential' ? command.identity : null;
-    const taken = consumeChallenge(await kernel.challenge(challenge), { purpose: 'register', identity, nowMs: clock() });
+    const record = await kernel.challenge(challenge, identity);
+    const taken = 'error' in record ? record : consumeChallenge(record, { purpose: 'register', identity, nowMs: clock() });
     if ('error' in taken) refuse('ERR-CredentialInvalid', taken.description);
   }
 

@@ -32,10 +32,12 @@ export function eventRoutes(app: FastifyInstance, kernel: Kernel, hub: EventHub)
       // Every event a client saw is at or before the head: a later one names another book.
       const latestSeq = kernel.currentHead.eventSeq;
       if (afterSeq !== null && afterSeq > latestSeq) refuse('ERR-MalformedCommand', `after ${afterSeq} is beyond the latest event, ${latestSeq}`);
-      if (hub.full) refuse('ERR-DecisionUnavailable', 'the service is at its bound of event streams; retry later');
+      const caller = callerOf(request);
+      const refusal = hub.refusal(caller);
+      if (refusal !== null) refuse('ERR-DecisionUnavailable', refusal);
       reply.hijack();
       try {
-        await hub.open(reply.raw, callerOf(request), afterSeq);
+        await hub.open(reply.raw, caller, afterSeq, request.log);
       } catch (error) {
         // The stream has started: nothing can be answered any more, so end it; the client resumes with ?after=.
         request.log.warn({ err: error }, 'event stream ended by an error');

@@ -3,19 +3,22 @@
  * issuance grants by the operator, revocation, and the two listings. Terms are parsed
  * by src/auth/grants.ts; who may give, revoke or read is the kernel's to decide.
  */
-import type { FastifyInstance } from 'fastify';
-import { type Grant, grantListingItem, parseGrantTerms, parseIssuanceGrantRequest } from '../../src/auth/grants.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { grantListingItem, parseGrantTerms, parseIssuanceGrantRequest } from '../../src/auth/grants.js';
 import { grantsListedMax } from '../../src/constants.js';
+import type { GrantPage, GrantPageQuery } from '../../src/grant-queries.js';
 import { parseAccountId, parseGrantId, parseIdentityId } from '../../src/values.js';
 import type { Wire } from '../../src/wire.js';
 import { callerOf, requireOperator } from '../http/auth.js';
 import { acknowledge } from '../http/command.js';
+import { type Query, limitQuery } from '../http/query.js';
 import { wireReply } from '../http/replies.js';
 import {
   type Schema,
   accountId,
   commandHeaders,
   commandReplySchema,
+  digitsText,
   grantId,
   identityId,
   noQuery,
@@ -50,9 +53,25 @@ const listingItem = object(
   ['grant', 'granted_at', 'grantor', 'terms'],
 );
 const listing = (subject: 'identity' | 'account') =>
-  object({ items: { type: 'array', maxItems: grantsListedMax, items: listingItem }, [subject]: subject === 'identity' ? identityId : accountId }, ['items', subject]);
+  object(
+    { items: { type: 'array', maxItems: grantsListedMax, items: listingItem }, [subject]: subject === 'identity' ? identityId : accountId, next: str('cursor of the following page (hex); absent on the last') },
+    ['items', subject],
+  );
 
-const itemsOf = (grants: readonly Grant[]): Wire => grants.map((g) => grantListingItem(g) as Wire);
+/** Listings page like movements: `limit` (1..1000, 1000 when absent) and the previous page's `next` as `cursor`. */
+const listingQuery = object({
+  limit: digitsText(`page size, 1..${grantsListedMax} (${grantsListedMax} when absent)`),
+  cursor: str("the previous page's next", { pattern: '^[0-9a-fA-F]+$', maxLength: 512 }),
+});
+
+function pageQuery(request: FastifyRequest): GrantPageQuery {
+  const { limit, cursor } = request.query as Query;
+  return { limit: limit === undefined ? grantsListedMax : limitQuery(limit), cursor: cursor ?? null };
+}
+
+function pageOf(page: GrantPage, subject: { identity: string } | { account: string }): Wire {
+  return { items: page.grants.map((g) => grantListingItem(g) as Wire), ...subject, ...(page.next === null ? {} : { next: page.next }) };
+}
 
 export function grantRoutes(app: FastifyInstance, { kernel }: RouteContext): void {
   app.post(
@@ -100,14 +119,14 @@ export function grantRoutes(app: FastifyInstance, { kernel }: RouteContext): voi
       schema: {
         summary: 'Grants over an identity, live and revoked: all of them to it, the operator and the identities principal; their own to others',
         params: object({ identity: identityId }, ['identity']),
-        querystring: noQuery,
+        querystring: listingQuery,
         response: responses({ 200: listing('identity') }),
       },
     },
     async (request, reply) => {
       const identity = parseIdentityId((request.params as { identity: string }).identity);
-      const grants = await withView(kernel, (view) => view.identityGrants(callerOf(request), identity));
-      return wireReply(reply, { items: itemsOf(grants), identity });
+      const page = await withView(kernel, (view) => view.identityGrants(callerOf(request), identity, pageQuery(request)));
+      return wireReply(reply, pageOf(page, { identity }));
     },
   );
 
@@ -117,14 +136,14 @@ export function grantRoutes(app: FastifyInstance, { kernel }: RouteContext): voi
       schema: {
         summary: "Grants that can touch an account, live and revoked: the operator's or the owner's to read",
         params: object({ account: accountId }, ['account']),
-        querystring: noQuery,
+        querystring: listingQuery,
         response: responses({ 200: listing('account') }),
       },
     },
     async (request, reply) => {
       const id = parseAccountId((request.params as { account: string }).account);
-      const { grants } = await withView(kernel, (view) => view.accountGrants(callerOf(request), id));
-      return wireReply(reply, { items: itemsOf(grants), account: id });
+      const page = await withView(kernel, (view) => view.accountGrants(callerOf(request), id, pageQuery(request)));
+      return wireReply(reply, pageOf(page, { account: id }));
     },
   );
 }

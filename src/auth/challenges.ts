@@ -1,21 +1,24 @@
 /**
- * Challenges (spec 2.3, endpoint 1): random bytes handed in, given out as base64url,
- * good for one ceremony of one purpose until `expiresAtMs`. Pure functions over
- * records; the daemon draws the bytes, reads the record and writes what these return.
+ * Challenges (spec 2.3, endpoint 1): good for one ceremony of one purpose until
+ * `expiresAtMs`. Stateless until used: a challenge carries its own terms (purpose,
+ * whether it is bound to an identity, expiry) and random bytes, MAC'd under the
+ * daemon's challenge key, so issuing one writes nothing and an anonymous flood of
+ * issuance fills no store and locks nobody out. The identity a register challenge is
+ * bound to enters the MAC, not the text: the challenge serves only that identity's set.
  *
- * Store layout: `chal/<sha256 hex of the challenge text>` holds the record, so keys
- * have a fixed shape whatever a caller sends back; `chalx/<expiresAtMs, 16 hex>/<hash>`
- * indexes them by expiry so expired ones can be pruned in order (expiry.ts). A used challenge is
- * kept (with `used`) until it expires, so a replay is told apart from an unknown one
- * in the description, though both are ERR-CredentialInvalid.
+ * Taking one for a ceremony records it in the used-set: `chal/<sha256 hex of the text>`
+ * holds the record (with `used`), `chalx/<expiresAtMs, 16 hex>/<hash>` indexes it by
+ * expiry so it is pruned once it could no longer serve anyway (expiry.ts). Only a
+ * ceremony that verified at the edge reaches the used-set.
  */
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { assert } from '../assert.js';
 import { type Refusal, refusal } from '../errors.js';
 import type { AccountId, IdentityId } from '../values.js';
 import { expiryKey } from './expiry.js';
-import { challengeBytesMin, challengeTextLengthMax, challengeValidityMs, challengesOutstandingMax } from './constants.js';
+import { challengeBytesMin, challengeMacKeyBytes, challengeTextLengthMax, challengeValidityMs } from './constants.js';
 
 export type ChallengePurpose = 'authenticate' | 'register';
 
@@ -44,29 +47,63 @@ export const challengeKey = (challenge: string): string => `chal/${challengeHash
 /** The expiry index entry of a challenge (expiry.ts); `chal/<expiryHash(entry)>` is the record to prune. */
 export const challengeExpiryKey = (challenge: string, expiresAtMs: number): string => expiryKey('chalx', expiresAtMs, challengeHash(challenge));
 
+const challengeVersion = 1;
+const purposeCodes: Record<ChallengePurpose, number> = { authenticate: 1, register: 2 };
+/** version, purpose, bound, expiresAtMs (u64), then the random bytes; the MAC follows. */
+const termsBytes = 1 + 1 + 1 + 8;
+const macBytes = 32;
+const challengeBytes = termsBytes + challengeBytesMin + macBytes;
+
+/** HMAC-SHA256 over the challenge's bytes and the identity it is bound to (empty when none). */
+function challengeMac(macKey: Uint8Array, body: Uint8Array, identity: IdentityId | null): Buffer {
+  assert(macKey.length === challengeMacKeyBytes, 'a challenge key is 32 bytes');
+  return createHmac('sha256', macKey).update(body).update(`\n${identity ?? ''}`).digest();
+}
+
 /**
- * A new challenge over `randomBytes` (drawn by the caller, at least challengeBytesMin).
- * `outstanding` is how many challenges the store holds after pruning expired ones; at
- * the bound the caller is told to come back (ERR-DecisionUnavailable) rather than the
- * store growing without limit from an endpoint that takes no bearer.
+ * A new challenge over `randomBytes` (drawn by the caller, exactly challengeBytesMin),
+ * MAC'd under `macKey`. Nothing is stored: it is recorded only when a ceremony takes it.
  */
 export function issueChallenge(input: {
+  readonly macKey: Uint8Array;
   readonly purpose: ChallengePurpose;
   readonly identity: IdentityId | null;
   readonly randomBytes: Uint8Array;
   readonly nowMs: number;
-  readonly outstanding: number;
 }): { readonly challenge: string; readonly record: ChallengeRecord } | Refusal {
-  assert(input.randomBytes.length >= challengeBytesMin, 'a challenge carries at least 32 random bytes');
+  assert(input.randomBytes.length === challengeBytesMin, 'a challenge carries 32 random bytes');
   if (input.purpose === 'authenticate' && input.identity !== null) {
     return refusal('ERR-MalformedCommand', 'identity is for register challenges only');
   }
-  if (input.outstanding >= challengesOutstandingMax) {
-    return refusal('ERR-DecisionUnavailable', 'too many challenges are outstanding; retry shortly');
-  }
-  const challenge = Buffer.from(input.randomBytes).toString('base64url');
+  const expiresAtMs = input.nowMs + challengeValidityMs;
+  const body = Buffer.alloc(termsBytes + challengeBytesMin);
+  body.writeUInt8(challengeVersion, 0);
+  body.writeUInt8(purposeCodes[input.purpose], 1);
+  body.writeUInt8(input.identity === null ? 0 : 1, 2);
+  body.writeBigUInt64BE(BigInt(expiresAtMs), 3);
+  body.set(input.randomBytes, termsBytes);
+  const challenge = Buffer.concat([body, challengeMac(input.macKey, body, input.identity)]).toString('base64url');
   assert(challenge.length <= challengeTextLengthMax, 'an issued challenge fits the accepted text');
-  return { challenge, record: { purpose: input.purpose, identity: input.identity, expiresAtMs: input.nowMs + challengeValidityMs, used: false } };
+  return { challenge, record: { purpose: input.purpose, identity: input.identity, expiresAtMs, used: false } };
+}
+
+/**
+ * The terms a challenge carries, if `macKey` issued it for `identity`'s set (null: a
+ * ceremony that joins no existing set, or a sign-in); `used` is false here (the
+ * used-set says otherwise). A challenge bound to another identity does not verify.
+ */
+export function openChallenge(macKey: Uint8Array, challenge: string, identity: IdentityId | null): ChallengeRecord | Refusal {
+  const bytes = isChallengeText(challenge) ? Buffer.from(challenge, 'base64url') : Buffer.alloc(0);
+  if (bytes.length !== challengeBytes || bytes.readUInt8(0) !== challengeVersion) return refusal('ERR-CredentialInvalid', 'the challenge is unknown');
+  const body = bytes.subarray(0, termsBytes + challengeBytesMin);
+  const bound = bytes.readUInt8(2) === 1;
+  const expected = challengeMac(macKey, body, bound ? identity : null);
+  if ((bound && identity === null) || !timingSafeEqual(expected, bytes.subarray(body.length))) {
+    return refusal('ERR-CredentialInvalid', bound ? "the challenge is unknown, or bound to another identity's set" : 'the challenge is unknown');
+  }
+  const purpose = (Object.keys(purposeCodes) as ChallengePurpose[]).find((p) => purposeCodes[p] === bytes.readUInt8(1));
+  if (purpose === undefined) return refusal('ERR-CredentialInvalid', 'the challenge is unknown');
+  return { purpose, identity: bound ? identity : null, expiresAtMs: Number(bytes.readBigUInt64BE(3)), used: false };
 }
 
 export function challengeView(challenge: string, record: ChallengeRecord): ChallengeView {
@@ -80,7 +117,7 @@ export function isChallengeText(value: string): boolean {
 
 /**
  * Takes a challenge for one ceremony: the record to write back (now used), or why not.
- * `record` is what the store holds under `challengeKey(challenge)` (undefined: unknown).
+ * `record` is the challenge's terms (openChallenge) with `used` from the used-set (undefined: unknown).
  * `identity` is the set a registration goes into (null for sign-in and reclaim).
  */
 export function consumeChallenge(

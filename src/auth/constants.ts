@@ -10,10 +10,13 @@ export const challengeBytesMin = 32;
 /** How long a challenge serves one ceremony (spec 8 "until expires_at"): five minutes. */
 export const challengeValidityMs = 5 * 60 * 1000;
 /**
- * Challenges outstanding (issued, not yet pruned) at once. The challenge endpoint takes
- * no bearer, so this bounds what an anonymous caller can make the store hold.
+ * Challenges recorded as used and not yet pruned (expired) at once: the used-set, the
+ * only state challenges keep. Issuing writes nothing, so the anonymous endpoint cannot
+ * fill it; only ceremonies that verified can, and past it a ceremony is told to retry.
  */
 export const challengesOutstandingMax = 100_000;
+/** Bytes of the key challenges are MAC'd under (HMAC-SHA256). */
+export const challengeMacKeyBytes = 32;
 /** Longest base64url challenge text accepted back from a ceremony (bounds hashing of junk). */
 export const challengeTextLengthMax = 128;
 
@@ -31,7 +34,7 @@ export const webauthnFieldLengthMax = 16 * 1024;
 
 /** Grants: one root plus this many levels of narrowing, at most. */
 export const grantChainDepthMax = 4;
-/** Grants narrowed directly from one grant. */
+/** Live grants narrowed directly from one grant. */
 export const grantChildrenMax = 16;
 /** Grants one revocation may touch: a grant and every grant narrowed from it. */
 export const grantRevocationSetMax = (() => {
@@ -43,6 +46,20 @@ export const grantRevocationSetMax = (() => {
   }
   return total;
 })();
+/**
+ * Live grants (neither revoked nor expired) one principal may hold: a search for
+ * authority reads them all, so a decision never works from a truncated list.
+ */
+export const grantsHeldMax = 64;
+/** Live grants one principal may have given, to everyone together. */
+export const grantsGivenMax = 256;
+/**
+ * Live grants one grantor may give one holder: a stranger fills at most this much of
+ * another principal's space (the holder may revoke what it did not ask for).
+ */
+export const grantsPerGrantorHolderMax = 16;
+/** Decoded grants kept in memory by their stored text (a memo of decoding; it decides nothing). */
+export const grantsDecodedMax = 4096;
 /** Entries of a grant's `assets` and `counterparties` lists. */
 export const grantListEntriesMax = 64;
 /** Shortest and longest `per_window.length`. */
@@ -61,3 +78,4 @@ assert(challengeTextLengthMax >= Math.ceil((challengeBytesMin * 4) / 3), 'a mini
 assert(sessionLifetimeDefaultMs <= sessionLifetimeMaxMs, 'default session lifetime within bounds');
 assert(grantWindowLengthMinMs <= grantWindowLengthMaxMs, 'window length bounds are ordered');
 assert(grantRevocationSetMax <= 10_000, 'a revocation fits one write');
+assert(grantsPerGrantorHolderMax < grantsHeldMax && grantsHeldMax <= grantsGivenMax, 'no one grantor fills a holder');

@@ -40,6 +40,7 @@ import {
   grantWindowLengthMaxMs,
   grantWindowLengthMinMs,
   grantWindowUsesMax,
+  grantsDecodedMax,
   justificationBytesMax,
 } from './constants.js';
 
@@ -212,8 +213,24 @@ export function encodeGrant(grant: Grant): string {
   return JSON.stringify({ ...rest, terms: grantTermsView(terms) });
 }
 
+/**
+ * Decoded grants by stored text. A search for authority reads every held chain for every
+ * use, and decoding (which checks the terms again) dominated it; a text always decodes
+ * to the same grant, so the memo changes no decision. Emptied when full.
+ */
+const decodedGrants = new Map<string, Grant>();
+
 /** A stored grant, checked again on the way in: a record that does not parse is a bug. */
 export function decodeGrant(text: string): Grant {
+  const known = decodedGrants.get(text);
+  if (known !== undefined) return known;
+  if (decodedGrants.size >= grantsDecodedMax) decodedGrants.clear();
+  const grant = decodeGrantText(text);
+  decodedGrants.set(text, grant);
+  return grant;
+}
+
+function decodeGrantText(text: string): Grant {
   const raw = JSON.parse(text) as Omit<Grant, 'terms'> & { terms: Record<string, unknown> };
   let terms: GrantTerms;
   try {
@@ -337,7 +354,13 @@ export function decodeWindowUsage(text: string): WindowUsage {
 }
 
 export type UseDecision =
-  | { readonly ok: true; readonly grant: GrantId; readonly usage: ReadonlyMap<GrantId, WindowUsage> }
+  | {
+      readonly ok: true;
+      readonly grant: GrantId;
+      readonly usage: ReadonlyMap<GrantId, WindowUsage>;
+      /** Per grant of the chain with a per-operation bound: what the operation has moved under it in `use.asset`, this use included. */
+      readonly moved: ReadonlyMap<GrantId, bigint>;
+    }
   | { readonly ok: false; readonly refusal: Refusal };
 
 function subjectCovers(subject: GrantSubject, use: GrantUse): boolean {
@@ -355,8 +378,12 @@ function termsRefusal(grant: Grant, use: GrantUse, rootGrantor: IdentityId): Ref
   const opensAccount = typeof t.subject === 'object' && 'identity' in t.subject;
   if (!subjectCovers(t.subject, use) || (!opensAccount && use.accountOwner !== rootGrantor)) return notAuthorised(`account ${use.account}`);
   if (t.kind === 'issuance' && use.accountKind !== 'treasury') return notAuthorised(`account ${use.account}: issuance is out of treasury accounts`);
+  // CONTRACT 5: value leaves a treasury only under an issuance grant, whoever gave the other kind.
+  if (t.kind !== 'issuance' && use.accountKind === 'treasury') return notAuthorised(`account ${use.account}: value leaves a treasury only under an issuance grant`);
   if (use.asset !== null && t.assets !== null && !t.assets.includes(use.asset)) return notAuthorised(`asset ${use.asset}`);
-  if (t.counterparties !== null && (use.counterparty === null || !t.counterparties.includes(use.counterparty))) return notAuthorised(`counterparty ${use.counterparty ?? 'none'}`);
+  // Counterparties limit where value goes; a use that moves none away (release, open_account) has none.
+  const movesValue = use.amountMinor > 0n;
+  if (movesValue && t.counterparties !== null && (use.counterparty === null || !t.counterparties.includes(use.counterparty))) return notAuthorised(`counterparty ${use.counterparty ?? 'none'}`);
   return null;
 }
 
@@ -386,10 +413,13 @@ function assertChain(chain: readonly Grant[]): void {
  * Whether `use` is covered by `chain` (the grant used first, then each grant it narrows,
  * up to the root). Every grant in the chain must allow the use; a revocation anywhere
  * is ERR-AuthorityRevoked, an expired grant or a use outside the terms ERR-NotAuthorised,
- * a bound passed ERR-BoundExceeded. On success, the usage records to write back for the
- * windowed grants of the chain (a use counts toward every ancestor's window too).
+ * a bound passed ERR-BoundExceeded. `per_operation` bounds everything one operation
+ * moves under a grant in one asset: `movedOf` says what earlier uses of the same
+ * operation moved (0 for a first use). On success, the usage records to write back for
+ * the windowed grants of the chain (a use counts toward every ancestor's window too)
+ * and the new per-operation totals.
  */
-export function authorizeUse(chain: readonly Grant[], use: GrantUse, usageOf: (id: GrantId) => WindowUsage): UseDecision {
+export function authorizeUse(chain: readonly Grant[], use: GrantUse, usageOf: (id: GrantId) => WindowUsage, movedOf: (id: GrantId) => bigint = () => 0n): UseDecision {
   assertChain(chain);
   assert(use.asset !== null || use.op === 'open_account', 'a use that moves value names its asset');
   const refused = (r: Refusal): UseDecision => ({ ok: false, refusal: r });
@@ -403,10 +433,13 @@ export function authorizeUse(chain: readonly Grant[], use: GrantUse, usageOf: (i
     if (r !== null) return refused(r);
   }
   const usage = new Map<GrantId, WindowUsage>();
+  const moved = new Map<GrantId, bigint>();
   for (const grant of chain) {
     const { perOperationMinor, perWindow } = grant.terms;
-    if (perOperationMinor !== null && use.amountMinor > perOperationMinor) {
-      return refused(refusal('ERR-BoundExceeded', `grant ${grant.id} allows at most ${perOperationMinor} per operation`));
+    if (perOperationMinor !== null) {
+      const totalMinor = movedOf(grant.id) + use.amountMinor;
+      if (totalMinor > perOperationMinor) return refused(refusal('ERR-BoundExceeded', `grant ${grant.id} allows at most ${perOperationMinor} per operation`));
+      moved.set(grant.id, totalMinor);
     }
     // A use that moves nothing (open_account) takes no room in a window.
     if (perWindow === null || use.amountMinor === 0n) continue;
@@ -414,7 +447,7 @@ export function authorizeUse(chain: readonly Grant[], use: GrantUse, usageOf: (i
     if ('error' in after) return refused(after);
     usage.set(grant.id, after);
   }
-  return { ok: true, grant: held.id, usage };
+  return { ok: true, grant: held.id, usage, moved };
 }
 
 // ---------------------------------------------------------------------------------
@@ -423,6 +456,16 @@ export function authorizeUse(chain: readonly Grant[], use: GrantUse, usageOf: (i
 /** The grantor, the holder or the operator may revoke a grant (CONTRACT 5). */
 export function mayRevoke(grant: Grant, principal: IdentityId, principals: Principals): boolean {
   return principal === grant.grantor || principal === grant.terms.principal || principal === principals.operator;
+}
+
+/**
+ * Whether a credential scoped to `scope` may act on `grant` at all (narrow, revoke,
+ * list, use): only a grant over one named account within the scope. Unscoped: any.
+ */
+export function grantWithinScope(grant: { readonly terms: Pick<GrantTerms, 'subject'> }, scope: readonly AccountId[] | null | undefined): boolean {
+  if (scope === undefined || scope === null) return true;
+  const { subject } = grant.terms;
+  return typeof subject === 'object' && 'account' in subject && scope.includes(subject.account);
 }
 
 /**

@@ -29,6 +29,11 @@ export interface Snapshot extends ReadView {
 export interface Store extends ReadView {
   /** Applies every op or none. `sync` makes it durable before resolving. */
   write(ops: readonly BatchOp[], sync: boolean): Promise<void>;
+  /**
+   * After a failed write (or read), before writing again: makes the store fit to write
+   * without losing what it held. Rejects while it cannot yet (the caller tries again later).
+   */
+  recover(): Promise<void>;
   snapshot(): Snapshot;
   close(): Promise<void>;
 }

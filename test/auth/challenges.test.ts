@@ -12,10 +12,11 @@ import {
   consumeChallenge,
   isChallengeText,
   issueChallenge,
+  openChallenge,
   reclaimMessage,
 } from '../../src/auth/challenges.js';
 import { expiryHash, expiryScanEnd } from '../../src/auth/expiry.js';
-import { challengeValidityMs, challengesOutstandingMax } from '../../src/auth/constants.js';
+import { challengeValidityMs } from '../../src/auth/constants.js';
 import { defaultRelyingParty as rp, verifyPasskeyRegistration, ceremonyChallenge } from '../../src/auth/webauthn.js';
 import { SoftwareAuthenticator } from '../support/authenticator.js';
 
@@ -23,30 +24,49 @@ const alice = 'did:ledger:id:alice' as IdentityId;
 const bob = 'did:ledger:id:bob' as IdentityId;
 const nowMs = 1_700_000_000_000;
 const isRefusal = (v: object): v is Refusal => 'error' in v;
+const macKey = randomBytes(32);
 
 function issued(purpose: ChallengePurpose, identity: IdentityId | null = null) {
-  const result = issueChallenge({ purpose, identity, randomBytes: randomBytes(32), nowMs, outstanding: 0 });
+  const result = issueChallenge({ macKey, purpose, identity, randomBytes: randomBytes(32), nowMs });
   if (isRefusal(result)) throw new Error(result.description);
   return result;
 }
 
 describe('challenge issuance', () => {
-  it('gives base64url text of the random bytes, expiring after the validity bound', () => {
+  it('gives base64url text carrying its terms and the random bytes, MAC\'d, expiring after the validity bound', () => {
     const bytes = randomBytes(32);
-    const result = issueChallenge({ purpose: 'authenticate', identity: null, randomBytes: bytes, nowMs, outstanding: 0 });
-    expect(result).toEqual({ challenge: bytes.toString('base64url'), record: { purpose: 'authenticate', identity: null, expiresAtMs: nowMs + challengeValidityMs, used: false } });
-    if (isRefusal(result)) return;
+    const result = issueChallenge({ macKey, purpose: 'authenticate', identity: null, randomBytes: bytes, nowMs });
+    if (isRefusal(result)) throw new Error(result.description);
+    expect(result.record).toEqual({ purpose: 'authenticate', identity: null, expiresAtMs: nowMs + challengeValidityMs, used: false });
+    expect(Buffer.from(result.challenge, 'base64url').includes(bytes)).toBe(true);
     expect(isChallengeText(result.challenge)).toBe(true);
     expect(challengeView(result.challenge, result.record)).toEqual({ challenge: result.challenge, expires_at: nowMs + challengeValidityMs });
+    expect(openChallenge(macKey, result.challenge, null)).toEqual(result.record);
   });
 
-  it('asserts at least 32 random bytes', () => {
-    expect(() => issueChallenge({ purpose: 'register', identity: null, randomBytes: randomBytes(31), nowMs, outstanding: 0 })).toThrow(AssertionFailure);
+  it('asserts 32 random bytes', () => {
+    expect(() => issueChallenge({ macKey, purpose: 'register', identity: null, randomBytes: randomBytes(31), nowMs })).toThrow(AssertionFailure);
   });
 
-  it('refuses an identity on an authenticate challenge, and issuance beyond the outstanding bound', () => {
-    expect(issueChallenge({ purpose: 'authenticate', identity: alice, randomBytes: randomBytes(32), nowMs, outstanding: 0 })).toMatchObject({ error: 'ERR-MalformedCommand' });
-    expect(issueChallenge({ purpose: 'register', identity: null, randomBytes: randomBytes(32), nowMs, outstanding: challengesOutstandingMax })).toMatchObject({ error: 'ERR-DecisionUnavailable' });
+  it('refuses an identity on an authenticate challenge', () => {
+    expect(issueChallenge({ macKey, purpose: 'authenticate', identity: alice, randomBytes: randomBytes(32), nowMs })).toMatchObject({ error: 'ERR-MalformedCommand' });
+  });
+
+  it('opens only what the key issued: another key, a flipped bit, other terms or another bound identity do not verify', () => {
+    const { challenge, record } = issued('register', alice);
+    expect(openChallenge(macKey, challenge, alice)).toEqual(record);
+    expect(openChallenge(randomBytes(32), challenge, alice)).toMatchObject({ error: 'ERR-CredentialInvalid' });
+    expect(openChallenge(macKey, challenge, bob)).toMatchObject({ error: 'ERR-CredentialInvalid', description: expect.stringContaining('another identity') });
+    expect(openChallenge(macKey, challenge, null)).toMatchObject({ error: 'ERR-CredentialInvalid' });
+    const bytes = Buffer.from(challenge, 'base64url');
+    for (const at of [1, 2, 5, 20, bytes.length - 1]) {
+      const tampered = Buffer.from(bytes);
+      tampered[at] ^= 1;
+      expect(openChallenge(macKey, tampered.toString('base64url'), alice), `byte ${at}`).toMatchObject({ error: 'ERR-CredentialInvalid' });
+    }
+    expect(openChallenge(macKey, randomBytes(32).toString('base64url'), null)).toMatchObject({ error: 'ERR-CredentialInvalid' });
+    // An unbound register challenge serves any set.
+    expect(openChallenge(macKey, issued('register').challenge, bob)).toMatchObject({ purpose: 'register', identity: null });
   });
 
   it('keys records by a hash of the challenge, and indexes expiry in time order', () => {

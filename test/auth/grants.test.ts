@@ -179,7 +179,7 @@ describe('using grants', () => {
   const none = () => emptyWindowUsage;
 
   it('allows a use within the terms and names the grant', () => {
-    expect(authorizeUse([grant('g')], use(), none)).toEqual({ ok: true, grant: gid('g'), usage: new Map() });
+    expect(authorizeUse([grant('g')], use(), none)).toEqual({ ok: true, grant: gid('g'), usage: new Map(), moved: new Map([[gid('g'), 100n]]) });
   });
 
   it.each([
@@ -220,6 +220,25 @@ describe('using grants', () => {
     const issue = use({ accountOwner: principals.operator, accountKind: 'treasury', amountMinor: 10n ** 20n });
     expect(authorizeUse([g], issue, none).ok).toBe(true);
     expect(authorizeUse([g], { ...issue, accountKind: 'customer' }, none)).toMatchObject({ refusal: { error: 'ERR-NotAuthorised' } });
+  });
+
+  it('moves no treasury value under a delegated grant, whoever gave it', () => {
+    const g = grant('g', { subject: { asset: sym('USD') } }, { grantor: principals.operator });
+    const out = use({ accountOwner: principals.operator, accountKind: 'treasury' });
+    expect(authorizeUse([g], out, none)).toMatchObject({ refusal: { error: 'ERR-NotAuthorised' } });
+    expect(authorizeUse([g], { ...out, accountKind: 'customer' }, none).ok).toBe(true);
+  });
+
+  it('bounds per_operation over everything the operation moved under each grant of the chain', () => {
+    const parent = grant('p', { perOperationMinor: 100n });
+    const child = grant('c', { principal: helper, parent: gid('p'), perOperationMinor: 80n }, { grantor: agent });
+    const first = authorizeUse([child, parent], use({ principal: helper, amountMinor: 50n }), none);
+    expect(first).toMatchObject({ ok: true, moved: new Map([[gid('c'), 50n], [gid('p'), 50n]]) });
+    const moved = (first as { moved: ReadonlyMap<GrantId, bigint> }).moved;
+    expect(authorizeUse([child, parent], use({ principal: helper, amountMinor: 30n }), none, (id) => moved.get(id) ?? 0n).ok).toBe(true);
+    expect(authorizeUse([child, parent], use({ principal: helper, amountMinor: 31n }), none, (id) => moved.get(id) ?? 0n)).toMatchObject({ refusal: { error: 'ERR-BoundExceeded' } });
+    // Another grant of the same parent shares the parent's bound.
+    expect(authorizeUse([parent], use({ amountMinor: 51n }), none, (id) => moved.get(id) ?? 0n)).toMatchObject({ refusal: { error: 'ERR-BoundExceeded' } });
   });
 
   it('refuses beyond per_operation (ERR-BoundExceeded), at the bound allows', () => {

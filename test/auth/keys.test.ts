@@ -40,7 +40,7 @@ describe('scheme key', () => {
   });
 
   it('verifies a reclaim proof signed over the CONTRACT 5 message, and nothing else', () => {
-    const issued = issueChallenge({ purpose: 'authenticate', identity: null, randomBytes: randomBytes(32), nowMs, outstanding: 0 });
+    const issued = issueChallenge({ macKey: randomBytes(32), purpose: 'authenticate', identity: null, randomBytes: randomBytes(32), nowMs });
     if ('error' in issued) throw new Error(issued.description);
     const account = 'did:ledger:acct:a1' as AccountId;
     const message = reclaimMessage(account, 2, issued.challenge);

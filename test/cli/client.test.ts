@@ -11,10 +11,15 @@ let server: Server;
 /** While set, the event stream drops every connection, as a daemon that is down would. */
 let eventsDown = false;
 let url: string;
+/** The client-key header of each reservation attempt the stand-in dropped. */
+const droppedKeys: (string | undefined)[] = [];
 const routes = new Map<string, (req: IncomingMessage, res: ServerResponse) => void>([
   ['POST /v1/transfers', (_req, res) => res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '2' }).end(JSON.stringify({ error: 'ERR-DecisionUnavailable', description: 'the backlog is full' }))],
   ['GET /v1/assets', (_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<html>bad gateway</html>')],
   ['GET /v1/operations/op_1', (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ operation_reference: 'op_1', command: 'transfer', state: 'Received', terminal: false, submitted_at: 1, decided_at: null, client_key: 'k' }))],
+  ['POST /v1/reservations', (req, _res) => (droppedKeys.push(req.headers['client-key'] as string | undefined), req.socket.destroy())],
+  // Never answers: only --timeout-ms ends the request.
+  ['GET /v1/trial-balance', () => {}],
   ['GET /v1/events', (req, res) => (eventsDown ? req.socket.destroy() : res.writeHead(200, { 'content-type': 'text/event-stream' }).write(': ledgerd events after 0\n\n'))],
 ]);
 
@@ -59,9 +64,26 @@ describe('client', () => {
   it('times out waiting for a decision that never comes (exit 1)', async () => {
     const r = await run(['operations', 'wait', 'op_1', '--timeout-ms', '300']);
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe('ledgerctl: timed out after 300 ms waiting for op_1 (still Received)\n');
+    expect(r.stderr).toBe('ledgerctl: timed out after 300 ms waiting for op_1 (still Received); go on waiting with: ledgerctl operations wait op_1\n');
     const bad = await run(['operations', 'wait', 'op_1', '--timeout-ms', 'soon']);
     expect(bad.code).toBe(2);
+  });
+
+  it('bounds every request by --timeout-ms (exit 3)', async () => {
+    const started = Date.now();
+    const r = await run(['trial-balance', '--timeout-ms', '300']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toBe(`ledgerctl: no answer from ${url} within 300 ms (--timeout-ms)\n`);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('retries a submission whose connection was lost under the same client key, then says a retry with it is safe', async () => {
+    droppedKeys.length = 0;
+    const r = await run(['reservations', 'create', '--payer', 'did:ledger:acct:a', '--amount', '1', '--asset', 'USD']);
+    expect(r.code).toBe(3);
+    const key = /^client key ([0-9a-f]{32})$/m.exec(r.stderr)![1]!;
+    expect(droppedKeys).toEqual([key, key, key]);
+    expect(r.stderr).toContain(`running it again with --client-key ${key} is safe`);
   });
 
   it('says it could not reach the service when the event stream stayed down until the timeout (exit 3)', async () => {

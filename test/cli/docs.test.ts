@@ -39,7 +39,7 @@ describe('man/ledgerctl.1', () => {
       expect(flat).toContain(`ledgerctl ${path.join(' ')}`);
       for (const option of longOptions(program, command)) expect(flat).toContain(option);
     }
-    for (const code of ['0 Success', '1 Refused by the service', '2 Usage error', '3 The service cannot be reached']) expect(flat).toContain(code);
+    for (const code of ['0 Success', '1 Refused by the service', '2 Usage error', '3 The service cannot be reached', '4 Not signed in']) expect(flat).toContain(code);
   });
 });
 

@@ -24,14 +24,14 @@ describe('on a terminal', () => {
     const table = await run(['trial-balance']);
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(/^ASSET\s+OPENINGS\s+BALANCED\n/);
-    expect(table.stdout).toMatch(/USD\s+0\s+yes/);
+    expect(table.stdout).toMatch(/USD\s+0\.00 USD\s+yes/);
     expect(table.stdout).toContain('balanced (3 accounts');
     expect(JSON.parse((await run(['trial-balance', '--json'])).stdout).rows).toHaveLength(2);
     expect(JSON.parse((await run(['trial-balance'], false)).stdout).unbalanced).toEqual([]);
   });
 
-  it('prints a submitted command as its reference and state, then the decision with --wait', async () => {
-    const ack = await run(['transfers', 'create', '--from', accounts.alice, '--to', accounts.bob, '--amount', '5', '--asset', 'USD', '--client-key', 'tty-1']);
+  it('prints a submitted command as its reference and state with --no-wait, then the decision', async () => {
+    const ack = await run(['transfers', 'create', '--from', accounts.alice, '--to', accounts.bob, '--amount', '5', '--asset', 'USD', '--client-key', 'tty-1', '--no-wait']);
     expect(ack.code).toBe(0);
     expect(ack.stdout).toMatch(/^operation\s+op_\w+\n/);
     expect(ack.stdout).toMatch(/client key\s+tty-1\n/);
@@ -43,7 +43,7 @@ describe('on a terminal', () => {
   });
 
   it('shows a spinner on stderr while it waits, and clears it', async () => {
-    const r = await run(['reservations', 'create', '--payer', accounts.alice, '--amount', '3', '--asset', 'USD', '--wait']);
+    const r = await run(['reservations', 'create', '--payer', accounts.alice, '--amount', '3', '--asset', 'USD']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/state\s+Reserved/);
     expect(r.stderr).toMatch(/waiting for op_\w+/);
@@ -118,7 +118,7 @@ describe('through a pipe', () => {
     expect(notOperator).toMatchObject({ code: 1, stdout: '' });
     expect(notOperator.stderr).toMatch(/^ERR-NotAuthorised: /);
     expect((await piped('aliases', 'lookup', '--source', 'legacy', '--name', 'nobody')).stderr).toMatch(/^ERR-UnknownAccount: /);
-    expect((await piped('transfers', 'create', '--from', accounts.alice, '--to', accounts.bob, '--amount', '0', '--asset', 'USD')).stderr).toMatch(/^ERR-ZeroAmount: /);
+    expect((await piped('transfers', 'create', '--from', accounts.alice, '--to', accounts.bob, '--amount', '0', '--asset', 'USD')).stderr).toMatch(/^ERR-ZeroAmount: /m);
     expect((await piped('movements', '--account', accounts.alice, '--direction', 'sideways')).stderr).toMatch(/^ERR-MalformedCommand: /);
     expect((await piped('operations', 'show', 'op_nope')).stderr).toMatch(/^ERR-UnknownOperation: /);
   });

@@ -121,6 +121,17 @@ const rows: Row[] = [
     expect: { none: anonymous, owner: 'ok', holder: 'ok', beyond: 'ok', identities: 'ok', operator: 'ok', rest: no },
   },
   {
+    route: 'GET /v1/accounts/{account}/balances (alice)',
+    call: async (k) => readOutcome(await api(k).get(`/v1/accounts/${alice}/balances`)),
+    expect: { none: anonymous, owner: 'ok', holder: 'ok', beyond: 'ok', identities: 'ok', operator: 'ok', rest: no },
+  },
+  {
+    route: 'GET /v1/accounts (owner alice)',
+    call: async (k) => readOutcome(await api(k).get(`/v1/accounts?owner=${id('alice')}&limit=10`)),
+    // A scoped credential of alice lists the accounts in its scope; a holder of a grant over her lists none.
+    expect: { none: anonymous, owner: 'ok', scoped: 'ok', identities: 'ok', operator: 'ok', rest: no },
+  },
+  {
     route: 'GET /v1/accounts/{account}/grants (alice)',
     call: async (k) => readOutcome(await api(k).get(`/v1/accounts/${alice}/grants`)),
     expect: { none: anonymous, owner: 'ok', operator: 'ok', rest: no },
@@ -191,7 +202,8 @@ const rows: Row[] = [
       const grant = (await decidedAs('owner', '/v1/grants', aliceGrant('carol'))).view.result.grant as string;
       return commandOutcome(k, await api(k).post(`/v1/grants/${grant}/revoke`, {}, undefined, freshKey()));
     },
-    expect: { none: anonymous, owner: 'ok', scoped: 'ok', holder: 'ok', beyond: 'ok', operator: 'ok', rest: no },
+    // The scoped credential reaches only alice's second account: a grant over her first is outside its scope.
+    expect: { none: anonymous, owner: 'ok', holder: 'ok', beyond: 'ok', operator: 'ok', rest: no },
   },
   {
     route: 'POST /v1/ops/issuance-grants',

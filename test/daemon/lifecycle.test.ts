@@ -10,19 +10,11 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
-import { client, decided, ledgerd, refusalOf, removeDir, repoRoot, startDaemon, tempDir, writeBook } from './support.js';
+import { describe, expect, it } from 'vitest';
+import { client, decided, ledgerd, refusalOf, repoRoot, startDaemon, useTempDirs, writeBook } from './support.js';
 
 const run = promisify(execFile);
-const dirs: string[] = [];
-const newDir = () => {
-  const d = tempDir();
-  dirs.push(d);
-  return d;
-};
-afterAll(async () => {
-  for (const d of dirs) await removeDir(d);
-});
+const newDir = useTempDirs();
 
 async function ledgerdCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
@@ -58,7 +50,7 @@ describe('ledgerd init', () => {
     expect(Buffer.from(operatorKey.replace(/^ledger_/, ''), 'base64url').length).toBeGreaterThanOrEqual(32);
     expect(first.stdout).not.toContain(operatorKey);
     const again = await ledgerdCli(['init', '--data-dir', dir]);
-    expect(again.code).toBe(1);
+    expect(again.code).toBe(4);
     expect(again.stderr).toContain('already holds a book');
   });
 
@@ -67,7 +59,7 @@ describe('ledgerd init', () => {
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, JSON.stringify({ assets: [{ id: 'USD', kind: 'fiat', precision: 2 }], accounts: [{ account: 'nope', owner: 'did:ledger:id:operator', kind: 'customer' }] }));
     const refused = await ledgerdCli(['init', '--data-dir', join(dir, 'b'), '--genesis', bad]);
-    expect(refused.code).toBe(1);
+    expect(refused.code).toBe(3);
     expect(refused.stderr).toContain('accounts[0]');
     expect(existsSync(join(dir, 'b', 'book'))).toBe(false);
 
@@ -120,7 +112,7 @@ describe('ledgerd serve', () => {
   it('takes its data dir and address from the environment when no flag is given', async () => {
     const dir = join(newDir(), 'from-env');
     const child = spawnSync(process.execPath, [ledgerd, 'serve'], { env: { ...process.env, LEDGERD_DATA_DIR: dir, LEDGERD_LISTEN: '127.0.0.1:bad' }, encoding: 'utf8' });
-    expect(child.status).toBe(1);
+    expect(child.status).toBe(3);
     expect(child.stderr).toContain('listen must be HOST:PORT');
   });
 
@@ -196,7 +188,7 @@ describe('ledgerd serve', () => {
     }
     writeFileSync(join(dir, 'ledgerd.json'), JSON.stringify({ colour: 'blue' }));
     const refused = spawnSync(process.execPath, [ledgerd, 'serve', '--data-dir', dir], { encoding: 'utf8' });
-    expect(refused.status).toBe(1);
+    expect(refused.status).toBe(3);
     expect(refused.stderr).toContain('unknown setting colour');
   });
 

@@ -174,6 +174,19 @@ export async function removeDir(dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true });
 }
 
+/** Temp dirs for one test file, removed after its tests: call the result for a new one. */
+export function useTempDirs(): () => string {
+  const dirs: string[] = [];
+  afterAll(async () => {
+    for (const d of dirs) await removeDir(d);
+  });
+  return () => {
+    const d = tempDir();
+    dirs.push(d);
+    return d;
+  };
+}
+
 export interface SharedDaemon {
   readonly daemon: Daemon;
   readonly keys: Keys;

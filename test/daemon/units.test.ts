@@ -105,6 +105,9 @@ describe('loadConfig', () => {
     expect(bad('{"bodyBytesMax":1.5}')).toThrow(ConfigError);
     expect(bad('{"relyingParty":{"rp":1}}')).toThrow(ConfigError);
     expect(bad('not json')).toThrow(ConfigError);
+    // The operator's share of event streams leaves at least one to everyone else.
+    expect(bad('{"sseConnectionsMax":8,"sseOperatorConnectionsReserved":8}')).toThrow(ConfigError);
+    expect(bad('{"sseConnectionsMax":9,"sseOperatorConnectionsReserved":8}')()).toMatchObject({ sseConnectionsMax: 9, sseOperatorConnectionsReserved: 8 });
     expect(() => loadConfig({ flags: { config: '/none.json' }, env: {}, readFile: files({}) })).toThrow(ConfigError);
     for (const listen of ['8470', 'host:', 'host:99999', '::1:80', 'a b:1']) expect(() => parseListen(listen)).toThrow(ConfigError);
   });

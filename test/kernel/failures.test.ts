@@ -9,7 +9,7 @@ import { sequentialIds } from '../../src/ids.js';
 import { Kernel } from '../../src/kernel.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { BatchOp } from '../../src/store/port.js';
-import { TestClock, acct, actorOf, customersGenesis, openBook, submission, sym, transfer } from '../support/book.js';
+import { TestClock, actorOf, available, customersGenesis, openBook, submission, transfer } from '../support/book.js';
 
 const alice = 'did:ledger:acct:alice';
 const bob = 'did:ledger:acct:bob';
@@ -24,15 +24,6 @@ class FlakyStore extends MemoryStore {
   }
 }
 
-
-async function available(kernel: Kernel, account: string) {
-  const view = await kernel.openView();
-  try {
-    return (await view.balance(acct(account), sym('USD'))).available;
-  } finally {
-    await view.close();
-  }
-}
 
 describe('operating errors', () => {
   it('refuses with ERR-DecisionUnavailable while the store cannot write, then resumes with one effect per key', async () => {

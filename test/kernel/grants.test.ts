@@ -9,6 +9,8 @@ import { describe, expect, it } from 'vitest';
 import type { GrantTerms } from '../../src/auth/grants.js';
 import type { Command } from '../../src/model.js';
 import type { AccountId, GrantId, IdentityId } from '../../src/values.js';
+import { grantsHeldMax, grantsPerGrantorHolderMax } from '../../src/auth/constants.js';
+import { heldGrantKey } from '../../src/decide-grants.js';
 import { acct, actorOf, customersGenesis, issuanceGrant, openBook, operator, submission, sym, transfer } from '../support/book.js';
 
 const alice = 'did:ledger:id:alice' as IdentityId;
@@ -127,6 +129,57 @@ describe('delegated grants', () => {
     expect((await b.decided(actorOf(alice), { type: 'revoke_grant', grant: parent })).state).toBe('Completed');
     expect(await submittedWith(b.kernel.submit(submission(actorOf(carol), transfer(aliceAccount, bobAccount, 5n))))).toBe('ERR-AuthorityRevoked');
     expect(await submittedWith(b.kernel.submit(submission(actorOf(bob), transfer(aliceAccount, bobAccount, 5n))))).toBe('ERR-AuthorityRevoked');
+    await b.kernel.close();
+  });
+
+  it('decides a narrowing and a revocation of the same grant in one round as one after the other', async () => {
+    for (const revoker of [bob, alice]) {
+      const b = await book();
+      const carol = 'did:ledger:id:carol' as IdentityId;
+      // bob's own grant (revoked by bob), or alice's grant to bob (revoked by alice while bob narrows it).
+      const own = revoker === bob ? await b.decided(actorOf(bob), delegated({ principal: bob, subject: { account: bobAccount as AccountId } })) : await b.decided(actorOf(alice), delegated({}));
+      const parent = own.result!.grant! as GrantId;
+      const subject = revoker === bob ? { account: bobAccount as AccountId } : { account: aliceAccount as AccountId };
+      const [narrowing, revocation] = await Promise.all([
+        b.kernel.submit(submission(actorOf(bob), delegated({ principal: carol, subject, parent, perOperationMinor: 10n }))),
+        b.kernel.submit(submission(actorOf(revoker), { type: 'revoke_grant', grant: parent })),
+      ]);
+      await b.kernel.idle();
+      expect(b.kernel.fatalError).toBeNull();
+      const narrowed = (await b.kernel.operation(narrowing.operation.ref))!;
+      expect(narrowed.state).toBe('Completed');
+      expect((await b.kernel.operation(revocation.operation.ref))!.state).toBe('Completed');
+      // The narrowing came first, so the revocation reached it.
+      const child = JSON.parse((await b.store.get(`grant/${narrowed.result!.grant}`))!);
+      expect(child.revokedAtMs).not.toBeNull();
+      await b.kernel.close();
+    }
+  });
+
+  it('bounds the grants one grantor gives one holder, counting live ones only', async () => {
+    const b = await book();
+    const expiring = (await b.decided(actorOf(alice), delegated({ expiresAtMs: b.clock.nowMs + 1_000 }))).result!.grant! as GrantId;
+    for (let i = 1; i < grantsPerGrantorHolderMax; i++) expect((await b.decided(actorOf(alice), delegated({}))).state).toBe('Completed');
+    expect(await submittedWith(b.kernel.submit(submission(actorOf(alice), delegated({}))))).toBe('ERR-UnboundedGrant');
+    // An expired grant leaves the space at the next issuance that reads it.
+    b.clock.advance(1_000);
+    const next = await b.decided(actorOf(alice), delegated({}));
+    expect(next.state).toBe('Completed');
+    expect(await b.store.get(heldGrantKey(bob, expiring))).toBeUndefined();
+    expect(await submittedWith(b.kernel.submit(submission(actorOf(alice), delegated({}))))).toBe('ERR-UnboundedGrant');
+    // So does a revoked one, at once; its use is still refused as revoked.
+    await b.decided(actorOf(bob), { type: 'revoke_grant', grant: next.result!.grant! });
+    expect(await b.store.get(heldGrantKey(bob, next.result!.grant!))).toBeUndefined();
+    expect((await b.decided(actorOf(alice), delegated({}))).state).toBe('Completed');
+    await b.kernel.close();
+  });
+
+  it('refuses to decide from a held list longer than its bound rather than read part of it', async () => {
+    const b = await book();
+    const genuine = (await b.decided(actorOf(alice), delegated({}))).result!.grant! as GrantId;
+    // A book from before the bound: more held index entries than a holder may have.
+    await b.store.write(Array.from({ length: grantsHeldMax }, (_, i) => ({ type: 'put' as const, key: heldGrantKey(bob, `${genuine}-${String(i).padStart(3, '0')}` as GrantId), value: '' })));
+    expect(await submittedWith(b.kernel.submit(submission(actorOf(bob), transfer(aliceAccount, bobAccount, 5n))))).toBe('ERR-UnboundedGrant');
     await b.kernel.close();
   });
 

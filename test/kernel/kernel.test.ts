@@ -179,6 +179,23 @@ describe('reservations', () => {
     expect(events.map((e) => e.operation.state)).toEqual(['Reserved', 'Expired']);
     await kernel.close();
   });
+
+  it('pages stored events from any position, within a chunk and across chunks', async () => {
+    const { kernel } = await openBook({ genesis: customersGenesis({ alice: 1_000n, bob: 0n }) });
+    // One round decides these together (one chunk), then one more round (another chunk).
+    await Promise.all(Array.from({ length: 7 }, () => kernel.submit(submission(aliceActor, transfer(alice, bob, 1n)))));
+    await kernel.idle();
+    await kernel.submit(submission(aliceActor, transfer(alice, bob, 1n)));
+    await kernel.idle();
+    const all = await kernel.eventsAfter(0, 100);
+    expect(all.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    for (const [after, limit] of [[0, 3], [3, 3], [2, 1], [6, 5], [7, 2], [8, 2]] as const) {
+      const page = await kernel.eventsAfter(after, limit);
+      expect(page.map((e) => e.seq)).toEqual(all.filter((e) => e.seq > after).slice(0, limit).map((e) => e.seq));
+      expect(page.map((e) => e.operation.ref)).toEqual(all.filter((e) => e.seq > after).slice(0, limit).map((e) => e.operation.ref));
+    }
+    await kernel.close();
+  });
 });
 
 describe('accounts and queries', () => {

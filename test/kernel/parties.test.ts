@@ -65,20 +65,22 @@ describe('integrating parties', () => {
   });
 });
 
+const page = { limit: 1000, cursor: null };
+
 describe('grant reads', () => {
   it('lists grants over an identity to it in full, and to a holder its own only', async () => {
     const b = await book();
     const g1 = (await b.decided(actorOf(alice), grantToBob())).result!.grant!;
     const g2 = (await b.decided(actorOf(alice), grantToBob({ principal: 'did:ledger:id:carol' as IdentityId }))).result!.grant!;
     await b.decided(actorOf(alice), { type: 'revoke_grant', grant: g2 });
-    const all = await b.read((v) => v.identityGrants(actorOf(alice), alice));
+    const all = (await b.read((v) => v.identityGrants(actorOf(alice), alice, page))).grants;
     expect(all.map((g) => g.id)).toEqual([g1, g2]);
     expect(all[1]!.revokedAtMs).not.toBeNull();
-    expect((await b.read((v) => v.identityGrants(actorOf(bob), alice))).map((g) => g.id)).toEqual([g1]);
-    expect(await b.read((v) => v.identityGrants({ ...actorOf(alice), scope: ['did:ledger:acct:other' as AccountId] }, alice))).toEqual([]);
-    expect(await codeOf(b.read((v) => v.identityGrants(actorOf('did:ledger:id:mallory'), alice)))).toBe('ERR-NotAuthorised');
-    expect((await b.read((v) => v.accountGrants(actorOf(alice), aliceAccount))).grants.map((g) => g.id)).toEqual([g1, g2]);
-    expect(await codeOf(b.read((v) => v.accountGrants(actorOf(bob), aliceAccount)))).toBe('ERR-NotAuthorised');
+    expect((await b.read((v) => v.identityGrants(actorOf(bob), alice, page))).grants.map((g) => g.id)).toEqual([g1]);
+    expect((await b.read((v) => v.identityGrants({ ...actorOf(alice), scope: ['did:ledger:acct:other' as AccountId] }, alice, page))).grants).toEqual([]);
+    expect(await codeOf(b.read((v) => v.identityGrants(actorOf('did:ledger:id:mallory'), alice, page)))).toBe('ERR-NotAuthorised');
+    expect((await b.read((v) => v.accountGrants(actorOf(alice), aliceAccount, page))).grants.map((g) => g.id)).toEqual([g1, g2]);
+    expect(await codeOf(b.read((v) => v.accountGrants(actorOf(bob), aliceAccount, page)))).toBe('ERR-NotAuthorised');
     await b.kernel.close();
   });
 

@@ -49,12 +49,25 @@ export function customersGenesis(customers: Record<string, bigint>): Genesis {
   return parseGenesis(JSON.stringify(doc));
 }
 
+/** The key test kernels MAC challenges under. */
+export const testChallengeKey = new Uint8Array(32).fill(7);
+
 export async function openBook(options: { genesis?: Genesis; store?: Store; clock?: TestClock; cacheEntries?: number } = {}) {
   const store = options.store ?? new MemoryStore();
   const clock = options.clock ?? new TestClock();
   if ((await store.get('meta/sealed')) === undefined) await importGenesis(store, options.genesis ?? defaultGenesis(), clock.nowMs);
-  const kernel = await Kernel.open({ store, clock: clock.read, ids: sequentialIds, cacheEntries: options.cacheEntries });
+  const kernel = await Kernel.open({ store, clock: clock.read, ids: sequentialIds, cacheEntries: options.cacheEntries, challengeMacKey: testChallengeKey });
   return { kernel, store, clock };
+}
+
+/** An account's available balance in USD, read through a view of the book. */
+export async function available(kernel: Kernel, account: string): Promise<bigint> {
+  const view = await kernel.openView();
+  try {
+    return (await view.balance(acct(account), sym('USD'))).available;
+  } finally {
+    await view.close();
+  }
 }
 
 let counter = 0;

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { type MakeContext, action } from '../../command.js';
+import { accountOf } from '../../names.js';
 import type { Context } from '../../context.js';
 import { details, table, time } from '../../output.js';
 
@@ -16,11 +17,12 @@ export function buildCustody(parent: Command, make: MakeContext): Command {
   return parent
     .command('custody')
     .description("show an account's custody and pending changes (GET /v1/accounts/{account}/custody)")
-    .argument('<account>', 'did:ledger:acct:<id>')
+    .argument('<account>', 'did:ledger:acct:<id>, a saved name or a ledger alias')
     .action(action(make, runCustody));
 }
 
-export async function runCustody(ctx: Context, account: string): Promise<void> {
+export async function runCustody(ctx: Context, name: string): Promise<void> {
+  const account = await accountOf(ctx, 'account', name);
   const view = await ctx.client().get<CustodyView>(`/v1/accounts/${encodeURIComponent(account)}/custody`);
   ctx.out.result(view, () => {
     const head = details({ account: view.account, custody: view.custody, epoch: String(view.epoch), owner: view.owner, successor: view.successor ?? null });

@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import type { Json } from '../../api.js';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
+import { UsageError } from '../../errors.js';
+import { checkSavedName } from '../../names.js';
 import { pairs } from '../../parse.js';
 import { type SubmitFlags, referenceOf, submit, withReference, withSubmitFlags } from '../../submit.js';
 
@@ -12,6 +14,7 @@ export interface OpenOptions extends SubmitFlags {
   acknowledged?: string;
   treasuryLimit?: Record<string, string>;
   reference?: string;
+  saveAs?: string;
 }
 
 export function buildOpen(parent: Command, make: MakeContext): Command {
@@ -24,12 +27,15 @@ export function buildOpen(parent: Command, make: MakeContext): Command {
       .option('--custody <custody>', 'delegated or owned', 'delegated')
       .option('--kind <kind>', 'customer or treasury', 'customer')
       .option('--acknowledged <digest>', 'owned custody: hex digest of the recovery terms the holder was shown')
-      .option('--treasury-limit <ASSET=AMOUNT>', "a treasury account's limit below zero, minor units (repeatable)", pairs),
+      .option('--treasury-limit <ASSET=AMOUNT>', "a treasury account's limit below zero, minor units (repeatable)", pairs)
+      .option('--save-as <name>', 'keep a name for the new account in the profile in use, for any flag that takes an account'),
     ),
   ).action(action(make, runOpen));
 }
 
-export function runOpen(ctx: Context, options: OpenOptions): Promise<void> {
+export async function runOpen(ctx: Context, options: OpenOptions): Promise<void> {
+  const saveAs = options.saveAs === undefined ? undefined : checkSavedName(options.saveAs);
+  if (saveAs !== undefined && options.wait === false) throw new UsageError('--save-as needs the decision (the account is named by it): drop --no-wait');
   const body: Record<string, Json | undefined> = {
     custody: options.custody,
     kind: options.kind,
@@ -38,5 +44,7 @@ export function runOpen(ctx: Context, options: OpenOptions): Promise<void> {
     treasury_limits: options.treasuryLimit,
     reference: referenceOf(options.reference),
   };
-  return submit(ctx, '/v1/accounts', body, options).then(() => undefined);
+  const decided = await submit(ctx, '/v1/accounts', body, options);
+  const account = decided?.result?.account;
+  if (saveAs !== undefined && typeof account === 'string') ctx.out.note(`saved ${account} as ${saveAs} in profile ${await ctx.saveAccount(saveAs, account)}`);
 }

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
 import { type EnrolFlags, enrol, withEnrolFlags } from '../../enrol.js';
+import { accountsOf } from '../../names.js';
 import { list } from '../../parse.js';
 
 export interface RegisterOptions extends EnrolFlags {
@@ -19,6 +20,7 @@ export function buildRegister(parent: Command, make: MakeContext): Command {
 }
 
 export async function runRegister(ctx: Context, options: RegisterOptions): Promise<void> {
-  const body = (fields: Record<string, unknown>) => ({ marker: 'ordinary', ...fields, scope: options.scope });
+  const scope = await accountsOf(ctx, '--scope', options.scope);
+  const body = (fields: Record<string, unknown>) => ({ marker: 'ordinary', ...fields, scope });
   await enrol(ctx, { path: '/v1/credentials', challengeIdentity: options.onBehalfOf, body }, options);
 }

@@ -4,6 +4,7 @@ import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
 import { followEvents } from '../../events.js';
 import { integer } from '../../parse.js';
+import { safe } from '../../safe.js';
 
 export interface TailOptions {
   after?: string;
@@ -35,7 +36,7 @@ export async function runTail(ctx: Context, options: TailOptions): Promise<void>
       if (item.type === 'lost') ctx.out.note(`ledgerctl: event stream lost (${item.reason}); reconnecting in ${item.retryInMs} ms`);
       if (item.type !== 'event') continue;
       if (ctx.out.machine) ctx.out.line({ seq: item.seq, event: item.kind, data: item.data });
-      else ctx.io.stdout.write(`${describeEvent(item.seq, item.kind, item.data)}\n`);
+      else ctx.io.stdout.write(`${safe(describeEvent(item.seq, item.kind, item.data))}\n`);
       if (++seen >= count) return;
     }
   } finally {

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
 import { type SubmitFlags, submit, withSubmitFlags } from '../../submit.js';
-import { type TermsFlags, termsOf, withTermsFlags } from '../../terms.js';
+import { type TermsFlags, termsOf, withAccountsResolved, withTermsFlags } from '../../terms.js';
 
 export interface IssueOptions extends SubmitFlags, TermsFlags {}
 
@@ -13,5 +13,5 @@ export function buildIssue(parent: Command, make: MakeContext): Command {
 }
 
 export async function runIssue(ctx: Context, options: IssueOptions): Promise<void> {
-  await submit(ctx, '/v1/grants', termsOf(options, 'delegated'), options);
+  await submit(ctx, '/v1/grants', termsOf(await withAccountsResolved(ctx, options), 'delegated'), options);
 }

@@ -3,6 +3,7 @@ import type { GrantListing } from '../../api.js';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
+import { accountOf } from '../../names.js';
 import { show, table, time } from '../../output.js';
 
 export interface ListOptions {
@@ -24,7 +25,9 @@ export function buildGrantList(parent: Command, make: MakeContext): Command {
 export async function runList(ctx: Context, options: ListOptions): Promise<void> {
   if ((options.identity === undefined) === (options.account === undefined)) throw new UsageError('give exactly one of --identity or --account');
   const path =
-    options.identity !== undefined ? `/v1/identities/${encodeURIComponent(options.identity)}/grants` : `/v1/accounts/${encodeURIComponent(options.account!)}/grants`;
+    options.identity !== undefined
+      ? `/v1/identities/${encodeURIComponent(options.identity)}/grants`
+      : `/v1/accounts/${encodeURIComponent(await accountOf(ctx, '--account', options.account!))}/grants`;
   const listing = await ctx.client().get<GrantListing>(path);
   ctx.out.result(listing, () =>
     table(

@@ -5,6 +5,8 @@ import type { Context } from '../../context.js';
 import { CliError, UsageError, exitCodes } from '../../errors.js';
 import { movementsPageLimitDefault, movementsPagesMax } from '../../limits.js';
 import type { Query } from '../../client.js';
+import { optionalAccountOf } from '../../names.js';
+import { Money } from '../../money.js';
 import { timeMs } from '../../parse.js';
 
 export interface MovementsOptions {
@@ -38,7 +40,7 @@ export function buildMovements(parent: Command, make: MakeContext): Command {
 export async function runMovements(ctx: Context, options: MovementsOptions): Promise<void> {
   if ((options.account === undefined) === (options.identity === undefined)) throw new UsageError('give exactly one of --account or --identity');
   const query: Query = {
-    account: options.account,
+    account: await optionalAccountOf(ctx, '--account', options.account),
     identity: options.identity,
     limit: options.limit ?? String(movementsPageLimitDefault),
     from: options.from === undefined ? undefined : timeMs('--from', options.from),
@@ -48,15 +50,16 @@ export async function runMovements(ctx: Context, options: MovementsOptions): Pro
     cursor: options.cursor,
   };
   const read = (cursor: string | undefined) => ctx.client().get<MovementsPage>('/v1/movements', { ...query, cursor });
+  const amount = await Money.forPeople(ctx.out.machine, ctx.client());
   if (options.all !== true) {
     const page = await read(options.cursor);
-    return ctx.out.view(page, table, { movements: page.movements });
+    return ctx.out.view(page, table, { movements: page.movements, amount });
   }
   let cursor = options.cursor;
   for (let pages = 0; pages < movementsPagesMax; pages++) {
     const page = await read(cursor);
     if (ctx.out.machine) for (const movement of page.movements) ctx.out.line(movement);
-    else if (page.movements.length > 0 || pages === 0) await ctx.out.view(page, table, { movements: page.movements, header: pages === 0 });
+    else if (page.movements.length > 0 || pages === 0) await ctx.out.view(page, table, { movements: page.movements, header: pages === 0, amount });
     if (page.next === undefined) return;
     cursor = page.next;
   }

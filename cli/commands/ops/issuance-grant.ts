@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
 import { type SubmitFlags, submit, withSubmitFlags } from '../../submit.js';
-import { type TermsFlags, termsOf, withTermsFlags } from '../../terms.js';
+import { type TermsFlags, termsOf, withAccountsResolved, withTermsFlags } from '../../terms.js';
 
 export interface IssuanceGrantOptions extends SubmitFlags, TermsFlags {
   justification: string;
@@ -20,5 +20,5 @@ export function buildIssuanceGrant(parent: Command, make: MakeContext): Command 
 }
 
 export async function runIssuanceGrant(ctx: Context, options: IssuanceGrantOptions): Promise<void> {
-  await submit(ctx, '/v1/ops/issuance-grants', { grant: termsOf(options, 'issuance'), justification: options.justification }, options);
+  await submit(ctx, '/v1/ops/issuance-grants', { grant: termsOf(await withAccountsResolved(ctx, options), 'issuance'), justification: options.justification }, options);
 }

@@ -1,12 +1,14 @@
 import type { Command } from 'commander';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
+import { UsageError } from '../../errors.js';
 import { defaultOrigin, defaultRpId, defaultUrl } from '../../profiles.js';
 
 export interface AddOptions {
   rpId?: string;
   origin?: string;
   use?: boolean;
+  force?: boolean;
 }
 
 export function buildAdd(parent: Command, make: MakeContext): Command {
@@ -17,6 +19,7 @@ export function buildAdd(parent: Command, make: MakeContext): Command {
     .option('--rp-id <id>', 'the relying-party id the software passkey signs for', defaultRpId)
     .option('--origin <origin>', 'the origin the software passkey signs for', defaultOrigin)
     .option('--use', 'make it the active profile')
+    .option('--force', 'replace a profile of that name (its secrets are kept unless --token replaces the token)')
     .action(action(make, runAdd));
 }
 
@@ -24,6 +27,7 @@ export function buildAdd(parent: Command, make: MakeContext): Command {
 export async function runAdd(ctx: Context, name: string, options: AddOptions): Promise<void> {
   const profiles = await ctx.profiles();
   const token = ctx.globals.token;
+  if (profiles.get(name) !== undefined && options.force !== true) throw new UsageError(`a profile named ${name} exists already; --force replaces it`);
   profiles.put(name, { url: ctx.globals.url ?? defaultUrl, rpId: options.rpId ?? defaultRpId, origin: options.origin ?? defaultOrigin });
   if (token !== undefined) profiles.updateSecrets(name, (s) => ({ ...s, token }));
   if (options.use === true || profiles.active === undefined) profiles.use(name);

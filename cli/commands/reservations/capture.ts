@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
+import { accountOf } from '../../names.js';
 import { type SubmitFlags, submit, withSubmitFlags } from '../../submit.js';
 
 export interface CaptureOptions extends SubmitFlags {
@@ -19,7 +20,7 @@ export function buildCapture(parent: Command, make: MakeContext): Command {
   ).action(action(make, runCapture));
 }
 
-export function runCapture(ctx: Context, reservation: string, options: CaptureOptions): Promise<void> {
-  const body = { to: options.to, amount: options.amount };
-  return submit(ctx, `/v1/reservations/${encodeURIComponent(reservation)}/capture`, body, options).then(() => undefined);
+export async function runCapture(ctx: Context, reservation: string, options: CaptureOptions): Promise<void> {
+  const body = { to: await accountOf(ctx, '--to', options.to), amount: options.amount };
+  await submit(ctx, `/v1/reservations/${encodeURIComponent(reservation)}/capture`, body, options);
 }

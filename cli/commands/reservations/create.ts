@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
+import { accountOf } from '../../names.js';
 import { type SubmitFlags, deadlineOf, referenceOf, submit, withDeadline, withReference, withSubmitFlags } from '../../submit.js';
 
 export interface CreateOptions extends SubmitFlags {
@@ -27,13 +28,13 @@ export function buildCreate(parent: Command, make: MakeContext): Command {
   ).action(action(make, runCreate));
 }
 
-export function runCreate(ctx: Context, options: CreateOptions): Promise<void> {
+export async function runCreate(ctx: Context, options: CreateOptions): Promise<void> {
   const body = {
     amount: options.amount,
     asset: options.asset,
-    payer: options.payer,
+    payer: await accountOf(ctx, '--payer', options.payer),
     deadline: deadlineOf(options.deadline),
     reference: referenceOf(options.reference),
   };
-  return submit(ctx, '/v1/reservations', body, options).then(() => undefined);
+  await submit(ctx, '/v1/reservations', body, options);
 }

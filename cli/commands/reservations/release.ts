@@ -9,6 +9,6 @@ export function buildRelease(parent: Command, make: MakeContext): Command {
   ).action(action(make, runRelease));
 }
 
-export function runRelease(ctx: Context, reservation: string, options: SubmitFlags): Promise<void> {
-  return submit(ctx, `/v1/reservations/${encodeURIComponent(reservation)}/release`, {}, options).then(() => undefined);
+export async function runRelease(ctx: Context, reservation: string, options: SubmitFlags): Promise<void> {
+  await submit(ctx, `/v1/reservations/${encodeURIComponent(reservation)}/release`, {}, options);
 }

@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import type { Statement } from '../../api.js';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
+import { Money } from '../../money.js';
+import { accountOf } from '../../names.js';
 import { timeMs } from '../../parse.js';
 
 export interface StatementsOptions {
@@ -26,11 +28,12 @@ export function buildStatements(parent: Command, make: MakeContext): Command {
 
 export async function runStatements(ctx: Context, options: StatementsOptions): Promise<void> {
   const statement = await ctx.client().get<Statement>('/v1/statements', {
-    account: options.account,
+    account: await accountOf(ctx, '--account', options.account),
     asset: options.asset,
     from: timeMs('--from', options.from),
     to: timeMs('--to', options.to),
     as_of: options.asOf,
   });
-  await ctx.out.view(statement, async () => (await import('../../views/statement.js')).StatementView, { statement });
+  const amount = await Money.forPeople(ctx.out.machine, ctx.client());
+  await ctx.out.view(statement, async () => (await import('../../views/statement.js')).StatementView, { statement, amount });
 }

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { TrialBalance } from '../../api.js';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
+import { Money } from '../../money.js';
 
 export interface TrialBalanceOptions {
   asset?: string;
@@ -17,5 +18,6 @@ export function buildTrialBalance(parent: Command, make: MakeContext): Command {
 
 export async function runTrialBalance(ctx: Context, options: TrialBalanceOptions): Promise<void> {
   const trialBalance = await ctx.client().get<TrialBalance>('/v1/trial-balance', { asset: options.asset });
-  await ctx.out.view(trialBalance, async () => (await import('../../views/trial-balance.js')).TrialBalanceView, { trialBalance });
+  const amount = await Money.forPeople(ctx.out.machine, ctx.client());
+  await ctx.out.view(trialBalance, async () => (await import('../../views/trial-balance.js')).TrialBalanceView, { trialBalance, amount });
 }

@@ -20,8 +20,8 @@ export interface Daemon {
   process: ChildProcess;
   /** Stops it (SIGTERM) and waits for the exit. */
   stop(): Promise<void>;
-  /** Stops it and serves the same data dir again on the same port. */
-  restart(): Promise<void>;
+  /** Stops it and serves the same data dir again on the same port, running `whileDown` in between. */
+  restart(whileDown?: () => Promise<void>): Promise<void>;
 }
 
 export async function freePort(): Promise<number> {
@@ -69,8 +69,9 @@ export async function startDaemon(options: { genesis?: object } = {}): Promise<D
       await stopChild();
       rmSync(root, { recursive: true, force: true });
     },
-    async restart() {
+    async restart(whileDown) {
       await stopChild();
+      await whileDown?.();
       child = await serve(dataDir, port);
     },
   };

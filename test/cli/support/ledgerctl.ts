@@ -14,6 +14,9 @@ export interface Run {
 
 const runTimeoutMs = 30_000;
 
+/** stderr without the line naming the client key ledgerctl made for a submission (CONTRACT 11). */
+export const withoutClientKey = (stderr: string): string => stderr.replace(/^client key [0-9a-f]{32}\n/gm, '');
+
 const madeDirs = new Set<string>();
 // Removed when the test process ends, whichever test made them and however it ended.
 process.once('exit', () => {

@@ -78,6 +78,23 @@ describe('Dashboard', () => {
     expect(frameOf('reservations')).toContain('1 held');
   });
 
+  it("escapes served text in every pane: references, errors, the stream's reason", () => {
+    const hostile = '\u001b[2J\u001b]0;pwned\u0007\u202e';
+    const held = { ...operation('r1', 'Reserved', 'reserve'), reference: hostile };
+    const failed = operation(`op_${hostile}`, 'Rejected', 'transfer', { error: `ERR-${hostile}`, description: hostile });
+    let state = onOperation(stateWith({}), held, 1, nowMs);
+    state = onOperation(state, failed, 2, nowMs);
+    const reconnecting = { state: 'reconnecting' as const, reason: hostile, retryInMs: 200 };
+    const frames = [
+      ...(['operations', 'reservations'] as const).map((pane) => render(<Dashboard state={{ ...state, pane, connection: reconnecting }} url={url} nowMs={nowMs} />).lastFrame()!),
+      render(<Dashboard state={stateWith({ trialBalanceError: hostile })} url={url} nowMs={nowMs} />).lastFrame()!,
+    ];
+    for (const frame of frames) {
+      expect(frame).not.toMatch(/\u001b\[2J|\u001b\]0;|\u202e/);
+      expect(frame).toContain('\\x1b[2J');
+    }
+  });
+
   it('says when it is reconnecting, and how far it had read', () => {
     const state = stateWith({ connection: { state: 'reconnecting', reason: 'ECONNREFUSED', retryInMs: 400 }, lastSeq: 12 });
     expect(render(<Dashboard state={state} url={url} nowMs={nowMs} />).lastFrame()).toContain('○ reconnecting in 400 ms at event 12 (ECONNREFUSED)');

@@ -1,0 +1,107 @@
+/**
+ * docs/daemon.md's configuration table against the code: every default and bound it
+ * quotes is the one the daemon applies, and every setting the daemon takes is in it.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../daemon/config.js';
+import { repoRoot } from './support.js';
+
+const units: Record<string, number> = { ms: 1, s: 1_000, min: 60_000, h: 3_600_000, days: 86_400_000, KiB: 1024, MiB: 1024 * 1024, GiB: 1024 * 1024 * 1024, M: 1_000_000 };
+
+/** "30 000", "1 MiB", "604 800 000 (7 days)", "10 M": a documented quantity in the setting's own unit. */
+function quantity(text: string): number {
+  const m = /^([0-9][0-9 ]*)\s*(ms|s|min|h|days|KiB|MiB|GiB|M)?(?:\s*\(.*\))?$/.exec(text.trim());
+  if (m === null) throw new Error(`not a quantity: ${text}`);
+  return Number(m[1]!.replaceAll(' ', '')) * (m[2] === undefined ? 1 : units[m[2]]!);
+}
+
+interface Row {
+  readonly setting: string;
+  readonly defaultText: string;
+  readonly boundsText: string;
+}
+
+function configTable(): Row[] {
+  const doc = readFileSync(join(repoRoot, 'docs/daemon.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('### Configuration'));
+  return section
+    .split('\n')
+    .filter((line) => /^\| `[A-Za-z]+` \|/.test(line))
+    .map((line) => {
+      const cells = line.split('|').map((c) => c.trim());
+      return { setting: cells[1]!.replaceAll('`', ''), defaultText: cells[2]!, boundsText: cells[3]! };
+    });
+}
+
+const noFile = { flags: {}, env: {}, readFile: () => null };
+const withSettings = (settings: Record<string, unknown>) => () => loadConfig({ flags: {}, env: {}, readFile: () => JSON.stringify(settings) });
+
+/** "0 – 9 999, below `sseConnectionsMax`": the range, and the setting this one must stay below. */
+function boundsOf(text: string): { range: string; below: string | null } {
+  const m = /^(.*?)(?:, below `([A-Za-z]+)`)?$/.exec(text)!;
+  return { range: m[1]!, below: m[2] ?? null };
+}
+
+describe('docs/daemon.md configuration table', () => {
+  const rows = configTable();
+  const config = loadConfig(noFile) as unknown as Record<string, unknown>;
+
+  it('lists every setting the daemon takes, and only those', () => {
+    // A setting is what the config file accepts; the rest of Config is derived from settings.
+    const accepted = (name: string) => {
+      try {
+        withSettings({ [name]: config[name] })();
+        return true;
+      } catch (error) {
+        // Refused for its value (a listen address is text in the file): still a setting.
+        return !(error instanceof ConfigError && error.message.includes('unknown setting'));
+      }
+    };
+    const settings = Object.keys(config).filter(accepted);
+    expect(rows.map((r) => r.setting).sort()).toEqual(settings.sort());
+  });
+
+  it('quotes the default the daemon applies', () => {
+    for (const row of rows) {
+      const actual = config[row.setting];
+      if (typeof actual === 'number') expect({ [row.setting]: quantity(row.defaultText) }).toEqual({ [row.setting]: actual });
+      else if (row.setting === 'listen') expect(row.defaultText).toBe(`\`${(actual as { host: string }).host}:${(actual as { port: number }).port}\``);
+      else if (row.setting === 'relyingParty') {
+        const rp = actual as { id: string; origin: string };
+        expect(row.defaultText).toBe(`\`{id: "${rp.id}", origin: "${rp.origin}"}\``);
+      } else expect(row.defaultText).toBe(`\`${String(actual)}\``);
+    }
+  });
+
+  it('quotes the bounds the daemon enforces: both ends accepted, one beyond either refused', () => {
+    const numeric = rows.filter((r) => typeof config[r.setting] === 'number');
+    expect(numeric.length).toBeGreaterThan(10);
+    const ranges = new Map(numeric.map((row) => [row.setting, boundsOf(row.boundsText)]));
+    const endsOf = (row: Row) => {
+      const [low, high] = ranges.get(row.setting)!.range.split('–').map((t) => t.trim());
+      // "1 ms – 366 days" carries the unit on both ends; "1 – 50 000" on neither; "0 – 60 s" on the high end only
+      // ("1 024 – 10 M": M is a multiple, not a unit).
+      const unit = /\s(ms|s|min|h|days|KiB|MiB|GiB)$/.exec(high!)?.[1];
+      const min = quantity(/[a-zA-Z]$/.test(low!) || unit === undefined ? low! : `${low} ${unit}`);
+      return { min, max: quantity(high!) };
+    };
+    const byName = new Map(numeric.map((row) => [row.setting, row]));
+    for (const row of numeric) {
+      const { min, max } = endsOf(row);
+      // A setting that must stay below another is tried with that one at its highest, and the other way round.
+      const companions: Record<string, number> = {};
+      const below = ranges.get(row.setting)!.below;
+      if (below !== null) companions[below] = endsOf(byName.get(below)!).max;
+      for (const [other, r] of ranges) if (r.below === row.setting) companions[other] = endsOf(byName.get(other)!).min;
+      const at = (value: number) => withSettings({ ...companions, [row.setting]: value });
+      expect(at(min), `${row.setting} at ${min}`).not.toThrow();
+      expect(at(max), `${row.setting} at ${max}`).not.toThrow();
+      expect(at(min - 1), `${row.setting} below ${min}`).toThrow(ConfigError);
+      expect(at(max + 1), `${row.setting} above ${max}`).toThrow(ConfigError);
+    }
+    // And the relation itself holds: equal is refused.
+    for (const [name, r] of ranges) if (r.below !== null) expect(withSettings({ [name]: 5, [r.below]: 5 })).toThrow(ConfigError);
+  });
+});
