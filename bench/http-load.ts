@@ -172,11 +172,6 @@ export async function drive(url: string, token: string, options: LoadOptions): P
   }
 }
 
-export function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
 /**
  * The real ledgerd on a fresh book of `accounts` funded customers (durable fsync'd
  * commits, log level warn), driven by `drive` as the operator; then, for every

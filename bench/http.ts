@@ -11,7 +11,8 @@
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
-import { drive, loadFlags, loadOptions, percentile, runLedgerd, startServer, stopServer } from './http-load.js';
+import { percentile } from './percentile.js';
+import { drive, loadFlags, loadOptions, runLedgerd, startServer, stopServer } from './http-load.js';
 
 const { values: args } = parseArgs({
   options: {

@@ -17,7 +17,8 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { startPostgresCluster } from '../../test/support/postgres-cluster.js';
 import { benchAccount } from '../genesis.js';
-import { benchFundingMinor, closedLoop, drive, loadFlags, loadOptions, percentile, type Run, runLedgerd, startServer, stopServer, transferPair } from '../http-load.js';
+import { benchFundingMinor, closedLoop, drive, loadFlags, loadOptions, type Run, runLedgerd, startServer, stopServer, transferPair } from '../http-load.js';
+import { percentile } from '../percentile.js';
 import { checkBook, installFundedLedger, refusalCodes, transfer } from './sql-ledger.js';
 
 const { values: args } = parseArgs({
