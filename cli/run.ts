@@ -15,8 +15,8 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
 }
 
 function report(io: Io, error: unknown): number {
-  // Commander has printed its message and the usage already. `--help` and `--version` end with 0;
-  // help shown because a noun was given without its verb is a usage error.
+  // Commander has printed its message and the hint already. `--help` and `--version` end with 0;
+  // a noun given without its verb is a usage error.
   if (error instanceof CommanderError) return error.exitCode === 0 ? exitCodes.ok : exitCodes.usage;
   if (error instanceof RefusedError) {
     const retry = error.retryAfterS === null ? '' : `\nretry after ${error.retryAfterS} s with the same --client-key`;

@@ -120,6 +120,21 @@ describe('help', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^Usage: ledgerctl transfers create \[options\]/);
     expect(r.stdout).toContain('--no-wait');
+    expect(r.stdout).toContain('\nExamples:\n  ledgerctl transfers create --from treasury:USD --to savings --amount 1000 --asset USD\n');
+  });
+
+  it('a noun without its verb is one line naming its verbs and where the help is (exit 2)', async () => {
+    const r = await ledgerctl(['accounts'], book.env);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe('error: accounts needs a verb: open, show, balance, list, custody\nhint: ledgerctl help accounts\n');
+    const globals = await ledgerctl(['--json', 'reservations'], book.env);
+    expect(globals.code).toBe(2);
+    expect(globals.stderr).toBe('error: reservations needs a verb: create, capture, release\nhint: ledgerctl help reservations\n');
+    const help = await ledgerctl(['help', 'accounts'], book.env);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: ledgerctl accounts/);
+    expect((await ledgerctl(['accounts', '--help'], book.env)).stdout).toBe(help.stdout);
   });
 });
 

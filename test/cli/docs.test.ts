@@ -7,11 +7,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { completionScript } from '../../cli/completion.js';
+import { examples, examplesOf } from '../../cli/examples.js';
 import { renderManPage } from '../../cli/manpage.js';
 import { buildProgram, version } from '../../cli/program.js';
 import { groups, leaves, longOptions } from '../../cli/tree.js';
 import { repoRoot } from './support/daemon.js';
-import { fakeIo } from './support/io.js';
+import { fakeIo, runInProcess } from './support/io.js';
 import { configDir } from './support/ledgerctl.js';
 
 const program = buildProgram(fakeIo());
@@ -39,7 +40,23 @@ describe('man/ledgerctl.1', () => {
       expect(flat).toContain(`ledgerctl ${path.join(' ')}`);
       for (const option of longOptions(program, command)) expect(flat).toContain(option);
     }
+    for (const { path } of leaves(program)) for (const example of examplesOf(path)) expect(flat).toContain(example);
     for (const code of ['0 Success', '1 Refused by the service', '2 Usage error', '3 The service cannot be reached', '4 Not signed in']) expect(flat).toContain(code);
+  });
+});
+
+describe('examples', () => {
+  it("every command has some, each calling that command, shown under its --help", async () => {
+    const paths = leaves(program).map(({ path }) => path.join(' '));
+    expect(Object.keys(examples).sort()).toEqual(paths.filter((p) => p !== 'help').sort());
+    for (const { path } of leaves(program)) {
+      const shown = examplesOf(path);
+      expect(shown.length, path.join(' ')).toBeGreaterThan(0);
+      for (const example of shown) expect(example, path.join(' ')).toMatch(new RegExp(`ledgerctl (--profile \\S+ )?${path.join(' ')}( |$)`));
+      const help = await runInProcess([...path, '--help']);
+      expect(help.code).toBe(0);
+      expect(help.stdout).toContain(`\nExamples:\n${shown.map((e) => `  ${e}\n`).join('')}`);
+    }
   });
 });
 
