@@ -114,6 +114,23 @@ describe('output', () => {
   });
 });
 
+describe('values for shell completion', () => {
+  it('assets list keeps the asset symbols in the saved profile of its service, and only there', async () => {
+    const dir = await withGoodProfile();
+    expect((await ledgerctl(['__complete', 'assets'], dir)).stdout).toBe('');
+    expect((await ledgerctl(['assets', 'list'], dir)).code).toBe(0);
+    expect((await ledgerctl(['__complete', 'assets'], dir)).stdout).toBe('EUR\nUSD\n');
+    // Another service through --url is not the profile's: its assets are not kept there.
+    const other = await withGoodProfile();
+    expect((await ledgerctl(['--url', book.daemon.url.replace('127.0.0.1', 'localhost'), 'assets', 'list'], other)).code).toBe(0);
+    expect((await ledgerctl(['__complete', 'assets'], other)).stdout).toBe('');
+    // The environment alone saves no profile.
+    const bare = { ...book.env, LEDGERCTL_CONFIG_DIR: configDir() };
+    expect((await ledgerctl(['assets', 'list'], bare)).code).toBe(0);
+    expect((await ledgerctl(['profile', 'list'], bare)).json()).toEqual([]);
+  });
+});
+
 describe('help', () => {
   it("`ledgerctl help NOUN VERB` shows that command's help", async () => {
     const r = await ledgerctl(['help', 'transfers', 'create'], book.env);
