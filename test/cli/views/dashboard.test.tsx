@@ -12,7 +12,7 @@ import { majorUnits } from '../../../cli/money.js';
 import type { StreamItem } from '../../../cli/events.js';
 import { Dashboard } from '../../../cli/views/dashboard.js';
 import { DashboardApp, type DashboardSources } from '../../../cli/views/dashboard-app.js';
-import { balanced, operation, unbalanced } from './fixtures.js';
+import { balanced, metricsSample, operation, unbalanced } from './fixtures.js';
 
 const nowMs = Date.UTC(2026, 0, 2, 0, 0, 30);
 const url = 'http://127.0.0.1:8470';
@@ -269,6 +269,23 @@ describe('DashboardApp', () => {
     app.stdin.write('q');
     await settle();
     expect(app.lastFrame()).toContain('q: quit');
+    app.unmount();
+  });
+
+  it("shows ledgerd's metrics on the status line, and a treasury read that fails leaves the pane going", async () => {
+    const sources: DashboardSources = {
+      events: feed().events,
+      trialBalance: async () => balanced,
+      treasuries: async () => {
+        throw new Error('ERR-NotAuthorised: no');
+      },
+      metrics: async () => metricsSample,
+      now: () => Date.UTC(2026, 0, 2, 1, 0, 5),
+    };
+    const app = render(<DashboardApp sources={sources} url={url} refreshMs={100} />);
+    await settle();
+    expect(app.lastFrame()).toContain('backlog 7 · decision p50 6.0 ms p99 50 ms · rejected 5.0% of 1000 · ledgerd 0.2.0 · up 1h 0m');
+    expect(app.lastFrame()).toMatch(/USD\s+…\s+…\s+0\s+yes/);
     app.unmount();
   });
 });

@@ -1,32 +1,8 @@
 /** The dashboard's reading of ledgerd's `/metrics` (Prometheus text format), on a fixed sample. */
 import { describe, expect, it } from 'vitest';
+import { metricsSample as sample, metricsStartS as startS } from './fixtures.js';
 import { ageText, histogramQuantile, parseMetrics, readStatus, statusOf, statusText } from '../../../cli/dashboard/metrics.js';
 
-const startS = 1_767_312_000; // 2026-01-02T00:00:00Z
-const sample = `# HELP ledgerd_backlog_commands Commands acknowledged and not yet decided.
-# TYPE ledgerd_backlog_commands gauge
-ledgerd_backlog_commands 7
-# HELP ledgerd_decision_latency_seconds From submission to decision.
-# TYPE ledgerd_decision_latency_seconds histogram
-ledgerd_decision_latency_seconds_bucket{le="0.001"} 0
-ledgerd_decision_latency_seconds_bucket{le="0.005"} 400
-ledgerd_decision_latency_seconds_bucket{le="0.01"} 900
-ledgerd_decision_latency_seconds_bucket{le="0.05"} 990
-ledgerd_decision_latency_seconds_bucket{le="0.1"} 1000
-ledgerd_decision_latency_seconds_bucket{le="+Inf"} 1000
-ledgerd_decision_latency_seconds_sum 4.2
-ledgerd_decision_latency_seconds_count 1000
-# TYPE ledgerd_decisions_total counter
-ledgerd_decisions_total{state="Completed"} 950
-ledgerd_decisions_total{state="Rejected"} 50
-# TYPE ledgerd_rejections_total counter
-ledgerd_rejections_total{code="ERR-InsufficientAvailable"} 40
-ledgerd_rejections_total{code="ERR-BoundExceeded"} 10
-# TYPE ledgerd_build_info gauge
-ledgerd_build_info{version="0.2.0"} 1
-# TYPE process_start_time_seconds gauge
-process_start_time_seconds ${startS}
-`;
 
 describe('the metrics text format', () => {
   it('parses samples with labels (escapes included), skipping comments and broken lines', () => {
