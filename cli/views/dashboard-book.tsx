@@ -10,6 +10,7 @@ import type { DashboardState } from '../dashboard/model.js';
 import type { AmountText } from '../money.js';
 import { safe } from '../safe.js';
 import { Table } from './table.js';
+import { BalancedLine } from './trial-balance.js';
 
 interface Row {
   asset: string;
@@ -25,7 +26,6 @@ export function BookPane({ state, amount }: { state: DashboardState; amount: Amo
   const trialBalance = state.trialBalance;
   if (trialBalance === null) return <Text dimColor>loading…</Text>;
   const money = (minor: bigint | null, asset: string) => (minor === null ? '…' : amount(minor.toString(), asset));
-  const balanced = trialBalance.unbalanced.length === 0;
   return (
     <Box flexDirection="column">
       <Table
@@ -39,13 +39,7 @@ export function BookPane({ state, amount }: { state: DashboardState; amount: Amo
         rows={rowsOf(trialBalance, state.treasuries)}
         empty="(no assets)"
       />
-      <Text>
-        {balanced ? <Text color="green">balanced</Text> : <Text color="red">UNBALANCED: {trialBalance.unbalanced.length} asset(s)</Text>}
-        <Text dimColor>
-          {' '}
-          ({trialBalance.accounts} accounts, view {trialBalance.view})
-        </Text>
-      </Text>
+      <BalancedLine trialBalance={trialBalance} />
       <Text dimColor wrap="truncate-end">
         issued: the operator&apos;s {state.treasuries === null ? '' : `${state.treasuries.accounts} `}treasury accounts below zero · customers hold: the sum less them, every layer
       </Text>

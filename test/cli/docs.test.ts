@@ -142,6 +142,9 @@ describe('shell completion', () => {
     expect(complete('--profile', '')).toEqual(['prod', 'staging']);
     expect(complete('reservations', 'capture', 'op_1', '--to', '')).toEqual(['savings', 'shop']);
     expect(complete('--profile', 'staging', 'trial-balance', '--asset', '')).toEqual(['BTC']);
+    // No values is no candidate at all, not one empty one.
+    const count = execFileSync('zsh', ['-c', `${shellLedgerctl}; compdef() { :; }; compadd() { print -- \${#\${(P)2}}; }; source '${zshScript}'; words=(ledgerctl --profile nosuch trial-balance --asset ''); CURRENT=6; _ledgerctl`], { encoding: 'utf8', env });
+    expect(count).toBe('0\n');
     expect(existsSync(pwned)).toBe(false);
   });
 

@@ -33,7 +33,8 @@ export async function runDashboard(ctx: Context, options: DashboardOptions): Pro
   const after = options.after === undefined ? null : integer('--after', options.after, 0, Number.MAX_SAFE_INTEGER);
   const refreshMs = integer('--refresh-ms', options.refreshMs ?? '1000', refreshMsMin, refreshMsMax);
   const client = ctx.client();
-  const amount = (await Money.read(client)).show;
+  // Without the registry (the service down at start) amounts show in minor units; the stream says why.
+  const amount = await Money.read(client).then((money) => money.show, () => undefined);
   let principal: string | undefined;
   const sources = {
     events: (signal: AbortSignal) => followEvents(client, { after, signal, reconnect: true }),
@@ -44,7 +45,7 @@ export async function runDashboard(ctx: Context, options: DashboardOptions): Pro
   };
   renderLiveOnTerminal();
   const [{ render }, { createElement }, { DashboardApp }] = await Promise.all([import('ink'), import('react'), import('../../views/dashboard-app.js')]);
-  const app = render(createElement(DashboardApp, { sources, url: client.baseUrl.origin, refreshMs, amount }), {
+  const app = render(createElement(DashboardApp, { sources, url: client.baseUrl.origin, refreshMs, ...(amount === undefined ? {} : { amount }) }), {
     stdout: ctx.io.stdout as NodeJS.WriteStream,
     stdin: ctx.io.stdin as NodeJS.ReadStream,
     stderr: ctx.io.stderr as NodeJS.WriteStream,
