@@ -8,6 +8,7 @@ vi.hoisted(() => {
 });
 import type { TrialBalance } from '../../../cli/api.js';
 import { type DashboardState, type KeyPress, filterLengthMax, initialState, onKey, onOperation, rateSeries, rateWindowS, withRate } from '../../../cli/dashboard/model.js';
+import { readStatus } from '../../../cli/dashboard/metrics.js';
 import { majorUnits } from '../../../cli/money.js';
 import type { StreamItem } from '../../../cli/events.js';
 import { Dashboard } from '../../../cli/views/dashboard.js';
@@ -147,6 +148,11 @@ describe('Dashboard', () => {
     const frames = [
       ...(['operations', 'reservations'] as const).map((pane) => render(<Dashboard state={{ ...state, pane, connection: reconnecting }} url={url} nowMs={nowMs} />).lastFrame()!),
       render(<Dashboard state={stateWith({ trialBalanceError: hostile })} url={url} nowMs={nowMs} />).lastFrame()!,
+      // An operation opened whole, a filter being typed, ledgerd's metrics (a version label) and why they are unavailable.
+      render(<Dashboard state={{ ...state, pane: 'operations', detail: held }} url={url} nowMs={nowMs} />).lastFrame()!,
+      render(<Dashboard state={{ ...state, pane: 'operations', filtering: true, filter: hostile }} url={url} nowMs={nowMs} />).lastFrame()!,
+      render(<Dashboard state={{ ...state, status: readStatus(`ledgerd_build_info{version="${hostile.replaceAll('\u0007', '')}"} 1\n`) }} url={url} nowMs={nowMs} />).lastFrame()!,
+      render(<Dashboard state={{ ...state, status: { unavailable: hostile } }} url={url} nowMs={nowMs} />).lastFrame()!,
     ];
     for (const frame of frames) {
       expect(frame).not.toMatch(/\u001b\[2J|\u001b\]0;|\u202e/);
