@@ -172,6 +172,8 @@ export interface KeyPress {
  * close or clear quits, as q does.
  */
 export function onKey(state: DashboardState, key: KeyPress, rows: number): DashboardState {
+  // Keys typed (or pasted) faster than the terminal is read arrive as one chunk: each acts in turn.
+  if ([...key.input].length > 1 && key.ctrl !== true && key.meta !== true) return [...key.input].reduce((s, input) => onKey(s, { input }, rows), state);
   if (state.filtering) {
     if (key.escape === true) return { ...withFilter(state, ''), filtering: false };
     if (key.return === true) return { ...state, filtering: false };

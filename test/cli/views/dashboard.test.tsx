@@ -93,6 +93,9 @@ describe('dashboard keys', () => {
     expect([typed.filter, typed.pane, typed.quitting]).toEqual(['q2', 'operations', false]);
     expect(press(listed(), '/', '"', 'o', 'r', 'd', 'e', 'r', '"', ':', '4').filter).toBe('"order":4');
     expect(press(listed(), '/', ...'x'.repeat(filterLengthMax + 5).split('')).filter).toHaveLength(filterLengthMax);
+    // Keys that reach the terminal in one read act one by one.
+    expect(press(listed(), 'k/reserve')).toMatchObject({ filtering: true, filter: 'reserve' });
+    expect(press(listed(), 'jjj').selected).toBe(3);
   });
 
   it('closes an opened operation on Esc; Esc clears a filter before it quits; q quits', () => {
