@@ -19,6 +19,7 @@ import { refuse } from './errors.js';
 import type { Account, Asset, AssetKind, Balance, Custody, Head, Identity, Layer, Posting } from './model.js';
 import { layers, moved, zeroBalance } from './model.js';
 import type { BatchOp, Store } from './store/port.js';
+import { plusBalance, totalsWrite } from './totals.js';
 import {
   type AccountId,
   type AssetSymbol,
@@ -311,7 +312,16 @@ export async function importGenesis(store: Store, genesis: Genesis, nowMs: numbe
     await put(keys.journal(seq), encodePosting(posting));
     await put(keys.accountAsset(o.account, o.asset, seq), '');
   }
-  for (const [key, b] of balances) await put(key, JSON.stringify(encodeBalance(b)));
+  const totals = new Map(genesis.assets.map((asset) => [asset.id as string, zeroBalance]));
+  for (const [key, b] of balances) {
+    await put(key, JSON.stringify(encodeBalance(b)));
+    const asset = key.slice(key.lastIndexOf('/') + 1);
+    totals.set(asset, plusBalance(totals.get(asset)!, b));
+  }
+  for (const [asset, total] of totals) {
+    const { key, value } = totalsWrite(asset, total);
+    await put(key, value);
+  }
   for (const a of genesis.aliases) await put(keys.alias(a.source, a.name), a.account);
   for (const a of genesis.archived) await put(keys.archived(a.source, a.name), '');
   await store.write(pending, true);

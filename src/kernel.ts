@@ -58,6 +58,7 @@ import type { BatchOp, Store } from './store/port.js';
 import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, PartyId, ReferenceJson } from './values.js';
 import { loadAssets } from './assets.js';
 import { BookView, readOperation } from './queries.js';
+import { plusBalance, readTotals, sumBalances, totalMinor, totalsWrite } from './totals.js';
 import { precheck, precheckNeeds } from './precheck.js';
 import { loadHeldGrants, loadIssuance, loadList, loadRevocation } from './grant-loader.js';
 import { cseqOfRef } from './ids.js';
@@ -183,7 +184,8 @@ interface PlannedRound {
   readonly writes: readonly BatchOp[];
   readonly head: Head;
   readonly overlay: Overlay;
-  readonly deltas: ReadonlyMap<string, bigint>;
+  /** The per-asset totals this round changes, as they stand after it. */
+  readonly totals: ReadonlyMap<string, Balance>;
   readonly events: readonly Operation[];
   readonly eventStart: number;
   readonly directOutcomes: readonly (Refusal | null)[];
@@ -232,8 +234,8 @@ export class Kernel {
   private readonly listeners = new Set<(event: DecisionEvent) => void>();
   /** The event chunk read last, parsed: a replay pages through one chunk (up to a round's events) many times. */
   private lastEventChunk: { readonly key: string; readonly events: readonly Record<string, unknown>[] } | null = null;
-  /** Signed sum of every balance per asset; must stay zero (the trial balance). */
-  private readonly totals = new Map<string, bigint>();
+  /** Per asset, the sum of every balance layer by layer (as stored under tb/); their sum must stay zero (the trial balance). */
+  private totals = new Map<string, Balance>();
 
   private constructor(options: KernelOptions, assets: ReadonlyMap<string, Asset>, head: Head, nextCseq: number) {
     this.store = options.store;
@@ -267,7 +269,7 @@ export class Kernel {
     const cseqText = await store.get(keys.cseq);
     const nextCseq = Math.max(head.decidedCseq, cseqText === undefined ? 0 : Number(cseqText)) + 1;
     const kernel = new Kernel(options, await loadAssets(store), head, nextCseq);
-    await kernel.checkTotals();
+    await kernel.loadTotals();
     await kernel.countChallenges();
     await kernel.loadBacklog();
     await kernel.refreshNextExpiry();
@@ -621,7 +623,7 @@ export class Kernel {
     const writes: BatchOp[] = [];
     const events: Operation[] = [];
     let postingSeq = this.head.postingSeq;
-    const deltas = new Map<string, bigint>();
+    const deltas = new Map<string, Balance>();
     let accountsOpened = 0;
 
     const post = (op: Operation, entries: readonly Entry[]): number[] => {
@@ -631,7 +633,7 @@ export class Kernel {
         const seq = ++postingSeq;
         const signed = entry.direction === 'credit' ? entry.amountMinor : -entry.amountMinor;
         perAsset.set(entry.asset, (perAsset.get(entry.asset) ?? 0n) + signed);
-        deltas.set(entry.asset, (deltas.get(entry.asset) ?? 0n) + signed);
+        deltas.set(entry.asset, moved(deltas.get(entry.asset) ?? zeroBalance, entry.layer, signed));
         const after = moved(overlay.balance(entry.account, entry.asset), entry.layer, signed);
         this.assertWithinFloor(overlay.account(entry.account), entry.asset, after);
         overlay.setBalance(entry.account, entry.asset, after);
@@ -711,7 +713,15 @@ export class Kernel {
       writes.push(value === undefined ? { type: 'del', key } : { type: 'put', key, value });
     }
 
-    for (const [asset, sum] of deltas) assert(sum === 0n, `the round balances in ${asset}`);
+    const totals = new Map<string, Balance>();
+    for (const [asset, delta] of deltas) {
+      assert(totalMinor(delta) === 0n, `the round balances in ${asset}`);
+      // A round of transfers alone moves no layer's total: nothing to write.
+      if (delta.available === 0n && delta.reserved === 0n && delta.encumbered === 0n) continue;
+      const total = plusBalance(this.totals.get(asset)!, delta);
+      totals.set(asset, total);
+      writes.push(totalsWrite(asset, total));
+    }
     for (const key of overlay.dirtyBalances) writes.push({ type: 'put', key, value: JSON.stringify(encodeBalance(overlay.balances.get(key)!)) });
     for (const key of overlay.dirtyAccounts) writes.push({ type: 'put', key, value: encodeAccount(overlay.accounts.get(key)!) });
     for (const key of overlay.dirtyIdentities) writes.push({ type: 'put', key, value: encodeIdentity(overlay.identities.get(key)!) });
@@ -735,12 +745,12 @@ export class Kernel {
       accounts: this.head.accounts + accountsOpened,
     };
     writes.push({ type: 'put', key: keys.head, value: encodeHead(head) });
-    return { writes, head, overlay, deltas, events, eventStart, directOutcomes, challengesAdded: challengesIssued - pruned.challenges, expiring };
+    return { writes, head, overlay, totals, events, eventStart, directOutcomes, challengesAdded: challengesIssued - pruned.challenges, expiring };
   }
 
   /** Writes a planned round; once it is durable, the cache, head and listeners follow. False when the write failed. */
   private async commitRound(round: PlannedRound, direct: readonly DirectRequest[]): Promise<boolean> {
-    const { writes, head, overlay, deltas, events, eventStart, directOutcomes, challengesAdded, expiring } = round;
+    const { writes, head, overlay, totals, events, eventStart, directOutcomes, challengesAdded, expiring } = round;
     if (!(await this.writeOrNote(writes))) return false;
     this.challengesOutstanding += challengesAdded;
     for (const [i, d] of direct.entries()) d.resolve(directOutcomes[i]!);
@@ -749,8 +759,10 @@ export class Kernel {
     for (const key of overlay.dirtyBalances) this.cache.set(key, overlay.balances.get(key)!);
     for (const key of overlay.dirtyAccounts) this.cache.set(key, overlay.accounts.get(key)!);
     for (const key of overlay.dirtyIdentities) this.cache.set(key, overlay.identities.get(key)!);
-    for (const [asset, sum] of deltas) this.totals.set(asset, (this.totals.get(asset) ?? 0n) + sum);
-    for (const [asset, total] of this.totals) assert(total === 0n, `the trial balance is zero in ${asset}`);
+    for (const [asset, total] of totals) {
+      this.totals.set(asset, total);
+      assert(totalMinor(total) === 0n, `the trial balance is zero in ${asset}`);
+    }
     this.head = head;
     if (expiring.length > 0 || events.some((op) => op.command.type === 'reserve')) await this.refreshNextExpiry();
     for (const [i, op] of events.entries()) this.emit({ seq: eventStart + i + 1, operation: op });
@@ -1018,6 +1030,7 @@ export class Kernel {
     this.decideQueue = [];
     this.backlogByPrincipal.clear();
     await this.loadBacklog();
+    await this.loadTotals();
     this.challengesOutstanding = 0;
     await this.countChallenges();
     await this.refreshNextExpiry();
@@ -1055,14 +1068,19 @@ export class Kernel {
     for await (const _ of this.store.entries({ gte: 'chal/', lt: 'chal0', limit: challengesOutstandingMax })) this.challengesOutstanding++;
   }
 
-  /** Sums every balance of the book per asset: the trial balance must be zero on reopen. */
-  private async checkTotals(): Promise<void> {
-    for await (const [key, value] of this.store.entries({ gte: keys.balancePrefix, lt: prefixEnd(keys.balancePrefix), limit: Number.MAX_SAFE_INTEGER })) {
-      const asset = key.slice(key.lastIndexOf('/') + 1);
-      const b = decodeBalance(JSON.parse(value));
-      this.totals.set(asset, (this.totals.get(asset) ?? 0n) + b.available + b.reserved + b.encumbered);
+  /**
+   * Reads the per-asset totals (one read per asset, whatever the book's size); the
+   * trial balance must be zero. A book written before totals were kept gets them
+   * once from a pass over every balance, written in one batch.
+   */
+  private async loadTotals(): Promise<void> {
+    let totals = await readTotals(this.store, this.assets.keys());
+    if (totals === null) {
+      totals = await sumBalances(this.store, this.assets.keys());
+      await this.store.write([...totals].map(([asset, total]) => totalsWrite(asset, total)), this.sync);
     }
-    for (const [asset, total] of this.totals) assert(total === 0n, `the reopened book's trial balance is zero in ${asset}`);
+    for (const [asset, total] of totals) assert(totalMinor(total) === 0n, `the reopened book's trial balance is zero in ${asset}`);
+    this.totals = totals;
   }
 
   // ---------------------------------------------------------------- direct decisions

@@ -27,6 +27,7 @@ import { cseqOfRef } from './ids.js';
 import { refuse } from './errors.js';
 import type { Account, Asset, Balance, Head, Operation, Posting } from './model.js';
 import { zeroBalance } from './model.js';
+import { readTotals, totalMinor } from './totals.js';
 import type { ReadView, Snapshot } from './store/port.js';
 import { type AccountId, type AssetSymbol, type IdentityId, isAccountId } from './values.js';
 
@@ -384,14 +385,11 @@ export class BookView {
 
   async trialBalance(asset: AssetSymbol | null): Promise<TrialBalance> {
     if (asset !== null && !this.assets.has(asset)) refuse('ERR-UnknownAsset', `asset ${asset} is not registered`);
-    const sums = new Map<string, bigint>();
-    for (const a of this.assets.values()) if (asset === null || a.id === asset) sums.set(a.id, 0n);
-    for await (const [key, value] of this.snap.entries({ gte: keys.balancePrefix, lt: prefixEnd(keys.balancePrefix), limit: Number.MAX_SAFE_INTEGER })) {
-      const symbol = key.slice(key.lastIndexOf('/') + 1);
-      if (!sums.has(symbol)) continue;
-      const b = decodeBalance(JSON.parse(value));
-      sums.set(symbol, sums.get(symbol)! + b.available + b.reserved + b.encumbered);
-    }
+    // The totals every round keeps (src/totals.ts): one read per asset, however large the book.
+    const symbols = [...this.assets.keys()].filter((a) => asset === null || a === asset);
+    const totals = await readTotals(this.snap, symbols);
+    assert(totals !== null, 'an open book keeps totals for every asset');
+    const sums = new Map([...totals].map(([symbol, total]) => [symbol, totalMinor(total)]));
     const rows = [...sums.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([symbol, openingsMinor]) => ({ asset: symbol as AssetSymbol, openingsMinor }));
     return {
       accounts: this.head.accounts,

@@ -15,6 +15,7 @@ import { sequentialIds } from '../../src/ids.js';
 import { Kernel } from '../../src/kernel.js';
 import { LevelStore } from '../../src/store/level.js';
 import type { Store } from '../../src/store/port.js';
+import { verifyTotals } from '../../src/totals.js';
 import { crashCustomers } from '../support/crash-child.js';
 
 const child = join(process.cwd(), 'dist/test/support/crash-child.js');
@@ -112,6 +113,7 @@ async function verify(acked: ReadonlyMap<number, string>) {
     total += b.available + b.reserved + b.encumbered;
   }
   expect(total).toBe(0n);
+  expect((await verifyTotals(store, ['USD'])).ok).toBe(true);
   const view = await kernel.openView();
   expect((await view.trialBalance(null)).unbalanced).toEqual([]);
   await view.close();

@@ -10,6 +10,7 @@ import { Refused } from '../../src/errors.js';
 import type { Command } from '../../src/model.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { Store } from '../../src/store/port.js';
+import { verifyTotals } from '../../src/totals.js';
 import { TestClock, acct, actorOf, customersGenesis, openBook, submission, sym, transfer } from '../support/book.js';
 
 const names = ['alice', 'bob', 'carol'] as const;
@@ -200,6 +201,7 @@ async function checkInvariants(kernel: Awaited<ReturnType<typeof openBook>>['ker
   const view = await kernel.openView();
   const tb = await view.trialBalance(null);
   expect(tb.unbalanced).toEqual([]);
+  expect((await verifyTotals(store, kernel.assetList.map((a) => a.id))).ok).toBe(true);
   for (const i of names.keys()) {
     const b = await view.balance(acct(account(i)), sym('USD'));
     expect(b.available >= 0n && b.reserved >= 0n).toBe(true);
