@@ -11,10 +11,12 @@ import {
   encodeBalance,
   encodeHead,
   encodeIdentity,
-  encodePosting,
+  encodeIndexedPosting,
+  encodeJournalChunk,
+  encodeLeaf,
   keys,
 } from './codec.js';
-import { assetsMax, defaultTreasuryLimitMinor, genesisEntriesMax, genesisEntriesPerWrite } from './constants.js';
+import { assetsMax, defaultTreasuryLimitMinor, genesisEntriesMax, genesisEntriesPerWrite, genesisJournalChunkEntries } from './constants.js';
 import { refuse } from './errors.js';
 import type { Account, Asset, AssetKind, Balance, Custody, Head, Identity, Layer, Posting } from './model.js';
 import { layers, moved, zeroBalance } from './model.js';
@@ -287,6 +289,7 @@ export async function importGenesis(store: Store, genesis: Genesis, nowMs: numbe
     await put(keys.identity(id), encodeIdentity(identity));
   }
   const running = new Map<string, Balance>();
+  let leaves: string[] = [];
   for (const [i, o] of genesis.openings.entries()) {
     const seq = i + 1;
     const key = keys.balance(o.account, o.asset);
@@ -309,8 +312,15 @@ export async function importGenesis(store: Store, genesis: Genesis, nowMs: numbe
       reference: null,
       after,
     };
-    await put(keys.journal(seq), encodePosting(posting));
-    await put(keys.accountAsset(o.account, o.asset, seq), '');
+    const leaf = encodeLeaf(posting);
+    leaves.push(leaf);
+    await put(keys.accountAsset(o.account, o.asset, seq), encodeIndexedPosting(leaf, posting.reference));
+    if (leaves.length === genesisJournalChunkEntries || seq === genesis.openings.length) {
+      const firstSeq = seq - leaves.length + 1;
+      await put(keys.journal(firstSeq), encodeJournalChunk(leaves));
+      await put(keys.journalTime(nowMs, firstSeq), '');
+      leaves = [];
+    }
   }
   const totals = new Map(genesis.assets.map((asset) => [asset.id as string, zeroBalance]));
   for (const [key, b] of balances) {

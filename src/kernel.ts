@@ -26,8 +26,10 @@ import {
   encodeBalance,
   encodeHead,
   encodeIdentity,
+  encodeIndexedPosting,
+  encodeJournalChunk,
+  encodeLeaf,
   encodeOperation,
-  encodePosting,
   keys,
   parseSeqHex,
   prefixEnd,
@@ -624,6 +626,8 @@ export class Kernel {
     const events: Operation[] = [];
     let postingSeq = this.head.postingSeq;
     const deltas = new Map<string, Balance>();
+    /** The round's journal entries, written as one chunk. */
+    const leaves: string[] = [];
     let accountsOpened = 0;
 
     const post = (op: Operation, entries: readonly Entry[]): number[] => {
@@ -653,8 +657,9 @@ export class Kernel {
           reference: op.reference,
           after,
         };
-        writes.push({ type: 'put', key: keys.journal(seq), value: encodePosting(posting) });
-        writes.push({ type: 'put', key: keys.accountAsset(entry.account, entry.asset, seq), value: '' });
+        const leaf = encodeLeaf(posting);
+        leaves.push(leaf);
+        writes.push({ type: 'put', key: keys.accountAsset(entry.account, entry.asset, seq), value: encodeIndexedPosting(leaf, posting.reference) });
         seqs.push(seq);
       }
       for (const [asset, sum] of perAsset) if (sum !== 0n) fail(`operation ${op.ref} balances in ${asset} (off by ${sum})`);
@@ -713,6 +718,11 @@ export class Kernel {
       writes.push(value === undefined ? { type: 'del', key } : { type: 'put', key, value });
     }
 
+    if (leaves.length > 0) {
+      const firstSeq = this.head.postingSeq + 1;
+      writes.push({ type: 'put', key: keys.journal(firstSeq), value: encodeJournalChunk(leaves) });
+      writes.push({ type: 'put', key: keys.journalTime(atMs, firstSeq), value: '' });
+    }
     const totals = new Map<string, Balance>();
     for (const [asset, delta] of deltas) {
       assert(totalMinor(delta) === 0n, `the round balances in ${asset}`);

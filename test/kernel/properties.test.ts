@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeOperation, decodePosting, keys, prefixEnd } from '../../src/codec.js';
+import { decodeOperation, decodeLeaf, journalChunkLeaves, keys, prefixEnd } from '../../src/codec.js';
 import { Refused } from '../../src/errors.js';
 import type { Command } from '../../src/model.js';
 import { MemoryStore } from '../../src/store/memory.js';
@@ -191,8 +191,8 @@ async function compare(kernel: Awaited<ReturnType<typeof openBook>>['kernel'], m
 /** Invariants read back from the store: postings balance per operation; floors; trial balance zero. */
 async function checkInvariants(kernel: Awaited<ReturnType<typeof openBook>>['kernel'], store: Store) {
   const perOperation = new Map<string, bigint>();
-  for await (const [, v] of store.entries({ gte: keys.journalPrefix, lt: prefixEnd(keys.journalPrefix), limit: Number.MAX_SAFE_INTEGER })) {
-    const p = decodePosting(v);
+  for await (const [, v] of store.entries({ gte: keys.journalPrefix, lt: prefixEnd(keys.journalPrefix), limit: Number.MAX_SAFE_INTEGER })) for (const leaf of journalChunkLeaves(v)) {
+    const p = decodeLeaf(leaf, null);
     if (p.kind === 'opening') continue;
     const k = `${p.operation}/${p.kind}/${p.asset}`;
     perOperation.set(k, (perOperation.get(k) ?? 0n) + (p.direction === 'credit' ? p.amountMinor : -p.amountMinor));
