@@ -30,11 +30,16 @@ export function parseSeqHex(text: string): number {
   return n;
 }
 
+/** The layout written by this code: 2 = journal chunks of leaves, postings in the account index, per-asset totals. */
+export const storeLayout = '2';
+
 /** Key layout. Every prefix ends in '/', and no id or symbol contains '/'. */
 export const keys = {
   head: 'meta/head',
   cseq: 'meta/cseq',
   sealed: 'meta/sealed',
+  /** The store layout the book was written in (storeLayout); a book of another layout is not opened. */
+  layout: 'meta/layout',
   tb: (asset: string) => `tb/${asset}`,
   tbPrefix: 'tb/',
   asset: (sym: string) => `asset/${sym}`,

@@ -15,6 +15,7 @@ import {
   encodeJournalChunk,
   encodeLeaf,
   keys,
+  storeLayout,
 } from './codec.js';
 import { assetsMax, defaultTreasuryLimitMinor, genesisEntriesMax, genesisEntriesPerWrite, genesisJournalChunkEntries } from './constants.js';
 import { refuse } from './errors.js';
@@ -336,5 +337,5 @@ export async function importGenesis(store: Store, genesis: Genesis, nowMs: numbe
   for (const a of genesis.archived) await put(keys.archived(a.source, a.name), '');
   await store.write(pending, true);
   const head: Head = { decidedCseq: 0, postingSeq: genesis.openings.length, eventSeq: 0, lastAtMs: nowMs, accounts: genesis.accounts.length };
-  await store.write([...extras, { type: 'put', key: keys.head, value: encodeHead(head) }, { type: 'put', key: keys.sealed, value: String(nowMs) }], true);
+  await store.write([...extras, { type: 'put', key: keys.head, value: encodeHead(head) }, { type: 'put', key: keys.layout, value: storeLayout }, { type: 'put', key: keys.sealed, value: String(nowMs) }], true);
 }

@@ -33,6 +33,7 @@ import {
   keys,
   parseSeqHex,
   prefixEnd,
+  storeLayout,
 } from './codec.js';
 import * as bounds from './constants.js';
 import { type Decision, type DecisionInput, type Entry, decide, decideExpiry, availableFloorMinor } from './decide.js';
@@ -60,7 +61,7 @@ import type { BatchOp, Store } from './store/port.js';
 import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, PartyId, ReferenceJson } from './values.js';
 import { loadAssets } from './assets.js';
 import { BookView, readOperation } from './queries.js';
-import { plusBalance, readTotals, sumBalances, totalMinor, totalsWrite } from './totals.js';
+import { plusBalance, readTotals, totalMinor, totalsWrite } from './totals.js';
 import { precheck, precheckNeeds } from './precheck.js';
 import { loadHeldGrants, loadIssuance, loadList, loadRevocation } from './grant-loader.js';
 import { cseqOfRef } from './ids.js';
@@ -265,6 +266,8 @@ export class Kernel {
     const { store } = options;
     const sealed = await store.get(keys.sealed);
     if (sealed === undefined) refuse('ERR-InitialStateNotSealed', 'the book has no sealed initial state');
+    const layout = (await store.get(keys.layout)) ?? '1';
+    if (layout !== storeLayout) fail(`the book is in store layout ${layout}; this ledgerd reads layout ${storeLayout} (import the book again from its genesis and replay)`);
     const headText = await store.get(keys.head);
     assert(headText !== undefined, 'a sealed book has a head');
     const head = decodeHead(headText);
@@ -1078,17 +1081,9 @@ export class Kernel {
     for await (const _ of this.store.entries({ gte: 'chal/', lt: 'chal0', limit: challengesOutstandingMax })) this.challengesOutstanding++;
   }
 
-  /**
-   * Reads the per-asset totals (one read per asset, whatever the book's size); the
-   * trial balance must be zero. A book written before totals were kept gets them
-   * once from a pass over every balance, written in one batch.
-   */
+  /** Reads the per-asset totals (one read per asset, whatever the book's size); the trial balance must be zero. */
   private async loadTotals(): Promise<void> {
-    let totals = await readTotals(this.store, this.assets.keys());
-    if (totals === null) {
-      totals = await sumBalances(this.store, this.assets.keys());
-      await this.store.write([...totals].map(([asset, total]) => totalsWrite(asset, total)), this.sync);
-    }
+    const totals = await readTotals(this.store, this.assets.keys());
     for (const [asset, total] of totals) assert(totalMinor(total) === 0n, `the reopened book's trial balance is zero in ${asset}`);
     this.totals = totals;
   }

@@ -19,24 +19,21 @@ export function totalsWrite(asset: string, total: Balance): BatchOp & { type: 'p
   return { type: 'put', key: keys.tb(asset), value: JSON.stringify(encodeBalance(total)) };
 }
 
-/**
- * The stored totals of every asset, or null when a book written before totals were
- * kept lacks any of them (the caller rebuilds them once with `sumBalances`).
- */
-export async function readTotals(view: ReadView, assets: Iterable<string>): Promise<Map<string, Balance> | null> {
+/** The stored totals of every asset named: a sealed book keeps them for every registered asset. */
+export async function readTotals(view: ReadView, assets: Iterable<string>): Promise<Map<string, Balance>> {
   const symbols = [...assets];
   const texts = await view.getMany(symbols.map(keys.tb));
   const totals = new Map<string, Balance>();
   for (const [i, symbol] of symbols.entries()) {
     const text = texts[i];
-    if (text === undefined) return null;
+    assert(text !== undefined, `the book keeps totals for ${symbol}`);
     totals.set(symbol, decodeBalance(JSON.parse(text)));
   }
   return totals;
 }
 
 /** Sums every balance of the book per asset and layer: one pass over all of `bal/`, as long as the book is large. */
-export async function sumBalances(view: ReadView, assets: Iterable<string>): Promise<Map<string, Balance>> {
+async function sumBalances(view: ReadView, assets: Iterable<string>): Promise<Map<string, Balance>> {
   const sums = new Map<string, Balance>();
   for (const symbol of assets) sums.set(symbol, zeroBalance);
   for await (const [key, value] of view.entries({ gte: keys.balancePrefix, lt: prefixEnd(keys.balancePrefix), limit: Number.MAX_SAFE_INTEGER })) {
