@@ -49,7 +49,7 @@ export const keys = {
   accountPrefix: 'acct/',
   balance: (acct: string, asset: string) => `bal/${acct}/${asset}`,
   balancePrefix: 'bal/',
-  /** A chunk of the journal: the leaves of the entries from `firstSeq` on (one round's, or a run of genesis openings). */
+  /** A chunk of the journal: the leaves of the entries from `firstSeq` on (a round writes its entries in chunks of at most journalChunkEntriesMax). */
   journal: (firstSeq: number) => `j/${seqHex(firstSeq)}`,
   journalPrefix: 'j/',
   /** Each journal chunk by its time then position: the first entry at or after a time is one seek. */

@@ -17,7 +17,7 @@ import {
   keys,
   storeLayout,
 } from './codec.js';
-import { assetsMax, defaultTreasuryLimitMinor, genesisEntriesMax, genesisEntriesPerWrite, genesisJournalChunkEntries } from './constants.js';
+import { assetsMax, defaultTreasuryLimitMinor, genesisEntriesMax, genesisEntriesPerWrite, journalChunkEntriesMax } from './constants.js';
 import { refuse } from './errors.js';
 import type { Account, Asset, AssetKind, Balance, Custody, Head, Identity, Layer, Posting } from './model.js';
 import { layers, moved, zeroBalance } from './model.js';
@@ -316,7 +316,7 @@ export async function importGenesis(store: Store, genesis: Genesis, nowMs: numbe
     const leaf = encodeLeaf(posting);
     leaves.push(leaf);
     await put(keys.accountAsset(o.account, o.asset, seq), encodeIndexedPosting(leaf, posting.reference));
-    if (leaves.length === genesisJournalChunkEntries || seq === genesis.openings.length) {
+    if (leaves.length === journalChunkEntriesMax || seq === genesis.openings.length) {
       const firstSeq = seq - leaves.length + 1;
       await put(keys.journal(firstSeq), encodeJournalChunk(leaves));
       await put(keys.journalTime(nowMs, firstSeq), '');

@@ -629,7 +629,7 @@ export class Kernel {
     const events: Operation[] = [];
     let postingSeq = this.head.postingSeq;
     const deltas = new Map<string, Balance>();
-    /** The round's journal entries, written as one chunk. */
+    /** The round's journal entries, written in chunks. */
     const leaves: string[] = [];
     let accountsOpened = 0;
 
@@ -721,9 +721,9 @@ export class Kernel {
       writes.push(value === undefined ? { type: 'del', key } : { type: 'put', key, value });
     }
 
-    if (leaves.length > 0) {
-      const firstSeq = this.head.postingSeq + 1;
-      writes.push({ type: 'put', key: keys.journal(firstSeq), value: encodeJournalChunk(leaves) });
+    for (let i = 0; i < leaves.length; i += bounds.journalChunkEntriesMax) {
+      const firstSeq = this.head.postingSeq + 1 + i;
+      writes.push({ type: 'put', key: keys.journal(firstSeq), value: encodeJournalChunk(leaves.slice(i, i + bounds.journalChunkEntriesMax)) });
       writes.push({ type: 'put', key: keys.journalTime(atMs, firstSeq), value: '' });
     }
     const totals = new Map<string, Balance>();

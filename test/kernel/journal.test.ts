@@ -5,6 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../daemon/http/digest.js';
+import { journalChunkLeaves, keys, parseSeqHex, prefixEnd } from '../../src/codec.js';
+import { journalChunkEntriesMax } from '../../src/constants.js';
 import { journalLeaves } from '../../src/journal.js';
 import { balanceView, movementView } from '../../src/views.js';
 import { actorOf, customersGenesis, openBook, operator, submission, transfer } from '../support/book.js';
@@ -58,6 +60,29 @@ describe('journal leaves', () => {
       expect(await collect(store, from, to), `${from}..${to}`).toEqual(all.slice(from - 1, to));
     }
     await expect(collect(store, head, head + 1)).rejects.toThrow(/are all in the book/);
+    await kernel.close();
+  });
+
+  it('splits a round larger than a chunk into chunks of at most journalChunkEntriesMax entries, read back whole', async () => {
+    const transfers = journalChunkEntriesMax / 2 + 10;
+    const { kernel, store } = await openBook({ genesis: customersGenesis({ alice: BigInt(transfers), bob: 0n }) });
+    const before = kernel.currentHead.postingSeq;
+    // Submitted in one turn: one intake round, one submission write, then one decision round.
+    await Promise.all(Array.from({ length: transfers }, () => kernel.submit(submission(operator, transfer(acctOf('alice'), acctOf('bob'), 1n)))));
+    await kernel.idle();
+    const head = kernel.currentHead.postingSeq;
+    expect(head - before).toBe(2 * transfers);
+    const sizes: [number, number][] = [];
+    for await (const [key, value] of store.entries({ gte: keys.journalPrefix, lt: prefixEnd(keys.journalPrefix), limit: 100 })) {
+      sizes.push([parseSeqHex(key.slice(keys.journalPrefix.length)), journalChunkLeaves(value).length]);
+    }
+    // The genesis chunk, then the round's: a full chunk and the rest, each with its time entry.
+    expect(sizes).toEqual([[1, before], [before + 1, journalChunkEntriesMax], [before + 1 + journalChunkEntriesMax, 2 * transfers - journalChunkEntriesMax]]);
+    let times = 0;
+    for await (const _ of store.entries({ gte: keys.journalTimePrefix, lt: prefixEnd(keys.journalTimePrefix), limit: 100 })) times++;
+    expect(times).toBe(3);
+    const leaves = await collect(store, 1, head);
+    expect(leaves.map((leaf) => JSON.parse(leaf).seq)).toEqual(Array.from({ length: head }, (_, i) => i + 1));
     await kernel.close();
   });
 });
