@@ -6,6 +6,7 @@
  * full pass (`verifyTotals`) is for offline checks (`ledgerd check`).
  */
 import { assert } from './assert.js';
+import { loadAssets } from './assets.js';
 import { decodeBalance, encodeBalance, keys, prefixEnd } from './codec.js';
 import { type Balance, zeroBalance } from './model.js';
 import type { BatchOp, ReadView } from './store/port.js';
@@ -62,12 +63,13 @@ export interface TotalsReport {
 const sameBalance = (a: Balance, b: Balance) => a.available === b.available && a.reserved === b.reserved && a.encumbered === b.encumbered;
 
 /**
- * The full check of the trial balance, for `ledgerd check` (offline, or on a
- * snapshot): sums every balance and compares each asset's layers with its stored
- * totals. Reads the whole of `bal/`; the kernel never calls it while deciding.
+ * The full check of the trial balance, for `ledgerd check` (on a closed book's store,
+ * or a snapshot): sums every balance of every registered asset and compares each
+ * asset's layers with its stored totals. Reads the whole of `bal/`; the kernel never
+ * calls it while deciding.
  */
-export async function verifyTotals(view: ReadView, assets: Iterable<string>): Promise<TotalsReport> {
-  const symbols = [...assets].sort();
+export async function verifyTotals(view: ReadView): Promise<TotalsReport> {
+  const symbols = [...(await loadAssets(view)).keys()].sort();
   const summed = await sumBalances(view, symbols);
   const texts = await view.getMany(symbols.map(keys.tb));
   const findings = symbols.map((asset, i): TotalsFinding => ({ asset, stored: texts[i] === undefined ? null : decodeBalance(JSON.parse(texts[i]!)), summed: summed.get(asset)! }));
