@@ -3,7 +3,10 @@
  * 1-leg and 4-leg transfers, and statement / movements-page latency in a book with
  * a few postings and with a million. Prints a table; nothing is asserted.
  *
- *   npm run build && node dist/bench/kernel.js [--transfers 500000] [--accounts 10000] [--no-sync]
+ *   npm run build && node dist/bench/kernel.js [--transfers 500000] [--accounts 10000] [--puts 1000000] [--no-sync]
+ *
+ * In the same run it prints what the store alone allows (bench/ceilings.ts): the
+ * kernel's writes without the kernel, and classic-level's raw puts.
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { builtInPrincipals } from '../src/authority.js';
 import { importGenesis } from '../src/genesis.js';
 import { benchAccount, fundedCustomersGenesis } from './genesis.js';
+import { rawPuts, storeCeiling } from './ceilings.js';
 import { sequentialIds } from '../src/ids.js';
 import { Refused } from '../src/errors.js';
 import { Kernel, type Submission } from '../src/kernel.js';
@@ -29,6 +33,7 @@ const { values: args } = parseArgs({
     // One submitter: within its share of the backlog (backlogCommandsPerPrincipalMax), past which it is turned away.
     'in-flight': { type: 'string', default: '4096' },
     queries: { type: 'string', default: '500' },
+    puts: { type: 'string', default: '1000000' },
     'no-sync': { type: 'boolean', default: false },
   },
 });
@@ -37,6 +42,7 @@ const fourLegTransfers = Number(args['four-leg-transfers']);
 const accounts = Number(args.accounts);
 const inFlight = Number(args['in-flight']);
 const queries = Number(args.queries);
+const ceilingPuts = Number(args.puts);
 const sync = !args['no-sync'];
 const retryPauseMs = 5;
 
@@ -178,11 +184,17 @@ async function main() {
   await four.kernel.close();
   rmSync(four.dir, { recursive: true, force: true });
 
+  // The same run measures what the store alone allows, right after, on the same machine and load.
+  const ceiling = await storeCeiling(transfers, undefined, accounts);
+  const raw = await rawPuts(ceilingPuts);
+
   console.log('| workload | transfers | acknowledged/s | decided/s | wall s | CPU µs per transfer |');
   console.log('|---|---:|---:|---:|---:|---:|');
   for (const [name, n, r] of [['1-leg', transfers, oneLeg], ['4-leg', fourLegTransfers, fourLeg]] as const) {
     console.log(`| ${name} | ${n} | ${r.acksPerSec.toFixed(0)} | ${r.decidedPerSec.toFixed(0)} | ${r.seconds.toFixed(1)} | ${r.cpuUsPerTransfer.toFixed(0)} |`);
   }
+  console.log(`| store alone, a 1-leg transfer's writes (bench/ceilings.ts) | ${transfers} | | ${ceiling.perSec.toFixed(0)} | | ${ceiling.cpuUs.toFixed(0)} |`);
+  console.log(`| classic-level puts of 300 B, fsync'd batches of 1,000 (per put) | ${ceilingPuts} | | ${raw.perSec.toFixed(0)} | | ${raw.cpuUs.toFixed(1)} |`);
   console.log('\n| query | p50 ms | p99 ms |');
   console.log('|---|---:|---:|');
   for (const l of [...smallLatencies, ...bigLatencies]) console.log(`| ${l.label} | ${l.p50Ms.toFixed(2)} | ${l.p99Ms.toFixed(2)} |`);

@@ -30,11 +30,16 @@ export function parseSeqHex(text: string): number {
   return n;
 }
 
+/** The layout written by this code: 2 = journal chunks of leaves, postings in the account index, per-asset totals. */
+export const storeLayout = '2';
+
 /** Key layout. Every prefix ends in '/', and no id or symbol contains '/'. */
 export const keys = {
   head: 'meta/head',
   cseq: 'meta/cseq',
   sealed: 'meta/sealed',
+  /** The store layout the book was written in (storeLayout); a book of another layout is not opened. */
+  layout: 'meta/layout',
   tb: (asset: string) => `tb/${asset}`,
   tbPrefix: 'tb/',
   asset: (sym: string) => `asset/${sym}`,
@@ -44,9 +49,13 @@ export const keys = {
   accountPrefix: 'acct/',
   balance: (acct: string, asset: string) => `bal/${acct}/${asset}`,
   balancePrefix: 'bal/',
-  journal: (seq: number) => `j/${seqHex(seq)}`,
+  /** A chunk of the journal: the leaves of the entries from `firstSeq` on (a round writes its entries in chunks of at most journalChunkEntriesMax). */
+  journal: (firstSeq: number) => `j/${seqHex(firstSeq)}`,
   journalPrefix: 'j/',
-  /** Per account and asset, the journal positions of its entries (empty values: the journal has the body). */
+  /** Each journal chunk by its time then position: the first entry at or after a time is one seek. */
+  journalTime: (atMs: number, firstSeq: number) => `jt/${seqHex(atMs)}/${seqHex(firstSeq)}`,
+  journalTimePrefix: 'jt/',
+  /** Per account and asset, its entries by journal position, each carrying the posting (encodeIndexedPosting). */
   accountAsset: (acct: string, asset: string, seq: number) => `aa/${acct}/${asset}/${seqHex(seq)}`,
   accountAssetPrefix: (acct: string, asset: string) => `aa/${acct}/${asset}/`,
   accountBalancesPrefix: (acct: string) => `bal/${acct}/`,
@@ -108,29 +117,74 @@ export const decodeHead = (text: string): Head => JSON.parse(text) as Head;
 
 const encodedAuthorities = new WeakMap<readonly Authority[], string>();
 
+/** An authority as a leaf member: every member present, in canonical order. */
+function authorityLeaf(a: Authority): string {
+  const str = JSON.stringify;
+  return `{"credential":${str(a.credential)},"grant":${str(a.grant)},"kind":${str(a.kind)},"on_behalf_of":${str(a.onBehalfOf)},"principal":${str(a.principal)}}`;
+}
+
 /**
- * Written for every journal entry, so it builds the JSON directly: the text is what
- * JSON.stringify gives for the same fields, without the intermediate objects. The
+ * A journal entry's leaf bytes (CONTRACT 9): the canonical JSON of {seq, operation,
+ * account, asset, balance, direction, amount, kind, status, at, counterparty,
+ * authorities, after}, members in UTF-16 order, built directly as text (a property
+ * test pins it to a generic canonical encoder). The journal stores exactly these
+ * bytes, so checkpoints hash what was written without encoding anything again. The
  * authorities of an operation are shared by its entries and encoded once.
  */
-export function encodePosting(p: Posting): string {
+export function encodeLeaf(p: Posting): string {
   let authorities = encodedAuthorities.get(p.authorities);
   if (authorities === undefined) {
-    authorities = JSON.stringify(p.authorities);
+    authorities = `[${p.authorities.map(authorityLeaf).join(',')}]`;
     encodedAuthorities.set(p.authorities, authorities);
   }
   const str = JSON.stringify;
   return (
-    `{"account":${str(p.account)},"asset":${str(p.asset)},"amountMinor":"${p.amountMinor}","direction":"${p.direction}","layer":"${p.layer}",` +
-    `"kind":"${p.kind}","status":"${p.status}","counterparty":${p.counterparty === null ? 'null' : str(p.counterparty)},"authorities":${authorities},` +
-    `"seq":${p.seq},"atMs":${p.atMs},"operation":${str(p.operation)},"reference":${p.reference === null ? 'null' : str(p.reference)},` +
-    `"after":{"a":"${p.after.available}","r":"${p.after.reserved}","e":"${p.after.encumbered}"}}`
+    `{"account":${str(p.account)},"after":{"available":"${p.after.available}","encumbered":"${p.after.encumbered}","reserved":"${p.after.reserved}"},` +
+    `"amount":"${p.amountMinor}","asset":${str(p.asset)},"at":${p.atMs},"authorities":${authorities},"balance":"${p.layer}",` +
+    `"counterparty":${p.counterparty === null ? 'null' : str(p.counterparty)},"direction":"${p.direction}","kind":"${p.kind}",` +
+    `"operation":${str(p.operation)},"seq":${p.seq},"status":"${p.status}"}`
   );
 }
-export function decodePosting(text: string): Posting {
+
+/** A posting from its leaf bytes; the leaf leaves out the operation's reference, given apart. */
+export function decodeLeaf(text: string, reference: Posting['reference']): Posting {
   const j = JSON.parse(text) as Json;
-  return { ...(j as unknown as Posting), amountMinor: big(j.amountMinor), after: decodeBalance(j.after as Json) };
+  const after = j.after as Json;
+  return {
+    seq: j.seq as number,
+    atMs: j.at as number,
+    account: j.account as Posting['account'],
+    asset: j.asset as Posting['asset'],
+    amountMinor: big(j.amount),
+    direction: j.direction as Posting['direction'],
+    layer: j.balance as Posting['layer'],
+    kind: j.kind as Posting['kind'],
+    status: j.status as Posting['status'],
+    operation: j.operation as string,
+    counterparty: j.counterparty as Posting['counterparty'],
+    authorities: (j.authorities as Json[]).map((a) => ({ credential: a.credential, grant: a.grant, kind: a.kind, onBehalfOf: a.on_behalf_of, principal: a.principal }) as Authority),
+    reference,
+    after: { available: big(after.available), reserved: big(after.reserved), encumbered: big(after.encumbered) },
+  };
 }
+
+/**
+ * An account's index entry carries the whole posting, so statements and movements
+ * read it where they seek: the leaf, a newline (a leaf holds none: JSON escapes it),
+ * and the reference as a JSON string.
+ */
+export function encodeIndexedPosting(leaf: string, reference: Posting['reference']): string {
+  return `${leaf}\n${JSON.stringify(reference)}`;
+}
+export function decodeIndexedPosting(text: string): Posting {
+  const cut = text.indexOf('\n');
+  assert(cut > 0, 'an index entry holds a leaf and a reference');
+  return decodeLeaf(text.slice(0, cut), JSON.parse(text.slice(cut + 1)) as Posting['reference']);
+}
+
+/** A journal chunk: the leaves of consecutive entries, one per line, keyed by the first entry's position. */
+export const encodeJournalChunk = (leaves: readonly string[]): string => leaves.join('\n');
+export const journalChunkLeaves = (text: string): string[] => text.split('\n');
 
 function encodeLeg(l: Leg): Json {
   return { ...l, amountMinor: l.amountMinor.toString() };

@@ -81,6 +81,8 @@ export const cacheEntriesMin = 1024;
 /** Genesis: entries of each kind, and entries written per batch while importing. */
 export const genesisEntriesMax = 10_000_000;
 export const genesisEntriesPerWrite = 10_000;
+/** Journal entries per chunk: a round (or genesis) writes its entries in chunks of at most this many. */
+export const journalChunkEntriesMax = 4096;
 
 /** Treasury limit of the embedded default treasury accounts, minor units. */
 export const defaultTreasuryLimitMinor = 10n ** 24n;

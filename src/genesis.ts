@@ -11,14 +11,18 @@ import {
   encodeBalance,
   encodeHead,
   encodeIdentity,
-  encodePosting,
+  encodeIndexedPosting,
+  encodeJournalChunk,
+  encodeLeaf,
   keys,
+  storeLayout,
 } from './codec.js';
-import { assetsMax, defaultTreasuryLimitMinor, genesisEntriesMax, genesisEntriesPerWrite } from './constants.js';
+import { assetsMax, defaultTreasuryLimitMinor, genesisEntriesMax, genesisEntriesPerWrite, journalChunkEntriesMax } from './constants.js';
 import { refuse } from './errors.js';
 import type { Account, Asset, AssetKind, Balance, Custody, Head, Identity, Layer, Posting } from './model.js';
 import { layers, moved, zeroBalance } from './model.js';
 import type { BatchOp, Store } from './store/port.js';
+import { plusBalance, totalsWrite } from './totals.js';
 import {
   type AccountId,
   type AssetSymbol,
@@ -286,6 +290,7 @@ export async function importGenesis(store: Store, genesis: Genesis, nowMs: numbe
     await put(keys.identity(id), encodeIdentity(identity));
   }
   const running = new Map<string, Balance>();
+  let leaves: string[] = [];
   for (const [i, o] of genesis.openings.entries()) {
     const seq = i + 1;
     const key = keys.balance(o.account, o.asset);
@@ -308,13 +313,29 @@ export async function importGenesis(store: Store, genesis: Genesis, nowMs: numbe
       reference: null,
       after,
     };
-    await put(keys.journal(seq), encodePosting(posting));
-    await put(keys.accountAsset(o.account, o.asset, seq), '');
+    const leaf = encodeLeaf(posting);
+    leaves.push(leaf);
+    await put(keys.accountAsset(o.account, o.asset, seq), encodeIndexedPosting(leaf, posting.reference));
+    if (leaves.length === journalChunkEntriesMax || seq === genesis.openings.length) {
+      const firstSeq = seq - leaves.length + 1;
+      await put(keys.journal(firstSeq), encodeJournalChunk(leaves));
+      await put(keys.journalTime(nowMs, firstSeq), '');
+      leaves = [];
+    }
   }
-  for (const [key, b] of balances) await put(key, JSON.stringify(encodeBalance(b)));
+  const totals = new Map(genesis.assets.map((asset) => [asset.id as string, zeroBalance]));
+  for (const [key, b] of balances) {
+    await put(key, JSON.stringify(encodeBalance(b)));
+    const asset = key.slice(key.lastIndexOf('/') + 1);
+    totals.set(asset, plusBalance(totals.get(asset)!, b));
+  }
+  for (const [asset, total] of totals) {
+    const { key, value } = totalsWrite(asset, total);
+    await put(key, value);
+  }
   for (const a of genesis.aliases) await put(keys.alias(a.source, a.name), a.account);
   for (const a of genesis.archived) await put(keys.archived(a.source, a.name), '');
   await store.write(pending, true);
   const head: Head = { decidedCseq: 0, postingSeq: genesis.openings.length, eventSeq: 0, lastAtMs: nowMs, accounts: genesis.accounts.length };
-  await store.write([...extras, { type: 'put', key: keys.head, value: encodeHead(head) }, { type: 'put', key: keys.sealed, value: String(nowMs) }], true);
+  await store.write([...extras, { type: 'put', key: keys.head, value: encodeHead(head) }, { type: 'put', key: keys.layout, value: storeLayout }, { type: 'put', key: keys.sealed, value: String(nowMs) }], true);
 }

@@ -26,11 +26,14 @@ import {
   encodeBalance,
   encodeHead,
   encodeIdentity,
+  encodeIndexedPosting,
+  encodeJournalChunk,
+  encodeLeaf,
   encodeOperation,
-  encodePosting,
   keys,
   parseSeqHex,
   prefixEnd,
+  storeLayout,
 } from './codec.js';
 import * as bounds from './constants.js';
 import { type Decision, type DecisionInput, type Entry, decide, decideExpiry, availableFloorMinor } from './decide.js';
@@ -58,6 +61,7 @@ import type { BatchOp, Store } from './store/port.js';
 import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, PartyId, ReferenceJson } from './values.js';
 import { loadAssets } from './assets.js';
 import { BookView, readOperation } from './queries.js';
+import { plusBalance, readTotals, totalMinor, totalsWrite } from './totals.js';
 import { precheck, precheckNeeds } from './precheck.js';
 import { loadHeldGrants, loadIssuance, loadList, loadRevocation } from './grant-loader.js';
 import { partyPrefix } from './decide-parties.js';
@@ -186,7 +190,8 @@ interface PlannedRound {
   readonly writes: readonly BatchOp[];
   readonly head: Head;
   readonly overlay: Overlay;
-  readonly deltas: ReadonlyMap<string, bigint>;
+  /** The per-asset totals this round changes, as they stand after it. */
+  readonly totals: ReadonlyMap<string, Balance>;
   readonly events: readonly Operation[];
   readonly eventStart: number;
   readonly directOutcomes: readonly (Refusal | null)[];
@@ -237,8 +242,8 @@ export class Kernel {
   private readonly listeners = new Set<(event: DecisionEvent) => void>();
   /** The event chunk read last, parsed: a replay pages through one chunk (up to a round's events) many times. */
   private lastEventChunk: { readonly key: string; readonly events: readonly Record<string, unknown>[] } | null = null;
-  /** Signed sum of every balance per asset; must stay zero (the trial balance). */
-  private readonly totals = new Map<string, bigint>();
+  /** Per asset, the sum of every balance layer by layer (as stored under tb/); their sum must stay zero (the trial balance). */
+  private totals = new Map<string, Balance>();
 
   private constructor(options: KernelOptions, assets: ReadonlyMap<string, Asset>, head: Head, nextCseq: number) {
     this.store = options.store;
@@ -268,13 +273,15 @@ export class Kernel {
     const { store } = options;
     const sealed = await store.get(keys.sealed);
     if (sealed === undefined) refuse('ERR-InitialStateNotSealed', 'the book has no sealed initial state');
+    const layout = (await store.get(keys.layout)) ?? '1';
+    if (layout !== storeLayout) fail(`the book is in store layout ${layout}; this ledgerd reads layout ${storeLayout} (import the book again from its genesis and replay)`);
     const headText = await store.get(keys.head);
     assert(headText !== undefined, 'a sealed book has a head');
     const head = decodeHead(headText);
     const cseqText = await store.get(keys.cseq);
     const nextCseq = Math.max(head.decidedCseq, cseqText === undefined ? 0 : Number(cseqText)) + 1;
     const kernel = new Kernel(options, await loadAssets(store), head, nextCseq);
-    await kernel.checkTotals();
+    await kernel.loadTotals();
     await kernel.countChallenges();
     await kernel.loadBacklog();
     await kernel.refreshNextExpiry();
@@ -628,7 +635,9 @@ export class Kernel {
     const writes: BatchOp[] = [];
     const events: Operation[] = [];
     let postingSeq = this.head.postingSeq;
-    const deltas = new Map<string, bigint>();
+    const deltas = new Map<string, Balance>();
+    /** The round's journal entries, written in chunks. */
+    const leaves: string[] = [];
     let accountsOpened = 0;
 
     const post = (op: Operation, entries: readonly Entry[]): number[] => {
@@ -638,7 +647,7 @@ export class Kernel {
         const seq = ++postingSeq;
         const signed = entry.direction === 'credit' ? entry.amountMinor : -entry.amountMinor;
         perAsset.set(entry.asset, (perAsset.get(entry.asset) ?? 0n) + signed);
-        deltas.set(entry.asset, (deltas.get(entry.asset) ?? 0n) + signed);
+        deltas.set(entry.asset, moved(deltas.get(entry.asset) ?? zeroBalance, entry.layer, signed));
         const after = moved(overlay.balance(entry.account, entry.asset), entry.layer, signed);
         this.assertWithinFloor(overlay.account(entry.account), entry.asset, after);
         overlay.setBalance(entry.account, entry.asset, after);
@@ -658,8 +667,9 @@ export class Kernel {
           reference: op.reference,
           after,
         };
-        writes.push({ type: 'put', key: keys.journal(seq), value: encodePosting(posting) });
-        writes.push({ type: 'put', key: keys.accountAsset(entry.account, entry.asset, seq), value: '' });
+        const leaf = encodeLeaf(posting);
+        leaves.push(leaf);
+        writes.push({ type: 'put', key: keys.accountAsset(entry.account, entry.asset, seq), value: encodeIndexedPosting(leaf, posting.reference) });
         seqs.push(seq);
       }
       for (const [asset, sum] of perAsset) if (sum !== 0n) fail(`operation ${op.ref} balances in ${asset} (off by ${sum})`);
@@ -719,7 +729,20 @@ export class Kernel {
       writes.push(value === undefined ? { type: 'del', key } : { type: 'put', key, value });
     }
 
-    for (const [asset, sum] of deltas) assert(sum === 0n, `the round balances in ${asset}`);
+    for (let i = 0; i < leaves.length; i += bounds.journalChunkEntriesMax) {
+      const firstSeq = this.head.postingSeq + 1 + i;
+      writes.push({ type: 'put', key: keys.journal(firstSeq), value: encodeJournalChunk(leaves.slice(i, i + bounds.journalChunkEntriesMax)) });
+      writes.push({ type: 'put', key: keys.journalTime(atMs, firstSeq), value: '' });
+    }
+    const totals = new Map<string, Balance>();
+    for (const [asset, delta] of deltas) {
+      assert(totalMinor(delta) === 0n, `the round balances in ${asset}`);
+      // A round of transfers alone moves no layer's total: nothing to write.
+      if (delta.available === 0n && delta.reserved === 0n && delta.encumbered === 0n) continue;
+      const total = plusBalance(this.totals.get(asset)!, delta);
+      totals.set(asset, total);
+      writes.push(totalsWrite(asset, total));
+    }
     for (const key of overlay.dirtyBalances) writes.push({ type: 'put', key, value: JSON.stringify(encodeBalance(overlay.balances.get(key)!)) });
     for (const key of overlay.dirtyAccounts) writes.push({ type: 'put', key, value: encodeAccount(overlay.accounts.get(key)!) });
     for (const key of overlay.dirtyIdentities) writes.push({ type: 'put', key, value: encodeIdentity(overlay.identities.get(key)!) });
@@ -743,12 +766,12 @@ export class Kernel {
       accounts: this.head.accounts + accountsOpened,
     };
     writes.push({ type: 'put', key: keys.head, value: encodeHead(head) });
-    return { writes, head, overlay, deltas, events, eventStart, directOutcomes, challengesAdded: challengesTaken - pruned.challenges, expiring };
+    return { writes, head, overlay, totals, events, eventStart, directOutcomes, challengesAdded: challengesTaken - pruned.challenges, expiring };
   }
 
   /** Writes a planned round; once it is durable, the cache, head and listeners follow. False when the write failed. */
   private async commitRound(round: PlannedRound, direct: readonly DirectRequest[]): Promise<boolean> {
-    const { writes, head, overlay, deltas, events, eventStart, directOutcomes, challengesAdded, expiring } = round;
+    const { writes, head, overlay, totals, events, eventStart, directOutcomes, challengesAdded, expiring } = round;
     if (!(await this.writeOrNote(writes))) return false;
     this.challengesOutstanding += challengesAdded;
     for (const [i, d] of direct.entries()) d.resolve(directOutcomes[i]!);
@@ -757,8 +780,10 @@ export class Kernel {
     for (const key of overlay.dirtyBalances) this.cache.set(key, overlay.balances.get(key)!);
     for (const key of overlay.dirtyAccounts) this.cache.set(key, overlay.accounts.get(key)!);
     for (const key of overlay.dirtyIdentities) this.cache.set(key, overlay.identities.get(key)!);
-    for (const [asset, sum] of deltas) this.totals.set(asset, (this.totals.get(asset) ?? 0n) + sum);
-    for (const [asset, total] of this.totals) assert(total === 0n, `the trial balance is zero in ${asset}`);
+    for (const [asset, total] of totals) {
+      this.totals.set(asset, total);
+      assert(totalMinor(total) === 0n, `the trial balance is zero in ${asset}`);
+    }
     this.head = head;
     if (expiring.length > 0 || events.some((op) => op.command.type === 'reserve')) await this.refreshNextExpiry();
     for (const [i, op] of events.entries()) this.emit({ seq: eventStart + i + 1, operation: op });
@@ -1026,6 +1051,7 @@ export class Kernel {
     this.decideQueue = [];
     this.backlogByPrincipal.clear();
     await this.loadBacklog();
+    await this.loadTotals();
     this.challengesOutstanding = 0;
     await this.countChallenges();
     await this.refreshNextExpiry();
@@ -1063,14 +1089,11 @@ export class Kernel {
     for await (const _ of this.store.entries({ gte: 'chal/', lt: 'chal0', limit: challengesOutstandingMax })) this.challengesOutstanding++;
   }
 
-  /** Sums every balance of the book per asset: the trial balance must be zero on reopen. */
-  private async checkTotals(): Promise<void> {
-    for await (const [key, value] of this.store.entries({ gte: keys.balancePrefix, lt: prefixEnd(keys.balancePrefix), limit: Number.MAX_SAFE_INTEGER })) {
-      const asset = key.slice(key.lastIndexOf('/') + 1);
-      const b = decodeBalance(JSON.parse(value));
-      this.totals.set(asset, (this.totals.get(asset) ?? 0n) + b.available + b.reserved + b.encumbered);
-    }
-    for (const [asset, total] of this.totals) assert(total === 0n, `the reopened book's trial balance is zero in ${asset}`);
+  /** Reads the per-asset totals (one read per asset, whatever the book's size); the trial balance must be zero. */
+  private async loadTotals(): Promise<void> {
+    const totals = await readTotals(this.store, this.assets.keys());
+    for (const [asset, total] of totals) assert(totalMinor(total) === 0n, `the reopened book's trial balance is zero in ${asset}`);
+    this.totals = totals;
   }
 
   // ---------------------------------------------------------------- direct decisions

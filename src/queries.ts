@@ -16,7 +16,7 @@ import {
   decodeHead,
   decodeIdentity,
   decodeOperation,
-  decodePosting,
+  decodeIndexedPosting,
   keys,
   parseSeqHex,
   prefixEnd,
@@ -26,6 +26,7 @@ import { assetsMax, integratingPartiesMax, movementsMergeMax, movementsScanMax, 
 import { refuse } from './errors.js';
 import type { Account, Asset, Balance, Head, Operation, Posting } from './model.js';
 import { zeroBalance } from './model.js';
+import { readTotals, totalMinor } from './totals.js';
 import type { ReadView, Snapshot } from './store/port.js';
 import { type AccountId, type AssetSymbol, type IdentityId, isAccountId } from './values.js';
 
@@ -258,15 +259,11 @@ export class BookView {
     const prefix = keys.accountAsset(q.account, q.asset, 0).slice(0, -16);
 
     let opening = zeroBalance;
-    for await (const [key] of this.snap.entries({ gte: prefix, lt: prefix + seqHex(fromSeq), reverse: true, limit: 1 })) {
-      opening = (await this.postings([parseSeqHex(key.slice(prefix.length))]))[0]!.after;
-    }
-    const seqs: number[] = [];
-    for await (const [key] of this.snap.entries({ gte: prefix + seqHex(fromSeq), lt: prefix + seqHex(endSeq), limit: statementMovementsMax + 1 })) {
-      seqs.push(parseSeqHex(key.slice(prefix.length)));
-    }
-    if (seqs.length > statementMovementsMax) refuse('ERR-QueryUnbounded', `the period holds more than ${statementMovementsMax} movements; ask for a shorter one`);
-    const movements = await this.postings(seqs);
+    for await (const [, text] of this.snap.entries({ gte: prefix, lt: prefix + seqHex(fromSeq), reverse: true, limit: 1 })) opening = decodeIndexedPosting(text).after;
+    const texts: string[] = [];
+    for await (const [, text] of this.snap.entries({ gte: prefix + seqHex(fromSeq), lt: prefix + seqHex(endSeq), limit: statementMovementsMax + 1 })) texts.push(text);
+    if (texts.length > statementMovementsMax) refuse('ERR-QueryUnbounded', `the period holds more than ${statementMovementsMax} movements; ask for a shorter one`);
+    const movements = texts.map(decodeIndexedPosting);
     return {
       account: q.account,
       asset: q.asset,
@@ -283,29 +280,16 @@ export class BookView {
 
   /**
    * The first journal position in 1..view+1 whose entry is at or after `atMs`
-   * (view+1 when none is). Entry times never decrease with the sequence, so a binary
-   * search over the journal answers it in log(view) reads.
+   * (view+1 when none is). Entry times never decrease with the sequence and a chunk's
+   * entries share one time, so the first chunk in the time index at or after `atMs`
+   * answers it in one seek.
    */
   private async firstSeqAtOrAfter(atMs: number, view: number): Promise<number> {
-    let lo = 1;
-    let hi = view + 1;
-    while (lo < hi) {
-      const mid = Math.floor((lo + hi) / 2);
-      const text = await this.snap.get(keys.journal(mid));
-      assert(text !== undefined, `journal entry ${mid} exists`);
-      if (decodePosting(text).atMs < atMs) lo = mid + 1;
-      else hi = mid;
+    const from = keys.journalTime(Math.max(0, atMs), 0);
+    for await (const [key] of this.snap.entries({ gte: from, lt: prefixEnd(keys.journalTimePrefix), limit: 1 })) {
+      return Math.min(parseSeqHex(key.slice(from.length - 16)), view + 1);
     }
-    return lo;
-  }
-
-  private async postings(seqs: readonly number[]): Promise<Posting[]> {
-    if (seqs.length === 0) return [];
-    const texts = await this.snap.getMany(seqs.map(keys.journal));
-    return texts.map((t, i) => {
-      assert(t !== undefined, `journal entry ${seqs[i]} exists`);
-      return decodePosting(t);
-    });
+    return view + 1;
   }
 
   // ---------------------------------------------------------------- movements
@@ -332,14 +316,14 @@ export class BookView {
     let resumeSeq: number | null = null;
     while (out.length < q.limit) {
       if (scanned >= movementsScanMax) {
-        resumeSeq = (await source.peek()) ?? null;
+        resumeSeq = (await source.peek())?.seq ?? null;
         break;
       }
       const chunk = await source.take(Math.min(256, movementsScanMax - scanned));
       if (chunk.length === 0) break;
-      const bodies = await this.postings(chunk);
-      for (const [i, p] of bodies.entries()) {
+      for (const [i, entry] of chunk.entries()) {
         scanned++;
+        const p = decodeIndexedPosting(entry.text);
         if (q.direction === null || p.direction === q.direction) out.push(p);
         if (out.length === q.limit) {
           // Give back what this chunk read past the full page.
@@ -348,7 +332,7 @@ export class BookView {
         }
       }
     }
-    if (out.length === q.limit) resumeSeq = (await source.peek()) ?? null;
+    if (out.length === q.limit) resumeSeq = (await source.peek())?.seq ?? null;
     return { movements: out, next: resumeSeq === null ? null : makeCursor(resumeSeq, fingerprint), view: this.view };
   }
 
@@ -387,14 +371,10 @@ export class BookView {
 
   async trialBalance(asset: AssetSymbol | null): Promise<TrialBalance> {
     if (asset !== null && !this.assets.has(asset)) refuse('ERR-UnknownAsset', `asset ${asset} is not registered`);
-    const sums = new Map<string, bigint>();
-    for (const a of this.assets.values()) if (asset === null || a.id === asset) sums.set(a.id, 0n);
-    for await (const [key, value] of this.snap.entries({ gte: keys.balancePrefix, lt: prefixEnd(keys.balancePrefix), limit: Number.MAX_SAFE_INTEGER })) {
-      const symbol = key.slice(key.lastIndexOf('/') + 1);
-      if (!sums.has(symbol)) continue;
-      const b = decodeBalance(JSON.parse(value));
-      sums.set(symbol, sums.get(symbol)! + b.available + b.reserved + b.encumbered);
-    }
+    // The totals every round keeps (src/totals.ts): one read per asset, however large the book.
+    const symbols = [...this.assets.keys()].filter((a) => asset === null || a === asset);
+    const totals = await readTotals(this.snap, symbols);
+    const sums = new Map([...totals].map(([symbol, total]) => [symbol, totalMinor(total)]));
     const rows = [...sums.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([symbol, openingsMinor]) => ({ asset: symbol as AssetSymbol, openingsMinor }));
     return {
       accounts: this.head.accounts,
@@ -438,14 +418,20 @@ function parseAccountCursor(cursor: string): AccountId {
 
 // ---------------------------------------------------------------- merged index reads
 
+/** An index entry: its journal position and the posting it carries. */
+interface IndexedEntry {
+  readonly seq: number;
+  readonly text: string;
+}
+
 /**
- * Journal positions of the entries in some (account, asset) indexes, in journal
- * order, read by seeking each index and merging.
+ * The entries of some (account, asset) indexes, in journal order, read by seeking
+ * each index and merging.
  */
 class MergedSeqs {
-  private readonly heads: { iterator: AsyncIterator<[string, string]>; prefix: string; current: number | null }[] = [];
+  private readonly heads: { iterator: AsyncIterator<[string, string]>; prefix: string; current: IndexedEntry | null }[] = [];
   private started = false;
-  private returned: number[] = [];
+  private returned: IndexedEntry[] = [];
 
   constructor(
     private readonly snap: Snapshot,
@@ -459,7 +445,7 @@ class MergedSeqs {
     if (this.startSeq >= this.endSeq) return;
     for (const prefix of this.prefixes) {
       const iterator = this.snap.entries({ gte: prefix + seqHex(this.startSeq), lt: prefix + seqHex(this.endSeq), limit: Number.MAX_SAFE_INTEGER })[Symbol.asyncIterator]();
-      const head = { iterator, prefix, current: null as number | null };
+      const head = { iterator, prefix, current: null as IndexedEntry | null };
       await this.advance(head);
       this.heads.push(head);
     }
@@ -467,18 +453,18 @@ class MergedSeqs {
 
   private async advance(head: (typeof this.heads)[number]): Promise<void> {
     const r = await head.iterator.next();
-    head.current = r.done ? null : parseSeqHex(r.value[0].slice(head.prefix.length));
+    head.current = r.done ? null : { seq: parseSeqHex(r.value[0].slice(head.prefix.length)), text: r.value[1] };
   }
 
-  async peek(): Promise<number | undefined> {
+  async peek(): Promise<IndexedEntry | undefined> {
     if (this.returned.length > 0) return this.returned[0];
     if (!this.started) await this.start();
-    let min: number | undefined;
-    for (const h of this.heads) if (h.current !== null && (min === undefined || h.current < min)) min = h.current;
+    let min: IndexedEntry | undefined;
+    for (const h of this.heads) if (h.current !== null && (min === undefined || h.current.seq < min.seq)) min = h.current;
     return min;
   }
 
-  async take(n: number): Promise<number[]> {
+  async take(n: number): Promise<IndexedEntry[]> {
     const out = this.returned.splice(0, n);
     while (out.length < n) {
       const next = await this.peek();
@@ -490,8 +476,8 @@ class MergedSeqs {
     return out;
   }
 
-  unread(seqs: readonly number[]): void {
-    this.returned = [...seqs, ...this.returned];
+  unread(entries: readonly IndexedEntry[]): void {
+    this.returned = [...entries, ...this.returned];
   }
 
   async close(): Promise<void> {

@@ -9,12 +9,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decodeBalance, decodeOperation, decodePosting, keys, prefixEnd } from '../../src/codec.js';
+import { decodeBalance, decodeOperation, decodeLeaf, journalChunkLeaves, keys, prefixEnd } from '../../src/codec.js';
 import { parseGenesis, importGenesis } from '../../src/genesis.js';
 import { sequentialIds } from '../../src/ids.js';
 import { Kernel } from '../../src/kernel.js';
 import { LevelStore } from '../../src/store/level.js';
 import type { Store } from '../../src/store/port.js';
+import { verifyTotals } from '../../src/totals.js';
 import { crashCustomers } from '../support/crash-child.js';
 
 const child = join(process.cwd(), 'dist/test/support/crash-child.js');
@@ -97,8 +98,7 @@ async function verify(acked: ReadonlyMap<number, string>) {
   // Postings: exactly two per completed transfer, none for a rejected one; balances follow the journal.
   const perOp = new Map<string, number>();
   const fromJournal = new Map<string, bigint>();
-  for (const [, v] of await all(store, keys.journalPrefix)) {
-    const p = decodePosting(v);
+  for (const p of (await all(store, keys.journalPrefix)).flatMap(([, v]) => journalChunkLeaves(v).map((leaf) => decodeLeaf(leaf, null)))) {
     perOp.set(p.operation, (perOp.get(p.operation) ?? 0) + 1);
     const k = keys.balance(p.account, p.asset);
     fromJournal.set(k, (fromJournal.get(k) ?? 0n) + (p.direction === 'credit' ? p.amountMinor : -p.amountMinor));
@@ -112,6 +112,7 @@ async function verify(acked: ReadonlyMap<number, string>) {
     total += b.available + b.reserved + b.encumbered;
   }
   expect(total).toBe(0n);
+  expect((await verifyTotals(store)).ok).toBe(true);
   const view = await kernel.openView();
   expect((await view.trialBalance(null)).unbalanced).toEqual([]);
   await view.close();

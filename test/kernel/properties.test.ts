@@ -5,11 +5,12 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeOperation, decodePosting, keys, prefixEnd } from '../../src/codec.js';
+import { decodeOperation, decodeLeaf, journalChunkLeaves, keys, prefixEnd } from '../../src/codec.js';
 import { Refused } from '../../src/errors.js';
 import type { Command } from '../../src/model.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { Store } from '../../src/store/port.js';
+import { verifyTotals } from '../../src/totals.js';
 import { TestClock, acct, actorOf, customersGenesis, openBook, submission, sym, transfer } from '../support/book.js';
 
 const names = ['alice', 'bob', 'carol'] as const;
@@ -191,15 +192,18 @@ async function compare(kernel: Awaited<ReturnType<typeof openBook>>['kernel'], m
 async function checkInvariants(kernel: Awaited<ReturnType<typeof openBook>>['kernel'], store: Store) {
   const perOperation = new Map<string, bigint>();
   for await (const [, v] of store.entries({ gte: keys.journalPrefix, lt: prefixEnd(keys.journalPrefix), limit: Number.MAX_SAFE_INTEGER })) {
-    const p = decodePosting(v);
-    if (p.kind === 'opening') continue;
-    const k = `${p.operation}/${p.kind}/${p.asset}`;
-    perOperation.set(k, (perOperation.get(k) ?? 0n) + (p.direction === 'credit' ? p.amountMinor : -p.amountMinor));
+    for (const leaf of journalChunkLeaves(v)) {
+      const p = decodeLeaf(leaf, null);
+      if (p.kind === 'opening') continue;
+      const k = `${p.operation}/${p.kind}/${p.asset}`;
+      perOperation.set(k, (perOperation.get(k) ?? 0n) + (p.direction === 'credit' ? p.amountMinor : -p.amountMinor));
+    }
   }
   for (const [k, sum] of perOperation) expect({ k, sum }).toEqual({ k, sum: 0n });
   const view = await kernel.openView();
   const tb = await view.trialBalance(null);
   expect(tb.unbalanced).toEqual([]);
+  expect((await verifyTotals(store)).ok).toBe(true);
   for (const i of names.keys()) {
     const b = await view.balance(acct(account(i)), sym('USD'));
     expect(b.available >= 0n && b.reserved >= 0n).toBe(true);

@@ -9,7 +9,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { encodeOperation, keys } from '../../src/codec.js';
+import { decodeHead, encodeOperation, keys } from '../../src/codec.js';
+import { journalLeaves } from '../../src/journal.js';
 import type { GrantOp, GrantTerms } from '../../src/auth/grants.js';
 import { sequentialIds } from '../../src/ids.js';
 import { Kernel } from '../../src/kernel.js';
@@ -186,10 +187,16 @@ async function decideBacklog(store: MemoryStore, clock: TestClock, ops: readonly
   await kernel.close();
 }
 
-/** The book as stored, but for event chunks (grouped by round) and the head (its event grouping aside, checked through the operations). */
+/**
+ * The book as stored, but for what is grouped by round: event chunks, and journal chunks
+ * with their time index (the journal's entries are compared one by one, as leaves).
+ */
 async function bookOf(store: MemoryStore): Promise<[string, string][]> {
+  const grouped = [keys.eventPrefix, keys.journalPrefix, keys.journalTimePrefix];
   const out: [string, string][] = [];
-  for await (const [key, value] of store.entries({ gte: '', limit: Number.MAX_SAFE_INTEGER })) if (!key.startsWith(keys.eventPrefix)) out.push([key, value]);
+  for await (const [key, value] of store.entries({ gte: '', limit: Number.MAX_SAFE_INTEGER })) if (!grouped.some((prefix) => key.startsWith(prefix))) out.push([key, value]);
+  const head = decodeHead((await store.get(keys.head))!);
+  for await (const leaf of journalLeaves(store, 1, head.postingSeq)) out.push(['journal', leaf]);
   return out;
 }
 

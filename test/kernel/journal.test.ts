@@ -1,0 +1,88 @@
+/**
+ * The journal as CONTRACT 9's leaves: `journalLeaves` gives the leaf bytes of any
+ * range of entries, across chunk boundaries (genesis runs, one chunk per round),
+ * equal to an independent canonical-JSON encoding of the postings the queries show.
+ */
+import { describe, expect, it } from 'vitest';
+import { canonicalJson } from '../../daemon/http/digest.js';
+import { journalChunkLeaves, keys, parseSeqHex, prefixEnd } from '../../src/codec.js';
+import { journalChunkEntriesMax } from '../../src/constants.js';
+import { journalLeaves } from '../../src/journal.js';
+import { balanceView, movementView } from '../../src/views.js';
+import { actorOf, customersGenesis, openBook, operator, submission, transfer } from '../support/book.js';
+import type { Posting } from '../../src/model.js';
+import type { ReadView } from '../../src/store/port.js';
+import type { AccountId } from '../../src/values.js';
+
+const names = Array.from({ length: 6 }, (_, i) => `c${i}`);
+const acctOf = (name: string) => `did:ledger:acct:${name}`;
+
+async function collect(view: ReadView, from: number, to: number): Promise<string[]> {
+  const out: string[] = [];
+  for await (const leaf of journalLeaves(view, from, to)) out.push(leaf);
+  return out;
+}
+
+/** The leaf as CONTRACT 9 defines it, built with the generic canonical encoder from a posting's view. */
+function expectedLeaf(p: Posting): string {
+  const { reference: _reference, ...members } = movementView(p);
+  return canonicalJson({ ...members, after: balanceView(p.after) });
+}
+
+describe('journal leaves', () => {
+  it('are the canonical leaf bytes of any range of entries, across chunks', async () => {
+    const { kernel, store } = await openBook({ genesis: customersGenesis(Object.fromEntries(names.map((n) => [n, 1_000n]))) });
+    // Rounds of different sizes: each writes one chunk.
+    for (let round = 0; round < 4; round++) {
+      await Promise.all(
+        Array.from({ length: round + 1 }, (_, i) =>
+          kernel.submit(submission(actorOf(`did:ledger:id:${names[i]}`), transfer(acctOf(names[i]!), acctOf(names[(i + round + 1) % names.length]!), BigInt(10 + round)), { reference: i === 0 ? '{"n":\n1}' : undefined })),
+        ),
+      );
+      await kernel.idle();
+    }
+    const head = kernel.currentHead.postingSeq;
+    expect(head).toBe(names.length * 2 + 2 * (1 + 2 + 3 + 4));
+
+    // Every posting, as the movements of every account show it (references included there, left out of leaves).
+    const view = await kernel.openView();
+    const bySeq = new Map<number, Posting>();
+    for (const name of [...names, 'treasury-USD']) {
+      const page = await view.movements(operator, { account: acctOf(name) as AccountId, identity: null, limit: 1000, fromMs: null, toMs: null, asset: null, direction: null, cursor: null });
+      for (const p of page.movements) bySeq.set(p.seq, p);
+    }
+    await view.close();
+    expect([...bySeq.keys()].sort((a, b) => a - b)).toEqual(Array.from({ length: head }, (_, i) => i + 1));
+    const all = Array.from({ length: head }, (_, i) => expectedLeaf(bySeq.get(i + 1)!));
+
+    expect(await collect(store, 1, head)).toEqual(all);
+    for (const [from, to] of [[1, 1], [head, head], [5, 17], [12, 13], [13, 14], [14, head], [3, 2]] as const) {
+      expect(await collect(store, from, to), `${from}..${to}`).toEqual(all.slice(from - 1, to));
+    }
+    await expect(collect(store, head, head + 1)).rejects.toThrow(/are all in the book/);
+    await kernel.close();
+  });
+
+  it('splits a round larger than a chunk into chunks of at most journalChunkEntriesMax entries, read back whole', async () => {
+    const transfers = journalChunkEntriesMax / 2 + 10;
+    const { kernel, store } = await openBook({ genesis: customersGenesis({ alice: BigInt(transfers), bob: 0n }) });
+    const before = kernel.currentHead.postingSeq;
+    // Submitted in one turn: one intake round, one submission write, then one decision round.
+    await Promise.all(Array.from({ length: transfers }, () => kernel.submit(submission(operator, transfer(acctOf('alice'), acctOf('bob'), 1n)))));
+    await kernel.idle();
+    const head = kernel.currentHead.postingSeq;
+    expect(head - before).toBe(2 * transfers);
+    const sizes: [number, number][] = [];
+    for await (const [key, value] of store.entries({ gte: keys.journalPrefix, lt: prefixEnd(keys.journalPrefix), limit: 100 })) {
+      sizes.push([parseSeqHex(key.slice(keys.journalPrefix.length)), journalChunkLeaves(value).length]);
+    }
+    // The genesis chunk, then the round's: a full chunk and the rest, each with its time entry.
+    expect(sizes).toEqual([[1, before], [before + 1, journalChunkEntriesMax], [before + 1 + journalChunkEntriesMax, 2 * transfers - journalChunkEntriesMax]]);
+    let times = 0;
+    for await (const _ of store.entries({ gte: keys.journalTimePrefix, lt: prefixEnd(keys.journalTimePrefix), limit: 100 })) times++;
+    expect(times).toBe(3);
+    const leaves = await collect(store, 1, head);
+    expect(leaves.map((leaf) => JSON.parse(leaf).seq)).toEqual(Array.from({ length: head }, (_, i) => i + 1));
+    await kernel.close();
+  });
+});
