@@ -3,7 +3,7 @@
  * inject; the daemon listens). One body parser, one error handler, one not-found
  * handler: every refusal is `{error, description}` with the status of CONTRACT 6.
  */
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { refusal } from '../src/errors.js';
 import type { Kernel } from '../src/kernel.js';
 import type { Config } from './config.js';
@@ -15,6 +15,7 @@ import { Metrics } from './metrics.js';
 import { OpenApi } from './openapi.js';
 import { accountRoutes } from './routes/accounts.js';
 import { authRoutes } from './routes/auth.js';
+import { backupRoutes } from './routes/backup.js';
 import { bookRoutes } from './routes/book.js';
 import type { RouteContext } from './routes/context.js';
 import { credentialRoutes } from './routes/credentials.js';
@@ -56,7 +57,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const app = Fastify({
     logger: options.logger,
     // One line per request instead, with its refusal code and principal (http/request-log.ts).
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyBytesMax,
     // Given to Node at creation: its headers timeout (60 s) is fixed then and caps any shorter request timeout set later,
     // and it checks for expired requests only every connectionsCheckingInterval (30 s by default).
@@ -151,6 +152,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   credentialRoutes(app, context);
   grantRoutes(app, context);
   partyRoutes(app, context);
+  backupRoutes(app, context);
   eventRoutes(app, kernel, events);
 
   const metrics = options.metrics ?? new Metrics(options.version);
