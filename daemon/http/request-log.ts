@@ -1,6 +1,7 @@
 /**
- * One log line per request, as it ends: method, path, status, refusal code and the
- * principal (Fastify's own two lines per request are turned off). Nothing secret is in
+ * One log line per request, as it ends: method, path, status, refusal code, the
+ * principal, and whether the reply was sent whole (Fastify's own two lines per request
+ * are turned off). Nothing secret is in
  * it: no header is logged, and the path carries no token (bearers travel in
  * `authorization` only).
  */
@@ -18,11 +19,13 @@ const loggedUrlLengthMax = 256;
 
 export function logRequests(app: FastifyInstance): void {
   app.decorateRequest('refusalCode', null);
-  app.addHook('onResponse', async (request, reply) => logRequest(request, reply.statusCode, reply.elapsedTime));
+  // On the response's 'close', which comes however it ends: finished, cut off by the client, or a hijacked event stream.
+  app.addHook('onRequest', async (request, reply) => {
+    reply.raw.once('close', () => logRequest(request, reply.raw.statusCode, reply.elapsedTime, reply.raw.writableFinished));
+  });
 }
 
-/** The line of a request that ended; hijacked replies (event streams), which skip onResponse, call it themselves. */
-export function logRequest(request: FastifyRequest, status: number, elapsedMs: number): void {
+function logRequest(request: FastifyRequest, status: number, elapsedMs: number, finished: boolean): void {
   request.log.info(
     {
       method: request.method,
@@ -31,6 +34,8 @@ export function logRequest(request: FastifyRequest, status: number, elapsedMs: n
       error: request.refusalCode,
       principal: request.actor?.principal ?? null,
       ms: Math.round(elapsedMs),
+      // False when the connection closed before the whole reply was sent (a client gone, a stream ended).
+      finished,
     },
     'request',
   );

@@ -5,7 +5,6 @@ import type { Kernel } from '../../src/kernel.js';
 import { parseUintText } from '../../src/values.js';
 import type { EventHub } from '../events.js';
 import { callerOf } from '../http/auth.js';
-import { logRequest } from '../http/request-log.js';
 import { type Query, uintQuery } from '../http/query.js';
 import { digitsText, object, responses } from '../http/schemas.js';
 
@@ -37,8 +36,6 @@ export function eventRoutes(app: FastifyInstance, kernel: Kernel, hub: EventHub)
       const refusal = hub.refusal(caller);
       if (refusal !== null) refuse('ERR-DecisionUnavailable', refusal);
       reply.hijack();
-      // Hijacked replies skip onResponse: the stream's request line is written as it closes.
-      reply.raw.once('close', () => logRequest(request, reply.raw.statusCode, reply.elapsedTime));
       try {
         await hub.open(reply.raw, caller, afterSeq, request.log);
       } catch (error) {

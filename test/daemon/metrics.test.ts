@@ -86,7 +86,7 @@ describe('the log', () => {
     const requests = lines.filter((l) => l.msg === 'request');
     const posted = requests.filter((l) => l.method === 'POST' && l.url === '/v1/transfers' && l.status === 202);
     expect(posted.length).toBeGreaterThan(0);
-    expect(posted[0]).toMatchObject({ principal: 'did:ledger:id:alice', error: null });
+    expect(posted[0]).toMatchObject({ principal: 'did:ledger:id:alice', error: null, finished: true });
     expect(requests.find((l) => l.url === '/v1/trial-balance')).toMatchObject({ status: 403, error: 'ERR-NotAuthorised', principal: 'did:ledger:id:alice' });
     expect(requests.find((l) => l.url === '/metrics' && l.status === 401)).toMatchObject({ error: 'ERR-CredentialInvalid', principal: null });
     // One line per request: Fastify's own "incoming request" / "request completed" pair is off.
@@ -96,11 +96,11 @@ describe('the log', () => {
     expect(lines.find((l) => l.msg === 'decision' && l.operation === ok.body.operation_reference)).toMatchObject({ level: 20, command: 'transfer', state: 'Completed', error: null });
   });
 
-  it('logs an event stream as it ends', async () => {
+  it('logs an event stream as it ends (a reply not sent whole says so)', async () => {
     const stream = await request(`${shared.daemon.url}/v1/events`, { headers: { authorization: `Bearer ${shared.keys.customers.alice}` } });
     stream.body.destroy();
     const lines = await logLines((l) => l.msg === 'request' && l.url === '/v1/events' && l.principal === 'did:ledger:id:alice');
-    expect(lines.find((l) => l.msg === 'request' && l.url === '/v1/events' && l.principal === 'did:ledger:id:alice')).toMatchObject({ method: 'GET', status: 200, error: null });
+    expect(lines.find((l) => l.msg === 'request' && l.url === '/v1/events' && l.principal === 'did:ledger:id:alice')).toMatchObject({ method: 'GET', status: 200, error: null, finished: false });
   });
 
   it('holds no bearer token', () => {
