@@ -20,6 +20,7 @@ import type { Command } from '../src/model.js';
 import { LevelStore } from '../src/store/level.js';
 import type { AssetSymbol, CredentialId, GrantId, IdentityId } from '../src/values.js';
 import { benchAccount, fundedCustomersGenesis } from './genesis.js';
+import { percentile } from './percentile.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -123,7 +124,7 @@ async function main() {
   console.log('| workload | decided transfers/s |');
   console.log('|---|---:|');
   for (const [name, rate] of rows) console.log(`| ${name} | ${rate.toFixed(0)} |`);
-  const at = (p: number) => samples[Math.min(samples.length - 1, Math.floor((p / 100) * samples.length))]!;
+  const at = (p: number) => percentile(samples, p);
   console.log(`\n| query | p50 ms | p99 ms |\n|---|---:|---:|\n| identity grant listing, page of 1000 (1 200 grants) | ${at(50).toFixed(2)} | ${at(99).toFixed(2)} |`);
 }
 

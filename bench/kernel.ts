@@ -19,6 +19,7 @@ import { Kernel, type Submission } from '../src/kernel.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LevelStore } from '../src/store/level.js';
 import type { AssetSymbol, CredentialId, IdentityId } from '../src/values.js';
+import { percentile } from './percentile.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -113,9 +114,6 @@ async function drive(kernel: Kernel, count: number, legs: number, label: string)
   };
 }
 
-function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 async function latency(label: string, run: (i: number) => Promise<unknown>) {
   const samples: number[] = [];

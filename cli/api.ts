@@ -173,6 +173,7 @@ export interface GrantListing {
   items: { grant: string; granted_at: number; grantor: string; revoked: number | null; terms: GrantTerms }[];
   identity?: string;
   account?: string;
+  next?: string;
 }
 
 export interface PartiesListing {

@@ -118,8 +118,23 @@ export class LedgerClient {
     return this.token === undefined ? {} : { authorization: `Bearer ${this.token}` };
   }
 
+  /** A GET answered with text, not JSON (ledgerd's `/metrics`): refused past `bytesMax` of body. */
+  async getText(path: string, bytesMax: number): Promise<string> {
+    return (await this.exchange('GET', this.url(path), undefined, { accept: 'text/plain' }, bytesMax)).text;
+  }
+
   private async send<T>(method: 'GET' | 'POST', url: URL, body: unknown, extra: Record<string, string>): Promise<T> {
-    const headers: Record<string, string> = { ...this.auth(), ...extra, accept: 'application/json' };
+    const { status, text } = await this.exchange(method, url, body, { ...extra, accept: 'application/json' }, Infinity);
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw new RefusedError('ERR-Internal', `the service answered HTTP ${status} with a body that is not JSON`);
+    }
+  }
+
+  /** One request, bounded by `--timeout-ms` from sending it to the last byte; a refusal (status 400 and up) is thrown. */
+  private async exchange(method: 'GET' | 'POST', url: URL, body: unknown, extra: Record<string, string>, bytesMax: number): Promise<{ status: number; text: string }> {
+    const headers: Record<string, string> = { ...this.auth(), ...extra };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const signal = AbortSignal.timeout(this.timeoutMs);
     const bounded = <T>(run: () => Promise<T>) => this.call(run).catch((error: unknown) => {
@@ -127,13 +142,9 @@ export class LedgerClient {
       throw error;
     });
     const response = await bounded(() => request(url, { method, dispatcher: this.agent, headers, signal, body: body === undefined ? undefined : JSON.stringify(body) }));
-    const text = await bounded(() => response.body.text());
+    const text = await bounded(() => textOf(response.body, bytesMax));
     if (response.statusCode >= 400) throw refusalOf(response.statusCode, response.headers['retry-after'], text);
-    try {
-      return JSON.parse(text) as T;
-    } catch {
-      throw new RefusedError('ERR-Internal', `the service answered HTTP ${response.statusCode} with a body that is not JSON`);
-    }
+    return { status: response.statusCode, text };
   }
 
   private async call<T>(run: () => Promise<T>): Promise<T> {
@@ -145,6 +156,22 @@ export class LedgerClient {
       throw error;
     }
   }
+}
+
+/** A body as text, refused once it passes `bytesMax` (the rest is not read). */
+async function textOf(body: Readable, bytesMax: number): Promise<string> {
+  if (bytesMax === Infinity) return (body as Readable & { text(): Promise<string> }).text();
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    bytes += chunk.length;
+    if (bytes > bytesMax) {
+      body.destroy();
+      throw new RefusedError('ERR-Internal', `the service answered more than ${bytesMax} bytes`);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function describe(error: unknown): string {

@@ -1,52 +1,161 @@
 /**
- * Shell completion scripts for bash and zsh, generated from the command tree: both share one
- * `_ledgerctl_words PATH` function (the same `case` syntax runs in both shells) that lists what
- * may follow the command words typed so far.
+ * Shell completion scripts for bash, zsh and fish, generated from the command tree. bash and zsh
+ * share `_ledgerctl_words PATH` (what may follow the command words typed so far) and
+ * `_ledgerctl_kind PATH FLAG` (what a flag's value is: profiles, assets or accounts); fish gets the
+ * same two tables as its own functions. Values come from `ledgerctl __complete KIND [PROFILE]`
+ * (cli/completion-values.ts), which reads only the profile store, never the service.
  */
-import type { Command } from 'commander';
+import type { Command, Option } from 'commander';
 import { groups, leaves, longOptions, ownOptions } from './tree.js';
 
-export const shells = ['bash', 'zsh'] as const;
+export const shells = ['bash', 'zsh', 'fish'] as const;
 export type Shell = (typeof shells)[number];
 
-function wordsFunction(program: Command): string {
-  const top = [...program.commands.map((c) => c.name()).filter((n) => n !== 'help'), ...ownOptions(program).map((o) => o.long!)];
-  const cases = [`    '') echo '${top.join(' ')}' ;;`];
-  for (const group of groups(program)) cases.push(`    '${group.name}') echo '${group.verbs.join(' ')}' ;;`);
-  for (const { path, command } of leaves(program)) {
-    if (path[0] === 'help') continue;
-    cases.push(`    '${path.join(' ')}') echo '${longOptions(program, command).join(' ')}' ;;`);
-  }
-  return ['_ledgerctl_words() {', '  case "$1" in', ...cases, '  esac', '}'].join('\n');
+/** What a flag's value is, for completion: from its placeholder (`--from <account>`, `--asset <symbol>`). */
+export type ValueKind = 'profiles' | 'assets' | 'accounts';
+
+const kindOfPlaceholder: Record<string, ValueKind> = { '<account>': 'accounts', '<symbol>': 'assets' };
+
+function kindOf(option: Option): ValueKind | undefined {
+  if (option.long === '--profile') return 'profiles';
+  return kindOfPlaceholder[option.flags.split(' ').at(-1)!];
 }
 
-/** The command words typed so far: each word that is one of the candidates of the path before it. */
+/** The command words typed so far → the words that may follow them (nouns, verbs, long options). */
+function wordTable(program: Command): [string, string[]][] {
+  const rows: [string, string[]][] = [['', [...program.commands.map((c) => c.name()).filter((n) => n !== 'help'), ...ownOptions(program).map((o) => o.long!)]]];
+  for (const group of groups(program)) rows.push([group.name, group.verbs]);
+  for (const { path, command } of leaves(program)) if (path[0] !== 'help') rows.push([path.join(' '), longOptions(program, command)]);
+  return rows;
+}
+
+/** `PATH FLAG` → the kind of value the flag takes there; a global flag is keyed by the flag alone (any path). */
+function kindTable(program: Command): { global: [string, ValueKind][]; byCommand: [string, ValueKind][] } {
+  const global = ownOptions(program).flatMap((o): [string, ValueKind][] => (kindOf(o) === undefined ? [] : [[o.long!, kindOf(o)!]]));
+  const byCommand: [string, ValueKind][] = [];
+  for (const { path, command } of leaves(program)) {
+    for (const option of ownOptions(command)) {
+      const kind = kindOf(option);
+      if (kind !== undefined && option.long !== undefined) byCommand.push([`${path.join(' ')} ${option.long}`, kind]);
+    }
+  }
+  return { global, byCommand };
+}
+
+function shFunctions(program: Command): string {
+  const words = wordTable(program).map(([key, list]) => `    '${key}') echo '${list.join(' ')}' ;;`);
+  const { global, byCommand } = kindTable(program);
+  const kinds = (['profiles', 'assets', 'accounts'] as const).flatMap((kind) => {
+    const keys = [...global.filter(([, k]) => k === kind).map(([flag]) => `*' ${flag}'`), ...byCommand.filter(([, k]) => k === kind).map(([key]) => `'${key}'`)];
+    return keys.length === 0 ? [] : [`    ${keys.join('|')}) echo ${kind} ;;`];
+  });
+  return [
+    '_ledgerctl_words() {',
+    '  case "$1" in',
+    ...words,
+    '  esac',
+    '}',
+    '_ledgerctl_kind() {',
+    '  case "$1 $2" in',
+    ...kinds,
+    '  esac',
+    '}',
+    '# Values from the profile store only (names, cached asset symbols), never from the service.',
+    '_ledgerctl_values() { ledgerctl __complete "$1" ${2:+"$2"} 2>/dev/null; }',
+  ].join('\n');
+}
+
+/**
+ * The command words typed so far (each word that is one of the candidates of the path before it),
+ * and the value of a `--profile` typed on the line.
+ */
 // Not `path`: in zsh that name is the array tied to $PATH.
-const walk = (first: string, last: string, word: string) => `  local words_so_far='' w i
+const walk = (first: string, last: string, word: (index: string) => string) => `  local words_so_far='' profile_typed='' w i
   for ((i = ${first}; i < ${last}; i++)); do
-    w=${word}
+    w=${word('i')}
+    if [[ $w == --profile ]]; then profile_typed=${word('i + 1')}; continue; fi
     [[ $w == -* ]] && continue
     case " $(_ledgerctl_words "$words_so_far") " in *" $w "*) words_so_far="\${words_so_far:+$words_so_far }$w" ;; esac
   done`;
 
+function fishScript(program: Command): string {
+  const quote = (text: string) => `'${text}'`;
+  const words = wordTable(program).flatMap(([key, list]) => [`        case ${quote(key)}`, `            echo ${quote(list.join(' '))}`]);
+  const { global, byCommand } = kindTable(program);
+  const kinds = (['profiles', 'assets', 'accounts'] as const).flatMap((kind) => {
+    const keys = [...global.filter(([, k]) => k === kind).map(([flag]) => `'* ${flag}' ${quote(flag)}`), ...byCommand.filter(([, k]) => k === kind).map(([key]) => quote(key))];
+    return keys.length === 0 ? [] : [`        case ${keys.join(' ')}`, `            echo ${kind}`];
+  });
+  return `# fish completion for ledgerctl (generated by: ledgerctl completion fish)
+function __ledgerctl_words
+    switch "$argv[1]"
+${words.join('\n')}
+    end
+end
+function __ledgerctl_kind
+    switch (string trim -- "$argv[1] $argv[2]")
+${kinds.join('\n')}
+    end
+end
+# Values from the profile store only (names, cached asset symbols), never from the service.
+function __ledgerctl_complete
+    set -l tokens (commandline -opc)
+    set -l words_so_far ''
+    set -l profile_typed
+    set -l i 2
+    while test $i -le (count $tokens)
+        set -l w $tokens[$i]
+        if test "$w" = --profile
+            set profile_typed $tokens[(math $i + 1)]
+        else if not string match -q -- '-*' "$w"
+            if contains -- "$w" (string split ' ' -- (__ledgerctl_words "$words_so_far"))
+                set words_so_far (string trim -- "$words_so_far $w")
+            end
+        end
+        set i (math $i + 1)
+    end
+    set -l kind (__ledgerctl_kind "$words_so_far" "$tokens[-1]")
+    if test -n "$kind"
+        ledgerctl __complete $kind $profile_typed 2>/dev/null
+    else
+        string split ' ' -- (__ledgerctl_words "$words_so_far")
+    end
+end
+complete -c ledgerctl -f -a '(__ledgerctl_complete)'
+`;
+}
+
 export function completionScript(program: Command, shell: Shell): string {
+  if (shell === 'fish') return fishScript(program);
   if (shell === 'bash') {
     return `# bash completion for ledgerctl (generated by: ledgerctl completion bash)
-${wordsFunction(program)}
+${shFunctions(program)}
 _ledgerctl() {
-${walk('1', 'COMP_CWORD', '${COMP_WORDS[i]}')}
-  COMPREPLY=($(compgen -W "$(_ledgerctl_words "$words_so_far")" -- "\${COMP_WORDS[COMP_CWORD]}"))
+${walk('1', 'COMP_CWORD', (i) => `\${COMP_WORDS[${i}]}`)}
+  local kind
+  kind=$(_ledgerctl_kind "$words_so_far" "\${COMP_WORDS[COMP_CWORD-1]}")
+  if [[ -n $kind ]]; then
+    COMPREPLY=($(compgen -W "$(_ledgerctl_values "$kind" "$profile_typed")" -- "\${COMP_WORDS[COMP_CWORD]}"))
+  else
+    COMPREPLY=($(compgen -W "$(_ledgerctl_words "$words_so_far")" -- "\${COMP_WORDS[COMP_CWORD]}"))
+  fi
 }
 complete -o default -F _ledgerctl ledgerctl
 `;
   }
   return `#compdef ledgerctl
 # zsh completion for ledgerctl (generated by: ledgerctl completion zsh)
-${wordsFunction(program)}
+${shFunctions(program)}
 _ledgerctl() {
-${walk('2', 'CURRENT', '${words[i]}')}
+${walk('2', 'CURRENT', (i) => `\${words[${i}]}`)}
+  local kind
   local -a candidates
-  candidates=(\${=$(_ledgerctl_words "$words_so_far")})
+  kind=$(_ledgerctl_kind "$words_so_far" "\${words[CURRENT-1]}")
+  if [[ -n $kind ]]; then
+    candidates=(\${(f)"$(_ledgerctl_values "$kind" "$profile_typed")"})
+  else
+    candidates=(\${=$(_ledgerctl_words "$words_so_far")})
+  fi
   compadd -a candidates
 }
 # Autoloaded from $fpath this file is the body of _ledgerctl: complete now. Sourced: register it.

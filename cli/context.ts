@@ -97,6 +97,18 @@ export class Context {
     return profileName;
   }
 
+  /**
+   * Keeps the service's asset symbols in the profile in use, for shell completion: only a saved
+   * profile whose own service is the one in use (a reading never saves a profile by itself).
+   */
+  async rememberAssets(symbols: readonly string[]): Promise<void> {
+    const store = await this.profiles();
+    const name = await this.profileName();
+    const saved = store.get(name);
+    if (saved === undefined || saved.url !== (await this.url())) return;
+    store.put(name, { ...saved, assets: [...symbols].sort() });
+  }
+
   /** `--timeout-ms`: the bound of each request and of a wait for a decision. */
   get timeoutMs(): number {
     return integer('--timeout-ms', this.globals.timeoutMs ?? String(timeoutDefaultMs), 1, timeoutMaxMs);

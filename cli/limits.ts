@@ -19,6 +19,8 @@ export const movementsPageLimitDefault = 100;
 export const accountsPageLimitDefault = 100;
 /** Pages `accounts list --all` follows before it stops (an identity owns at most 256 accounts). */
 export const accountPagesMax = 1_000;
+/** Pages `grants list --all` follows before it stops (revoked grants stay listed, so an account's may be many). */
+export const grantPagesMax = 10_000;
 /** Pages `movements --all` follows before it stops: a cursor loop would otherwise never end. */
 export const movementsPagesMax = 100_000;
 /** Reconnecting an event stream: first and largest pause between attempts. */

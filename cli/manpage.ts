@@ -4,6 +4,7 @@
  */
 import type { Command, Option } from 'commander';
 import { exitCodes } from './errors.js';
+import { examplesOf } from './examples.js';
 import { leaves, ownOptions } from './tree.js';
 
 /** Roff text: backslashes escaped, hyphens as minus signs (copy-pasteable options), no line starting a request. */
@@ -31,6 +32,8 @@ function commandSection(path: string[], command: Command): string {
   const lines = [`.SS ${bold(synopsis(path, command))}`, roff(command.description())];
   for (const argument of command.registeredArguments) lines.push(`.TP\n${bold(argument.name())}\n${roff(argument.description)}`);
   for (const option of ownOptions(command)) lines.push(optionEntry(option));
+  const examples = examplesOf(path);
+  if (examples.length > 0) lines.push('.PP\nExamples:\n.RS\n.nf', ...examples.map(roff), '.fi\n.RE');
   return lines.join('\n');
 }
 

@@ -93,6 +93,11 @@ export class Output {
     this.write(renderToString(createElement(View, props), { columns: inkColumns }));
   }
 
+  /** A line under a table (how to read on): shown only where a table is (not with --field). */
+  footer(text: string): void {
+    if (!this.machine && this.flags.field === undefined) this.write(safeLines(text));
+  }
+
   /** One record of a stream: a JSON line (NDJSON), or with `-o yaml` one YAML document. */
   line(value: unknown): void {
     if (this.format === 'yaml') this.io.stdout.write(`---\n${this.yaml(value)}`);
@@ -139,7 +144,7 @@ export function columnWidths<Row>(columns: readonly Column<Row>[], cells: readon
   return columns.map((c, i) => Math.max(c.header.length, ...cells.map((r) => r[i]!.length)));
 }
 
-export function table<Row>(columns: readonly Column<Row>[], rows: readonly Row[]): string {
+export function table<Row>(columns: readonly Column<Row>[], rows: readonly Row[], header = true): string {
   if (rows.length === 0) return '(none)';
   const cells = cellsOf(columns, rows);
   const widths = columnWidths(columns, cells);
@@ -148,7 +153,7 @@ export function table<Row>(columns: readonly Column<Row>[], rows: readonly Row[]
       .map((v, i) => (columns[i]!.alignRight ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)))
       .join('  ')
       .trimEnd();
-  return [line(columns.map((c) => c.header)), ...cells.map(line)].join('\n');
+  return [...(header ? [line(columns.map((c) => c.header))] : []), ...cells.map(line)].join('\n');
 }
 
 /** A record as `key  value` lines, for one object on a terminal. */

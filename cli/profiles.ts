@@ -14,6 +14,8 @@ export interface Profile {
   origin: string;
   /** Names saved for accounts (`accounts open --save-as`), each standing for its identifier. */
   accounts?: Record<string, string>;
+  /** The asset symbols `assets list` last saw at this profile's service, for shell completion. */
+  assets?: string[];
 }
 
 export interface KeyCredential {

@@ -2,7 +2,7 @@
  * The command tree: `ledgerctl <noun> <verb>`. The man page test and shell completion read this
  * same tree, so they cannot drift from it.
  */
-import { Command } from 'commander';
+import { Command, type HelpContext } from 'commander';
 import { buildBalance } from './commands/accounts/balance.js';
 import { buildCustody } from './commands/accounts/custody.js';
 import { buildAccountList } from './commands/accounts/list.js';
@@ -41,10 +41,13 @@ import { buildStatements } from './commands/statements/statements.js';
 import { buildTransferCreate } from './commands/transfers/create.js';
 import { buildTrialBalance } from './commands/trial-balance/trial-balance.js';
 import { type MakeContext, contextFor } from './command.js';
+import { exitCodes } from './errors.js';
+import { examplesHelp, examplesOf } from './examples.js';
 import type { Io } from './io.js';
 import { timeoutDefaultMs } from './limits.js';
 import { formats } from './output.js';
 import { safeLines } from './safe.js';
+import { leaves } from './tree.js';
 
 export const version = '0.1.0';
 
@@ -86,12 +89,28 @@ export function buildProgram(io: Io, make: MakeContext = contextFor(io)): Comman
     .configureOutput({ writeOut: (s) => void io.stdout.write(s), writeErr: (s) => void io.stderr.write(safeLines(s)) })
     .exitOverride();
   for (const [name, description, verbs] of nouns) {
-    const noun = program.command(name).description(description);
+    const noun = new Noun(name).copyInheritedSettings(program).description(description);
+    program.addCommand(noun);
     for (const build of verbs) build(noun, make);
   }
   for (const build of singles) build(program, make);
+  for (const { path, command } of leaves(program)) command.addHelpText('after', examplesHelp(examplesOf(path)));
   withHints(program, []);
   return program;
+}
+
+/**
+ * A noun given without its verb is a usage error of one line naming the verbs (commander would
+ * print the noun's whole help); `--help` and `help NOUN` still show it.
+ */
+class Noun extends Command {
+  // Both of commander's signatures, so Noun stays a Command.
+  override help(context?: HelpContext | ((text: string) => string)): never {
+    if (typeof context === 'object' && context.error) {
+      this.error(`error: ${this.name()} needs a verb: ${this.commands.map((c) => c.name()).join(', ')}`, { exitCode: exitCodes.usage, code: 'ledgerctl.verb' });
+    }
+    return super.help(context as HelpContext);
+  }
 }
 
 /** A usage error is one line, then where its command's help is (not the whole usage). */

@@ -1,11 +1,14 @@
 /** Runs one command line and turns its outcome into the CONTRACT's exit code. */
 import { CommanderError } from 'commander';
+import { completeCommand, printCompletionValues } from './completion-values.js';
 import { CliError, RefusedError, exitCodes } from './errors.js';
 import type { Io } from './io.js';
 import { buildProgram, helpArgv } from './program.js';
 import { safeLines } from './safe.js';
 
 export async function runCli(argv: readonly string[], io: Io): Promise<number> {
+  // Shell completion's own entry, outside the command tree (so not in the man page or --help).
+  if (argv[0] === completeCommand) return printCompletionValues(io, argv.slice(1));
   try {
     await buildProgram(io).parseAsync([...helpArgv(argv)], { from: 'user' });
     return exitCodes.ok;
@@ -15,8 +18,8 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
 }
 
 function report(io: Io, error: unknown): number {
-  // Commander has printed its message and the usage already. `--help` and `--version` end with 0;
-  // help shown because a noun was given without its verb is a usage error.
+  // Commander has printed its message and the hint already. `--help` and `--version` end with 0;
+  // a noun given without its verb is a usage error.
   if (error instanceof CommanderError) return error.exitCode === 0 ? exitCodes.ok : exitCodes.usage;
   if (error instanceof RefusedError) {
     const retry = error.retryAfterS === null ? '' : `\nretry after ${error.retryAfterS} s with the same --client-key`;

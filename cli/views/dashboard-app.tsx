@@ -1,19 +1,26 @@
 /**
  * The live dashboard: follows the event stream (reconnecting and resuming with `?after=`), polls
- * the trial balance, and switches panes on keys. Its sources are injected, so tests feed it.
+ * the trial balance, the treasuries and ledgerd's metrics, and acts on keys. Its sources are
+ * injected, so tests feed it.
  */
-import { useApp, useInput } from 'ink';
+import { useApp, useInput, useStdout } from 'ink';
 import { useEffect, useReducer, useRef, useState } from 'react';
 import type { OperationView, TrialBalance } from '../api.js';
-import { type DashboardState, type Pane, initialState, nextPane, onOperation, panes } from '../dashboard/model.js';
+import { type DashboardState, type KeyPress, type Treasuries, initialState, onKey, onOperation } from '../dashboard/model.js';
+import { type Status, readStatus } from '../dashboard/metrics.js';
 import type { StreamItem } from '../events.js';
-import { Dashboard } from './dashboard.js';
+import type { AmountText } from '../money.js';
+import { Dashboard, chromeLines } from './dashboard.js';
 import { useTick } from './tick.js';
 
 export interface DashboardSources {
   /** The event stream; the app stops it (aborts `signal`) when it quits. */
   events: (signal: AbortSignal) => AsyncIterable<StreamItem>;
   trialBalance: () => Promise<TrialBalance>;
+  /** What the operator's treasury accounts hold per asset. */
+  treasuries: () => Promise<Treasuries>;
+  /** ledgerd's `GET /metrics` text (Prometheus format). */
+  metrics: () => Promise<string>;
   now: () => number;
 }
 
@@ -21,26 +28,31 @@ export interface DashboardAppProps {
   sources: DashboardSources;
   url: string;
   refreshMs?: number;
+  /** Rows of the operations pane; else the terminal's height less the rest of the screen. */
   rows?: number;
+  amount?: AmountText;
 }
 
 type Action =
   | { type: 'item'; item: StreamItem; nowMs: number }
   | { type: 'trialBalance'; trialBalance: TrialBalance }
   | { type: 'trialBalanceError'; message: string }
-  | { type: 'pane'; pane: Pane }
-  | { type: 'step'; step: 1 | -1 };
+  | { type: 'treasuries'; treasuries: Treasuries }
+  | { type: 'status'; status: Status | { unavailable: string } }
+  | { type: 'key'; key: KeyPress; rows: number };
 
 function reduce(state: DashboardState, action: Action): DashboardState {
   switch (action.type) {
-    case 'pane':
-      return { ...state, pane: action.pane };
-    case 'step':
-      return { ...state, pane: nextPane(state.pane, action.step) };
+    case 'key':
+      return onKey(state, action.key, action.rows);
     case 'trialBalance':
       return { ...state, trialBalance: action.trialBalance, trialBalanceError: null };
     case 'trialBalanceError':
       return { ...state, trialBalanceError: action.message };
+    case 'treasuries':
+      return { ...state, treasuries: action.treasuries };
+    case 'status':
+      return { ...state, status: action.status };
     case 'item': {
       const item = action.item;
       if (item.type === 'open') return { ...state, connection: { state: 'live' }, reconnects: state.reconnects + (state.connection.state === 'reconnecting' ? 1 : 0) };
@@ -52,12 +64,43 @@ function reduce(state: DashboardState, action: Action): DashboardState {
 }
 
 const refreshDefaultMs = 1000;
+/** Rows of the operations pane on a terminal too small to say. */
+const rowsMin = 3;
 
-export function DashboardApp({ sources, url, refreshMs = refreshDefaultMs, rows }: DashboardAppProps) {
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error)).split('\n')[0]!.slice(0, 120);
+
+/** Calls `read` every tick, one call at a time (under load a read can take longer than a tick). */
+function usePoll<T>(tick: number, read: () => Promise<T>, done: (value: T) => void, failed: (error: unknown) => void): void {
+  const reading = useRef(false);
+  useEffect(() => {
+    if (reading.current) return;
+    reading.current = true;
+    read()
+      .then(done, failed)
+      .finally(() => (reading.current = false));
+    // Only the tick starts a read; the callbacks are the same dispatches each render.
+  }, [tick]);
+}
+
+/** The terminal's height, following resizes. */
+function useTerminalRows(): number | undefined {
+  const { stdout } = useStdout();
+  const [rows, setRows] = useState(stdout.rows);
+  useEffect(() => {
+    const resized = () => setRows(stdout.rows);
+    stdout.on('resize', resized);
+    return () => void stdout.off('resize', resized);
+  }, [stdout]);
+  return rows;
+}
+
+export function DashboardApp({ sources, url, refreshMs = refreshDefaultMs, rows, amount }: DashboardAppProps) {
   const [state, dispatch] = useReducer(reduce, undefined, initialState);
   const [failure, setFailure] = useState<Error | null>(null);
   const { exit } = useApp();
   const tick = useTick(refreshMs);
+  const terminalRows = useTerminalRows();
+  const paneRows = rows ?? Math.max(rowsMin, (terminalRows ?? 24) - chromeLines);
 
   useEffect(() => {
     const controller = new AbortController();
@@ -67,31 +110,27 @@ export function DashboardApp({ sources, url, refreshMs = refreshDefaultMs, rows 
     return () => controller.abort();
   }, [sources]);
 
-  // One trial-balance read at a time: under load a read can take longer than a tick.
-  const reading = useRef(false);
-  useEffect(() => {
-    if (reading.current) return;
-    reading.current = true;
-    sources
-      .trialBalance()
-      .then(
-        (trialBalance) => dispatch({ type: 'trialBalance', trialBalance }),
-        (error: unknown) => dispatch({ type: 'trialBalanceError', message: error instanceof Error ? error.message : String(error) }),
-      )
-      .finally(() => (reading.current = false));
-  }, [sources, tick]);
+  usePoll(tick, sources.trialBalance, (trialBalance) => dispatch({ type: 'trialBalance', trialBalance }), (error) => dispatch({ type: 'trialBalanceError', message: messageOf(error) }));
+  // A treasury read that fails leaves the last figures; the trial balance's own error says why.
+  usePoll(tick, sources.treasuries, (treasuries) => dispatch({ type: 'treasuries', treasuries }), () => undefined);
+  // Metrics are ledgerd's to serve: any failure (404 before it does, a refusal, a bad body) is "unavailable", never fatal.
+  usePoll(
+    tick,
+    async () => readStatus(await sources.metrics()),
+    (status) => dispatch({ type: 'status', status }),
+    (error) => dispatch({ type: 'status', status: { unavailable: messageOf(error) } }),
+  );
 
-  useInput((input, key) => {
-    if (input === 'q' || key.escape) return exit();
-    if (key.tab) return dispatch({ type: 'step', step: key.shift ? -1 : 1 });
-    const digit = Number(input);
-    if (Number.isInteger(digit) && digit >= 1 && digit <= panes.length) dispatch({ type: 'pane', pane: panes[digit - 1]! });
-  });
+  useInput((input, key) => dispatch({ type: 'key', key: { ...key, input }, rows: paneRows }));
+
+  useEffect(() => {
+    if (state.quitting) exit();
+  }, [state.quitting, exit]);
 
   useEffect(() => {
     // A stream that cannot go on (a refusal: a bad token) ends the app with that error and its exit code.
     if (failure !== null) exit(failure);
   }, [failure, exit]);
 
-  return <Dashboard state={state} url={url} nowMs={sources.now()} {...(rows === undefined ? {} : { rows })} />;
+  return <Dashboard state={state} url={url} nowMs={sources.now()} rows={paneRows} {...(amount === undefined ? {} : { amount })} />;
 }

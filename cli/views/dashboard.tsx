@@ -1,24 +1,34 @@
-/** The dashboard's screen, a pure function of its state: a header with the panes, then the one selected. */
+/**
+ * The dashboard's screen, a pure function of its state: a header with the connection and
+ * ledgerd's status line, the panes, then the one selected (the operations pane scrolls, filters
+ * and opens one operation whole).
+ */
 import { Box, Text } from 'ink';
 import type { OperationView } from '../api.js';
-import { type DashboardState, type Pane, panes, rateSeries } from '../dashboard/model.js';
-import { time } from '../output.js';
+import { type DashboardState, type Pane, detailOf, panes, rateSeries, visibleOperations } from '../dashboard/model.js';
+import { ageText, statusText } from '../dashboard/metrics.js';
+import { type AmountText, minorUnitsText } from '../money.js';
+import { details, time } from '../output.js';
 import { safe } from '../safe.js';
+import { BookPane } from './dashboard-book.js';
 import { Sparkline } from './sparkline.js';
 import { Table } from './table.js';
-import { TrialBalanceView } from './trial-balance.js';
 
 export interface DashboardProps {
   state: DashboardState;
   url: string;
   nowMs: number;
-  /** Rows the operations and reservations panes show. */
+  /** Rows the operations and reservations panes show (the terminal's height less the rest). */
   rows?: number;
+  amount?: AmountText;
 }
+
+/** Lines the dashboard shows besides a pane's rows: header, connection, status, tabs, margin, table header, filter, footer, help. */
+export const chromeLines = 9;
 
 const titles: Record<Pane, string> = { balance: 'Trial balance', operations: 'Operations', rate: 'Decisions/s', reservations: 'Pending reservations' };
 
-export function Dashboard({ state, url, nowMs, rows = 15 }: DashboardProps) {
+export function Dashboard({ state, url, nowMs, rows = 15, amount = minorUnitsText }: DashboardProps) {
   const series = rateSeries(state.rate, nowMs);
   return (
     <Box flexDirection="column">
@@ -29,6 +39,9 @@ export function Dashboard({ state, url, nowMs, rows = 15 }: DashboardProps) {
         <Text> {series[series.length - 2] ?? 0} decisions/s</Text>
       </Box>
       <ConnectionBadge state={state} />
+      <Text dimColor={state.status === null || 'unavailable' in state.status} wrap="truncate-end">
+        {state.status === null ? 'metrics: reading…' : safe(statusText(state.status, nowMs))}
+      </Text>
       <Box>
         {panes.map((pane, i) => (
           <Text key={pane} inverse={pane === state.pane}>
@@ -36,10 +49,17 @@ export function Dashboard({ state, url, nowMs, rows = 15 }: DashboardProps) {
           </Text>
         ))}
       </Box>
-      <Box marginTop={1}>{paneView(state, nowMs, rows)}</Box>
-      <Text dimColor>1-4 or tab: switch pane · q: quit</Text>
+      <Box marginTop={1}>{paneView(state, nowMs, rows, amount)}</Box>
+      <Text dimColor>{keysHelp(state)}</Text>
     </Box>
   );
+}
+
+function keysHelp(state: DashboardState): string {
+  if (state.pane !== 'operations') return '1-4 or tab: switch pane · q: quit';
+  if (state.detail !== null) return 'Esc: back · q: quit';
+  if (state.filtering) return 'type to filter · Enter: keep · Esc: clear';
+  return 'j/k ↑/↓ PgUp/PgDn: move · /: filter · Enter: open · Esc: clear filter, else quit · 1-4 or tab: pane · q: quit';
 }
 
 function ConnectionBadge({ state }: { state: DashboardState }) {
@@ -55,25 +75,70 @@ function ConnectionBadge({ state }: { state: DashboardState }) {
   );
 }
 
-function paneView(state: DashboardState, nowMs: number, rows: number) {
+function paneView(state: DashboardState, nowMs: number, rows: number, amount: AmountText) {
   switch (state.pane) {
     case 'balance':
-      if (state.trialBalanceError !== null) return <Text color="red">{safe(state.trialBalanceError)}</Text>;
-      return state.trialBalance === null ? <Text dimColor>loading…</Text> : <TrialBalanceView trialBalance={state.trialBalance} />;
+      return <BookPane state={state} amount={amount} />;
     case 'operations':
-      return <Table columns={operationColumns} rows={state.operations.slice(0, rows)} empty="(no operations since the dashboard started)" />;
+      return <OperationsPane state={state} nowMs={nowMs} rows={rows} />;
     case 'rate':
       return <RatePane series={rateSeries(state.rate, nowMs)} />;
     case 'reservations':
       return (
         <Box flexDirection="column">
-          <Table columns={reservationColumns} rows={state.pending.slice(-rows).reverse()} empty="(no pending reservations seen)" />
+          <Table columns={reservationColumns(nowMs)} rows={state.pending.slice(-rows).reverse()} empty="(no pending reservations seen)" />
           <Text dimColor>
             {state.pending.length} held{state.pendingDropped > 0 ? `, ${state.pendingDropped} older not shown` : ''}
           </Text>
         </Box>
       );
   }
+}
+
+function OperationsPane({ state, nowMs, rows }: { state: DashboardState; nowMs: number; rows: number }) {
+  const opened = detailOf(state);
+  if (opened !== null) return <OperationDetail operation={opened} nowMs={nowMs} />;
+  const visible = visibleOperations(state);
+  const shown = visible.slice(state.offset, state.offset + rows);
+  const filterLine = state.filtering ? `/${safe(state.filter)}▏` : state.filter === '' ? '' : `filter: ${safe(state.filter)} (Esc clears)`;
+  const range = visible.length === 0 ? '0' : `${state.offset + 1}-${state.offset + shown.length}`;
+  return (
+    <Box flexDirection="column">
+      {filterLine !== '' && <Text color="cyan">{filterLine}</Text>}
+      <Table
+        columns={operationColumns(nowMs)}
+        rows={shown}
+        selected={state.selected - state.offset}
+        empty={state.filter === '' ? '(no operations since the dashboard started)' : '(no operation matches the filter)'}
+      />
+      <Text dimColor>
+        {range} of {visible.length}
+        {state.filter === '' ? '' : ` (filtered from ${state.operations.length})`} · amount, from, to and principal: not in the operation view ledgerd serves
+      </Text>
+    </Box>
+  );
+}
+
+function OperationDetail({ operation, nowMs }: { operation: OperationView; nowMs: number }) {
+  const decided = operation.decided_at === null ? '-' : `${time(operation.decided_at)} (${ageText(operation.decided_at, nowMs)})`;
+  return (
+    <Box flexDirection="column">
+      <Text bold>operation {safe(operation.operation_reference)}</Text>
+      <Text>
+        {details({
+          command: operation.command,
+          state: operation.state,
+          terminal: operation.terminal,
+          submitted: `${time(operation.submitted_at)} (${ageText(operation.submitted_at, nowMs)})`,
+          decided,
+          client_key: operation.client_key,
+          reference: operation.reference,
+          result: operation.result,
+          error: operation.error === undefined ? undefined : `${operation.error.error}: ${operation.error.description}`,
+        })}
+      </Text>
+    </Box>
+  );
 }
 
 function RatePane({ series }: { series: readonly number[] }) {
@@ -90,16 +155,18 @@ function RatePane({ series }: { series: readonly number[] }) {
   );
 }
 
-const operationColumns = [
+/** An operation's age: since its decision, else since it was submitted. */
+const operationColumns = (nowMs: number) => [
+  { header: 'AGE', value: (o: OperationView) => ageText(o.decided_at ?? o.submitted_at, nowMs), alignRight: true },
   { header: 'OPERATION', value: (o: OperationView) => o.operation_reference },
   { header: 'COMMAND', value: (o: OperationView) => o.command },
   { header: 'STATE', value: (o: OperationView) => o.state },
-  { header: 'DECIDED', value: (o: OperationView) => time(o.decided_at) },
   { header: 'ERROR', value: (o: OperationView) => o.error?.error ?? '' },
+  { header: 'REFERENCE', value: (o: OperationView) => (o.reference === undefined ? '' : JSON.stringify(o.reference)) },
 ];
 
-const reservationColumns = [
+const reservationColumns = (nowMs: number) => [
   { header: 'RESERVATION', value: (o: OperationView) => o.operation_reference },
-  { header: 'RESERVED', value: (o: OperationView) => time(o.decided_at) },
+  { header: 'RESERVED', value: (o: OperationView) => (o.decided_at === null ? '-' : ageText(o.decided_at, nowMs)) },
   { header: 'REFERENCE', value: (o: OperationView) => (o.reference === undefined ? '' : JSON.stringify(o.reference)) },
 ];

@@ -11,9 +11,11 @@ export interface TableProps<Row> {
   /** Shown instead of an empty table. */
   empty?: string;
   header?: boolean;
+  /** The row shown inverse (a cursor), if any. */
+  selected?: number;
 }
 
-export function Table<Row>({ columns, rows, empty = '(none)', header = true }: TableProps<Row>) {
+export function Table<Row>({ columns, rows, empty = '(none)', header = true, selected }: TableProps<Row>) {
   if (rows.length === 0) return <Text dimColor>{empty}</Text>;
   const cells = cellsOf(columns, rows);
   const widths = columnWidths(columns, cells);
@@ -22,7 +24,9 @@ export function Table<Row>({ columns, rows, empty = '(none)', header = true }: T
     <Box flexDirection="column">
       {header && <Text bold wrap="truncate-end">{columns.map((c, i) => pad(c.header, i)).join('  ').trimEnd()}</Text>}
       {cells.map((row, r) => (
-        <Text key={r} wrap="truncate-end">{row.map(pad).join('  ').trimEnd()}</Text>
+        <Text key={r} wrap="truncate-end" inverse={r === selected}>
+          {row.map(pad).join('  ').trimEnd()}
+        </Text>
       ))}
     </Box>
   );

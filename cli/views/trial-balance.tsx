@@ -7,7 +7,6 @@ import { Table } from './table.js';
 type Row = TrialBalance['rows'][number];
 
 export function TrialBalanceView({ trialBalance, amount = minorUnitsText }: { trialBalance: TrialBalance; amount?: AmountText }) {
-  const balanced = trialBalance.unbalanced.length === 0;
   return (
     <Box flexDirection="column">
       <Table
@@ -19,13 +18,20 @@ export function TrialBalanceView({ trialBalance, amount = minorUnitsText }: { tr
         rows={trialBalance.rows}
         empty="(no assets)"
       />
-      <Text>
-        {balanced ? <Text color="green">balanced</Text> : <Text color="red">UNBALANCED: {trialBalance.unbalanced.length} asset(s)</Text>}
-        <Text dimColor>
-          {' '}
-          ({trialBalance.accounts} accounts, view {trialBalance.view})
-        </Text>
-      </Text>
+      <BalancedLine trialBalance={trialBalance} />
     </Box>
+  );
+}
+
+/** Whether the book balances, over how many accounts, at which view. */
+export function BalancedLine({ trialBalance }: { trialBalance: TrialBalance }) {
+  return (
+    <Text>
+      {trialBalance.unbalanced.length === 0 ? <Text color="green">balanced</Text> : <Text color="red">UNBALANCED: {trialBalance.unbalanced.length} asset(s)</Text>}
+      <Text dimColor>
+        {' '}
+        ({trialBalance.accounts} accounts, view {trialBalance.view})
+      </Text>
+    </Text>
   );
 }

@@ -4,21 +4,74 @@
  * that each failure gets the spec's own code (ERR-PrecisionExceeded, ERR-ZeroAmount…).
  * AJV runs without coercion or removal of unknown members (see app.ts).
  */
-import { clientKeyLengthMax, movementsPageLimitMax } from '../../src/constants.js';
+import { amountDigitsMax, clientKeyLengthMax, idLengthMax, movementsPageLimitMax, symbolLengthMax } from '../../src/constants.js';
+import { type IdKind, idPrefix } from '../../src/values.js';
 
 export type Schema = Record<string, unknown>;
 
+/** A format the OpenAPI document names as `#/components/schemas/<name>`. */
+export interface Component {
+  readonly name: string;
+  /** The schema as documented: what AJV checks plus what the handler's parse checks. */
+  readonly documented: Schema;
+}
+const components = new WeakMap<Schema, Component>();
+const nullableBases = new WeakMap<Schema, Schema>();
+
+/**
+ * Shares `schema` as a component of the document. `checkedByHandler` (patterns) is shown in
+ * the document but not given to AJV: the handlers parse those values (src/values.ts) so that
+ * each failure keeps the spec's own code — an amount "0" is ERR-ZeroAmount, "1.5"
+ * ERR-PrecisionExceeded, a missing movements bound ERR-QueryUnbounded — where AJV would
+ * answer ERR-MalformedCommand.
+ */
+export function component(name: string, schema: Schema, checkedByHandler: Schema = {}): Schema {
+  // A member `checkedByHandler` sets to undefined is left out of the document (a `type` its oneOf branches state better).
+  const documented = Object.fromEntries(Object.entries({ ...schema, ...checkedByHandler }).filter(([, v]) => v !== undefined));
+  components.set(schema, { name, documented });
+  return schema;
+}
+export const componentOf = (schema: Schema): Component | undefined => components.get(schema);
+/** The schema `nullable` was made from, so the document can say `anyOf: [$ref, null]`. */
+export const nullableBaseOf = (schema: Schema): Schema | undefined => nullableBases.get(schema);
+
 export const str = (description: string, extra: Schema = {}): Schema => ({ type: 'string', description, ...extra });
 export const uintNumber = (description: string): Schema => ({ type: 'integer', minimum: 0, description });
-export const nullable = (schema: Schema): Schema => ({ ...schema, type: [schema.type as string, 'null'] });
+export function nullable(schema: Schema): Schema {
+  const made = { ...schema, type: [schema.type as string, 'null'] };
+  nullableBases.set(made, schema);
+  return made;
+}
 export const digitsText = (description: string): Schema => str(description, { pattern: '^[0-9]+$' });
 
-export const accountId = str('ledger account, did:ledger:acct:<id>');
-export const identityId = str('identity, did:ledger:id:<id>');
-export const assetSymbol = str('asset symbol, 1-16 of A-Z0-9, first a letter');
-export const amount = str('minor units, decimal integer');
-export const reference = { description: 'pass-through JSON value, at most 1024 bytes of UTF-8, echoed exactly as sent' };
-export const operationRef = str('operation reference', { pattern: '^[A-Za-z0-9_.-]{1,128}$' });
+/** The formats of CONTRACT 3, as the handlers' parsers (src/values.ts) enforce them. */
+const idPattern = (kind: IdKind) => `^${idPrefix[kind]}[A-Za-z0-9._-]{1,${idLengthMax}}$`;
+const id = (name: string, kind: IdKind, what: string) => component(name, str(`${what}, ${idPrefix[kind]}<id>, <id> 1-${idLengthMax} of A-Za-z0-9._-`), {
+    pattern: idPattern(kind),
+    maxLength: idPrefix[kind].length + idLengthMax,
+  });
+/** Unsigned minor units: no sign, no leading zeros, no exponent, at most 2^128 - 1 (so at most amountDigitsMax digits). */
+const minorDigits = `[1-9][0-9]{0,${amountDigitsMax - 1}}`;
+
+export const accountId = id('AccountId', 'account', 'ledger account');
+export const identityId = id('IdentityId', 'identity', 'identity');
+export const assetSymbol = component('AssetSymbol', str(`asset symbol, 1-${symbolLengthMax} of A-Z0-9, first a letter`), {
+  pattern: `^[A-Z][A-Z0-9]{0,${symbolLengthMax - 1}}$`,
+});
+export const amount = component('AmountMinor', str('minor units, a decimal integer from 1 to 2^128 - 1 without sign, leading zeros or exponent'), {
+  pattern: `^${minorDigits}$`,
+});
+/** A bound (grant and treasury limits), where zero is allowed. */
+export const limitMinor = component('LimitMinor', str('minor units, a decimal integer from 0 to 2^128 - 1 without sign, leading zeros or exponent'), {
+  pattern: `^(0|${minorDigits})$`,
+});
+/** Balances and sums, which may be below zero (treasury accounts, trial balance openings). */
+export const signedMinor = component('SignedMinor', str('minor units, a decimal integer that may carry a leading -'), { pattern: '^(0|-?[1-9][0-9]*)$' });
+export const hexCursor = component('Cursor', str("a page's continuation (hex): send it back as `cursor` for the following page; absent on the last"), {
+  pattern: '^[0-9a-fA-F]+$',
+});
+export const reference = component('Reference', { description: 'pass-through JSON value, at most 1024 bytes of UTF-8, echoed exactly as sent' });
+export const operationRef = component('OperationReference', str('operation reference', { pattern: '^[A-Za-z0-9_.-]{1,128}$', maxLength: 128 }));
 
 /** An object schema that refuses unknown members. */
 export function object(properties: Record<string, Schema>, required: readonly string[] = []): Schema {
@@ -36,11 +89,11 @@ export const commandHeaders: Schema = {
   },
 };
 
-export const refusalSchema = object({ error: str('ERR-* code'), description: str('why') }, ['error', 'description']);
+export const refusalSchema = component('Refusal', object({ error: str('ERR-* code', { pattern: '^ERR-[A-Za-z]+$' }), description: str('why') }, ['error', 'description']));
 
-export const credentialId = str('credential, did:ledger:cred:<id>');
-export const grantId = str('grant, did:ledger:grant:<id>');
-export const partyId = str('integrating party, did:ledger:party:<id>');
+export const credentialId = id('CredentialId', 'credential', 'credential');
+export const grantId = id('GrantId', 'grant', 'grant');
+export const partyId = id('PartyId', 'party', 'integrating party');
 
 const resultSchema = object({
   account: nullable(accountId),
@@ -55,7 +108,7 @@ export const commandReplySchema = object(
   {
     client_key: str('the client key the command was taken under'),
     client_key_derived: { type: 'boolean' },
-    operation_reference: str('service-derived, opaque'),
+    operation_reference: operationRef,
     terminal: { type: 'boolean' },
     class: { enum: ['terminal'] },
     state: nullable(str('operation state')),
@@ -68,7 +121,7 @@ export const commandReplySchema = object(
 
 export const operationViewSchema = object(
   {
-    operation_reference: str('operation reference'),
+    operation_reference: operationRef,
     command: str('command type'),
     state: str('operation state'),
     terminal: { type: 'boolean' },
@@ -82,7 +135,7 @@ export const operationViewSchema = object(
   ['operation_reference', 'command', 'state', 'terminal', 'submitted_at', 'decided_at', 'client_key'],
 );
 
-const balance = object({ available: amount, encumbered: amount, reserved: amount }, ['available', 'encumbered', 'reserved']);
+const balance = object({ available: signedMinor, encumbered: signedMinor, reserved: signedMinor }, ['available', 'encumbered', 'reserved']);
 const authority = object(
   { credential: str('credential'), grant: nullable(str('grant')), kind: str('authority kind'), on_behalf_of: nullable(identityId), principal: identityId },
   ['credential', 'grant', 'kind', 'on_behalf_of', 'principal'],
@@ -98,7 +151,7 @@ export const movementSchema = object(
     counterparty: nullable(accountId),
     direction: { enum: ['debit', 'credit'] },
     kind: str('posting kind'),
-    operation: str('operation reference'),
+    operation: operationRef,
     reference,
     seq: uintNumber('journal position'),
     status: { enum: ['held', 'completed', 'returned', 'reversed', 'opening'] },
@@ -121,13 +174,13 @@ export const statementSchema = object(
   ['account', 'asset', 'closed', 'from', 'to', 'from_seq', 'to_seq', 'opening', 'closing', 'movements'],
 );
 export const movementsPageSchema = object(
-  { movements: { type: 'array', maxItems: movementsPageLimitMax, items: movementSchema }, next: str('hex cursor'), view: uintNumber('view') },
+  { movements: { type: 'array', maxItems: movementsPageLimitMax, items: movementSchema }, next: hexCursor, view: uintNumber('view') },
   ['movements', 'view'],
 );
 export const trialBalanceSchema = object(
   {
     accounts: uintNumber('kernel accounts summed'),
-    rows: { type: 'array', items: object({ asset: assetSymbol, openings: str('signed minor units') }, ['asset', 'openings']) },
+    rows: { type: 'array', items: object({ asset: assetSymbol, openings: signedMinor }, ['asset', 'openings']) },
     unbalanced: { type: 'array', items: object({ currency: uintNumber('asset code'), layer: uintNumber('view') }, ['currency', 'layer']) },
     view: uintNumber('view'),
   },
@@ -150,13 +203,13 @@ export const accountBalancesSchema = object(
   {
     account: accountId,
     view: uintNumber('view'),
-    balances: { type: 'array', items: object({ asset: assetSymbol, available: amount, reserved: amount, encumbered: amount }, ['asset', 'available', 'reserved', 'encumbered']) },
+    balances: { type: 'array', items: object({ asset: assetSymbol, available: signedMinor, reserved: signedMinor, encumbered: signedMinor }, ['asset', 'available', 'reserved', 'encumbered']) },
   },
   ['account', 'view', 'balances'],
 );
 /** A page of an identity's accounts (CONTRACT 11); `next` is the cursor of the following page. */
 export const accountListingSchema = object(
-  { items: { type: 'array', maxItems: movementsPageLimitMax, items: accountViewSchema }, next: str('hex cursor'), view: uintNumber('view') },
+  { items: { type: 'array', maxItems: movementsPageLimitMax, items: accountViewSchema }, next: hexCursor, view: uintNumber('view') },
   ['items', 'view'],
 );
 export const custodyViewSchema = object(

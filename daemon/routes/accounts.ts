@@ -17,6 +17,8 @@ import { type Query, limitQuery } from '../http/query.js';
 import {
   type Schema,
   accountBalancesSchema,
+  assetSymbol,
+  limitMinor,
   accountId,
   accountListingSchema,
   accountViewSchema,
@@ -34,8 +36,6 @@ import {
 } from '../http/schemas.js';
 import { type RouteContext, withView } from './context.js';
 
-const digestHex = /^[0-9a-f]{64}$/;
-
 function treasuryLimits(value: unknown): Record<string, bigint> {
   const limits: Record<string, bigint> = {};
   if (value === undefined || value === null) return limits;
@@ -50,7 +50,7 @@ export function accountRoutes(app: FastifyInstance, { kernel }: RouteContext): v
     '/v1/accounts',
     {
       schema: {
-        summary: 'Open a ledger account for an identity',
+        operationId: 'openAccount', summary: 'Open a ledger account for an identity',
         headers: commandHeaders,
         querystring: noQuery,
         body: object(
@@ -58,9 +58,9 @@ export function accountRoutes(app: FastifyInstance, { kernel }: RouteContext): v
             custody: { enum: ['delegated', 'owned'] },
             kind: { enum: ['customer', 'treasury'] },
             owner: identityId,
-            acknowledged: nullable(str('digest of the recovery terms shown (owned custody), 32 bytes hex')),
+            acknowledged: nullable(str('digest of the recovery terms shown (owned custody), 32 bytes as lowercase hex', { pattern: '^[0-9a-f]{64}$' })),
             reference,
-            treasury_limits: { type: ['object', 'null'], additionalProperties: str('minor units below zero the treasury may go') },
+            treasury_limits: { type: ['object', 'null'], description: 'minor units below zero the treasury may go, by asset symbol', propertyNames: assetSymbol, additionalProperties: limitMinor },
           },
           ['custody', 'kind', 'owner'],
         ),
@@ -70,8 +70,6 @@ export function accountRoutes(app: FastifyInstance, { kernel }: RouteContext): v
     async (request, reply) => {
       const body = request.body as Record<string, unknown>;
       const owner = parseIdentityId(body.owner, 'owner');
-      const acknowledged = body.acknowledged ?? null;
-      if (acknowledged !== null && !digestHex.test(acknowledged as string)) refuse('ERR-MalformedCommand', 'acknowledged must be 32 bytes as lowercase hex');
       // Owned custody needs the recovery terms' digest, which arrives with the custody
       // issue: until then no acknowledgement can be current.
       if (body.custody === 'owned') refuse('ERR-NotAuthorised', 'opening an owned-custody account needs a current acknowledged digest of the recovery terms; none can be current yet');
@@ -90,7 +88,7 @@ export function accountRoutes(app: FastifyInstance, { kernel }: RouteContext): v
     {
       config: { unboundedIfMissing: ['owner', 'limit'] },
       schema: {
-        summary: "An identity's accounts in identifier order: the owner's, the operator's and the identities principal's to read",
+        operationId: 'listAccounts', summary: "An identity's accounts in identifier order: the owner's, the operator's and the identities principal's to read",
         querystring: object(
           { owner: identityId, limit: digitsText('page size, 1..1000'), cursor: str("the previous page's next", { pattern: '^[0-9a-fA-F]+$', maxLength: 256 }) },
           ['owner', 'limit'],
@@ -107,9 +105,9 @@ export function accountRoutes(app: FastifyInstance, { kernel }: RouteContext): v
     },
   );
 
-  readAccount(app, kernel, '/v1/accounts/:account', 'An account the caller reaches, or whose owner it holds a live grant over', accountViewSchema, accountView);
-  readAccount(app, kernel, '/v1/accounts/:account/custody', "An account's custody: mode, epoch (a reclaim proof signs it) and pending changes", custodyViewSchema, custodyView);
-  readAccount(app, kernel, '/v1/accounts/:account/balances', 'An account\'s balances (available, reserved, encumbered) in every asset it has held', accountBalancesSchema, async (account, view) =>
+  readAccount(app, kernel, 'getAccount', '/v1/accounts/:account', 'An account the caller reaches, or whose owner it holds a live grant over', accountViewSchema, accountView);
+  readAccount(app, kernel, 'getAccountCustody', '/v1/accounts/:account/custody', "An account's custody: mode, epoch (a reclaim proof signs it) and pending changes", custodyViewSchema, custodyView);
+  readAccount(app, kernel, 'getAccountBalances', '/v1/accounts/:account/balances', 'An account\'s balances (available, reserved, encumbered) in every asset it has held', accountBalancesSchema, async (account, view) =>
     accountBalancesView(account, view.view, await view.balances(account.id)),
   );
 }
@@ -118,6 +116,7 @@ export function accountRoutes(app: FastifyInstance, { kernel }: RouteContext): v
 function readAccount(
   app: FastifyInstance,
   kernel: RouteContext['kernel'],
+  operationId: string,
   path: string,
   summary: string,
   schema: Schema,
@@ -125,7 +124,7 @@ function readAccount(
 ): void {
   app.get(
     path,
-    { schema: { summary, params: object({ account: accountId }, ['account']), querystring: noQuery, response: responses({ 200: schema }) } },
+    { schema: { operationId, summary, params: object({ account: accountId }, ['account']), querystring: noQuery, response: responses({ 200: schema }) } },
     async (request, reply) => {
       const id = parseAccountId((request.params as { account: string }).account);
       const wire = await withView(kernel, async (view) => render(await view.viewableAccount(callerOf(request), id), view));

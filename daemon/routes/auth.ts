@@ -78,7 +78,7 @@ export function authRoutes(app: FastifyInstance, { kernel, config, clock }: Rout
     {
       config: { public: true },
       schema: {
-        summary: 'A challenge for one ceremony: sign-in (authenticate) or registration (register); no bearer',
+        operationId: 'createChallenge', summary: 'A challenge for one ceremony: sign-in (authenticate) or registration (register); no bearer',
         querystring: noQuery,
         body: object({ purpose: { enum: ['authenticate', 'register'] }, identity: nullable(identityId) }, ['purpose']),
         response: responses({ 200: challengeSchema }),
@@ -99,7 +99,7 @@ export function authRoutes(app: FastifyInstance, { kernel, config, clock }: Rout
     {
       config: { public: true },
       schema: {
-        summary: 'Sign in with a passkey assertion over an authenticate challenge; answers a session',
+        operationId: 'signInWithPasskey', summary: 'Sign in with a passkey assertion over an authenticate challenge; answers a session',
         querystring: noQuery,
         body: object({ assertion: assertionSchema, credential: credentialId }, ['assertion', 'credential']),
         response: responses({ 200: sessionSchema }),
@@ -119,7 +119,7 @@ export function authRoutes(app: FastifyInstance, { kernel, config, clock }: Rout
 
   app.get(
     '/v1/whoami',
-    { schema: { summary: 'Who the bearer presented authenticates', querystring: noQuery, response: responses({ 200: whoamiSchema }) } },
+    { schema: { operationId: 'whoAmI', summary: 'Who the bearer presented authenticates', querystring: noQuery, response: responses({ 200: whoamiSchema }) } },
     async (request, reply) => {
       const caller = callerOf(request);
       const bearer = request.bearer!;

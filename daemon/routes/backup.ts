@@ -34,9 +34,15 @@ export function backupRoutes(app: FastifyInstance, { kernel, config, clock }: Ro
     '/v1/ops/backup',
     {
       schema: {
+        operationId: 'backupBook',
         summary: 'Operator: a consistent backup of the book, streamed from one snapshot (ledgerctl ops backup)',
         querystring: noQuery,
-        response: responses({ 200: { description: 'application/x-ndjson: header, entries, trailer with SHA-256', type: 'string' } }),
+        response: responses({
+          200: {
+            description: 'lines of JSON: a header (format, version, book, createdAtMs, head, files), one [key, value] per store entry, a trailer {end, entries, sha256}',
+            content: { 'application/x-ndjson': { schema: { type: 'string' } } },
+          },
+        }),
       },
     },
     async (request, reply) => {

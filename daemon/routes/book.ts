@@ -17,7 +17,7 @@ export function bookRoutes(app: FastifyInstance, { kernel }: RouteContext): void
     '/v1/trial-balance',
     {
       schema: {
-        summary: 'Operator only: the signed sum of every balance per asset',
+        operationId: 'getTrialBalance', summary: 'Operator only: the signed sum of every balance per asset',
         // `amount` is accepted and ignored (spec 4, endpoint 11).
         querystring: object({ asset: assetSymbol, amount: { description: 'accepted and ignored' } }),
         response: responses({ 200: trialBalanceSchema }),
@@ -33,7 +33,7 @@ export function bookRoutes(app: FastifyInstance, { kernel }: RouteContext): void
 
   app.get(
     '/v1/assets',
-    { schema: { summary: 'Every registered asset', querystring: noQuery, response: responses({ 200: { type: 'array', items: assetSchema } }) } },
+    { schema: { operationId: 'listAssets', summary: 'Every registered asset', querystring: noQuery, response: responses({ 200: { type: 'array', items: assetSchema } }) } },
     async (_request, reply) => {
       return wireReply(reply, kernel.assetList.map(assetView));
     },
@@ -43,7 +43,7 @@ export function bookRoutes(app: FastifyInstance, { kernel }: RouteContext): void
     '/v1/aliases',
     {
       schema: {
-        summary: "The account a prior system's identifier names",
+        operationId: 'lookUpAlias', summary: "The account a prior system's identifier names",
         querystring: object({ source: str('alias source', { maxLength: aliasPartLengthMax }), name: str('alias name', { maxLength: aliasPartLengthMax }) }),
         response: responses({ 200: object({ account: accountId }, ['account']) }),
       },

@@ -113,7 +113,7 @@ export function credentialRoutes(app: FastifyInstance, { kernel, config, clock }
     '/v1/credentials',
     {
       schema: {
-        summary: "Register a credential into the caller's set, or (identities principal) into the set on-behalf-of names",
+        operationId: 'registerCredential', summary: "Register a credential into the caller's set, or (identities principal) into the set on-behalf-of names",
         headers: commandHeaders,
         querystring: noQuery,
         body: object(
@@ -145,7 +145,7 @@ export function credentialRoutes(app: FastifyInstance, { kernel, config, clock }
     '/v1/identities',
     {
       schema: {
-        summary: 'Create an identity with its first credential (identities principal)',
+        operationId: 'createIdentity', summary: 'Create an identity with its first credential (identities principal)',
         headers: commandHeaders,
         querystring: noQuery,
         body: object({ scheme, verifier, passkey: nullable(passkey), reference }, ['scheme']),

@@ -6,7 +6,10 @@ import { parseUintText } from '../../src/values.js';
 import type { EventHub } from '../events.js';
 import { callerOf } from '../http/auth.js';
 import { type Query, uintQuery } from '../http/query.js';
-import { digitsText, object, responses } from '../http/schemas.js';
+import { digitsText, object, responses, str } from '../http/schemas.js';
+
+const eventStreamDescription =
+  'server-sent events, each `id: <event sequence number>`, `event: operation` and `data: <the operation view as JSON>`; comment lines keep the stream alive';
 
 /** `?after=` first, else the `Last-Event-ID` an EventSource sends when it reconnects. */
 function afterOf(query: Query, lastEventId: string | string[] | undefined): number | null {
@@ -22,9 +25,11 @@ export function eventRoutes(app: FastifyInstance, kernel: Kernel, hub: EventHub)
     '/v1/events',
     {
       schema: {
-        summary: 'Server-sent events: `operation` events (the operation view) the caller may see',
+        operationId: 'streamEvents', summary: 'Server-sent events: `operation` events (the operation view) the caller may see',
         querystring: object({ after: digitsText('resume after this event sequence number') }),
-        response: responses({ 200: { description: 'text/event-stream', type: 'string' } }),
+        // No pattern: the header is ignored when `after` is sent, and refused (ERR-MalformedCommand) only when it is used.
+        headers: { type: 'object', properties: { 'last-event-id': str('the event sequence number an EventSource sends when it reconnects; `after` wins over it') } },
+        response: responses({ 200: { description: eventStreamDescription, content: { 'text/event-stream': { schema: { type: 'string' } } } } }),
       },
     },
     async (request, reply) => {

@@ -4,7 +4,7 @@
  * by src/auth/grants.ts; who may give, revoke or read is the kernel's to decide.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { grantListingItem, parseGrantTerms, parseIssuanceGrantRequest } from '../../src/auth/grants.js';
+import { grantListingItem, grantOps, parseGrantTerms, parseIssuanceGrantRequest } from '../../src/auth/grants.js';
 import { grantsListedMax } from '../../src/constants.js';
 import type { GrantPage, GrantPageQuery } from '../../src/grant-queries.js';
 import { parseAccountId, parseGrantId, parseIdentityId } from '../../src/values.js';
@@ -16,11 +16,15 @@ import { wireReply } from '../http/replies.js';
 import {
   type Schema,
   accountId,
+  assetSymbol,
   commandHeaders,
   commandReplySchema,
+  component,
   digitsText,
   grantId,
+  hexCursor,
   identityId,
+  limitMinor,
   noQuery,
   nullable,
   object,
@@ -33,18 +37,26 @@ import { type RouteContext, withView } from './context.js';
 
 const replies = responses({ 200: commandReplySchema, 202: commandReplySchema });
 
-/** Terms (spec 2.6) as JSON Schema: shapes only, values parsed by parseGrantTerms. */
+/** Terms (spec 2.6) as JSON Schema: shapes only, values parsed by parseGrantTerms (the document shows what it accepts). */
 const termProperties: Record<string, Schema> = {
   kind: { enum: ['delegated', 'issuance'] },
   principal: identityId,
-  subject: { description: '{account}, "delegated_accounts", {asset} or {identity}', type: ['object', 'string'] },
-  ops: { type: 'array', items: str('transfer, reserve, capture, release or open_account') },
-  assets: { type: ['array', 'null'], items: str('asset symbol') },
+  subject: component('GrantSubject', { description: 'what the grant covers', type: ['object', 'string'] }, {
+    type: undefined,
+    oneOf: [
+      { const: 'delegated_accounts', description: "the accounts the grantor's delegation covers" },
+      object({ account: accountId }, ['account']),
+      object({ asset: assetSymbol }, ['asset']),
+      object({ identity: identityId }, ['identity']),
+    ],
+  }),
+  ops: { type: 'array', items: component('GrantOp', str('an operation the grant allows'), { enum: [...grantOps] }) },
+  assets: { type: ['array', 'null'], items: assetSymbol },
   counterparties: { type: ['array', 'null'], items: accountId },
   expires: { type: ['integer', 'null'], minimum: 0 },
   parent: nullable(grantId),
-  per_operation: nullable(str('minor units')),
-  per_window: { type: ['object', 'null'], properties: { length: uintNumber('ms'), limit: str('minor units') }, required: ['length', 'limit'], additionalProperties: false },
+  per_operation: nullable(limitMinor),
+  per_window: { type: ['object', 'null'], properties: { length: uintNumber('ms'), limit: limitMinor }, required: ['length', 'limit'], additionalProperties: false },
 };
 const termsSchema = object(termProperties, ['kind', 'principal', 'subject', 'ops']);
 
@@ -54,7 +66,7 @@ const listingItem = object(
 );
 const listing = (subject: 'identity' | 'account') =>
   object(
-    { items: { type: 'array', maxItems: grantsListedMax, items: listingItem }, [subject]: subject === 'identity' ? identityId : accountId, next: str('cursor of the following page (hex); absent on the last') },
+    { items: { type: 'array', maxItems: grantsListedMax, items: listingItem }, [subject]: subject === 'identity' ? identityId : accountId, next: hexCursor },
     ['items', subject],
   );
 
@@ -76,7 +88,7 @@ function pageOf(page: GrantPage, subject: { identity: string } | { account: stri
 export function grantRoutes(app: FastifyInstance, { kernel }: RouteContext): void {
   app.post(
     '/v1/grants',
-    { schema: { summary: 'Delegate bounded authority (terms flat, kind delegated)', headers: commandHeaders, querystring: noQuery, body: termsSchema, response: replies } },
+    { schema: { operationId: 'issueGrant', summary: 'Delegate bounded authority (terms flat, kind delegated)', headers: commandHeaders, querystring: noQuery, body: termsSchema, response: replies } },
     async (request, reply) => acknowledge(kernel, request, reply, { type: 'issue_grant', terms: parseGrantTerms(request.body, 'delegated'), justification: null }),
   );
 
@@ -84,7 +96,7 @@ export function grantRoutes(app: FastifyInstance, { kernel }: RouteContext): voi
     '/v1/ops/issuance-grants',
     {
       schema: {
-        summary: 'Operator: an issuance grant over treasury accounts, with its justification',
+        operationId: 'issueIssuanceGrant', summary: 'Operator: an issuance grant over treasury accounts, with its justification',
         headers: commandHeaders,
         querystring: noQuery,
         body: object({ grant: termsSchema, justification: str('why, at most 1024 bytes of UTF-8') }, ['grant', 'justification']),
@@ -102,7 +114,7 @@ export function grantRoutes(app: FastifyInstance, { kernel }: RouteContext): voi
     '/v1/grants/:grant/revoke',
     {
       schema: {
-        summary: 'Revoke a grant and every grant narrowed from it (grantor, holder or operator)',
+        operationId: 'revokeGrant', summary: 'Revoke a grant and every grant narrowed from it (grantor, holder or operator)',
         headers: commandHeaders,
         params: object({ grant: grantId }, ['grant']),
         querystring: noQuery,
@@ -117,7 +129,7 @@ export function grantRoutes(app: FastifyInstance, { kernel }: RouteContext): voi
     '/v1/identities/:identity/grants',
     {
       schema: {
-        summary: 'Grants over an identity, live and revoked: all of them to it, the operator and the identities principal; their own to others',
+        operationId: 'listIdentityGrants', summary: 'Grants over an identity, live and revoked: all of them to it, the operator and the identities principal; their own to others',
         params: object({ identity: identityId }, ['identity']),
         querystring: listingQuery,
         response: responses({ 200: listing('identity') }),
@@ -134,7 +146,7 @@ export function grantRoutes(app: FastifyInstance, { kernel }: RouteContext): voi
     '/v1/accounts/:account/grants',
     {
       schema: {
-        summary: "Grants that can touch an account, live and revoked: the operator's or the owner's to read",
+        operationId: 'listAccountGrants', summary: "Grants that can touch an account, live and revoked: the operator's or the owner's to read",
         params: object({ account: accountId }, ['account']),
         querystring: listingQuery,
         response: responses({ 200: listing('account') }),

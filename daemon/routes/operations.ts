@@ -13,7 +13,7 @@ export function operationRoutes(app: FastifyInstance, { kernel }: RouteContext):
     '/v1/operations/:operation_reference',
     {
       schema: {
-        summary: "An operation's state and outcome",
+        operationId: 'getOperation', summary: "An operation's state and outcome",
         params: object({ operation_reference: operationRef }, ['operation_reference']),
         querystring: noQuery,
         response: responses({ 200: operationViewSchema }),

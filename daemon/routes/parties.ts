@@ -26,7 +26,7 @@ export function partyRoutes(app: FastifyInstance, { kernel }: RouteContext): voi
     '/v1/ops/integrating-parties',
     {
       schema: {
-        summary: 'Operator: integrating parties and their principals, in identifier order',
+        operationId: 'listIntegratingParties', summary: 'Operator: integrating parties and their principals, in identifier order',
         querystring: noQuery,
         response: responses({ 200: object({ items: { type: 'array', maxItems: integratingPartiesMax, items: partySchema } }, ['items']) }),
       },
@@ -42,7 +42,7 @@ export function partyRoutes(app: FastifyInstance, { kernel }: RouteContext): voi
     '/v1/ops/integrating-parties',
     {
       schema: {
-        summary: 'Operator: register an integrating party tying one or more principals',
+        operationId: 'registerIntegratingParty', summary: 'Operator: register an integrating party tying one or more principals',
         headers: commandHeaders,
         querystring: noQuery,
         body: object({ principals: { type: 'array', minItems: 1, maxItems: partyPrincipalsMax, items: identityId }, reference }, ['principals']),

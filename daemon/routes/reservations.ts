@@ -17,7 +17,7 @@ export function reservationRoutes(app: FastifyInstance, { kernel, config, clock 
     '/v1/reservations',
     {
       schema: {
-        summary: 'Reserve value against a payer account; decided later (Reserved or Rejected)',
+        operationId: 'createReservation', summary: 'Reserve value against a payer account; decided later (Reserved or Rejected)',
         headers: commandHeaders,
         querystring: noQuery,
         body: object({ amount, asset: assetSymbol, payer: accountId, deadline: { type: ['integer', 'null'], minimum: 0 }, reference }, ['amount', 'asset', 'payer']),
@@ -40,7 +40,7 @@ export function reservationRoutes(app: FastifyInstance, { kernel, config, clock 
     '/v1/reservations/:operation_reference/capture',
     {
       schema: {
-        summary: 'Move reserved value to `to`; a partial capture releases the rest',
+        operationId: 'captureReservation', summary: 'Move reserved value to `to`; a partial capture releases the rest',
         headers: commandHeaders,
         params: reservationParams,
         querystring: noQuery,
@@ -64,7 +64,7 @@ export function reservationRoutes(app: FastifyInstance, { kernel, config, clock 
     '/v1/reservations/:operation_reference/release',
     {
       schema: {
-        summary: 'Return reserved value to the payer',
+        operationId: 'releaseReservation', summary: 'Return reserved value to the payer',
         headers: commandHeaders,
         params: reservationParams,
         querystring: noQuery,

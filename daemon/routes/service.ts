@@ -10,7 +10,7 @@ export function serviceRoutes(app: FastifyInstance, openApi: OpenApi, version: s
     '/v1/health',
     {
       config: { public: true },
-      schema: { summary: 'Liveness: {status: "ok"}', querystring: noQuery, response: { 200: object({ status: { enum: ['ok'] } }, ['status']) } },
+      schema: { operationId: 'getHealth', summary: 'Liveness: {status: "ok"}', querystring: noQuery, response: { 200: object({ status: { enum: ['ok'] } }, ['status']) } },
     },
     async (_request, reply) => {
       return wireReply(reply, { status: 'ok' });
@@ -20,7 +20,7 @@ export function serviceRoutes(app: FastifyInstance, openApi: OpenApi, version: s
   let document: string | null = null;
   app.get(
     '/v1/openapi.json',
-    { config: { public: true }, schema: { summary: 'This API, as OpenAPI 3.1', querystring: noQuery, response: { 200: { type: 'object' } } } },
+    { config: { public: true }, schema: { operationId: 'getOpenApi', summary: 'This API, as OpenAPI 3.1', querystring: noQuery, response: { 200: { type: 'object', description: 'an OpenAPI 3.1 document', additionalProperties: true } } } },
     async (_request, reply) => {
       document ??= JSON.stringify(openApi.document(version));
       return wireReply(reply, new RawJson(document));

@@ -17,7 +17,7 @@ export function statementRoutes(app: FastifyInstance, { kernel }: RouteContext):
     {
       config: { unboundedIfMissing: statementBounds },
       schema: {
-        summary: 'Opening and closing balances of one account in one asset over a period, with its movements',
+        operationId: 'getStatement', summary: 'Opening and closing balances of one account in one asset over a period, with its movements',
         querystring: object(
           { account: accountId, asset: assetSymbol, from: digitsText('ms, inclusive'), to: digitsText('ms, exclusive'), as_of: digitsText('an earlier view') },
           statementBounds,
@@ -45,7 +45,8 @@ export function statementRoutes(app: FastifyInstance, { kernel }: RouteContext):
     {
       config: { unboundedIfMissing: ['limit'] },
       schema: {
-        summary: 'Movements of an account, or of every account of an identity the caller reaches, oldest first',
+        operationId: 'listMovements', summary: 'Movements of an account, or of every account of an identity the caller reaches, oldest first',
+        queryOneOf: { name: 'of', members: ['account', 'identity'], description: 'exactly one of account or identity (neither or both: ERR-QueryUnbounded)' },
         querystring: object(
           {
             account: accountId,

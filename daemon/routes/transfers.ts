@@ -19,7 +19,7 @@ export function transferRoutes(app: FastifyInstance, { kernel, config, clock }: 
     '/v1/transfers',
     {
       schema: {
-        summary: 'Move value between accounts: legs applied in order, all or nothing',
+        operationId: 'createTransfer', summary: 'Move value between accounts: legs applied in order, all or nothing',
         headers: commandHeaders,
         querystring: noQuery,
         body: object({ legs: { type: 'array', items: legSchema }, deadline: { type: ['integer', 'null'], minimum: 0 }, reference }, ['legs']),

@@ -5,6 +5,8 @@
  */
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LedgerClient } from '../../cli/client.js';
+import { RefusedError } from '../../cli/errors.js';
 import { runInProcess } from './support/io.js';
 
 let server: Server;
@@ -20,6 +22,8 @@ const routes = new Map<string, (req: IncomingMessage, res: ServerResponse) => vo
   ['POST /v1/reservations', (req, _res) => (droppedKeys.push(req.headers['client-key'] as string | undefined), req.socket.destroy())],
   // Never answers: only --timeout-ms ends the request.
   ['GET /v1/trial-balance', () => {}],
+  ['GET /metrics', (req, res) => res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(req.headers.authorization === 'Bearer t' ? 'ledgerd_backlog_commands 3\n' : '')],
+  ['GET /metrics-huge', (_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(4096))],
   ['GET /v1/events', (req, res) => (eventsDown ? req.socket.destroy() : res.writeHead(200, { 'content-type': 'text/event-stream' }).write(': ledgerd events after 0\n\n'))],
 ]);
 
@@ -36,6 +40,19 @@ afterAll(async () => {
 const run = (args: string[]) => runInProcess(args, { env: { LEDGER_URL: url, LEDGER_TOKEN: 't' } });
 
 describe('client', () => {
+  it('reads a text reply (ledgerd /metrics) with the bearer, bounded in bytes, and refuses a missing route', async () => {
+    const client = new LedgerClient(url, 't', 2000);
+    try {
+      expect(await client.getText('/metrics', 1024)).toBe('ledgerd_backlog_commands 3\n');
+      await expect(client.getText('/metrics-huge', 1024)).rejects.toThrow(/more than 1024 bytes/);
+      const missing = await client.getText('/nothing', 1024).catch((error: unknown) => error);
+      expect(missing).toBeInstanceOf(RefusedError);
+      expect((missing as RefusedError).code).toBe('HTTP-404');
+    } finally {
+      await client.close();
+    }
+  });
+
   it('prints ERR-DecisionUnavailable with when to retry under the same client key (exit 1)', async () => {
     const r = await run(['transfers', 'create', '--from', 'did:ledger:acct:a', '--to', 'did:ledger:acct:b', '--amount', '1', '--asset', 'USD', '--client-key', 'k1']);
     expect(r.code).toBe(1);

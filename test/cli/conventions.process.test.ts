@@ -114,12 +114,44 @@ describe('output', () => {
   });
 });
 
+describe('values for shell completion', () => {
+  it('assets list keeps the asset symbols in the saved profile of its service, and only there', async () => {
+    const dir = await withGoodProfile();
+    expect((await ledgerctl(['__complete', 'assets'], dir)).stdout).toBe('');
+    expect((await ledgerctl(['assets', 'list'], dir)).code).toBe(0);
+    expect((await ledgerctl(['__complete', 'assets'], dir)).stdout).toBe('EUR\nUSD\n');
+    // Another service through --url is not the profile's: its assets are not kept there.
+    const other = await withGoodProfile();
+    expect((await ledgerctl(['--url', book.daemon.url.replace('127.0.0.1', 'localhost'), 'assets', 'list'], other)).code).toBe(0);
+    expect((await ledgerctl(['__complete', 'assets'], other)).stdout).toBe('');
+    // The environment alone saves no profile.
+    const bare = { ...book.env, LEDGERCTL_CONFIG_DIR: configDir() };
+    expect((await ledgerctl(['assets', 'list'], bare)).code).toBe(0);
+    expect((await ledgerctl(['profile', 'list'], bare)).json()).toEqual([]);
+  });
+});
+
 describe('help', () => {
   it("`ledgerctl help NOUN VERB` shows that command's help", async () => {
     const r = await ledgerctl(['help', 'transfers', 'create'], book.env);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^Usage: ledgerctl transfers create \[options\]/);
     expect(r.stdout).toContain('--no-wait');
+    expect(r.stdout).toContain('\nExamples:\n  ledgerctl transfers create --from treasury:USD --to savings --amount 1000 --asset USD\n');
+  });
+
+  it('a noun without its verb is one line naming its verbs and where the help is (exit 2)', async () => {
+    const r = await ledgerctl(['accounts'], book.env);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe('error: accounts needs a verb: open, show, balance, list, custody\nhint: ledgerctl help accounts\n');
+    const globals = await ledgerctl(['--json', 'reservations'], book.env);
+    expect(globals.code).toBe(2);
+    expect(globals.stderr).toBe('error: reservations needs a verb: create, capture, release\nhint: ledgerctl help reservations\n');
+    const help = await ledgerctl(['help', 'accounts'], book.env);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: ledgerctl accounts/);
+    expect((await ledgerctl(['accounts', '--help'], book.env)).stdout).toBe(help.stdout);
   });
 });
 

@@ -1,6 +1,7 @@
 /**
  * `ledgerctl dashboard` in a real terminal (tmux) against a real `ledgerd` under load: it shows
- * the book, switches panes on keys, survives the daemon restarting, and quits on q with exit 0.
+ * the book, switches panes on keys, scrolls, filters and opens operations, survives the daemon
+ * restarting, and quits on q with exit 0.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accounts, testGenesis } from './support/book.js';
@@ -8,6 +9,7 @@ import { type Daemon, repoRoot, startDaemon } from './support/daemon.js';
 import { configDir } from './support/ledgerctl.js';
 import { type Load, startLoad } from './support/load.js';
 import { Tmux } from './support/tmux.js';
+import { chromeLines } from '../../cli/views/dashboard.js';
 
 let daemon: Daemon;
 let load: Load;
@@ -23,6 +25,9 @@ afterAll(async () => {
   await daemon?.stop();
 });
 
+/** Operation rows on the screen (each starts with its age). */
+const rowsShown = (screen: string) => screen.split('\n').filter((l) => /^\s*\d+[smhd] ago\s+op_/.test(l)).length;
+
 const eventSeq = (screen: string) => Number(/at event (\d+)/.exec(screen)?.[1] ?? -1);
 
 describe('ledgerctl dashboard in tmux', () => {
@@ -30,10 +35,34 @@ describe('ledgerctl dashboard in tmux', () => {
     const env = `LEDGER_URL=${daemon.url} LEDGER_TOKEN=${daemon.operatorKey} LEDGERCTL_CONFIG_DIR=${configDir()}`;
     tmux.start(`cd ${repoRoot} && env ${env} node bin/ledgerctl dashboard --refresh-ms 500; echo ledgerctl-exit=$?; sleep 600`);
 
-    await tmux.waitFor((s) => /● live at event \d+/.test(s) && /USD\s+0\s+yes/.test(s), 'live trial balance');
+    const book = await tmux.waitFor((s) => /● live at event \d+/.test(s) && /USD\s+1000\.00 USD\s+1000\.00 USD\s+0\.00 USD\s+yes/.test(s), 'live trial balance with the treasury');
+    // Without ledgerd's /metrics (404 before it serves them) the status line says so and the dashboard goes on.
+    expect(book).toMatch(/^(metrics unavailable \(.+\)|backlog \d+ · decision p50 .+ · up .+)$/m);
 
     tmux.sendKeys('2');
-    await tmux.waitFor((s) => /op_\w+\s+transfer\s+Completed/.test(s), 'operations pane');
+    // The pane fills the terminal: its height less the dashboard's other lines.
+    const full = await tmux.waitFor((s) => rowsShown(s) === tmux.rows - chromeLines && / of 200\b/.test(s), 'a full operations pane', 30_000);
+    expect(full).toMatch(/\d+s ago\s+op_\w+\s+transfer\s+Completed/);
+    expect(full).toMatch(/1-\d+ of 200/);
+
+    tmux.sendKeys('PageDown');
+    tmux.sendKeys('PageDown');
+    tmux.sendKeys('k');
+    await tmux.waitFor((s) => /\b(\d+)-\d+ of 200/.exec(s)?.[1] !== '1', 'scrolled down');
+
+    tmux.sendKeys('/');
+    tmux.sendKeys('-l', 'reserve');
+    const typing = await tmux.waitFor((s) => s.includes('/reserve▏') && /filtered from 200/.test(s), 'the filter being typed');
+    expect(typing).not.toMatch(/op_\w+\s+transfer/);
+    tmux.sendKeys('Enter');
+    await tmux.waitFor((s) => s.includes('filter: reserve (Esc clears)'), 'the filter kept');
+    tmux.sendKeys('Enter');
+    const opened = await tmux.waitFor((s) => /operation op_\w+/.test(s) && /command\s+reserve/.test(s), 'an operation opened');
+    expect(opened).toMatch(/client_key\s+\S+/);
+    tmux.sendKeys('Escape');
+    await tmux.waitFor((s) => s.includes('filter: reserve (Esc clears)') && !/command\s+reserve/.test(s), 'back to the list');
+    tmux.sendKeys('Escape');
+    await tmux.waitFor((s) => !s.includes('filter:') && /op_\w+\s+transfer/.test(s), 'the filter cleared');
 
     tmux.sendKeys('3');
     const rate = await tmux.waitFor((s) => /peak [1-9]\d*\/s/.test(s), 'decisions per second');

@@ -1,57 +1,24 @@
 /**
  * The built `ledgerctl` against a real `ledgerd` for identities, credentials, sign-in, grants and
- * the operator's commands (issue 4's routes). Each test runs once the daemon serves its route:
- * until then `ledgerd` answers `ERR-MalformedCommand: no route …` and the test is skipped.
+ * the operator's commands (issue 4's routes).
  */
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accounts, testGenesis } from './support/book.js';
 import { type Daemon, startDaemon } from './support/daemon.js';
 import { configDir, ledgerctl, withoutClientKey } from './support/ledgerctl.js';
 
 let daemon: Daemon;
-const served = new Set<string>();
 /** Profiles only: no token in the environment, so `--profile` decides who acts. */
 let env: Record<string, string>;
-
-const routes = {
-  challenge: ['POST', '/v1/auth/challenge'],
-  identities: ['POST', '/v1/identities'],
-  whoami: ['GET', '/v1/whoami'],
-  credentials: ['POST', '/v1/credentials'],
-  passkey: ['POST', '/v1/auth/passkey'],
-  grants: ['POST', '/v1/grants'],
-  issuance: ['POST', '/v1/ops/issuance-grants'],
-  parties: ['GET', '/v1/ops/integrating-parties'],
-  custody: ['GET', `/v1/accounts/${accounts.alice}/custody`],
-} as const;
-type Route = keyof typeof routes;
-
-/** Whether ledgerd routes this at all (any answer but its "no route" refusal). */
-async function isServed(method: string, path: string): Promise<boolean> {
-  const response = await request(`${daemon.url}${path}`, { method, headers: { 'content-type': 'application/json' }, body: method === 'POST' ? '{}' : undefined });
-  const text = await response.body.text();
-  return !text.includes('"description":"no route');
-}
 
 beforeAll(async () => {
   daemon = await startDaemon({ genesis: testGenesis });
   env = { LEDGER_URL: daemon.url, LEDGERCTL_CONFIG_DIR: configDir() };
-  for (const [name, [method, path]] of Object.entries(routes)) if (await isServed(method, path)) served.add(name);
   await ledgerctl(['profile', 'add', 'operator', '--url', daemon.url, '--token', daemon.operatorKey, '--use'], env);
   await ledgerctl(['profile', 'add', 'identities', '--url', daemon.url, '--token', daemon.identitiesKey], env);
 });
 afterAll(() => daemon?.stop());
 
-/** A test that runs once ledgerd serves every route it needs (known only after the daemon starts). */
-const when =
-  (...needed: Route[]) =>
-  (name: string, body: () => Promise<void>) =>
-    it(name, async (context) => {
-      const missing = needed.filter((r) => !served.has(r));
-      if (missing.length > 0) return context.skip(`ledgerd does not serve ${missing.map((r) => routes[r].join(' ')).join(', ')} yet`);
-      await body();
-    });
 const run = (...args: string[]) => ledgerctl(args, env);
 const ok = async (...args: string[]) => {
   const r = await run(...args);
@@ -61,13 +28,13 @@ const ok = async (...args: string[]) => {
 };
 
 describe('identities and sign-in', () => {
-  when('challenge')('asks for a challenge without a token', async () => {
+  it('asks for a challenge without a token', async () => {
     const r = await ledgerctl(['auth', 'challenge'], { LEDGER_URL: daemon.url, LEDGERCTL_CONFIG_DIR: configDir() });
     expect(r.code).toBe(0);
     expect(r.json()).toMatchObject({ challenge: expect.stringMatching(/^[A-Za-z0-9_-]+$/), expires_at: expect.any(Number) });
   });
 
-  when('identities', 'whoami')('creates an identity whose API key becomes a profile, printed once', async () => {
+  it('creates an identity whose API key becomes a profile, printed once', async () => {
     const created = (await ok('--profile', 'identities', 'identities', 'create', '--scheme', 'api-key', '--save-as', 'carol', '--client-key', 'create-carol')).json();
     expect(created).toMatchObject({ state: 'Completed', result: { identity: expect.stringMatching(/^did:ledger:id:/), credential: expect.any(String) }, api_key: expect.any(String) });
     const who = (await ok('--profile', 'carol', 'auth', 'whoami')).json();
@@ -77,7 +44,7 @@ describe('identities and sign-in', () => {
     expect(key.stderr).toContain('needs --save-as PROFILE');
   });
 
-  when('whoami')('signs in with an API key and out again', async () => {
+  it('signs in with an API key and out again', async () => {
     const fresh = { LEDGER_URL: daemon.url, LEDGERCTL_CONFIG_DIR: configDir() };
     const login = await ledgerctl(['auth', 'login', '--api-key', daemon.operatorKey], fresh);
     expect(login.code).toBe(0);
@@ -91,7 +58,7 @@ describe('identities and sign-in', () => {
     expect(wrong.code).toBe(4);
   });
 
-  when('identities', 'credentials', 'whoami')('registers an ed25519 key and an API key (printed once, null on a repeat)', async () => {
+  it('registers an ed25519 key and an API key (printed once, null on a repeat)', async () => {
     await ok('--profile', 'identities', 'identities', 'create', '--scheme', 'api-key', '--save-as', 'dave', '--client-key', 'create-dave');
     const key = (await ok('--profile', 'dave', 'credentials', 'register', '--scheme', 'key', '--client-key', 'dave-key')).json();
     expect(key.result.credential).toMatch(/^did:ledger:cred:/);
@@ -106,7 +73,7 @@ describe('identities and sign-in', () => {
     expect(repeat.api_key).toBeNull();
   });
 
-  when('identities', 'credentials', 'challenge', 'passkey', 'whoami')('registers the software passkey and signs in with it', async () => {
+  it('registers the software passkey and signs in with it', async () => {
     await ok('--profile', 'identities', 'identities', 'create', '--scheme', 'api-key', '--save-as', 'erin', '--client-key', 'create-erin');
     const registered = (await ok('--profile', 'erin', 'credentials', 'register', '--scheme', 'webauthn-es256')).json();
     const login = (await ok('--profile', 'erin', 'auth', 'login')).json();
@@ -116,7 +83,7 @@ describe('identities and sign-in', () => {
     await ok('--profile', 'erin', 'auth', 'login');
   });
 
-  when('identities', 'challenge', 'passkey', 'whoami')('creates identities whose first credential is a passkey or a key, kept in their profiles', async () => {
+  it('creates identities whose first credential is a passkey or a key, kept in their profiles', async () => {
     const created = (await ok('--profile', 'identities', 'identities', 'create', '--scheme', 'webauthn-es256', '--save-as', 'heidi', '--client-key', 'create-heidi')).json();
     expect((await ok('--profile', 'heidi', 'auth', 'login')).json().principal).toBe(created.result.identity);
     const keyed = (await ok('--profile', 'identities', 'identities', 'create', '--scheme', 'key', '--save-as', 'ivan', '--client-key', 'create-ivan')).json();
@@ -125,7 +92,7 @@ describe('identities and sign-in', () => {
 });
 
 describe('grants and the operator', () => {
-  when('identities', 'grants')('issues, lists and revokes a delegated grant; an unbounded one is refused', async () => {
+  it('issues, lists and revokes a delegated grant; an unbounded one is refused', async () => {
     const holder = (await ok('--profile', 'identities', 'identities', 'create', '--scheme', 'api-key', '--save-as', 'frank', '--client-key', 'create-frank')).json().result.identity;
     const agent = (await ok('--profile', 'identities', 'identities', 'create', '--scheme', 'api-key', '--save-as', 'grace', '--client-key', 'create-grace')).json().result.identity;
     const account = (await ok('--profile', 'identities', 'accounts', 'open', '--owner', holder, '--wait', '--field', 'result.account')).stdout.trim();
@@ -142,7 +109,7 @@ describe('grants and the operator', () => {
     expect(unbounded.stderr).toMatch(/^ERR-UnboundedGrant: /m);
   });
 
-  when('issuance')('issues value out of the treasury under an issuance grant', async () => {
+  it('issues value out of the treasury under an issuance grant', async () => {
     const noJustification = await run('ops', 'issuance-grant', '--principal', 'did:ledger:id:operator', '--subject-account', accounts.treasury, '--ops', 'transfer');
     expect(noJustification.code).toBe(2);
     await ok('ops', 'issuance-grant', '--principal', 'did:ledger:id:operator', '--subject-account', accounts.treasury, '--ops', 'transfer', '--per-operation', '1000000', '--justification', 'opening float', '--wait');
@@ -150,11 +117,11 @@ describe('grants and the operator', () => {
     expect(issued.state).toBe('Completed');
   });
 
-  when('parties')('lists integrating parties', async () => {
+  it('lists integrating parties', async () => {
     expect((await ok('ops', 'parties')).json()).toEqual({ items: expect.any(Array) });
   });
 
-  when('custody')('shows an account\'s custody', async () => {
+  it('shows an account\'s custody', async () => {
     expect((await ok('accounts', 'custody', accounts.alice)).json()).toMatchObject({ account: accounts.alice, custody: 'delegated', epoch: 0, changes: [] });
   });
 });

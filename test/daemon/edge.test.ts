@@ -146,12 +146,17 @@ describe('refusals made before a route runs', () => {
   });
 
   it('lists the refusals made before a route runs in the OpenAPI document, on every operation', async () => {
-    const doc = (await shared.as('operator').get('/v1/openapi.json', null)).body as { paths: Record<string, Record<string, { responses: Record<string, { description: string }>; parameters: { in: string; schema: { maxLength?: number } }[] }>> };
+    type Ref = { $ref?: string };
+    const doc = (await shared.as('operator').get('/v1/openapi.json', null)).body as {
+      paths: Record<string, Record<string, { responses: Record<string, Ref>; parameters: { in: string; schema: Ref }[] }>>;
+    };
+    // Shared responses and schemas are `#/components/...` references.
+    const resolve = <T>(value: Ref): T => (value.$ref === undefined ? value : resolve(value.$ref.slice(2).split('/').reduce((o: any, k) => o[k], doc))) as T;
     for (const [path, methods] of Object.entries(doc.paths)) {
       for (const [method, operation] of Object.entries(methods)) {
-        expect(operation.responses['400']?.description, `${method} ${path}`).toMatch(/path parameter over 128 characters.*percent-encoded.*requestTimeoutMs/);
+        expect(resolve<{ description: string }>(operation.responses['400']!).description, `${method} ${path}`).toMatch(/path parameter over 128 characters.*percent-encoded.*requestTimeoutMs/);
         expect(operation.responses['503'], `${method} ${path}`).toBeDefined();
-        for (const p of operation.parameters.filter((p) => p.in === 'path')) expect(p.schema.maxLength).toBeLessThanOrEqual(128);
+        for (const p of operation.parameters.filter((p) => p.in === 'path')) expect(resolve<{ maxLength: number }>(p.schema).maxLength).toBeLessThanOrEqual(128);
       }
     }
   });

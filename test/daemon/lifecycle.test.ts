@@ -152,7 +152,10 @@ describe('ledgerd serve', () => {
       );
       for (const path of paths) expect(path.startsWith('/v1/')).toBe(true);
       const movements = doc.body.paths['/v1/movements'].get;
-      expect(movements.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['account', 'identity', 'limit', 'from', 'to', 'asset', 'direction', 'cursor']));
+      expect(movements.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['of', 'limit', 'from', 'to', 'asset', 'direction', 'cursor']));
+      // Exactly one of account or identity: one form-exploded parameter, one branch each.
+      const of = movements.parameters.find((p: { name: string }) => p.name === 'of');
+      expect(of.schema.oneOf.map((branch: { required: string[] }) => branch.required)).toEqual([['account'], ['identity']]);
       expect(doc.body.paths['/v1/transfers'].post.requestBody.content['application/json'].schema.required).toEqual(['legs']);
 
       const headerFlood = `GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`;

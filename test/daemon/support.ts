@@ -18,7 +18,8 @@ import { LevelStore } from '../../src/store/level.js';
 import type { CredentialId, IdentityId } from '../../src/values.js';
 import { customersGenesis } from '../support/book.js';
 
-export const repoRoot = new URL('../../', import.meta.url).pathname;
+/** The repository root (trailing slash), also from the compiled copy in dist/ that bench scripts import. */
+export const repoRoot = new URL(import.meta.url.includes('/dist/test/daemon/') ? '../../../' : '../../', import.meta.url).pathname;
 export const ledgerd = join(repoRoot, 'bin/ledgerd');
 
 export function tempDir(prefix = 'ledgerd-test-'): string {
@@ -49,7 +50,7 @@ export async function writeBook(dataDir: string, customers: Record<string, bigin
   const extras = [
     ...principalCredentialWrites(builtInPrincipals, keys, nowMs),
     ...Object.entries(keys.customers).flatMap(([name, key]) =>
-      credentialWrites({ id: `did:ledger:cred:${name}` as CredentialId, identity: `did:ledger:id:${name}` as IdentityId, scheme: 'api-key', verifier: null, scope: null, createdAtMs: nowMs }, key),
+      credentialWrites({ id: `did:ledger:cred:${name}` as CredentialId, identity: `did:ledger:id:${name}` as IdentityId, scheme: 'api-key', verifier: null, scope: null, createdAtMs: nowMs, webauthnId: null, counter: 0 }, key),
     ),
   ];
   const store = await LevelStore.open(join(dataDir, 'book'));

@@ -2,15 +2,12 @@ import type { Command } from 'commander';
 import type { AccountListing, AccountView } from '../../api.js';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
-import { CliError, exitCodes } from '../../errors.js';
 import { accountPagesMax, accountsPageLimitDefault } from '../../limits.js';
 import { table, time } from '../../output.js';
+import { type PageOptions, listPages } from '../../pages.js';
 
-export interface ListOptions {
+export interface ListOptions extends PageOptions {
   owner: string;
-  limit?: string;
-  cursor?: string;
-  all?: boolean;
 }
 
 export function buildAccountList(parent: Command, make: MakeContext): Command {
@@ -24,7 +21,7 @@ export function buildAccountList(parent: Command, make: MakeContext): Command {
     .action(action(make, runList));
 }
 
-const accountsTable = (items: readonly AccountView[]) =>
+const accountsTable = (items: readonly AccountView[], header: boolean) =>
   table(
     [
       { header: 'ACCOUNT', value: (a: AccountView) => a.account },
@@ -34,23 +31,14 @@ const accountsTable = (items: readonly AccountView[]) =>
       { header: 'OPENED', value: (a) => time(a.opened_at) },
     ],
     items,
+    header,
   );
 
 export async function runList(ctx: Context, options: ListOptions): Promise<void> {
-  const read = (cursor: string | undefined) =>
-    ctx.client().get<AccountListing>('/v1/accounts', { owner: options.owner, limit: options.limit ?? String(accountsPageLimitDefault), cursor });
-  if (options.all !== true) {
-    const page = await read(options.cursor);
-    return ctx.out.result(page, () => `${accountsTable(page.items)}${page.next === undefined ? '' : `\nmore: --cursor ${page.next}`}`);
-  }
-  const items: AccountView[] = [];
-  let cursor = options.cursor;
-  for (let pages = 0; pages < accountPagesMax; pages++) {
-    const page = await read(cursor);
-    if (ctx.out.machine) for (const account of page.items) ctx.out.line(account);
-    else items.push(...page.items);
-    if (page.next === undefined) return ctx.out.machine ? undefined : ctx.out.result(items, () => accountsTable(items));
-    cursor = page.next;
-  }
-  throw new CliError(`stopped after ${accountPagesMax} pages: pass --cursor ${cursor} to go on`, exitCodes.refused);
+  await listPages(ctx, options, {
+    read: (cursor) => ctx.client().get<AccountListing>('/v1/accounts', { owner: options.owner, limit: options.limit ?? String(accountsPageLimitDefault), cursor }),
+    items: (page) => page.items,
+    show: async (page, header) => ctx.out.result(page, () => accountsTable(page.items, header)),
+    pagesMax: accountPagesMax,
+  });
 }

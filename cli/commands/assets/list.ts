@@ -10,6 +10,7 @@ export function buildList(parent: Command, make: MakeContext): Command {
 
 export async function runList(ctx: Context): Promise<void> {
   const assets = await ctx.client().get<Asset[]>('/v1/assets');
+  await ctx.rememberAssets(assets.map((a) => a.id));
   ctx.out.result(assets, () =>
     table(
       [

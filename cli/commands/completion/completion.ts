@@ -7,7 +7,7 @@ import { UsageError } from '../../errors.js';
 export function buildCompletion(parent: Command, make: MakeContext): Command {
   return parent
     .command('completion')
-    .description('print a shell completion script: source <(ledgerctl completion bash), or put the zsh one in $fpath as _ledgerctl')
+    .description('print a shell completion script: source <(ledgerctl completion bash), the zsh one in $fpath as _ledgerctl, the fish one in ~/.config/fish/completions/ledgerctl.fish')
     .argument('<shell>', shells.join(' or '))
     .action(action(make, (ctx: Context, shell: string) => runCompletion(ctx, shell, parent)));
 }

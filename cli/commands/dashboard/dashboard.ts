@@ -1,11 +1,14 @@
 import type { Command } from 'commander';
-import type { TrialBalance } from '../../api.js';
+import type { TrialBalance, Whoami } from '../../api.js';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
+import { metricsBytesMax } from '../../dashboard/metrics.js';
+import { readTreasuries } from '../../dashboard/treasuries.js';
 import { UsageError } from '../../errors.js';
 import { followEvents } from '../../events.js';
 import { isTerminal } from '../../io.js';
 import { renderLiveOnTerminal } from '../../live.js';
+import { Money } from '../../money.js';
 import { integer } from '../../parse.js';
 
 export interface DashboardOptions {
@@ -19,7 +22,7 @@ const refreshMsMax = 60_000;
 export function buildDashboard(parent: Command, make: MakeContext): Command {
   return parent
     .command('dashboard')
-    .description('a live view of the book: trial balance, recent operations, decisions per second, pending reservations')
+    .description("a live view of the book: trial balance and treasuries, recent operations (scroll, filter, open), decisions per second, pending reservations, ledgerd's metrics")
     .option('--after <seq>', 'replay events after this sequence number first (0: all retained)')
     .option('--refresh-ms <ms>', 'how often the trial balance is read', '1000')
     .action(action(make, runDashboard));
@@ -30,14 +33,19 @@ export async function runDashboard(ctx: Context, options: DashboardOptions): Pro
   const after = options.after === undefined ? null : integer('--after', options.after, 0, Number.MAX_SAFE_INTEGER);
   const refreshMs = integer('--refresh-ms', options.refreshMs ?? '1000', refreshMsMin, refreshMsMax);
   const client = ctx.client();
+  // Without the registry (the service down at start) amounts show in minor units; the stream says why.
+  const amount = await Money.read(client).then((money) => money.show, () => undefined);
+  let principal: string | undefined;
   const sources = {
     events: (signal: AbortSignal) => followEvents(client, { after, signal, reconnect: true }),
     trialBalance: () => client.get<TrialBalance>('/v1/trial-balance'),
+    treasuries: async () => readTreasuries(client, (principal ??= (await client.get<Whoami>('/v1/whoami')).principal)),
+    metrics: () => client.getText('/metrics', metricsBytesMax),
     now: () => Date.now(),
   };
   renderLiveOnTerminal();
   const [{ render }, { createElement }, { DashboardApp }] = await Promise.all([import('ink'), import('react'), import('../../views/dashboard-app.js')]);
-  const app = render(createElement(DashboardApp, { sources, url: client.baseUrl.origin, refreshMs }), {
+  const app = render(createElement(DashboardApp, { sources, url: client.baseUrl.origin, refreshMs, ...(amount === undefined ? {} : { amount }) }), {
     stdout: ctx.io.stdout as NodeJS.WriteStream,
     stdin: ctx.io.stdin as NodeJS.ReadStream,
     stderr: ctx.io.stderr as NodeJS.WriteStream,

@@ -4,9 +4,11 @@ import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { accountOf } from '../../names.js';
+import { grantPagesMax } from '../../limits.js';
 import { show, table, time } from '../../output.js';
+import { type PageOptions, listPages } from '../../pages.js';
 
-export interface ListOptions {
+export interface ListOptions extends PageOptions {
   identity?: string;
   account?: string;
 }
@@ -19,6 +21,9 @@ export function buildGrantList(parent: Command, make: MakeContext): Command {
     .description('grants over an identity or an account, live and revoked')
     .option('--identity <identity>', 'GET /v1/identities/{identity}/grants')
     .option('--account <account>', 'GET /v1/accounts/{account}/grants')
+    .option('--limit <n>', "grants per page, 1..1000 (the service's 1000 when not given)")
+    .option('--cursor <hex>', "continue from a page's next")
+    .option('--all', 'follow next to the end (with --json: one grant per line)')
     .action(action(make, runList));
 }
 
@@ -28,20 +33,26 @@ export async function runList(ctx: Context, options: ListOptions): Promise<void>
     options.identity !== undefined
       ? `/v1/identities/${encodeURIComponent(options.identity)}/grants`
       : `/v1/accounts/${encodeURIComponent(await accountOf(ctx, '--account', options.account!))}/grants`;
-  const listing = await ctx.client().get<GrantListing>(path);
-  ctx.out.result(listing, () =>
-    table(
-      [
-        { header: 'GRANT', value: (g: Item) => g.grant },
-        { header: 'KIND', value: (g) => g.terms.kind },
-        { header: 'PRINCIPAL', value: (g) => g.terms.principal },
-        { header: 'SUBJECT', value: (g) => show(g.terms.subject) },
-        { header: 'OPS', value: (g) => g.terms.ops.join(',') },
-        { header: 'PER OP', value: (g) => g.terms.per_operation ?? '-', alignRight: true },
-        { header: 'GRANTED', value: (g) => time(g.granted_at) },
-        { header: 'REVOKED', value: (g) => time(g.revoked) },
-      ],
-      listing.items,
-    ),
-  );
+  await listPages(ctx, options, {
+    read: (cursor) => ctx.client().get<GrantListing>(path, { limit: options.limit, cursor }),
+    items: (page) => page.items,
+    show: async (page, header) => ctx.out.result(page, () => grantsTable(page.items, header)),
+    pagesMax: grantPagesMax,
+  });
 }
+
+const grantsTable = (items: readonly Item[], header: boolean) =>
+  table(
+    [
+      { header: 'GRANT', value: (g: Item) => g.grant },
+      { header: 'KIND', value: (g) => g.terms.kind },
+      { header: 'PRINCIPAL', value: (g) => g.terms.principal },
+      { header: 'SUBJECT', value: (g) => show(g.terms.subject) },
+      { header: 'OPS', value: (g) => g.terms.ops.join(',') },
+      { header: 'PER OP', value: (g) => g.terms.per_operation ?? '-', alignRight: true },
+      { header: 'GRANTED', value: (g) => time(g.granted_at) },
+      { header: 'REVOKED', value: (g) => time(g.revoked) },
+    ],
+    items,
+    header,
+  );

@@ -2,23 +2,21 @@ import type { Command } from 'commander';
 import type { MovementsPage } from '../../api.js';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
-import { CliError, UsageError, exitCodes } from '../../errors.js';
+import { UsageError } from '../../errors.js';
 import { movementsPageLimitDefault, movementsPagesMax } from '../../limits.js';
 import type { Query } from '../../client.js';
 import { optionalAccountOf } from '../../names.js';
 import { Money } from '../../money.js';
+import { type PageOptions, listPages } from '../../pages.js';
 import { timeMs } from '../../parse.js';
 
-export interface MovementsOptions {
+export interface MovementsOptions extends PageOptions {
   account?: string;
   identity?: string;
-  limit?: string;
   from?: string;
   to?: string;
   asset?: string;
   direction?: string;
-  cursor?: string;
-  all?: boolean;
 }
 
 export function buildMovements(parent: Command, make: MakeContext): Command {
@@ -47,23 +45,14 @@ export async function runMovements(ctx: Context, options: MovementsOptions): Pro
     to: options.to === undefined ? undefined : timeMs('--to', options.to),
     asset: options.asset,
     direction: options.direction,
-    cursor: options.cursor,
   };
-  const read = (cursor: string | undefined) => ctx.client().get<MovementsPage>('/v1/movements', { ...query, cursor });
   const amount = await Money.forPeople(ctx.out.machine, ctx.client());
-  if (options.all !== true) {
-    const page = await read(options.cursor);
-    return ctx.out.view(page, table, { movements: page.movements, amount });
-  }
-  let cursor = options.cursor;
-  for (let pages = 0; pages < movementsPagesMax; pages++) {
-    const page = await read(cursor);
-    if (ctx.out.machine) for (const movement of page.movements) ctx.out.line(movement);
-    else if (page.movements.length > 0 || pages === 0) await ctx.out.view(page, table, { movements: page.movements, header: pages === 0, amount });
-    if (page.next === undefined) return;
-    cursor = page.next;
-  }
-  throw new CliError(`stopped after ${movementsPagesMax} pages: narrow the query or pass --cursor ${cursor}`, exitCodes.refused);
+  await listPages(ctx, options, {
+    read: (cursor) => ctx.client().get<MovementsPage>('/v1/movements', { ...query, cursor }),
+    items: (page) => page.movements,
+    show: (page, header) => ctx.out.view(page, table, { movements: page.movements, header, amount }),
+    pagesMax: movementsPagesMax,
+  });
 }
 
 const table = async () => (await import('../../views/movements.js')).MovementsTable;

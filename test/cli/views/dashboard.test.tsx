@@ -7,11 +7,13 @@ vi.hoisted(() => {
   for (const name of ['CI', 'CONTINUOUS_INTEGRATION']) if (name in process.env) process.env[name] = 'false';
 });
 import type { TrialBalance } from '../../../cli/api.js';
-import { type DashboardState, initialState, onOperation, rateSeries, rateWindowS, withRate } from '../../../cli/dashboard/model.js';
+import { type DashboardState, type KeyPress, filterLengthMax, initialState, onKey, onOperation, rateSeries, rateWindowS, withRate } from '../../../cli/dashboard/model.js';
+import { readStatus } from '../../../cli/dashboard/metrics.js';
+import { majorUnits } from '../../../cli/money.js';
 import type { StreamItem } from '../../../cli/events.js';
 import { Dashboard } from '../../../cli/views/dashboard.js';
 import { DashboardApp, type DashboardSources } from '../../../cli/views/dashboard-app.js';
-import { balanced, operation, unbalanced } from './fixtures.js';
+import { balanced, metricsSample, operation, unbalanced } from './fixtures.js';
 
 const nowMs = Date.UTC(2026, 0, 2, 0, 0, 30);
 const url = 'http://127.0.0.1:8470';
@@ -51,6 +53,67 @@ describe('dashboard model', () => {
   });
 });
 
+describe('dashboard keys', () => {
+  /** Ten operations, op_0 the oldest, so op_9 is listed first. */
+  const listed = () => {
+    let state = stateWith({ pane: 'operations' });
+    for (let i = 0; i < 10; i++) state = onOperation(state, { ...operation(`op_${i}`, i % 3 === 0 ? 'Rejected' : 'Completed'), reference: { order: i } }, i, nowMs);
+    return state;
+  };
+  const press = (state: DashboardState, ...keys: (string | Omit<KeyPress, 'input'>)[]) =>
+    keys.reduce((s, key) => onKey(s, typeof key === 'string' ? { input: key } : { input: '', ...key }, 4), state);
+  const selectedRef = (state: DashboardState) => state.detail?.operation_reference;
+
+  it('moves with j/k and the arrows, by a page with PgDn/PgUp, scrolling to keep the selection shown', () => {
+    let state = press(listed(), 'j', 'j', { downArrow: true });
+    expect([state.selected, state.offset]).toEqual([3, 0]);
+    state = press(state, 'j');
+    expect([state.selected, state.offset]).toEqual([4, 1]);
+    state = press(state, { pageDown: true }, { pageDown: true });
+    expect([state.selected, state.offset]).toEqual([9, 6]);
+    state = press(state, 'k', { upArrow: true }, { pageUp: true });
+    expect([state.selected, state.offset]).toEqual([3, 3]);
+    state = press(state, { pageUp: true }, 'k');
+    expect([state.selected, state.offset]).toEqual([0, 0]);
+    expect(selectedRef(press(state, 'j', { return: true }))).toBe('op_8');
+  });
+
+  it('filters on / then text (Enter keeps it, Esc clears it), and opens a match with Enter', () => {
+    let state = press(listed(), 'j', '/', 'R', 'e', 'j', 'x', { backspace: true });
+    expect(state.filtering).toBe(true);
+    expect(state.filter).toBe('Rej');
+    expect(state.selected).toBe(0);
+    state = press(state, { return: true });
+    expect(state.filtering).toBe(false);
+    expect(press(state, 'j', { return: true }).detail?.operation_reference).toBe('op_6');
+    const cleared = press(state, '/', { escape: true });
+    expect([cleared.filter, cleared.filtering, cleared.quitting]).toEqual(['', false, false]);
+    // q and digits are text while typing; a reference is matched too.
+    const typed = press(listed(), '/', 'q', '2', { return: true });
+    expect([typed.filter, typed.pane, typed.quitting]).toEqual(['q2', 'operations', false]);
+    expect(press(listed(), '/', '"', 'o', 'r', 'd', 'e', 'r', '"', ':', '4').filter).toBe('"order":4');
+    expect(press(listed(), '/', ...'x'.repeat(filterLengthMax + 5).split('')).filter).toHaveLength(filterLengthMax);
+    // Keys that reach the terminal in one read act one by one.
+    expect(press(listed(), 'k/reserve')).toMatchObject({ filtering: true, filter: 'reserve' });
+    expect(press(listed(), 'jjj').selected).toBe(3);
+  });
+
+  it('closes an opened operation on Esc; Esc clears a filter before it quits; q quits', () => {
+    const opened = press(listed(), { return: true });
+    expect(opened.detail?.operation_reference).toBe('op_9');
+    expect(press(opened, 'j').detail?.operation_reference).toBe('op_9');
+    const back = press(opened, { escape: true });
+    expect([back.detail, back.quitting]).toEqual([null, false]);
+    const filtered = press(listed(), '/', 'x', { return: true });
+    expect(press(filtered, { escape: true })).toMatchObject({ filter: '', quitting: false });
+    expect(press(listed(), { escape: true }).quitting).toBe(true);
+    expect(press(opened, 'q').quitting).toBe(true);
+    expect(press(listed(), { tab: true }).pane).toBe('rate');
+    expect(press(listed(), '1').pane).toBe('balance');
+    expect(press(stateWith({ pane: 'balance' }), 'j')).toMatchObject({ selected: 0, pane: 'balance' });
+  });
+});
+
 describe('Dashboard', () => {
   it('shows the trial balance pane with the connection and the rate', () => {
     const state = stateWith({ trialBalance: balanced, lastSeq: 9, rate: withRate([], nowMs - 1000, 5) });
@@ -58,7 +121,7 @@ describe('Dashboard', () => {
     expect(frame).toContain(`ledgerctl dashboard ${url}`);
     expect(frame).toContain('5 decisions/s');
     expect(frame).toContain('● live at event 9');
-    expect(frame).toMatch(/USD\s+0\s+yes/);
+    expect(frame).toMatch(/USD\s+…\s+…\s+0\s+yes/);
     expect(frame).toContain('q: quit');
   });
 
@@ -72,7 +135,7 @@ describe('Dashboard', () => {
     state = onOperation(state, operation('op_9', 'Rejected', 'transfer', { error: 'ERR-InsufficientAvailable', description: '' }), 1, nowMs - 1000);
     state = onOperation(state, operation('r_1', 'Reserved', 'reserve'), 2, nowMs - 1000);
     const frameOf = (pane: DashboardState['pane']) => render(<Dashboard state={{ ...state, pane }} url={url} nowMs={nowMs} />).lastFrame()!;
-    expect(frameOf('operations')).toMatch(/op_9\s+transfer\s+Rejected\s+\S+\s+ERR-InsufficientAvailable/);
+    expect(frameOf('operations')).toMatch(/29s ago\s+op_9\s+transfer\s+Rejected\s+ERR-InsufficientAvailable/);
     expect(frameOf('rate')).toContain('last 2/s · peak 2/s');
     expect(frameOf('reservations')).toContain('r_1');
     expect(frameOf('reservations')).toContain('1 held');
@@ -88,11 +151,48 @@ describe('Dashboard', () => {
     const frames = [
       ...(['operations', 'reservations'] as const).map((pane) => render(<Dashboard state={{ ...state, pane, connection: reconnecting }} url={url} nowMs={nowMs} />).lastFrame()!),
       render(<Dashboard state={stateWith({ trialBalanceError: hostile })} url={url} nowMs={nowMs} />).lastFrame()!,
+      // An operation opened whole, a filter being typed, ledgerd's metrics (a version label) and why they are unavailable.
+      render(<Dashboard state={{ ...state, pane: 'operations', detail: held }} url={url} nowMs={nowMs} />).lastFrame()!,
+      render(<Dashboard state={{ ...state, pane: 'operations', filtering: true, filter: hostile }} url={url} nowMs={nowMs} />).lastFrame()!,
+      render(<Dashboard state={{ ...state, status: readStatus(`ledgerd_build_info{version="${hostile.replaceAll('\u0007', '')}"} 1\n`) }} url={url} nowMs={nowMs} />).lastFrame()!,
+      render(<Dashboard state={{ ...state, status: { unavailable: hostile } }} url={url} nowMs={nowMs} />).lastFrame()!,
     ];
     for (const frame of frames) {
       expect(frame).not.toMatch(/\u001b\[2J|\u001b\]0;|\u202e/);
       expect(frame).toContain('\\x1b[2J');
     }
+  });
+
+  it('shows the selected row, the filter and the range of the operations pane, and an operation whole', () => {
+    let state = stateWith({ pane: 'operations' });
+    for (let i = 0; i < 30; i++) state = onOperation(state, operation(`op_${i}`, 'Completed'), i, nowMs);
+    state = { ...state, selected: 12, offset: 10, filter: '' };
+    const frame = render(<Dashboard state={state} url={url} nowMs={nowMs} rows={5} />).lastFrame()!;
+    expect(frame).toMatch(/29s ago\s+op_19\s+transfer/);
+    expect(frame).not.toContain('op_20 ');
+    expect(frame).not.toContain('op_14 ');
+    expect(frame).toContain('11-15 of 30');
+    const typing = render(<Dashboard state={{ ...state, filtering: true, filter: 'op_2', selected: 0, offset: 0 }} url={url} nowMs={nowMs} rows={5} />).lastFrame()!;
+    expect(typing).toContain('/op_2▏');
+    expect(typing).toContain('1-5 of 11 (filtered from 30)');
+    const opened = render(<Dashboard state={{ ...state, detail: operation('op_gone', 'Rejected', 'transfer', { error: 'ERR-BoundExceeded', description: 'over' }) }} url={url} nowMs={nowMs} />).lastFrame()!;
+    expect(opened).toContain('operation op_gone');
+    expect(opened).toMatch(/error\s+ERR-BoundExceeded: over/);
+    expect(opened).toMatch(/decided\s+2026-01-02T00:00:01.000Z \(29s ago\)/);
+    expect(opened).toContain('Esc: back');
+  });
+
+  it('shows per asset what is issued, what customers hold, the sum, and says what it cannot', () => {
+    const trialBalance = { accounts: 5, rows: [{ asset: 'USD', openings: '0' }, { asset: 'EUR', openings: '-5' }], unbalanced: [{ currency: 2, layer: 1 }], view: 8 };
+    const treasuries = { accounts: 2, byAsset: new Map([['USD', -100_000n]]) };
+    const amount = (minor: string, asset: string) => `${majorUnits(minor, 2)} ${asset}`;
+    const frame = render(<Dashboard state={stateWith({ trialBalance, treasuries })} url={url} nowMs={nowMs} amount={amount} />).lastFrame()!;
+    expect(frame).toMatch(/ASSET\s+ISSUED\s+CUSTOMERS HOLD\s+SUM\s+BALANCED/);
+    expect(frame).toMatch(/USD\s+1000\.00 USD\s+1000\.00 USD\s+0\.00 USD\s+yes/);
+    expect(frame).toMatch(/EUR\s+0\.00 EUR\s+-0\.05 EUR\s+-0\.05 EUR\s+NO/);
+    expect(frame).toContain('UNBALANCED');
+    expect(frame).toContain("the operator's 2 treasury accounts below zero");
+    expect(frame).toContain('held, reserved and encumbered apart: not served by ledgerd');
   });
 
   it('says when it is reconnecting, and how far it had read', () => {
@@ -126,7 +226,15 @@ describe('DashboardApp', () => {
     const { push, events } = feed();
     let trialBalance: TrialBalance = balanced;
     let clockMs = nowMs - 1000;
-    const sources: DashboardSources = { events, trialBalance: async () => trialBalance, now: () => clockMs };
+    const sources: DashboardSources = {
+      events,
+      trialBalance: async () => trialBalance,
+      treasuries: async () => ({ accounts: 1, byAsset: new Map([['USD', -100n]]) }),
+      metrics: async () => {
+        throw new Error('HTTP-404: Route GET:/metrics not found');
+      },
+      now: () => clockMs,
+    };
     const app = render(<DashboardApp sources={sources} url={url} refreshMs={100} />);
     await settle();
     expect(app.lastFrame()).toContain('○ connecting');
@@ -135,13 +243,22 @@ describe('DashboardApp', () => {
     await settle();
     expect(app.lastFrame()).toContain('● live at event 1');
     clockMs = nowMs;
-    expect(app.lastFrame()).toMatch(/USD\s+0\s+yes/);
+    expect(app.lastFrame()).toMatch(/USD\s+100\s+100\s+0\s+yes/);
+    expect(app.lastFrame()).toContain('metrics unavailable (HTTP-404: Route GET:/metrics not found)');
     trialBalance = unbalanced;
     await new Promise((r) => setTimeout(r, 250));
     expect(app.lastFrame()).toContain('UNBALANCED');
 
     app.stdin.write('2');
     await settle();
+    expect(app.lastFrame()).toMatch(/op_1\s+transfer\s+Completed/);
+    app.stdin.write('\r');
+    await settle();
+    expect(app.lastFrame()).toContain('operation op_1');
+    expect(app.lastFrame()).toMatch(/client_key\s+key-op_1/);
+    app.stdin.write('\u001b');
+    await settle();
+    expect(app.lastFrame()).not.toContain('operation op_1');
     expect(app.lastFrame()).toMatch(/op_1\s+transfer\s+Completed/);
     app.stdin.write('\t');
     await settle();
@@ -161,6 +278,23 @@ describe('DashboardApp', () => {
     app.stdin.write('q');
     await settle();
     expect(app.lastFrame()).toContain('q: quit');
+    app.unmount();
+  });
+
+  it("shows ledgerd's metrics on the status line, and a treasury read that fails leaves the pane going", async () => {
+    const sources: DashboardSources = {
+      events: feed().events,
+      trialBalance: async () => balanced,
+      treasuries: async () => {
+        throw new Error('ERR-NotAuthorised: no');
+      },
+      metrics: async () => metricsSample,
+      now: () => Date.UTC(2026, 0, 2, 1, 0, 5),
+    };
+    const app = render(<DashboardApp sources={sources} url={url} refreshMs={100} />);
+    await settle();
+    expect(app.lastFrame()).toContain('backlog 7 · decision p50 6.0 ms p99 50 ms · rejected 5.0% of 1000 · ledgerd 0.2.0 · up 1h 0m');
+    expect(app.lastFrame()).toMatch(/USD\s+…\s+…\s+0\s+yes/);
     app.unmount();
   });
 });

@@ -42,3 +42,31 @@ export const operation = (ref: string, state: string, command = 'transfer', erro
   client_key: `key-${ref}`,
   ...(error === undefined ? {} : { error }),
 });
+
+/** ledgerd's start in `metricsSample`: 2026-01-02T00:00:00Z. */
+export const metricsStartS = 1_767_312_000;
+/** A `/metrics` reply with every name the dashboard reads. */
+export const metricsSample = `# HELP ledgerd_backlog_commands Commands acknowledged and not yet decided.
+# TYPE ledgerd_backlog_commands gauge
+ledgerd_backlog_commands 7
+# HELP ledgerd_decision_latency_seconds From submission to decision.
+# TYPE ledgerd_decision_latency_seconds histogram
+ledgerd_decision_latency_seconds_bucket{le="0.001"} 0
+ledgerd_decision_latency_seconds_bucket{le="0.005"} 400
+ledgerd_decision_latency_seconds_bucket{le="0.01"} 900
+ledgerd_decision_latency_seconds_bucket{le="0.05"} 990
+ledgerd_decision_latency_seconds_bucket{le="0.1"} 1000
+ledgerd_decision_latency_seconds_bucket{le="+Inf"} 1000
+ledgerd_decision_latency_seconds_sum 4.2
+ledgerd_decision_latency_seconds_count 1000
+# TYPE ledgerd_decisions_total counter
+ledgerd_decisions_total{state="Completed"} 950
+ledgerd_decisions_total{state="Rejected"} 50
+# TYPE ledgerd_rejections_total counter
+ledgerd_rejections_total{code="ERR-InsufficientAvailable"} 40
+ledgerd_rejections_total{code="ERR-BoundExceeded"} 10
+# TYPE ledgerd_build_info gauge
+ledgerd_build_info{version="0.2.0"} 1
+# TYPE process_start_time_seconds gauge
+process_start_time_seconds ${metricsStartS}
+`;

@@ -1,0 +1,197 @@
+/**
+ * The HTTP benches' load and their ledgerd: a closed loop of concurrent clients, each
+ * submitting one 1-leg transfer after another among `accounts` funded accounts; the
+ * real `ledgerd` as a child process on a fresh book; its decisions timed from the
+ * operator's event stream. Shared by bench/http.ts and bench/versus-postgres.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { Pool, request } from 'undici';
+import { drawApiKey } from '../daemon/book.js';
+import { builtInPrincipals } from '../src/authority.js';
+import { principalCredentialWrites } from '../src/credentials.js';
+import { importGenesis } from '../src/genesis.js';
+import { benchAccount, fundedCustomersGenesis } from './genesis.js';
+import { LevelStore } from '../src/store/level.js';
+
+export interface LoadOptions {
+  readonly connections: number;
+  readonly seconds: number;
+  readonly warmupSeconds: number;
+  readonly accounts: number;
+}
+
+/** The load's command-line flags, for `parseArgs`: defaults that finish in about a minute. */
+export const loadFlags = {
+  connections: { type: 'string', default: '64' },
+  seconds: { type: 'string', default: '10' },
+  'warmup-seconds': { type: 'string', default: '2' },
+  accounts: { type: 'string', default: '1000' },
+} as const;
+
+/** The load, from the values `parseArgs` read for `loadFlags`. */
+export function loadOptions(values: { connections: string; seconds: string; 'warmup-seconds': string; accounts: string }): LoadOptions {
+  const options = { connections: Number(values.connections), seconds: Number(values.seconds), warmupSeconds: Number(values['warmup-seconds']), accounts: Number(values.accounts) };
+  for (const [name, value] of Object.entries(options)) {
+    if (!Number.isSafeInteger(value) || value < (name === 'warmupSeconds' ? 0 : name === 'accounts' ? 2 : 1)) throw new Error(`bad ${name}: ${value}`);
+  }
+  return options;
+}
+
+const repoRoot = new URL('../../', import.meta.url).pathname;
+/** How long to wait, after the load, for every acknowledged transfer's decision event. */
+const decisionWaitMs = 60_000;
+/** Each customer account's opening balance: no transfer of the bench is ever short of funds. */
+export const benchFundingMinor = 10n ** 15n;
+
+async function writeBook(dir: string, operatorKey: string, accounts: number): Promise<void> {
+  const genesis = fundedCustomersGenesis(accounts, benchFundingMinor);
+  const store = await LevelStore.open(join(dir, 'book'));
+  try {
+    await importGenesis(store, genesis, Date.now(), principalCredentialWrites(builtInPrincipals, { operator: operatorKey, identities: drawApiKey() }, Date.now()));
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * Starts a server process and resolves with its base URL once it prints its readiness
+ * line (`<name> listening on <url>`, as ledgerd does).
+ */
+export function startServer(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env });
+  return new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const m = /^\S+ listening on (http:\/\/\S+)$/.exec(line);
+      if (m) resolve({ url: m[1]!, child });
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+}
+
+export function stopServer(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+const refPrefix = 'data: {"operation_reference":"';
+
+/** Decision times, by operation reference, from the operator's event stream. */
+async function followDecisions(url: string, token: string): Promise<{ decidedAt: Map<string, number>; close: () => void }> {
+  const decidedAt = new Map<string, number>();
+  const res = await request(`${url}/v1/events`, { headers: { authorization: `Bearer ${token}` } });
+  let buffer = '';
+  res.body.on('data', (chunk: Buffer) => {
+    const now = performance.now();
+    buffer += chunk.toString('utf8');
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) !== -1) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      // The operation view starts with its reference: read it without parsing the event,
+      // so the load generator takes as little of the shared CPU as it can.
+      const at = block.indexOf(refPrefix);
+      if (at !== -1) decidedAt.set(block.slice(at + refPrefix.length, block.indexOf('"', at + refPrefix.length)), now);
+    }
+  });
+  res.body.on('error', () => {});
+  return { decidedAt, close: () => res.body.destroy() };
+}
+
+export interface Run {
+  readonly acks: number;
+  readonly refused: number;
+  readonly elapsedS: number;
+  readonly latenciesMs: number[];
+  /** Submission time of each acknowledged operation (ledgerd only). */
+  readonly submittedAt: Map<string, number>;
+}
+
+/** The accounts (indexes) of the bench's `n`th transfer: spread over every ordered pair. */
+export function transferPair(n: number, accounts: number): { from: number; to: number } {
+  const from = n % accounts;
+  return { from, to: (from + 1 + (n % (accounts - 1))) % accounts };
+}
+
+/** What one submission gave: refused, or accepted (with ledgerd's operation reference). */
+export type Outcome = { readonly ok: false } | { readonly ok: true; readonly reference?: string };
+
+/**
+ * `connections` clients, each submitting transfer after transfer (`submit(n)`) for the
+ * warm-up and then the measured seconds; only the measured window counts.
+ */
+export async function closedLoop(options: LoadOptions, submit: (n: number) => Promise<Outcome>): Promise<Run> {
+  const startMs = performance.now();
+  const measureFromMs = startMs + options.warmupSeconds * 1000;
+  const endMs = measureFromMs + options.seconds * 1000;
+  let acks = 0;
+  let refused = 0;
+  let counter = 0;
+  const latenciesMs: number[] = [];
+  const submittedAt = new Map<string, number>();
+  const worker = async () => {
+    while (performance.now() < endMs) {
+      const n = ++counter;
+      const t0 = performance.now();
+      const outcome = await submit(n);
+      const t1 = performance.now();
+      if (t0 < measureFromMs) continue;
+      if (!outcome.ok) {
+        refused++;
+        continue;
+      }
+      acks++;
+      latenciesMs.push(t1 - t0);
+      if (outcome.reference) submittedAt.set(outcome.reference, t0);
+    }
+  };
+  await Promise.all(Array.from({ length: options.connections }, worker));
+  return { acks, refused, elapsedS: options.seconds, latenciesMs, submittedAt };
+}
+
+/** The closed loop over HTTP: keep-alive connections, each posting one transfer after another. */
+export async function drive(url: string, token: string, options: LoadOptions): Promise<Run> {
+  const pool = new Pool(url, { connections: options.connections, pipelining: 1 });
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  try {
+    return await closedLoop(options, async (n) => {
+      const { from, to } = transferPair(n, options.accounts);
+      const body = JSON.stringify({ legs: [{ amount: '1', asset: 'USD', from: benchAccount(from), to: benchAccount(to) }], reference: n });
+      const res = await pool.request({ method: 'POST', path: '/v1/transfers', headers, body });
+      const text = await res.body.text();
+      if (res.statusCode < 200 || res.statusCode > 299) return { ok: false };
+      return { ok: true, reference: (JSON.parse(text) as { operation_reference?: string }).operation_reference };
+    });
+  } finally {
+    await pool.close();
+  }
+}
+
+/**
+ * The real ledgerd on a fresh book of `accounts` funded customers (durable fsync'd
+ * commits, log level warn), driven by `drive` as the operator; then, for every
+ * acknowledged transfer, submit-to-decided (sorted ms) from its event on the stream.
+ */
+export async function runLedgerd(options: LoadOptions, nodeArgs: string[] = []): Promise<{ run: Run; decidedMs: number[]; operatorKey: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-http-'));
+  try {
+    const operatorKey = drawApiKey();
+    await writeBook(dir, operatorKey, options.accounts);
+    const ledgerd = await startServer([...nodeArgs, join(repoRoot, 'bin/ledgerd'), 'serve', '--data-dir', dir, '--listen', '127.0.0.1:0', '--log-level', 'warn']);
+    const events = await followDecisions(ledgerd.url, operatorKey);
+    const run = await drive(ledgerd.url, operatorKey, options);
+    const waitUntil = performance.now() + decisionWaitMs;
+    while ([...run.submittedAt.keys()].some((ref) => !events.decidedAt.has(ref)) && performance.now() < waitUntil) await new Promise((r) => setTimeout(r, 100));
+    const decidedMs = [...run.submittedAt].flatMap(([ref, t]) => (events.decidedAt.has(ref) ? [events.decidedAt.get(ref)! - t] : [])).sort((a, b) => a - b);
+    events.close();
+    await stopServer(ledgerd.child);
+    return { run, decidedMs, operatorKey };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,78 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkBook, installFundedLedger, transfer, treasuryAccount } from '../../bench/versus-postgres/sql-ledger.js';
+import { type PostgresCluster, startPostgresCluster } from '../support/postgres-cluster.js';
+
+// The PostgreSQL ledger bench/versus-postgres measures ledgerd against: it must be a
+// correct ledger for the comparison to mean anything.
+describe('the SQL ledger of bench/versus-postgres', () => {
+  let cluster: PostgresCluster;
+  let db: pg.Pool;
+  const balance = async (account: string) => BigInt(((await db.query('SELECT balance FROM accounts WHERE id = $1', [account])).rows[0] as { balance: string }).balance);
+  const sqlState = (promise: Promise<unknown>) => promise.then(() => 'none', (error: { code?: string }) => error.code);
+
+  beforeAll(async () => {
+    cluster = await startPostgresCluster();
+    db = new pg.Pool({ host: cluster.host, port: cluster.port, user: cluster.user, password: cluster.password, database: cluster.database, max: 8 });
+    const client = await db.connect();
+    try {
+      await installFundedLedger(client, ['a', 'b', 'c'], 100n);
+    } finally {
+      client.release();
+    }
+  });
+  afterAll(async () => {
+    await db?.end();
+    await cluster?.stop();
+  });
+
+  it('funds the accounts from the treasury down to its floor, balanced', async () => {
+    expect(await balance('a')).toBe(100n);
+    expect(await balance(treasuryAccount)).toBe(-300n);
+    expect(await sqlState(transfer(db, treasuryAccount, 'a', 'USD', 1n, 'past-the-floor'))).toBe('LD001');
+    expect(await checkBook(db)).toMatchObject({ balancesMinor: 0n, unbalancedTransfers: 0n, driftedAccounts: 0n });
+  });
+
+  it('moves funds once per idempotency key and refuses the key for another transfer', async () => {
+    const first = await transfer(db, 'a', 'b', 'USD', 30n, 'k1');
+    const again = await transfer(db, 'a', 'b', 'USD', 30n, 'k1');
+    expect(first.replayed).toBe(false);
+    expect(again).toEqual({ transferId: first.transferId, replayed: true });
+    expect([await balance('a'), await balance('b')]).toEqual([70n, 130n]);
+    expect(await sqlState(transfer(db, 'a', 'b', 'USD', 31n, 'k1'))).toBe('LD002');
+    expect([await balance('a'), await balance('b')]).toEqual([70n, 130n]);
+  });
+
+  it('refuses short funds, unknown accounts, self-transfers and non-positive amounts, changing nothing', async () => {
+    const before = await checkBook(db);
+    expect(await sqlState(transfer(db, 'c', 'a', 'USD', 101n, 'short'))).toBe('LD001');
+    expect(await sqlState(transfer(db, 'c', 'nobody', 'USD', 1n, 'unknown'))).toBe('LD003');
+    expect(await sqlState(transfer(db, 'c', 'a', 'EUR', 1n, 'other-asset'))).toBe('LD003');
+    expect(await sqlState(transfer(db, 'c', 'c', 'USD', 1n, 'self'))).toBe('22023');
+    expect(await sqlState(transfer(db, 'c', 'a', 'USD', 0n, 'zero'))).toBe('22023');
+    expect(await sqlState(transfer(db, 'c', 'a', 'USD', -5n, 'negative'))).toBe('22023');
+    expect(await checkBook(db)).toEqual(before);
+    expect(await balance('c')).toBe(100n);
+    // A refused transfer does not take its key: the same key works once funds allow.
+    expect((await transfer(db, 'c', 'a', 'USD', 100n, 'short')).replayed).toBe(false);
+  });
+
+  it('runs opposite transfers between the same accounts concurrently without deadlock or lost updates', async () => {
+    const [a0, b0] = [await balance('a'), await balance('b')];
+    const rounds = 100;
+    const results = await Promise.allSettled(
+      Array.from({ length: rounds }, (_, i) => [transfer(db, 'a', 'b', 'USD', 1n, `ab${i}`), transfer(db, 'b', 'a', 'USD', 2n, `ba${i}`)]).flat(),
+    );
+    expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason)).toEqual([]);
+    expect([await balance('a'), await balance('b')]).toEqual([a0 + BigInt(rounds), b0 - BigInt(rounds)]);
+    expect(await checkBook(db)).toMatchObject({ balancesMinor: 0n, unbalancedTransfers: 0n, driftedAccounts: 0n });
+  });
+
+  it('replays concurrent twins under one key as one transfer', async () => {
+    const a0 = await balance('a');
+    const twins = await Promise.all(Array.from({ length: 8 }, () => transfer(db, 'a', 'c', 'USD', 5n, 'twin')));
+    expect(new Set(twins.map((t) => t.transferId)).size).toBe(1);
+    expect(twins.filter((t) => !t.replayed)).toHaveLength(1);
+    expect(await balance('a')).toBe(a0 - 5n);
+  });
+});
