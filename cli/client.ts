@@ -86,15 +86,24 @@ export class LedgerClient {
   }
 
   /** An open event stream's body; the caller reads it until it ends or `signal` aborts. */
-  async stream(path: string, query: Query, signal: AbortSignal): Promise<Readable> {
+  stream(path: string, query: Query, signal: AbortSignal): Promise<Readable> {
+    // An event stream is quiet between events: only the connection and the headers are bounded.
+    return this.body(path, query, { accept: 'text/event-stream', bodyTimeout: 0, signal });
+  }
+
+  /** A large body (a backup), read as it arrives: each wait for more of it is bounded by `timeoutMs`, not the whole. */
+  download(path: string, accept: string): Promise<Readable> {
+    return this.body(path, {}, { accept, bodyTimeout: this.timeoutMs, signal: undefined });
+  }
+
+  private async body(path: string, query: Query, options: { accept: string; bodyTimeout: number; signal: AbortSignal | undefined }): Promise<Readable> {
     const response = await this.call(() =>
       request(this.url(path, query), {
         method: 'GET',
         dispatcher: this.agent,
-        headers: { ...this.auth(), accept: 'text/event-stream' },
-        // An event stream is quiet between events: only the connection and the headers are bounded.
-        bodyTimeout: 0,
-        signal,
+        headers: { ...this.auth(), accept: options.accept },
+        bodyTimeout: options.bodyTimeout,
+        signal: options.signal,
       }),
     );
     if (response.statusCode >= 400) throw refusalOf(response.statusCode, response.headers['retry-after'], await response.body.text());

@@ -19,6 +19,7 @@ import { buildGrantList } from './commands/grants/list.js';
 import { buildIssue } from './commands/grants/issue.js';
 import { buildRevoke } from './commands/grants/revoke.js';
 import { buildIdentityCreate } from './commands/identities/create.js';
+import { buildBackup } from './commands/ops/backup.js';
 import { buildIssuanceGrant } from './commands/ops/issuance-grant.js';
 import { buildParties } from './commands/ops/parties.js';
 import { buildCompletion } from './commands/completion/completion.js';
@@ -65,7 +66,7 @@ const nouns: readonly (readonly [string, string, readonly Builder[]])[] = [
   ['reservations', 'holding value, then capturing or releasing it', [buildReservationCreate, buildCapture, buildRelease]],
   ['operations', 'the outcome of commands', [buildOperationShow, buildWait]],
   ['grants', 'delegated authority', [buildIssue, buildGrantList, buildRevoke]],
-  ['ops', "the operator's own commands", [buildIssuanceGrant, buildParties]],
+  ['ops', "the operator's own commands", [buildBackup, buildIssuanceGrant, buildParties]],
   ['events', 'the event stream', [buildTail]],
 ];
 

@@ -3,21 +3,25 @@
  * inject; the daemon listens). One body parser, one error handler, one not-found
  * handler: every refusal is `{error, description}` with the status of CONTRACT 6.
  */
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { refusal } from '../src/errors.js';
 import type { Kernel } from '../src/kernel.js';
 import type { Config } from './config.js';
 import { EventHub } from './events.js';
 import { authenticator } from './http/auth.js';
+import { logRequests } from './http/request-log.js';
 import { clientErrorHandler, frameworkRefusal, onUnmetExpectation, pathParamLengthMax, refusalOf, sendRefusal } from './http/replies.js';
+import { Metrics } from './metrics.js';
 import { OpenApi } from './openapi.js';
 import { accountRoutes } from './routes/accounts.js';
 import { authRoutes } from './routes/auth.js';
+import { backupRoutes } from './routes/backup.js';
 import { bookRoutes } from './routes/book.js';
 import type { RouteContext } from './routes/context.js';
 import { credentialRoutes } from './routes/credentials.js';
 import { eventRoutes } from './routes/events.js';
 import { grantRoutes } from './routes/grants.js';
+import { metricsRoutes } from './routes/metrics.js';
 import { operationRoutes } from './routes/operations.js';
 import { partyRoutes } from './routes/parties.js';
 import { reservationRoutes } from './routes/reservations.js';
@@ -32,6 +36,8 @@ export interface AppOptions {
   /** Fastify's logger options; false in tests that need quiet. */
   readonly logger: FastifyServerOptions['logger'];
   readonly version: string;
+  /** The metrics GET /metrics serves; made here when the caller has none (its store writes are then not timed). */
+  readonly metrics?: Metrics;
 }
 
 /** Logger options: the daemon's level, secrets redacted, to stderr (stdout carries the readiness line). */
@@ -50,6 +56,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const { kernel, config } = options;
   const app = Fastify({
     logger: options.logger,
+    // One line per request instead, with its refusal code and principal (http/request-log.ts).
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyBytesMax,
     // Given to Node at creation: its headers timeout (60 s) is fixed then and caps any shorter request timeout set later,
     // and it checks for expired requests only every connectionsCheckingInterval (30 s by default).
@@ -75,6 +83,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.decorateRequest('actor', null);
   app.decorateRequest('bearer', null);
   app.decorateRequest('rawBody', null);
+  logRequests(app);
 
   const openApi = new OpenApi();
   app.addHook('onRoute', (route) => openApi.collect(route));
@@ -143,6 +152,20 @@ export function buildApp(options: AppOptions): FastifyInstance {
   credentialRoutes(app, context);
   grantRoutes(app, context);
   partyRoutes(app, context);
+  backupRoutes(app, context);
   eventRoutes(app, kernel, events);
+
+  const metrics = options.metrics ?? new Metrics(options.version);
+  metrics.attach({ backlog: () => kernel.backlog, streams: () => events.streamCount });
+  const offDecisions = kernel.onDecision(metrics.observeDecision);
+  // Decisions at debug: which operation, its command type and where it went.
+  const offDebug = kernel.onDecision(({ seq, operation }) =>
+    app.log.debug({ seq, operation: operation.ref, command: operation.command.type, state: operation.state, error: operation.error?.error ?? null }, 'decision'),
+  );
+  app.addHook('onClose', async () => {
+    offDecisions();
+    offDebug();
+  });
+  metricsRoutes(app, kernel, metrics);
   return app;
 }

@@ -31,8 +31,8 @@ export const bookPaths = (dataDir: string) => ({
 /** Random bytes of the daemon's own secret. */
 const daemonSecretBytes = 32;
 
-/** What the daemon's keys are for: each is HMAC-SHA256 of the secret over its label, so none reveals another. */
-export type DaemonKeyUse = 'ids' | 'challenges';
+/** What the daemon's keys are for: each is HMAC-SHA256 of the secret over its label, so none reveals another ('book': the book's identity in backups). */
+export type DaemonKeyUse = 'ids' | 'challenges' | 'book';
 
 /**
  * The daemon's own keys, derived from `DIR/daemon.key` (0600): the id key (the book's
@@ -46,7 +46,7 @@ export async function daemonKeys(dataDir: string): Promise<Record<DaemonKeyUse, 
   const secret = Buffer.from((await readFile(path, 'utf8')).trim(), 'base64url');
   if (secret.length !== daemonSecretBytes) throw new Error(`${path} does not hold a ${daemonSecretBytes}-byte secret`);
   const derive = (use: DaemonKeyUse) => createHmac('sha256', secret).update(`ledgerd ${use} v1`).digest();
-  return { ids: derive('ids'), challenges: derive('challenges') };
+  return { ids: derive('ids'), challenges: derive('challenges'), book: derive('book') };
 }
 
 export class BookExists extends Error {
@@ -61,7 +61,7 @@ export function drawApiKey(): string {
   return `ledger_${randomBytes(apiKeyBytes).toString('base64url')}`;
 }
 
-async function writeAtomically(path: string, text: string, mode: number): Promise<void> {
+export async function writeAtomically(path: string, text: string, mode: number): Promise<void> {
   const temp = `${path}.tmp`;
   await writeFile(temp, text, { mode });
   await chmod(temp, mode);

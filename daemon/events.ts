@@ -56,6 +56,11 @@ export class EventHub {
     private readonly options: EventHubOptions,
   ) {}
 
+  /** Streams open now. */
+  get streamCount(): number {
+    return this.streams.size;
+  }
+
   /** Why `caller` may not open a stream now, or null when it may. */
   refusal(caller: Actor): string | null {
     const { connectionsMax, connectionsPerPrincipalMax, operatorConnectionsReserved } = this.options;

@@ -10,12 +10,14 @@ export const exitCodes = {
   /** Stopped on a failure while running (a broken invariant, a shutdown past its limit), or an unforeseen one. */
   failed: 1,
   usage: 2,
-  /** The config or genesis file cannot be read, is not valid, or names an unknown setting. */
+  /** The config, genesis or backup file cannot be read, is not valid, or names an unknown setting. */
   config: 3,
   /** The data dir cannot be used: held by another ledgerd, not accessible, or (init) already holding a book. */
   dataDir: 4,
   /** The listen address cannot be bound: in use, not on this host, or not permitted. */
   listen: 5,
+  /** `ledgerd check` found the book inconsistent (each problem printed). */
+  damaged: 6,
 } as const;
 
 export class StartupFailure extends Error {

@@ -1,13 +1,16 @@
 /**
- * `ledgerd`: `init` creates a book, `serve` serves it (CONTRACT 1). A failure to start
- * is one line on stderr and an exit code of failures.ts: 2 usage, 3 configuration,
- * 4 data dir, 5 listen address, 1 anything else.
+ * `ledgerd`: `init` creates a book, `serve` serves it (CONTRACT 1), `restore` makes one
+ * from a backup, `check` verifies a stopped one. A failure to start is one line on
+ * stderr and an exit code of failures.ts: 2 usage, 3 configuration (or a bad backup
+ * file), 4 data dir, 5 listen address, 6 a book check found problems, 1 anything else.
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { Refused } from '../src/errors.js';
 import { defaultGenesis, parseGenesis } from '../src/genesis.js';
-import { BookExists, bookPaths, initBook, prepareDataDir } from './book.js';
+import { BookExists, bookPaths, hasBook, initBook, openBookStore, prepareDataDir } from './book.js';
+import { checkBook } from './check.js';
+import { restoreBook } from './restore.js';
 import { StartupFailure, exitCodes, fsReason } from './failures.js';
 import { ConfigError, defaults, loadConfig } from './config.js';
 import { serve } from './serve.js';
@@ -28,8 +31,10 @@ function readGenesis(path: string): string {
   }
 }
 
+const dataDirOf = (options: { dataDir?: string }): string => options.dataDir ?? process.env.LEDGERD_DATA_DIR ?? defaults.dataDir;
+
 async function init(options: { dataDir?: string; genesis?: string }): Promise<void> {
-  const dataDir = options.dataDir ?? process.env.LEDGERD_DATA_DIR ?? defaults.dataDir;
+  const dataDir = dataDirOf(options);
   // Parsed whole before anything is written: a bad file leaves no book behind.
   let genesis;
   try {
@@ -42,6 +47,41 @@ async function init(options: { dataDir?: string; genesis?: string }): Promise<vo
   await initBook(dataDir, genesis, Date.now());
   const paths = bookPaths(dataDir);
   process.stdout.write(`ledgerd: book created in ${dataDir}\noperator API key: ${paths.operatorKey}\nidentities API key: ${paths.identitiesKey}\n`);
+}
+
+async function restore(options: { from: string; dataDir?: string }): Promise<void> {
+  const dataDir = dataDirOf(options);
+  const { header, trailer } = await restoreBook(options.from, dataDir);
+  const head = header.head as { postingSeq?: unknown };
+  process.stdout.write(
+    `ledgerd: book restored in ${dataDir} from ${options.from}: ${trailer.entries} entries, journal position ${String(head.postingSeq)}, taken at ${new Date(header.createdAtMs).toISOString()}\n` +
+      'the API keys are the source book\'s (the backup carries only their hashes): bring operator.key and identities.key from it\n',
+  );
+}
+
+async function check(options: { dataDir?: string }): Promise<void> {
+  const dataDir = dataDirOf(options);
+  if (!hasBook(dataDir)) throw new StartupFailure(`${dataDir} holds no book`, exitCodes.dataDir);
+  const store = await openBookStore(dataDir);
+  let report;
+  try {
+    report = await checkBook(store);
+  } catch (error) {
+    // A record that cannot even be decoded is damage too, not a failure of the check.
+    process.stdout.write(`the book cannot be read through: ${(error as Error).message}\nledgerd check: ${dataDir}: damaged\n`);
+    process.exit(exitCodes.damaged);
+  } finally {
+    await store.close();
+  }
+  for (const line of report.problems) process.stdout.write(`${line}\n`);
+  const counts = `${report.accounts} accounts, ${report.balances} balances, ${report.postings} journal entries, journal position ${report.view}`;
+  if (report.problemCount === 0) {
+    process.stdout.write(`ledgerd check: ${dataDir}: ${counts}: consistent\n`);
+    return;
+  }
+  const unlisted = report.problemCount - report.problems.length;
+  process.stdout.write(`ledgerd check: ${dataDir}: ${counts}: ${report.problemCount} problems${unlisted > 0 ? ` (${unlisted} not listed)` : ''}\n`);
+  process.exit(exitCodes.damaged);
 }
 
 const program = new Command('ledgerd')
@@ -66,12 +106,25 @@ program
   .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent')
   .action((flags: { dataDir?: string; listen?: string; config?: string; logLevel?: string }) => serve(loadConfig({ flags, env: process.env }), version));
 
+program
+  .command('restore')
+  .description('make a book from a backup (ledgerctl ops backup) in a data dir that holds none')
+  .requiredOption('--from <file>', 'the backup file')
+  .option('--data-dir <dir>', 'data directory (default: $LEDGERD_DATA_DIR, else ./.ledgerd)')
+  .action(restore);
+
+program
+  .command('check')
+  .description('verify a stopped book offline: trial balance, every balance against its journal entries')
+  .option('--data-dir <dir>', 'data directory (default: $LEDGERD_DATA_DIR, else ./.ledgerd)')
+  .action(check);
+
 try {
   await program.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof CommanderError) process.exit(error.exitCode === 0 ? exitCodes.ok : exitCodes.usage);
   if (error instanceof ConfigError) fail(`${error.message}; fix the configuration (settings: ledgerd(8), docs/daemon.md)`, exitCodes.config);
-  if (error instanceof BookExists) fail(`${error.message}; serve it, or init another --data-dir`, exitCodes.dataDir);
+  if (error instanceof BookExists) fail(`${error.message}; serve it, or init or restore into another --data-dir`, exitCodes.dataDir);
   if (error instanceof StartupFailure) fail(error.message, error.exitCode);
   if (error instanceof Refused) fail(error.refusal.description, exitCodes.failed);
   // Unforeseen: the message, never a stack trace (run with NODE_DEBUG or a debugger to dig).

@@ -124,6 +124,8 @@ export class OpenApi {
   private readonly routes: CollectedRoute[] = [];
 
   collect(route: RouteOptions): void {
+    // The document describes the /v1 API; GET /metrics is for Prometheus, in its own format.
+    if (!route.url.startsWith('/v1/')) return;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
       this.routes.push({ method: method.toLowerCase(), url: route.url, schema: (route.schema ?? {}) as RouteSchema, public: route.config?.public === true });

@@ -10,6 +10,7 @@ import { Kernel } from '../src/kernel.js';
 import { buildApp, loggerOptions } from './app.js';
 import { daemonKeys, hasBook, initBook, openBookStore, prepareDataDir } from './book.js';
 import { listenFailure } from './failures.js';
+import { Metrics } from './metrics.js';
 import type { Config } from './config.js';
 import { poisonHook } from './test-hooks.js';
 
@@ -27,8 +28,9 @@ export async function serve(config: Config, version: string): Promise<void> {
   type Line = (log: FastifyBaseLogger) => void;
   const early: Line[] = [];
   let report = (line: Line): void => void early.push(line);
+  const metrics = new Metrics(version);
   const kernel = await Kernel.open({
-    store,
+    store: metrics.timedStore(store),
     clock,
     ids: keyedIds(secrets.ids),
     challengeMacKey: secrets.challenges,
@@ -46,7 +48,7 @@ export async function serve(config: Config, version: string): Promise<void> {
       report((log) => (error ? log.error({ err: error }, 'the store failed; commands are refused with ERR-DecisionUnavailable until it recovers') : log.warn('the store recovered; deciding again'))),
     beforeDecide: poisonHook(process.env),
   });
-  const app = buildApp({ kernel, config, clock, logger: loggerOptions(config), version });
+  const app = buildApp({ kernel, config, clock, logger: loggerOptions(config), version, metrics });
   report = (line) => line(app.log);
   for (const line of early.splice(0)) report(line);
 

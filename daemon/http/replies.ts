@@ -27,6 +27,7 @@ export function refusalBody(r: Refusal): string {
 
 export function sendRefusal(reply: FastifyReply, r: Refusal, retryAfterSeconds: number): FastifyReply {
   if (retriable(r.error)) reply.header('retry-after', String(retryAfterSeconds));
+  reply.request.refusalCode = r.error;
   return reply.code(httpStatus(r.error)).type(jsonType).send(refusalBody(r));
 }
 

@@ -215,6 +215,7 @@ const rows: Row[] = [
     expect: { none: anonymous, operator: 'ok', rest: no },
   },
   { route: 'GET /v1/ops/integrating-parties', call: async (k) => readOutcome(await api(k).get('/v1/ops/integrating-parties')), expect: { none: anonymous, operator: 'ok', rest: no } },
+  { route: 'GET /v1/ops/backup', call: async (k) => readOutcome(await api(k).get('/v1/ops/backup')), expect: { none: anonymous, operator: 'ok', rest: no } },
   {
     route: 'POST /v1/ops/integrating-parties',
     call: async (k) => commandOutcome(k, await api(k).post('/v1/ops/integrating-parties', { principals: [id('bob')] }, undefined, freshKey())),

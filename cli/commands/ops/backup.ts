@@ -1,0 +1,90 @@
+import { createHash } from 'node:crypto';
+import { open, rename, rm } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { type MakeContext, action } from '../../command.js';
+import type { Context } from '../../context.js';
+import { isUnreachable } from '../../client.js';
+import { CliError, UnreachableError, exitCodes } from '../../errors.js';
+import { isTerminal } from '../../io.js';
+
+/** How often the progress line on a terminal is redrawn. */
+const progressEveryMs = 250;
+
+export function buildBackup(parent: Command, make: MakeContext): Command {
+  return parent
+    .command('backup')
+    .description('a consistent backup of the whole book from one snapshot, while it serves (operator; GET /v1/ops/backup); restore it with ledgerd restore')
+    .requiredOption('--out <file>', 'the file to write (mode 0600: it carries the daemon key); written beside it and renamed in once whole and verified')
+    .action(action(make, runBackup));
+}
+
+/**
+ * The backup's checksum covers every byte before its last line (the trailer): bytes
+ * are hashed once the line after them has begun, so the trailer alone is held back.
+ */
+class BackupVerifier {
+  private readonly hash = createHash('sha256');
+  private pending = Buffer.alloc(0);
+  bytes = 0;
+
+  push(chunk: Buffer): void {
+    this.bytes += chunk.length;
+    this.pending = Buffer.concat([this.pending, chunk]);
+    const lastBreak = this.pending.lastIndexOf(0x0a, this.pending.length - 2);
+    if (lastBreak < 0) return;
+    this.hash.update(this.pending.subarray(0, lastBreak + 1));
+    this.pending = this.pending.subarray(lastBreak + 1);
+  }
+
+  /** The trailer's entry count, once its checksum matches; a damaged or truncated stream is an error. */
+  end(): { entries: number; sha256: string } {
+    const sha256 = this.hash.digest('hex');
+    type Trailer = { end?: unknown; entries?: unknown; sha256?: unknown } | null;
+    let trailer: Trailer;
+    try {
+      trailer = JSON.parse(this.pending.toString('utf8')) as Trailer;
+    } catch {
+      trailer = null;
+    }
+    if (trailer?.end !== true || typeof trailer.entries !== 'number' || trailer.sha256 !== sha256) {
+      throw new CliError('the backup stream ended without a matching trailer (truncated or damaged); nothing was written, try again', exitCodes.refused);
+    }
+    return { entries: trailer.entries, sha256 };
+  }
+}
+
+export async function runBackup(ctx: Context, options: { out: string }): Promise<void> {
+  const body = await ctx.client().download('/v1/ops/backup', 'application/x-ndjson');
+  const temp = `${options.out}.partial`;
+  const file = await open(temp, 'w', 0o600);
+  const verifier = new BackupVerifier();
+  const onTerminal = isTerminal(ctx.io.stderr);
+  let drawnAtMs = 0;
+  let summary;
+  try {
+    try {
+      for await (const chunk of body as AsyncIterable<Buffer>) {
+        verifier.push(chunk);
+        await file.write(chunk);
+        if (onTerminal && Date.now() - drawnAtMs >= progressEveryMs) {
+          drawnAtMs = Date.now();
+          ctx.io.stderr.write(`\rbackup: ${(verifier.bytes / 1024 / 1024).toFixed(1)} MiB`);
+        }
+      }
+    } catch (error) {
+      if (isUnreachable(error)) throw new UnreachableError(`the backup stream broke off: ${(error as Error).message}; nothing was written, try again`);
+      throw error;
+    }
+    if (onTerminal) ctx.io.stderr.write('\n');
+    summary = verifier.end();
+    await file.sync();
+    await file.close();
+    await rename(temp, options.out);
+  } catch (error) {
+    await file.close().catch(() => {});
+    await rm(temp, { force: true });
+    throw error;
+  }
+  const result = { file: options.out, bytes: verifier.bytes, entries: summary.entries, sha256: summary.sha256 };
+  ctx.out.result(result, () => `backup written to ${result.file}: ${result.entries} entries, ${result.bytes} bytes, sha256 ${result.sha256}`);
+}

@@ -1,0 +1,101 @@
+/**
+ * `ledgerd check --data-dir DIR`: verifies a stopped book offline, through the query
+ * layer (BookView), so it does not depend on how the store lays the book out:
+ * - the trial balance: every asset's balances sum to zero;
+ * - every account's balance in every asset against its journal entries: folded in
+ *   journal order from zero, each entry's recorded `after` and, at the end, the stored
+ *   balance must match the fold.
+ * Checkpoints are checked once the book has them. Accounts are listed by their records
+ * (the only read here below the query layer).
+ */
+import { builtInPrincipals, type Actor } from '../src/authority.js';
+import { loadAssets } from '../src/assets.js';
+import { keys, prefixEnd } from '../src/codec.js';
+import { movementsPageLimitMax } from '../src/constants.js';
+import { type Balance, moved, zeroBalance } from '../src/model.js';
+import { BookView } from '../src/queries.js';
+import type { Store } from '../src/store/port.js';
+import type { AccountId, AssetSymbol, CredentialId } from '../src/values.js';
+
+/** Problems reported in full; past this many only their count grows (a badly damaged book would print forever). */
+export const checkProblemsListedMax = 100;
+/** Account records read per step. */
+const accountPageEntries = 512;
+
+export interface CheckReport {
+  readonly accounts: number;
+  readonly balances: number;
+  readonly postings: number;
+  readonly view: number;
+  readonly problemCount: number;
+  readonly problems: readonly string[];
+}
+
+const operator: Actor = { principal: builtInPrincipals.operator, credential: 'did:ledger:cred:check' as CredentialId, onBehalfOf: null, scope: null };
+
+const sameBalance = (a: Balance, b: Balance) => a.available === b.available && a.reserved === b.reserved && a.encumbered === b.encumbered;
+const showBalance = (b: Balance) => `available ${b.available}, reserved ${b.reserved}, encumbered ${b.encumbered}`;
+
+export async function checkBook(store: Store): Promise<CheckReport> {
+  const problems: string[] = [];
+  let problemCount = 0;
+  const problem = (text: string) => {
+    problemCount++;
+    if (problems.length < checkProblemsListedMax) problems.push(text);
+  };
+  const assets = await loadAssets(store);
+  const view = await BookView.open(store.snapshot(), assets, builtInPrincipals, 0, () => null);
+  let accounts = 0;
+  let balances = 0;
+  let postings = 0;
+  try {
+    const tb = await view.trialBalance(null);
+    for (const row of tb.rows) if (row.openingsMinor !== 0n) problem(`trial balance: ${row.asset} sums to ${row.openingsMinor}, not 0`);
+
+    for await (const account of accountIds(store)) {
+      accounts++;
+      for (const { asset, balance } of await view.balances(account)) {
+        balances++;
+        const folded = await foldMovements(view, account, asset, problem);
+        postings += folded.postings;
+        if (!sameBalance(folded.balance, balance)) problem(`${account} ${asset}: balance is ${showBalance(balance)}; its journal entries sum to ${showBalance(folded.balance)}`);
+      }
+    }
+    if (accounts !== tb.accounts) problem(`the head counts ${tb.accounts} accounts; ${accounts} account records exist`);
+    return { accounts, balances, postings, view: view.view, problemCount, problems };
+  } finally {
+    await view.close();
+  }
+}
+
+async function* accountIds(store: Store): AsyncGenerator<AccountId> {
+  let after: string | null = null;
+  for (;;) {
+    const page: string[] = [];
+    for await (const [key] of store.entries({ gt: after ?? keys.accountPrefix, lt: prefixEnd(keys.accountPrefix), limit: accountPageEntries })) page.push(key);
+    if (page.length === 0) return;
+    after = page[page.length - 1]!;
+    for (const key of page) yield key.slice(keys.accountPrefix.length) as AccountId;
+  }
+}
+
+/** The account's entries in `asset`, folded from zero in journal order; a recorded `after` that differs from the fold is a problem (the first one only). */
+async function foldMovements(view: BookView, account: AccountId, asset: AssetSymbol, problem: (text: string) => void): Promise<{ balance: Balance; postings: number }> {
+  let balance = zeroBalance;
+  let postings = 0;
+  let reported = false;
+  let cursor: string | null = null;
+  do {
+    const page = await view.movements(operator, { account, identity: null, limit: movementsPageLimitMax, fromMs: null, toMs: null, asset, direction: null, cursor });
+    for (const p of page.movements) {
+      postings++;
+      balance = moved(balance, p.layer, p.direction === 'credit' ? p.amountMinor : -p.amountMinor);
+      if (!reported && !sameBalance(balance, p.after)) {
+        reported = true;
+        problem(`${account} ${asset}: journal entry ${p.seq} records ${showBalance(p.after)} after it; the entries up to it sum to ${showBalance(balance)}`);
+      }
+    }
+    cursor = page.next;
+  } while (cursor !== null);
+  return { balance, postings };
+}

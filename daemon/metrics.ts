@@ -1,0 +1,86 @@
+/**
+ * The daemon's Prometheus metrics (GET /metrics), on prom-client with a registry of
+ * its own. The kernel knows nothing of them: decisions arrive through its
+ * `onDecision` listeners, store writes are timed by wrapping the store port, and the
+ * backlog and open event streams are read when scraped. Names are fixed: dashboards
+ * (ledgerctl's among them) read them.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { DecisionEvent } from '../src/kernel.js';
+import type { BatchOp, Store } from '../src/store/port.js';
+
+/** States that end a command's first decision: the latency histogram measures submission to one of these. */
+const firstDecisionStates: ReadonlySet<string> = new Set(['Completed', 'Rejected', 'Reserved']);
+
+/** Seconds: decisions are group-committed (a few ms) but wait behind a backlog under load. */
+const decisionLatencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Seconds: one fsync'd LevelDB batch. */
+const storeWriteBuckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
+
+export interface MetricsSources {
+  /** Commands acknowledged and not yet decided. */
+  readonly backlog: () => number;
+  /** Event streams open now. */
+  readonly streams: () => number;
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly decisions: Counter<'state'>;
+  private readonly rejections: Counter<'code'>;
+  private readonly decisionLatency: Histogram;
+  private readonly storeWrite: Histogram;
+  private sources: MetricsSources | null = null;
+
+  constructor(version: string) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.decisions = new Counter({ name: 'ledgerd_decisions_total', help: 'Decisions written, by the state they left the operation in', labelNames: ['state'], registers });
+    this.rejections = new Counter({ name: 'ledgerd_rejections_total', help: 'Commands decided Rejected, by refusal code', labelNames: ['code'], registers });
+    this.decisionLatency = new Histogram({ name: 'ledgerd_decision_latency_seconds', help: 'From a command\'s acknowledgement to its first decision', buckets: decisionLatencyBuckets, registers });
+    this.storeWrite = new Histogram({ name: 'ledgerd_store_write_seconds', help: 'Duration of one atomic store write (a batch)', buckets: storeWriteBuckets, registers });
+    const source = <T>(read: (s: MetricsSources) => T, none: T): T => (this.sources === null ? none : read(this.sources));
+    new Gauge({ name: 'ledgerd_backlog_commands', help: 'Commands acknowledged and not yet decided', registers, collect() {
+      this.set(source((s) => s.backlog(), 0));
+    } });
+    new Gauge({ name: 'ledgerd_event_streams', help: 'Event streams (GET /v1/events) open', registers, collect() {
+      this.set(source((s) => s.streams(), 0));
+    } });
+    new Gauge({ name: 'ledgerd_build_info', help: 'Always 1; the version running', labelNames: ['version'], registers }).set({ version }, 1);
+  }
+
+  /** What is read at each scrape; given once the kernel and the event hub exist. */
+  attach(sources: MetricsSources): void {
+    this.sources = sources;
+  }
+
+  /** An `onDecision` listener. */
+  readonly observeDecision = ({ operation }: DecisionEvent): void => {
+    this.decisions.inc({ state: operation.state });
+    if (operation.state === 'Rejected' && operation.error !== null) this.rejections.inc({ code: operation.error.error });
+    if (firstDecisionStates.has(operation.state) && operation.decidedAtMs !== null) {
+      this.decisionLatency.observe(Math.max(0, operation.decidedAtMs - operation.submittedAtMs) / 1000);
+    }
+  };
+
+  /** The store with each write timed (failed writes too: a slow failure is worth seeing). */
+  timedStore(store: Store): Store {
+    const histogram = this.storeWrite;
+    return {
+      get: (key) => store.get(key),
+      getMany: (keys) => store.getMany(keys),
+      entries: (range) => store.entries(range),
+      async write(ops: readonly BatchOp[], sync: boolean) {
+        const end = histogram.startTimer();
+        try {
+          await store.write(ops, sync);
+        } finally {
+          end();
+        }
+      },
+      recover: () => store.recover(),
+      snapshot: () => store.snapshot(),
+      close: () => store.close(),
+    };
+  }
+}
