@@ -1,7 +1,8 @@
 /**
  * `ledgerd check --data-dir DIR`: verifies a stopped book offline, through the query
  * layer (BookView), so it does not depend on how the store lays the book out:
- * - the trial balance: every asset's balances sum to zero;
+ * - the trial balance: every asset's balances sum to zero, and the per-asset totals the
+ *   kernel keeps (and answers the trial balance from) equal the sum of every balance;
  * - every account's balance in every asset against its journal entries: folded in
  *   journal order from zero, each entry's recorded `after` and, at the end, the stored
  *   balance must match the fold.
@@ -14,6 +15,7 @@ import { keys, prefixEnd } from '../src/codec.js';
 import { movementsPageLimitMax } from '../src/constants.js';
 import { type Balance, moved, zeroBalance } from '../src/model.js';
 import { BookView } from '../src/queries.js';
+import { sameBalance, verifyTotals } from '../src/totals.js';
 import type { Store } from '../src/store/port.js';
 import type { AccountId, AssetSymbol, CredentialId } from '../src/values.js';
 
@@ -33,7 +35,6 @@ export interface CheckReport {
 
 const operator: Actor = { principal: builtInPrincipals.operator, credential: 'did:ledger:cred:check' as CredentialId, onBehalfOf: null, scope: null };
 
-const sameBalance = (a: Balance, b: Balance) => a.available === b.available && a.reserved === b.reserved && a.encumbered === b.encumbered;
 const showBalance = (b: Balance) => `available ${b.available}, reserved ${b.reserved}, encumbered ${b.encumbered}`;
 
 export async function checkBook(store: Store): Promise<CheckReport> {
@@ -51,6 +52,11 @@ export async function checkBook(store: Store): Promise<CheckReport> {
   try {
     const tb = await view.trialBalance(null);
     for (const row of tb.rows) if (row.openingsMinor !== 0n) problem(`trial balance: ${row.asset} sums to ${row.openingsMinor}, not 0`);
+    // The trial balance above is read from the kept totals: sum every balance too.
+    for (const { asset, stored, summed } of (await verifyTotals(store)).assets) {
+      if (stored === null) problem(`totals: ${asset} has no kept total; its balances sum to ${showBalance(summed)}`);
+      else if (!sameBalance(stored, summed)) problem(`totals: ${asset} keeps ${showBalance(stored)}; its balances sum to ${showBalance(summed)}`);
+    }
 
     for await (const account of accountIds(store)) {
       accounts++;

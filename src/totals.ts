@@ -60,7 +60,7 @@ export interface TotalsReport {
   readonly assets: readonly TotalsFinding[];
 }
 
-const sameBalance = (a: Balance, b: Balance) => a.available === b.available && a.reserved === b.reserved && a.encumbered === b.encumbered;
+export const sameBalance = (a: Balance, b: Balance): boolean => a.available === b.available && a.reserved === b.reserved && a.encumbered === b.encumbered;
 
 /**
  * The full check of the trial balance, for `ledgerd check` (on a closed book's store,
