@@ -13,7 +13,7 @@ import { UsageError } from './errors.js';
 import { Output } from './output.js';
 import { noColor } from './live.js';
 import { integer } from './parse.js';
-import { type Profile, ProfileStore, defaultOrigin, defaultRpId, defaultUrl } from './profiles.js';
+import { type Profile, ProfileStore, defaultOrigin, defaultRpId, defaultUrl, presentedToken } from './profiles.js';
 
 export interface GlobalOptions {
   url?: string;
@@ -75,7 +75,7 @@ export class Context {
   }
 
   private async token(): Promise<string | undefined> {
-    const fromProfile = async () => (await this.profiles()).secretsOf(await this.profileName()).token;
+    const fromProfile = async () => presentedToken((await this.profiles()).secretsOf(await this.profileName()), Date.now());
     if (this.globals.token !== undefined) return this.globals.token;
     if (this.globals.profile !== undefined) return fromProfile();
     return this.io.env.LEDGER_TOKEN ?? (await fromProfile());

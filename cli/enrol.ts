@@ -9,7 +9,7 @@ import type { Challenge, CommandReply, OperationView } from './api.js';
 import type { Context } from './context.js';
 import { CliError, UsageError, exitCodes } from './errors.js';
 import { details } from './output.js';
-import type { KeyCredential, ProfileSecrets, SoftwarePasskey } from './profiles.js';
+import { type KeyCredential, type ProfileSecrets, type SoftwarePasskey, withApiKeyToken } from './profiles.js';
 import { type SubmitFlags, decisionOf, send, withSubmitFlags } from './submit.js';
 import { failureOf } from './wait.js';
 
@@ -101,11 +101,10 @@ export async function enrol(ctx: Context, enrolment: Enrolment, flags: EnrolFlag
 }
 
 function kept(current: ProfileSecrets, credential: string, secret: Material['secret'], apiKey: string | null): ProfileSecrets {
-  const next: ProfileSecrets = { ...current };
+  const next: ProfileSecrets = apiKey === null ? { ...current } : withApiKeyToken(current, apiKey);
   if (secret?.scheme === 'key') next.keys = { ...current.keys, [credential]: secret };
   // A retry must not wind back the counter of a passkey already signing.
   if (secret?.scheme === 'webauthn-es256' && current.passkey?.rawId !== secret.rawId) next.passkey = { ...secret, credential };
-  if (apiKey !== null) next.token = apiKey;
   return next;
 }
 

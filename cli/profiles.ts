@@ -41,11 +41,39 @@ export interface SoftwarePasskey {
 
 export interface ProfileSecrets {
   token?: string;
+  /** Set while `token` is a session from a passkey sign-in: when it stops working. */
+  sessionExpiresAtMs?: number;
+  /** The profile's API key, kept aside while a session is its token. */
+  apiKey?: string;
   /** Key credentials by credential id. */
   keys?: Record<string, KeyCredential>;
   passkey?: SoftwarePasskey;
   /** Registrations sent under a client key, by that key: a retry resends them exactly. */
   sent?: Record<string, { fields: Record<string, unknown>; secret: KeyCredential | SoftwarePasskey | null }>;
+}
+
+/** `secrets` with `apiKey` as its token (no session, nothing kept aside). */
+export function withApiKeyToken(secrets: ProfileSecrets, apiKey: string): ProfileSecrets {
+  const { sessionExpiresAtMs: _session, apiKey: _kept, ...rest } = secrets;
+  return { ...rest, token: apiKey };
+}
+
+/** `secrets` with a session as its token; an API key it held is kept aside, never dropped. */
+export function withSessionToken(secrets: ProfileSecrets, session: string, expiresAtMs: number): ProfileSecrets {
+  const apiKey = secrets.sessionExpiresAtMs === undefined ? (secrets.token ?? secrets.apiKey) : secrets.apiKey;
+  return { ...secrets, token: session, sessionExpiresAtMs: expiresAtMs, ...(apiKey === undefined ? {} : { apiKey }) };
+}
+
+/** `secrets` signed out of its session: the API key kept aside, if any, is the token again. */
+export function withoutSession(secrets: ProfileSecrets): ProfileSecrets {
+  const { token: _forgotten, sessionExpiresAtMs: _session, apiKey, ...rest } = secrets;
+  return apiKey === undefined ? rest : { ...rest, token: apiKey };
+}
+
+/** The token to present at `nowMs`: a session past its expiry gives way to the API key kept aside. */
+export function presentedToken(secrets: ProfileSecrets, nowMs: number): string | undefined {
+  const expired = secrets.sessionExpiresAtMs !== undefined && nowMs >= secrets.sessionExpiresAtMs;
+  return expired && secrets.apiKey !== undefined ? secrets.apiKey : secrets.token;
 }
 
 interface ConfigFile {

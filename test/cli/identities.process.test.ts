@@ -76,11 +76,18 @@ describe('identities and sign-in', () => {
   it('registers the software passkey and signs in with it', async () => {
     await ok('--profile', 'identities', 'identities', 'create', '--scheme', 'api-key', '--save-as', 'erin', '--client-key', 'create-erin');
     const registered = (await ok('--profile', 'erin', 'credentials', 'register', '--scheme', 'webauthn-es256')).json();
-    const login = (await ok('--profile', 'erin', 'auth', 'login')).json();
-    expect(login).toMatchObject({ profile: 'erin', credential: registered.result.credential, expires_at: expect.any(Number) });
+    const signIn = await run('--profile', 'erin', 'auth', 'login');
+    expect(signIn.code).toBe(0);
+    // The profile's only API key is kept aside, and the operator is told so.
+    expect(signIn.stderr).toContain("the profile's API key is kept");
+    expect(signIn.json()).toMatchObject({ profile: 'erin', credential: registered.result.credential, expires_at: expect.any(Number) });
     expect((await ok('--profile', 'erin', 'auth', 'whoami')).json()).toMatchObject({ scheme: 'webauthn-es256', credential: registered.result.credential });
-    // A second sign-in signs with the next counter.
+    // A second sign-in signs with the next counter; the key stays kept (said once).
     await ok('--profile', 'erin', 'auth', 'login');
+    // Signing out of the session gives the profile its API key back.
+    const out = await run('--profile', 'erin', 'auth', 'logout');
+    expect(out.stderr).toContain('its API key is its token again');
+    expect((await ok('--profile', 'erin', 'auth', 'whoami')).json()).toMatchObject({ scheme: 'api-key', expires_at: null });
   });
 
   it('creates identities whose first credential is a passkey or a key, kept in their profiles', async () => {

@@ -5,6 +5,7 @@ import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { LedgerClient } from '../../client.js';
 import { details, time } from '../../output.js';
+import { withApiKeyToken, withSessionToken } from '../../profiles.js';
 
 export interface LoginOptions {
   apiKey?: string;
@@ -24,7 +25,11 @@ export async function runLogin(ctx: Context, options: LoginOptions): Promise<voi
   const profiles = await ctx.profiles();
   const signedIn = options.apiKey === undefined ? await withPasskey(ctx, profileName) : await withApiKey(ctx, options.apiKey);
   if (profiles.get(profileName) === undefined) profiles.put(profileName, await ctx.profile());
-  profiles.updateSecrets(profileName, (s) => ({ ...s, token: signedIn.token }));
+  const before = profiles.secretsOf(profileName);
+  // A session never silently replaces the profile's API key: the key is kept aside for when the session ends.
+  profiles.updateSecrets(profileName, (s) => (signedIn.expiresAt === null ? withApiKeyToken(s, signedIn.token) : withSessionToken(s, signedIn.token, signedIn.expiresAt)));
+  const keptApiKey = signedIn.expiresAt !== null && profiles.secretsOf(profileName).apiKey !== undefined && before.apiKey === undefined;
+  if (keptApiKey) ctx.out.note(`the profile's API key is kept: it is the token again once the session expires or after ledgerctl auth logout`);
   const shown = { profile: profileName, principal: signedIn.principal, credential: signedIn.credential, expires_at: signedIn.expiresAt };
   ctx.out.result(shown, () => details({ ...shown, expires_at: signedIn.expiresAt === null ? 'never (API key)' : time(signedIn.expiresAt) }));
 }

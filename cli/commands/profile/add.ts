@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
-import { defaultOrigin, defaultRpId, defaultUrl } from '../../profiles.js';
+import { defaultOrigin, defaultRpId, defaultUrl, withApiKeyToken } from '../../profiles.js';
 
 export interface AddOptions {
   rpId?: string;
@@ -29,7 +29,7 @@ export async function runAdd(ctx: Context, name: string, options: AddOptions): P
   const token = ctx.globals.token;
   if (profiles.get(name) !== undefined && options.force !== true) throw new UsageError(`a profile named ${name} exists already; --force replaces it`);
   profiles.put(name, { url: ctx.globals.url ?? defaultUrl, rpId: options.rpId ?? defaultRpId, origin: options.origin ?? defaultOrigin });
-  if (token !== undefined) profiles.updateSecrets(name, (s) => ({ ...s, token }));
+  if (token !== undefined) profiles.updateSecrets(name, (s) => withApiKeyToken(s, token));
   if (options.use === true || profiles.active === undefined) profiles.use(name);
   ctx.out.note(`saved profile ${name}${profiles.active === name ? ' (active)' : ''}`);
 }
