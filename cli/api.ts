@@ -32,9 +32,20 @@ export interface CommandReply {
   result?: CommandResult;
 }
 
+export interface Move {
+  from: string;
+  to: string | null;
+  amount: string;
+  asset: string;
+}
+
 export interface OperationView {
   operation_reference: string;
   command: string;
+  /** Who submitted it (absent from daemons older than this field). */
+  principal?: string;
+  /** What a transfer or reservation asks to move. */
+  moves?: Move[];
   state: string;
   terminal: boolean;
   submitted_at: number;

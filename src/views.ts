@@ -47,11 +47,28 @@ export function commandReply(op: Operation, apiKey: string | null = null): Wire 
   };
 }
 
-/** The operation view (CONTRACT 4), also the payload of `operation` events. */
+/**
+ * What a command asks to move, for people watching the book (the dashboard): a transfer's
+ * legs, a reservation's hold (`to` null). Seen only by whoever sees the operation.
+ */
+function movesOf(command: Operation['command']): Wire[] | undefined {
+  switch (command.type) {
+    case 'transfer':
+      return command.legs.map((leg) => ({ from: leg.from, to: leg.to, amount: leg.amountMinor.toString(), asset: leg.asset }));
+    case 'reserve':
+      return [{ from: command.payer, to: null, amount: command.amountMinor.toString(), asset: command.asset }];
+    default:
+      return undefined;
+  }
+}
+
+/** The operation view (CONTRACT 4, plus who submitted it and what it moves), also the payload of `operation` events. */
 export function operationView(op: Operation): Wire {
   return {
     operation_reference: op.ref,
     command: op.command.type,
+    principal: op.actor.principal,
+    moves: movesOf(op.command),
     state: op.state,
     terminal: isTerminal(op),
     submitted_at: op.submittedAtMs,

@@ -115,7 +115,9 @@ export function visibleOperations(state: Pick<DashboardState, 'operations' | 'fi
   const needle = state.filter.toLowerCase();
   if (needle === '') return state.operations;
   return state.operations.filter((o) =>
-    [o.operation_reference, o.command, o.state, o.error?.error ?? '', o.reference === undefined ? '' : JSON.stringify(o.reference)].some((text) => text.toLowerCase().includes(needle)),
+    [o.operation_reference, o.command, o.state, o.principal ?? '', ...(o.moves ?? []).flatMap((m) => [m.from, m.to ?? '', m.asset]), o.error?.error ?? '', o.reference === undefined ? '' : JSON.stringify(o.reference)].some((text) =>
+      text.toLowerCase().includes(needle),
+    ),
   );
 }
 
@@ -195,4 +197,15 @@ export function onKey(state: DashboardState, key: KeyPress, rows: number): Dashb
   if (key.input === '/') return { ...state, filtering: true };
   if (key.return === true) return { ...state, detail: selectedOperation(state) ?? null };
   return state;
+}
+
+/** One row's AMOUNT, FROM and TO: the first move, with how many more; amounts summed when every move is in one asset. */
+export function movesSummary(o: OperationView, amount: (amountMinor: string, asset: string) => string): { amount: string; from: string; to: string } {
+  const moves = o.moves ?? [];
+  if (moves.length === 0) return { amount: '', from: '', to: '' };
+  const first = moves[0]!;
+  const more = moves.length > 1 ? ` +${moves.length - 1}` : '';
+  const oneAsset = moves.every((m) => m.asset === first.asset);
+  const total = oneAsset ? amount(moves.reduce((sum, m) => sum + BigInt(m.amount), 0n).toString(), first.asset) : `${moves.length} legs`;
+  return { amount: total, from: first.from + more, to: (first.to ?? '(held)') + more };
 }

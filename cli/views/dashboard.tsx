@@ -5,7 +5,7 @@
  */
 import { Box, Text } from 'ink';
 import type { OperationView } from '../api.js';
-import { type DashboardState, type Pane, detailOf, panes, rateSeries, visibleOperations } from '../dashboard/model.js';
+import { type DashboardState, type Pane, detailOf, movesSummary, panes, rateSeries, visibleOperations } from '../dashboard/model.js';
 import { ageText, statusText } from '../dashboard/metrics.js';
 import { type AmountText, minorUnitsText } from '../money.js';
 import { details, time } from '../output.js';
@@ -80,7 +80,7 @@ function paneView(state: DashboardState, nowMs: number, rows: number, amount: Am
     case 'balance':
       return <BookPane state={state} amount={amount} />;
     case 'operations':
-      return <OperationsPane state={state} nowMs={nowMs} rows={rows} />;
+      return <OperationsPane state={state} nowMs={nowMs} rows={rows} amount={amount} />;
     case 'rate':
       return <RatePane series={rateSeries(state.rate, nowMs)} />;
     case 'reservations':
@@ -95,9 +95,9 @@ function paneView(state: DashboardState, nowMs: number, rows: number, amount: Am
   }
 }
 
-function OperationsPane({ state, nowMs, rows }: { state: DashboardState; nowMs: number; rows: number }) {
+function OperationsPane({ state, nowMs, rows, amount }: { state: DashboardState; nowMs: number; rows: number; amount: AmountText }) {
   const opened = detailOf(state);
-  if (opened !== null) return <OperationDetail operation={opened} nowMs={nowMs} />;
+  if (opened !== null) return <OperationDetail operation={opened} nowMs={nowMs} amount={amount} />;
   const visible = visibleOperations(state);
   const shown = visible.slice(state.offset, state.offset + rows);
   const filterLine = state.filtering ? `/${safe(state.filter)}▏` : state.filter === '' ? '' : `filter: ${safe(state.filter)} (Esc clears)`;
@@ -106,20 +106,20 @@ function OperationsPane({ state, nowMs, rows }: { state: DashboardState; nowMs: 
     <Box flexDirection="column">
       {filterLine !== '' && <Text color="cyan">{filterLine}</Text>}
       <Table
-        columns={operationColumns(nowMs)}
+        columns={operationColumns(nowMs, amount)}
         rows={shown}
         selected={state.selected - state.offset}
         empty={state.filter === '' ? '(no operations since the dashboard started)' : '(no operation matches the filter)'}
       />
       <Text dimColor>
         {range} of {visible.length}
-        {state.filter === '' ? '' : ` (filtered from ${state.operations.length})`} · amount, from, to and principal: not in the operation view ledgerd serves
+        {state.filter === '' ? '' : ` (filtered from ${state.operations.length})`}
       </Text>
     </Box>
   );
 }
 
-function OperationDetail({ operation, nowMs }: { operation: OperationView; nowMs: number }) {
+function OperationDetail({ operation, nowMs, amount }: { operation: OperationView; nowMs: number; amount: AmountText }) {
   const decided = operation.decided_at === null ? '-' : `${time(operation.decided_at)} (${ageText(operation.decided_at, nowMs)})`;
   return (
     <Box flexDirection="column">
@@ -127,6 +127,8 @@ function OperationDetail({ operation, nowMs }: { operation: OperationView; nowMs
       <Text>
         {details({
           command: operation.command,
+          principal: operation.principal,
+          moves: operation.moves?.map((m) => `${amount(m.amount, m.asset)} ${m.from} -> ${m.to ?? '(held)'}`).join('; '),
           state: operation.state,
           terminal: operation.terminal,
           submitted: `${time(operation.submitted_at)} (${ageText(operation.submitted_at, nowMs)})`,
@@ -156,11 +158,15 @@ function RatePane({ series }: { series: readonly number[] }) {
 }
 
 /** An operation's age: since its decision, else since it was submitted. */
-const operationColumns = (nowMs: number) => [
+const operationColumns = (nowMs: number, amount: AmountText) => [
   { header: 'AGE', value: (o: OperationView) => ageText(o.decided_at ?? o.submitted_at, nowMs), alignRight: true },
   { header: 'OPERATION', value: (o: OperationView) => o.operation_reference },
   { header: 'COMMAND', value: (o: OperationView) => o.command },
   { header: 'STATE', value: (o: OperationView) => o.state },
+  { header: 'AMOUNT', value: (o: OperationView) => movesSummary(o, amount).amount, alignRight: true },
+  { header: 'FROM', value: (o: OperationView) => movesSummary(o, amount).from },
+  { header: 'TO', value: (o: OperationView) => movesSummary(o, amount).to },
+  { header: 'PRINCIPAL', value: (o: OperationView) => o.principal ?? '' },
   { header: 'ERROR', value: (o: OperationView) => o.error?.error ?? '' },
   { header: 'REFERENCE', value: (o: OperationView) => (o.reference === undefined ? '' : JSON.stringify(o.reference)) },
 ];

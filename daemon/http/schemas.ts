@@ -123,6 +123,12 @@ export const operationViewSchema = object(
   {
     operation_reference: operationRef,
     command: str('command type'),
+    principal: str('the principal that submitted it'),
+    moves: {
+      type: 'array',
+      description: "what the command asks to move: a transfer's legs, a reservation's hold (to null)",
+      items: object({ from: str('debited account'), to: nullable(str('credited account')), amount: str('minor units'), asset: str('asset symbol') }, ['from', 'to', 'amount', 'asset']),
+    },
     state: str('operation state'),
     terminal: { type: 'boolean' },
     submitted_at: uintNumber('ms'),
@@ -132,7 +138,7 @@ export const operationViewSchema = object(
     result: resultSchema,
     error: refusalSchema,
   },
-  ['operation_reference', 'command', 'state', 'terminal', 'submitted_at', 'decided_at', 'client_key'],
+  ['operation_reference', 'command', 'principal', 'state', 'terminal', 'submitted_at', 'decided_at', 'client_key'],
 );
 
 const balance = object({ available: signedMinor, encumbered: signedMinor, reserved: signedMinor }, ['available', 'encumbered', 'reserved']);

@@ -197,6 +197,8 @@ describe('POST /v1/reservations, capture and release', () => {
     expect(cap.body.reference).toEqual([1]);
     expect((await decided(asAlice, cap.body.operation_reference)).body).toMatchObject({ command: 'capture', state: 'Completed' });
     expect((await asAlice.get(`/v1/operations/${ref}`)).body).toMatchObject({ state: 'Captured', terminal: true });
+    // The view says who submitted it and what it asked to move (the dashboard shows both).
+    expect((await asAlice.get(`/v1/operations/${ref}`)).body).toMatchObject({ command: 'reserve', principal: expect.stringMatching(/^did:ledger:id:/), moves: [{ from: expect.stringMatching(/^did:ledger:acct:/), to: null, amount: '100', asset: 'USD' }] });
     const moves = await op.get(`/v1/movements?account=${carol}&limit=10`);
     expect(moves.body.movements.map((m: { amount: string; kind: string }) => [m.kind, m.amount])).toContainEqual(['capture', '60']);
   });

@@ -182,6 +182,27 @@ describe('Dashboard', () => {
     expect(opened).toContain('Esc: back');
   });
 
+  it('shows what each operation moves and who submitted it, in major units, and filters on them', () => {
+    const amount = (minor: string, asset: string) => `${majorUnits(minor, 2)} ${asset}`;
+    const transfer = { ...operation('op_pay', 'Completed'), principal: 'did:ledger:id:alice', moves: [{ from: 'did:ledger:acct:a1', to: 'did:ledger:acct:b1', amount: '1250', asset: 'USD' }] };
+    const split = { ...operation('op_split', 'Completed'), principal: 'did:ledger:id:operator', moves: [{ from: 'did:ledger:acct:t', to: 'did:ledger:acct:a1', amount: '100', asset: 'USD' }, { from: 'did:ledger:acct:t', to: 'did:ledger:acct:b1', amount: '50', asset: 'USD' }] };
+    const hold = { ...operation('op_hold', 'Reserved', 'reserve'), principal: 'did:ledger:id:alice', moves: [{ from: 'did:ledger:acct:a1', to: null, amount: '700', asset: 'USD' }] };
+    let state = stateWith({ pane: 'operations' });
+    for (const [i, op] of [transfer, split, hold].entries()) state = onOperation(state, op, i, nowMs);
+    const frame = render(<Dashboard state={state} url={url} nowMs={nowMs} amount={amount} />).lastFrame()!;
+    // ink-testing-library's frame is 100 columns: PRINCIPAL is cut short there, shown whole when opened.
+    expect(frame).toMatch(/AMOUNT\s+FROM\s+TO\s+PR/);
+    expect(frame).toMatch(/op_pay\s+transfer\s+Completed\s+12\.50 USD\s+did:ledger:acct:a1\s+did:ledger:acct:b1/);
+    expect(frame).toMatch(/op_split\s+transfer\s+Completed\s+1\.50 USD\s+did:ledger:acct:t \+1\s+did:ledger:acct:a1 \+1/);
+    expect(frame).toMatch(/op_hold\s+reserve\s+Reserved\s+7\.00 USD\s+did:ledger:acct:a1\s+\(held\)/);
+    const filtered = render(<Dashboard state={{ ...state, filter: 'id:operator' }} url={url} nowMs={nowMs} amount={amount} />).lastFrame()!;
+    expect(filtered).toContain('op_split');
+    expect(filtered).not.toContain('op_pay');
+    const opened = render(<Dashboard state={{ ...state, detail: split }} url={url} nowMs={nowMs} amount={amount} />).lastFrame()!;
+    expect(opened).toMatch(/principal\s+did:ledger:id:operator/);
+    expect(opened).toMatch(/moves\s+1\.00 USD did:ledger:acct:t -> did:ledger:acct:a1; 0\.50 USD did:ledger:acct:t ->\s+did:ledger:acct:b1/);
+  });
+
   it('shows per asset what is issued, what customers hold, the sum, and says what it cannot', () => {
     const trialBalance = { accounts: 5, rows: [{ asset: 'USD', openings: '0' }, { asset: 'EUR', openings: '-5' }], unbalanced: [{ currency: 2, layer: 1 }], view: 8 };
     const treasuries = { accounts: 2, byAsset: new Map([['USD', -100_000n]]) };
