@@ -132,7 +132,8 @@ export interface Statement {
 
 export interface TrialBalance {
   accounts: number;
-  rows: { asset: string; openings: string }[];
+  /** `layers`: the book's sum per layer (absent from daemons older than it). */
+  rows: { asset: string; openings: string; layers?: { available: string; reserved: string; encumbered: string } }[];
   unbalanced: { currency: number; layer: number }[];
   view: number;
 }

@@ -78,7 +78,8 @@ export interface AccountsPage {
 
 export interface TrialBalance {
   readonly accounts: number;
-  readonly rows: readonly { asset: AssetSymbol; openingsMinor: bigint }[];
+  /** Per asset: the signed sum of every balance, and that sum layer by layer. */
+  readonly rows: readonly { asset: AssetSymbol; openingsMinor: bigint; layers: Balance }[];
   readonly unbalanced: readonly { currency: number; layer: number }[];
   readonly view: number;
 }
@@ -374,8 +375,7 @@ export class BookView {
     // The totals every round keeps (src/totals.ts): one read per asset, however large the book.
     const symbols = [...this.assets.keys()].filter((a) => asset === null || a === asset);
     const totals = await readTotals(this.snap, symbols);
-    const sums = new Map([...totals].map(([symbol, total]) => [symbol, totalMinor(total)]));
-    const rows = [...sums.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([symbol, openingsMinor]) => ({ asset: symbol as AssetSymbol, openingsMinor }));
+    const rows = [...totals.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([symbol, layers]) => ({ asset: symbol as AssetSymbol, openingsMinor: totalMinor(layers), layers }));
     return {
       accounts: this.head.accounts,
       rows,

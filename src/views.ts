@@ -162,7 +162,7 @@ export function movementsPageView(page: MovementsPage): Wire {
 export function trialBalanceView(tb: TrialBalance): Wire {
   return {
     accounts: tb.accounts,
-    rows: tb.rows.map((r) => ({ asset: r.asset, openings: r.openingsMinor.toString() })),
+    rows: tb.rows.map((r) => ({ asset: r.asset, openings: r.openingsMinor.toString(), layers: balanceView(r.layers) })),
     unbalanced: tb.unbalanced.map((u) => ({ currency: u.currency, layer: u.layer })),
     view: tb.view,
   };

@@ -1,8 +1,8 @@
 /**
  * The dashboard's trial-balance pane: per asset what is issued (the operator's treasury accounts
- * below zero), what customers hold (the book's sum less the treasuries, every layer), the sum, and
- * whether it balances. ledgerd serves no book-wide total per layer: held, reserved and encumbered
- * apart would need every account read, so the pane says so rather than show a guess.
+ * below zero), what customers hold available (the book's available layer less the treasuries),
+ * what is reserved and encumbered (the book's layers, from the totals ledgerd keeps), the sum,
+ * and whether it balances.
  */
 import { Box, Text } from 'ink';
 import type { TrialBalance } from '../api.js';
@@ -16,10 +16,20 @@ interface Row {
   asset: string;
   sumMinor: bigint;
   treasuryMinor: bigint | null;
+  /** The book's layers; null from a daemon that does not serve them. */
+  layers: { available: bigint; reserved: bigint; encumbered: bigint } | null;
 }
 
 const rowsOf = (trialBalance: TrialBalance, treasuries: DashboardState['treasuries']): Row[] =>
-  trialBalance.rows.map((r) => ({ asset: r.asset, sumMinor: BigInt(r.openings), treasuryMinor: treasuries === null ? null : (treasuries.byAsset.get(r.asset) ?? 0n) }));
+  trialBalance.rows.map((r) => ({
+    asset: r.asset,
+    sumMinor: BigInt(r.openings),
+    treasuryMinor: treasuries === null ? null : (treasuries.byAsset.get(r.asset) ?? 0n),
+    layers: r.layers === undefined ? null : { available: BigInt(r.layers.available), reserved: BigInt(r.layers.reserved), encumbered: BigInt(r.layers.encumbered) },
+  }));
+
+/** Customers' available value: the book's available layer less what the treasuries hold (every layer: they rarely reserve). */
+const heldMinor = (r: Row): bigint | null => (r.treasuryMinor === null || r.layers === null ? null : r.layers.available - r.treasuryMinor);
 
 export function BookPane({ state, amount }: { state: DashboardState; amount: AmountText }) {
   if (state.trialBalanceError !== null) return <Text color="red">{safe(state.trialBalanceError)}</Text>;
@@ -32,7 +42,9 @@ export function BookPane({ state, amount }: { state: DashboardState; amount: Amo
         columns={[
           { header: 'ASSET', value: (r: Row) => r.asset },
           { header: 'ISSUED', value: (r) => money(r.treasuryMinor === null ? null : -r.treasuryMinor, r.asset), alignRight: true },
-          { header: 'CUSTOMERS HOLD', value: (r) => money(r.treasuryMinor === null ? null : r.sumMinor - r.treasuryMinor, r.asset), alignRight: true },
+          { header: 'HELD', value: (r) => money(heldMinor(r), r.asset), alignRight: true },
+          { header: 'RESERVED', value: (r) => money(r.layers?.reserved ?? null, r.asset), alignRight: true },
+          { header: 'ENCUMBERED', value: (r) => money(r.layers?.encumbered ?? null, r.asset), alignRight: true },
           { header: 'SUM', value: (r) => money(r.sumMinor, r.asset), alignRight: true },
           { header: 'BALANCED', value: (r) => (r.sumMinor === 0n ? 'yes' : 'NO') },
         ]}
@@ -41,9 +53,8 @@ export function BookPane({ state, amount }: { state: DashboardState; amount: Amo
       />
       <BalancedLine trialBalance={trialBalance} />
       <Text dimColor wrap="truncate-end">
-        issued: the operator&apos;s {state.treasuries === null ? '' : `${state.treasuries.accounts} `}treasury accounts below zero · customers hold: the sum less them, every layer
+        issued: the operator&apos;s {state.treasuries === null ? '' : `${state.treasuries.accounts} `}treasury accounts below zero · held: customers&apos; available value · reserved, encumbered: the book&apos;s layers
       </Text>
-      <Text dimColor wrap="truncate-end">held, reserved and encumbered apart: not served by ledgerd (they need every account read)</Text>
     </Box>
   );
 }

@@ -186,7 +186,17 @@ export const movementsPageSchema = object(
 export const trialBalanceSchema = object(
   {
     accounts: uintNumber('kernel accounts summed'),
-    rows: { type: 'array', items: object({ asset: assetSymbol, openings: signedMinor }, ['asset', 'openings']) },
+    rows: {
+      type: 'array',
+      items: object(
+        {
+          asset: assetSymbol,
+          openings: signedMinor,
+          layers: object({ available: signedMinor, reserved: signedMinor, encumbered: signedMinor }, ['available', 'reserved', 'encumbered']),
+        },
+        ['asset', 'openings', 'layers'],
+      ),
+    },
     unbalanced: { type: 'array', items: object({ currency: uintNumber('asset code'), layer: uintNumber('view') }, ['currency', 'layer']) },
     view: uintNumber('view'),
   },

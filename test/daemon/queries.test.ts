@@ -176,12 +176,12 @@ describe('GET /v1/trial-balance', () => {
     expect(r.status).toBe(200);
     expect(Object.keys(r.body).sort()).toEqual(['accounts', 'rows', 'unbalanced', 'view']);
     expect(r.body.unbalanced).toEqual([]);
-    expect(r.body.rows).toContainEqual({ asset: 'USD', openings: '0' });
+    expect(r.body.rows).toContainEqual({ asset: 'USD', openings: '0', layers: { available: '0', reserved: '0', encumbered: '0' } });
     expect(r.body.accounts).toBe(7);
   });
 
   it('filters by asset and ignores amount, whatever it holds', async () => {
-    expect((await op.get('/v1/trial-balance?asset=EUR')).body.rows).toEqual([{ asset: 'EUR', openings: '0' }]);
+    expect((await op.get('/v1/trial-balance?asset=EUR')).body.rows).toEqual([{ asset: 'EUR', openings: '0', layers: { available: '0', reserved: '0', encumbered: '0' } }]);
     expect((await op.get('/v1/trial-balance?amount=not-a-number&amount=2')).status).toBe(200);
   });
 
@@ -242,7 +242,8 @@ describe('GET /v1/operations/{operation_reference}', () => {
   it('shows an operation to whoever submitted it and to the operator, to no one else', async () => {
     const r = await asAlice.post('/v1/transfers', { legs: [{ amount: '1', asset: 'USD', from: alice, to: bob }] }, undefined, { 'client-key': 'visible-1' });
     const view = await decided(asAlice, r.body.operation_reference);
-    expect(Object.keys(view.body).sort()).toEqual(['client_key', 'command', 'decided_at', 'operation_reference', 'result', 'state', 'submitted_at', 'terminal']);
+    expect(Object.keys(view.body).sort()).toEqual(['client_key', 'command', 'decided_at', 'moves', 'operation_reference', 'principal', 'result', 'state', 'submitted_at', 'terminal']);
+    expect(view.body.moves).toEqual([{ from: alice, to: bob, amount: '1', asset: 'USD' }]);
     expect((await op.get(`/v1/operations/${r.body.operation_reference}`)).status).toBe(200);
     expect(await refused(asBob.get(`/v1/operations/${r.body.operation_reference}`))).toEqual({ status: 404, error: 'ERR-UnknownOperation' });
     expect(await refused(asAlice.get('/v1/operations/op_0000'))).toEqual({ status: 404, error: 'ERR-UnknownOperation' });

@@ -121,7 +121,7 @@ describe('Dashboard', () => {
     expect(frame).toContain(`ledgerctl dashboard ${url}`);
     expect(frame).toContain('5 decisions/s');
     expect(frame).toContain('● live at event 9');
-    expect(frame).toMatch(/USD\s+…\s+…\s+0\s+yes/);
+    expect(frame).toMatch(/USD\s+…\s+…\s+0\s+0\s+0\s+yes/);
     expect(frame).toContain('q: quit');
   });
 
@@ -203,17 +203,28 @@ describe('Dashboard', () => {
     expect(opened).toMatch(/moves\s+1\.00 USD did:ledger:acct:t -> did:ledger:acct:a1; 0\.50 USD did:ledger:acct:t ->\s+did:ledger:acct:b1/);
   });
 
-  it('shows per asset what is issued, what customers hold, the sum, and says what it cannot', () => {
-    const trialBalance = { accounts: 5, rows: [{ asset: 'USD', openings: '0' }, { asset: 'EUR', openings: '-5' }], unbalanced: [{ currency: 2, layer: 1 }], view: 8 };
+  it('shows per asset what is issued, what customers hold, reserve and have encumbered, the sum, and whether it balances', () => {
+    const trialBalance = {
+      accounts: 5,
+      rows: [
+        { asset: 'USD', openings: '0', layers: { available: '-40', reserved: '30', encumbered: '10' } },
+        { asset: 'EUR', openings: '-5', layers: { available: '-5', reserved: '0', encumbered: '0' } },
+        { asset: 'GBP', openings: '0' },
+      ],
+      unbalanced: [{ currency: 2, layer: 1 }],
+      view: 8,
+    };
     const treasuries = { accounts: 2, byAsset: new Map([['USD', -100_000n]]) };
     const amount = (minor: string, asset: string) => `${majorUnits(minor, 2)} ${asset}`;
     const frame = render(<Dashboard state={stateWith({ trialBalance, treasuries })} url={url} nowMs={nowMs} amount={amount} />).lastFrame()!;
-    expect(frame).toMatch(/ASSET\s+ISSUED\s+CUSTOMERS HOLD\s+SUM\s+BALANCED/);
-    expect(frame).toMatch(/USD\s+1000\.00 USD\s+1000\.00 USD\s+0\.00 USD\s+yes/);
-    expect(frame).toMatch(/EUR\s+0\.00 EUR\s+-0\.05 EUR\s+-0\.05 EUR\s+NO/);
+    expect(frame).toMatch(/ASSET\s+ISSUED\s+HELD\s+RESERVED\s+ENCUMBERED\s+SUM\s+BALANCED/);
+    // Held: the book's available layer (-0.40) less the treasuries (-1000.00).
+    expect(frame).toMatch(/USD\s+1000\.00 USD\s+999\.60 USD\s+0\.30 USD\s+0\.10 USD\s+0\.00 USD\s+yes/);
+    expect(frame).toMatch(/EUR\s+0\.00 EUR\s+-0\.05 EUR\s+0\.00 EUR\s+0\.00 EUR\s+-0\.05 EUR\s+NO/);
+    // A daemon that serves no layers: what it cannot say is shown as unknown, never guessed.
+    expect(frame).toMatch(/GBP\s+0\.00 GBP\s+…\s+…\s+…\s+0\.00 GBP\s+yes/);
     expect(frame).toContain('UNBALANCED');
     expect(frame).toContain("the operator's 2 treasury accounts below zero");
-    expect(frame).toContain('held, reserved and encumbered apart: not served by ledgerd');
   });
 
   it('says when it is reconnecting, and how far it had read', () => {
@@ -264,7 +275,7 @@ describe('DashboardApp', () => {
     await settle();
     expect(app.lastFrame()).toContain('● live at event 1');
     clockMs = nowMs;
-    expect(app.lastFrame()).toMatch(/USD\s+100\s+100\s+0\s+yes/);
+    expect(app.lastFrame()).toMatch(/USD\s+100\s+100\s+0\s+0\s+0\s+yes/);
     expect(app.lastFrame()).toContain('metrics unavailable (HTTP-404: Route GET:/metrics not found)');
     trialBalance = unbalanced;
     await new Promise((r) => setTimeout(r, 250));
@@ -315,7 +326,7 @@ describe('DashboardApp', () => {
     const app = render(<DashboardApp sources={sources} url={url} refreshMs={100} />);
     await settle();
     expect(app.lastFrame()).toContain('backlog 7 · decision p50 6.0 ms p99 50 ms · rejected 5.0% of 1000 · ledgerd 0.2.0 · up 1h 0m');
-    expect(app.lastFrame()).toMatch(/USD\s+…\s+…\s+0\s+yes/);
+    expect(app.lastFrame()).toMatch(/USD\s+…\s+…\s+0\s+0\s+0\s+yes/);
     app.unmount();
   });
 });

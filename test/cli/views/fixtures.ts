@@ -1,8 +1,8 @@
 /** Wire values the view tests render. */
 import type { Movement, OperationView, Statement, TrialBalance } from '../../../cli/api.js';
 
-export const balanced: TrialBalance = { accounts: 4, rows: [{ asset: 'EUR', openings: '0' }, { asset: 'USD', openings: '0' }], unbalanced: [], view: 42 };
-export const unbalanced: TrialBalance = { accounts: 4, rows: [{ asset: 'USD', openings: '-100' }], unbalanced: [{ currency: 1, layer: 43 }], view: 43 };
+export const balanced: TrialBalance = { accounts: 4, rows: [{ asset: 'EUR', openings: '0', layers: { available: '0', reserved: '0', encumbered: '0' } }, { asset: 'USD', openings: '0', layers: { available: '0', reserved: '0', encumbered: '0' } }], unbalanced: [], view: 42 };
+export const unbalanced: TrialBalance = { accounts: 4, rows: [{ asset: 'USD', openings: '-100', layers: { available: '-100', reserved: '0', encumbered: '0' } }], unbalanced: [{ currency: 1, layer: 43 }], view: 43 };
 
 export const movement = (seq: number, amount: string, direction: 'debit' | 'credit' = 'credit'): Movement => ({
   account: 'did:ledger:acct:alice',
