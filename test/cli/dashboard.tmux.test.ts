@@ -35,9 +35,9 @@ describe('ledgerctl dashboard in tmux', () => {
     const env = `LEDGER_URL=${daemon.url} LEDGER_TOKEN=${daemon.operatorKey} LEDGERCTL_CONFIG_DIR=${configDir()}`;
     tmux.start(`cd ${repoRoot} && env ${env} node bin/ledgerctl dashboard --refresh-ms 500; echo ledgerctl-exit=$?; sleep 600`);
 
-    const book = await tmux.waitFor((s) => /● live at event \d+/.test(s) && /USD\s+1000\.00 USD\s+1000\.00 USD\s+0\.00 USD\s+yes/.test(s), 'live trial balance with the treasury');
-    // Without ledgerd's /metrics (404 before it serves them) the status line says so and the dashboard goes on.
-    expect(book).toMatch(/^(metrics unavailable \(.+\)|backlog \d+ · decision p50 .+ · up .+)$/m);
+    const book = await tmux.waitFor((s) => /● live at event \d+/.test(s) && /USD\s+1000\.00 USD\s+\d+\.\d\d USD\s+\d+\.\d\d USD\s+0\.00 USD\s+0\.00 USD\s+yes/.test(s), 'live trial balance with the treasury');
+    // The status line reads ledgerd's /metrics.
+    expect(book).toMatch(/^backlog \d+ · decision p50 .+ · rejected .+ · ledgerd \d+\.\d+\.\d+ · up .+$/m);
 
     tmux.sendKeys('2');
     // The pane fills the terminal: its height less the dashboard's other lines.

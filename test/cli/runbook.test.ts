@@ -72,6 +72,6 @@ describe("the README's runbook", () => {
     expect(run.stderr).toMatch(/^\+ ledgerctl trial-balance$/m);
     const trialBalance = lastJson(run.stdout);
     expect(trialBalance.unbalanced).toEqual([]);
-    expect(trialBalance.rows.find((r: { asset: string }) => r.asset === 'USD')).toEqual({ asset: 'USD', openings: '0' });
+    expect(trialBalance.rows.find((r: { asset: string }) => r.asset === 'USD')).toEqual({ asset: 'USD', openings: '0', layers: { available: '0', reserved: '0', encumbered: '0' } });
   });
 });

@@ -110,7 +110,7 @@ describe('a client generated from it', () => {
     ]);
     expect(result.bobGrants).toEqual([{ grant: result.grant, principal: result.bob, per_operation: '500' }]);
     expect(result.trialBalance.unbalanced).toEqual([]);
-    expect(result.trialBalance.rows).toContainEqual({ asset: 'USD', openings: '0' });
+    expect(result.trialBalance.rows).toContainEqual({ asset: 'USD', openings: '0', layers: { available: '0', reserved: '0', encumbered: '0' } });
     for (const row of result.trialBalance.rows) expect(row.openings).toMatch(format('SignedMinor'));
     expect(result.zeroAmount).toEqual({ status: 400, error: 'ERR-ZeroAmount' });
   });

@@ -67,7 +67,7 @@ describe('per-asset totals', () => {
     await store.write([{ type: 'put', key: keys.tb('USD'), value: JSON.stringify({ a: '-300', r: '301', e: '0' }) }], true);
     const view = await kernel.openView();
     const tb = await view.trialBalance(sym('USD'));
-    expect(tb.rows).toEqual([{ asset: 'USD', openingsMinor: 1n }]);
+    expect(tb.rows).toEqual([{ asset: 'USD', openingsMinor: 1n, layers: { available: -300n, reserved: 301n, encumbered: 0n } }]);
     expect(tb.unbalanced).toHaveLength(1);
     await view.close();
     expect((await verifyTotals(store)).ok).toBe(false);
