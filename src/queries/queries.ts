@@ -4,12 +4,13 @@
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
-import { assert } from './assert.js';
-import { type Actor, type Principals, inScope, reaches, unreachableAccount } from './authority.js';
-import { type Grant, grantWithinScope } from './auth/grants.js';
-import { overGrantPrefix, partyGrantPrefix } from './decide-grants.js';
-import { type Party, partyPrefix } from './decide-parties.js';
-import { type GrantPage, type GrantPageQuery, anyUnder, grantCoversAccount, grantPage, holdsLiveGrantOver } from './grant-queries.js';
+import { assert } from '../assert.js';
+import { type Actor, type Principals, inScope, reaches, unreachableAccount } from '../auth/authority.js';
+import { grantWithinScope } from '../auth/grants.js';
+import { type Grant } from '../model/model.js';
+import { overGrantPrefix, partyGrantPrefix } from '../decide/decide-grants.js';
+import { type Party, partyPrefix } from '../decide/decide-parties.js';
+import { type GrantPage, type GrantPageQuery, anyUnder, grantCoversAccount, grantPage, holdsLiveGrantOver } from '../auth/grant-queries.js';
 import {
   decodeAccount,
   decodeBalance,
@@ -21,14 +22,14 @@ import {
   parseSeqHex,
   prefixEnd,
   seqHex,
-} from './codec.js';
-import { assetsMax, integratingPartiesMax, movementsMergeMax, movementsScanMax, statementMovementsMax } from './constants.js';
-import { refuse } from './errors.js';
-import type { Account, Asset, Balance, Head, Operation, Posting } from './model.js';
-import { zeroBalance } from './model.js';
-import { readTotals, totalMinor } from './totals.js';
-import type { ReadView, Snapshot } from './store/port.js';
-import { type AccountId, type AssetSymbol, type IdentityId, isAccountId } from './values.js';
+} from '../model/codec.js';
+import { assetsMax, integratingPartiesMax, movementsMergeMax, movementsScanMax, statementMovementsMax } from '../constants.js';
+import { refuse } from '../errors.js';
+import type { Account, Asset, Balance, Head, Operation, Posting } from '../model/model.js';
+import { zeroBalance } from '../model/model.js';
+import { readTotals, totalMinor } from '../book/totals.js';
+import type { ReadView, Snapshot } from '../store/port.js';
+import { type AccountId, type AssetSymbol, type IdentityId, isAccountId } from '../model/values.js';
 
 export interface StatementQuery {
   readonly account: AccountId;
@@ -371,7 +372,7 @@ export class BookView {
 
   async trialBalance(asset: AssetSymbol | null): Promise<TrialBalance> {
     if (asset !== null && !this.assets.has(asset)) refuse('ERR-UnknownAsset', `asset ${asset} is not registered`);
-    // The totals every round keeps (src/totals.ts): one read per asset, however large the book.
+    // The totals every round keeps (src/book/totals.ts): one read per asset, however large the book.
     const symbols = [...this.assets.keys()].filter((a) => asset === null || a === asset);
     const totals = await readTotals(this.snap, symbols);
     const sums = new Map([...totals].map(([symbol, total]) => [symbol, totalMinor(total)]));

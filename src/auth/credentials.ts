@@ -8,10 +8,10 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import type { Actor } from './authority.js';
 import type { Principals } from './authority.js';
-import type { BatchOp, ReadView } from './store/port.js';
-import type { AccountId, CredentialId, IdentityId } from './values.js';
+import type { Scheme } from '../model/model.js';
+import type { BatchOp, ReadView } from '../store/port.js';
+import type { AccountId, CredentialId, IdentityId } from '../model/values.js';
 
-export type Scheme = 'key' | 'webauthn-es256' | 'api-key';
 
 export interface Credential {
   readonly id: CredentialId;
