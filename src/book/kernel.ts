@@ -41,7 +41,7 @@ import { type ChallengeGate, type DirectCommand, decideSignIn, recordNeeds } fro
 import { challengeMacKeyBytes, challengesOutstandingMax } from '../auth/constants.js';
 import { type ChallengePurpose, type ChallengeRecord, challengeKey, issueChallenge, openChallenge } from '../auth/challenges.js';
 import { expiryHash, expiryScanEnd } from '../auth/expiry.js';
-import { type Credential, credentialKey, tokenKey } from '../auth/credentials.js';
+import { type Credential, credentialKey, decodeCredential, tokenKey } from '../auth/credentials.js';
 import { type Refusal, Refused, refusal, refuse } from '../errors.js';
 import { type Actor, type Principals, authorityToDebit, builtInPrincipals, opensAccountFor } from '../auth/authority.js';
 import {
@@ -152,15 +152,10 @@ interface DirectRequest {
   reject(error: unknown): void;
 }
 
-/** How often a round also prunes expired challenges and sessions. */
-const authPruneIntervalMs = 1000;
-
 interface ClientKeyRecord {
   readonly digest: string;
   readonly ref: string;
 }
-
-const retryAfterWriteFailureMs = 1000;
 
 /** A decision of the round tripped an assertion: nothing of the round was written. */
 class PoisonedRound extends Error {
@@ -810,7 +805,7 @@ export class Kernel {
    * a bounded number each time): their index entries and the records they name.
    */
   private async expiredAuthRecords(atMs: number, overlay: Overlay): Promise<{ challenges: number }> {
-    if (atMs - this.authPrunedAtMs < authPruneIntervalMs) return { challenges: 0 };
+    if (atMs - this.authPrunedAtMs < bounds.authPruneIntervalMs) return { challenges: 0 };
     this.authPrunedAtMs = atMs;
     let challenges = 0;
     for (const [space, recordKey] of [['chalx', (h: string) => `chal/${h}`], ['tokx', tokenKey]] as const) {
@@ -1001,7 +996,7 @@ export class Kernel {
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       void this.recover();
-    }, retryAfterWriteFailureMs);
+    }, bounds.retryAfterWriteFailureMs);
     this.retryTimer.unref();
   }
 
@@ -1120,7 +1115,7 @@ export class Kernel {
   /** A stored credential (the edge verifies ceremonies against it). */
   async credential(id: CredentialId): Promise<Credential | undefined> {
     const text = await this.store.get(credentialKey(id));
-    return text === undefined ? undefined : (JSON.parse(text) as Credential);
+    return text === undefined ? undefined : decodeCredential(text);
   }
 
   // ---------------------------------------------------------------- reads

@@ -23,7 +23,7 @@ import {
   prefixEnd,
   seqHex,
 } from '../model/codec.js';
-import { assetsMax, integratingPartiesMax, movementsMergeMax, movementsScanMax, statementMovementsMax } from '../constants.js';
+import { assetsMax, integratingPartiesMax, movementsMergeMax, movementsScanChunkEntries, movementsScanMax, statementMovementsMax } from '../constants.js';
 import { refuse } from '../errors.js';
 import type { Account, Asset, Balance, Head, Operation, Posting } from '../model/model.js';
 import { zeroBalance } from '../model/model.js';
@@ -320,7 +320,7 @@ export class BookView {
         resumeSeq = (await source.peek())?.seq ?? null;
         break;
       }
-      const chunk = await source.take(Math.min(256, movementsScanMax - scanned));
+      const chunk = await source.take(Math.min(movementsScanChunkEntries, movementsScanMax - scanned));
       if (chunk.length === 0) break;
       for (const [i, entry] of chunk.entries()) {
         scanned++;
