@@ -3,8 +3,8 @@
  * `did:ledger:id:b<i>`, delegated custody), each funded with `fundingMinor` USD from
  * the USD treasury at genesis, the treasury's limit covering exactly that.
  */
-import { type Genesis, parseGenesis } from '../src/genesis.js';
-import type { AccountId } from '../src/values.js';
+import { type Genesis, parseGenesis } from '../src/book/genesis.js';
+import type { AccountId } from '../src/model/values.js';
 
 export const benchAccount = (i: number) => `did:ledger:acct:b${i}` as AccountId;
 

@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Pool, request } from 'undici';
 import { drawApiKey } from '../daemon/book.js';
-import { builtInPrincipals } from '../src/authority.js';
-import { principalCredentialWrites } from '../src/credentials.js';
-import { importGenesis } from '../src/genesis.js';
+import { builtInPrincipals } from '../src/auth/authority.js';
+import { principalCredentialWrites } from '../src/auth/credentials.js';
+import { importGenesis } from '../src/book/genesis.js';
 import { benchAccount, fundedCustomersGenesis } from './genesis.js';
 import { LevelStore } from '../src/store/level.js';
 

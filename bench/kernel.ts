@@ -13,16 +13,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { builtInPrincipals } from '../src/authority.js';
-import { importGenesis } from '../src/genesis.js';
+import { builtInPrincipals } from '../src/auth/authority.js';
+import { importGenesis } from '../src/book/genesis.js';
 import { benchAccount, fundedCustomersGenesis } from './genesis.js';
 import { rawPuts, storeCeiling } from './ceilings.js';
-import { sequentialIds } from '../src/ids.js';
+import { sequentialIds } from '../src/model/ids.js';
 import { Refused } from '../src/errors.js';
-import { Kernel, type Submission } from '../src/kernel.js';
+import { Kernel, type Submission } from '../src/book/kernel.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LevelStore } from '../src/store/level.js';
-import type { AssetSymbol, CredentialId, IdentityId } from '../src/values.js';
+import type { AssetSymbol, CredentialId, IdentityId } from '../src/model/values.js';
 import { percentile } from './percentile.js';
 
 const { values: args } = parseArgs({

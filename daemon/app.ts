@@ -5,7 +5,7 @@
  */
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { refusal } from '../src/errors.js';
-import type { Kernel } from '../src/kernel.js';
+import type { Kernel } from '../src/book/kernel.js';
 import type { Config } from './config.js';
 import { EventHub } from './events.js';
 import { authenticator } from './http/auth.js';

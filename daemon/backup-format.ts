@@ -14,7 +14,7 @@
  * is therefore a secret, written 0600.
  */
 import { createHash } from 'node:crypto';
-import { keys } from '../src/codec.js';
+import { keys } from '../src/model/codec.js';
 import type { Range, Snapshot } from '../src/store/port.js';
 
 export const backupFormat = 'ledgerd-backup';

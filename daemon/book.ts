@@ -10,9 +10,9 @@ import { createHmac, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { builtInPrincipals } from '../src/authority.js';
-import { principalCredentialWrites } from '../src/credentials.js';
-import { type Genesis, importGenesis } from '../src/genesis.js';
+import { builtInPrincipals } from '../src/auth/authority.js';
+import { principalCredentialWrites } from '../src/auth/credentials.js';
+import { type Genesis, importGenesis } from '../src/book/genesis.js';
 import { LevelStore } from '../src/store/level.js';
 import { dataDirFailure } from './failures.js';
 
@@ -36,7 +36,7 @@ export type DaemonKeyUse = 'ids' | 'challenges' | 'book';
 
 /**
  * The daemon's own keys, derived from `DIR/daemon.key` (0600): the id key (the book's
- * ids are enciphered sequence numbers, src/ids.ts) and the challenge key (challenges are
+ * ids are enciphered sequence numbers, src/model/ids.ts) and the challenge key (challenges are
  * MAC'd, src/auth/challenges.ts). Made at init, or at the first start of an older book.
  * Part of the book's state: ids are drawn under it, so it is backed up with the book.
  */

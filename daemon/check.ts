@@ -9,15 +9,15 @@
  * Checkpoints are checked once the book has them. Accounts are listed by their records
  * (the only read here below the query layer).
  */
-import { builtInPrincipals, type Actor } from '../src/authority.js';
-import { loadAssets } from '../src/assets.js';
-import { keys, prefixEnd } from '../src/codec.js';
+import { builtInPrincipals, type Actor } from '../src/auth/authority.js';
+import { loadAssets } from '../src/book/assets.js';
+import { keys, prefixEnd } from '../src/model/codec.js';
 import { movementsPageLimitMax } from '../src/constants.js';
-import { type Balance, moved, zeroBalance } from '../src/model.js';
-import { BookView } from '../src/queries.js';
-import { sameBalance, verifyTotals } from '../src/totals.js';
+import { type Balance, moved, zeroBalance } from '../src/model/model.js';
+import { BookView } from '../src/queries/queries.js';
+import { sameBalance, verifyTotals } from '../src/book/totals.js';
 import type { Store } from '../src/store/port.js';
-import type { AccountId, AssetSymbol, CredentialId } from '../src/values.js';
+import type { AccountId, AssetSymbol, CredentialId } from '../src/model/values.js';
 
 /** Problems reported in full; past this many only their count grows (a badly damaged book would print forever). */
 export const checkProblemsListedMax = 100;

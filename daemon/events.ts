@@ -13,12 +13,12 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Actor } from '../src/authority.js';
-import { operationVisible } from '../src/authority.js';
-import type { DecisionEvent, Kernel } from '../src/kernel.js';
-import type { IdentityId } from '../src/values.js';
-import { operationView } from '../src/views.js';
-import { stringifyWire } from '../src/wire.js';
+import type { Actor } from '../src/auth/authority.js';
+import { operationVisible } from '../src/auth/authority.js';
+import type { DecisionEvent, Kernel } from '../src/book/kernel.js';
+import type { IdentityId } from '../src/model/values.js';
+import { operationView } from '../src/queries/views.js';
+import { stringifyWire } from '../src/queries/wire.js';
 
 export interface EventHubOptions {
   readonly connectionsMax: number;

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { Refused } from '../src/errors.js';
-import { defaultGenesis, parseGenesis } from '../src/genesis.js';
+import { defaultGenesis, parseGenesis } from '../src/book/genesis.js';
 import { BookExists, bookPaths, hasBook, initBook, openBookStore, prepareDataDir } from './book.js';
 import { checkBook } from './check.js';
 import { restoreBook } from './restore.js';

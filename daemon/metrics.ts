@@ -6,7 +6,7 @@
  * (ledgerctl's among them) read them.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { DecisionEvent } from '../src/kernel.js';
+import type { DecisionEvent } from '../src/book/kernel.js';
 import type { BatchOp, Store } from '../src/store/port.js';
 
 /** States that end a command's first decision: the latency histogram measures submission to one of these. */

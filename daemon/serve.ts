@@ -3,10 +3,10 @@
  * readiness line once it accepts requests, and on SIGTERM/SIGINT stops accepting,
  * finishes in-flight requests and decisions, closes the store and exits 0.
  */
-import { defaultGenesis } from '../src/genesis.js';
-import { keyedIds } from '../src/ids.js';
+import { defaultGenesis } from '../src/book/genesis.js';
+import { keyedIds } from '../src/model/ids.js';
 import type { FastifyBaseLogger } from 'fastify';
-import { Kernel } from '../src/kernel.js';
+import { Kernel } from '../src/book/kernel.js';
 import { buildApp, loggerOptions } from './app.js';
 import { daemonKeys, hasBook, initBook, openBookStore, prepareDataDir } from './book.js';
 import { listenFailure } from './failures.js';

@@ -7,7 +7,7 @@
  *   the marker trips an assertion, as a bug tied to that command would.
  */
 import { fail } from '../src/assert.js';
-import type { RoundPart } from '../src/kernel.js';
+import type { RoundPart } from '../src/book/kernel.js';
 
 export function poisonHook(env: NodeJS.ProcessEnv): ((part: RoundPart) => void) | undefined {
   const marker = env.LEDGERD_TEST_POISON;

@@ -26,6 +26,8 @@ export const movementsPageLimitMax = 1000;
 export const statementMovementsMax = 1000;
 /** Index entries one movements page may scan before it returns with `next`. */
 export const movementsScanMax = 4 * movementsPageLimitMax;
+/** Index entries a movements read takes from its merged indexes at a time (at most movementsScanMax in all). */
+export const movementsScanChunkEntries = 256;
 /** (Account, asset) indexes one movements read may merge. */
 export const movementsMergeMax = 1024;
 /** Accounts one identity may own (bounds the merge of a movements-by-identity read). */
@@ -73,6 +75,11 @@ export const transferDeadlineDefaultMs = 30_000;
 export const reservationDeadlineDefaultMs = 7 * 24 * 3600 * 1000;
 /** A deadline further out than this is refused as malformed (a year). */
 export const deadlineHorizonMaxMs = 366 * 24 * 3600 * 1000;
+
+/** How often a round also prunes expired challenges and sessions. */
+export const authPruneIntervalMs = 1000;
+/** How long the kernel waits, after a failed store write, before it reopens the store and tries again. */
+export const retryAfterWriteFailureMs = 1000;
 
 /** Entries in the kernel's read cache of accounts, identities and balances. */
 export const cacheEntriesDefault = 100_000;

@@ -8,7 +8,7 @@
  * key not collected in time (or across a restart) is gone, and the credential it
  * names is useless, so the caller registers another.
  */
-import { LruCache } from '../../src/cache.js';
+import { LruCache } from '../../src/book/cache.js';
 
 /** Keys waiting for their deciding reply at once. */
 export const handoffKeysMax = 1024;

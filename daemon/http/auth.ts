@@ -10,11 +10,11 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import type { Actor } from '../../src/authority.js';
-import type { Scheme } from '../../src/credentials.js';
-import { LruCache } from '../../src/cache.js';
+import type { Actor } from '../../src/auth/authority.js';
+import type { Scheme } from '../../src/model/model.js';
+import { LruCache } from '../../src/book/cache.js';
 import { refuse } from '../../src/errors.js';
-import type { Kernel } from '../../src/kernel.js';
+import type { Kernel } from '../../src/book/kernel.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

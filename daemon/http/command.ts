@@ -4,12 +4,12 @@
  * to the kernel, and the reply of spec 2.1 with 202 (not terminal) or 200 (terminal).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Actor } from '../../src/authority.js';
+import type { Actor } from '../../src/auth/authority.js';
 import { refuse } from '../../src/errors.js';
-import type { Acknowledgement, Kernel } from '../../src/kernel.js';
-import type { Command, Operation } from '../../src/model.js';
-import { type IdentityId, type ReferenceJson, parseIdentityId, parseReferenceJson } from '../../src/values.js';
-import { commandReply, isTerminal } from '../../src/views.js';
+import type { Acknowledgement, Kernel } from '../../src/book/kernel.js';
+import type { Command, Operation } from '../../src/model/model.js';
+import { type IdentityId, type ReferenceJson, parseIdentityId, parseReferenceJson } from '../../src/model/values.js';
+import { commandReply, isTerminal } from '../../src/queries/views.js';
 import { callerOf } from './auth.js';
 import { type Acting, requestDigest } from './digest.js';
 import { rawMember } from './raw-json.js';

@@ -5,7 +5,7 @@
  */
 import { movementsPageLimitMax } from '../../src/constants.js';
 import { refuse } from '../../src/errors.js';
-import { parseUintText } from '../../src/values.js';
+import { parseUintText } from '../../src/model/values.js';
 
 export type Query = Readonly<Record<string, string | undefined>>;
 

@@ -1,5 +1,5 @@
 /**
- * Replies. Success bodies are the spec's shapes rendered by src/views.ts and written
+ * Replies. Success bodies are the spec's shapes rendered by src/queries/views.ts and written
  * with `stringifyWire` (so `reference` goes out exactly as sent). Every refusal is
  * `{error, description}` with the status of CONTRACT 6: kernel refusals, schema
  * failures, body-parser and router errors and malformed HTTP alike. Nothing a client
@@ -10,7 +10,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { type Refusal, Refused, refusal } from '../../src/errors.js';
 import { isStoreUnavailable } from '../../src/store/level.js';
-import { type Wire, stringifyWire } from '../../src/wire.js';
+import { type Wire, stringifyWire } from '../../src/queries/wire.js';
 import { httpStatus, retriable } from './status.js';
 
 export const jsonType = 'application/json; charset=utf-8';

@@ -1,11 +1,11 @@
 /**
  * JSON Schema pieces shared by the routes. Schemas check shapes (types, required
- * members, unknown members); values are parsed by src/values.ts in the handlers so
+ * members, unknown members); values are parsed by src/model/values.ts in the handlers so
  * that each failure gets the spec's own code (ERR-PrecisionExceeded, ERR-ZeroAmount…).
  * AJV runs without coercion or removal of unknown members (see app.ts).
  */
 import { amountDigitsMax, clientKeyLengthMax, idLengthMax, movementsPageLimitMax, symbolLengthMax } from '../../src/constants.js';
-import { type IdKind, idPrefix } from '../../src/values.js';
+import { type IdKind, idPrefix } from '../../src/model/values.js';
 
 export type Schema = Record<string, unknown>;
 
@@ -20,7 +20,7 @@ const nullableBases = new WeakMap<Schema, Schema>();
 
 /**
  * Shares `schema` as a component of the document. `checkedByHandler` (patterns) is shown in
- * the document but not given to AJV: the handlers parse those values (src/values.ts) so that
+ * the document but not given to AJV: the handlers parse those values (src/model/values.ts) so that
  * each failure keeps the spec's own code — an amount "0" is ERR-ZeroAmount, "1.5"
  * ERR-PrecisionExceeded, a missing movements bound ERR-QueryUnbounded — where AJV would
  * answer ERR-MalformedCommand.
@@ -44,7 +44,7 @@ export function nullable(schema: Schema): Schema {
 }
 export const digitsText = (description: string): Schema => str(description, { pattern: '^[0-9]+$' });
 
-/** The formats of CONTRACT 3, as the handlers' parsers (src/values.ts) enforce them. */
+/** The formats of CONTRACT 3, as the handlers' parsers (src/model/values.ts) enforce them. */
 const idPattern = (kind: IdKind) => `^${idPrefix[kind]}[A-Za-z0-9._-]{1,${idLengthMax}}$`;
 const id = (name: string, kind: IdKind, what: string) => component(name, str(`${what}, ${idPrefix[kind]}<id>, <id> 1-${idLengthMax} of A-Za-z0-9._-`), {
     pattern: idPattern(kind),

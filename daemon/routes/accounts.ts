@@ -5,11 +5,11 @@
 import type { FastifyInstance } from 'fastify';
 import { treasuryLimitsMax } from '../../src/constants.js';
 import { refuse } from '../../src/errors.js';
-import type { Account } from '../../src/model.js';
-import type { BookView } from '../../src/queries.js';
-import type { Wire } from '../../src/wire.js';
-import { parseAccountId, parseAssetSymbol, parseIdentityId, parseLimitMinor } from '../../src/values.js';
-import { accountBalancesView, accountView, accountsPageView, custodyView } from '../../src/views.js';
+import type { Account } from '../../src/model/model.js';
+import type { BookView } from '../../src/queries/queries.js';
+import type { Wire } from '../../src/queries/wire.js';
+import { parseAccountId, parseAssetSymbol, parseIdentityId, parseLimitMinor } from '../../src/model/values.js';
+import { accountBalancesView, accountView, accountsPageView, custodyView } from '../../src/queries/views.js';
 import { callerOf } from '../http/auth.js';
 import { acknowledge } from '../http/command.js';
 import { wireReply } from '../http/replies.js';

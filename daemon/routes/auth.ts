@@ -13,7 +13,7 @@ import { challengeBytesMin, tokenBytesMin } from '../../src/auth/constants.js';
 import { type SessionView, drawSession, sessionView } from '../../src/auth/keys.js';
 import { type PasskeyAssertion, type RelyingParty, ceremonyChallenge, decoyPasskeyKey, parsePasskeyAssertion, verifyPasskeyAssertion } from '../../src/auth/webauthn.js';
 import { type Refusal, refusal, refuse } from '../../src/errors.js';
-import { type CredentialId, parseCredentialId, parseIdentityId } from '../../src/values.js';
+import { type CredentialId, parseCredentialId, parseIdentityId } from '../../src/model/values.js';
 import { callerOf } from '../http/auth.js';
 import { wireReply } from '../http/replies.js';
 import { credentialId, identityId, noQuery, nullable, object, responses, str, uintNumber } from '../http/schemas.js';

@@ -1,8 +1,8 @@
 /** Book-wide reads: trial balance (spec endpoint 11), assets (13), aliases (14). */
 import type { FastifyInstance } from 'fastify';
 import { refuse } from '../../src/errors.js';
-import { parseAssetSymbol } from '../../src/values.js';
-import { assetView, trialBalanceView } from '../../src/views.js';
+import { parseAssetSymbol } from '../../src/model/values.js';
+import { assetView, trialBalanceView } from '../../src/queries/views.js';
 import { callerOf, requireOperator } from '../http/auth.js';
 import type { Query } from '../http/query.js';
 import { wireReply } from '../http/replies.js';

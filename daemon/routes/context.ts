@@ -1,6 +1,6 @@
 /** What every route module is given: the kernel, the frozen config and the clock. */
-import type { Kernel } from '../../src/kernel.js';
-import type { BookView } from '../../src/queries.js';
+import type { Kernel } from '../../src/book/kernel.js';
+import type { BookView } from '../../src/queries/queries.js';
 import type { Config } from '../config.js';
 
 export interface RouteContext {

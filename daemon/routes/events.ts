@@ -1,8 +1,8 @@
 /** GET /v1/events (CONTRACT 4): the server-sent-event stream, resumable with `?after=`. */
 import type { FastifyInstance } from 'fastify';
 import { refuse } from '../../src/errors.js';
-import type { Kernel } from '../../src/kernel.js';
-import { parseUintText } from '../../src/values.js';
+import type { Kernel } from '../../src/book/kernel.js';
+import { parseUintText } from '../../src/model/values.js';
 import type { EventHub } from '../events.js';
 import { callerOf } from '../http/auth.js';
 import { type Query, uintQuery } from '../http/query.js';

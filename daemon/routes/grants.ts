@@ -4,11 +4,12 @@
  * by src/auth/grants.ts; who may give, revoke or read is the kernel's to decide.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { grantListingItem, grantOps, parseGrantTerms, parseIssuanceGrantRequest } from '../../src/auth/grants.js';
+import { grantListingItem, parseGrantTerms, parseIssuanceGrantRequest } from '../../src/auth/grants.js';
+import { grantOps } from '../../src/model/model.js';
 import { grantsListedMax } from '../../src/constants.js';
-import type { GrantPage, GrantPageQuery } from '../../src/grant-queries.js';
-import { parseAccountId, parseGrantId, parseIdentityId } from '../../src/values.js';
-import type { Wire } from '../../src/wire.js';
+import type { GrantPage, GrantPageQuery } from '../../src/auth/grant-queries.js';
+import { parseAccountId, parseGrantId, parseIdentityId } from '../../src/model/values.js';
+import type { Wire } from '../../src/queries/wire.js';
 import { callerOf, requireOperator } from '../http/auth.js';
 import { acknowledge } from '../http/command.js';
 import { type Query, limitQuery } from '../http/query.js';

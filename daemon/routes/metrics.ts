@@ -4,7 +4,7 @@
  * Prometheus scrapes it with the operator's bearer (`authorization` in its scrape config).
  */
 import type { FastifyInstance } from 'fastify';
-import type { Kernel } from '../../src/kernel.js';
+import type { Kernel } from '../../src/book/kernel.js';
 import { requireOperator } from '../http/auth.js';
 import { noQuery, responses } from '../http/schemas.js';
 import type { Metrics } from '../metrics.js';

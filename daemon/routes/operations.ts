@@ -1,8 +1,8 @@
 /** GET /v1/operations/{operation_reference} (CONTRACT 4): how an outcome is read. */
 import type { FastifyInstance } from 'fastify';
-import { operationVisible } from '../../src/authority.js';
+import { operationVisible } from '../../src/auth/authority.js';
 import { refuse } from '../../src/errors.js';
-import { operationView } from '../../src/views.js';
+import { operationView } from '../../src/queries/views.js';
 import { callerOf } from '../http/auth.js';
 import { wireReply } from '../http/replies.js';
 import { noQuery, object, operationRef, operationViewSchema, responses } from '../http/schemas.js';

@@ -1,9 +1,9 @@
 /** Integrating parties (spec endpoint 8, CONTRACT 5): registered and listed by the operator. */
 import type { FastifyInstance } from 'fastify';
 import { integratingPartiesMax, partyPrincipalsMax } from '../../src/constants.js';
-import type { Party } from '../../src/decide-parties.js';
+import type { Party } from '../../src/decide/decide-parties.js';
 import { refuse } from '../../src/errors.js';
-import { parseIdentityId } from '../../src/values.js';
+import { parseIdentityId } from '../../src/model/values.js';
 import { requireOperator } from '../http/auth.js';
 import { acknowledge } from '../http/command.js';
 import { wireReply } from '../http/replies.js';

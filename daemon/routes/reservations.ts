@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { deadlineHorizonMaxMs } from '../../src/constants.js';
-import { parseAccountId, parseAmountMinor, parseAssetSymbol } from '../../src/values.js';
+import { parseAccountId, parseAmountMinor, parseAssetSymbol } from '../../src/model/values.js';
 import { acknowledge, deadlineOf } from '../http/command.js';
 import { accountId, amount, assetSymbol, commandHeaders, commandReplySchema, noQuery, object, operationRef, reference, responses } from '../http/schemas.js';
 import type { RouteContext } from './context.js';

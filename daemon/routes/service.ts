@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { OpenApi } from '../openapi.js';
 import { wireReply } from '../http/replies.js';
-import { RawJson } from '../../src/wire.js';
+import { RawJson } from '../../src/queries/wire.js';
 import { noQuery, object } from '../http/schemas.js';
 
 export function serviceRoutes(app: FastifyInstance, openApi: OpenApi, version: string): void {

@@ -1,8 +1,8 @@
 /** GET /v1/statements (spec endpoint 9) and GET /v1/movements (endpoint 10). */
 import type { FastifyInstance } from 'fastify';
 import { refuse } from '../../src/errors.js';
-import { parseAccountId, parseAssetSymbol, parseIdentityId } from '../../src/values.js';
-import { movementsPageView, statementView } from '../../src/views.js';
+import { parseAccountId, parseAssetSymbol, parseIdentityId } from '../../src/model/values.js';
+import { movementsPageView, statementView } from '../../src/queries/views.js';
 import { callerOf } from '../http/auth.js';
 import { type Query, limitQuery, periodQuery, uintQuery } from '../http/query.js';
 import { wireReply } from '../http/replies.js';

@@ -1,8 +1,8 @@
 /** POST /v1/transfers (spec endpoint 7). */
 import type { FastifyInstance } from 'fastify';
 import { deadlineHorizonMaxMs } from '../../src/constants.js';
-import type { Leg } from '../../src/model.js';
-import { parseAccountId, parseAmountMinor, parseAssetSymbol } from '../../src/values.js';
+import type { Leg } from '../../src/model/model.js';
+import { parseAccountId, parseAmountMinor, parseAssetSymbol } from '../../src/model/values.js';
 import { acknowledge, deadlineOf } from '../http/command.js';
 import { accountId, amount, assetSymbol, commandHeaders, commandReplySchema, noQuery, object, reference, responses } from '../http/schemas.js';
 import type { RouteContext } from './context.js';

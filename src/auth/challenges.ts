@@ -16,7 +16,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { assert } from '../assert.js';
 import { type Refusal, refusal } from '../errors.js';
-import type { AccountId, IdentityId } from '../values.js';
+import type { AccountId, IdentityId } from '../model/values.js';
 import { expiryKey } from './expiry.js';
 import { challengeBytesMin, challengeMacKeyBytes, challengeTextLengthMax, challengeValidityMs } from './constants.js';
 

@@ -26,7 +26,7 @@ export const tokenBytesMin = 32;
 export const sessionLifetimeDefaultMs = 12 * 3600 * 1000;
 /** Longest session lifetime the daemon's config may set. */
 export const sessionLifetimeMaxMs = 7 * 24 * 3600 * 1000;
-/** Bearer token text length the resolver reads (src/credentials.ts refuses longer ones). */
+/** Bearer token text length the resolver reads (src/auth/credentials.ts refuses longer ones). */
 export const tokenTextLengthMax = 512;
 
 /** Base64url text of one WebAuthn field (attestation object, client data, signature...). */

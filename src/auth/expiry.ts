@@ -4,7 +4,7 @@
  * `expiryScanEnd(space, nowMs)`, and pruning never reads live ones.
  */
 import { assert } from '../assert.js';
-import { seqHex } from '../codec.js';
+import { seqHex } from '../model/codec.js';
 
 export type ExpirySpace = 'chalx' | 'tokx';
 

@@ -17,9 +17,19 @@
  * usage records, passes the decision time, and writes what comes back.
  */
 import { AssertionFailure, assert } from '../assert.js';
-import type { Principals } from '../authority.js';
+import type { Principals } from './authority.js';
 import { type Refusal, Refused, refusal, refuse } from '../errors.js';
-import type { AccountKind, Custody } from '../model.js';
+import {
+  type AccountKind,
+  type Custody,
+  type Grant,
+  type GrantKind,
+  type GrantOp,
+  type GrantSubject,
+  type GrantTerms,
+  type PerWindow,
+  grantOps,
+} from '../model/model.js';
 import {
   type AccountId,
   type AssetSymbol,
@@ -31,7 +41,7 @@ import {
   parseIdentityId,
   parseLimitMinor,
   parseUintNumber,
-} from '../values.js';
+} from '../model/values.js';
 import {
   grantChainDepthMax,
   grantChildrenMax,
@@ -43,41 +53,6 @@ import {
   grantsDecodedMax,
   justificationBytesMax,
 } from './constants.js';
-
-/** What a grant may be used for. The spec names `transfer` and `open_account`; the rest are ours. */
-export const grantOps = ['transfer', 'reserve', 'capture', 'release', 'open_account'] as const;
-export type GrantOp = (typeof grantOps)[number];
-export type GrantKind = 'delegated' | 'issuance';
-
-export type GrantSubject = { readonly account: AccountId } | 'delegated_accounts' | { readonly asset: AssetSymbol } | { readonly identity: IdentityId };
-
-export interface PerWindow {
-  readonly lengthMs: number;
-  readonly limitMinor: bigint;
-}
-
-export interface GrantTerms {
-  readonly kind: GrantKind;
-  readonly principal: IdentityId;
-  readonly subject: GrantSubject;
-  readonly ops: readonly GrantOp[];
-  readonly assets: readonly AssetSymbol[] | null;
-  readonly counterparties: readonly AccountId[] | null;
-  readonly expiresAtMs: number | null;
-  readonly parent: GrantId | null;
-  readonly perOperationMinor: bigint | null;
-  readonly perWindow: PerWindow | null;
-}
-
-export interface Grant {
-  readonly id: GrantId;
-  readonly grantor: IdentityId;
-  readonly grantedAtMs: number;
-  readonly revokedAtMs: number | null;
-  /** Issuance grants only: why the operator gave it. */
-  readonly justification: string | null;
-  readonly terms: GrantTerms;
-}
 
 // ---------------------------------------------------------------------------------
 // Parsing at the edge (throws Refused, like values.ts)

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { AssertionFailure } from '../../src/assert.js';
 import type { Refusal } from '../../src/errors.js';
-import type { AccountId, IdentityId } from '../../src/values.js';
+import type { AccountId, IdentityId } from '../../src/model/values.js';
 import {
   type ChallengePurpose,
   type ChallengeRecord,

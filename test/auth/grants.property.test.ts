@@ -6,8 +6,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Grant, type GrantOp, type GrantSubject, type GrantTerms, type GrantUse, type PerWindow, type WindowUsage, authorizeUse, emptyWindowUsage, widenedTerm } from '../../src/auth/grants.js';
-import type { GrantId } from '../../src/values.js';
+import { type GrantUse, type WindowUsage, authorizeUse, emptyWindowUsage, widenedTerm } from '../../src/auth/grants.js';
+import { type Grant, type GrantOp, type GrantSubject, type GrantTerms, type PerWindow } from '../../src/model/model.js';
+import type { GrantId } from '../../src/model/values.js';
 import { acct, agent, grant, helper, sym, use } from '../support/grants.js';
 
 const ops: GrantOp[] = ['transfer', 'reserve', 'capture', 'release'];

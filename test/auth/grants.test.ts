@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { AssertionFailure } from '../../src/assert.js';
-import { builtInPrincipals as principals } from '../../src/authority.js';
+import { builtInPrincipals as principals } from '../../src/auth/authority.js';
 import { grantChainDepthMax, grantChildrenMax, grantWindowUsesMax } from '../../src/auth/constants.js';
 import {
-  type Grant,
   type GrantIssuance,
   type WindowUsage,
   authorizeUse,
@@ -20,7 +19,8 @@ import {
   revocationSet,
   revoke,
 } from '../../src/auth/grants.js';
-import type { GrantId } from '../../src/values.js';
+import { type Grant } from '../../src/model/model.js';
+import type { GrantId } from '../../src/model/values.js';
 import { acct, agent, gid, grant, helper, holder, sym, terms, use } from '../support/grants.js';
 import { refusedWith } from '../support/refusals.js';
 

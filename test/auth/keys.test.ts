@@ -6,9 +6,9 @@ import { issueChallenge, reclaimMessage } from '../../src/auth/challenges.js';
 import { sessionLifetimeDefaultMs } from '../../src/auth/constants.js';
 import { expiryHash } from '../../src/auth/expiry.js';
 import { drawApiKey, drawSession, parseKeyVerifier, sessionView, sessionWrites, verifyKeySignature } from '../../src/auth/keys.js';
-import { credentialWrites, hashToken, resolveToken, tokenKey, type Credential } from '../../src/credentials.js';
+import { credentialWrites, hashToken, resolveToken, tokenKey, type Credential } from '../../src/auth/credentials.js';
 import type { ReadView } from '../../src/store/port.js';
-import type { AccountId, CredentialId, IdentityId } from '../../src/values.js';
+import type { AccountId, CredentialId, IdentityId } from '../../src/model/values.js';
 import { refusedWith } from '../support/refusals.js';
 
 const alice = 'did:ledger:id:alice' as IdentityId;

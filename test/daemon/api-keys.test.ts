@@ -11,15 +11,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../daemon/app.js';
 import { loadConfig } from '../../daemon/config.js';
 import { ApiKeyHandoff, decisionWaitMs, handoffKeysMax, handoffWaitMs } from '../../daemon/http/api-keys.js';
-import { builtInPrincipals } from '../../src/authority.js';
-import { keys } from '../../src/codec.js';
-import { credentialWrites, principalCredentialWrites } from '../../src/credentials.js';
-import { importGenesis } from '../../src/genesis.js';
-import { sequentialIds } from '../../src/ids.js';
-import { Kernel } from '../../src/kernel.js';
+import { builtInPrincipals } from '../../src/auth/authority.js';
+import { keys } from '../../src/model/codec.js';
+import { credentialWrites, principalCredentialWrites } from '../../src/auth/credentials.js';
+import { importGenesis } from '../../src/book/genesis.js';
+import { sequentialIds } from '../../src/model/ids.js';
+import { Kernel } from '../../src/book/kernel.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { BatchOp } from '../../src/store/port.js';
-import type { CredentialId, IdentityId } from '../../src/values.js';
+import type { CredentialId, IdentityId } from '../../src/model/values.js';
 import { customersGenesis } from '../support/book.js';
 
 describe('ApiKeyHandoff', () => {

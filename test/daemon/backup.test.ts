@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { decodeBalance, encodeBalance } from '../../src/codec.js';
+import { decodeBalance, encodeBalance } from '../../src/model/codec.js';
 import { LevelStore } from '../../src/store/level.js';
 import { configDir, ledgerctl } from '../cli/support/ledgerctl.js';
 import { type Client, client, decided, ledgerd, refusalOf, refused, startDaemon, useDaemon, useTempDirs } from './support.js';

@@ -6,10 +6,10 @@
  */
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { keys } from '../../src/codec.js';
-import { keyedIds } from '../../src/ids.js';
+import { keys } from '../../src/model/codec.js';
+import { keyedIds } from '../../src/model/ids.js';
 import { daemonKeys } from '../../daemon/book.js';
-import { Kernel } from '../../src/kernel.js';
+import { Kernel } from '../../src/book/kernel.js';
 import { LevelStore } from '../../src/store/level.js';
 import type { BatchOp } from '../../src/store/port.js';
 import { actorOf, submission, transfer } from '../support/book.js';

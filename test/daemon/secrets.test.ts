@@ -8,7 +8,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { hashToken } from '../../src/credentials.js';
+import { hashToken } from '../../src/auth/credentials.js';
 import { SoftwareAuthenticator } from '../support/authenticator.js';
 import { type Daemon, client, decided, removeDir, startDaemon, tempDir, writeBook } from './support.js';
 

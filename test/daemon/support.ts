@@ -11,11 +11,11 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { request } from 'undici';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { builtInPrincipals } from '../../src/authority.js';
-import { credentialWrites, principalCredentialWrites } from '../../src/credentials.js';
-import { importGenesis } from '../../src/genesis.js';
+import { builtInPrincipals } from '../../src/auth/authority.js';
+import { credentialWrites, principalCredentialWrites } from '../../src/auth/credentials.js';
+import { importGenesis } from '../../src/book/genesis.js';
 import { LevelStore } from '../../src/store/level.js';
-import type { CredentialId, IdentityId } from '../../src/values.js';
+import type { CredentialId, IdentityId } from '../../src/model/values.js';
 import { customersGenesis } from '../support/book.js';
 
 /** The repository root (trailing slash), also from the compiled copy in dist/ that bench scripts import. */

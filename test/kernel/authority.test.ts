@@ -1,8 +1,8 @@
 /** Who sees an operation: its submitter (within the credential's scope) and the operator. */
 import { describe, expect, it } from 'vitest';
-import { type Actor, builtInPrincipals, operationVisible } from '../../src/authority.js';
-import type { Command, Operation } from '../../src/model.js';
-import type { AccountId, CredentialId, IdentityId } from '../../src/values.js';
+import { type Actor, builtInPrincipals, operationVisible } from '../../src/auth/authority.js';
+import type { Command, Operation } from '../../src/model/model.js';
+import type { AccountId, CredentialId, IdentityId } from '../../src/model/values.js';
 import { transfer } from '../support/book.js';
 
 const alice = 'did:ledger:id:alice' as IdentityId;

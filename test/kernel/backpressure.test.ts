@@ -3,8 +3,8 @@
  * still acknowledged while the first floods; decisions give the slots back.
  */
 import { describe, expect, it } from 'vitest';
-import { sequentialIds } from '../../src/ids.js';
-import { Kernel } from '../../src/kernel.js';
+import { sequentialIds } from '../../src/model/ids.js';
+import { Kernel } from '../../src/book/kernel.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import { submittedWith } from '../support/refusals.js';
 import { TestClock, actorOf, customersGenesis, openBook, submission, transfer } from '../support/book.js';

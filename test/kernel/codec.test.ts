@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../daemon/http/digest.js';
-import { decodeIndexedPosting, decodeLeaf, decodeOperation, encodeIndexedPosting, encodeLeaf, encodeOperation } from '../../src/codec.js';
-import { balanceView, movementView } from '../../src/views.js';
-import type { Operation, Posting } from '../../src/model.js';
+import { decodeIndexedPosting, decodeLeaf, decodeOperation, encodeIndexedPosting, encodeLeaf, encodeOperation } from '../../src/model/codec.js';
+import { balanceView, movementView } from '../../src/queries/views.js';
+import type { Operation, Posting } from '../../src/model/model.js';
 
 const id = (prefix: string) => fc.stringMatching(/^[A-Za-z0-9._-]{1,64}$/).map((s) => `${prefix}${s}`);
 const amount = fc.bigInt({ min: 1n, max: (1n << 128n) - 1n });

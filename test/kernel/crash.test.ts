@@ -9,13 +9,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decodeBalance, decodeOperation, decodeLeaf, journalChunkLeaves, keys, prefixEnd } from '../../src/codec.js';
-import { parseGenesis, importGenesis } from '../../src/genesis.js';
-import { sequentialIds } from '../../src/ids.js';
-import { Kernel } from '../../src/kernel.js';
+import { decodeBalance, decodeOperation, decodeLeaf, journalChunkLeaves, keys, prefixEnd } from '../../src/model/codec.js';
+import { parseGenesis, importGenesis } from '../../src/book/genesis.js';
+import { sequentialIds } from '../../src/model/ids.js';
+import { Kernel } from '../../src/book/kernel.js';
 import { LevelStore } from '../../src/store/level.js';
 import type { Store } from '../../src/store/port.js';
-import { verifyTotals } from '../../src/totals.js';
+import { verifyTotals } from '../../src/book/totals.js';
 import { crashCustomers } from '../support/crash-child.js';
 
 const child = join(process.cwd(), 'dist/test/support/crash-child.js');

@@ -5,8 +5,8 @@
  */
 import { submittedWith } from '../support/refusals.js';
 import { describe, expect, it, vi } from 'vitest';
-import { sequentialIds } from '../../src/ids.js';
-import { Kernel } from '../../src/kernel.js';
+import { sequentialIds } from '../../src/model/ids.js';
+import { Kernel } from '../../src/book/kernel.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { BatchOp } from '../../src/store/port.js';
 import { TestClock, actorOf, available, customersGenesis, openBook, submission, transfer } from '../support/book.js';

@@ -6,11 +6,11 @@
  */
 import { submittedWith } from '../support/refusals.js';
 import { describe, expect, it } from 'vitest';
-import type { GrantTerms } from '../../src/auth/grants.js';
-import type { Command } from '../../src/model.js';
-import type { AccountId, GrantId, IdentityId } from '../../src/values.js';
+import type { GrantTerms } from '../../src/model/model.js';
+import type { Command } from '../../src/model/model.js';
+import type { AccountId, GrantId, IdentityId } from '../../src/model/values.js';
 import { grantsHeldMax, grantsPerGrantorHolderMax } from '../../src/auth/constants.js';
-import { heldGrantKey } from '../../src/decide-grants.js';
+import { heldGrantKey } from '../../src/decide/decide-grants.js';
 import { acct, actorOf, customersGenesis, issuanceGrant, openBook, operator, submission, sym, transfer } from '../support/book.js';
 
 const alice = 'did:ledger:id:alice' as IdentityId;

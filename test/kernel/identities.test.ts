@@ -9,10 +9,10 @@ import { submittedWith } from '../support/refusals.js';
 import { describe, expect, it } from 'vitest';
 import { challengeKey } from '../../src/auth/challenges.js';
 import { drawApiKey, drawSession } from '../../src/auth/keys.js';
-import type { Actor } from '../../src/authority.js';
-import { builtInPrincipals } from '../../src/authority.js';
-import type { Command, NewCredential } from '../../src/model.js';
-import type { AccountId, CredentialId, IdentityId } from '../../src/values.js';
+import type { Actor } from '../../src/auth/authority.js';
+import { builtInPrincipals } from '../../src/auth/authority.js';
+import type { Command, NewCredential } from '../../src/model/model.js';
+import type { AccountId, CredentialId, IdentityId } from '../../src/model/values.js';
 import { actorOf, customersGenesis, openBook, submission, transfer } from '../support/book.js';
 
 const identities: Actor = { principal: builtInPrincipals.identities, credential: 'did:ledger:cred:identities' as CredentialId, onBehalfOf: null };

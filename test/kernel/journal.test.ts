@@ -5,14 +5,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../daemon/http/digest.js';
-import { journalChunkLeaves, keys, parseSeqHex, prefixEnd } from '../../src/codec.js';
+import { journalChunkLeaves, keys, parseSeqHex, prefixEnd } from '../../src/model/codec.js';
 import { journalChunkEntriesMax } from '../../src/constants.js';
-import { journalLeaves } from '../../src/journal.js';
-import { balanceView, movementView } from '../../src/views.js';
+import { journalLeaves } from '../../src/queries/journal.js';
+import { balanceView, movementView } from '../../src/queries/views.js';
 import { actorOf, customersGenesis, openBook, operator, submission, transfer } from '../support/book.js';
-import type { Posting } from '../../src/model.js';
+import type { Posting } from '../../src/model/model.js';
 import type { ReadView } from '../../src/store/port.js';
-import type { AccountId } from '../../src/values.js';
+import type { AccountId } from '../../src/model/values.js';
 
 const names = Array.from({ length: 6 }, (_, i) => `c${i}`);
 const acctOf = (name: string) => `did:ledger:acct:${name}`;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { submittedWith } from '../support/refusals.js';
-import { defaultGenesis } from '../../src/genesis.js';
+import { defaultGenesis } from '../../src/book/genesis.js';
 import { acct, actorOf, customersGenesis, issuanceGrant, openBook, operator, submission, sym, transfer } from '../support/book.js';
 
 const alice = 'did:ledger:acct:alice';

@@ -5,10 +5,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Refused } from '../../src/errors.js';
-import type { Actor } from '../../src/authority.js';
-import type { Command } from '../../src/model.js';
-import type { BookView } from '../../src/queries.js';
-import type { AccountId, IdentityId } from '../../src/values.js';
+import type { Actor } from '../../src/auth/authority.js';
+import type { Command } from '../../src/model/model.js';
+import type { BookView } from '../../src/queries/queries.js';
+import type { AccountId, IdentityId } from '../../src/model/values.js';
 import { actorOf, customersGenesis, openBook, operator, submission } from '../support/book.js';
 
 const alice = 'did:ledger:id:alice' as IdentityId;

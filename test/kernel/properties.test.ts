@@ -5,12 +5,12 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeOperation, decodeLeaf, journalChunkLeaves, keys, prefixEnd } from '../../src/codec.js';
+import { decodeOperation, decodeLeaf, journalChunkLeaves, keys, prefixEnd } from '../../src/model/codec.js';
 import { Refused } from '../../src/errors.js';
-import type { Command } from '../../src/model.js';
+import type { Command } from '../../src/model/model.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { Store } from '../../src/store/port.js';
-import { verifyTotals } from '../../src/totals.js';
+import { verifyTotals } from '../../src/book/totals.js';
 import { TestClock, acct, actorOf, customersGenesis, openBook, submission, sym, transfer } from '../support/book.js';
 
 const names = ['alice', 'bob', 'carol'] as const;

@@ -9,14 +9,14 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeHead, encodeOperation, keys } from '../../src/codec.js';
-import { journalLeaves } from '../../src/journal.js';
-import type { GrantOp, GrantTerms } from '../../src/auth/grants.js';
-import { sequentialIds } from '../../src/ids.js';
-import { Kernel } from '../../src/kernel.js';
-import type { Command, Operation } from '../../src/model.js';
+import { decodeHead, encodeOperation, keys } from '../../src/model/codec.js';
+import { journalLeaves } from '../../src/queries/journal.js';
+import type { GrantOp, GrantTerms } from '../../src/model/model.js';
+import { sequentialIds } from '../../src/model/ids.js';
+import { Kernel } from '../../src/book/kernel.js';
+import type { Command, Operation } from '../../src/model/model.js';
 import { MemoryStore } from '../../src/store/memory.js';
-import type { AccountId, CredentialId, GrantId, IdentityId } from '../../src/values.js';
+import type { AccountId, CredentialId, GrantId, IdentityId } from '../../src/model/values.js';
 import { TestClock, actorOf, customersGenesis, openBook, submission, sym } from '../support/book.js';
 
 const names = ['alice', 'bob', 'carol'] as const;

@@ -5,7 +5,7 @@
  * taken again.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { keys } from '../../src/codec.js';
+import { keys } from '../../src/model/codec.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { BatchOp } from '../../src/store/port.js';
 import { submittedWith } from '../support/refusals.js';

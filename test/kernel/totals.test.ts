@@ -1,15 +1,15 @@
 /**
- * The per-asset totals (src/totals.ts): kept by every round in its batch, read on
+ * The per-asset totals (src/book/totals.ts): kept by every round in its batch, read on
  * opening instead of a pass over every balance, and the source of the trial balance;
  * `verifyTotals` (the full pass, for `ledgerd check`) agrees with them.
  */
 import { describe, expect, it } from 'vitest';
-import { keys } from '../../src/codec.js';
-import { Kernel } from '../../src/kernel.js';
-import { sequentialIds } from '../../src/ids.js';
+import { keys } from '../../src/model/codec.js';
+import { Kernel } from '../../src/book/kernel.js';
+import { sequentialIds } from '../../src/model/ids.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { Range } from '../../src/store/port.js';
-import { verifyTotals } from '../../src/totals.js';
+import { verifyTotals } from '../../src/book/totals.js';
 import { TestClock, acct, actorOf, customersGenesis, openBook, submission, sym, transfer } from '../support/book.js';
 
 const alice = 'did:ledger:acct:alice';

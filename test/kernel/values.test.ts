@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { refusedWith } from '../support/refusals.js';
-import { parseAccountId, parseAmountMinor, parseAssetSymbol, parseLimitMinor, parseReferenceJson } from '../../src/values.js';
+import { parseAccountId, parseAmountMinor, parseAssetSymbol, parseLimitMinor, parseReferenceJson } from '../../src/model/values.js';
 
 
 describe('values parsed at the edge (CONTRACT 3)', () => {

@@ -1,14 +1,14 @@
 /** Test harness: a kernel over a chosen store, with a clock the test moves. */
 import { createHash } from 'node:crypto';
-import type { Actor } from '../../src/authority.js';
-import { builtInPrincipals } from '../../src/authority.js';
-import { type Genesis, defaultGenesis, importGenesis, parseGenesis } from '../../src/genesis.js';
-import { sequentialIds } from '../../src/ids.js';
-import { Kernel, type Submission } from '../../src/kernel.js';
-import type { Command } from '../../src/model.js';
+import type { Actor } from '../../src/auth/authority.js';
+import { builtInPrincipals } from '../../src/auth/authority.js';
+import { type Genesis, defaultGenesis, importGenesis, parseGenesis } from '../../src/book/genesis.js';
+import { sequentialIds } from '../../src/model/ids.js';
+import { Kernel, type Submission } from '../../src/book/kernel.js';
+import type { Command } from '../../src/model/model.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { Store } from '../../src/store/port.js';
-import type { AccountId, AssetSymbol, CredentialId, IdentityId, ReferenceJson } from '../../src/values.js';
+import type { AccountId, AssetSymbol, CredentialId, IdentityId, ReferenceJson } from '../../src/model/values.js';
 
 export class TestClock {
   constructor(public nowMs = 1_700_000_000_000) {}

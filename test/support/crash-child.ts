@@ -9,10 +9,10 @@
 import { createHash } from 'node:crypto';
 import { writeSync } from 'node:fs';
 import { Refused } from '../../src/errors.js';
-import { sequentialIds } from '../../src/ids.js';
-import { Kernel } from '../../src/kernel.js';
+import { sequentialIds } from '../../src/model/ids.js';
+import { Kernel } from '../../src/book/kernel.js';
 import { LevelStore } from '../../src/store/level.js';
-import type { AccountId, AssetSymbol, CredentialId, IdentityId } from '../../src/values.js';
+import type { AccountId, AssetSymbol, CredentialId, IdentityId } from '../../src/model/values.js';
 
 export const crashCustomers = 8;
 const retried = 32;

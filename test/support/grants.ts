@@ -1,6 +1,7 @@
 /** Builders for grant tests: terms, grants and uses with sensible defaults. */
-import type { Grant, GrantTerms, GrantUse } from '../../src/auth/grants.js';
-import type { AccountId, AssetSymbol, GrantId, IdentityId } from '../../src/values.js';
+import type { GrantUse } from '../../src/auth/grants.js';
+import type { Grant, GrantTerms } from '../../src/model/model.js';
+import type { AccountId, AssetSymbol, GrantId, IdentityId } from '../../src/model/values.js';
 
 export const holder = 'did:ledger:id:holder' as IdentityId;
 export const agent = 'did:ledger:id:agent' as IdentityId;

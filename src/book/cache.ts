@@ -1,4 +1,4 @@
-import { assert } from './assert.js';
+import { assert } from '../assert.js';
 
 /**
  * A bounded least-recently-used cache. The kernel's memory is bounded by this, not by

@@ -4,12 +4,13 @@
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
-import { assert } from './assert.js';
-import { type Actor, type Principals, inScope, reaches, unreachableAccount } from './authority.js';
-import { type Grant, grantWithinScope } from './auth/grants.js';
-import { overGrantPrefix, partyGrantPrefix } from './decide-grants.js';
-import { type Party, partyPrefix } from './decide-parties.js';
-import { type GrantPage, type GrantPageQuery, anyUnder, grantCoversAccount, grantPage, holdsLiveGrantOver } from './grant-queries.js';
+import { assert } from '../assert.js';
+import { type Actor, type Principals, inScope, reaches, unreachableAccount } from '../auth/authority.js';
+import { grantWithinScope } from '../auth/grants.js';
+import { type Grant } from '../model/model.js';
+import { overGrantPrefix, partyGrantPrefix } from '../decide/decide-grants.js';
+import { type Party, partyPrefix } from '../decide/decide-parties.js';
+import { type GrantPage, type GrantPageQuery, anyUnder, grantCoversAccount, grantPage, holdsLiveGrantOver } from '../auth/grant-queries.js';
 import {
   decodeAccount,
   decodeBalance,
@@ -21,14 +22,14 @@ import {
   parseSeqHex,
   prefixEnd,
   seqHex,
-} from './codec.js';
-import { assetsMax, integratingPartiesMax, movementsMergeMax, movementsScanMax, statementMovementsMax } from './constants.js';
-import { refuse } from './errors.js';
-import type { Account, Asset, Balance, Head, Operation, Posting } from './model.js';
-import { zeroBalance } from './model.js';
-import { readTotals, totalMinor } from './totals.js';
-import type { ReadView, Snapshot } from './store/port.js';
-import { type AccountId, type AssetSymbol, type IdentityId, isAccountId } from './values.js';
+} from '../model/codec.js';
+import { assetsMax, integratingPartiesMax, movementsMergeMax, movementsScanChunkEntries, movementsScanMax, statementMovementsMax } from '../constants.js';
+import { refuse } from '../errors.js';
+import type { Account, Asset, Balance, Head, Operation, Posting } from '../model/model.js';
+import { zeroBalance } from '../model/model.js';
+import { readTotals, totalMinor } from '../book/totals.js';
+import type { ReadView, Snapshot } from '../store/port.js';
+import { type AccountId, type AssetSymbol, type IdentityId, isAccountId } from '../model/values.js';
 
 export interface StatementQuery {
   readonly account: AccountId;
@@ -320,7 +321,7 @@ export class BookView {
         resumeSeq = (await source.peek())?.seq ?? null;
         break;
       }
-      const chunk = await source.take(Math.min(256, movementsScanMax - scanned));
+      const chunk = await source.take(Math.min(movementsScanChunkEntries, movementsScanMax - scanned));
       if (chunk.length === 0) break;
       for (const [i, entry] of chunk.entries()) {
         scanned++;
@@ -372,7 +373,7 @@ export class BookView {
 
   async trialBalance(asset: AssetSymbol | null): Promise<TrialBalance> {
     if (asset !== null && !this.assets.has(asset)) refuse('ERR-UnknownAsset', `asset ${asset} is not registered`);
-    // The totals every round keeps (src/totals.ts): one read per asset, however large the book.
+    // The totals every round keeps (src/book/totals.ts): one read per asset, however large the book.
     const symbols = [...this.assets.keys()].filter((a) => asset === null || a === asset);
     const totals = await readTotals(this.snap, symbols);
     const rows = [...totals.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([symbol, layers]) => ({ asset: symbol as AssetSymbol, openingsMinor: totalMinor(layers), layers }));

@@ -5,11 +5,11 @@
  * opening the book reads them, so neither costs a pass over every balance; the
  * full pass (`verifyTotals`) is for offline checks (`ledgerd check`).
  */
-import { assert } from './assert.js';
+import { assert } from '../assert.js';
 import { loadAssets } from './assets.js';
-import { decodeBalance, encodeBalance, keys, prefixEnd } from './codec.js';
-import { type Balance, zeroBalance } from './model.js';
-import type { BatchOp, ReadView } from './store/port.js';
+import { decodeBalance, encodeBalance, keys, prefixEnd } from '../model/codec.js';
+import { type Balance, zeroBalance } from '../model/model.js';
+import type { BatchOp, ReadView } from '../store/port.js';
 
 /** The signed sum of a total's layers: zero in a balanced book. */
 export const totalMinor = (b: Balance): bigint => b.available + b.reserved + b.encumbered;

@@ -3,13 +3,13 @@
  * into the overlay before deciding, so the decisions stay synchronous. Every scan
  * is bounded: held grants and children by their constants, chains by their depth.
  */
-import { grantChainDepthMax, grantChildrenMax, grantRevocationSetMax, grantsGivenMax, grantsHeldMax } from './auth/constants.js';
-import { decodeGrant, grantChildPrefix, grantKey, grantWindowKey } from './auth/grants.js';
-import { prefixEnd } from './codec.js';
-import { givenGrantPrefix, heldGrantPrefix, revokedHeldPrefix } from './decide-grants.js';
-import type { Overlay } from './overlay.js';
-import type { ReadView } from './store/port.js';
-import type { GrantId } from './values.js';
+import { grantChainDepthMax, grantChildrenMax, grantRevocationSetMax, grantsGivenMax, grantsHeldMax } from './constants.js';
+import { decodeGrant, grantChildPrefix, grantKey, grantWindowKey } from './grants.js';
+import { prefixEnd } from '../model/codec.js';
+import { givenGrantPrefix, heldGrantPrefix, revokedHeldPrefix } from '../decide/decide-grants.js';
+import type { Overlay } from '../book/overlay.js';
+import type { ReadView } from '../store/port.js';
+import type { GrantId } from '../model/values.js';
 
 async function loadRecords(view: ReadView, overlay: Overlay, keys: readonly string[]): Promise<void> {
   const missing = keys.filter((k) => !overlay.records.has(k));

@@ -2,8 +2,8 @@
  * Identifiers, symbols, amounts and times, parsed once at the edge into typed values
  * (CONTRACT 3). Past the edge, the kernel trusts these brands and never re-parses.
  */
-import { amountDigitsMax, amountMinorMax, idLengthMax, referenceBytesMax, symbolLengthMax } from './constants.js';
-import { refuse } from './errors.js';
+import { amountDigitsMax, amountMinorMax, idLengthMax, referenceBytesMax, symbolLengthMax } from '../constants.js';
+import { refuse } from '../errors.js';
 
 declare const brand: unique symbol;
 type Brand<T, B> = T & { readonly [brand]: B };

@@ -3,8 +3,8 @@
  * validated whole before anything is written, imported in bounded batches, then
  * sealed by the last write. Until sealed the kernel does not open the book.
  */
-import { assert } from './assert.js';
-import { builtInPrincipals, type Principals } from './authority.js';
+import { assert } from '../assert.js';
+import { builtInPrincipals, type Principals } from '../auth/authority.js';
 import {
   encodeAccount,
   encodeAsset,
@@ -16,12 +16,12 @@ import {
   encodeLeaf,
   keys,
   storeLayout,
-} from './codec.js';
-import { assetsMax, defaultTreasuryLimitMinor, genesisEntriesMax, genesisEntriesPerWrite, journalChunkEntriesMax } from './constants.js';
-import { refuse } from './errors.js';
-import type { Account, Asset, AssetKind, Balance, Custody, Head, Identity, Layer, Posting } from './model.js';
-import { layers, moved, zeroBalance } from './model.js';
-import type { BatchOp, Store } from './store/port.js';
+} from '../model/codec.js';
+import { assetsMax, defaultTreasuryLimitMinor, genesisEntriesMax, genesisEntriesPerWrite, journalChunkEntriesMax } from '../constants.js';
+import { refuse } from '../errors.js';
+import type { Account, Asset, AssetKind, Balance, Custody, Head, Identity, Layer, Posting } from '../model/model.js';
+import { layers, moved, zeroBalance } from '../model/model.js';
+import type { BatchOp, Store } from '../store/port.js';
 import { plusBalance, totalsWrite } from './totals.js';
 import {
   type AccountId,
@@ -34,7 +34,7 @@ import {
   parseIdentityId,
   parseLimitMinor,
   parseUintNumber,
-} from './values.js';
+} from '../model/values.js';
 
 export interface GenesisAlias {
   readonly source: string;

@@ -13,7 +13,7 @@
  * a decided command's `cmd/` entry goes in the same batch as its decision, so none is
  * decided twice. The clock and id sources are passed in.
  */
-import { assert, AssertionFailure, fail } from './assert.js';
+import { assert, AssertionFailure, fail } from '../assert.js';
 import { LruCache } from './cache.js';
 import {
   decodeAccount,
@@ -34,16 +34,16 @@ import {
   parseSeqHex,
   prefixEnd,
   storeLayout,
-} from './codec.js';
-import * as bounds from './constants.js';
-import { type Decision, type DecisionInput, type Entry, decide, decideExpiry, availableFloorMinor } from './decide.js';
-import { type ChallengeGate, type DirectCommand, decideSignIn, recordNeeds } from './decide-auth.js';
-import { challengeMacKeyBytes, challengesOutstandingMax } from './auth/constants.js';
-import { type ChallengePurpose, type ChallengeRecord, challengeKey, issueChallenge, openChallenge } from './auth/challenges.js';
-import { expiryHash, expiryScanEnd } from './auth/expiry.js';
-import { type Credential, credentialKey, tokenKey } from './credentials.js';
-import { type Refusal, Refused, refusal, refuse } from './errors.js';
-import { type Actor, type Principals, authorityToDebit, builtInPrincipals } from './authority.js';
+} from '../model/codec.js';
+import * as bounds from '../constants.js';
+import { type Decision, type DecisionInput, type Entry, decide, decideExpiry, availableFloorMinor } from '../decide/decide.js';
+import { type ChallengeGate, type DirectCommand, decideSignIn, recordNeeds } from '../decide/decide-auth.js';
+import { challengeMacKeyBytes, challengesOutstandingMax } from '../auth/constants.js';
+import { type ChallengePurpose, type ChallengeRecord, challengeKey, issueChallenge, openChallenge } from '../auth/challenges.js';
+import { expiryHash, expiryScanEnd } from '../auth/expiry.js';
+import { type Credential, credentialKey, decodeCredential, tokenKey } from '../auth/credentials.js';
+import { type Refusal, Refused, refusal, refuse } from '../errors.js';
+import { type Actor, type Principals, authorityToDebit, builtInPrincipals, opensAccountFor } from '../auth/authority.js';
 import {
   type Account,
   type Asset,
@@ -55,34 +55,18 @@ import {
   type Posting,
   moved,
   zeroBalance,
-} from './model.js';
+} from '../model/model.js';
 import { Overlay } from './overlay.js';
-import type { BatchOp, Store } from './store/port.js';
-import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, PartyId, ReferenceJson } from './values.js';
+import type { BatchOp, Store } from '../store/port.js';
+import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, ReferenceJson } from '../model/values.js';
 import { loadAssets } from './assets.js';
-import { BookView, readOperation } from './queries.js';
+import { BookView, readOperation } from '../queries/queries.js';
 import { plusBalance, readTotals, totalMinor, totalsWrite } from './totals.js';
-import { precheck, precheckNeeds } from './precheck.js';
-import { loadHeldGrants, loadIssuance, loadList, loadRevocation } from './grant-loader.js';
-import { partyPrefix } from './decide-parties.js';
-import { resolveToken } from './credentials.js';
-
-export interface IdSource {
-  /** The opaque reference of the operation submitted as command `cseq`. */
-  operationRef(cseq: number): string;
-  /** The command sequence number an operation reference was drawn for, or null when none was. */
-  cseqOf(ref: string): number | null;
-  /** The id of the account opened by command `cseq`. */
-  accountId(cseq: number): AccountId;
-  /** The id of the identity created by command `cseq`. */
-  identityId(cseq: number): IdentityId;
-  /** The id of the credential registered by command `cseq`. */
-  credentialId(cseq: number): CredentialId;
-  /** The id of the grant given by command `cseq`. */
-  grantId(cseq: number): GrantId;
-  /** The id of the integrating party registered by command `cseq`. */
-  partyId(cseq: number): PartyId;
-}
+import { precheck, precheckNeeds } from '../decide/precheck.js';
+import { loadHeldGrants, loadIssuance, loadList, loadRevocation } from '../auth/grant-loader.js';
+import { partyPrefix } from '../decide/decide-parties.js';
+import { resolveToken } from '../auth/credentials.js';
+import type { IdSource } from '../model/ids.js';
 
 export interface KernelOptions {
   readonly store: Store;
@@ -168,15 +152,10 @@ interface DirectRequest {
   reject(error: unknown): void;
 }
 
-/** How often a round also prunes expired challenges and sessions. */
-const authPruneIntervalMs = 1000;
-
 interface ClientKeyRecord {
   readonly digest: string;
   readonly ref: string;
 }
-
-const retryAfterWriteFailureMs = 1000;
 
 /** A decision of the round tripped an assertion: nothing of the round was written. */
 class PoisonedRound extends Error {
@@ -826,7 +805,7 @@ export class Kernel {
    * a bounded number each time): their index entries and the records they name.
    */
   private async expiredAuthRecords(atMs: number, overlay: Overlay): Promise<{ challenges: number }> {
-    if (atMs - this.authPrunedAtMs < authPruneIntervalMs) return { challenges: 0 };
+    if (atMs - this.authPrunedAtMs < bounds.authPruneIntervalMs) return { challenges: 0 };
     this.authPrunedAtMs = atMs;
     let challenges = 0;
     for (const [space, recordKey] of [['chalx', (h: string) => `chal/${h}`], ['tokx', tokenKey]] as const) {
@@ -950,7 +929,7 @@ export class Kernel {
       const account = overlay.accounts.get(keys.account(id));
       return account === undefined || authorityToDebit(actor, account, this.principals) === null;
     };
-    const { operator, identities } = this.principals;
+    const { operator } = this.principals;
     switch (command.type) {
       case 'transfer':
       case 'reserve':
@@ -964,7 +943,7 @@ export class Kernel {
         return;
       }
       case 'open_account':
-        if (actor.principal !== command.owner && actor.principal !== identities && actor.principal !== operator) await loadHeldGrants(this.store, overlay, actor.principal);
+        if (!opensAccountFor(actor, command.owner, this.principals)) await loadHeldGrants(this.store, overlay, actor.principal);
         return;
       case 'issue_grant':
         return loadIssuance(this.store, overlay, { grantor: actor.principal, holder: command.terms.principal, parent: command.terms.parent, newGrant });
@@ -1017,7 +996,7 @@ export class Kernel {
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       void this.recover();
-    }, retryAfterWriteFailureMs);
+    }, bounds.retryAfterWriteFailureMs);
     this.retryTimer.unref();
   }
 
@@ -1136,7 +1115,7 @@ export class Kernel {
   /** A stored credential (the edge verifies ceremonies against it). */
   async credential(id: CredentialId): Promise<Credential | undefined> {
     const text = await this.store.get(credentialKey(id));
-    return text === undefined ? undefined : (JSON.parse(text) as Credential);
+    return text === undefined ? undefined : decodeCredential(text);
   }
 
   // ---------------------------------------------------------------- reads

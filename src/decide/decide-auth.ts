@@ -5,13 +5,13 @@
  * the one decider: a challenge is taken once, a sign counter only moves forward, a
  * credential joins the set it was meant for.
  */
-import { type ChallengePurpose, challengeKey, challengeExpiryKey, consumeChallenge, openChallenge } from './auth/challenges.js';
-import { expiryKey } from './auth/expiry.js';
-import { type Actor, type Principals, inScope } from './authority.js';
-import { type Credential, type TokenGrant, credentialKey, tokenKey } from './credentials.js';
-import { type Refusal, refusal } from './errors.js';
-import type { Command, Identity, NewCredential, OperationResult } from './model.js';
-import type { AccountId, CredentialId, IdentityId } from './values.js';
+import { type ChallengePurpose, challengeKey, challengeExpiryKey, consumeChallenge, openChallenge } from '../auth/challenges.js';
+import { expiryKey } from '../auth/expiry.js';
+import { type Actor, type Principals, inScope } from '../auth/authority.js';
+import { type Credential, type TokenGrant, credentialKey, decodeCredential, tokenKey } from '../auth/credentials.js';
+import { type Refusal, refusal } from '../errors.js';
+import type { Command, Identity, NewCredential, OperationResult } from '../model/model.js';
+import type { AccountId, CredentialId, IdentityId } from '../model/values.js';
 
 /** Records read and written by key, as stored text (the overlay holds them for a round). */
 export interface RecordReads {
@@ -157,7 +157,7 @@ export function decideRegisterCredential(
 /** Sign-in with a passkey whose assertion verified at the edge: takes the challenge, moves the counter, opens the session. */
 export function decideSignIn(command: DirectCommand, reads: RecordReads, atMs: number, challenges: ChallengeGate): RecordWrite[] | Refusal {
   const text = reads.record(credentialKey(command.credential));
-  const credential = text === undefined ? undefined : (JSON.parse(text) as Credential);
+  const credential = text === undefined ? undefined : decodeCredential(text);
   if (credential === undefined || credential.scheme !== 'webauthn-es256') return invalid('no passkey credential by that id');
   // Decided here too: two sign-ins verified against the same stored counter race to this point.
   if ((credential.counter > 0 || command.counter > 0) && command.counter <= credential.counter) {

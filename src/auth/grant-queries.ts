@@ -3,16 +3,17 @@
  * over" from the indexes the decider writes (decide-grants.ts), read from one
  * snapshot. Listings page with a cursor; every scan is bounded.
  */
-import { type Grant, decodeGrant, grantKey } from './auth/grants.js';
-import { grantsHeldMax } from './auth/constants.js';
-import { assert } from './assert.js';
-import { prefixEnd } from './codec.js';
-import { grantsListScanMax } from './constants.js';
-import { heldGrantPrefix, overGrantKey } from './decide-grants.js';
-import { refuse } from './errors.js';
-import type { Account } from './model.js';
-import type { ReadView } from './store/port.js';
-import { type GrantId, type IdentityId, parseGrantId } from './values.js';
+import { decodeGrant, grantKey } from './grants.js';
+import { type Grant } from '../model/model.js';
+import { grantsHeldMax } from './constants.js';
+import { assert } from '../assert.js';
+import { prefixEnd } from '../model/codec.js';
+import { grantsListScanMax } from '../constants.js';
+import { heldGrantPrefix, overGrantKey } from '../decide/decide-grants.js';
+import { refuse } from '../errors.js';
+import type { Account } from '../model/model.js';
+import type { ReadView } from '../store/port.js';
+import { type GrantId, type IdentityId, parseGrantId } from '../model/values.js';
 
 async function idsUnder(view: ReadView, prefix: string, from: string, max: number): Promise<GrantId[]> {
   const ids: GrantId[] = [];

@@ -5,11 +5,8 @@
  * identifier order: the first whose whole chain allows the use is the authority
  * recorded on the postings.
  */
-import { assert } from './assert.js';
+import { assert } from '../assert.js';
 import {
-  type Grant,
-  type GrantOp,
-  type GrantTerms,
   type WindowUsage,
   authorizeUse,
   grantChildPrefix,
@@ -26,13 +23,14 @@ import {
   mayRevoke,
   revocationSet,
   revoke,
-} from './auth/grants.js';
-import { grantChainDepthMax, grantsGivenMax, grantsHeldMax, grantsPerGrantorHolderMax } from './auth/constants.js';
-import { type Actor, type Principals, actingAuthority, authorityToDebit, inScope } from './authority.js';
+} from '../auth/grants.js';
+import { type Grant, type GrantOp, type GrantTerms } from '../model/model.js';
+import { grantChainDepthMax, grantsGivenMax, grantsHeldMax, grantsPerGrantorHolderMax } from '../auth/constants.js';
+import { type Actor, type Principals, actingAuthority, authorityToDebit, inScope } from '../auth/authority.js';
 import type { RecordWrite } from './decide-auth.js';
-import { type Refusal, refusal } from './errors.js';
-import type { Account, Authority, Operation } from './model.js';
-import type { AccountId, AssetSymbol, GrantId, IdentityId } from './values.js';
+import { type Refusal, refusal } from '../errors.js';
+import type { Account, Authority, Operation } from '../model/model.js';
+import type { AccountId, AssetSymbol, GrantId, IdentityId } from '../model/values.js';
 
 /**
  * Indexes. `gh/`, `gg/` and `gch/` (auth/grants.ts) are what the decider searches and

@@ -3,12 +3,12 @@
  * (identities of the book) to a new party. Pure and synchronous over prefetched
  * reads, like decide-auth.ts; the record is also what the listing shows.
  */
-import { integratingPartiesMax } from './constants.js';
+import { integratingPartiesMax } from '../constants.js';
 import type { RecordReads, RecordWrite } from './decide-auth.js';
-import { type Actor, type Principals } from './authority.js';
-import { type Refusal, refusal } from './errors.js';
-import type { Command } from './model.js';
-import type { IdentityId, PartyId } from './values.js';
+import { type Actor, type Principals } from '../auth/authority.js';
+import { type Refusal, refusal } from '../errors.js';
+import type { Command } from '../model/model.js';
+import type { IdentityId, PartyId } from '../model/values.js';
 
 export interface Party {
   readonly id: PartyId;

@@ -4,9 +4,9 @@
  * coded refusal or the entries to post. They never read a clock, an id source or
  * the store, so the same commands in the same order give the same book.
  */
-import { accountsPerIdentityMax } from './constants.js';
-import { type Refusal, refusal } from './errors.js';
-import { type Actor, type Principals, unreachableAccount } from './authority.js';
+import { accountsPerIdentityMax } from '../constants.js';
+import { type Refusal, refusal } from '../errors.js';
+import { type Actor, type Principals, opensAccountFor, unreachableAccount } from '../auth/authority.js';
 import { finishing } from './precheck.js';
 import type {
   Account,
@@ -23,9 +23,9 @@ import type {
   Posting,
   PostingKind,
   PostingStatus,
-} from './model.js';
-import { moved } from './model.js';
-import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, PartyId } from './values.js';
+} from '../model/model.js';
+import { moved } from '../model/model.js';
+import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, PartyId } from '../model/values.js';
 import { type GrantReads, GrantStage, debitAuthority, decideIssueGrant, decideRevokeGrant, grantAuthority } from './decide-grants.js';
 import { type AuthEffects, type ChallengeGate, type RecordReads, type RecordWrite, decideCreateIdentity, decideRegisterCredential } from './decide-auth.js';
 import { decideRegisterParty } from './decide-parties.js';
@@ -246,7 +246,7 @@ function decideRelease(cmd: Extract<Command, { type: 'release' }>, actor: Actor,
 }
 
 function decideOpenAccount(cmd: Extract<Command, { type: 'open_account' }>, actor: Actor, reads: Reads, input: DecisionInput): Decision {
-  const { operator, identities } = input.principals;
+  const { operator } = input.principals;
   const account: Account = {
     id: input.newAccountId,
     owner: cmd.owner,
@@ -258,7 +258,7 @@ function decideOpenAccount(cmd: Extract<Command, { type: 'open_account' }>, acto
     treasuryLimits: cmd.treasuryLimits,
   };
   let records: RecordWrite[] = [];
-  if (actor.principal !== cmd.owner && actor.principal !== identities && actor.principal !== operator) {
+  if (!opensAccountFor(actor, cmd.owner, input.principals)) {
     // Otherwise only a delegated grant over the owner naming open_account lets one open it.
     const stage = new GrantStage();
     const viaGrant = grantAuthority(actor, { op: 'open_account', account, asset: null, counterparty: null, amountMinor: 0n, atMs: input.atMs }, reads, stage);

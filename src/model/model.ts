@@ -2,9 +2,7 @@
  * The book's records. Amounts are bigint minor units; times are ms since the epoch.
  * Records are encoded for the store by codec.ts (bigint as decimal text).
  */
-import type { Refusal } from './errors.js';
-import type { GrantTerms } from './auth/grants.js';
-import type { Scheme } from './credentials.js';
+import type { Refusal } from '../errors.js';
 import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, PartyId, ReferenceJson } from './values.js';
 
 export type AssetKind = 'fiat' | 'stable' | 'native' | 'other';
@@ -215,4 +213,45 @@ export interface Head {
   readonly lastAtMs: number;
   /** Accounts in the book. */
   readonly accounts: number;
+}
+
+/** How a credential proves its holder (spec 5). */
+export type Scheme = 'key' | 'webauthn-es256' | 'api-key';
+
+// ---------------------------------------------------------------------------------
+// Grants (their parsing and use: auth/grants.ts)
+
+/** What a grant may be used for. The spec names `transfer` and `open_account`; the rest are ours. */
+export const grantOps = ['transfer', 'reserve', 'capture', 'release', 'open_account'] as const;
+export type GrantOp = (typeof grantOps)[number];
+export type GrantKind = 'delegated' | 'issuance';
+
+export type GrantSubject = { readonly account: AccountId } | 'delegated_accounts' | { readonly asset: AssetSymbol } | { readonly identity: IdentityId };
+
+export interface PerWindow {
+  readonly lengthMs: number;
+  readonly limitMinor: bigint;
+}
+
+export interface GrantTerms {
+  readonly kind: GrantKind;
+  readonly principal: IdentityId;
+  readonly subject: GrantSubject;
+  readonly ops: readonly GrantOp[];
+  readonly assets: readonly AssetSymbol[] | null;
+  readonly counterparties: readonly AccountId[] | null;
+  readonly expiresAtMs: number | null;
+  readonly parent: GrantId | null;
+  readonly perOperationMinor: bigint | null;
+  readonly perWindow: PerWindow | null;
+}
+
+export interface Grant {
+  readonly id: GrantId;
+  readonly grantor: IdentityId;
+  readonly grantedAtMs: number;
+  readonly revokedAtMs: number | null;
+  /** Issuance grants only: why the operator gave it. */
+  readonly justification: string | null;
+  readonly terms: GrantTerms;
 }

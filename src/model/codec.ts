@@ -4,8 +4,9 @@
  * bigint written as decimal text, field by field (no tagging that a client string
  * could imitate). A decoded record is checked before the kernel trusts it.
  */
-import { assert } from './assert.js';
-import { type GrantKind, grantTermsView, parseGrantTerms } from './auth/grants.js';
+import { assert } from '../assert.js';
+import { grantTermsView, parseGrantTerms } from '../auth/grants.js';
+import { type GrantKind } from './model.js';
 import type {
   Account,
   Authority,

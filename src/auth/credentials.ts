@@ -6,12 +6,13 @@
 import { timingSafeEqual } from 'node:crypto';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
-import type { Actor } from './authority.js';
-import type { Principals } from './authority.js';
-import type { BatchOp, ReadView } from './store/port.js';
-import type { AccountId, CredentialId, IdentityId } from './values.js';
+import { assert } from '../assert.js';
+import type { Actor, Principals } from './authority.js';
+import { tokenTextLengthMax } from './constants.js';
+import type { Scheme } from '../model/model.js';
+import type { BatchOp, ReadView } from '../store/port.js';
+import type { AccountId, CredentialId, IdentityId } from '../model/values.js';
 
-export type Scheme = 'key' | 'webauthn-es256' | 'api-key';
 
 export interface Credential {
   readonly id: CredentialId;
@@ -41,6 +42,14 @@ export interface TokenGrant {
 }
 
 export const credentialKey = (id: string) => `cred/${id}`;
+
+/** A stored credential record, checked before it is trusted (the edge verifies ceremonies against it). */
+export function decodeCredential(text: string): Credential {
+  const record: unknown = JSON.parse(text);
+  const c = record as Credential;
+  assert(typeof record === 'object' && record !== null && typeof c.id === 'string' && typeof c.identity === 'string', 'a credential record names its id and identity');
+  return c;
+}
 export const tokenKey = (hashHex: string) => `tok/${hashHex}`;
 
 export function hashToken(token: string): string {
@@ -76,7 +85,7 @@ export function principalCredentialWrites(principals: Principals, keys: { operat
 /** Resolves a bearer token to the caller, or null when missing, unknown or expired. */
 export async function resolveToken(view: ReadView, token: string, nowMs: number): Promise<(Actor & { scheme: Scheme; expiresAtMs: number | null }) | null> {
   // Bounded before hashing: no caller makes us hash an arbitrarily long header.
-  if (token.length === 0 || token.length > 512) return null;
+  if (token.length === 0 || token.length > tokenTextLengthMax) return null;
   const hash = hashToken(token);
   const text = await view.get(tokenKey(hash));
   if (text === undefined) return null;

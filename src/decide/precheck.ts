@@ -4,13 +4,13 @@
  * left to it; what the caller could never be allowed is refused now, storing nothing.
  * Synchronous over reads the intake prefetched, like the decisions themselves.
  */
-import { type Actor, type Principals, inScope, unreachableAccount } from './authority.js';
+import { type Actor, type Principals, inScope, opensAccountFor, unreachableAccount } from '../auth/authority.js';
 import { type GrantReads, type GrantUseRequest, GrantStage, debitAuthority, decideIssueGrant, decideRevokeGrant, finishAuthority, grantAuthority } from './decide-grants.js';
-import { transferLegsMax } from './constants.js';
-import { type Refusal, refusal } from './errors.js';
-import type { Account, Asset, Authority, Command, Operation } from './model.js';
-import { terminalStates } from './model.js';
-import type { AccountId, AssetSymbol, GrantId } from './values.js';
+import { transferLegsMax } from '../constants.js';
+import { type Refusal, refusal } from '../errors.js';
+import type { Account, Asset, Authority, Command, Operation } from '../model/model.js';
+import { terminalStates } from '../model/model.js';
+import type { AccountId, AssetSymbol, GrantId } from '../model/values.js';
 
 export interface PrecheckReads extends GrantReads {
   asset(symbol: AssetSymbol): Asset | undefined;
@@ -111,8 +111,8 @@ export function precheck(command: Command, actor: Actor, reads: PrecheckReads, p
       return null;
     }
     case 'open_account': {
-      const { operator, identities } = principals;
-      if (actor.principal !== command.owner && actor.principal !== identities && actor.principal !== operator) {
+      const { operator } = principals;
+      if (!opensAccountFor(actor, command.owner, principals)) {
         // The decision's own test, on the account as it would be opened (its id is drawn on acceptance).
         const account: Account = { id: 'did:ledger:acct:precheck' as AccountId, owner: command.owner, kind: command.kind, custody: command.custody, status: 'active', openedAtMs: nowMs, epoch: 0, treasuryLimits: command.treasuryLimits };
         const opening = grantAuthority(actor, { op: 'open_account', account, asset: null, counterparty: null, amountMinor: 0n, atMs: nowMs }, reads, new GrantStage());

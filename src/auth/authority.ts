@@ -2,9 +2,9 @@
  * Who may act on what. The kernel asks this module for the authority a caller holds
  * over an account; the answer is recorded on every posting the act makes.
  */
-import { type Refusal, refusal } from './errors.js';
-import type { Account, Authority, AuthorityKind, Operation } from './model.js';
-import type { AccountId, CredentialId, IdentityId } from './values.js';
+import { type Refusal, refusal } from '../errors.js';
+import type { Account, Authority, AuthorityKind, Operation } from '../model/model.js';
+import type { AccountId, CredentialId, IdentityId } from '../model/values.js';
 
 /** The caller as authenticated at the edge: who, with which credential, for whom. */
 export interface Actor {
@@ -59,6 +59,14 @@ export function actingAuthority(actor: Actor, principals: Principals, account: A
   if (actor.principal === account.owner) return authority(actor, 'owner', account);
   if (actor.principal === principals.operator) return authority(actor, 'operator', account);
   return null;
+}
+
+/**
+ * Whether `actor` may open an account for `owner` by itself: the owner, the identities
+ * service or the operator. Anyone else needs a grant over the owner naming open_account.
+ */
+export function opensAccountFor(actor: Actor, owner: IdentityId, principals: Principals): boolean {
+  return actor.principal === owner || actor.principal === principals.identities || actor.principal === principals.operator;
 }
 
 /** Whether `actor` may read or act on an account at all (reads, captures, releases). */

@@ -1,7 +1,24 @@
 import { createCipheriv, createDecipheriv } from 'node:crypto';
 import { seqHex } from './codec.js';
-import type { IdSource } from './kernel.js';
 import type { AccountId, CredentialId, GrantId, IdentityId, PartyId } from './values.js';
+
+/** Where the kernel draws every id from, by command sequence number (deterministic: passed in). */
+export interface IdSource {
+  /** The opaque reference of the operation submitted as command `cseq`. */
+  operationRef(cseq: number): string;
+  /** The command sequence number an operation reference was drawn for, or null when none was. */
+  cseqOf(ref: string): number | null;
+  /** The id of the account opened by command `cseq`. */
+  accountId(cseq: number): AccountId;
+  /** The id of the identity created by command `cseq`. */
+  identityId(cseq: number): IdentityId;
+  /** The id of the credential registered by command `cseq`. */
+  credentialId(cseq: number): CredentialId;
+  /** The id of the grant given by command `cseq`. */
+  grantId(cseq: number): GrantId;
+  /** The id of the integrating party registered by command `cseq`. */
+  partyId(cseq: number): PartyId;
+}
 
 /**
  * Ids derived from the command sequence alone: a replay of the same commands draws

@@ -3,9 +3,9 @@
  * leaf bytes (one chunk per round, keyed by its first entry's position), so the
  * leaves of any range are read by one seek and a split, never encoded again.
  */
-import { assert } from './assert.js';
-import { journalChunkLeaves, keys, parseSeqHex } from './codec.js';
-import type { ReadView } from './store/port.js';
+import { assert } from '../assert.js';
+import { journalChunkLeaves, keys, parseSeqHex } from '../model/codec.js';
+import type { ReadView } from '../store/port.js';
 
 /**
  * The leaf bytes (as text; UTF-8 gives the bytes) of journal entries `fromSeq` to

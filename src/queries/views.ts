@@ -1,6 +1,6 @@
 /** The spec's read models and replies, rendered from the book's records. */
-import type { Account, Asset, Authority, Balance, Operation, Posting } from './model.js';
-import { terminalStates } from './model.js';
+import type { Account, Asset, Authority, Balance, Operation, Posting } from '../model/model.js';
+import { terminalStates } from '../model/model.js';
 import type { AccountsPage, MovementsPage, Statement, TrialBalance } from './queries.js';
 import { RawJson, type Wire } from './wire.js';
 
