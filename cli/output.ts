@@ -52,6 +52,11 @@ export class Output {
     if (this.format === 'yaml') this.yamlText = (await import('yaml')).stringify;
   }
 
+  /** Whether one field of each result is printed (`--field`), not the result. */
+  get picksField(): boolean {
+    return this.flags.field !== undefined;
+  }
+
   /** Whether programs read stdout (any format but a table). */
   get machine(): boolean {
     return this.format !== 'table';
@@ -100,6 +105,11 @@ export class Output {
 
   /** One record of a stream: a JSON line (NDJSON), or with `-o yaml` one YAML document. */
   line(value: unknown): void {
+    // On a stream, `--field` picks the field out of each record.
+    if (this.flags.field !== undefined) {
+      const text = fieldText(value, this.flags.field);
+      return this.write(this.machine ? text : safeLines(text));
+    }
     if (this.format === 'yaml') this.io.stdout.write(`---\n${this.yaml(value)}`);
     else this.io.stdout.write(`${JSON.stringify(value)}\n`);
   }

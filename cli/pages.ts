@@ -35,7 +35,7 @@ export async function listPages<Page extends { next?: string }, Item>(ctx: Conte
   let cursor = options.cursor;
   for (let pages = 0; pages < listing.pagesMax; pages++) {
     const page = await listing.read(cursor);
-    if (ctx.out.machine) for (const item of listing.items(page)) ctx.out.line(item);
+    if (ctx.out.machine || ctx.out.picksField) for (const item of listing.items(page)) ctx.out.line(item);
     else if (listing.items(page).length > 0 || pages === 0) await listing.show(page, pages === 0);
     if (page.next === undefined) return;
     cursor = page.next;

@@ -182,6 +182,10 @@ describe('queries', () => {
     expect(lines.length).toBeGreaterThan(3);
     expect(lines.every((m) => m.account === accounts.alice && typeof m.amount === 'string')).toBe(true);
     expect(lines.map((m) => m.seq)).toEqual([...lines.map((m) => m.seq)].sort((a, b) => a - b));
+    // --field picks one field out of each record of a stream.
+    const seqs = await run(['movements', '--account', accounts.alice, '--limit', '2', '--all', '--field', 'seq']);
+    expect(seqs.code).toBe(0);
+    expect(seqs.stdout.trim().split('\n')).toEqual(lines.map((m) => String(m.seq)));
   });
 
   it('reads the trial balance', async () => {
@@ -196,6 +200,8 @@ describe('queries', () => {
     const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(events.map((e) => e.seq)).toEqual([1, 2]);
     expect(events[0]).toMatchObject({ event: 'operation', data: { operation_reference: expect.any(String) } });
+    const refs = await run(['events', 'tail', '--after', '0', '--count', '2', '--field', 'data.operation_reference']);
+    expect(refs.stdout.trim().split('\n')).toEqual(events.map((e) => e.data.operation_reference));
   });
 });
 

@@ -35,7 +35,7 @@ export async function runTail(ctx: Context, options: TailOptions): Promise<void>
     for await (const item of followEvents(ctx.client(), { after, signal: controller.signal, reconnect: true })) {
       if (item.type === 'lost') ctx.out.note(`ledgerctl: event stream lost (${item.reason}); reconnecting in ${item.retryInMs} ms`);
       if (item.type !== 'event') continue;
-      if (ctx.out.machine) ctx.out.line({ seq: item.seq, event: item.kind, data: item.data });
+      if (ctx.out.machine || ctx.out.picksField) ctx.out.line({ seq: item.seq, event: item.kind, data: item.data });
       else ctx.io.stdout.write(`${safe(describeEvent(item.seq, item.kind, item.data))}\n`);
       if (++seen >= count) return;
     }
