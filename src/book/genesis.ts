@@ -6,6 +6,9 @@
 import { assert } from '../assert.js';
 import { builtInPrincipals, type Principals } from '../auth/authority.js';
 import {
+  decodeAccount,
+  decodeBalance,
+  decodeIdentity,
   encodeAccount,
   encodeAsset,
   encodeBalance,
@@ -19,7 +22,7 @@ import {
 } from '../model/codec.js';
 import { assetsMax, defaultTreasuryLimitMinor, genesisEntriesMax, genesisEntriesPerWrite, journalChunkEntriesMax } from '../constants.js';
 import { refuse } from '../errors.js';
-import type { Account, Asset, AssetKind, Balance, Custody, Head, Identity, Layer, Posting } from '../model/model.js';
+import type { Account, Asset, AssetKind, Balance, Custody, Head, Layer, Posting } from '../model/model.js';
 import { layers, moved, zeroBalance } from '../model/model.js';
 import type { BatchOp, Store } from '../store/port.js';
 import { plusBalance, totalsWrite } from './totals.js';
@@ -127,6 +130,83 @@ function oneOf<T extends string>(value: unknown, allowed: readonly T[], where: s
   return value as T;
 }
 
+// One entry of each section, checked on its own; references across sections are the caller's.
+
+function parseAssetEntry(row: unknown, i: number): Asset {
+  const where = `assets[${i}]`;
+  const j = object(row, where);
+  const id = within(`${where}.id`, () => parseAssetSymbol(j.id, 'id'));
+  const precision = within(`${where}.precision`, () => parseUintNumber(j.precision, 'precision'));
+  if (precision > 255) entryError(`${where}.precision`, 'must be 0..255');
+  return {
+    id,
+    code: i,
+    kind: oneOf(j.kind, ['fiat', 'stable', 'native', 'other'], `${where}.kind`),
+    precision,
+    status: oneOf(j.status, ['active', 'deprecated'], `${where}.status`, 'active'),
+    binding: oneOf(j.binding, ['book_only', 'binding', 'bound'], `${where}.binding`, 'book_only'),
+    location: j.location === undefined || j.location === null ? null : String(j.location),
+  };
+}
+
+function parseIdentityEntry(row: unknown, i: number): IdentityId {
+  const raw = typeof row === 'object' && row !== null ? (row as Json).identity : row;
+  return within(`identities[${i}]`, () => parseIdentityId(raw, 'identity'));
+}
+
+function parseAccountEntry(row: unknown, i: number, isAsset: (symbol: string) => boolean): Account {
+  const where = `accounts[${i}]`;
+  const j = object(row, where);
+  const id = within(`${where}.account`, () => parseAccountId(j.account, 'account'));
+  const owner = within(`${where}.owner`, () => parseIdentityId(j.owner, 'owner'));
+  const kind = oneOf(j.kind, ['customer', 'treasury'], `${where}.kind`);
+  const limits: Record<string, bigint> = {};
+  const limitsJson = j.treasury_limits === undefined || j.treasury_limits === null ? {} : object(j.treasury_limits, `${where}.treasury_limits`);
+  for (const [symbol, value] of Object.entries(limitsJson)) {
+    if (!isAsset(symbol)) entryError(`${where}.treasury_limits`, `names unknown asset ${symbol}`);
+    limits[symbol] = within(`${where}.treasury_limits.${symbol}`, () => parseLimitMinor(value, symbol));
+  }
+  if (kind !== 'treasury' && Object.keys(limits).length > 0) entryError(`${where}.treasury_limits`, 'apply to treasury accounts only');
+  return {
+    id,
+    owner,
+    kind,
+    custody: oneOf<Custody>(j.custody, ['delegated', 'owned'], `${where}.custody`, 'delegated'),
+    status: oneOf(j.status, ['active', 'closed'], `${where}.status`, 'active'),
+    openedAtMs: j.opened_at === undefined ? 0 : within(`${where}.opened_at`, () => parseUintNumber(j.opened_at, 'opened_at')),
+    epoch: 0,
+    treasuryLimits: limits,
+  };
+}
+
+function parseOpeningEntry(row: unknown, i: number, isAsset: (symbol: string) => boolean): GenesisOpening {
+  const where = `openings[${i}]`;
+  const j = object(row, where);
+  const account = within(`${where}.account`, () => parseAccountId(j.account, 'account'));
+  const asset = within(`${where}.asset`, () => parseAssetSymbol(j.asset, 'asset'));
+  if (!isAsset(asset)) entryError(`${where}.asset`, `asset ${asset} is not in assets`);
+  return {
+    account,
+    asset,
+    amountMinor: within(`${where}.amount`, () => parseAmountMinor(j.amount, 'amount')),
+    direction: oneOf(j.direction, ['debit', 'credit'], `${where}.direction`),
+    layer: oneOf(j.balance, layers, `${where}.balance`, 'available'),
+  };
+}
+
+function parseNamed(row: unknown, where: string): { source: string; name: string } {
+  const j = object(row, where);
+  if (typeof j.source !== 'string' || typeof j.name !== 'string' || j.source === '' || j.name === '') entryError(where, 'source and name must be non-empty strings');
+  return { source: j.source, name: j.name };
+}
+
+function parseAliasEntry(row: unknown, i: number): GenesisAlias {
+  const { source, name } = parseNamed(row, `aliases[${i}]`);
+  return { source, name, account: within(`aliases[${i}].account`, () => parseAccountId((row as Json).account, 'account')) };
+}
+
+const parseArchivedEntry = (row: unknown, i: number) => parseNamed(row, `archived[${i}]`);
+
 /** Parses and checks a genesis document; refuses it whole, naming the first bad entry. */
 export function parseGenesis(text: string, principals: Principals = builtInPrincipals): Genesis {
   let doc: Json;
@@ -143,97 +223,46 @@ export function parseGenesis(text: string, principals: Principals = builtInPrinc
   const assetRows = list(doc, 'assets');
   if (assetRows.length > assetsMax) entryError('assets', `holds more than ${assetsMax} assets`);
   for (const [i, row] of assetRows.entries()) {
-    const where = `assets[${i}]`;
-    const j = object(row, where);
-    const id = within(`${where}.id`, () => parseAssetSymbol(j.id, 'id'));
-    if (assets.some((a) => a.id === id)) entryError(where, `asset ${id} appears twice`);
-    const precision = within(`${where}.precision`, () => parseUintNumber(j.precision, 'precision'));
-    if (precision > 255) entryError(`${where}.precision`, 'must be 0..255');
-    assets.push({
-      id,
-      code: i,
-      kind: oneOf(j.kind, ['fiat', 'stable', 'native', 'other'], `${where}.kind`),
-      precision,
-      status: oneOf(j.status, ['active', 'deprecated'], `${where}.status`, 'active'),
-      binding: oneOf(j.binding, ['book_only', 'binding', 'bound'], `${where}.binding`, 'book_only'),
-      location: j.location === undefined || j.location === null ? null : String(j.location),
-    });
+    const asset = parseAssetEntry(row, i);
+    if (assets.some((a) => a.id === asset.id)) entryError(`assets[${i}]`, `asset ${asset.id} appears twice`);
+    assets.push(asset);
   }
   const assetIds = new Set<string>(assets.map((a) => a.id));
 
   const identities = new Set<IdentityId>([principals.operator, principals.identities]);
-  for (const [i, row] of list(doc, 'identities').entries()) {
-    const raw = typeof row === 'object' && row !== null ? (row as Json).identity : row;
-    identities.add(within(`identities[${i}]`, () => parseIdentityId(raw, 'identity')));
-  }
+  for (const [i, row] of list(doc, 'identities').entries()) identities.add(parseIdentityEntry(row, i));
 
   const accounts: Account[] = [];
   const accountIds = new Set<string>();
   for (const [i, row] of list(doc, 'accounts').entries()) {
-    const where = `accounts[${i}]`;
-    const j = object(row, where);
-    const id = within(`${where}.account`, () => parseAccountId(j.account, 'account'));
-    if (accountIds.has(id)) entryError(where, `account ${id} appears twice`);
-    const owner = within(`${where}.owner`, () => parseIdentityId(j.owner, 'owner'));
-    if (!identities.has(owner)) entryError(`${where}.owner`, `identity ${owner} is not in identities`);
-    const kind = oneOf(j.kind, ['customer', 'treasury'], `${where}.kind`);
-    const limits: Record<string, bigint> = {};
-    const limitsJson = j.treasury_limits === undefined || j.treasury_limits === null ? {} : object(j.treasury_limits, `${where}.treasury_limits`);
-    for (const [symbol, value] of Object.entries(limitsJson)) {
-      if (!assetIds.has(symbol)) entryError(`${where}.treasury_limits`, `names unknown asset ${symbol}`);
-      limits[symbol] = within(`${where}.treasury_limits.${symbol}`, () => parseLimitMinor(value, symbol));
-    }
-    if (kind !== 'treasury' && Object.keys(limits).length > 0) entryError(`${where}.treasury_limits`, 'apply to treasury accounts only');
-    accountIds.add(id);
-    accounts.push({
-      id,
-      owner,
-      kind,
-      custody: oneOf<Custody>(j.custody, ['delegated', 'owned'], `${where}.custody`, 'delegated'),
-      status: oneOf(j.status, ['active', 'closed'], `${where}.status`, 'active'),
-      openedAtMs: j.opened_at === undefined ? 0 : within(`${where}.opened_at`, () => parseUintNumber(j.opened_at, 'opened_at')),
-      epoch: 0,
-      treasuryLimits: limits,
-    });
+    const account = parseAccountEntry(row, i, (symbol) => assetIds.has(symbol));
+    if (accountIds.has(account.id)) entryError(`accounts[${i}]`, `account ${account.id} appears twice`);
+    if (!identities.has(account.owner)) entryError(`accounts[${i}].owner`, `identity ${account.owner} is not in identities`);
+    accountIds.add(account.id);
+    accounts.push(account);
   }
-  const byId = new Map(accounts.map((a) => [a.id as string, a]));
 
   const openings: GenesisOpening[] = [];
   for (const [i, row] of list(doc, 'openings').entries()) {
-    const where = `openings[${i}]`;
-    const j = object(row, where);
-    const account = within(`${where}.account`, () => parseAccountId(j.account, 'account'));
-    if (!byId.has(account)) entryError(`${where}.account`, `account ${account} is not in accounts`);
-    const asset = within(`${where}.asset`, () => parseAssetSymbol(j.asset, 'asset'));
-    if (!assetIds.has(asset)) entryError(`${where}.asset`, `asset ${asset} is not in assets`);
-    openings.push({
-      account,
-      asset,
-      amountMinor: within(`${where}.amount`, () => parseAmountMinor(j.amount, 'amount')),
-      direction: oneOf(j.direction, ['debit', 'credit'], `${where}.direction`),
-      layer: oneOf(j.balance, layers, `${where}.balance`, 'available'),
-    });
+    const opening = parseOpeningEntry(row, i, (symbol) => assetIds.has(symbol));
+    if (!accountIds.has(opening.account)) entryError(`openings[${i}].account`, `account ${opening.account} is not in accounts`);
+    openings.push(opening);
   }
   const aliases: GenesisAlias[] = [];
   const aliasKeys = new Set<string>();
   for (const [i, row] of list(doc, 'aliases').entries()) {
-    const where = `aliases[${i}]`;
-    const j = object(row, where);
-    if (typeof j.source !== 'string' || typeof j.name !== 'string' || j.source === '' || j.name === '') entryError(where, 'source and name must be non-empty strings');
-    const account = within(`${where}.account`, () => parseAccountId(j.account, 'account'));
-    if (!byId.has(account)) entryError(`${where}.account`, `account ${account} is not in accounts`);
-    const key = keys.alias(j.source, j.name);
-    if (aliasKeys.has(key)) entryError(where, 'alias appears twice');
+    const alias = parseAliasEntry(row, i);
+    if (!accountIds.has(alias.account)) entryError(`aliases[${i}].account`, `account ${alias.account} is not in accounts`);
+    const key = keys.alias(alias.source, alias.name);
+    if (aliasKeys.has(key)) entryError(`aliases[${i}]`, 'alias appears twice');
     aliasKeys.add(key);
-    aliases.push({ source: j.source, name: j.name, account });
+    aliases.push(alias);
   }
   const archived: { source: string; name: string }[] = [];
   for (const [i, row] of list(doc, 'archived').entries()) {
-    const where = `archived[${i}]`;
-    const j = object(row, where);
-    if (typeof j.source !== 'string' || typeof j.name !== 'string' || j.source === '' || j.name === '') entryError(where, 'source and name must be non-empty strings');
-    if (aliasKeys.has(keys.alias(j.source, j.name))) entryError(where, 'an archived identifier cannot also be an alias');
-    archived.push({ source: j.source, name: j.name });
+    const entry = parseArchivedEntry(row, i);
+    if (aliasKeys.has(keys.alias(entry.source, entry.name))) entryError(`archived[${i}]`, 'an archived identifier cannot also be an alias');
+    archived.push(entry);
   }
   const genesis: Genesis = { assets, identities: [...identities], accounts, openings, aliases, archived };
   checkOpenings(genesis);
@@ -265,77 +294,200 @@ function checkOpenings(genesis: Genesis): Map<string, Balance> {
 // ---------------------------------------------------------------- writing a book
 
 /**
- * Writes the initial state into an empty store and seals it. The seal and the head
- * are the last write: a crash before it leaves a book the kernel will not open.
+ * Writes a parsed initial state into an empty store and seals it, through the same
+ * checks and writes as a document read section by section.
  */
 export async function importGenesis(store: Store, genesis: Genesis, nowMs: number, extras: SealedExtras = []): Promise<void> {
-  assert((await store.get(keys.sealed)) === undefined && (await store.get(keys.head)) === undefined, 'genesis goes into an empty store');
-  const balances = checkOpenings(genesis);
-  let pending: BatchOp[] = [];
-  const put = async (key: string, value: string) => {
-    pending.push({ type: 'put', key, value });
-    if (pending.length >= genesisEntriesPerWrite) {
-      await store.write(pending, false);
-      pending = [];
-    }
+  await importGenesisSource(store, genesisDocument(genesis), nowMs, extras);
+}
+
+/** A parsed genesis as the document it came from. */
+function genesisDocument(genesis: Genesis): GenesisSource {
+  const doc: Record<string, readonly unknown[]> = {
+    assets: genesis.assets.map((a) => ({ id: a.id, kind: a.kind, precision: a.precision, status: a.status, binding: a.binding, location: a.location })),
+    identities: genesis.identities,
+    accounts: genesis.accounts.map((a) => ({
+      account: a.id,
+      owner: a.owner,
+      kind: a.kind,
+      custody: a.custody,
+      status: a.status,
+      opened_at: a.openedAtMs,
+      treasury_limits: Object.fromEntries(Object.entries(a.treasuryLimits).map(([asset, limit]) => [asset, limit.toString()])),
+    })),
+    openings: genesis.openings.map((o) => ({ account: o.account, asset: o.asset, amount: o.amountMinor.toString(), direction: o.direction, balance: o.layer })),
+    aliases: genesis.aliases,
+    archived: genesis.archived,
   };
-  for (const asset of genesis.assets) await put(keys.asset(asset.id), encodeAsset(asset));
-  const owned = new Map<string, AccountId[]>();
-  for (const account of genesis.accounts) {
-    await put(keys.account(account.id), encodeAccount(account));
-    owned.set(account.owner, [...(owned.get(account.owner) ?? []), account.id]);
+  return {
+    sections: async () => Object.keys(doc),
+    entries: async function* (section) {
+      yield* doc[section] ?? [];
+    },
+  };
+}
+
+function openingPosting(o: GenesisOpening, seq: number, nowMs: number, after: Balance): Posting {
+  return {
+    seq,
+    atMs: nowMs,
+    account: o.account,
+    asset: o.asset,
+    amountMinor: o.amountMinor,
+    direction: o.direction,
+    layer: o.layer,
+    kind: 'opening',
+    status: 'opening',
+    operation: 'genesis',
+    counterparty: null,
+    authorities: [genesisAuthority],
+    reference: null,
+    after,
+  };
+}
+
+// ---------------------------------------------------------------- importing a document of any size
+
+/**
+ * A genesis document read one section at a time, so no section is ever held whole
+ * (the daemon reads a file through it; the kernel never touches files).
+ */
+export interface GenesisSource {
+  /** The document's top-level sections, each checked to be an array; refuses anything else. */
+  sections(): Promise<readonly string[]>;
+  /** The entries of one section in order. */
+  entries(section: string): AsyncIterable<unknown>;
+}
+
+export const genesisSections = ['assets', 'identities', 'accounts', 'openings', 'aliases', 'archived'] as const;
+
+/** Buffers the import's writes into bounded batches; reads see what is buffered. */
+class BoundedWriter {
+  private pending = new Map<string, string>();
+  constructor(private readonly store: Store) {}
+  async get(key: string): Promise<string | undefined> {
+    return this.pending.get(key) ?? (await this.store.get(key));
   }
-  for (const id of genesis.identities) {
-    const identity: Identity = { id, createdAtMs: nowMs, accounts: owned.get(id) ?? [] };
-    await put(keys.identity(id), encodeIdentity(identity));
+  async put(key: string, value: string): Promise<void> {
+    this.pending.set(key, value);
+    if (this.pending.size >= genesisEntriesPerWrite) await this.flush(false);
   }
-  const running = new Map<string, Balance>();
-  let leaves: string[] = [];
-  for (const [i, o] of genesis.openings.entries()) {
-    const seq = i + 1;
-    const key = keys.balance(o.account, o.asset);
-    const b = running.get(key) ?? zeroBalance;
-    const after = moved(b, o.layer, o.direction === 'credit' ? o.amountMinor : -o.amountMinor);
-    running.set(key, after);
-    const posting: Posting = {
-      seq,
-      atMs: nowMs,
-      account: o.account,
-      asset: o.asset,
-      amountMinor: o.amountMinor,
-      direction: o.direction,
-      layer: o.layer,
-      kind: 'opening',
-      status: 'opening',
-      operation: 'genesis',
-      counterparty: null,
-      authorities: [genesisAuthority],
-      reference: null,
-      after,
-    };
-    const leaf = encodeLeaf(posting);
-    leaves.push(leaf);
-    await put(keys.accountAsset(o.account, o.asset, seq), encodeIndexedPosting(leaf, posting.reference));
-    if (leaves.length === journalChunkEntriesMax || seq === genesis.openings.length) {
-      const firstSeq = seq - leaves.length + 1;
-      await put(keys.journal(firstSeq), encodeJournalChunk(leaves));
-      await put(keys.journalTime(nowMs, firstSeq), '');
-      leaves = [];
+  async flush(sync: boolean): Promise<void> {
+    await this.store.write([...this.pending].map(([key, value]) => ({ type: 'put' as const, key, value })), sync);
+    this.pending.clear();
+  }
+}
+
+/**
+ * Validates and imports a genesis document section by section, whatever the order of
+ * the sections in it: each entry is checked against what was already written, and the
+ * writes go out in bounded batches, so memory stays bounded whatever the document's
+ * size. The seal is the last write; a refused document leaves an unsealed store,
+ * which the caller discards (the kernel never opens it).
+ */
+export async function importGenesisSource(store: Store, source: GenesisSource, nowMs: number, extras: SealedExtras = [], principals: Principals = builtInPrincipals): Promise<void> {
+  assert((await store.get(keys.sealed)) === undefined && (await store.get(keys.head)) === undefined, 'genesis goes into an empty store');
+  for (const section of await source.sections()) if (!(genesisSections as readonly string[]).includes(section)) entryError(section, 'is not a genesis section');
+  const out = new BoundedWriter(store);
+  async function* rows(section: string): AsyncIterable<[number, unknown]> {
+    let i = 0;
+    for await (const row of source.entries(section)) {
+      if (i === genesisEntriesMax) entryError(section, `holds more than ${genesisEntriesMax} entries`);
+      yield [i++, row];
     }
   }
-  const totals = new Map(genesis.assets.map((asset) => [asset.id as string, zeroBalance]));
-  for (const [key, b] of balances) {
-    await put(key, JSON.stringify(encodeBalance(b)));
-    const asset = key.slice(key.lastIndexOf('/') + 1);
-    totals.set(asset, plusBalance(totals.get(asset)!, b));
+
+  const assets = new Map<string, Asset>(); // at most assetsMax
+  for await (const [i, row] of rows('assets')) {
+    if (i === assetsMax) entryError('assets', `holds more than ${assetsMax} assets`);
+    const asset = parseAssetEntry(row, i);
+    if (assets.has(asset.id)) entryError(`assets[${i}]`, `asset ${asset.id} appears twice`);
+    assets.set(asset.id, asset);
+    await out.put(keys.asset(asset.id), encodeAsset(asset));
+  }
+  const isAsset = (symbol: string) => assets.has(symbol);
+
+  const addIdentity = async (id: IdentityId) => {
+    if ((await out.get(keys.identity(id))) === undefined) await out.put(keys.identity(id), encodeIdentity({ id, createdAtMs: nowMs, accounts: [] }));
+  };
+  await addIdentity(principals.operator);
+  await addIdentity(principals.identities);
+  for await (const [i, row] of rows('identities')) await addIdentity(parseIdentityEntry(row, i));
+
+  let accountCount = 0;
+  for await (const [i, row] of rows('accounts')) {
+    const account = parseAccountEntry(row, i, isAsset);
+    if ((await out.get(keys.account(account.id))) !== undefined) entryError(`accounts[${i}]`, `account ${account.id} appears twice`);
+    const owner = await out.get(keys.identity(account.owner));
+    if (owner === undefined) entryError(`accounts[${i}].owner`, `identity ${account.owner} is not in identities`);
+    const identity = decodeIdentity(owner);
+    await out.put(keys.identity(account.owner), encodeIdentity({ ...identity, accounts: [...identity.accounts, account.id] }));
+    await out.put(keys.account(account.id), encodeAccount(account));
+    accountCount++;
+  }
+
+  const sums = new Map<string, bigint>(); // per asset
+  let seq = 0;
+  let leaves: string[] = [];
+  const writeChunk = async () => {
+    const firstSeq = seq - leaves.length + 1;
+    await out.put(keys.journal(firstSeq), encodeJournalChunk(leaves));
+    await out.put(keys.journalTime(nowMs, firstSeq), '');
+    leaves = [];
+  };
+  for await (const [i, row] of rows('openings')) {
+    const o = parseOpeningEntry(row, i, isAsset);
+    if ((await out.get(keys.account(o.account))) === undefined) entryError(`openings[${i}].account`, `account ${o.account} is not in accounts`);
+    const key = keys.balance(o.account, o.asset);
+    const stored = await out.get(key);
+    const signed = o.direction === 'credit' ? o.amountMinor : -o.amountMinor;
+    const after = moved(stored === undefined ? zeroBalance : decodeBalance(JSON.parse(stored) as Record<string, unknown>), o.layer, signed);
+    await out.put(key, JSON.stringify(encodeBalance(after)));
+    sums.set(o.asset, (sums.get(o.asset) ?? 0n) + signed);
+    seq = i + 1;
+    const leaf = encodeLeaf(openingPosting(o, seq, nowMs, after));
+    leaves.push(leaf);
+    await out.put(keys.accountAsset(o.account, o.asset, seq), encodeIndexedPosting(leaf, null));
+    if (leaves.length === journalChunkEntriesMax) await writeChunk();
+  }
+  if (leaves.length > 0) await writeChunk();
+  for (const [asset, sum] of sums) if (sum !== 0n) entryError('openings', `do not balance in ${asset} (off by ${sum})`);
+  await out.flush(false);
+  const totals = new Map([...assets.keys()].map((asset) => [asset, zeroBalance]));
+  // Floors hold only once every opening is in: checked over the written balances, page by page.
+  let after = keys.balance('', '');
+  for (;;) {
+    let page = 0;
+    for await (const [key, value] of store.entries({ gt: after, lt: 'bal0', limit: genesisEntriesPerWrite })) {
+      after = key;
+      page++;
+      const [, account, asset] = key.split('/') as [string, string, string];
+      const b = decodeBalance(JSON.parse(value) as Record<string, unknown>);
+      const acct = decodeAccount((await store.get(keys.account(account)))!);
+      const floor = acct.kind === 'treasury' ? -(acct.treasuryLimits[asset] ?? 0n) : 0n;
+      if (b.available < floor || b.reserved < 0n || b.encumbered < 0n) entryError('openings', `leave ${account} below its floor in ${asset}`);
+      totals.set(asset, plusBalance(totals.get(asset)!, b));
+    }
+    if (page < genesisEntriesPerWrite) break;
   }
   for (const [asset, total] of totals) {
     const { key, value } = totalsWrite(asset, total);
-    await put(key, value);
+    await out.put(key, value);
   }
-  for (const a of genesis.aliases) await put(keys.alias(a.source, a.name), a.account);
-  for (const a of genesis.archived) await put(keys.archived(a.source, a.name), '');
-  await store.write(pending, true);
-  const head: Head = { decidedCseq: 0, postingSeq: genesis.openings.length, eventSeq: 0, lastAtMs: nowMs, accounts: genesis.accounts.length };
+
+  for await (const [i, row] of rows('aliases')) {
+    const alias = parseAliasEntry(row, i);
+    if ((await out.get(keys.account(alias.account))) === undefined) entryError(`aliases[${i}].account`, `account ${alias.account} is not in accounts`);
+    const key = keys.alias(alias.source, alias.name);
+    if ((await out.get(key)) !== undefined) entryError(`aliases[${i}]`, 'alias appears twice');
+    await out.put(key, alias.account);
+  }
+  for await (const [i, row] of rows('archived')) {
+    const entry = parseArchivedEntry(row, i);
+    if ((await out.get(keys.alias(entry.source, entry.name))) !== undefined) entryError(`archived[${i}]`, 'an archived identifier cannot also be an alias');
+    await out.put(keys.archived(entry.source, entry.name), '');
+  }
+  await out.flush(true);
+  const head: Head = { decidedCseq: 0, postingSeq: seq, eventSeq: 0, lastAtMs: nowMs, accounts: accountCount };
   await store.write([...extras, { type: 'put', key: keys.head, value: encodeHead(head) }, { type: 'put', key: keys.layout, value: storeLayout }, { type: 'put', key: keys.sealed, value: String(nowMs) }], true);
 }
