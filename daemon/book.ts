@@ -12,7 +12,7 @@ import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path';
 import { builtInPrincipals } from '../src/auth/authority.js';
 import { principalCredentialWrites } from '../src/auth/credentials.js';
-import { type Genesis, importGenesis } from '../src/book/genesis.js';
+import { type GenesisSource, importGenesisSource } from '../src/book/genesis.js';
 import { LevelStore } from '../src/store/level.js';
 import { dataDirFailure } from './failures.js';
 
@@ -72,7 +72,7 @@ export async function writeAtomically(path: string, text: string, mode: number):
  * Creates a sealed book in `dataDir`. It is built beside its final place and renamed
  * into it last, so a crash at any point leaves either a whole book or none.
  */
-export async function initBook(dataDir: string, genesis: Genesis, nowMs: number): Promise<void> {
+export async function initBook(dataDir: string, genesis: GenesisSource, nowMs: number): Promise<void> {
   const paths = bookPaths(dataDir);
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   if (hasBook(dataDir)) throw new BookExists(`${dataDir} already holds a book`);
@@ -82,10 +82,14 @@ export async function initBook(dataDir: string, genesis: Genesis, nowMs: number)
   const keys = { operator: drawApiKey(), identities: drawApiKey() };
   const store = await LevelStore.open(building);
   try {
-    await importGenesis(store, genesis, nowMs, principalCredentialWrites(builtInPrincipals, keys, nowMs));
-  } finally {
+    await importGenesisSource(store, genesis, nowMs, principalCredentialWrites(builtInPrincipals, keys, nowMs));
+  } catch (error) {
+    // A refused genesis leaves no book: the half-built one is discarded.
     await store.close();
+    await rm(building, { recursive: true, force: true });
+    throw error;
   }
+  await store.close();
   const clerk = generateKeyPairSync('ed25519');
   await writeAtomically(paths.operatorKey, `${keys.operator}\n`, 0o600);
   await writeAtomically(paths.identitiesKey, `${keys.identities}\n`, 0o600);

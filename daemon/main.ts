@@ -7,11 +7,12 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { Refused } from '../src/errors.js';
-import { defaultGenesis, parseGenesis } from '../src/book/genesis.js';
+import { defaultGenesis, genesisSource } from '../src/book/genesis.js';
+import { genesisFile } from './genesis-file.js';
 import { BookExists, bookPaths, hasBook, initBook, openBookStore, prepareDataDir } from './book.js';
 import { checkBook } from './check.js';
 import { restoreBook } from './restore.js';
-import { StartupFailure, exitCodes, fsReason } from './failures.js';
+import { StartupFailure, exitCodes } from './failures.js';
 import { ConfigError, defaults, loadConfig } from './config.js';
 import { serve } from './serve.js';
 
@@ -23,28 +24,19 @@ function fail(message: string, exitCode: number): never {
   process.exit(exitCode);
 }
 
-function readGenesis(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new StartupFailure(`cannot read genesis file ${path}: ${fsReason(error)}`, exitCodes.config);
-  }
-}
-
 const dataDirOf = (options: { dataDir?: string }): string => options.dataDir ?? process.env.LEDGERD_DATA_DIR ?? defaults.dataDir;
 
 async function init(options: { dataDir?: string; genesis?: string }): Promise<void> {
   const dataDir = dataDirOf(options);
-  // Parsed whole before anything is written: a bad file leaves no book behind.
-  let genesis;
+  // Streamed section by section into a book built aside: a bad file leaves no book behind.
+  const path = options.genesis;
+  await prepareDataDir(dataDir);
   try {
-    genesis = options.genesis === undefined ? defaultGenesis() : parseGenesis(readGenesis(options.genesis));
+    await initBook(dataDir, path === undefined ? genesisSource(defaultGenesis()) : genesisFile(path), Date.now());
   } catch (error) {
-    if (error instanceof Refused) throw new StartupFailure(`genesis file ${options.genesis}: ${error.refusal.description}; fix the file`, exitCodes.config);
+    if (error instanceof Refused) throw new StartupFailure(`genesis file ${path}: ${error.refusal.description}; fix the file`, exitCodes.config);
     throw error;
   }
-  await prepareDataDir(dataDir);
-  await initBook(dataDir, genesis, Date.now());
   const paths = bookPaths(dataDir);
   process.stdout.write(`ledgerd: book created in ${dataDir}\noperator API key: ${paths.operatorKey}\nidentities API key: ${paths.identitiesKey}\n`);
 }

@@ -3,7 +3,7 @@
  * readiness line once it accepts requests, and on SIGTERM/SIGINT stops accepting,
  * finishes in-flight requests and decisions, closes the store and exits 0.
  */
-import { defaultGenesis } from '../src/book/genesis.js';
+import { defaultGenesis, genesisSource } from '../src/book/genesis.js';
 import { keyedIds } from '../src/model/ids.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { Kernel } from '../src/book/kernel.js';
@@ -17,7 +17,7 @@ import { poisonHook } from './test-hooks.js';
 export async function serve(config: Config, version: string): Promise<void> {
   await prepareDataDir(config.dataDir);
   if (!hasBook(config.dataDir)) {
-    await initBook(config.dataDir, defaultGenesis(), Date.now());
+    await initBook(config.dataDir, genesisSource(defaultGenesis()), Date.now());
     process.stderr.write(`ledgerd: created a book with the embedded defaults in ${config.dataDir} (API keys in operator.key and identities.key there)\n`);
   }
   const store = await openBookStore(config.dataDir);

@@ -298,11 +298,11 @@ function checkOpenings(genesis: Genesis): Map<string, Balance> {
  * checks and writes as a document read section by section.
  */
 export async function importGenesis(store: Store, genesis: Genesis, nowMs: number, extras: SealedExtras = []): Promise<void> {
-  await importGenesisSource(store, genesisDocument(genesis), nowMs, extras);
+  await importGenesisSource(store, genesisSource(genesis), nowMs, extras);
 }
 
 /** A parsed genesis as the document it came from. */
-function genesisDocument(genesis: Genesis): GenesisSource {
+export function genesisSource(genesis: Genesis): GenesisSource {
   const doc: Record<string, readonly unknown[]> = {
     assets: genesis.assets.map((a) => ({ id: a.id, kind: a.kind, precision: a.precision, status: a.status, binding: a.binding, location: a.location })),
     identities: genesis.identities,

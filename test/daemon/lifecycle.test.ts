@@ -84,6 +84,60 @@ describe('ledgerd init', () => {
     }
   });
 
+  it('streams a large genesis file in any order of sections, and refuses a bad entry deep in it naming it, leaving no book', async () => {
+    const dir = newDir();
+    const accounts = 10_000;
+    const row = (i: number) => JSON.stringify({ account: `did:ledger:acct:c${i}`, owner: `did:ledger:id:c${i}`, kind: 'customer' });
+    // Openings and accounts come before the identities and assets they name: the order of sections does not matter.
+    const document = (badAt: number) =>
+      '{"openings":[' +
+      Array.from({ length: accounts }, (_, i) => JSON.stringify({ account: `did:ledger:acct:c${i}`, asset: 'GBP', amount: '5', direction: 'credit' })).join(',') +
+      ',{"account":"did:ledger:acct:t","asset":"GBP","amount":"' + String(5 * accounts) + '","direction":"debit"}],' +
+      '"accounts":[' + Array.from({ length: accounts }, (_, i) => (i === badAt ? row(i).replace('customer', 'savings') : row(i))).join(',') +
+      ',{"account":"did:ledger:acct:t","owner":"did:ledger:id:operator","kind":"treasury","treasury_limits":{"GBP":"' + String(5 * accounts) + '"}}],' +
+      '"identities":[' + Array.from({ length: accounts }, (_, i) => `"did:ledger:id:c${i}"`).join(',') + '],' +
+      '"assets":[{"id":"GBP","kind":"fiat","precision":2}]}';
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, document(accounts - 7));
+    const refused = await ledgerdCli(['init', '--data-dir', join(dir, 'b'), '--genesis', bad]);
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toContain(`accounts[${accounts - 7}].kind`);
+    expect(existsSync(join(dir, 'b', 'book'))).toBe(false);
+    expect(existsSync(join(dir, 'b', 'book.init'))).toBe(false);
+    expect(existsSync(join(dir, 'b', 'operator.key'))).toBe(false);
+
+    const good = join(dir, 'good.json');
+    writeFileSync(good, document(-1));
+    expect((await ledgerdCli(['init', '--data-dir', join(dir, 'g'), '--genesis', good])).code).toBe(0);
+    const daemon = await startDaemon({ dataDir: join(dir, 'g') });
+    try {
+      const api = client(daemon.url, readFileSync(join(dir, 'g', 'operator.key'), 'utf8').trim());
+      const last = (await api.get(`/v1/accounts/did:ledger:acct:c${accounts - 1}/balances`)).body;
+      expect(last.balances).toEqual([{ asset: 'GBP', available: '5', reserved: '0', encumbered: '0' }]);
+      const treasury = (await api.get('/v1/accounts/did:ledger:acct:t/balances')).body;
+      expect(treasury.balances[0].available).toBe(String(-5 * accounts));
+    } finally {
+      expect(await daemon.stop()).toBe(0);
+    }
+  });
+
+  it('refuses a genesis file that is not JSON, or whose section is not an array, leaving no book', async () => {
+    const dir = newDir();
+    for (const [text, named] of [
+      ['{"assets":[{"id":"GBP","kind":"fiat","precision":2}', 'genesis document: is not JSON'],
+      ['{"accounts":{}}', 'genesis accounts: must be an array'],
+      ['[]', 'genesis document: must be an object'],
+      ['{"assets":[],"ledgers":[]}', 'genesis ledgers: is not a genesis section'],
+    ] as const) {
+      const file = join(dir, 'g.json');
+      writeFileSync(file, text);
+      const refused = await ledgerdCli(['init', '--data-dir', join(dir, 'b'), '--genesis', file]);
+      expect(refused.code).toBe(3);
+      expect(refused.stderr).toContain(named);
+      expect(existsSync(join(dir, 'b', 'book'))).toBe(false);
+    }
+  });
+
   it('exits 2 on a usage error', async () => {
     expect((await ledgerdCli(['serve', '--no-such-flag'])).code).toBe(2);
   });
