@@ -55,6 +55,7 @@ async function main(): Promise<void> {
     await stopServer(front.child);
 
     const db = new pg.Pool({ ...connection, max: pgPool });
+    db.on('error', () => {}); // an idle connection's error: the pool drops it; end() can race the server's shutdown
     const faults = new Map<string, number>();
     const direct = await closedLoop(options, async (n) => {
       const { from, to } = transferPair(n, options.accounts);
