@@ -12,6 +12,7 @@ import { authenticator } from './http/auth.js';
 import { logRequests } from './http/request-log.js';
 import { clientErrorHandler, frameworkRefusal, onUnmetExpectation, pathParamLengthMax, refusalOf, sendRefusal } from './http/replies.js';
 import { Metrics } from './metrics.js';
+import type { Settlement } from './settlement.js';
 import { OpenApi } from './openapi.js';
 import { accountRoutes } from './routes/accounts.js';
 import { authRoutes } from './routes/auth.js';
@@ -21,6 +22,7 @@ import type { RouteContext } from './routes/context.js';
 import { credentialRoutes } from './routes/credentials.js';
 import { eventRoutes } from './routes/events.js';
 import { grantRoutes } from './routes/grants.js';
+import { layerRoutes } from './routes/layer.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { operationRoutes } from './routes/operations.js';
 import { partyRoutes } from './routes/parties.js';
@@ -33,6 +35,8 @@ export interface AppOptions {
   readonly kernel: Kernel;
   readonly config: Config;
   readonly clock: () => number;
+  /** The settlement layer and what rests on it. */
+  readonly settlement: Settlement;
   /** Fastify's logger options; false in tests that need quiet. */
   readonly logger: FastifyServerOptions['logger'];
   readonly version: string;
@@ -140,7 +144,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     events.closeAll();
   });
 
-  const context: RouteContext = { kernel, config, clock: options.clock };
+  const context: RouteContext = { kernel, config, clock: options.clock, settlement: options.settlement };
   serviceRoutes(app, openApi, options.version);
   transferRoutes(app, context);
   reservationRoutes(app, context);
@@ -153,6 +157,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   grantRoutes(app, context);
   partyRoutes(app, context);
   backupRoutes(app, context);
+  layerRoutes(app, context);
   eventRoutes(app, kernel, events);
 
   const metrics = options.metrics ?? new Metrics(options.version);

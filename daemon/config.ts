@@ -56,9 +56,23 @@ export interface Config {
   readonly retryAfterSeconds: number;
   /** How long a graceful shutdown may take before the process gives up and exits 1. */
   readonly shutdownTimeoutMs: number;
+  /** The embedded settlement layer and checkpoints (CONTRACT 9). */
+  readonly settlement: SettlementConfig;
 }
 
-type Tunable = Exclude<keyof Config, 'dataDir' | 'listen' | 'logLevel' | 'relyingParty' | 'backlogPerPrincipalMax'>;
+export interface SettlementConfig {
+  /** This deployment's instance on the layer (uint32). */
+  readonly instance: number;
+  /** A block every this many ms (0: blocks only on request). */
+  readonly blockIntervalMs: number;
+  /** A block at height h is final once the head is h + finalityDepth. */
+  readonly finalityDepth: number;
+  /** A checkpoint every this many ms when entries were added since the last (0: only on request). */
+  readonly checkpointIntervalMs: number;
+  readonly instructionExpiryBlocks: number;
+}
+
+type Tunable = Exclude<keyof Config, 'dataDir' | 'listen' | 'logLevel' | 'relyingParty' | 'backlogPerPrincipalMax' | 'settlement'>;
 
 /** Every numeric setting with its default and bounds (inclusive). */
 const numeric: Record<Tunable, { default: number; min: number; max: number }> = {
@@ -81,6 +95,15 @@ const numeric: Record<Tunable, { default: number; min: number; max: number }> = 
   authCacheMs: { default: 1_000, min: 0, max: 60_000 },
   retryAfterSeconds: { default: 1, min: 1, max: 3_600 },
   shutdownTimeoutMs: { default: 30_000, min: 1_000, max: 600_000 },
+};
+
+/** The `settlement` settings with their defaults (CONTRACT 9) and bounds (inclusive). */
+const settlementNumeric: Record<keyof SettlementConfig, { default: number; min: number; max: number }> = {
+  instance: { default: 1, min: 0, max: 0xffff_ffff },
+  blockIntervalMs: { default: 1_000, min: 0, max: 3_600_000 },
+  finalityDepth: { default: 2, min: 0, max: 1_000 },
+  checkpointIntervalMs: { default: 60_000, min: 0, max: 86_400_000 },
+  instructionExpiryBlocks: { default: 100, min: 1, max: 1_000_000 },
 };
 
 export const defaults = {
@@ -120,7 +143,7 @@ function readIfPresent(path: string): string | null {
   }
 }
 
-const fileKeys = new Set<string>([...Object.keys(numeric), 'listen', 'logLevel', 'relyingParty']);
+const fileKeys = new Set<string>([...Object.keys(numeric), 'listen', 'logLevel', 'relyingParty', 'settlement']);
 
 function parseFile(path: string, text: string): Record<string, unknown> {
   let doc: unknown;
@@ -132,6 +155,24 @@ function parseFile(path: string, text: string): Record<string, unknown> {
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new ConfigError(`config file ${path} must hold a JSON object`);
   for (const key of Object.keys(doc)) if (!fileKeys.has(key)) throw new ConfigError(`config file ${path}: unknown setting ${key}`);
   return doc as Record<string, unknown>;
+}
+
+function integerSetting(value: unknown, name: string, bound: { default: number; min: number; max: number }): number {
+  const v = value ?? bound.default;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < bound.min || v > bound.max) throw new ConfigError(`${name} must be an integer in ${bound.min}..${bound.max}`);
+  return v;
+}
+
+function settlementSettings(value: unknown): SettlementConfig {
+  const section = value ?? {};
+  if (typeof section !== 'object' || section === null || Array.isArray(section)) throw new ConfigError('settlement must be an object');
+  const given = section as Record<string, unknown>;
+  for (const key of Object.keys(given)) if (!Object.hasOwn(settlementNumeric, key)) throw new ConfigError(`settlement: unknown setting ${key}`);
+  const out = {} as Record<keyof SettlementConfig, number>;
+  for (const [name, bound] of Object.entries(settlementNumeric) as [keyof SettlementConfig, (typeof settlementNumeric)[keyof SettlementConfig]][]) {
+    out[name] = integerSetting(given[name], `settlement.${name}`, bound);
+  }
+  return Object.freeze(out);
 }
 
 function stringSetting(value: unknown, name: string): string | undefined {
@@ -156,11 +197,7 @@ export function loadConfig(sources: ConfigSources): Config {
 
   const tunables = {} as Record<Tunable, number>;
   for (const [name, bound] of Object.entries(numeric) as [Tunable, (typeof numeric)[Tunable]][]) {
-    const value = file[name] ?? bound.default;
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < bound.min || value > bound.max) {
-      throw new ConfigError(`${name} must be an integer in ${bound.min}..${bound.max}`);
-    }
-    tunables[name] = value;
+    tunables[name] = integerSetting(file[name], name, bound);
   }
   if (tunables.sseOperatorConnectionsReserved >= tunables.sseConnectionsMax) {
     throw new ConfigError('sseOperatorConnectionsReserved must be below sseConnectionsMax (other principals need a stream too)');
@@ -175,6 +212,7 @@ export function loadConfig(sources: ConfigSources): Config {
   return Object.freeze({
     ...tunables,
     backlogPerPrincipalMax: Math.ceil(tunables.backlogMax / backlogShareDivisor),
+    settlement: settlementSettings(file.settlement),
     dataDir,
     listen: Object.freeze(parseListen(flags.listen ?? env.LEDGERD_LISTEN ?? stringSetting(file.listen, 'listen') ?? defaults.listen)),
     logLevel: logLevel as LogLevel,

@@ -12,6 +12,7 @@ import { daemonKeys, hasBook, initBook, openBookStore, prepareDataDir } from './
 import { listenFailure } from './failures.js';
 import { Metrics } from './metrics.js';
 import type { Config } from './config.js';
+import { openSettlement } from './settlement.js';
 import { poisonHook } from './test-hooks.js';
 
 export async function serve(config: Config, version: string): Promise<void> {
@@ -48,7 +49,8 @@ export async function serve(config: Config, version: string): Promise<void> {
       report((log) => (error ? log.error({ err: error }, 'the store failed; commands are refused with ERR-DecisionUnavailable until it recovers') : log.warn('the store recovered; deciding again'))),
     beforeDecide: poisonHook(process.env),
   });
-  const app = buildApp({ kernel, config, clock, logger: loggerOptions(config), version, metrics });
+  const settlement = await openSettlement(store, config.settlement, clock);
+  const app = buildApp({ kernel, config, clock, logger: loggerOptions(config), version, metrics, settlement });
   report = (line) => line(app.log);
   for (const line of early.splice(0)) report(line);
 
@@ -60,6 +62,7 @@ export async function serve(config: Config, version: string): Promise<void> {
       }, config.shutdownTimeoutMs);
       timer.unref();
       await app.close();
+      await settlement.close();
       await kernel.close();
       app.log.info('stopped');
       process.exit(code);
@@ -74,9 +77,11 @@ export async function serve(config: Config, version: string): Promise<void> {
   } catch (error) {
     // Nothing was served: close what was opened, then fail with the reason.
     await app.close();
+    await settlement.close();
     await kernel.close();
     throw listenFailure(`${config.listen.host}:${config.listen.port}`, error);
   }
+  settlement.start(app.log);
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;

@@ -94,6 +94,21 @@ export const journalChunkEntriesMax = 4096;
 /** Treasury limit of the embedded default treasury accounts, minor units. */
 export const defaultTreasuryLimitMinor = 10n ** 24n;
 
+/** The embedded settlement layer (src/settlement/embedded.ts). */
+/** Blocks one request (or one tick) may make at once: one write. */
+export const layerBlocksPerRequestMax = 1000;
+/** Items one block carries; the rest wait for the next. */
+export const layerBlockItemsMax = 1000;
+/** Items waiting for a block; past it the layer refuses more (ERR-SettlementLayerUnavailable). */
+export const layerMempoolItemsMax = 100_000;
+/** Blocks and inbox records one read returns. */
+export const layerBlocksReadMax = 1000;
+export const layerInboxReadMax = 1000;
+/** Asset locations the embedded layer knows. */
+export const layerLocationsMax = 10_000;
+/** How long the embedded layer's status declaration holds (its `fresh_until` less `declared_at`). */
+export const layerStatusFreshMs = 10_000;
+
 assert(movementsScanMax >= movementsPageLimitMax, 'a page must be able to fill');
 assert(grantsListScanMax >= grantsListedMax && grantsListedMax <= movementsPageLimitMax, 'a grant listing page can fill, and its limit parses like a movements limit');
 assert(grantsGivenMax <= grantsListedMax, 'the live grants one principal gave fit one listing page');
@@ -104,3 +119,4 @@ assert(Number.isSafeInteger(backlogCommandsPerPrincipalMax) && backlogCommandsPe
 assert(expiriesPerWriteMax <= decisionsPerWriteMax, 'expiries share a write with decisions');
 assert(cacheEntriesDefault >= cacheEntriesMin, 'default cache within bounds');
 assert(defaultTreasuryLimitMinor <= amountMinorMax, 'treasury limit is an amount');
+assert(layerBlocksPerRequestMax * layerBlockItemsMax >= layerMempoolItemsMax, 'one request of blocks can empty a full mempool');

@@ -12,14 +12,9 @@
  * answers with (or hands out the API key of) an operation made for someone else.
  */
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../../src/model/canonical.js';
 
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const record = value as Record<string, unknown>;
-  const names = Object.keys(record).sort();
-  return `{${names.map((n) => `${JSON.stringify(n)}:${canonicalJson(record[n])}`).join(',')}}`;
-}
+export { canonicalJson };
 
 /** Who a request acts as: the caller's principal, the identity it acts for (null: itself) and its credential's scope. */
 export interface Acting {
