@@ -5,6 +5,8 @@
  */
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { refusal } from '../src/errors.js';
+import { checkpointView } from '../src/checkpoints/views.js';
+import { stringifyWire } from '../src/queries/wire.js';
 import type { Kernel } from '../src/book/kernel.js';
 import type { Config } from './config.js';
 import { EventHub } from './events.js';
@@ -19,6 +21,7 @@ import { authRoutes } from './routes/auth.js';
 import { backupRoutes } from './routes/backup.js';
 import { bookRoutes } from './routes/book.js';
 import type { RouteContext } from './routes/context.js';
+import { checkpointRoutes } from './routes/checkpoints.js';
 import { credentialRoutes } from './routes/credentials.js';
 import { eventRoutes } from './routes/events.js';
 import { grantRoutes } from './routes/grants.js';
@@ -158,8 +161,13 @@ export function buildApp(options: AppOptions): FastifyInstance {
   partyRoutes(app, context);
   backupRoutes(app, context);
   layerRoutes(app, context);
+  checkpointRoutes(app, context);
   eventRoutes(app, kernel, events);
 
+  // Checkpoints are for any authenticated caller: each change goes to every stream.
+  const offCheckpoints = options.settlement.checkpoints.onChange((changed) => {
+    for (const checkpoint of changed) events.broadcast('checkpoint', stringifyWire(checkpointView(checkpoint)));
+  });
   const metrics = options.metrics ?? new Metrics(options.version);
   metrics.attach({ backlog: () => kernel.backlog, streams: () => events.streamCount });
   const offDecisions = kernel.onDecision(metrics.observeDecision);
@@ -170,6 +178,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.addHook('onClose', async () => {
     offDecisions();
     offDebug();
+    offCheckpoints();
   });
   metricsRoutes(app, kernel, metrics);
   return app;

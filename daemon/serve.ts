@@ -12,6 +12,7 @@ import { daemonKeys, hasBook, initBook, openBookStore, prepareDataDir } from './
 import { listenFailure } from './failures.js';
 import { Metrics } from './metrics.js';
 import type { Config } from './config.js';
+import { loadClerk } from './clerk.js';
 import { openSettlement } from './settlement.js';
 import { poisonHook } from './test-hooks.js';
 
@@ -49,7 +50,7 @@ export async function serve(config: Config, version: string): Promise<void> {
       report((log) => (error ? log.error({ err: error }, 'the store failed; commands are refused with ERR-DecisionUnavailable until it recovers') : log.warn('the store recovered; deciding again'))),
     beforeDecide: poisonHook(process.env),
   });
-  const settlement = await openSettlement(store, config.settlement, clock);
+  const settlement = await openSettlement({ store, kernel, clerk: await loadClerk(config.dataDir), config: config.settlement, clock });
   const app = buildApp({ kernel, config, clock, logger: loggerOptions(config), version, metrics, settlement });
   report = (line) => line(app.log);
   for (const line of early.splice(0)) report(line);
@@ -81,7 +82,7 @@ export async function serve(config: Config, version: string): Promise<void> {
     await kernel.close();
     throw listenFailure(`${config.listen.host}:${config.listen.port}`, error);
   }
-  settlement.start(app.log);
+  await settlement.start(app.log);
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;

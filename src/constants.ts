@@ -109,6 +109,14 @@ export const layerLocationsMax = 10_000;
 /** How long the embedded layer's status declaration holds (its `fresh_until` less `declared_at`). */
 export const layerStatusFreshMs = 10_000;
 
+/** Checkpoints (src/checkpoints/). Perfect Merkle subtrees of at least 2^this leaves are stored, so an inclusion proof reads at most 2^this leaves. */
+export const merkleStoredLevelMin = 8;
+/** Checkpoints one listing page holds. */
+export const checkpointsPageMax = 1000;
+export const checkpointsPageDefault = 100;
+/** Checkpoints waiting for the settlement layer (pending or submitted); past it a new one is refused (ERR-SettlementLayerUnavailable). */
+export const checkpointsUnfinishedMax = 1000;
+
 assert(movementsScanMax >= movementsPageLimitMax, 'a page must be able to fill');
 assert(grantsListScanMax >= grantsListedMax && grantsListedMax <= movementsPageLimitMax, 'a grant listing page can fill, and its limit parses like a movements limit');
 assert(grantsGivenMax <= grantsListedMax, 'the live grants one principal gave fit one listing page');
@@ -120,3 +128,4 @@ assert(expiriesPerWriteMax <= decisionsPerWriteMax, 'expiries share a write with
 assert(cacheEntriesDefault >= cacheEntriesMin, 'default cache within bounds');
 assert(defaultTreasuryLimitMinor <= amountMinorMax, 'treasury limit is an amount');
 assert(layerBlocksPerRequestMax * layerBlockItemsMax >= layerMempoolItemsMax, 'one request of blocks can empty a full mempool');
+assert(checkpointsPageMax === movementsPageLimitMax && checkpointsPageDefault <= checkpointsPageMax, 'a checkpoint page limit parses like a movements limit');

@@ -27,6 +27,8 @@ export function layerRoutes(app: FastifyInstance, { kernel, clock, settlement }:
       requireOperator(request, kernel, 'making blocks on the settlement layer');
       const { count } = request.body as { count: number };
       await settlement.layer.produceBlocks(count, clock());
+      // Taken in before answering, so the checkpoints have moved when the caller reads them.
+      await settlement.checkpoints.ingest();
       const head = settlement.layer.currentHead;
       return wireReply(reply, { height: head.height, final_height: head.finalHeight, serving: settlement.layer.serving });
     },

@@ -70,6 +70,8 @@ export interface LayerBlock {
   /** Digests of instructions dropped at this block because it is past their expiry height. */
   readonly expired: readonly string[];
   readonly attestations: readonly Attestation[];
+  /** The inbox length this block brings the layer to: deposits are carried in inbox order, so seqs 1..inboxCut are in blocks up to here. */
+  readonly inboxCut: number;
   /** What the layer holds per location once this block applied, minor units. */
   readonly held: Readonly<Record<string, bigint>>;
 }

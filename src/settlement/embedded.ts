@@ -49,6 +49,8 @@ interface Meta {
   readonly serving: boolean;
   readonly servingSinceMs: number;
   readonly inboxLength: number;
+  /** Inbox seqs 1..inboxCut are carried in blocks. */
+  readonly inboxCut: number;
   readonly mempoolNext: number;
   readonly held: Readonly<Record<string, bigint>>;
 }
@@ -176,7 +178,7 @@ export class EmbeddedLayer implements SettlementAdapter {
       assert(Number.isSafeInteger(count) && count >= 1 && count <= layerBlocksPerRequestMax, 'blocks are made a bounded number at a time');
       const writes: BatchOp[] = [];
       const made: LayerBlock[] = [];
-      let { height, lastDigest } = this.meta;
+      let { height, lastDigest, inboxCut } = this.meta;
       let held = { ...this.meta.held };
       let mempool = this.mempool;
       const locations = await this.loadLocations(mempool);
@@ -190,13 +192,14 @@ export class EmbeddedLayer implements SettlementAdapter {
         mempool = [...content.waiting, ...mempool];
         for (const { n } of taken) writes.push({ type: 'del', key: layerKeys.mempool(n) });
         for (const w of content.waiting) writes.push({ type: 'put', key: layerKeys.mempool(w.n), value: encodeMempoolItem(w.item) });
-        const body = { height, atMs, previous: lastDigest, serving: this.meta.serving, ...content.block, held };
+        inboxCut = content.block.deposits.reduce((cut, d) => Math.max(cut, d.coordinate.seq), inboxCut);
+        const body = { height, atMs, previous: lastDigest, serving: this.meta.serving, ...content.block, inboxCut, held };
         const block: LayerBlock = { ...body, digest: blockDigest(body) };
         writes.push({ type: 'put', key: layerKeys.block(height), value: encodeBlock(block) });
         made.push(block);
         lastDigest = block.digest;
       }
-      const meta: Meta = { ...this.meta, height, lastDigest, held };
+      const meta: Meta = { ...this.meta, height, lastDigest, inboxCut, held };
       writes.push({ type: 'put', key: layerKeys.meta, value: encodeMeta(meta) });
       await this.store.write(writes, this.sync);
       this.meta = meta;
@@ -349,7 +352,7 @@ function headOf(height: number, finalityDepth: number): LayerHead {
 }
 
 function freshMeta(): Meta {
-  return { height: 0, lastDigest: genesisDigest, serving: true, servingSinceMs: 0, inboxLength: 0, mempoolNext: 0, held: {} };
+  return { height: 0, lastDigest: genesisDigest, serving: true, servingSinceMs: 0, inboxLength: 0, inboxCut: 0, mempoolNext: 0, held: {} };
 }
 
 const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
