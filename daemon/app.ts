@@ -23,6 +23,7 @@ import { bookRoutes } from './routes/book.js';
 import type { RouteContext } from './routes/context.js';
 import { checkpointRoutes } from './routes/checkpoints.js';
 import { credentialRoutes } from './routes/credentials.js';
+import { disclosureRoutes } from './routes/disclosures.js';
 import { eventRoutes } from './routes/events.js';
 import { grantRoutes } from './routes/grants.js';
 import { layerRoutes } from './routes/layer.js';
@@ -162,6 +163,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   backupRoutes(app, context);
   layerRoutes(app, context);
   checkpointRoutes(app, context);
+  disclosureRoutes(app, context);
   eventRoutes(app, kernel, events);
 
   // Checkpoints are for any authenticated caller: each change goes to every stream.

@@ -18,6 +18,8 @@ import type { SettlementConfig } from './config.js';
 import { DirectCommands } from './http/direct-command.js';
 
 export interface Settlement {
+  /** The book's store, where the layer, checkpoints and direct commands keep their records. */
+  readonly store: Store;
   readonly layer: EmbeddedLayer;
   readonly checkpoints: Checkpoints;
   readonly clerk: Clerk;
@@ -54,6 +56,7 @@ export async function openSettlement({ store, kernel, clerk, config, clock }: Se
     if (!status.serving || nowMs >= status.freshUntilMs) refuse('ERR-SettlementLayerUnavailable', 'the settlement layer is not serving; retry later');
   };
   return {
+    store,
     layer,
     checkpoints,
     clerk,

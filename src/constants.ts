@@ -116,6 +116,10 @@ export const checkpointsPageMax = 1000;
 export const checkpointsPageDefault = 100;
 /** Checkpoints waiting for the settlement layer (pending or submitted); past it a new one is refused (ERR-SettlementLayerUnavailable). */
 export const checkpointsUnfinishedMax = 1000;
+/** Journal entries one disclosure's evidence holds; past it ERR-NotDisclosable (name a narrower fact). */
+export const disclosureEvidenceMax = 100;
+/** Entries of the subject a flows_bound disclosure reads in its range; past it ERR-NotDisclosable. */
+export const disclosureScanEntriesMax = 10_000;
 
 assert(movementsScanMax >= movementsPageLimitMax, 'a page must be able to fill');
 assert(grantsListScanMax >= grantsListedMax && grantsListedMax <= movementsPageLimitMax, 'a grant listing page can fill, and its limit parses like a movements limit');
@@ -129,3 +133,4 @@ assert(cacheEntriesDefault >= cacheEntriesMin, 'default cache within bounds');
 assert(defaultTreasuryLimitMinor <= amountMinorMax, 'treasury limit is an amount');
 assert(layerBlocksPerRequestMax * layerBlockItemsMax >= layerMempoolItemsMax, 'one request of blocks can empty a full mempool');
 assert(checkpointsPageMax === movementsPageLimitMax && checkpointsPageDefault <= checkpointsPageMax, 'a checkpoint page limit parses like a movements limit');
+assert(disclosureEvidenceMax <= disclosureScanEntriesMax, 'the evidence is drawn from the entries read');

@@ -62,7 +62,8 @@ export class DirectCommands {
         state: 'Completed',
         result,
       };
-      await this.store.write([{ type: 'put', key: storeKey, value: JSON.stringify({ digest, reply: answer }) }], true);
+      // The request is kept with its reply: what was asked, and under which justification.
+      await this.store.write([{ type: 'put', key: storeKey, value: JSON.stringify({ digest, request: request.body ?? null, reply: answer }) }], true);
       return answer;
     })();
     this.inFlight.set(storeKey, run);

@@ -102,6 +102,8 @@ const resultSchema = object({
   credential: nullable(credentialId),
   grant: nullable(grantId),
   postings: { type: 'array', items: uintNumber('posting sequence number') },
+  disclosure: nullable(str('the disclosure, hex (docs/disclosures.md)')),
+  anchoring: { type: 'object', description: 'an anchoring command: `checkpoint` and `comparison` (docs/settlement.md)' },
 });
 
 export const commandReplySchema = object(

@@ -10,14 +10,13 @@
  * layer height taken in is `cpi/ingested`: a restart reads the blocks after it and
  * catches up. Changes run one at a time; times are passed in.
  */
-import { createHash } from 'node:crypto';
 import { AssertionFailure, assert } from '../assert.js';
 import { checkpointsPageMax, checkpointsUnfinishedMax, layerBlocksReadMax } from '../constants.js';
 import { Refused, refuse } from '../errors.js';
-import { canonicalJson } from '../model/canonical.js';
 import { decodeHead, keys, prefixEnd, seqHex } from '../model/codec.js';
 import type { SettlementAdapter } from '../settlement/adapter.js';
 import type { BatchOp, ReadView, Store } from '../store/port.js';
+import { checkpointCommitment } from '../disclosures/verify.js';
 import { Frontier, extendFrontier } from './merkle.js';
 
 export type CheckpointStatus = 'pending' | 'submitted' | 'final';
@@ -47,12 +46,6 @@ export const checkpointKeys = {
 };
 
 export const firstPrevious = '0'.repeat(64);
-
-/** `commitment`: hex SHA-256 of the canonical JSON {instance, number, entry_sequence, kernel_root, previous}. */
-export function commitmentOf(c: { instance: number; number: number; entrySequence: number; kernelRoot: string; previous: string }): string {
-  const text = canonicalJson({ instance: c.instance, number: c.number, entry_sequence: c.entrySequence, kernel_root: c.kernelRoot, previous: c.previous });
-  return createHash('sha256').update(text, 'utf8').digest('hex');
-}
 
 export class Checkpoints {
   private latestRecord: CheckpointRecord | null;
@@ -117,7 +110,7 @@ export class Checkpoints {
         const number = (last?.number ?? 0) + 1;
         const previous = last?.commitment ?? firstPrevious;
         const kernelRoot = frontier.rootHex();
-        const commitment = commitmentOf({ instance, number, entrySequence, kernelRoot, previous });
+        const commitment = checkpointCommitment({ instance, number, entry_sequence: entrySequence, kernel_root: kernelRoot, previous });
         record = { number, entrySequence, kernelRoot, commitment, previous, createdAtMs: nowMs, status: 'pending', height: null, frontier: frontier.peaksHex };
       } finally {
         await snapshot.close();

@@ -165,27 +165,3 @@ function rangeFromLeaves(hashes: readonly Buffer[], lo: number, n: number): Buff
   const k = largestPowerOfTwoBelow(n);
   return nodeHash(rangeFromLeaves(hashes, lo, k), rangeFromLeaves(hashes, lo + k, n - k));
 }
-
-/** Checks an RFC 9162 inclusion path: the root it leads to from `leafText` at `index` in a tree of `size`. */
-export function rootFromPath(leafText: string, index: number, size: number, pathHex: readonly string[]): string | null {
-  if (!(Number.isSafeInteger(index) && index >= 0 && index < size)) return null;
-  let fn = index;
-  let sn = size - 1;
-  let r = leafHash(leafText);
-  for (const hex of pathHex) {
-    if (!/^[0-9a-f]{64}$/.test(hex) || sn === 0) return null;
-    const p = Buffer.from(hex, 'hex');
-    if (fn % 2 === 1 || fn === sn) {
-      r = nodeHash(p, r);
-      if (fn % 2 === 0) {
-        while (fn % 2 === 0 && fn !== 0) {
-          fn = Math.floor(fn / 2);
-          sn = Math.floor(sn / 2);
-        }
-      }
-    } else r = nodeHash(r, p);
-    fn = Math.floor(fn / 2);
-    sn = Math.floor(sn / 2);
-  }
-  return sn === 0 ? r.toString('hex') : null;
-}

@@ -6,7 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { Frontier, extendFrontier, inclusionProof, rootFromPath } from '../../src/checkpoints/merkle.js';
+import { Frontier, extendFrontier, inclusionProof } from '../../src/checkpoints/merkle.js';
+import { rootFromInclusionPath as rootFromPath } from '../../src/disclosures/verify.js';
 import { merkleStoredLevelMin } from '../../src/constants.js';
 import { keys } from '../../src/model/codec.js';
 import { MemoryStore } from '../../src/store/memory.js';
