@@ -14,7 +14,15 @@ import { buildChallenge } from './commands/auth/challenge.js';
 import { buildLogin } from './commands/auth/login.js';
 import { buildLogout } from './commands/auth/logout.js';
 import { buildWhoami } from './commands/auth/whoami.js';
+import { buildCreate as buildCheckpointCreate } from './commands/checkpoints/create.js';
+import { buildExport as buildCheckpointExport } from './commands/checkpoints/export.js';
+import { buildList as buildCheckpointList } from './commands/checkpoints/list.js';
+import { buildShow as buildCheckpointShow } from './commands/checkpoints/show.js';
+import { buildWait as buildCheckpointWait } from './commands/checkpoints/wait.js';
 import { buildRegister } from './commands/credentials/register.js';
+import { buildCreate as buildDisclosureCreate } from './commands/disclosures/create.js';
+import { buildShow as buildDisclosureShow } from './commands/disclosures/show.js';
+import { buildVerify as buildDisclosureVerify } from './commands/disclosures/verify.js';
 import { buildGrantList } from './commands/grants/list.js';
 import { buildIssue } from './commands/grants/issue.js';
 import { buildRevoke } from './commands/grants/revoke.js';
@@ -67,6 +75,8 @@ const nouns: readonly (readonly [string, string, readonly Builder[]])[] = [
   ['operations', 'the outcome of commands', [buildOperationShow, buildWait]],
   ['grants', 'delegated authority', [buildIssue, buildGrantList, buildRevoke]],
   ['ops', "the operator's own commands", [buildBackup, buildIssuanceGrant, buildParties]],
+  ['checkpoints', 'the book anchored on the settlement layer', [buildCheckpointList, buildCheckpointShow, buildCheckpointCreate, buildCheckpointWait, buildCheckpointExport]],
+  ['disclosures', 'signed assertions about an account, and verifying them', [buildDisclosureCreate, buildDisclosureShow, buildDisclosureVerify]],
   ['events', 'the event stream', [buildTail]],
 ];
 
