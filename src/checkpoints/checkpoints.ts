@@ -10,12 +10,13 @@
  * layer height taken in is `cpi/ingested`: a restart reads the blocks after it and
  * catches up. Changes run one at a time; times are passed in.
  */
-import { AssertionFailure, assert } from '../assert.js';
+import { assert } from '../assert.js';
 import { checkpointsPageMax, checkpointsUnfinishedMax, layerBlocksReadMax } from '../constants.js';
-import { Refused, refuse } from '../errors.js';
+import { refuse } from '../errors.js';
 import { decodeHead, keys, prefixEnd, seqHex } from '../model/codec.js';
 import type { SettlementAdapter } from '../settlement/adapter.js';
 import type { BatchOp, ReadView, Store } from '../store/port.js';
+import { SerialChanges } from '../store/serial.js';
 import { checkpointCommitment } from '../disclosures/verify.js';
 import { Frontier, extendFrontier } from './merkle.js';
 
@@ -54,9 +55,9 @@ export class Checkpoints {
   /** Pending checkpoints whose anchor the layer may not have taken (a submission failed, or since a restart). */
   private unsent = new Set<number>();
   private ingestedHeight: number;
-  private tail: Promise<unknown> = Promise.resolve();
-  private stale = false;
   private readonly listeners = new Set<(changed: readonly Checkpoint[]) => void>();
+  /** Changes run one at a time, in call order; a store failure under one is refused and the state read back. */
+  private readonly changes = new SerialChanges(() => this.reload(), { code: 'ERR-DecisionUnavailable', what: "the book's store failed under a checkpoint" });
 
   private constructor(
     private readonly store: Store,
@@ -91,7 +92,7 @@ export class Checkpoints {
    * the layer already.
    */
   take(nowMs: number): Promise<Checkpoint> {
-    return this.serially(async () => {
+    return this.changes.run(async () => {
       if (this.unfinished.length >= checkpointsUnfinishedMax) {
         refuse('ERR-SettlementLayerUnavailable', `${checkpointsUnfinishedMax} checkpoints wait for the settlement layer already`);
       }
@@ -133,7 +134,7 @@ export class Checkpoints {
    * with the checkpoints that moved.
    */
   ingest(): Promise<readonly Checkpoint[]> {
-    return this.serially(async () => {
+    return this.changes.run(async () => {
       await this.sendAnchors();
       const head = await this.adapter.head();
       const moved = new Map<number, Checkpoint>();
@@ -224,34 +225,12 @@ export class Checkpoints {
     for (const listener of this.listeners) listener(changed);
   }
 
-  /**
-   * Runs `change` after every change before it. A store that fails under one is an
-   * operating error (ERR-DecisionUnavailable); the state is read back from the store
-   * before the next change, since a write reported failed may have landed.
-   */
-  private serially<T>(change: () => Promise<T>): Promise<T> {
-    const guarded = async () => {
-      try {
-        if (this.stale) await this.reload();
-        return await change();
-      } catch (error) {
-        if (error instanceof Refused || error instanceof AssertionFailure) throw error;
-        this.stale = true;
-        refuse('ERR-DecisionUnavailable', `the book's store failed under a checkpoint: ${(error as Error).message}`);
-      }
-    };
-    const run = this.tail.then(guarded, guarded);
-    this.tail = run.catch(() => undefined);
-    return run;
-  }
-
   private async reload(): Promise<void> {
     const state = await readState(this.store);
     this.latestRecord = state.latest;
     this.unfinished = state.unfinished;
     this.ingestedHeight = state.ingestedHeight;
     this.unsent = new Set(state.unfinished.filter((c) => c.status === 'pending').map((c) => c.number));
-    this.stale = false;
   }
 }
 

@@ -10,7 +10,7 @@
  * wait in its mempool (`L/mp/<n>`, in arrival order) until a serving block takes them.
  */
 import { createHash } from 'node:crypto';
-import { AssertionFailure, assert } from '../assert.js';
+import { assert } from '../assert.js';
 import {
   layerBlockItemsMax,
   layerBlocksPerRequestMax,
@@ -20,10 +20,11 @@ import {
   layerMempoolItemsMax,
   layerStatusFreshMs,
 } from '../constants.js';
-import { Refused, refuse } from '../errors.js';
+import { refuse } from '../errors.js';
 import { canonicalJson } from '../model/canonical.js';
 import { prefixEnd, seqHex } from '../model/codec.js';
 import type { BatchOp, Store } from '../store/port.js';
+import { SerialChanges } from '../store/serial.js';
 import type { Anchor, Attestation, InboxRecord, Instruction, LayerBlock, LayerHead, LayerStatus, SettlementAdapter } from './adapter.js';
 
 export const layerKeys = {
@@ -78,10 +79,9 @@ export class EmbeddedLayer implements SettlementAdapter {
   /** The mempool, in arrival order, as keys and items (bounded by layerMempoolItemsMax). */
   private mempool: { readonly n: number; readonly item: MempoolItem }[];
   private readonly listeners = new Set<(blocks: readonly LayerBlock[]) => void>();
+  /** Changes run one at a time, in call order; a store failure under one is refused and the state read back. */
+  private readonly changes = new SerialChanges(() => this.reload(), { code: 'ERR-SettlementLayerUnavailable', what: "the settlement layer's store failed" });
   /** Changes run one at a time, in call order. */
-  private tail: Promise<unknown> = Promise.resolve();
-  /** A change failed in the store: the state is read back before the next. */
-  private stale = false;
 
   private constructor(options: EmbeddedLayerOptions, meta: Meta, mempool: { n: number; item: MempoolItem }[]) {
     assert(Number.isSafeInteger(options.instance) && options.instance >= 0 && options.instance <= 0xffff_ffff, 'the instance is a uint32');
@@ -121,21 +121,20 @@ export class EmbeddedLayer implements SettlementAdapter {
     return { serving: this.meta.serving, declaredAtMs: nowMs, freshUntilMs: nowMs + layerStatusFreshMs };
   }
 
-  async blocks(fromHeight: number, toHeight: number): Promise<LayerBlock[]> {
-    assert(Number.isSafeInteger(fromHeight) && fromHeight >= 1 && toHeight - fromHeight < layerBlocksReadMax, 'a block read is bounded');
-    const out: LayerBlock[] = [];
-    if (toHeight < fromHeight) return out;
-    const range = { gte: layerKeys.block(fromHeight), lte: layerKeys.block(toHeight), limit: layerBlocksReadMax };
-    for await (const [, value] of this.store.entries(range)) out.push(decodeBlock(value));
-    return out;
+  blocks(fromHeight: number, toHeight: number): Promise<LayerBlock[]> {
+    return this.readRange(fromHeight, toHeight, layerBlocksReadMax, layerKeys.block, decodeBlock);
   }
 
-  async inbox(fromSeq: number, toSeq: number): Promise<InboxRecord[]> {
-    assert(Number.isSafeInteger(fromSeq) && fromSeq >= 1 && toSeq - fromSeq < layerInboxReadMax, 'an inbox read is bounded');
-    const out: InboxRecord[] = [];
-    if (toSeq < fromSeq) return out;
-    const range = { gte: layerKeys.inbox(fromSeq), lte: layerKeys.inbox(toSeq), limit: layerInboxReadMax };
-    for await (const [, value] of this.store.entries(range)) out.push(decodeInbox(value));
+  inbox(fromSeq: number, toSeq: number): Promise<InboxRecord[]> {
+    return this.readRange(fromSeq, toSeq, layerInboxReadMax, layerKeys.inbox, decodeInbox);
+  }
+
+  /** Records `from`..`to` (from 1, at most `max` of them) of one numbered kind, in order. */
+  private async readRange<T>(from: number, to: number, max: number, keyOf: (n: number) => string, decode: (text: string) => T): Promise<T[]> {
+    assert(Number.isSafeInteger(from) && from >= 1 && to - from < max, 'a read of the layer is bounded');
+    const out: T[] = [];
+    if (to < from) return out;
+    for await (const [, value] of this.store.entries({ gte: keyOf(from), lte: keyOf(to), limit: max })) out.push(decode(value));
     return out;
   }
 
@@ -146,7 +145,7 @@ export class EmbeddedLayer implements SettlementAdapter {
   }
 
   submitAnchor(anchor: Anchor): Promise<void> {
-    return this.serially(async () => {
+    return this.changes.run(async () => {
       assert(Number.isSafeInteger(anchor.number) && anchor.number >= 1 && /^[0-9a-f]{64}$/.test(anchor.commitment), 'an anchor is a number and a commitment');
       if ((await this.store.get(layerKeys.anchor(anchor.number))) !== undefined) return;
       await this.enqueue({ kind: 'anchor', anchor }, [{ type: 'put', key: layerKeys.anchor(anchor.number), value: JSON.stringify({ height: null }) }]);
@@ -154,11 +153,11 @@ export class EmbeddedLayer implements SettlementAdapter {
   }
 
   submitInstruction(instruction: Instruction): Promise<void> {
-    return this.serially(() => this.enqueue({ kind: 'instruction', instruction }, []));
+    return this.changes.run(() => this.enqueue({ kind: 'instruction', instruction }, []));
   }
 
   requestAttestation(location: string): Promise<void> {
-    return this.serially(() => this.enqueue({ kind: 'attestation', location }, []));
+    return this.changes.run(() => this.enqueue({ kind: 'attestation', location }, []));
   }
 
   onBlocks(listener: (blocks: readonly LayerBlock[]) => void): () => void {
@@ -174,7 +173,7 @@ export class EmbeddedLayer implements SettlementAdapter {
    * order); a layer that is not serving still advances its height but carries nothing.
    */
   produceBlocks(count: number, atMs: number): Promise<LayerBlock[]> {
-    return this.serially(async () => {
+    return this.changes.run(async () => {
       assert(Number.isSafeInteger(count) && count >= 1 && count <= layerBlocksPerRequestMax, 'blocks are made a bounded number at a time');
       const writes: BatchOp[] = [];
       const made: LayerBlock[] = [];
@@ -211,7 +210,7 @@ export class EmbeddedLayer implements SettlementAdapter {
 
   /** Places a deposit in the inbox: it takes the next seq now and enters the next serving block. */
   placeDeposit(deposit: { location: string; amountMinor: bigint; accountRef: string }): Promise<InboxRecord> {
-    return this.serially(async () => {
+    return this.changes.run(async () => {
       assert(deposit.amountMinor > 0n && /^[0-9a-f]{64}$/.test(deposit.accountRef), 'a deposit is a positive amount for a 32-byte reference');
       const seq = this.meta.inboxLength + 1;
       const digest = sha256Hex(canonicalJson({ instance: this.instance, seq, location: deposit.location, amount: deposit.amountMinor.toString(), account_ref: deposit.accountRef }));
@@ -223,7 +222,7 @@ export class EmbeddedLayer implements SettlementAdapter {
 
   /** Declares what a location is (the embedded layer's asset registry), so that it can attest it. */
   registerLocation(attestation: Attestation): Promise<void> {
-    return this.serially(async () => {
+    return this.changes.run(async () => {
       const known = await this.store.get(layerKeys.location(attestation.location));
       if (known === undefined && (await this.countLocations()) >= layerLocationsMax) refuse('ERR-SettlementLayerUnavailable', `the embedded layer holds at most ${layerLocationsMax} locations`);
       await this.store.write([{ type: 'put', key: layerKeys.location(attestation.location), value: JSON.stringify(attestation) }], this.sync);
@@ -232,7 +231,7 @@ export class EmbeddedLayer implements SettlementAdapter {
 
   /** Stops or resumes serving (a stopped layer's blocks carry nothing; see produceBlocks). */
   setServing(serving: boolean, atMs: number): Promise<void> {
-    return this.serially(async () => {
+    return this.changes.run(async () => {
       if (serving === this.meta.serving) return;
       const meta: Meta = { ...this.meta, serving, servingSinceMs: atMs };
       await this.store.write([{ type: 'put', key: layerKeys.meta, value: encodeMeta(meta) }], this.sync);
@@ -242,33 +241,10 @@ export class EmbeddedLayer implements SettlementAdapter {
 
   // ------------------------------------------------------------ inside
 
-  /**
-   * Runs `change` after every change before it. A store that fails under a change is an
-   * operating error: the change is refused (ERR-SettlementLayerUnavailable) and the
-   * layer reads its state back before the next one, since a write reported failed may
-   * still have landed.
-   */
-  private serially<T>(change: () => Promise<T>): Promise<T> {
-    const guarded = async () => {
-      try {
-        if (this.stale) await this.reload();
-        return await change();
-      } catch (error) {
-        if (error instanceof Refused || error instanceof AssertionFailure) throw error;
-        this.stale = true;
-        refuse('ERR-SettlementLayerUnavailable', `the settlement layer's store failed: ${(error as Error).message}`);
-      }
-    };
-    const run = this.tail.then(guarded, guarded);
-    this.tail = run.catch(() => undefined);
-    return run;
-  }
-
   private async reload(): Promise<void> {
     const { meta, mempool } = await readState(this.store);
     this.meta = meta;
     this.mempool = mempool;
-    this.stale = false;
   }
 
   private async enqueue(item: MempoolItem, more: BatchOp[], metaChange: Partial<Meta> = {}): Promise<void> {
