@@ -26,6 +26,7 @@ let keyCounter = 0;
 const freshKey = () => ({ 'client-key': `matrix-${Date.now()}-${++keyCounter}` });
 let aliceSecond = '';
 let aliceTransfer = '';
+let aliceDisclosure = '';
 
 /** Submits as `kind` and follows the command to its decision: 'ok', or the code that refused it. */
 async function commandOutcome(kind: Kind, r: Reply): Promise<Outcome> {
@@ -221,6 +222,31 @@ const rows: Row[] = [
     call: async (k) => commandOutcome(k, await api(k).post('/v1/ops/integrating-parties', { principals: [id('bob')] }, undefined, freshKey())),
     expect: { none: anonymous, operator: 'ok', rest: no },
   },
+  {
+    route: 'POST /v1/ops/layer/blocks',
+    call: async (k) => readOutcome(await api(k).post('/v1/ops/layer/blocks', { count: 1 }, undefined, freshKey())),
+    expect: { none: anonymous, operator: 'ok', rest: no },
+  },
+  {
+    route: 'POST /v1/ops/checkpoints',
+    call: async (k) => readOutcome(await api(k).post('/v1/ops/checkpoints', {}, undefined, freshKey())),
+    expect: { none: anonymous, operator: 'ok', rest: no },
+  },
+  { route: 'GET /v1/checkpoints', call: async (k) => readOutcome(await api(k).get('/v1/checkpoints')), expect: { none: anonymous, rest: 'ok' } },
+  { route: 'GET /v1/checkpoints/{number} (1)', call: async (k) => readOutcome(await api(k).get('/v1/checkpoints/1')), expect: { none: anonymous, rest: 'ok' } },
+  { route: 'GET /v1/clerk', call: async (k) => readOutcome(await api(k).get('/v1/clerk')), expect: { none: anonymous, rest: 'ok' } },
+  {
+    route: 'POST /v1/disclosures (about alice first account)',
+    call: async (k) =>
+      readOutcome(await api(k).post('/v1/disclosures', { subject: alice, assertion: { shape: 'holds_at_least', amount: '1', asset: 'USD', kind: 'available' }, recipient_reference: 'ab'.repeat(32) }, undefined, freshKey())),
+    // The operator needs a legal obligation for an account it does not own; the scoped credential reaches only her second account.
+    expect: { none: anonymous, owner: 'ok', operator: 'ERR-JustificationRequired', rest: no },
+  },
+  {
+    route: 'GET /v1/disclosures/verify (a disclosure alice made)',
+    call: async (k) => readOutcome(await api(k).get(`/v1/disclosures/verify?disclosure=${aliceDisclosure}`)),
+    expect: { none: anonymous, rest: 'ok' },
+  },
 ];
 
 beforeAll(async () => {
@@ -244,6 +270,11 @@ beforeAll(async () => {
   await decidedAs('owner', `/v1/grants/${revoked}/revoke`, {});
   await decidedAs('operator', '/v1/ops/integrating-parties', { principals: [id('erin')] });
   aliceTransfer = (await decidedAs('owner', '/v1/transfers', { legs: [{ from: alice, to: bob, asset: 'USD', amount: '1' }] })).view.operation_reference;
+  // A final checkpoint to disclose on, and a disclosure to verify.
+  expect((await api('operator').post('/v1/ops/checkpoints', {}, undefined, freshKey())).status).toBe(200);
+  expect((await api('operator').post('/v1/ops/layer/blocks', { count: 3 }, undefined, freshKey())).status).toBe(200);
+  const disclosure = await api('owner').post('/v1/disclosures', { subject: alice, assertion: { shape: 'operation_occurred', operation: aliceTransfer }, recipient_reference: 'cd'.repeat(32) }, undefined, freshKey());
+  aliceDisclosure = disclosure.body.result.disclosure;
 });
 
 describe('authorization matrix', () => {
