@@ -36,6 +36,8 @@ export interface Checkpoint {
 }
 
 interface CheckpointRecord extends Checkpoint {
+  /** The instance its commitment was made under. */
+  readonly instance: number;
   /** The frontier of its tree: peak hashes, largest first (merkle.ts). */
   readonly frontier: readonly string[];
 }
@@ -112,7 +114,7 @@ export class Checkpoints {
         const previous = last?.commitment ?? firstPrevious;
         const kernelRoot = frontier.rootHex();
         const commitment = checkpointCommitment({ instance, number, entry_sequence: entrySequence, kernel_root: kernelRoot, previous });
-        record = { number, entrySequence, kernelRoot, commitment, previous, createdAtMs: nowMs, status: 'pending', height: null, frontier: frontier.peaksHex };
+        record = { number, entrySequence, kernelRoot, commitment, previous, createdAtMs: nowMs, status: 'pending', height: null, instance, frontier: frontier.peaksHex };
       } finally {
         await snapshot.close();
       }
@@ -249,8 +251,35 @@ async function readState(store: Store): Promise<{ latest: CheckpointRecord | nul
   return { latest: newestFirst[0] ?? null, unfinished, ingestedHeight: ingested === undefined ? 0 : Number(ingested) };
 }
 
+/**
+ * For `ledgerd check`: every checkpoint, oldest first, against the journal read from
+ * `view` in one pass: its kernel_root recomputed, its commitment recomputed, and its
+ * link to the one before. Each problem goes to `problem`; resolves with the count read.
+ */
+export async function checkCheckpoints(view: ReadView, problem: (text: string) => void): Promise<number> {
+  const frontier = Frontier.empty();
+  let previous = firstPrevious;
+  let count = 0;
+  for await (const [, value] of view.entries({ gte: checkpointKeys.prefix, lt: prefixEnd(checkpointKeys.prefix), limit: Number.MAX_SAFE_INTEGER })) {
+    const c = decodeRecord(value);
+    count++;
+    if (c.number !== count) problem(`checkpoint ${count} is missing (found ${c.number} next)`);
+    if (c.previous !== previous) problem(`checkpoint ${c.number} does not link to the checkpoint before it`);
+    if (c.entrySequence < frontier.size) {
+      problem(`checkpoint ${c.number} covers fewer entries (${c.entrySequence}) than the one before`);
+    } else {
+      await extendFrontier(frontier, view, c.entrySequence);
+      if (frontier.rootHex() !== c.kernelRoot) problem(`checkpoint ${c.number}: kernel_root is not the root of journal entries 1..${c.entrySequence}`);
+    }
+    const commitment = checkpointCommitment({ instance: c.instance, number: c.number, entry_sequence: c.entrySequence, kernel_root: c.kernelRoot, previous: c.previous });
+    if (commitment !== c.commitment) problem(`checkpoint ${c.number}: its commitment does not follow from its fields`);
+    previous = c.commitment;
+  }
+  return count;
+}
+
 function withoutFrontier(record: CheckpointRecord): Checkpoint {
-  const { frontier: _frontier, ...checkpoint } = record;
+  const { frontier: _frontier, instance: _instance, ...checkpoint } = record;
   return checkpoint;
 }
 

@@ -4,13 +4,14 @@
  * `checkpoint` events, chained commitments, and a kernel_root recomputed here from the
  * journal on disk with a plain RFC 6962 hash.
  */
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LevelStore } from '../../src/store/level.js';
-import { type Client, type Daemon, client, decided, refused, startDaemon, useTempDirs, writeBook } from './support.js';
+import { type Client, type Daemon, client, decided, ledgerd, refused, startDaemon, useTempDirs, writeBook } from './support.js';
 
 const newDir = useTempDirs();
 const sha = (...parts: (Buffer | string)[]) => createHash('sha256').update(Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : p)))).digest();
@@ -142,6 +143,23 @@ describe('checkpoints', () => {
     } finally {
       await store.close();
     }
+    // ledgerd check recomputes every root and commitment, and names a checkpoint whose root was changed.
+    const check = () => spawnSync(process.execPath, [ledgerd, 'check', '--data-dir', dir], { encoding: 'utf8' });
+    expect(check().stdout).toMatch(/, 3 checkpoints: consistent\n$/);
+    const planted = await LevelStore.open(join(dir, 'book'), { createIfMissing: false });
+    const key = 'cp/0000000000000002';
+    const record = (await planted.get(key))!;
+    try {
+      await planted.write([{ type: 'put', key, value: JSON.stringify({ ...JSON.parse(record), kernelRoot: 'ee'.repeat(32) }) }], true);
+    } finally {
+      await planted.close();
+    }
+    const damaged = check();
+    expect(damaged.status).toBe(6);
+    expect(damaged.stdout).toContain('checkpoint 2: kernel_root is not the root of journal entries');
+    const restoring = await LevelStore.open(join(dir, 'book'), { createIfMissing: false });
+    await restoring.write([{ type: 'put', key, value: record }], true);
+    await restoring.close();
     for (const c of listed) {
       expect(leaves.slice(0, c.entry_sequence).map((l) => JSON.parse(l).seq)).toEqual(Array.from({ length: c.entry_sequence }, (_, i) => i + 1));
       expect(c.kernel_root, `checkpoint ${c.number}`).toBe(mth(leaves.slice(0, c.entry_sequence)).toString('hex'));
