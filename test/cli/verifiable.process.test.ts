@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { independentlyVerify } from '../support/independent-verifier.js';
 import { accounts } from './support/book.js';
 import { ledgerctl } from './support/ledgerctl.js';
 import { useBook } from './support/use-book.js';
@@ -44,6 +45,8 @@ describe('checkpoints and disclosures', () => {
     const exported = await ledgerctl(['checkpoints', 'export', '--out', join(dir, 'checkpoints.json')], book.env);
     expect(exported.code, exported.stderr).toBe(0);
     writeFileSync(join(dir, 'clerk.pub'), readFileSync(join(book.daemon.dataDir, 'clerk.pub')));
+    // The independent verifier agrees, from the exported file alone.
+    independentlyVerify(readFileSync(join(dir, 'proof.hex'), 'utf8').trim(), JSON.parse(readFileSync(join(dir, 'checkpoints.json'), 'utf8')));
     await book.daemon.stop();
 
     // No service at all from here on.

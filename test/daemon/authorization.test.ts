@@ -7,6 +7,7 @@
  * names the code (CONTRACT 6: decision refusals are the operation's error).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { independentlyVerify } from '../support/independent-verifier.js';
 import { type Client, type Reply, client, decided, refusalOf, useDaemon } from './support.js';
 
 const kinds = ['none', 'owner', 'other', 'scoped', 'holder', 'beyond', 'revoked', 'party', 'identities', 'operator'] as const;
@@ -275,6 +276,8 @@ beforeAll(async () => {
   expect((await api('operator').post('/v1/ops/layer/blocks', { count: 3 }, undefined, freshKey())).status).toBe(200);
   const disclosure = await api('owner').post('/v1/disclosures', { subject: alice, assertion: { shape: 'operation_occurred', operation: aliceTransfer }, recipient_reference: 'cd'.repeat(32) }, undefined, freshKey());
   aliceDisclosure = disclosure.body.result.disclosure;
+  const clerk = (await api('owner').get('/v1/clerk')).body;
+  independentlyVerify(aliceDisclosure, { clerk: clerk.public_key, instance: clerk.instance, checkpoints: (await api('owner').get('/v1/checkpoints')).body.items.reverse() });
 });
 
 describe('authorization matrix', () => {
