@@ -72,8 +72,14 @@ export async function openSettlement({ store, kernel, clerk, config, clock }: Se
         timers.push(setInterval(tick, config.blockIntervalMs));
       }
       if (config.checkpointIntervalMs > 0) {
-        const due = () => layer.serving && kernel.currentHead.postingSeq > (checkpoints.latest?.entrySequence ?? 0);
-        timers.push(setInterval(() => due() && track(checkpoints.take(clock()), log, 'an automatic checkpoint failed'), config.checkpointIntervalMs));
+        // One automatic checkpoint at a time: a long one (a large first checkpoint) is not queued behind by the next tick.
+        let taking = false;
+        const due = () => !taking && layer.serving && kernel.currentHead.postingSeq > (checkpoints.latest?.entrySequence ?? 0);
+        const take = () => {
+          taking = true;
+          track(checkpoints.take(clock()).finally(() => (taking = false)), log, 'an automatic checkpoint failed');
+        };
+        timers.push(setInterval(() => due() && take(), config.checkpointIntervalMs));
       }
       for (const timer of timers) timer.unref();
     },
