@@ -13,6 +13,7 @@ import { logRequests } from './http/request-log.js';
 import { clientErrorHandler, frameworkRefusal, onUnmetExpectation, pathParamLengthMax, refusalOf, sendRefusal } from './http/replies.js';
 import { Metrics } from './metrics.js';
 import { OpenApi } from './openapi.js';
+import { custodyRoutes } from './routes/custody.js';
 import { accountRoutes } from './routes/accounts.js';
 import { authRoutes } from './routes/auth.js';
 import { backupRoutes } from './routes/backup.js';
@@ -145,6 +146,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   transferRoutes(app, context);
   reservationRoutes(app, context);
   accountRoutes(app, context);
+  custodyRoutes(app, context);
   statementRoutes(app, context);
   bookRoutes(app, context);
   operationRoutes(app, context);

@@ -214,6 +214,15 @@ function encodeCommand(c: Command): Json {
     case 'register_credential':
     case 'revoke_grant':
     case 'register_party':
+    case 'reclaim':
+    case 'open_custody_change':
+    case 'cancel_custody_change':
+    case 'complete_custody_change':
+    case 'freeze_account':
+    case 'unfreeze_account':
+    case 'close_account':
+    case 'restrict_identity':
+    case 'unrestrict_identity':
       return { ...c };
   }
 }
@@ -239,6 +248,15 @@ function decodeCommand(j: Json): Command {
     case 'register_credential':
     case 'revoke_grant':
     case 'register_party':
+    case 'reclaim':
+    case 'open_custody_change':
+    case 'cancel_custody_change':
+    case 'complete_custody_change':
+    case 'freeze_account':
+    case 'unfreeze_account':
+    case 'close_account':
+    case 'restrict_identity':
+    case 'unrestrict_identity':
       return j as unknown as Command;
   }
   assert(false, `stored command has a known type: ${String(j.type)}`);
