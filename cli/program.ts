@@ -5,6 +5,12 @@
 import { Command, type HelpContext } from 'commander';
 import { buildBalance } from './commands/accounts/balance.js';
 import { buildCustody } from './commands/accounts/custody.js';
+import { buildClose, buildFreeze, buildUnfreeze } from './commands/accounts/lifecycle.js';
+import { buildReclaim } from './commands/accounts/reclaim.js';
+import { buildRecoveryMechanisms } from './commands/accounts/recovery-mechanisms.js';
+import { buildChanges } from './commands/custody/changes.js';
+import { buildRecoveryTerms } from './commands/identities/recovery-terms.js';
+import { buildIdentityRestrictions } from './commands/ops/identities.js';
 import { buildAccountList } from './commands/accounts/list.js';
 import { buildOpen } from './commands/accounts/open.js';
 import { buildShow as buildAccountShow } from './commands/accounts/show.js';
@@ -58,15 +64,16 @@ const nouns: readonly (readonly [string, string, readonly Builder[]])[] = [
   ['profile', 'saved connections and credentials', [buildAdd, buildUse, buildProfileList, buildProfileShow, buildRemove, buildRename]],
   ['auth', 'signing in: challenges, passkey sessions, API keys', [buildChallenge, buildLogin, buildLogout, buildWhoami]],
   ['credentials', 'credentials of an identity', [buildRegister]],
-  ['identities', 'identities (the identities principal)', [buildIdentityCreate]],
-  ['accounts', 'ledger accounts', [buildOpen, buildAccountShow, buildBalance, buildAccountList, buildCustody]],
+  ['identities', 'identities (the identities principal)', [buildIdentityCreate, buildRecoveryTerms]],
+  ['accounts', 'ledger accounts', [buildOpen, buildAccountShow, buildBalance, buildAccountList, buildCustody, buildRecoveryMechanisms, buildReclaim, buildFreeze, buildUnfreeze, buildClose]],
+  ['custody', 'recoveries and successions', [buildChanges]],
   ['assets', 'registered assets', [buildAssetList]],
   ['aliases', "other systems' names for accounts", [buildLookup]],
   ['transfers', 'moving value', [buildTransferCreate]],
   ['reservations', 'holding value, then capturing or releasing it', [buildReservationCreate, buildCapture, buildRelease]],
   ['operations', 'the outcome of commands', [buildOperationShow, buildWait]],
   ['grants', 'delegated authority', [buildIssue, buildGrantList, buildRevoke]],
-  ['ops', "the operator's own commands", [buildBackup, buildIssuanceGrant, buildParties]],
+  ['ops', "the operator's own commands", [buildBackup, buildIssuanceGrant, buildParties, buildIdentityRestrictions]],
   ['events', 'the event stream', [buildTail]],
 ];
 

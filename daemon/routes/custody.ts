@@ -27,7 +27,7 @@ import { type RouteContext, withView } from './context.js';
 const replies = responses({ 200: commandReplySchema, 202: commandReplySchema });
 const digestHex = str('digest, 32 bytes as lowercase hex', { pattern: '^[0-9a-f]{64}$' });
 const justified = object({ justification: str('why (required: ERR-JustificationRequired)'), reference }, []);
-const pendingRef = str('the operation that opened the change', { maxLength: 256 });
+const pendingRef = str('the operation that opened the change', { maxLength: 128 });
 
 export function custodyRoutes(app: FastifyInstance, { kernel, config, clock }: RouteContext): void {
   const rp = relyingPartyOf(config);

@@ -71,6 +71,9 @@ describe('docs/daemon.md configuration table', () => {
       else if (row.setting === 'relyingParty') {
         const rp = actual as { id: string; origin: string };
         expect(row.defaultText).toBe(`\`{id: "${rp.id}", origin: "${rp.origin}"}\``);
+      } else if (row.setting === 'recovery') {
+        const recovery = actual as { authority: string | null; delayMs: number };
+        expect(row.defaultText).toBe(`\`{authority: ${JSON.stringify(recovery.authority)}, delayMs: ${recovery.delayMs}}\``);
       } else expect(row.defaultText).toBe(`\`${String(actual)}\``);
     }
   });
