@@ -111,6 +111,11 @@ export function buildProgram(io: Io, make: MakeContext = contextFor(io)): Comman
  * print the noun's whole help); `--help` and `help NOUN` still show it.
  */
 class Noun extends Command {
+  // Groups within a noun (`custody changes`) answer a missing verb the same way.
+  override createCommand(name?: string): Command {
+    return new Noun(name);
+  }
+
   // Both of commander's signatures, so Noun stays a Command.
   override help(context?: HelpContext | ((text: string) => string)): never {
     if (typeof context === 'object' && context.error) {

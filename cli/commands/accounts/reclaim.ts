@@ -71,6 +71,18 @@ async function acknowledge(ctx: Context, account: string, mechanisms: Mechanisms
 
 export async function runReclaim(ctx: Context, name: string, options: ReclaimOptions): Promise<void> {
   const account = await accountOf(ctx, 'account', name);
+  const path = `/v1/accounts/${encodeURIComponent(account)}/custody/reclaim`;
+  const profiles = await ctx.profiles();
+  const profileName = await ctx.profileName();
+  // A retry under --client-key resends the very request it sent (the epoch it signed has moved on since).
+  const sent = options.clientKey === undefined ? undefined : profiles.secretsOf(profileName).sent?.[options.clientKey];
+  const body = sent?.fields ?? (await reclaimBody(ctx, account, options));
+  if (options.clientKey !== undefined && sent === undefined) profiles.updateSecrets(profileName, (s) => ({ ...s, sent: { ...s.sent, [options.clientKey!]: { fields: body, secret: null } } }));
+  await submit(ctx, path, body, options);
+}
+
+/** The reclaim request: the mechanisms acknowledged, then the proof over the account's epoch as the custody view shows it. */
+async function reclaimBody(ctx: Context, account: string, options: ReclaimOptions): Promise<Record<string, unknown>> {
   const prover = await proverOf(ctx, options.credential);
   const path = `/v1/accounts/${encodeURIComponent(account)}`;
   const [custody, mechanisms] = await Promise.all([ctx.client().get<CustodyView>(`${path}/custody`), ctx.client().get<Mechanisms>(`${path}/recovery-mechanisms`)]);
@@ -79,14 +91,14 @@ export async function runReclaim(ctx: Context, name: string, options: ReclaimOpt
   if ('key' in prover) {
     const message = Buffer.from(`ledger-reclaim:v1:${account}:${custody.epoch}`, 'utf8');
     body.signature = sign(null, message, createPrivateKey(prover.key.privateKeyPem)).toString('hex');
-  } else {
-    const [{ assertion }, challenge] = await Promise.all([import('../../passkey.js'), ctx.client().post<Challenge>('/v1/auth/challenge', { purpose: 'authenticate' })]);
-    const profiles = await ctx.profiles();
-    const profileName = await ctx.profileName();
-    const signCount = prover.passkey.signCount + 1;
-    // The counter is kept before it is used: a crash after signing never reuses it.
-    profiles.updateSecrets(profileName, (s) => ({ ...s, passkey: { ...prover.passkey, signCount } }));
-    body.assertion = assertion(prover.passkey, challenge.challenge, signCount);
+    return body;
   }
-  await submit(ctx, `${path}/custody/reclaim`, body, options);
+  const [{ assertion }, challenge] = await Promise.all([import('../../passkey.js'), ctx.client().post<Challenge>('/v1/auth/challenge', { purpose: 'authenticate' })]);
+  const profiles = await ctx.profiles();
+  const profileName = await ctx.profileName();
+  const signCount = prover.passkey.signCount + 1;
+  // The counter is kept before it is used: a crash after signing never reuses it.
+  profiles.updateSecrets(profileName, (s) => ({ ...s, passkey: { ...prover.passkey, signCount } }));
+  body.assertion = assertion(prover.passkey, challenge.challenge, signCount);
+  return body;
 }
