@@ -55,6 +55,7 @@ import {
   type Identity,
   type Operation,
   type Posting,
+  isCustodyCommand,
   moved,
   zeroBalance,
 } from '../model/model.js';
@@ -884,6 +885,14 @@ export class Kernel {
       const c = op.command;
       // Every command reads its actor's identity: a restricted one's commands are refused (CONTRACT 10).
       identityIds.add(op.actor.principal);
+      if (isCustodyCommand(c)) {
+        const needs = custodyNeeds(c, null);
+        for (const id of needs.accounts) accountIds.add(id);
+        for (const id of needs.identities) identityIds.add(id);
+        // A recovery's sweep and a close read every balance of the account.
+        if (c.type === 'complete_custody_change' || c.type === 'close_account') wholeAccounts.add(c.account);
+        continue;
+      }
       switch (c.type) {
         case 'transfer':
           for (const leg of c.legs) {
@@ -923,23 +932,6 @@ export class Kernel {
           for (const principal of c.principals) identityIds.add(principal);
           await loadList(this.store, overlay, partyPrefix, bounds.integratingPartiesMax);
           break;
-        case 'complete_custody_change':
-        case 'close_account':
-          wholeAccounts.add(c.account);
-          accountIds.add(c.account);
-          break;
-        case 'reclaim':
-        case 'open_custody_change':
-        case 'cancel_custody_change':
-        case 'freeze_account':
-        case 'unfreeze_account':
-        case 'restrict_identity':
-        case 'unrestrict_identity': {
-          const needs = custodyNeeds(c, null);
-          for (const id of needs.accounts) accountIds.add(id);
-          for (const id of needs.identities) identityIds.add(id);
-          break;
-        }
       }
     }
     await this.load(overlay.accounts, [...accountIds].map(keys.account), decodeAccount);

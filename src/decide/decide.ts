@@ -24,7 +24,7 @@ import type {
   PostingKind,
   PostingStatus,
 } from '../model/model.js';
-import { moved } from '../model/model.js';
+import { isCustodyCommand, moved } from '../model/model.js';
 import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, PartyId } from '../model/values.js';
 import { type GrantReads, GrantStage, debitAuthority, decideIssueGrant, decideRevokeGrant, grantAuthority } from './decide-grants.js';
 import { type AuthEffects, type ChallengeGate, type RecordReads, type RecordWrite, decideCreateIdentity, decideRegisterCredential } from './decide-auth.js';
@@ -312,6 +312,7 @@ export function decide(op: Operation, reads: Reads, input: DecisionInput): Decis
   const cmd = op.command;
   const restricted = restrictionRefusal(actor, reads);
   if (restricted) return reject(restricted);
+  if (isCustodyCommand(cmd)) return fromCustody(decideCustody(cmd, actor, reads, { atMs: input.atMs, principals: input.principals, terms: input.terms, ref: op.ref, challenges: input.challenges }));
   switch (cmd.type) {
     case 'transfer':
       return decideTransfer(cmd, actor, reads, input);
@@ -339,16 +340,6 @@ export function decide(op: Operation, reads: Reads, input: DecisionInput): Decis
       const registered = decideRegisterParty(cmd, actor, reads, input);
       return isRefusal(registered) ? reject(registered) : done('Completed', [], { records: registered.records, result: { party: registered.party } });
     }
-    case 'reclaim':
-    case 'open_custody_change':
-    case 'cancel_custody_change':
-    case 'complete_custody_change':
-    case 'freeze_account':
-    case 'unfreeze_account':
-    case 'close_account':
-    case 'restrict_identity':
-    case 'unrestrict_identity':
-      return fromCustody(decideCustody(cmd, actor, reads, { atMs: input.atMs, principals: input.principals, terms: input.terms, ref: op.ref, challenges: input.challenges }));
   }
 }
 

@@ -9,7 +9,7 @@ import { type GrantReads, type GrantUseRequest, GrantStage, debitAuthority, deci
 import { transferLegsMax } from '../constants.js';
 import { type Refusal, refusal } from '../errors.js';
 import type { Account, Asset, Authority, Command, Identity, Operation } from '../model/model.js';
-import { terminalStates } from '../model/model.js';
+import { isCustodyCommand, terminalStates } from '../model/model.js';
 import type { AccountId, AssetSymbol, GrantId, IdentityId } from '../model/values.js';
 import { custodyNeeds, custodyPrecheck, restrictionRefusal } from '../custody/decide-custody.js';
 import { type RecoveryTerms, ownedTermsRefusal } from '../custody/terms.js';
@@ -23,17 +23,8 @@ export interface PrecheckReads extends GrantReads {
 
 /** Accounts, identities (besides the actor's) and operations a precheck of `command` reads (the intake fetches them first). */
 export function precheckNeeds(command: Command): { accounts: AccountId[]; operations: string[]; identities?: IdentityId[] } {
+  if (isCustodyCommand(command)) return { ...custodyNeeds(command, null), operations: [] };
   switch (command.type) {
-    case 'reclaim':
-    case 'open_custody_change':
-    case 'cancel_custody_change':
-    case 'complete_custody_change':
-    case 'freeze_account':
-    case 'unfreeze_account':
-    case 'close_account':
-    case 'restrict_identity':
-    case 'unrestrict_identity':
-      return { ...custodyNeeds(command, null), operations: [] };
     case 'transfer':
       return { accounts: command.legs.map((l) => l.from), operations: [] };
     case 'reserve':

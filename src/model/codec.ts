@@ -6,7 +6,7 @@
  */
 import { assert } from '../assert.js';
 import { grantTermsView, parseGrantTerms } from '../auth/grants.js';
-import { type GrantKind } from './model.js';
+import { type GrantKind, custodyCommandTypes, isCustodyCommand } from './model.js';
 import type {
   Account,
   Authority,
@@ -195,6 +195,7 @@ function decodeLeg(j: Json): Leg {
 }
 
 function encodeCommand(c: Command): Json {
+  if (isCustodyCommand(c)) return { ...c };
   switch (c.type) {
     case 'transfer':
       return { ...c, legs: c.legs.map(encodeLeg) };
@@ -214,19 +215,11 @@ function encodeCommand(c: Command): Json {
     case 'register_credential':
     case 'revoke_grant':
     case 'register_party':
-    case 'reclaim':
-    case 'open_custody_change':
-    case 'cancel_custody_change':
-    case 'complete_custody_change':
-    case 'freeze_account':
-    case 'unfreeze_account':
-    case 'close_account':
-    case 'restrict_identity':
-    case 'unrestrict_identity':
       return { ...c };
   }
 }
 function decodeCommand(j: Json): Command {
+  if (custodyCommandTypes.has(j.type as string)) return j as unknown as Command;
   switch (j.type as Command['type']) {
     case 'transfer':
       return { ...(j as unknown as Command & { type: 'transfer' }), legs: (j.legs as Json[]).map(decodeLeg) };
@@ -248,15 +241,6 @@ function decodeCommand(j: Json): Command {
     case 'register_credential':
     case 'revoke_grant':
     case 'register_party':
-    case 'reclaim':
-    case 'open_custody_change':
-    case 'cancel_custody_change':
-    case 'complete_custody_change':
-    case 'freeze_account':
-    case 'unfreeze_account':
-    case 'close_account':
-    case 'restrict_identity':
-    case 'unrestrict_identity':
       return j as unknown as Command;
   }
   assert(false, `stored command has a known type: ${String(j.type)}`);

@@ -200,6 +200,21 @@ export type ReclaimProof =
   | { readonly scheme: 'key'; readonly signature: string }
   | { readonly scheme: 'webauthn-es256'; readonly challenge: string; readonly counter: number };
 
+/** The custody commands' types: they are decided by src/custody/ and encoded as they stand (no bigint). */
+export const custodyCommandTypes: ReadonlySet<string> = new Set([
+  'reclaim',
+  'open_custody_change',
+  'cancel_custody_change',
+  'complete_custody_change',
+  'freeze_account',
+  'unfreeze_account',
+  'close_account',
+  'restrict_identity',
+  'unrestrict_identity',
+] satisfies CustodyCommand['type'][]);
+
+export const isCustodyCommand = (command: Command): command is CustodyCommand => custodyCommandTypes.has(command.type);
+
 /** Custody and the account and identity lifecycle (CONTRACT 8, 10): src/custody/. */
 export type CustodyCommand =
   | { readonly type: 'reclaim'; readonly account: AccountId; readonly credential: CredentialId; readonly acknowledged: string | null; readonly proof: ReclaimProof }
