@@ -6,11 +6,14 @@
  * freeze, close and identity restriction, with every refusal's code and status.
  */
 import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import * as ed from '@noble/ed25519';
 import { describe, expect, it } from 'vitest';
 import '../../src/auth/keys.js';
+import { ConfigError, loadConfig } from '../../daemon/config.js';
 import { SoftwareAuthenticator } from '../support/authenticator.js';
-import { type Client, type Reply, decided, refusalOf, repoRoot, useDaemon } from './support.js';
+import { type Client, type Reply, client, decided, refusalOf, repoRoot, startDaemon, useDaemon, useTempDirs, writeBook } from './support.js';
 
 /** The default recovery delay (72 h) and the step the test clock takes past it. */
 const delayMs = 72 * 3600 * 1000;
@@ -374,5 +377,33 @@ describe('the account and identity lifecycle (CONTRACT 10)', () => {
     }
     const r = await identities.post('/v1/accounts', { custody: 'delegated', kind: 'customer', owner: id('frank') }, undefined, freshKey());
     expect(await rejected(identities, r)).toBe('ERR-BoundExceeded');
+  });
+});
+
+describe('the recovery setting (CONTRACT 8)', () => {
+  const dirs = useTempDirs();
+  const withRecovery = (recovery: unknown) => () => loadConfig({ flags: {}, env: {}, readFile: () => JSON.stringify({ recovery }) });
+
+  it('takes a delay of 0 to 366 days and an identity as the authority, and refuses anything else', () => {
+    expect(withRecovery({ delayMs: 0 })().recovery).toEqual({ authority: null, delayMs: 0 });
+    expect(withRecovery({ delayMs: 366 * 24 * 3600 * 1000, authority: id('carol') })().recovery).toEqual({ authority: id('carol'), delayMs: 366 * 24 * 3600 * 1000 });
+    for (const bad of [{ delayMs: -1 }, { delayMs: 366 * 24 * 3600 * 1000 + 1 }, { delayMs: 1.5 }, { authority: 'carol' }, { authority: '' }, { other: 1 }, [], 'x']) {
+      expect(withRecovery(bad), JSON.stringify(bad)).toThrow(ConfigError);
+    }
+  });
+
+  it('refuses to start with an authority that is not an identity of the book (exit 3), and shows a configured one in the terms', async () => {
+    const dir = dirs();
+    const keys = await writeBook(dir, { carol: 0n });
+    writeFileSync(join(dir, 'ledgerd.json'), JSON.stringify({ recovery: { authority: id('nobody') } }));
+    await expect(startDaemon({ dataDir: dir })).rejects.toThrow(/exited with 3[\s\S]*recovery\.authority did:ledger:id:nobody is not an identity of the book/);
+    writeFileSync(join(dir, 'ledgerd.json'), JSON.stringify({ recovery: { authority: id('carol'), delayMs: 0 } }));
+    const daemon = await startDaemon({ dataDir: dir });
+    try {
+      const terms = await client(daemon.url, keys.operator).get(`/v1/identities/${id('carol')}/recovery-terms`);
+      expect(terms.body.mechanisms).toEqual([{ mechanism: 'recovery_authority', authority: id('carol'), delay: 0 }]);
+    } finally {
+      expect(await daemon.stop()).toBe(0);
+    }
   });
 });
