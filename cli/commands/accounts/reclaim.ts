@@ -14,6 +14,7 @@ import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { isTerminal } from '../../io.js';
 import { accountOf } from '../../names.js';
+import { safeLines } from '../../safe.js';
 import type { KeyCredential, SoftwarePasskey } from '../../profiles.js';
 import { type SubmitFlags, submit, withSubmitFlags } from '../../submit.js';
 import type { CustodyView } from './custody.js';
@@ -59,7 +60,8 @@ async function proverOf(ctx: Context, named: string | undefined): Promise<Prover
 async function acknowledge(ctx: Context, account: string, mechanisms: Mechanisms, yes: boolean): Promise<void> {
   if (yes) return;
   if (!isTerminal(ctx.io.stdin) || !isTerminal(ctx.io.stderr)) throw new UsageError('reclaiming acknowledges the recovery mechanisms: pass --yes (after reading them with ledgerctl accounts recovery-mechanisms), or run it on a terminal');
-  ctx.io.stderr.write(`Reclaiming ${account} into owned custody. The account keeps these recovery mechanisms:\n${mechanismsText(mechanisms)}\n`);
+  // Served text reaches the terminal escaped, like every other (cli/safe.ts).
+  ctx.io.stderr.write(safeLines(`Reclaiming ${account} into owned custody. The account keeps these recovery mechanisms:\n${mechanismsText(mechanisms)}\n`));
   const rl = createInterface({ input: ctx.io.stdin, output: ctx.io.stderr });
   try {
     const answer = await rl.question('Acknowledge them and reclaim? [y/N] ');
