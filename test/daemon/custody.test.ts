@@ -292,6 +292,24 @@ describe('recovery and succession (CONTRACT 8)', () => {
     expect(refusal(await open(as('carol'), { kind: 'sideways', new_owner: id('frank') }))).toEqual({ status: 400, error: 'ERR-MalformedCommand' });
   });
 
+  it('decides two changes racing in order (one opens, the other is refused), refuses closing with one pending, and completing a recovery of a frozen account', async () => {
+    const account = await openAccount('carol', 'delegated');
+    const open = () => identities.post(`/v1/accounts/${account}/custody/changes`, { kind: 'recovery', new_owner: id('frank'), to: acct('frank') }, undefined, freshKey());
+    const replies = await Promise.all([open(), open()]);
+    const outcomes = await Promise.all(replies.map(async (r) => (r.status === 202 ? await outcome(identities, r) : { state: refusal(r).error, result: null })));
+    expect(outcomes.map((o) => o.state).sort()).toEqual(['Completed', expect.stringMatching(/^(Rejected|ERR-InvalidTransition)$/)].sort());
+    const pending = outcomes.find((o) => o.state === 'Completed')!.result.pending;
+    expect((await custodyOf(account)).changes).toHaveLength(1);
+    expect(refusal(await as('carol').post(`/v1/accounts/${account}/close`, {}, undefined, freshKey()))).toEqual({ status: 409, error: 'ERR-InvalidTransition' });
+    await completed(operator, await operator.post(`/v1/accounts/${account}/freeze`, { justification: 'hold for review' }, undefined, freshKey()));
+    await pastTheDelay();
+    const complete = () => identities.post(`/v1/accounts/${account}/custody/changes/${pending}/complete`, {}, undefined, freshKey());
+    expect(await rejected(identities, await complete())).toBe('ERR-AccountFrozen');
+    await completed(operator, await operator.post(`/v1/accounts/${account}/unfreeze`, { justification: 'reviewed' }, undefined, freshKey()));
+    await completed(identities, await complete());
+    expect((await operator.get(`/v1/accounts/${account}`)).body.status).toBe('closed');
+  });
+
   it('completes a recovery by sweeping available value under recovery authority and closing the account; ERR-ReleaseUnsafe while value is held', async () => {
     const account = await openAccount('bob', 'owned');
     await fund(account, '120', 'bob');
