@@ -20,14 +20,13 @@ import { mechanismsView } from '../../src/queries/views.js';
 import { callerOf } from '../http/auth.js';
 import { acknowledge, isRepeat } from '../http/command.js';
 import { wireReply } from '../http/replies.js';
-import { accountId, commandHeaders, commandReplySchema, credentialId, identityId, mechanismsSchema, noQuery, nullable, object, recoveryTermsSchema, reference, responses, str } from '../http/schemas.js';
+import { accountId, commandHeaders, commandReplySchema, credentialId, identityId, mechanismsSchema, noQuery, nullable, object, operationRef, recoveryTermsSchema, reference, responses, str } from '../http/schemas.js';
 import { assertionSchema, relyingPartyOf } from './auth.js';
 import { type RouteContext, withView } from './context.js';
 
 const replies = responses({ 200: commandReplySchema, 202: commandReplySchema });
 const digestHex = str('digest, 32 bytes as lowercase hex', { pattern: '^[0-9a-f]{64}$' });
 const justified = object({ justification: str('why (required: ERR-JustificationRequired)'), reference }, []);
-const pendingRef = str('the operation that opened the change', { maxLength: 128 });
 
 export function custodyRoutes(app: FastifyInstance, { kernel, config, clock }: RouteContext): void {
   const rp = relyingPartyOf(config);
@@ -36,7 +35,7 @@ export function custodyRoutes(app: FastifyInstance, { kernel, config, clock }: R
 
   /** A command route on one account (or identity): its schema, and the command its body makes. */
   function command(path: string, operationId: string, summary: string, body: Record<string, unknown>, make: (request: FastifyRequest) => CustodyCommand | Promise<CustodyCommand>): void {
-    const params = path.includes(':identity') ? object({ identity: identityId }, ['identity']) : path.includes(':pending') ? object({ account: accountId, pending: pendingRef }, ['account', 'pending']) : object({ account: accountId }, ['account']);
+    const params = path.includes(':identity') ? object({ identity: identityId }, ['identity']) : path.includes(':pending') ? object({ account: accountId, pending: operationRef }, ['account', 'pending']) : object({ account: accountId }, ['account']);
     app.post(path, { schema: { operationId, summary, headers: commandHeaders, params, querystring: noQuery, body, response: replies } }, async (request, reply) =>
       acknowledge(kernel, request, reply, await make(request)),
     );
