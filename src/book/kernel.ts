@@ -948,20 +948,17 @@ export class Kernel {
   /**
    * What completing a custody change reads besides the account: the change's new owner
    * and the recovery's destination, every balance of which the sweep may credit. The
-   * change is on the account record, or opened earlier in this round (a delay of 0).
+   * change is on the committed account record: the precheck accepted the completion only
+   * once the change was decided, so it was opened in an earlier round.
    */
   private async prefetchCompletions(overlay: Overlay, batch: readonly Operation[], needBalance: (account: string, asset: string) => void, identityIds: Set<string>): Promise<void> {
     const extra = new Set<string>();
-    for (const [i, op] of batch.entries()) {
+    for (const op of batch) {
       const c = op.command;
       if (c.type !== 'complete_custody_change') continue;
-      const stored = custodyNeeds(c, { account: (id) => overlay.accounts.get(keys.account(id)) });
-      const openedNow = batch.slice(0, i).flatMap((o) => (o.command.type === 'open_custody_change' && o.command.account === c.account ? [o.command] : []));
-      const accounts = [...stored.accounts, ...openedNow.flatMap((o) => (o.to === null ? [] : [o.to]))];
-      for (const id of [...stored.identities, ...openedNow.map((o) => o.newOwner)]) identityIds.add(id);
-      const owner = overlay.accounts.get(keys.account(c.account))?.owner;
-      if (owner !== undefined) identityIds.add(owner);
-      for (const id of accounts) {
+      const needs = custodyNeeds(c, { account: (id) => overlay.accounts.get(keys.account(id)) });
+      for (const id of needs.identities) identityIds.add(id);
+      for (const id of needs.accounts) {
         if (!overlay.accounts.has(keys.account(id))) extra.add(id);
         for (const asset of this.assets.keys()) needBalance(id, asset);
       }

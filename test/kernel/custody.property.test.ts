@@ -61,7 +61,9 @@ async function setUp() {
   const store = new MemoryStore();
   const clock = new TestClock();
   await importGenesis(store, customersGenesis({ alice: 1000n, bob: 0n, carol: 0n, dave: 0n, erin: 0n }), clock.nowMs);
-  const kernel = await Kernel.open({ store, clock: clock.read, ids: sequentialIds, challengeMacKey: testChallengeKey, recovery: { delayMs: 0 } });
+  // A decision that trips an assertion is refused with ERR-Internal and reported here: there must be none.
+  const poisons: string[] = [];
+  const kernel = await Kernel.open({ store, clock: clock.read, ids: sequentialIds, challengeMacKey: testChallengeKey, recovery: { delayMs: 0 }, onPoison: (p) => poisons.push(`${p.what}: ${p.error.message}`) });
   const run = async (who: Parameters<typeof submission>[0], command: Command) => {
     const ack = await kernel.submit(submission(who, command));
     await kernel.idle();
@@ -77,14 +79,14 @@ async function setUp() {
     (await run(as('alice'), { type: 'issue_grant', justification: null, terms: { kind: 'delegated', principal: id(holder), subject, ops, assets: null, counterparties: null, expiresAtMs: null, parent: null, perOperationMinor: 50n, perWindow: null } })).result!.grant!;
   const delegatedAccounts = await grant('bob', 'delegated_accounts');
   await grant('dave', { account: target });
-  return { kernel, clock, secret, credential: credential as CredentialId, delegatedAccounts: delegatedAccounts as GrantId };
+  return { kernel, clock, poisons, secret, credential: credential as CredentialId, delegatedAccounts: delegatedAccounts as GrantId };
 }
 
 describe('custody property', () => {
   it('moves value out of an owned account only under its owner, a grant its owner gave, or a completed recovery', async () => {
     await fc.assert(
       fc.asyncProperty(rounds, async (plan) => {
-        const { kernel, secret, credential, delegatedAccounts } = await setUp();
+        const { kernel, poisons, secret, credential, delegatedAccounts } = await setUp();
         let reservation: string | null = null;
         let change: string | null = null;
         const refs: string[] = [];
@@ -167,6 +169,7 @@ describe('custody property', () => {
             if (opened.kind === 'succession') owner = opened.newOwner;
           }
         }
+        expect(poisons).toEqual([]);
         await kernel.close();
       }),
       { numRuns: 60 },
