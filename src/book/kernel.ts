@@ -45,7 +45,7 @@ import { type Credential, credentialKey, decodeCredential, tokenKey } from '../a
 import { type Refusal, Refused, refusal, refuse } from '../errors.js';
 import { type Actor, type Principals, actingAuthority, authorityToDebit, builtInPrincipals, opensAccountFor } from '../auth/authority.js';
 import { type RecoveryTerms, recoveryTerms } from '../custody/terms.js';
-import { custodyNeeds } from '../custody/decide-custody.js';
+import { custodyNeeds, restrictable } from '../custody/decide-custody.js';
 import {
   type Account,
   type Asset,
@@ -338,7 +338,8 @@ export class Kernel {
       for (const id of needs.accounts) accountIds.add(id);
       for (const ref of needs.operations) opRefs.add(ref);
       // The actor's own identity: a restricted one's commands are refused (CONTRACT 10).
-      for (const id of [item.sub.actor.principal, ...(needs.identities ?? [])]) identityIds.add(id);
+      if (restrictable(item.sub.actor.principal, this.principals)) identityIds.add(item.sub.actor.principal);
+      for (const id of needs.identities ?? []) identityIds.add(id);
       for (const key of recordNeeds(item.sub.command)) recordKeys.add(key);
     }
     await this.load(reads.identities, [...identityIds].map(keys.identity), decodeIdentity);
@@ -884,7 +885,7 @@ export class Kernel {
     for (const op of batch) {
       const c = op.command;
       // Every command reads its actor's identity: a restricted one's commands are refused (CONTRACT 10).
-      identityIds.add(op.actor.principal);
+      if (restrictable(op.actor.principal, this.principals)) identityIds.add(op.actor.principal);
       if (isCustodyCommand(c)) {
         const needs = custodyNeeds(c, null);
         for (const id of needs.accounts) accountIds.add(id);

@@ -64,8 +64,14 @@ function named(reads: CustodyReads, id: AccountId, actor: Actor, principals: Pri
   return account === undefined || !inScope(actor, id) ? unreachableAccount(actor, id, principals) : account;
 }
 
+/** Whether `principal`'s commands can be restricted at all: the built-in principals cannot (lifecycleGate), so their identity is never read. */
+export function restrictable(principal: IdentityId, principals: Principals): boolean {
+  return principal !== principals.operator && principal !== principals.identities;
+}
+
 /** CONTRACT 10: a restricted identity's commands are refused, whatever they are. */
-export function restrictionRefusal(actor: Actor, reads: Pick<CustodyReads, 'identity'>): Refusal | null {
+export function restrictionRefusal(actor: Actor, reads: Pick<CustodyReads, 'identity'>, principals: Principals): Refusal | null {
+  if (!restrictable(actor.principal, principals)) return null;
   return reads.identity(actor.principal)?.restricted === true ? refusal('ERR-IdentityRestricted', `identity ${actor.principal} is restricted`) : null;
 }
 
@@ -189,7 +195,7 @@ function lifecycleGate(cmd: CustodyCommand, actor: Actor, reads: CustodyReads, p
       const identity = reads.identity(cmd.identity);
       if (identity === undefined) return notAuthorised(`identity ${cmd.identity}`);
       // The built-in principals keep the book running: restricting them would lock the operator out of undoing it.
-      if (cmd.identity === operator || cmd.identity === principals.identities) return invalidTransition(`identity ${cmd.identity} is a built-in principal and cannot be restricted`);
+      if (!restrictable(cmd.identity, principals)) return invalidTransition(`identity ${cmd.identity} is a built-in principal and cannot be restricted`);
       const restricted = identity.restricted === true;
       return restricted === (cmd.type === 'unrestrict_identity') ? identity : invalidTransition(`identity ${cmd.identity} is ${restricted ? 'already' : 'not'} restricted`);
     }

@@ -310,7 +310,7 @@ function fromCustody(effects: CustodyEffects | Refusal): Decision {
 export function decide(op: Operation, reads: Reads, input: DecisionInput): Decision {
   const actor: Actor = { principal: op.actor.principal, credential: op.actor.credential, onBehalfOf: op.actor.onBehalfOf, scope: op.scope };
   const cmd = op.command;
-  const restricted = restrictionRefusal(actor, reads);
+  const restricted = restrictionRefusal(actor, reads, input.principals);
   if (restricted) return reject(restricted);
   if (isCustodyCommand(cmd)) return fromCustody(decideCustody(cmd, actor, reads, { atMs: input.atMs, principals: input.principals, terms: input.terms, ref: op.ref, challenges: input.challenges }));
   switch (cmd.type) {

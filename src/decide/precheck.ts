@@ -83,7 +83,7 @@ export function finishing(
 }
 
 export function precheck(command: Command, actor: Actor, reads: PrecheckReads, principals: Principals, nowMs: number, terms: RecoveryTerms): Refusal | null {
-  return restrictionRefusal(actor, reads) ?? precheckCommand(command, actor, reads, principals, nowMs, terms);
+  return restrictionRefusal(actor, reads, principals) ?? precheckCommand(command, actor, reads, principals, nowMs, terms);
 }
 
 function precheckCommand(command: Command, actor: Actor, reads: PrecheckReads, principals: Principals, nowMs: number, terms: RecoveryTerms): Refusal | null {
