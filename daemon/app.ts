@@ -16,6 +16,7 @@ import { clientErrorHandler, frameworkRefusal, onUnmetExpectation, pathParamLeng
 import { Metrics } from './metrics.js';
 import type { Settlement } from './settlement.js';
 import { OpenApi } from './openapi.js';
+import { custodyRoutes } from './routes/custody.js';
 import { accountRoutes } from './routes/accounts.js';
 import { authRoutes } from './routes/auth.js';
 import { backupRoutes } from './routes/backup.js';
@@ -153,6 +154,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   transferRoutes(app, context);
   reservationRoutes(app, context);
   accountRoutes(app, context);
+  custodyRoutes(app, context);
   statementRoutes(app, context);
   bookRoutes(app, context);
   operationRoutes(app, context);

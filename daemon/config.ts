@@ -7,6 +7,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fsReason } from './failures.js';
 import { sessionLifetimeDefaultMs, sessionLifetimeMaxMs } from '../src/auth/constants.js';
+import { recoveryDelayDefaultMs, recoveryDelayMaxMs } from '../src/constants.js';
+import { isIdentityId } from '../src/model/values.js';
 import { backlogCommandsMax, backlogShareDivisor, cacheEntriesDefault, cacheEntriesMin, deadlineHorizonMaxMs, reservationDeadlineDefaultMs, transferDeadlineDefaultMs } from '../src/constants.js';
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -58,6 +60,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** The embedded settlement layer and checkpoints (CONTRACT 9). */
   readonly settlement: SettlementConfig;
+  /** Recovery terms (CONTRACT 8): the authority (an identity of the book; null: the identities principal) and the delay. */
+  readonly recovery: { readonly authority: string | null; readonly delayMs: number };
 }
 
 export interface SettlementConfig {
@@ -72,7 +76,7 @@ export interface SettlementConfig {
   readonly instructionExpiryBlocks: number;
 }
 
-type Tunable = Exclude<keyof Config, 'dataDir' | 'listen' | 'logLevel' | 'relyingParty' | 'backlogPerPrincipalMax' | 'settlement'>;
+type Tunable = Exclude<keyof Config, 'dataDir' | 'listen' | 'logLevel' | 'relyingParty' | 'backlogPerPrincipalMax' | 'settlement' | 'recovery'>;
 
 /** Every numeric setting with its default and bounds (inclusive). */
 const numeric: Record<Tunable, { default: number; min: number; max: number }> = {
@@ -143,7 +147,7 @@ function readIfPresent(path: string): string | null {
   }
 }
 
-const fileKeys = new Set<string>([...Object.keys(numeric), 'listen', 'logLevel', 'relyingParty', 'settlement']);
+const fileKeys = new Set<string>([...Object.keys(numeric), 'listen', 'logLevel', 'relyingParty', 'settlement', 'recovery']);
 
 function parseFile(path: string, text: string): Record<string, unknown> {
   let doc: unknown;
@@ -206,6 +210,7 @@ export function loadConfig(sources: ConfigSources): Config {
   if (typeof rpFile !== 'object' || rpFile === null || Array.isArray(rpFile)) throw new ConfigError('relyingParty must be an object {id, origin}');
   const rp = rpFile as Record<string, unknown>;
   for (const key of Object.keys(rp)) if (key !== 'id' && key !== 'origin') throw new ConfigError(`relyingParty: unknown setting ${key}`);
+  const recovery = recoverySetting(file.recovery);
   const logLevel = flags.logLevel ?? env.LEDGERD_LOG_LEVEL ?? stringSetting(file.logLevel, 'logLevel') ?? defaults.logLevel;
   if (!(logLevels as readonly string[]).includes(logLevel)) throw new ConfigError(`log level must be one of ${logLevels.join(', ')}`);
 
@@ -216,9 +221,23 @@ export function loadConfig(sources: ConfigSources): Config {
     dataDir,
     listen: Object.freeze(parseListen(flags.listen ?? env.LEDGERD_LISTEN ?? stringSetting(file.listen, 'listen') ?? defaults.listen)),
     logLevel: logLevel as LogLevel,
+    recovery,
     relyingParty: Object.freeze({
       id: env.LEDGERD_RP_ID ?? stringSetting(rp.id, 'relyingParty.id') ?? defaults.relyingParty.id,
       origin: env.LEDGERD_RP_ORIGIN ?? stringSetting(rp.origin, 'relyingParty.origin') ?? defaults.relyingParty.origin,
     }),
   });
+}
+
+/** `recovery`: `{authority?, delayMs?}` (CONTRACT 8); the authority must be an identity of the book (checked when the book opens). */
+function recoverySetting(value: unknown): Config['recovery'] {
+  if (value === undefined) return Object.freeze({ authority: null, delayMs: recoveryDelayDefaultMs });
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ConfigError('recovery must be an object {authority, delayMs}');
+  const r = value as Record<string, unknown>;
+  for (const key of Object.keys(r)) if (key !== 'authority' && key !== 'delayMs') throw new ConfigError(`recovery: unknown setting ${key}`);
+  const delayMs = r.delayMs ?? recoveryDelayDefaultMs;
+  if (typeof delayMs !== 'number' || !Number.isSafeInteger(delayMs) || delayMs < 0 || delayMs > recoveryDelayMaxMs) throw new ConfigError(`recovery.delayMs must be an integer in 0..${recoveryDelayMaxMs}`);
+  const authority = stringSetting(r.authority, 'recovery.authority') ?? null;
+  if (authority !== null && !isIdentityId(authority)) throw new ConfigError('recovery.authority must be an identity, did:ledger:id:<id>');
+  return Object.freeze({ authority, delayMs });
 }

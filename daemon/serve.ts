@@ -11,9 +11,11 @@ import { buildApp, loggerOptions } from './app.js';
 import { daemonKeys, hasBook, initBook, openBookStore, prepareDataDir } from './book.js';
 import { listenFailure } from './failures.js';
 import { Metrics } from './metrics.js';
-import type { Config } from './config.js';
+import { type Config, ConfigError } from './config.js';
 import { loadClerk } from './clerk.js';
 import { openSettlement } from './settlement.js';
+import { keys } from '../src/model/codec.js';
+import type { IdentityId } from '../src/model/values.js';
 import { poisonHook } from './test-hooks.js';
 
 export async function serve(config: Config, version: string): Promise<void> {
@@ -23,6 +25,11 @@ export async function serve(config: Config, version: string): Promise<void> {
     process.stderr.write(`ledgerd: created a book with the embedded defaults in ${config.dataDir} (API keys in operator.key and identities.key there)\n`);
   }
   const store = await openBookStore(config.dataDir);
+  const recoveryAuthority = config.recovery.authority as IdentityId | null;
+  if (recoveryAuthority !== null && (await store.get(keys.identity(recoveryAuthority))) === undefined) {
+    await store.close();
+    throw new ConfigError(`recovery.authority ${recoveryAuthority} is not an identity of the book`);
+  }
   const secrets = await daemonKeys(config.dataDir);
   const clock = Date.now;
   let stopping: Promise<void> | null = null;
@@ -39,6 +46,7 @@ export async function serve(config: Config, version: string): Promise<void> {
     cacheEntries: config.cacheEntries,
     backlogMax: config.backlogMax,
     backlogPerPrincipalMax: config.backlogPerPrincipalMax,
+    recovery: { authority: recoveryAuthority ?? undefined, delayMs: config.recovery.delayMs },
     // A broken invariant: stop deciding, shut down, and let the supervisor restart us.
     onFatal: (error) => {
       app.log.fatal({ err: error }, 'the kernel stopped deciding');

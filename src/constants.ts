@@ -32,6 +32,11 @@ export const movementsScanChunkEntries = 256;
 export const movementsMergeMax = 1024;
 /** Accounts one identity may own (bounds the merge of a movements-by-identity read). */
 export const accountsPerIdentityMax = 256;
+/** Custody changes (recoveries, successions) an account keeps for its custody view; older finished ones are dropped. */
+export const custodyChangesKeptMax = 64;
+/** Recovery delay (CONTRACT 8: `recovery.delayMs`), default 72 h, at most a year. */
+export const recoveryDelayDefaultMs = 72 * 3600 * 1000;
+export const recoveryDelayMaxMs = 366 * 24 * 3600 * 1000;
 /** Registered assets. */
 export const assetsMax = 4096;
 /** Integrating parties in the book (their listing, GET /v1/ops/integrating-parties, is one page). */

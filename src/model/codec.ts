@@ -6,7 +6,7 @@
  */
 import { assert } from '../assert.js';
 import { grantTermsView, parseGrantTerms } from '../auth/grants.js';
-import { type GrantKind } from './model.js';
+import { type GrantKind, custodyCommandTypes, isCustodyCommand } from './model.js';
 import type {
   Account,
   Authority,
@@ -195,6 +195,7 @@ function decodeLeg(j: Json): Leg {
 }
 
 function encodeCommand(c: Command): Json {
+  if (isCustodyCommand(c)) return { ...c };
   switch (c.type) {
     case 'transfer':
       return { ...c, legs: c.legs.map(encodeLeg) };
@@ -218,6 +219,7 @@ function encodeCommand(c: Command): Json {
   }
 }
 function decodeCommand(j: Json): Command {
+  if (custodyCommandTypes.has(j.type as string)) return j as unknown as Command;
   switch (j.type as Command['type']) {
     case 'transfer':
       return { ...(j as unknown as Command & { type: 'transfer' }), legs: (j.legs as Json[]).map(decodeLeg) };
