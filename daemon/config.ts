@@ -17,8 +17,28 @@ export interface Listen {
   readonly port: number;
 }
 
+/** Where the book is kept (CONTRACT 1): LevelDB in the data dir (the default), or a PostgreSQL database. */
+export type StoreConfig =
+  | { readonly kind: 'leveldb' }
+  | {
+      readonly kind: 'postgres';
+      /** The database's URL; it may hold a password, so it is never logged or echoed. */
+      readonly url: string;
+      /** Connections for queries, backups and checks (snapshots), beside the kernel's own few. */
+      readonly poolSize: number;
+      /** How long the serving daemon's hold on the book lasts from its last renewal (docs/operations.md). */
+      readonly leaseMs: number;
+    };
+
+/** Bounds of the PostgreSQL store's settings (inclusive). */
+const postgresNumeric = {
+  poolSize: { default: 8, min: 1, max: 100 },
+  leaseMs: { default: 10_000, min: 1_000, max: 600_000 },
+} as const;
+
 export interface Config {
   readonly dataDir: string;
+  readonly store: StoreConfig;
   readonly listen: Listen;
   readonly logLevel: LogLevel;
   /** Passkeys are verified for this relying party (CONTRACT 1). */
@@ -58,7 +78,7 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
 }
 
-type Tunable = Exclude<keyof Config, 'dataDir' | 'listen' | 'logLevel' | 'relyingParty' | 'backlogPerPrincipalMax'>;
+type Tunable = Exclude<keyof Config, 'dataDir' | 'store' | 'listen' | 'logLevel' | 'relyingParty' | 'backlogPerPrincipalMax'>;
 
 /** Every numeric setting with its default and bounds (inclusive). */
 const numeric: Record<Tunable, { default: number; min: number; max: number }> = {
@@ -120,7 +140,7 @@ function readIfPresent(path: string): string | null {
   }
 }
 
-const fileKeys = new Set<string>([...Object.keys(numeric), 'listen', 'logLevel', 'relyingParty']);
+const fileKeys = new Set<string>([...Object.keys(numeric), 'listen', 'logLevel', 'relyingParty', 'store']);
 
 function parseFile(path: string, text: string): Record<string, unknown> {
   let doc: unknown;
@@ -138,6 +158,32 @@ function stringSetting(value: unknown, name: string): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value.length === 0) throw new ConfigError(`${name} must be a non-empty string`);
   return value;
+}
+
+/** The `store` setting; `$LEDGERD_STORE_URL` overrides its `url`. */
+function storeSetting(value: unknown, env: NodeJS.ProcessEnv): StoreConfig {
+  const doc = value ?? { kind: 'leveldb' };
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new ConfigError('store must be an object {kind, ...}');
+  const fields = doc as Record<string, unknown>;
+  const envUrl = env.LEDGERD_STORE_URL;
+  if (fields.kind === 'leveldb') {
+    for (const key of Object.keys(fields)) if (key !== 'kind') throw new ConfigError(`store: unknown setting ${key} for kind leveldb`);
+    // A URL meant to move the book to PostgreSQL must not be ignored while the daemon keeps another book.
+    if (envUrl !== undefined) throw new ConfigError('LEDGERD_STORE_URL is set but the store is leveldb: set store.kind to postgres in the config file, or unset it');
+    return { kind: 'leveldb' };
+  }
+  if (fields.kind !== 'postgres') throw new ConfigError('store.kind must be leveldb or postgres');
+  for (const key of Object.keys(fields)) if (!['kind', 'url', ...Object.keys(postgresNumeric)].includes(key)) throw new ConfigError(`store: unknown setting ${key}`);
+  const url = (envUrl === undefined || envUrl === '' ? undefined : envUrl) ?? stringSetting(fields.url, 'store.url');
+  if (url === undefined) throw new ConfigError('store.url (or LEDGERD_STORE_URL) is required for a postgres store');
+  if (!/^postgres(ql)?:\/\//.test(url)) throw new ConfigError('store.url must be a postgres:// URL');
+  const numbers = {} as Record<keyof typeof postgresNumeric, number>;
+  for (const [name, bound] of Object.entries(postgresNumeric) as [keyof typeof postgresNumeric, (typeof postgresNumeric)[keyof typeof postgresNumeric]][]) {
+    const n = fields[name] ?? bound.default;
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < bound.min || n > bound.max) throw new ConfigError(`store.${name} must be an integer in ${bound.min}..${bound.max}`);
+    numbers[name] = n;
+  }
+  return Object.freeze({ kind: 'postgres', url, ...numbers });
 }
 
 /**
@@ -176,6 +222,7 @@ export function loadConfig(sources: ConfigSources): Config {
     ...tunables,
     backlogPerPrincipalMax: Math.ceil(tunables.backlogMax / backlogShareDivisor),
     dataDir,
+    store: storeSetting(file.store, env),
     listen: Object.freeze(parseListen(flags.listen ?? env.LEDGERD_LISTEN ?? stringSetting(file.listen, 'listen') ?? defaults.listen)),
     logLevel: logLevel as LogLevel,
     relyingParty: Object.freeze({

@@ -59,7 +59,11 @@ export function pgPool(connection: PgConnection, max: number, onError: (error: E
   return pool;
 }
 
-/** Prepares the book's database on first use: the lease table with its one row. Tables of books are made when built. */
+/**
+ * Prepares the book's database on first use: the lease table with its one row, which
+ * also names the book's identity (the data dir keys it was made with). Tables of books
+ * are made when built.
+ */
 export async function prepareSchema(pool: pg.Pool): Promise<void> {
   const client = await pool.connect();
   try {
@@ -70,8 +74,9 @@ export async function prepareSchema(pool: pg.Pool): Promise<void> {
       id smallint PRIMARY KEY CHECK (id = 1),
       holder text NOT NULL,
       epoch bigint NOT NULL,
-      expires_at timestamptz NOT NULL)`);
-    await client.query("INSERT INTO ledgerd_lease VALUES (1, '', 0, '-infinity') ON CONFLICT (id) DO NOTHING");
+      expires_at timestamptz NOT NULL,
+      book text NOT NULL)`);
+    await client.query("INSERT INTO ledgerd_lease VALUES (1, '', 0, '-infinity', '') ON CONFLICT (id) DO NOTHING");
     await client.query('COMMIT');
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {});

@@ -71,7 +71,8 @@ describe('docs/daemon.md configuration table', () => {
       else if (row.setting === 'relyingParty') {
         const rp = actual as { id: string; origin: string };
         expect(row.defaultText).toBe(`\`{id: "${rp.id}", origin: "${rp.origin}"}\``);
-      } else expect(row.defaultText).toBe(`\`${String(actual)}\``);
+      } else if (row.setting === 'store') expect(row.defaultText).toBe(`\`{kind: "${(actual as { kind: string }).kind}"}\``);
+      else expect(row.defaultText).toBe(`\`${String(actual)}\``);
     }
   });
 
