@@ -10,7 +10,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { LevelStore } from '../src/store/level.js';
-import { PgLease, leaseTimings } from '../src/store/postgres-lease.js';
+import { leaseTimings, openLeasedStore } from '../src/store/postgres-lease.js';
 import { PgStore, bookTable, dropBookTable, pgPool, prepareSchema, tableExists } from '../src/store/postgres.js';
 import type { Store } from '../src/store/port.js';
 import type { StoreConfig } from './config.js';
@@ -152,7 +152,7 @@ function postgresPlace(config: PostgresStoreConfig): BookPlace {
 
 export interface ServedBook {
   readonly store: Store;
-  /** Gives up what the daemon holds beside the store (the lease). After the store is closed. */
+  /** Closes the store (if still open) and gives up the lease. */
   release(): Promise<void>;
 }
 
@@ -174,37 +174,32 @@ export async function openServedBook(dataDir: string, bookDir: string, store: St
     const opened = await levelPlace(dataDir, bookDir).openToRead();
     return { store: opened, release: async () => {} };
   }
-  const leasePool = pgPool(store, 1, events.onConnectionError);
+  const pool = pgPool(store, 1, events.onConnectionError);
   try {
-    await prepareSchema(leasePool);
-    const bound = ((await leasePool.query('SELECT book FROM ledgerd_lease WHERE id = 1')).rows[0] as { book: string }).book;
+    await prepareSchema(pool);
+    const bound = ((await pool.query('SELECT book FROM ledgerd_lease WHERE id = 1')).rows[0] as { book: string }).book;
     if (bound !== identity) {
       throw new StartupFailure(
         `the data dir ${dataDir} is not this book's (its daemon.key differs from the one the book in ${databaseName(store.url)} was made with): give every ledgerd of one book a copy of the data dir that made it`,
         exitCodes.dataDir,
       );
     }
-    const holder = `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
-    const lease = await PgLease.acquire(leasePool, holder, leaseTimings(store.leaseMs), {
+  } catch (error) {
+    if (error instanceof StartupFailure) throw error;
+    throw databaseFailure(store, error);
+  } finally {
+    await pool.end();
+  }
+  const holder = `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
+  try {
+    const leased = await openLeasedStore(store, holder, leaseTimings(store.leaseMs), {
       onWaiting: (current) => events.onWaiting(current.holder, current.expiresAtMs),
       onLost: events.onLost,
       onRenewFailure: events.onConnectionError,
+      onConnectionError: events.onConnectionError,
     }, signal);
-    if (lease === null) {
-      await leasePool.end();
-      return null;
-    }
-    const opened = await PgStore.open({ connection: store, fence: () => lease.fence, onFenced: events.onLost, onConnectionError: events.onConnectionError });
-    return {
-      store: opened,
-      async release() {
-        await lease.release().catch(() => {});
-        await leasePool.end();
-      },
-    };
+    return leased === null ? null : { store: leased, release: () => leased.close() };
   } catch (error) {
-    await leasePool.end().catch(() => {});
-    if (error instanceof StartupFailure) throw error;
     throw databaseFailure(store, error);
   }
 }

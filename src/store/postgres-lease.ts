@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import type { Fence } from './postgres.js';
+import { type Fence, type PgConnection, PgStore, pgPool } from './postgres.js';
 
 /**
  * One decider at a time on a PostgreSQL book: the lease row (`ledgerd_lease`, one row)
@@ -95,7 +95,7 @@ export class PgLease {
     if (this.lost) return false;
     const result = await this.pool.query(renewSql, [this.holder, this.epoch.toString(), this.timings.leaseMs]);
     if (result.rowCount === 1) return true;
-    this.markLost();
+    this.noteLost();
     return false;
   }
 
@@ -107,7 +107,8 @@ export class PgLease {
     if (!this.lost) await this.pool.query(releaseSql, [this.holder, this.epoch.toString()]);
   }
 
-  private markLost(): void {
+  /** The lease is gone (a renewal or a fenced write found another epoch): stop renewing and tell the holder, once. */
+  noteLost(): void {
     if (this.lost) return;
     this.lost = true;
     if (this.renewTimer) clearTimeout(this.renewTimer);
@@ -132,5 +133,43 @@ export class PgLease {
       this.renewing = false;
       this.scheduleRenewal();
     }
+  }
+}
+
+/**
+ * A store for the one decider of a book: waits for the lease (as a standby does), then
+ * opens the book with every write fenced by it; closing it gives the lease up. A write
+ * fenced off reports the lease lost. Resolves null when `signal` aborts the wait.
+ */
+export async function openLeasedStore(
+  connection: PgConnection,
+  holder: string,
+  timings: LeaseTimings,
+  events: LeaseEvents & { readonly onConnectionError?: (error: Error) => void } = {},
+  signal?: AbortSignal,
+  table?: string,
+): Promise<PgStore | null> {
+  const pool = pgPool(connection, 1, events.onConnectionError);
+  try {
+    const lease = await PgLease.acquire(pool, holder, timings, events, signal);
+    if (lease === null) {
+      await pool.end();
+      return null;
+    }
+    return await PgStore.open({
+      connection,
+      table,
+      fence: () => lease.fence,
+      onFenced: () => lease.noteLost(),
+      onConnectionError: events.onConnectionError,
+      // After the last write: the lease goes (a standby takes over at its next try), then its connection.
+      afterClose: async () => {
+        await lease.release().catch(() => {});
+        await pool.end();
+      },
+    });
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw error;
   }
 }

@@ -225,6 +225,8 @@ export interface PgStoreOptions {
   readonly onFenced?: () => void;
   /** Errors of idle connections (the server went away): reported, never thrown. */
   readonly onConnectionError?: (error: Error) => void;
+  /** Run once the store is closed (the lease is given up after the last write). */
+  readonly afterClose?: () => Promise<void>;
 }
 
 export class PgStore extends Reader implements Store {
@@ -236,6 +238,7 @@ export class PgStore extends Reader implements Store {
     private readonly snapshotPool: pg.Pool,
     private readonly fence: (() => Fence) | null,
     private readonly onFenced: () => void,
+    private readonly afterClose: () => Promise<void>,
   ) {
     super(statements, async () => {
       if (this.closed) throw new Error('the store is closed');
@@ -256,7 +259,7 @@ export class PgStore extends Reader implements Store {
       await Promise.all([kernelPool.end(), snapshotPool.end()]);
       throw error;
     }
-    return new PgStore(new Statements(table), kernelPool, snapshotPool, options.fence ?? null, options.onFenced ?? (() => {}));
+    return new PgStore(new Statements(table), kernelPool, snapshotPool, options.fence ?? null, options.onFenced ?? (() => {}), options.afterClose ?? (async () => {}));
   }
 
   async write(ops: readonly BatchOp[]): Promise<void> {
@@ -301,6 +304,7 @@ export class PgStore extends Reader implements Store {
     if (this.closed) return;
     this.closed = true;
     await Promise.all([this.kernelPool.end(), this.snapshotPool.end()]);
+    await this.afterClose();
   }
 }
 
