@@ -63,12 +63,12 @@ export interface Keys {
 }
 
 /**
- * Writes a sealed book (on PostgreSQL after `daemonsOnPostgres`) with the given customers (each `did:ledger:id:<name>` owning
+ * Writes a sealed book (on PostgreSQL `on` a given database, or after `daemonsOnPostgres`) with the given customers (each `did:ledger:id:<name>` owning
  * `did:ledger:acct:<name>`, funded in USD from the treasury) and an API key for each,
  * as `ledgerd init` would lay it out. Customers' keys stand in for the credentials
  * issue, which registers them through the API.
  */
-export async function writeBook(dataDir: string, customers: Record<string, bigint>): Promise<Keys> {
+export async function writeBook(dataDir: string, customers: Record<string, bigint>, on?: Extract<StoreConfig, { kind: 'postgres' }>): Promise<Keys> {
   await mkdir(dataDir, { recursive: true });
   const keys: Keys = {
     operator: `op-key-${Math.random().toString(36).slice(2)}${'x'.repeat(32)}`,
@@ -82,10 +82,10 @@ export async function writeBook(dataDir: string, customers: Record<string, bigin
       credentialWrites({ id: `did:ledger:cred:${name}` as CredentialId, identity: `did:ledger:id:${name}` as IdentityId, scheme: 'api-key', verifier: null, scope: null, createdAtMs: nowMs, webauthnId: null, counter: 0 }, key),
     ),
   ];
-  if (postgres !== null) {
+  if (on !== undefined || postgres !== null) {
     // Through the daemon's own way of building a book on PostgreSQL: aside, then renamed into place, bound to the data dir.
-    const store = await postgresStore();
-    addConfig(dataDir, { store: { kind: store.kind, url: store.url, poolSize: store.poolSize } });
+    const store = on ?? (await postgresStore());
+    addConfig(dataDir, { store: { kind: store.kind, url: store.url, poolSize: store.poolSize, leaseMs: store.leaseMs } });
     const building = await placeOf(dataDir, store).build('init');
     await importGenesis(building.store, customersGenesis(customers), nowMs, extras);
     await building.place(await bookIdentity(dataDir));

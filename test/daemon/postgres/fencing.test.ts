@@ -5,11 +5,10 @@
  * was sent to it meanwhile, and stops.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { cpSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { cpSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
-import { addConfig, client, daemonsOnPostgres, decided, ledgerd, startDaemon, tempDir, writeBook, removeDir, type Reply } from '../support.js';
+import { client, daemonsOnPostgres, postgresStore, decided, ledgerd, startDaemon, tempDir, writeBook, removeDir, type Reply } from '../support.js';
 
 daemonsOnPostgres();
 const leaseMs = 1_000;
@@ -45,8 +44,7 @@ describe('two ledgerd on one PostgreSQL book', () => {
   it('lets only the lease holder decide; a paused holder loses the book to the standby and, resumed, commits nothing', async () => {
     const dirA = tempDir();
     dirs.push(dirA);
-    const keys = await writeBook(dirA, { alice: 1_000_000n, bob: 0n });
-    addConfig(dirA, { store: { ...JSON.parse(readFileSync(join(dirA, 'ledgerd.json'), 'utf8')).store, leaseMs } });
+    const keys = await writeBook(dirA, { alice: 1_000_000n, bob: 0n }, await postgresStore(leaseMs));
     // The standby runs on a copy of the data dir that made the book (its keys are the book's).
     const dirB = tempDir();
     dirs.push(dirB);
