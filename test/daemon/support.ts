@@ -3,7 +3,8 @@
  * (`node bin/ledgerd serve`, from dist/) started on a loopback port chosen by the
  * system, and a small HTTP client over undici.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -278,4 +279,28 @@ export function useDaemon(customers: Record<string, bigint>, config?: Record<str
     },
     as: (who) => client(() => get().daemon.url, tokenOf(who)),
   };
+}
+
+/** Every movement of an account, oldest first, through every page. */
+export async function movements(api: Client, account: string): Promise<any[]> {
+  const out: any[] = [];
+  let cursor: string | null = null;
+  do {
+    const r = await api.get(`/v1/movements?account=${account}&limit=1000${cursor === null ? '' : `&cursor=${cursor}`}`);
+    expect(r.status).toBe(200);
+    out.push(...r.body.movements);
+    cursor = r.body.next ?? null;
+  } while (cursor !== null);
+  return out;
+}
+
+/** `ledgerd SUBCOMMAND ...` to its end: exit code and output. */
+export async function ledgerdRun(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [ledgerd, ...args], { timeout: 60_000, env: { ...process.env, ...env } });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
 }
