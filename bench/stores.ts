@@ -49,7 +49,6 @@ export class BenchStores {
     const pool = pgPool(connection, 1);
     try {
       await prepareSchema(pool);
-      await createBookTable(pool, bookTable);
     } finally {
       await pool.end();
     }
@@ -62,7 +61,14 @@ export class BenchStores {
       const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-'));
       return { store: await LevelStore.open(dir), remove: () => rmSync(dir, { recursive: true, force: true }) };
     }
-    const store = await openLeasedStore(await this.database(), 'bench', leaseTimings(benchLeaseMs));
+    const connection = await this.database();
+    const pool = pgPool(connection, 1);
+    try {
+      await createBookTable(pool, bookTable);
+    } finally {
+      await pool.end();
+    }
+    const store = await openLeasedStore(connection, 'bench', leaseTimings(benchLeaseMs));
     return { store: store!, remove: () => {} };
   }
 
