@@ -6,11 +6,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { type PostgresCluster, startPostgresCluster } from '../test/support/postgres-cluster.js';
 import { LevelStore } from '../src/store/level.js';
 import { leaseTimings, openLeasedStore } from '../src/store/postgres-lease.js';
-import { type PgConnection, bookTable, createBookTable, pgPool, prepareSchema } from '../src/store/postgres.js';
+import { type PgConnection, bookTable, createBookTable, pgPool } from '../src/store/postgres.js';
+import { createBookDatabase } from '../test/support/pg-books.js';
 import type { Store } from '../src/store/port.js';
 
 export const benchStoreKinds = ['leveldb', 'postgres'] as const;
@@ -35,24 +35,7 @@ export class BenchStores {
   /** A fresh, empty database with the book's schema: what a ledgerd on PostgreSQL is pointed at. */
   async database(): Promise<PgConnection> {
     this.cluster ??= await startPostgresCluster({ settings: { max_connections: '200' } });
-    const c = this.cluster;
-    const name = `bench_${++this.databases}`;
-    const admin = new pg.Client({ host: c.host, port: c.port, user: c.user, password: c.password, database: c.database });
-    admin.on('error', () => {});
-    await admin.connect();
-    try {
-      await admin.query(`CREATE DATABASE ${name}`);
-    } finally {
-      await admin.end();
-    }
-    const connection = { url: `postgres://${c.user}:${c.password}@${c.host}:${c.port}/${name}`, poolSize: benchPoolSize };
-    const pool = pgPool(connection, 1);
-    try {
-      await prepareSchema(pool);
-    } finally {
-      await pool.end();
-    }
-    return connection;
+    return { url: await createBookDatabase(this.cluster, `bench_${++this.databases}`), poolSize: benchPoolSize };
   }
 
   /** An empty book's store, and how to remove it once closed. */

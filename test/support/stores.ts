@@ -6,12 +6,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import { LevelStore } from '../../src/store/level.js';
-import { PgStore, type PgConnection, prepareSchema } from '../../src/store/postgres.js';
+import { PgStore, type PgConnection } from '../../src/store/postgres.js';
 import type { Store } from '../../src/store/port.js';
 import { type PostgresCluster, startPostgresCluster } from './postgres-cluster.js';
+import { clusterUrl, createBookDatabase } from './pg-books.js';
+
+export { clusterUrl, createBookDatabase };
 
 export const storeKinds = ['leveldb', 'postgres'] as const;
 export type StoreKind = (typeof storeKinds)[number];
@@ -19,9 +21,6 @@ export type StoreKind = (typeof storeKinds)[number];
 /** Snapshot connections of a test store. */
 const testPoolSize = 4;
 
-export function clusterUrl(cluster: PostgresCluster, database: string = cluster.database): string {
-  return `postgres://${cluster.user}:${encodeURIComponent(cluster.password)}@${cluster.host}:${cluster.port}/${database}`;
-}
 
 export interface StoreMatrix {
   readonly cluster: () => PostgresCluster;
@@ -75,21 +74,7 @@ export function useStores(options: { durable?: boolean } = {}): StoreMatrix {
     },
     async database() {
       const name = `book_db_${++databases}`;
-      const admin = new pg.Client({ connectionString: clusterUrl(cluster!) });
-      admin.on('error', () => {});
-      await admin.connect();
-      try {
-        await admin.query(`CREATE DATABASE ${name}`);
-      } finally {
-        await admin.end();
-      }
-      const pool = new pg.Pool({ connectionString: clusterUrl(cluster!, name), max: 1 });
-      pool.on('error', () => {});
-      try {
-        await prepareSchema(pool);
-      } finally {
-        await pool.end();
-      }
+      await createBookDatabase(cluster!, name);
       return connection(name);
     },
   };

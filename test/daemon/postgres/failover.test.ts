@@ -10,9 +10,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { prepareSchema } from '../../../src/store/postgres.js';
 import { type PostgresCluster, startPostgresCluster, startStandby } from '../../support/postgres-cluster.js';
-import { clusterUrl } from '../../support/stores.js';
+import { clusterUrl, createBookDatabase } from '../../support/stores.js';
 import { type Daemon, client, decided, ledgerd, removeDir, startDaemon, tempDir, writeBook } from '../support.js';
 
 const run = promisify(execFile);
@@ -65,11 +64,7 @@ describe('failover to a synchronous standby', () => {
       if (i > 200) throw new Error(`the standby is not synchronous (${String(state)})`);
       await sleep(50);
     }
-    await admin(primary, (c) => c.query(`CREATE DATABASE ${database}`));
-    const pool = new pg.Pool({ connectionString: clusterUrl(primary, database), max: 1 });
-    pool.on('error', () => {});
-    await prepareSchema(pool);
-    await pool.end();
+    await createBookDatabase(primary, database);
 
     const dir = tempDir();
     dirs.push(dir);
