@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { LevelStore } from '../src/store/level.js';
 import { leaseTimings, openLeasedStore } from '../src/store/postgres-lease.js';
-import { PgStore, bookTable, dropBookTable, pgPool, prepareSchema, tableExists } from '../src/store/postgres.js';
+import { PgStore, bookTable, dropBookTable, holdClient, pgPool, prepareSchema, tableExists } from '../src/store/postgres.js';
 import type { Store } from '../src/store/port.js';
 import type { StoreConfig } from './config.js';
 import { StartupFailure, dataDirFailure, exitCodes } from './failures.js';
@@ -118,7 +118,8 @@ function postgresPlace(config: PostgresStoreConfig): BookPlace {
         async place(identity) {
           await store.close();
           await withPool(config, async (pool) => {
-            const client = await pool.connect();
+            const held = await holdClient(pool);
+            const { client } = held;
             try {
               await client.query('BEGIN');
               await client.query(`ALTER TABLE ${table} RENAME TO ${bookTable}`);
@@ -129,7 +130,7 @@ function postgresPlace(config: PostgresStoreConfig): BookPlace {
               if ((error as { code?: string }).code === '42P07') throw new BookExists(`${databaseName(config.url)} already holds a book`);
               throw error;
             } finally {
-              client.release();
+              held.release();
             }
           }).catch(async (error: unknown) => {
             await withPool(config, (pool) => dropBookTable(pool, table)).catch(() => {});

@@ -60,12 +60,32 @@ export function pgPool(connection: PgConnection, max: number, onError: (error: E
 }
 
 /**
+ * A connection taken from `pool` for more than one query (a transaction, a snapshot). pg
+ * emits a held connection's socket errors on it, and an unheard one ends the process: it
+ * is heard here, and the connection is given back broken (closed, not reused).
+ */
+export async function holdClient(pool: pg.Pool): Promise<{ readonly client: pg.PoolClient; release(failure?: Error): void }> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (error: Error) => (broken = error);
+  client.on('error', onError);
+  return {
+    client,
+    release(failure) {
+      client.removeListener('error', onError);
+      client.release(failure ?? broken);
+    },
+  };
+}
+
+/**
  * Prepares the book's database on first use: the lease table with its one row, which
  * also names the book's identity (the data dir keys it was made with). Tables of books
  * are made when built.
  */
 export async function prepareSchema(pool: pg.Pool): Promise<void> {
-  const client = await pool.connect();
+  const held = await holdClient(pool);
+  const { client } = held;
   try {
     await client.query('BEGIN');
     // Two daemons preparing one database at once: the second waits, then finds it done.
@@ -82,7 +102,7 @@ export async function prepareSchema(pool: pg.Pool): Promise<void> {
     await client.query('ROLLBACK').catch(() => {});
     throw error;
   } finally {
-    client.release();
+    held.release();
   }
 }
 
@@ -314,42 +334,42 @@ export class PgStore extends Reader implements Store {
  * consistent instant no earlier than the call, which is what readers need).
  */
 class PgSnapshot extends Reader implements Snapshot {
-  private client: Promise<pg.PoolClient> | null = null;
+  private held: Promise<Awaited<ReturnType<typeof holdClient>>> | null = null;
   private closed = false;
 
   constructor(statements: Statements, pool: pg.Pool) {
-    super(statements, () => {
-      if (this.closed) return Promise.reject(new Error('the snapshot is closed'));
-      this.client ??= (async () => {
-        const client = await pool.connect();
+    super(statements, async () => {
+      if (this.closed) throw new Error('the snapshot is closed');
+      this.held ??= (async () => {
+        const held = await holdClient(pool);
         try {
-          await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+          await held.client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
         } catch (error) {
-          client.release(error as Error);
+          held.release(error as Error);
           throw error;
         }
-        return client;
+        return held;
       })();
-      return this.client;
+      return (await this.held).client;
     });
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.client === null) return;
-    let client: pg.PoolClient;
+    if (this.held === null) return;
+    let held;
     try {
-      client = await this.client;
+      held = await this.held;
     } catch {
       return;
     }
+    // A connection that failed mid-transaction is released broken, not given back for reuse.
     try {
-      await client.query('COMMIT');
-      client.release();
+      await held.client.query('COMMIT');
+      held.release();
     } catch (error) {
-      // A connection that failed mid-transaction is not given back to the pool.
-      client.release(error as Error);
+      held.release(error as Error);
     }
   }
 }

@@ -5,9 +5,10 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { pgRangePageEntries } from '../../src/store/postgres.js';
+import pg from 'pg';
+import { isPostgresUnavailable, pgRangePageEntries } from '../../src/store/postgres.js';
 import type { Range, ReadView, Store } from '../../src/store/port.js';
-import { storeKinds, useStores } from '../support/stores.js';
+import { clusterUrl, storeKinds, useStores } from '../support/stores.js';
 
 const stores = useStores();
 
@@ -109,5 +110,30 @@ describe('key order', () => {
     );
     await level.close();
     await postgres.close();
+  });
+});
+
+describe('the PostgreSQL store when its server ends a connection', () => {
+  it('answers a held snapshot\'s reads as unavailable, never with an unhandled error, and serves on', async () => {
+    const store = await stores.open('postgres');
+    await store.write([{ type: 'put', key: 'x', value: '1' }], true);
+    const snap = store.snapshot();
+    expect(await snap.get('x')).toBe('1');
+    // The snapshot's connection is ended by the server while the snapshot is held, idle between reads.
+    const sql = new pg.Client({ connectionString: clusterUrl(stores.cluster()) });
+    sql.on('error', () => {});
+    await sql.connect();
+    const ended = await sql.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE state = 'idle in transaction'");
+    await sql.end();
+    expect(ended.rowCount).toBe(1);
+    await new Promise((r) => setTimeout(r, 200));
+    const failure = await snap.get('x').then(() => null, (e: unknown) => e);
+    expect(isPostgresUnavailable(failure)).toBe(true);
+    await snap.close();
+    expect(await store.get('x')).toBe('1');
+    const again = store.snapshot();
+    expect(await again.get('x')).toBe('1');
+    await again.close();
+    await store.close();
   });
 });
