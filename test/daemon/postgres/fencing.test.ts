@@ -96,6 +96,16 @@ describe('two ledgerd on one PostgreSQL book', () => {
     }
     const tb = await client(urlB, keys.operator).get('/v1/trial-balance');
     expect(tb.body.rows.every((row: { openings: string }) => row.openings === '0')).toBe(true);
+
+    // A standby told to stop while it waits stops at once, cleanly, having opened nothing.
+    const dirC = tempDir();
+    dirs.push(dirC);
+    cpSync(dirA, dirC, { recursive: true });
+    const c = serveInBackground(dirC);
+    for (let i = 0; i < 200 && !c.stderr.some((line) => line.includes('standby')); i++) await sleep(20);
+    c.child.kill('SIGTERM');
+    expect(await c.exited).toBe(0);
+    expect(c.url()).toBeNull();
     b.child.kill('SIGTERM');
     expect(await b.exited).toBe(0);
   });
