@@ -163,6 +163,8 @@ export interface ServeEvents {
   /** This daemon lost the book to another (a stall past its lease): it must stop deciding. */
   readonly onLost: () => void;
   readonly onConnectionError: (error: Error) => void;
+  /** The database may lose commits it acknowledged (fsync or synchronous_commit off): named settings, for a warning. */
+  readonly onUnsafeDatabase: (settings: string) => void;
 }
 
 /**
@@ -179,6 +181,10 @@ export async function openServedBook(dataDir: string, bookDir: string, store: St
   try {
     await prepareSchema(pool);
     const bound = ((await pool.query('SELECT book FROM ledgerd_lease WHERE id = 1')).rows[0] as { book: string }).book;
+    // An acknowledged command must outlive a crash of the database: say so loudly when it may not.
+    const durability = (await pool.query("SELECT current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS synchronous_commit")).rows[0] as Record<string, string>;
+    const unsafe = Object.entries(durability).filter(([, value]) => value === 'off');
+    if (unsafe.length > 0) events.onUnsafeDatabase(unsafe.map(([name]) => `${name} = off`).join(', '));
     if (bound !== identity) {
       throw new StartupFailure(
         `the data dir ${dataDir} is not this book's (its daemon.key differs from the one the book in ${databaseName(store.url)} was made with): give every ledgerd of one book a copy of the data dir that made it`,

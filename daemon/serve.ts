@@ -55,6 +55,8 @@ export async function serve(config: Config, version: string): Promise<void> {
         void stop(exitCodes.failed);
       }),
     onConnectionError: (error) => report((log) => log.warn({ err: { message: error.message } }, 'a connection to the book\'s database failed')),
+    onUnsafeDatabase: (settings) =>
+      report((log) => log.error({ settings }, 'the book\'s database may lose what it acknowledged on a crash (it runs with these off): acknowledged commands could be lost; turn them on (docs/operations.md)')),
   }, waiting.signal);
   process.removeListener('SIGTERM', stopWaiting);
   process.removeListener('SIGINT', stopWaiting);

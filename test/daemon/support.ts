@@ -27,10 +27,11 @@ let postgres: StoreMatrix | null = null;
 
 /**
  * The daemons of this test file keep their books on PostgreSQL (the store matrix): a
- * private cluster for the file, a database per book. Call before `useDaemon`.
+ * private cluster for the file, a database per book (durable only when asked: the others
+ * test what ledgerd does, not what the disk keeps). Call before `useDaemon`.
  */
-export function daemonsOnPostgres(): StoreMatrix {
-  postgres = useStores();
+export function daemonsOnPostgres(options: { durable?: boolean } = {}): StoreMatrix {
+  postgres = useStores(options);
   return postgres;
 }
 

@@ -47,6 +47,8 @@ export interface PostgresCluster {
   stop(): Promise<void>;
   /** Stops the server at once, as a crash would (immediate shutdown: no checkpoint); the dir stays until `stop`. */
   crash(): Promise<void>;
+  /** Starts it again after `crash`, on the same port (it recovers from its WAL). */
+  restart(): Promise<void>;
 }
 
 export interface PostgresStandby extends PostgresCluster {
@@ -206,6 +208,11 @@ async function runCluster(tools: Programs, settings: Record<string, string>, pas
         if (!started) return;
         await pg('pg_ctl', ['-D', dataDir, '-m', 'immediate', '-w', 'stop']);
         started = false;
+      },
+      async restart() {
+        if (started) return;
+        await pg('pg_ctl', ['-D', dataDir, '-l', join(dir, 'server.log'), '-w', '-t', String(pgCtlTimeoutS), '-o', `-p ${port}`, 'start']);
+        started = true;
       },
     };
   } catch (error) {
