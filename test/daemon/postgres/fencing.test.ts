@@ -6,9 +6,10 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { cpSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
-import { client, daemonsOnPostgres, postgresStore, decided, ledgerd, startDaemon, tempDir, writeBook, removeDir, type Reply } from '../support.js';
+import { client, daemonsOnPostgres, ledgerdRun, postgresStore, decided, ledgerd, startDaemon, tempDir, writeBook, removeDir, type Reply } from '../support.js';
 
 daemonsOnPostgres();
 const leaseMs = 1_000;
@@ -110,5 +111,24 @@ describe('two ledgerd on one PostgreSQL book', () => {
     expect(c.url()).toBeNull();
     b.child.kill('SIGTERM');
     expect(await b.exited).toBe(0);
+  });
+
+  it('refuses to serve a book from a data dir that did not make it (another daemon.key, or none)', async () => {
+    const dirA = tempDir();
+    dirs.push(dirA);
+    const store = await postgresStore(leaseMs);
+    await writeBook(dirA, { alice: 1n }, store);
+    const foreign = tempDir();
+    dirs.push(foreign);
+    await writeBook(foreign, { alice: 1n }, await postgresStore(leaseMs));
+    // The foreign dir's own config and keys, pointed at A's book.
+    const bare = tempDir();
+    dirs.push(bare);
+    for (const [dir, expected] of [[foreign, /is not this book's \(its daemon.key differs/], [bare, /has no daemon.key, and the book in postgres:\/\/127\.0\.0\.1:\d+\/book_db_\d+ exists/]] as const) {
+      const r = await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'], { LEDGERD_STORE_URL: store.url, LEDGERD_CONFIG: join(foreign, 'ledgerd.json') });
+      expect(r.code, r.stderr).toBe(4);
+      expect(r.stderr).toMatch(expected);
+      expect(r.stderr).not.toContain(new URL(store.url).password);
+    }
   });
 });
