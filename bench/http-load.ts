@@ -10,7 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Pool, request } from 'undici';
-import { drawApiKey } from '../daemon/book.js';
+import { writeFileSync } from 'node:fs';
+import { bookIdentity, drawApiKey, placeOf } from '../daemon/book.js';
+import type { StoreConfig } from '../daemon/config.js';
 import { builtInPrincipals } from '../src/auth/authority.js';
 import { principalCredentialWrites } from '../src/auth/credentials.js';
 import { importGenesis } from '../src/book/genesis.js';
@@ -47,13 +49,22 @@ const decisionWaitMs = 60_000;
 /** Each customer account's opening balance: no transfer of the bench is ever short of funds. */
 export const benchFundingMinor = 10n ** 15n;
 
-async function writeBook(dir: string, operatorKey: string, accounts: number): Promise<void> {
+/** The bench's book in `dir` (on LevelDB), or in the database `store` names (its config written into `dir`). */
+async function writeBook(dir: string, operatorKey: string, accounts: number, store: StoreConfig): Promise<void> {
   const genesis = fundedCustomersGenesis(accounts, benchFundingMinor);
-  const store = await LevelStore.open(join(dir, 'book'));
+  const extras = principalCredentialWrites(builtInPrincipals, { operator: operatorKey, identities: drawApiKey() }, Date.now());
+  if (store.kind === 'postgres') {
+    writeFileSync(join(dir, 'ledgerd.json'), JSON.stringify({ store }));
+    const building = await placeOf(dir, store).build('init');
+    await importGenesis(building.store, genesis, Date.now(), extras);
+    await building.place(await bookIdentity(dir));
+    return;
+  }
+  const level = await LevelStore.open(join(dir, 'book'));
   try {
-    await importGenesis(store, genesis, Date.now(), principalCredentialWrites(builtInPrincipals, { operator: operatorKey, identities: drawApiKey() }, Date.now()));
+    await importGenesis(level, genesis, Date.now(), extras);
   } finally {
-    await store.close();
+    await level.close();
   }
 }
 
@@ -174,14 +185,14 @@ export async function drive(url: string, token: string, options: LoadOptions): P
 
 /**
  * The real ledgerd on a fresh book of `accounts` funded customers (durable fsync'd
- * commits, log level warn), driven by `drive` as the operator; then, for every
+ * commits, log level warn; on LevelDB, or on the PostgreSQL database `store` names), driven by `drive` as the operator; then, for every
  * acknowledged transfer, submit-to-decided (sorted ms) from its event on the stream.
  */
-export async function runLedgerd(options: LoadOptions, nodeArgs: string[] = []): Promise<{ run: Run; decidedMs: number[]; operatorKey: string }> {
+export async function runLedgerd(options: LoadOptions, nodeArgs: string[] = [], store: StoreConfig = { kind: 'leveldb' }): Promise<{ run: Run; decidedMs: number[]; operatorKey: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-http-'));
   try {
     const operatorKey = drawApiKey();
-    await writeBook(dir, operatorKey, options.accounts);
+    await writeBook(dir, operatorKey, options.accounts, store);
     const ledgerd = await startServer([...nodeArgs, join(repoRoot, 'bin/ledgerd'), 'serve', '--data-dir', dir, '--listen', '127.0.0.1:0', '--log-level', 'warn']);
     const events = await followDecisions(ledgerd.url, operatorKey);
     const run = await drive(ledgerd.url, operatorKey, options);

@@ -1,18 +1,20 @@
 /**
  * HTTP benchmark: acknowledged transfers through the real `ledgerd` (a child process
- * on loopback, fsync'd commits), driven by many concurrent keep-alive connections.
+ * on loopback, fsync'd commits), driven by many concurrent keep-alive connections, with
+ * the book on LevelDB and on PostgreSQL (a private durable cluster), side by side.
  * Prints acknowledgements per second, acknowledgement latency p50/p99 and
  * submit-to-decided p99 (the decision learned through GET /v1/events), and, in the
  * same run on the same machine, the same figures for a bare Fastify route that does
  * nothing: the ceiling. Nothing is asserted.
  *
- *   npm run build && node dist/bench/http.js [--profile-dir DIR] [--connections 64] [--seconds 10] [--accounts 1000]
+ *   npm run build && node dist/bench/http.js [--stores leveldb,postgres] [--profile-dir DIR] [--connections 64] [--seconds 10] [--accounts 1000]
  */
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
 import { percentile } from './percentile.js';
 import { drive, loadFlags, loadOptions, runLedgerd, startServer, stopServer } from './http-load.js';
+import { BenchStores, parseStores } from './stores.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -20,6 +22,7 @@ const { values: args } = parseArgs({
     'ceiling-server': { type: 'boolean', default: false },
     /** Write a V8 CPU profile of ledgerd here (node --cpu-prof), to see where its time goes. */
     'profile-dir': { type: 'string' },
+    stores: { type: 'string', default: 'leveldb,postgres' },
   },
 });
 const options = loadOptions(args);
@@ -40,16 +43,21 @@ async function ceilingServer(): Promise<void> {
 
 async function main(): Promise<void> {
   const profile = args['profile-dir'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', args['profile-dir']];
-  const { run, decidedMs, operatorKey } = await runLedgerd(options, profile);
+  const stores = new BenchStores();
+  const rows = [];
+  let operatorKey = '';
+  for (const kind of parseStores(args.stores)) {
+    const store = kind === 'leveldb' ? ({ kind } as const) : ({ kind, ...(await stores.database()), leaseMs: stores.leaseMs } as const);
+    const ledgerd = await runLedgerd(options, profile, store);
+    operatorKey = ledgerd.operatorKey;
+    rows.push({ name: `ledgerd POST /v1/transfers, ${kind}`, run: ledgerd.run, decidedMs: ledgerd.decidedMs as number[] | null });
+  }
+  await stores.stop();
 
   const bare = await startServer([new URL(import.meta.url).pathname, '--ceiling-server']);
   const ceiling = await drive(bare.url, operatorKey, options);
   await stopServer(bare.child);
-
-  const rows = [
-    { name: 'ledgerd POST /v1/transfers', run, decidedMs },
-    { name: 'bare Fastify route (ceiling)', run: ceiling, decidedMs: null },
-  ];
+  rows.push({ name: 'bare Fastify route (ceiling)', run: ceiling, decidedMs: null });
   const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
   console.log(`HTTP bench: ${connections} connections, ${seconds} s measured after ${warmupSeconds} s warm-up, ${accounts} accounts, ${cpus().length} cores, Node ${process.version}`);
   console.log('| target | acks/s | ack p50 | ack p99 | submit-to-decided p99 | refused |');
@@ -59,7 +67,7 @@ async function main(): Promise<void> {
     const decided = r.decidedMs === null ? 'n/a' : `${fmt(percentile(r.decidedMs, 99))} (${r.decidedMs.length} of ${r.run.submittedAt.size} seen)`;
     console.log(`| ${r.name} | ${Math.round(r.run.acks / r.run.elapsedS)} | ${fmt(percentile(sorted, 50))} | ${fmt(percentile(sorted, 99))} | ${decided} | ${r.run.refused} |`);
   }
-  console.log(`ledgerd reaches ${((100 * run.acks) / Math.max(1, ceiling.acks)).toFixed(0)}% of the ceiling's throughput.`);
+  for (const r of rows.slice(0, -1)) console.log(`${r.name} reaches ${((100 * r.run.acks) / Math.max(1, ceiling.acks)).toFixed(0)}% of the ceiling's throughput.`);
 }
 
 if (args['ceiling-server']) await ceilingServer();

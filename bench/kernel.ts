@@ -1,17 +1,17 @@
 /**
  * Kernel benchmark: decided transfers per second with durable (fsync'd) commits, for
- * 1-leg and 4-leg transfers, and statement / movements-page latency in a book with
- * a few postings and with a million. Prints a table; nothing is asserted.
+ * 1-leg and 4-leg transfers, with acknowledgement latency p50/p99, and statement /
+ * movements-page latency in a book with a few postings and with many; on LevelDB and on
+ * PostgreSQL (a private durable cluster, the book opened as ledgerd opens it), side by
+ * side in one run. Prints tables; nothing is asserted.
  *
- *   npm run build && node dist/bench/kernel.js [--transfers 500000] [--accounts 10000] [--puts 1000000] [--no-sync]
+ *   npm run build && node dist/bench/kernel.js [--stores leveldb,postgres] [--transfers 500000] [--accounts 10000] [--puts 1000000] [--no-sync]
  *
  * In the same run it prints what the store alone allows (bench/ceilings.ts): the
  * kernel's writes without the kernel, and classic-level's raw puts.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import { builtInPrincipals } from '../src/auth/authority.js';
 import { importGenesis } from '../src/book/genesis.js';
@@ -21,7 +21,7 @@ import { sequentialIds } from '../src/model/ids.js';
 import { Refused } from '../src/errors.js';
 import { Kernel, type Submission } from '../src/book/kernel.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LevelStore } from '../src/store/level.js';
+import { type BenchStoreKind, BenchStores, parseStores } from './stores.js';
 import type { AssetSymbol, CredentialId, IdentityId } from '../src/model/values.js';
 import { percentile } from './percentile.js';
 
@@ -35,8 +35,11 @@ const { values: args } = parseArgs({
     queries: { type: 'string', default: '500' },
     puts: { type: 'string', default: '1000000' },
     'no-sync': { type: 'boolean', default: false },
+    stores: { type: 'string', default: 'leveldb,postgres' },
   },
 });
+const storeKinds = parseStores(args.stores);
+const stores = new BenchStores();
 const transfers = Number(args.transfers);
 const fourLegTransfers = Number(args['four-leg-transfers']);
 const accounts = Number(args.accounts);
@@ -50,13 +53,12 @@ const usd = 'USD' as AssetSymbol;
 const account = benchAccount;
 const operator = { principal: builtInPrincipals.operator, credential: 'did:ledger:cred:operator' as CredentialId, onBehalfOf: null };
 
-async function openBook(customers: number, fundingMinor: bigint) {
-  const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-'));
-  const store = await LevelStore.open(dir);
+async function openBook(kind: BenchStoreKind, customers: number, fundingMinor: bigint) {
+  const { store, remove } = await stores.open(kind);
   const genesis = fundedCustomersGenesis(customers, fundingMinor);
   await importGenesis(store, genesis, Date.now());
   const kernel = await Kernel.open({ store, clock: Date.now, ids: sequentialIds, sync, onFatal: (e) => { throw e; } });
-  return { kernel, dir };
+  return { kernel, remove };
 }
 
 function transferSubmission(n: number, legs: number): Submission {
@@ -95,9 +97,12 @@ async function drive(kernel: Kernel, count: number, legs: number, label: string)
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
   let lastReport = started;
+  const ackMs: number[] = [];
   const worker = async () => {
     while (next < count) {
+      const submittedAt = performance.now();
       await submitRetrying(kernel, transferSubmission(next++, legs));
+      ackMs.push(performance.now() - submittedAt);
       acked++;
       const now = performance.now();
       if (now - lastReport > 2_000) {
@@ -112,7 +117,10 @@ async function drive(kernel: Kernel, count: number, legs: number, label: string)
   const decidedAt = performance.now();
   // CPU of every thread of the process (LevelDB's included): a figure other load on the machine does not inflate.
   const cpu = process.cpuUsage(cpuBefore);
+  ackMs.sort((a, b) => a - b);
   return {
+    ackP50Ms: percentile(ackMs, 50),
+    ackP99Ms: percentile(ackMs, 99),
     acksPerSec: count / ((ackedAt - started) / 1000),
     decidedPerSec: count / ((decidedAt - started) / 1000),
     seconds: (decidedAt - started) / 1000,
@@ -160,44 +168,53 @@ async function queryLatencies(kernel: Kernel, book: string, accountCount: number
   return out;
 }
 
-async function main() {
-  console.log(`kernel bench: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}, fsync ${sync ? 'on' : 'off'}`);
-  console.log(`${accounts} accounts, ${inFlight} submissions in flight\n`);
-
-  const small = await openBook(2, 1_000n);
+async function onStore(kind: BenchStoreKind) {
+  const small = await openBook(kind, 2, 1_000n);
   await small.kernel.submit({ ...transferSubmission(0, 1), command: { type: 'transfer', legs: [{ from: account(0), to: account(1), asset: usd, amountMinor: 1n }], deadlineMs: Number.MAX_SAFE_INTEGER } });
   await small.kernel.idle();
   const smallPostings = small.kernel.currentHead.postingSeq;
   const smallLatencies = await queryLatencies(small.kernel, `${smallPostings} postings`, 2);
   await small.kernel.close();
-  rmSync(small.dir, { recursive: true, force: true });
+  small.remove();
 
-  const one = await openBook(accounts, 1_000_000n);
-  const oneLeg = await drive(one.kernel, transfers, 1, '1-leg');
+  const one = await openBook(kind, accounts, 1_000_000n);
+  const oneLeg = await drive(one.kernel, transfers, 1, `${kind} 1-leg`);
   const bigPostings = one.kernel.currentHead.postingSeq;
   const bigLatencies = await queryLatencies(one.kernel, `${bigPostings} postings`, accounts);
   await one.kernel.close();
-  rmSync(one.dir, { recursive: true, force: true });
+  one.remove();
 
-  const four = await openBook(accounts, 1_000_000n);
-  const fourLeg = await drive(four.kernel, fourLegTransfers, 4, '4-leg');
+  const four = await openBook(kind, accounts, 1_000_000n);
+  const fourLeg = await drive(four.kernel, fourLegTransfers, 4, `${kind} 4-leg`);
   await four.kernel.close();
-  rmSync(four.dir, { recursive: true, force: true });
+  four.remove();
+  return { kind, oneLeg, fourLeg, latencies: [...smallLatencies, ...bigLatencies] };
+}
+
+async function main() {
+  console.log(`kernel bench: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}, fsync ${sync ? 'on' : 'off'}, stores ${storeKinds.join(', ')}`);
+  console.log(`${accounts} accounts, ${inFlight} submissions in flight\n`);
+
+  const results = [];
+  for (const kind of storeKinds) results.push(await onStore(kind));
+  await stores.stop();
 
   // The same run measures what the store alone allows, right after, on the same machine and load.
   const ceiling = await storeCeiling(transfers, undefined, accounts);
   const raw = await rawPuts(ceilingPuts);
 
-  console.log('| workload | transfers | acknowledged/s | decided/s | wall s | CPU µs per transfer |');
-  console.log('|---|---:|---:|---:|---:|---:|');
-  for (const [name, n, r] of [['1-leg', transfers, oneLeg], ['4-leg', fourLegTransfers, fourLeg]] as const) {
-    console.log(`| ${name} | ${n} | ${r.acksPerSec.toFixed(0)} | ${r.decidedPerSec.toFixed(0)} | ${r.seconds.toFixed(1)} | ${r.cpuUsPerTransfer.toFixed(0)} |`);
+  console.log('| store | workload | transfers | acknowledged/s | decided/s | ack p50 ms | ack p99 ms | wall s | CPU µs per transfer |');
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|');
+  for (const { kind, oneLeg, fourLeg } of results) {
+    for (const [name, n, r] of [['1-leg', transfers, oneLeg], ['4-leg', fourLegTransfers, fourLeg]] as const) {
+      console.log(`| ${kind} | ${name} | ${n} | ${r.acksPerSec.toFixed(0)} | ${r.decidedPerSec.toFixed(0)} | ${r.ackP50Ms.toFixed(1)} | ${r.ackP99Ms.toFixed(1)} | ${r.seconds.toFixed(1)} | ${r.cpuUsPerTransfer.toFixed(0)} |`);
+    }
   }
-  console.log(`| store alone, a 1-leg transfer's writes (bench/ceilings.ts) | ${transfers} | | ${ceiling.perSec.toFixed(0)} | | ${ceiling.cpuUs.toFixed(0)} |`);
-  console.log(`| classic-level puts of 300 B, fsync'd batches of 1,000 (per put) | ${ceilingPuts} | | ${raw.perSec.toFixed(0)} | | ${raw.cpuUs.toFixed(1)} |`);
-  console.log('\n| query | p50 ms | p99 ms |');
-  console.log('|---|---:|---:|');
-  for (const l of [...smallLatencies, ...bigLatencies]) console.log(`| ${l.label} | ${l.p50Ms.toFixed(2)} | ${l.p99Ms.toFixed(2)} |`);
+  console.log(`| leveldb | store alone, a 1-leg transfer's writes (bench/ceilings.ts) | ${transfers} | | ${ceiling.perSec.toFixed(0)} | | | | ${ceiling.cpuUs.toFixed(0)} |`);
+  console.log(`| leveldb | classic-level puts of 300 B, fsync'd batches of 1,000 (per put) | ${ceilingPuts} | | ${raw.perSec.toFixed(0)} | | | | ${raw.cpuUs.toFixed(1)} |`);
+  console.log('\n| store | query | p50 ms | p99 ms |');
+  console.log('|---|---|---:|---:|');
+  for (const { kind, latencies } of results) for (const l of latencies) console.log(`| ${kind} | ${l.label} | ${l.p50Ms.toFixed(2)} | ${l.p99Ms.toFixed(2)} |`);
 }
 
 main().catch((e) => {

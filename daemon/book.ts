@@ -1,5 +1,6 @@
 /**
- * The book on disk (CONTRACT 1): `DIR/book` (LevelDB), the operator's and the
+ * The book and its data dir (CONTRACT 1): the book in `DIR/book` (LevelDB) or in a
+ * PostgreSQL database (book-place.ts), and in the data dir the operator's and the
  * identities principal's API keys (`DIR/operator.key`, `DIR/identities.key`) and the
  * clerk's ed25519 signing key (`DIR/clerk.key`, public half in `DIR/clerk.pub`), and the
  * daemon's own secret (`DIR/daemon.key`).
@@ -8,14 +9,17 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { builtInPrincipals } from '../src/auth/authority.js';
 import { principalCredentialWrites } from '../src/auth/credentials.js';
 import { type GenesisSource, importGenesisSource } from '../src/book/genesis.js';
-import { LevelStore } from '../src/store/level.js';
 import { writeClerkKeys } from './clerk.js';
+import { BookExists, type BookPlace, bookPlace } from './book-place.js';
+import type { StoreConfig } from './config.js';
 import { dataDirFailure } from './failures.js';
+
+export { BookExists };
 
 /** Random bytes in each API key drawn at init (CONTRACT 5: at least 32). */
 const apiKeyBytes = 32;
@@ -50,12 +54,14 @@ export async function daemonKeys(dataDir: string): Promise<Record<DaemonKeyUse, 
   return { ids: derive('ids'), challenges: derive('challenges'), book: derive('book') };
 }
 
-export class BookExists extends Error {
-  override name = 'BookExists';
+/** Where the book of `dataDir` is kept under the `store` setting. */
+export function placeOf(dataDir: string, store: StoreConfig): BookPlace {
+  return bookPlace(dataDir, bookPaths(dataDir).book, store);
 }
 
-export function hasBook(dataDir: string): boolean {
-  return existsSync(bookPaths(dataDir).book);
+/** The book's identity (a key derived from daemon.key for it, hex): a book on PostgreSQL is bound to it, backups carry it. */
+export async function bookIdentity(dataDir: string): Promise<string> {
+  return Buffer.from((await daemonKeys(dataDir)).book).toString('hex');
 }
 
 export function drawApiKey(): string {
@@ -70,32 +76,28 @@ export async function writeAtomically(path: string, text: string, mode: number):
 }
 
 /**
- * Creates a sealed book in `dataDir`. It is built beside its final place and renamed
- * into it last, so a crash at any point leaves either a whole book or none.
+ * Creates a sealed book for `dataDir` where `store` says. It is built beside its final
+ * place and put there last, so a crash at any point leaves either a whole book or none.
  */
-export async function initBook(dataDir: string, genesis: GenesisSource, nowMs: number): Promise<void> {
+export async function initBook(dataDir: string, genesis: GenesisSource, nowMs: number, store: StoreConfig): Promise<void> {
   const paths = bookPaths(dataDir);
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
-  if (hasBook(dataDir)) throw new BookExists(`${dataDir} already holds a book`);
-  const building = `${paths.book}.init`;
-  await rm(building, { recursive: true, force: true });
+  const place = placeOf(dataDir, store);
+  if (await place.exists()) throw new BookExists(`${place.name} already holds a book`);
+  const building = await place.build('init');
 
   const keys = { operator: drawApiKey(), identities: drawApiKey() };
-  const store = await LevelStore.open(building);
   try {
-    await importGenesisSource(store, genesis, nowMs, principalCredentialWrites(builtInPrincipals, keys, nowMs));
+    await importGenesisSource(building.store, genesis, nowMs, principalCredentialWrites(builtInPrincipals, keys, nowMs));
   } catch (error) {
     // A refused genesis leaves no book: the half-built one is discarded.
-    await store.close();
-    await rm(building, { recursive: true, force: true });
+    await building.discard();
     throw error;
   }
-  await store.close();
   await writeAtomically(paths.operatorKey, `${keys.operator}\n`, 0o600);
   await writeAtomically(paths.identitiesKey, `${keys.identities}\n`, 0o600);
   await writeClerkKeys(dataDir);
-  await daemonKeys(dataDir);
-  await rename(building, paths.book);
+  await building.place(await bookIdentity(dataDir));
 }
 
 /**
@@ -106,15 +108,6 @@ export async function prepareDataDir(dataDir: string): Promise<void> {
   try {
     await mkdir(dataDir, { recursive: true, mode: 0o700 });
     await chmod(dataDir, 0o700);
-  } catch (error) {
-    throw dataDirFailure(dataDir, error);
-  }
-}
-
-/** Opens the book; a book another ledgerd holds open (LevelDB's lock) is a start-up failure naming that. */
-export async function openBookStore(dataDir: string): Promise<LevelStore> {
-  try {
-    return await LevelStore.open(bookPaths(dataDir).book, { createIfMissing: false });
   } catch (error) {
     throw dataDirFailure(dataDir, error);
   }

@@ -1,5 +1,6 @@
 /**
- * `ledgerd check --data-dir DIR`: verifies a stopped book offline, through the query
+ * `ledgerd check --data-dir DIR`: verifies a stopped book offline (a book on PostgreSQL
+ * may be served meanwhile: everything is read from one snapshot), through the query
  * layer (BookView), so it does not depend on how the store lays the book out:
  * - the trial balance: every asset's balances sum to zero, and the per-asset totals the
  *   kernel keeps (and answers the trial balance from) equal the sum of every balance;
@@ -19,7 +20,7 @@ import { movementsPageLimitMax } from '../src/constants.js';
 import { type Balance, moved, zeroBalance } from '../src/model/model.js';
 import { BookView } from '../src/queries/queries.js';
 import { sameBalance, verifyTotals } from '../src/book/totals.js';
-import type { Store } from '../src/store/port.js';
+import type { ReadView, Store } from '../src/store/port.js';
 import type { AccountId, AssetSymbol, CredentialId } from '../src/model/values.js';
 
 /** Problems reported in full; past this many only their count grows (a badly damaged book would print forever). */
@@ -48,8 +49,10 @@ export async function checkBook(store: Store): Promise<CheckReport> {
     problemCount++;
     if (problems.length < checkProblemsListedMax) problems.push(text);
   };
-  const assets = await loadAssets(store);
-  const view = await BookView.open(store.snapshot(), assets, builtInPrincipals, 0, () => null);
+  // Everything from one snapshot: a book on PostgreSQL may be checked while a ledgerd serves it.
+  const snap = store.snapshot();
+  const assets = await loadAssets(snap);
+  const view = await BookView.open(snap, assets, builtInPrincipals, 0, () => null);
   let accounts = 0;
   let balances = 0;
   let postings = 0;
@@ -57,12 +60,12 @@ export async function checkBook(store: Store): Promise<CheckReport> {
     const tb = await view.trialBalance(null);
     for (const row of tb.rows) if (row.openingsMinor !== 0n) problem(`trial balance: ${row.asset} sums to ${row.openingsMinor}, not 0`);
     // The trial balance above is read from the kept totals: sum every balance too.
-    for (const { asset, stored, summed } of (await verifyTotals(store)).assets) {
+    for (const { asset, stored, summed } of (await verifyTotals(snap)).assets) {
       if (stored === null) problem(`totals: ${asset} has no kept total; its balances sum to ${showBalance(summed)}`);
       else if (!sameBalance(stored, summed)) problem(`totals: ${asset} keeps ${showBalance(stored)}; its balances sum to ${showBalance(summed)}`);
     }
 
-    for await (const account of accountIds(store)) {
+    for await (const account of accountIds(snap)) {
       accounts++;
       for (const { asset, balance } of await view.balances(account)) {
         balances++;
@@ -79,7 +82,7 @@ export async function checkBook(store: Store): Promise<CheckReport> {
   }
 }
 
-async function* accountIds(store: Store): AsyncGenerator<AccountId> {
+async function* accountIds(store: ReadView): AsyncGenerator<AccountId> {
   let after: string | null = null;
   for (;;) {
     const page: string[] = [];

@@ -19,8 +19,28 @@ export interface Listen {
   readonly port: number;
 }
 
+/** Where the book is kept (CONTRACT 1): LevelDB in the data dir (the default), or a PostgreSQL database. */
+export type StoreConfig =
+  | { readonly kind: 'leveldb' }
+  | {
+      readonly kind: 'postgres';
+      /** The database's URL; it may hold a password, so it is never logged or echoed. */
+      readonly url: string;
+      /** Connections for queries, backups and checks (snapshots), beside the kernel's own few. */
+      readonly poolSize: number;
+      /** How long the serving daemon's hold on the book lasts from its last renewal (docs/operations.md). */
+      readonly leaseMs: number;
+    };
+
+/** Bounds of the PostgreSQL store's settings (inclusive). */
+const postgresNumeric = {
+  poolSize: { default: 8, min: 1, max: 100 },
+  leaseMs: { default: 10_000, min: 1_000, max: 600_000 },
+} as const;
+
 export interface Config {
   readonly dataDir: string;
+  readonly store: StoreConfig;
   readonly listen: Listen;
   readonly logLevel: LogLevel;
   /** Passkeys are verified for this relying party (CONTRACT 1). */
@@ -76,7 +96,7 @@ export interface SettlementConfig {
   readonly instructionExpiryBlocks: number;
 }
 
-type Tunable = Exclude<keyof Config, 'dataDir' | 'listen' | 'logLevel' | 'relyingParty' | 'backlogPerPrincipalMax' | 'settlement' | 'recovery'>;
+type Tunable = Exclude<keyof Config, 'dataDir' | 'listen' | 'logLevel' | 'relyingParty' | 'backlogPerPrincipalMax' | 'store' | 'settlement' | 'recovery'>;
 
 /** Every numeric setting with its default and bounds (inclusive). */
 const numeric: Record<Tunable, { default: number; min: number; max: number }> = {
@@ -147,7 +167,7 @@ function readIfPresent(path: string): string | null {
   }
 }
 
-const fileKeys = new Set<string>([...Object.keys(numeric), 'listen', 'logLevel', 'relyingParty', 'settlement', 'recovery']);
+const fileKeys = new Set<string>([...Object.keys(numeric), 'listen', 'logLevel', 'relyingParty', 'store', 'settlement', 'recovery']);
 
 function parseFile(path: string, text: string): Record<string, unknown> {
   let doc: unknown;
@@ -185,6 +205,32 @@ function stringSetting(value: unknown, name: string): string | undefined {
   return value;
 }
 
+/** The `store` setting; `$LEDGERD_STORE_URL` overrides its `url`. */
+function storeSetting(value: unknown, env: NodeJS.ProcessEnv): StoreConfig {
+  const doc = value ?? { kind: 'leveldb' };
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new ConfigError('store must be an object {kind, ...}');
+  const fields = doc as Record<string, unknown>;
+  const envUrl = env.LEDGERD_STORE_URL;
+  if (fields.kind === 'leveldb') {
+    for (const key of Object.keys(fields)) if (key !== 'kind') throw new ConfigError(`store: unknown setting ${key} for kind leveldb`);
+    // A URL meant to move the book to PostgreSQL must not be ignored while the daemon keeps another book.
+    if (envUrl !== undefined) throw new ConfigError('LEDGERD_STORE_URL is set but the store is leveldb: set store.kind to postgres in the config file, or unset it');
+    return { kind: 'leveldb' };
+  }
+  if (fields.kind !== 'postgres') throw new ConfigError('store.kind must be leveldb or postgres');
+  for (const key of Object.keys(fields)) if (!['kind', 'url', ...Object.keys(postgresNumeric)].includes(key)) throw new ConfigError(`store: unknown setting ${key}`);
+  const url = (envUrl === undefined || envUrl === '' ? undefined : envUrl) ?? stringSetting(fields.url, 'store.url');
+  if (url === undefined) throw new ConfigError('store.url (or LEDGERD_STORE_URL) is required for a postgres store');
+  if (!/^postgres(ql)?:\/\//.test(url)) throw new ConfigError('store.url must be a postgres:// URL');
+  const numbers = {} as Record<keyof typeof postgresNumeric, number>;
+  for (const [name, bound] of Object.entries(postgresNumeric) as [keyof typeof postgresNumeric, (typeof postgresNumeric)[keyof typeof postgresNumeric]][]) {
+    const n = fields[name] ?? bound.default;
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < bound.min || n > bound.max) throw new ConfigError(`store.${name} must be an integer in ${bound.min}..${bound.max}`);
+    numbers[name] = n;
+  }
+  return Object.freeze({ kind: 'postgres', url, ...numbers });
+}
+
 /**
  * Builds the configuration. The config file is `--config`, else `$LEDGERD_CONFIG`,
  * else `ledgerd.json` in the data dir when it exists.
@@ -219,6 +265,7 @@ export function loadConfig(sources: ConfigSources): Config {
     backlogPerPrincipalMax: Math.ceil(tunables.backlogMax / backlogShareDivisor),
     settlement: settlementSettings(file.settlement),
     dataDir,
+    store: storeSetting(file.store, env),
     listen: Object.freeze(parseListen(flags.listen ?? env.LEDGERD_LISTEN ?? stringSetting(file.listen, 'listen') ?? defaults.listen)),
     logLevel: logLevel as LogLevel,
     recovery,

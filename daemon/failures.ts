@@ -7,12 +7,12 @@
 /** Exit codes of `ledgerd`. */
 export const exitCodes = {
   ok: 0,
-  /** Stopped on a failure while running (a broken invariant, a shutdown past its limit), or an unforeseen one. */
+  /** Stopped on a failure while running (a broken invariant, a shutdown past its limit, the lease lost), or an unforeseen one. */
   failed: 1,
   usage: 2,
   /** The config, genesis or backup file cannot be read, is not valid, or names an unknown setting. */
   config: 3,
-  /** The data dir cannot be used: held by another ledgerd, not accessible, or (init) already holding a book. */
+  /** The data dir (or the book's database) cannot be used: held by another ledgerd, not accessible, not the book's, or (init) already holding a book. */
   dataDir: 4,
   /** The listen address cannot be bound: in use, not on this host, or not permitted. */
   listen: 5,

@@ -9,11 +9,11 @@ import { Command, CommanderError } from 'commander';
 import { Refused } from '../src/errors.js';
 import { defaultGenesis, genesisSource } from '../src/book/genesis.js';
 import { genesisFile } from './genesis-file.js';
-import { BookExists, bookPaths, hasBook, initBook, openBookStore, prepareDataDir } from './book.js';
+import { BookExists, bookPaths, initBook, placeOf, prepareDataDir } from './book.js';
 import { checkBook } from './check.js';
 import { restoreBook } from './restore.js';
 import { StartupFailure, exitCodes } from './failures.js';
-import { ConfigError, defaults, loadConfig } from './config.js';
+import { ConfigError, loadConfig } from './config.js';
 import { serve } from './serve.js';
 
 const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -24,43 +24,48 @@ function fail(message: string, exitCode: number): never {
   process.exit(exitCode);
 }
 
-const dataDirOf = (options: { dataDir?: string }): string => options.dataDir ?? process.env.LEDGERD_DATA_DIR ?? defaults.dataDir;
+/** The data dir and the store of a command that works on the book without serving it (the config file names the store). */
+const bookOptions = (options: { dataDir?: string; config?: string }) => {
+  const { dataDir, store } = loadConfig({ flags: { dataDir: options.dataDir, config: options.config }, env: process.env });
+  return { dataDir, store };
+};
 
-async function init(options: { dataDir?: string; genesis?: string }): Promise<void> {
-  const dataDir = dataDirOf(options);
+async function init(options: { dataDir?: string; config?: string; genesis?: string }): Promise<void> {
+  const { dataDir, store } = bookOptions(options);
   // Streamed section by section into a book built aside: a bad file leaves no book behind.
   const path = options.genesis;
   await prepareDataDir(dataDir);
   try {
-    await initBook(dataDir, path === undefined ? genesisSource(defaultGenesis()) : genesisFile(path), Date.now());
+    await initBook(dataDir, path === undefined ? genesisSource(defaultGenesis()) : genesisFile(path), Date.now(), store);
   } catch (error) {
     if (error instanceof Refused) throw new StartupFailure(`genesis file ${path}: ${error.refusal.description}; fix the file`, exitCodes.config);
     throw error;
   }
   const paths = bookPaths(dataDir);
-  process.stdout.write(`ledgerd: book created in ${dataDir}\noperator API key: ${paths.operatorKey}\nidentities API key: ${paths.identitiesKey}\n`);
+  process.stdout.write(`ledgerd: book created in ${placeOf(dataDir, store).name}\noperator API key: ${paths.operatorKey}\nidentities API key: ${paths.identitiesKey}\n`);
 }
 
-async function restore(options: { from: string; dataDir?: string }): Promise<void> {
-  const dataDir = dataDirOf(options);
-  const { header, trailer } = await restoreBook(options.from, dataDir);
+async function restore(options: { from: string; dataDir?: string; config?: string }): Promise<void> {
+  const { dataDir, store } = bookOptions(options);
+  const { header, trailer } = await restoreBook(options.from, dataDir, store);
   const head = header.head as { postingSeq?: unknown };
   process.stdout.write(
-    `ledgerd: book restored in ${dataDir} from ${options.from}: ${trailer.entries} entries, journal position ${String(head.postingSeq)}, taken at ${new Date(header.createdAtMs).toISOString()}\n` +
+    `ledgerd: book restored in ${placeOf(dataDir, store).name} from ${options.from}: ${trailer.entries} entries, journal position ${String(head.postingSeq)}, taken at ${new Date(header.createdAtMs).toISOString()}\n` +
       'the API keys are the source book\'s (the backup carries only their hashes): bring operator.key and identities.key from it\n',
   );
 }
 
-async function check(options: { dataDir?: string }): Promise<void> {
-  const dataDir = dataDirOf(options);
-  if (!hasBook(dataDir)) throw new StartupFailure(`${dataDir} holds no book`, exitCodes.dataDir);
-  const store = await openBookStore(dataDir);
+async function check(options: { dataDir?: string; config?: string }): Promise<void> {
+  const { dataDir, store: storeConfig } = bookOptions(options);
+  const place = placeOf(dataDir, storeConfig);
+  if (!(await place.exists())) throw new StartupFailure(`${place.name} holds no book`, exitCodes.dataDir);
+  const store = await place.openToRead();
   let report;
   try {
     report = await checkBook(store);
   } catch (error) {
     // A record that cannot even be decoded is damage too, not a failure of the check.
-    process.stdout.write(`the book cannot be read through: ${(error as Error).message}\nledgerd check: ${dataDir}: damaged\n`);
+    process.stdout.write(`the book cannot be read through: ${(error as Error).message}\nledgerd check: ${place.name}: damaged\n`);
     process.exit(exitCodes.damaged);
   } finally {
     await store.close();
@@ -68,11 +73,11 @@ async function check(options: { dataDir?: string }): Promise<void> {
   for (const line of report.problems) process.stdout.write(`${line}\n`);
   const counts = `${report.accounts} accounts, ${report.balances} balances, ${report.postings} journal entries, journal position ${report.view}, ${report.checkpoints} checkpoints`;
   if (report.problemCount === 0) {
-    process.stdout.write(`ledgerd check: ${dataDir}: ${counts}: consistent\n`);
+    process.stdout.write(`ledgerd check: ${place.name}: ${counts}: consistent\n`);
     return;
   }
   const unlisted = report.problemCount - report.problems.length;
-  process.stdout.write(`ledgerd check: ${dataDir}: ${counts}: ${report.problemCount} problems${unlisted > 0 ? ` (${unlisted} not listed)` : ''}\n`);
+  process.stdout.write(`ledgerd check: ${place.name}: ${counts}: ${report.problemCount} problems${unlisted > 0 ? ` (${unlisted} not listed)` : ''}\n`);
   process.exit(exitCodes.damaged);
 }
 
@@ -86,6 +91,7 @@ program
   .command('init')
   .description('create a book in the data dir, from a genesis file or the embedded defaults')
   .option('--data-dir <dir>', 'data directory (default: $LEDGERD_DATA_DIR, else ./.ledgerd)')
+  .option('--config <file>', 'config file naming the store (default: $LEDGERD_CONFIG, else DIR/ledgerd.json when present)')
   .option('--genesis <file>', "a prior system's book to load and seal")
   .action(init);
 
@@ -103,12 +109,14 @@ program
   .description('make a book from a backup (ledgerctl ops backup) in a data dir that holds none')
   .requiredOption('--from <file>', 'the backup file')
   .option('--data-dir <dir>', 'data directory (default: $LEDGERD_DATA_DIR, else ./.ledgerd)')
+  .option('--config <file>', 'config file naming the store (default: $LEDGERD_CONFIG, else DIR/ledgerd.json when present)')
   .action(restore);
 
 program
   .command('check')
-  .description('verify a stopped book offline: trial balance, every balance against its journal entries')
+  .description('verify a book offline (on PostgreSQL also a served one): trial balance, every balance against its journal entries')
   .option('--data-dir <dir>', 'data directory (default: $LEDGERD_DATA_DIR, else ./.ledgerd)')
+  .option('--config <file>', 'config file naming the store (default: $LEDGERD_CONFIG, else DIR/ledgerd.json when present)')
   .action(check);
 
 try {

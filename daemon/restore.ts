@@ -1,15 +1,15 @@
 /**
  * `ledgerd restore --from FILE --data-dir DIR`: a book from a backup (backup-format.ts),
  * with the data dir keys it carries. Like init, the book is built beside its final
- * place (`DIR/book.restore`) and renamed into it last: a crash, or a backup found
+ * place (`DIR/book.restore`, or a table beside `ledgerd_kv`) and put in place last: a crash, or a backup found
  * truncated or altered at its trailer, leaves no book behind.
  */
-import { open, rename, rm } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LevelStore } from '../src/store/level.js';
 import type { BatchOp } from '../src/store/port.js';
 import { BadBackup, type BackupHeader, type BackupTrailer, type CarriedFile, carriedFiles, readBackup } from './backup-format.js';
-import { BookExists, bookPaths, hasBook, prepareDataDir, writeAtomically } from './book.js';
+import { BookExists, bookIdentity, placeOf, prepareDataDir, writeAtomically } from './book.js';
+import type { StoreConfig } from './config.js';
 import { StartupFailure, exitCodes, fsReason } from './failures.js';
 
 /** Entries written per batch while restoring (unsynced; the last batch syncs them all before the rename). */
@@ -17,7 +17,7 @@ const restoreBatchEntries = 1_000;
 
 const carriedModes: Record<CarriedFile, number> = { 'daemon.key': 0o600, 'clerk.key': 0o600, 'clerk.pub': 0o644 };
 
-export async function restoreBook(from: string, dataDir: string): Promise<{ header: BackupHeader; trailer: BackupTrailer }> {
+export async function restoreBook(from: string, dataDir: string, storeConfig: StoreConfig): Promise<{ header: BackupHeader; trailer: BackupTrailer }> {
   let input;
   try {
     input = await open(from, 'r');
@@ -26,10 +26,10 @@ export async function restoreBook(from: string, dataDir: string): Promise<{ head
   }
   try {
     await prepareDataDir(dataDir);
-    if (hasBook(dataDir)) throw new BookExists(`${dataDir} already holds a book`);
-    const building = `${bookPaths(dataDir).book}.restore`;
-    await rm(building, { recursive: true, force: true });
-    const store = await LevelStore.open(building);
+    const place = placeOf(dataDir, storeConfig);
+    if (await place.exists()) throw new BookExists(`${place.name} already holds a book`);
+    const building = await place.build('restore');
+    const { store } = building;
     let read;
     try {
       let batch: BatchOp[] = [];
@@ -43,17 +43,15 @@ export async function restoreBook(from: string, dataDir: string): Promise<{ head
       if (batch.length === 0) throw new BadBackup('the backup holds no entries');
       await store.write(batch, true);
     } catch (error) {
-      await store.close();
-      await rm(building, { recursive: true, force: true });
+      await building.discard();
       if (error instanceof BadBackup) throw new StartupFailure(`backup file ${from}: ${error.message}`, exitCodes.config);
       throw error;
     }
-    await store.close();
     for (const name of carriedFiles) {
       const text = read.header.files[name];
       if (text !== undefined) await writeAtomically(join(dataDir, name), text, carriedModes[name]);
     }
-    await rename(building, bookPaths(dataDir).book);
+    await building.place(await bookIdentity(dataDir));
     return read;
   } finally {
     await input.close();

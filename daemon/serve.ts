@@ -8,7 +8,10 @@ import { keyedIds } from '../src/model/ids.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { Kernel } from '../src/book/kernel.js';
 import { buildApp, loggerOptions } from './app.js';
-import { daemonKeys, hasBook, initBook, openBookStore, prepareDataDir } from './book.js';
+import { existsSync } from 'node:fs';
+import { openServedBook } from './book-place.js';
+import { BookExists, bookIdentity, bookPaths, daemonKeys, initBook, placeOf, prepareDataDir } from './book.js';
+import { StartupFailure, exitCodes } from './failures.js';
 import { listenFailure } from './failures.js';
 import { Metrics } from './metrics.js';
 import { type Config, ConfigError } from './config.js';
@@ -20,15 +23,18 @@ import { poisonHook } from './test-hooks.js';
 
 export async function serve(config: Config, version: string): Promise<void> {
   await prepareDataDir(config.dataDir);
-  if (!hasBook(config.dataDir)) {
-    await initBook(config.dataDir, genesisSource(defaultGenesis()), Date.now());
-    process.stderr.write(`ledgerd: created a book with the embedded defaults in ${config.dataDir} (API keys in operator.key and identities.key there)\n`);
-  }
-  const store = await openBookStore(config.dataDir);
-  const recoveryAuthority = config.recovery.authority as IdentityId | null;
-  if (recoveryAuthority !== null && (await store.get(keys.identity(recoveryAuthority))) === undefined) {
-    await store.close();
-    throw new ConfigError(`recovery.authority ${recoveryAuthority} is not an identity of the book`);
+  const place = placeOf(config.dataDir, config.store);
+  if (!(await place.exists())) {
+    try {
+      await initBook(config.dataDir, genesisSource(defaultGenesis()), Date.now(), config.store);
+      process.stderr.write(`ledgerd: created a book with the embedded defaults in ${place.name} (API keys in operator.key and identities.key in ${config.dataDir})\n`);
+    } catch (error) {
+      // Another ledgerd made the database's book first: serve that one (the data dir must then be a copy of its maker's).
+      if (!(error instanceof BookExists)) throw error;
+    }
+  } else if (config.store.kind === 'postgres' && !existsSync(bookPaths(config.dataDir).daemonKey)) {
+    // A fresh daemon.key would mint ids that collide with the book's own.
+    throw new StartupFailure(`${config.dataDir} has no daemon.key, and the book in ${place.name} exists: copy the data dir of the ledgerd that made the book`, exitCodes.dataDir);
   }
   const secrets = await daemonKeys(config.dataDir);
   const clock = Date.now;
@@ -37,6 +43,34 @@ export async function serve(config: Config, version: string): Promise<void> {
   type Line = (log: FastifyBaseLogger) => void;
   const early: Line[] = [];
   let report = (line: Line): void => void early.push(line);
+  let stop = (code: number): Promise<void> => process.exit(code);
+
+  // A standby waits here for the lease; a signal meanwhile ends the wait (nothing else is open yet).
+  const waiting = new AbortController();
+  const stopWaiting = () => waiting.abort();
+  process.once('SIGTERM', stopWaiting);
+  process.once('SIGINT', stopWaiting);
+  const served = await openServedBook(config.dataDir, bookPaths(config.dataDir).book, config.store, await bookIdentity(config.dataDir), {
+    onWaiting: (holder, expiresAtMs) =>
+      process.stderr.write(`ledgerd: standby: the book is served by ${holder} (lease until ${new Date(expiresAtMs).toISOString()}); taking over when its lease lapses\n`),
+    onLost: () =>
+      report((log) => {
+        log.fatal('another ledgerd holds the lease now (this one stalled past it): stopping; restarted, it waits as the standby');
+        void stop(exitCodes.failed);
+      }),
+    onConnectionError: (error) => report((log) => log.warn({ err: { message: error.message } }, 'a connection to the book\'s database failed')),
+    onUnsafeDatabase: (settings) =>
+      report((log) => log.error({ settings }, 'the book\'s database may lose what it acknowledged on a crash (it runs with these off): acknowledged commands could be lost; turn them on (docs/operations.md)')),
+  }, waiting.signal);
+  process.removeListener('SIGTERM', stopWaiting);
+  process.removeListener('SIGINT', stopWaiting);
+  if (served === null) process.exit(exitCodes.ok);
+  const store = served.store;
+  const recoveryAuthority = config.recovery.authority as IdentityId | null;
+  if (recoveryAuthority !== null && (await store.get(keys.identity(recoveryAuthority))) === undefined) {
+    await store.close();
+    throw new ConfigError(`recovery.authority ${recoveryAuthority} is not an identity of the book`);
+  }
   const metrics = new Metrics(version);
   const kernel = await Kernel.open({
     store: metrics.timedStore(store),
@@ -63,7 +97,7 @@ export async function serve(config: Config, version: string): Promise<void> {
   report = (line) => line(app.log);
   for (const line of early.splice(0)) report(line);
 
-  const stop = (code: number): Promise<void> => {
+  stop = (code: number): Promise<void> => {
     stopping ??= (async () => {
       const timer = setTimeout(() => {
         app.log.error(`shutdown took over ${config.shutdownTimeoutMs} ms; exiting`);
@@ -73,6 +107,7 @@ export async function serve(config: Config, version: string): Promise<void> {
       await app.close();
       await settlement.close();
       await kernel.close();
+      await served.release();
       app.log.info('stopped');
       process.exit(code);
     })();
@@ -88,6 +123,7 @@ export async function serve(config: Config, version: string): Promise<void> {
     await app.close();
     await settlement.close();
     await kernel.close();
+    await served.release();
     throw listenFailure(`${config.listen.host}:${config.listen.port}`, error);
   }
   await settlement.start(app.log);

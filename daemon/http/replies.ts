@@ -10,6 +10,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { type Refusal, Refused, refusal } from '../../src/errors.js';
 import { isStoreUnavailable } from '../../src/store/level.js';
+import { isPostgresUnavailable } from '../../src/store/postgres.js';
 import { type Wire, stringifyWire } from '../../src/queries/wire.js';
 import { httpStatus, retriable } from './status.js';
 
@@ -65,8 +66,8 @@ const fastifyDescriptions: Record<string, string> = {
 export function refusalOf(error: FastifyError, request: FastifyRequest, bodyBytesMax: number): { refusal: Refusal; bug: boolean } {
   if (error instanceof Refused) return { refusal: error.refusal, bug: false };
   if (error.validation) return { refusal: validationRefusal(error, request), bug: false };
-  // A store failing reads (full disk, I/O, reopening to recover) is an operating error: retry shortly.
-  if (isStoreUnavailable(error)) return { refusal: refusal('ERR-DecisionUnavailable', 'the store cannot be read right now'), bug: false };
+  // A store failing reads (full disk, I/O, reopening to recover; a database out of reach) is an operating error: retry shortly.
+  if (isStoreUnavailable(error) || isPostgresUnavailable(error)) return { refusal: refusal('ERR-DecisionUnavailable', 'the store cannot be read right now'), bug: false };
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { refusal: refusal('ERR-MalformedCommand', `the body is over ${bodyBytesMax} bytes`), bug: false };
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {

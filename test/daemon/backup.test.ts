@@ -4,50 +4,23 @@
  * with the source at the backup's journal position, `ledgerd check` clean on it and
  * naming a balance planted wrong in the stopped book's LevelDB.
  */
-import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { decodeBalance, encodeBalance } from '../../src/model/codec.js';
 import { LevelStore } from '../../src/store/level.js';
 import { configDir, ledgerctl } from '../cli/support/ledgerctl.js';
-import { type Client, client, decided, ledgerd, refusalOf, refused, startDaemon, useDaemon, useTempDirs } from './support.js';
+import { client, decided, ledgerdRun, movements, refusalOf, refused, startDaemon, useDaemon, useTempDirs } from './support.js';
 
-const run = promisify(execFile);
 const newDir = useTempDirs();
 const accounts = ['alice', 'bob', 'carol'].map((name) => `did:ledger:acct:${name}`);
 const [alice, bob, carol] = accounts as [string, string, string];
 const shared = useDaemon({ alice: 1_000_000n, bob: 1_000_000n, carol: 0n });
 const op = shared.as('operator');
 
-/** `ledgerd SUBCOMMAND ...` to its end: exit code and output. */
-async function ledgerdRun(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [ledgerd, ...args], { timeout: 60_000 });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
-
 const backup = (out: string, token = shared.keys.operator) =>
   ledgerctl(['ops', 'backup', '--out', out, '--json'], { LEDGER_URL: shared.daemon.url, LEDGER_TOKEN: token, LEDGERCTL_CONFIG_DIR: configDir() });
-
-/** Every movement of an account, oldest first, through every page. */
-async function movements(api: Client, account: string): Promise<any[]> {
-  const out: any[] = [];
-  let cursor: string | null = null;
-  do {
-    const r = await api.get(`/v1/movements?account=${account}&limit=1000${cursor === null ? '' : `&cursor=${cursor}`}`);
-    expect(r.status).toBe(200);
-    out.push(...r.body.movements);
-    cursor = r.body.next ?? null;
-  } while (cursor !== null);
-  return out;
-}
 
 /** Balances per asset folded from movements: what the book held at their last position. */
 function fold(moves: readonly any[]): Record<string, { available: bigint; reserved: bigint; encumbered: bigint }> {

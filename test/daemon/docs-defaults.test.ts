@@ -77,7 +77,8 @@ describe('docs/daemon.md configuration table', () => {
       } else if (row.setting === 'recovery') {
         const recovery = actual as { authority: string | null; delayMs: number };
         expect(row.defaultText).toBe(`\`{authority: ${JSON.stringify(recovery.authority)}, delayMs: ${recovery.delayMs}}\``);
-      } else expect(row.defaultText).toBe(`\`${String(actual)}\``);
+      } else if (row.setting === 'store') expect(row.defaultText).toBe(`\`{kind: "${(actual as { kind: string }).kind}"}\``);
+      else expect(row.defaultText).toBe(`\`${String(actual)}\``);
     }
   });
 

@@ -3,8 +3,9 @@
  * (`node bin/ledgerd serve`, from dist/) started on a loopback port chosen by the
  * system, and a small HTTP client over undici.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,36 @@ import { importGenesis } from '../../src/book/genesis.js';
 import { LevelStore } from '../../src/store/level.js';
 import type { CredentialId, IdentityId } from '../../src/model/values.js';
 import { customersGenesis } from '../support/book.js';
+import { type StoreMatrix, useStores } from '../support/stores.js';
+import { bookIdentity, placeOf } from '../../daemon/book.js';
+import type { StoreConfig } from '../../daemon/config.js';
+
+/** Set by `daemonsOnPostgres`: the cluster this file's daemons keep their books in. */
+let postgres: StoreMatrix | null = null;
+
+/**
+ * The daemons of this test file keep their books on PostgreSQL (the store matrix): a
+ * private cluster for the file, a database per book (durable only when asked: the others
+ * test what ledgerd does, not what the disk keeps). Call before `useDaemon`.
+ */
+export function daemonsOnPostgres(options: { durable?: boolean } = {}): StoreMatrix {
+  postgres = useStores(options);
+  return postgres;
+}
+
+/** A book's database for this file's daemons: the `store` setting pointing at a fresh database. */
+export async function postgresStore(leaseMs = 10_000): Promise<Extract<StoreConfig, { kind: 'postgres' }>> {
+  if (postgres === null) throw new Error('call daemonsOnPostgres() first');
+  const connection = await postgres.database();
+  return { kind: 'postgres', url: connection.url, poolSize: connection.poolSize, leaseMs };
+}
+
+/** Adds settings to the data dir's ledgerd.json (made if absent). */
+export function addConfig(dataDir: string, settings: Record<string, unknown>): void {
+  const path = join(dataDir, 'ledgerd.json');
+  const existing = existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>) : {};
+  writeFileSync(path, JSON.stringify({ ...existing, ...settings }));
+}
 
 /** The repository root (trailing slash), also from the compiled copy in dist/ that bench scripts import. */
 export const repoRoot = new URL(import.meta.url.includes('/dist/test/daemon/') ? '../../../' : '../../', import.meta.url).pathname;
@@ -34,12 +65,12 @@ export interface Keys {
 }
 
 /**
- * Writes a sealed book with the given customers (each `did:ledger:id:<name>` owning
+ * Writes a sealed book (on PostgreSQL `on` a given database, or after `daemonsOnPostgres`) with the given customers (each `did:ledger:id:<name>` owning
  * `did:ledger:acct:<name>`, funded in USD from the treasury) and an API key for each,
  * as `ledgerd init` would lay it out. Customers' keys stand in for the credentials
  * issue, which registers them through the API.
  */
-export async function writeBook(dataDir: string, customers: Record<string, bigint>): Promise<Keys> {
+export async function writeBook(dataDir: string, customers: Record<string, bigint>, on?: Extract<StoreConfig, { kind: 'postgres' }>): Promise<Keys> {
   await mkdir(dataDir, { recursive: true });
   const keys: Keys = {
     operator: `op-key-${Math.random().toString(36).slice(2)}${'x'.repeat(32)}`,
@@ -53,11 +84,20 @@ export async function writeBook(dataDir: string, customers: Record<string, bigin
       credentialWrites({ id: `did:ledger:cred:${name}` as CredentialId, identity: `did:ledger:id:${name}` as IdentityId, scheme: 'api-key', verifier: null, scope: null, createdAtMs: nowMs, webauthnId: null, counter: 0 }, key),
     ),
   ];
-  const store = await LevelStore.open(join(dataDir, 'book'));
-  try {
-    await importGenesis(store, customersGenesis(customers), nowMs, extras);
-  } finally {
-    await store.close();
+  if (on !== undefined || postgres !== null) {
+    // Through the daemon's own way of building a book on PostgreSQL: aside, then renamed into place, bound to the data dir.
+    const store = on ?? (await postgresStore());
+    addConfig(dataDir, { store: { kind: store.kind, url: store.url, poolSize: store.poolSize, leaseMs: store.leaseMs } });
+    const building = await placeOf(dataDir, store).build('init');
+    await importGenesis(building.store, customersGenesis(customers), nowMs, extras);
+    await building.place(await bookIdentity(dataDir));
+  } else {
+    const store = await LevelStore.open(join(dataDir, 'book'));
+    try {
+      await importGenesis(store, customersGenesis(customers), nowMs, extras);
+    } finally {
+      await store.close();
+    }
   }
   writeFileSync(join(dataDir, 'operator.key'), `${keys.operator}\n`, { mode: 0o600 });
   writeFileSync(join(dataDir, 'identities.key'), `${keys.identities}\n`, { mode: 0o600 });
@@ -208,8 +248,10 @@ export function useDaemon(customers: Record<string, bigint>, config?: Record<str
   beforeAll(async () => {
     const dir = tempDir();
     const keys = await writeBook(dir, customers);
-    if (config) writeFileSync(join(dir, 'ledgerd.json'), JSON.stringify(config));
+    if (config) addConfig(dir, config);
     state = { dir, keys, daemon: await startDaemon({ dataDir: dir, env }) };
+    // The matrix means it: a daemon of a PostgreSQL file has no LevelDB book beside.
+    if (postgres !== null) expect(existsSync(join(dir, 'book'))).toBe(false);
   });
   afterAll(async () => {
     const { daemon, dir } = get();
@@ -238,4 +280,28 @@ export function useDaemon(customers: Record<string, bigint>, config?: Record<str
     },
     as: (who) => client(() => get().daemon.url, tokenOf(who)),
   };
+}
+
+/** Every movement of an account, oldest first, through every page. */
+export async function movements(api: Client, account: string): Promise<any[]> {
+  const out: any[] = [];
+  let cursor: string | null = null;
+  do {
+    const r = await api.get(`/v1/movements?account=${account}&limit=1000${cursor === null ? '' : `&cursor=${cursor}`}`);
+    expect(r.status).toBe(200);
+    out.push(...r.body.movements);
+    cursor = r.body.next ?? null;
+  } while (cursor !== null);
+  return out;
+}
+
+/** `ledgerd SUBCOMMAND ...` to its end: exit code and output. */
+export async function ledgerdRun(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [ledgerd, ...args], { timeout: 60_000, env: { ...process.env, ...env } });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
 }

@@ -12,6 +12,9 @@ import { MemoryStore } from '../../src/store/memory.js';
 import type { Store } from '../../src/store/port.js';
 import { verifyTotals } from '../../src/book/totals.js';
 import { TestClock, acct, actorOf, customersGenesis, openBook, submission, sym, transfer } from '../support/book.js';
+import { useStores } from '../support/stores.js';
+
+const stores = useStores();
 
 const names = ['alice', 'bob', 'carol'] as const;
 const account = (i: number) => `did:ledger:acct:${names[i]}`;
@@ -222,6 +225,17 @@ describe('kernel properties', () => {
         await run(actions, new MemoryStore(), true);
       }),
       { numRuns: 300 },
+    );
+  });
+
+  // The store matrix: the same property on PostgreSQL, with fewer runs (each is a table and real round trips;
+  // the interleavings are the kernel's, the same on any store: what differs is the store's order, batches and snapshots).
+  it('keeps every invariant and agrees with the sequential model on PostgreSQL too', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(action, { minLength: 1, maxLength: 60 }), async (actions) => {
+        await run(actions, await stores.open('postgres'), true);
+      }),
+      { numRuns: 50 },
     );
   });
 

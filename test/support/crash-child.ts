@@ -1,5 +1,6 @@
 /**
- * The crash test's child: opens a book on LevelDB, retries the last few commands of
+ * The crash test's child: opens a book (on LevelDB in DIR, or on PostgreSQL in the table
+ * `postgres:TABLE` of the database at $LEDGER_CRASH_PG_URL), retries the last few commands of
  * the previous run (as a client would after losing its connection), then submits a
  * stream of transfers, printing `ACK <n> <ref>` once each is durably acknowledged.
  * The parent kills it with SIGKILL at a random instant.
@@ -12,9 +13,13 @@ import { Refused } from '../../src/errors.js';
 import { sequentialIds } from '../../src/model/ids.js';
 import { Kernel } from '../../src/book/kernel.js';
 import { LevelStore } from '../../src/store/level.js';
+import { leaseTimings, openLeasedStore } from '../../src/store/postgres-lease.js';
+import type { Store } from '../../src/store/port.js';
 import type { AccountId, AssetSymbol, CredentialId, IdentityId } from '../../src/model/values.js';
 
 export const crashCustomers = 8;
+/** The PostgreSQL lease of the crash test's deciders: short, since each reopen waits for a killed child's to lapse. */
+const crashLeaseMs = 300;
 const retried = 32;
 const inFlightMax = 64;
 
@@ -34,11 +39,22 @@ export function crashCommand(n: number) {
   };
 }
 
+/** The crash test's book: `postgres:TABLE` (the database at $LEDGER_CRASH_PG_URL), else a LevelDB dir. */
+export async function openCrashStore(where: string): Promise<Store> {
+  if (!where.startsWith('postgres:')) return LevelStore.open(where);
+  const url = process.env.LEDGER_CRASH_PG_URL;
+  if (url === undefined) throw new Error('LEDGER_CRASH_PG_URL is not set');
+  // As a daemon does: one decider at a time, so a killed child's last write, still running in the server, cannot land
+  // after the next one opened the book (it holds the lease row until it commits, or finds the next epoch and writes nothing).
+  const store = await openLeasedStore({ url, poolSize: 2 }, `crash-${process.pid}`, leaseTimings(crashLeaseMs), {}, undefined, where.slice('postgres:'.length));
+  return store!;
+}
+
 async function main() {
   const [dir, startText, countText] = process.argv.slice(2);
   const start = Number(startText);
   const count = Number(countText);
-  const kernel = await Kernel.open({ store: await LevelStore.open(dir!), clock: Date.now, ids: sequentialIds });
+  const kernel = await Kernel.open({ store: await openCrashStore(dir!), clock: Date.now, ids: sequentialIds });
   const submit = async (n: number) => {
     try {
       const ack = await kernel.submit(crashCommand(n));

@@ -6,6 +6,8 @@
  * or `PG_BIN_DIR`). `initdb` refuses to run as root, so as root every program runs as
  * the `postgres` user (`runuser`) on a dir that user owns.
  *
+ * `startStandby` adds a streaming standby of such a cluster (for the failover test).
+ *
  * Used by bench/versus-postgres and by tests that need a real PostgreSQL.
  */
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
@@ -43,6 +45,15 @@ export interface PostgresCluster {
   readonly settings: Readonly<Record<string, string>>;
   /** Stops the server (fast shutdown) and removes the dir. Idempotent. */
   stop(): Promise<void>;
+  /** Stops the server at once, as a crash would (immediate shutdown: no checkpoint); the dir stays until `stop`. */
+  crash(): Promise<void>;
+  /** Starts it again after `crash`, on the same port (it recovers from its WAL). */
+  restart(): Promise<void>;
+}
+
+export interface PostgresStandby extends PostgresCluster {
+  /** Ends recovery: the standby becomes a primary that takes writes (waits until it does). */
+  promote(): Promise<void>;
 }
 
 /**
@@ -72,33 +83,71 @@ function confValue(value: string): string {
   return `'${value.replaceAll("'", "''")}'`;
 }
 
-export async function startPostgresCluster(options: PostgresClusterOptions = {}): Promise<PostgresCluster> {
-  const binDir = options.binDir ?? process.env.PG_BIN_DIR ?? defaultPostgresBinDir;
+/** Runs PostgreSQL's programs (as the `postgres` user when we are root: initdb refuses root). */
+function programs(binDir: string) {
   if (!existsSync(join(binDir, 'initdb'))) {
     throw new Error(`PostgreSQL programs not found in ${binDir}: apt-get install postgresql (or set PG_BIN_DIR)`);
   }
-  const settings = { ...durableSettings, ...options.settings };
-  for (const name of Object.keys(settings)) if (!settingName.test(name)) throw new Error(`bad PostgreSQL setting name: ${name}`);
-
   const asRoot = process.getuid?.() === 0;
   const prefix = asRoot ? ['runuser', '-u', 'postgres', '--'] : [];
   const argv = (program: string, args: string[]): [string, string[]] => {
     const [command, ...rest] = [...prefix, join(binDir, program), ...args];
     return [command!, rest];
   };
-  const pg = (program: string, args: string[]) => run(...argv(program, args), { timeout: (pgCtlTimeoutS + 10) * 1000 });
-
-  const dir = mkdtempSync(join(tmpdir(), 'ledger-pg-'));
-  const dataDir = join(dir, 'data');
-  const passwordFile = join(dir, 'password');
-  const password = randomBytes(24).toString('hex');
-  writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
-  if (asRoot) {
+  const pg = (program: string, args: string[], env?: NodeJS.ProcessEnv) => run(...argv(program, args), { timeout: (pgCtlTimeoutS + 10) * 1000, env: { ...process.env, ...env } });
+  const own = (...paths: string[]) => {
+    if (!asRoot) return;
     const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }));
     const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }));
-    chownSync(dir, uid, gid);
-    chownSync(passwordFile, uid, gid);
-  }
+    for (const path of paths) chownSync(path, uid, gid);
+  };
+  return { argv, pg, own };
+}
+
+type Programs = ReturnType<typeof programs>;
+
+export async function startPostgresCluster(options: PostgresClusterOptions = {}): Promise<PostgresCluster> {
+  const settings = { ...durableSettings, ...options.settings };
+  const tools = programs(options.binDir ?? process.env.PG_BIN_DIR ?? defaultPostgresBinDir);
+  const password = randomBytes(24).toString('hex');
+  return runCluster(tools, settings, password, async (dir, dataDir) => {
+    const passwordFile = join(dir, 'password');
+    writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
+    tools.own(passwordFile);
+    await tools.pg('initdb', ['-D', dataDir, '-U', 'postgres', '--pwfile', passwordFile, '--auth-host=scram-sha-256', '--auth-local=scram-sha-256', '-E', 'UTF8', '--no-locale']);
+    rmSync(passwordFile);
+  });
+}
+
+/**
+ * A streaming standby of `primary` (pg_basebackup -R), connected as `name` (its
+ * application_name: list it in the primary's synchronous_standby_names to make it
+ * synchronous). The primary's default pg_hba already lets loopback replicate.
+ */
+export async function startStandby(primary: PostgresCluster, name: string, options: PostgresClusterOptions = {}): Promise<PostgresStandby> {
+  const settings = { ...durableSettings, ...options.settings };
+  const tools = programs(options.binDir ?? process.env.PG_BIN_DIR ?? defaultPostgresBinDir);
+  let dataDirOf = '';
+  const cluster = await runCluster(tools, settings, primary.password, async (_dir, dataDir) => {
+    dataDirOf = dataDir;
+    const source = `host=${primary.host} port=${primary.port} user=${primary.user} application_name=${name}`;
+    await tools.pg('pg_basebackup', ['-d', source, '-D', dataDir, '-R', '-X', 'stream', '-c', 'fast'], { PGPASSWORD: primary.password });
+  });
+  return {
+    ...cluster,
+    async promote() {
+      await tools.pg('pg_ctl', ['-D', dataDirOf, '-w', '-t', String(pgCtlTimeoutS), 'promote']);
+    },
+  };
+}
+
+/** Makes the cluster's dir, fills its data dir with `create`, then configures and starts the server on a free loopback port. */
+async function runCluster(tools: Programs, settings: Record<string, string>, password: string, create: (dir: string, dataDir: string) => Promise<void>): Promise<PostgresCluster> {
+  for (const name of Object.keys(settings)) if (!settingName.test(name)) throw new Error(`bad PostgreSQL setting name: ${name}`);
+  const { argv, pg } = tools;
+  const dir = mkdtempSync(join(tmpdir(), 'ledger-pg-'));
+  const dataDir = join(dir, 'data');
+  tools.own(dir);
 
   let started = false;
   const stopSync = () => {
@@ -109,8 +158,7 @@ export async function startPostgresCluster(options: PostgresClusterOptions = {})
   process.once('exit', stopSync);
 
   try {
-    await pg('initdb', ['-D', dataDir, '-U', 'postgres', '--pwfile', passwordFile, '--auth-host=scram-sha-256', '--auth-local=scram-sha-256', '-E', 'UTF8', '--no-locale']);
-    rmSync(passwordFile);
+    await create(dir, dataDir);
     appendFileSync(
       join(dataDir, 'postgresql.conf'),
       [
@@ -149,12 +197,22 @@ export async function startPostgresCluster(options: PostgresClusterOptions = {})
         if (stopped) return;
         stopped = true;
         try {
-          await pg('pg_ctl', ['-D', dataDir, '-m', 'fast', '-w', '-t', String(pgCtlTimeoutS), 'stop']);
+          if (started) await pg('pg_ctl', ['-D', dataDir, '-m', 'fast', '-w', '-t', String(pgCtlTimeoutS), 'stop']);
           started = false;
         } finally {
           process.removeListener('exit', stopSync);
           stopSync();
         }
+      },
+      async crash() {
+        if (!started) return;
+        await pg('pg_ctl', ['-D', dataDir, '-m', 'immediate', '-w', 'stop']);
+        started = false;
+      },
+      async restart() {
+        if (started) return;
+        await pg('pg_ctl', ['-D', dataDir, '-l', join(dir, 'server.log'), '-w', '-t', String(pgCtlTimeoutS), '-o', `-p ${port}`, 'start']);
+        started = true;
       },
     };
   } catch (error) {

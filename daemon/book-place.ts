@@ -1,0 +1,212 @@
+/**
+ * Where the book is kept (CONTRACT 1 `store`): `DIR/book` on LevelDB, or the table
+ * `ledgerd_kv` in a PostgreSQL database. Either way a new book (init, restore) is built
+ * aside and put in place in one step (a directory rename; a table rename in one
+ * transaction), so a failure at any instant leaves a whole book or none.
+ */
+import { existsSync } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type pg from 'pg';
+import { LevelStore } from '../src/store/level.js';
+import { leaseTimings, openLeasedStore } from '../src/store/postgres-lease.js';
+import { PgStore, bookTable, dropBookTable, holdClient, pgPool, prepareSchema, tableExists } from '../src/store/postgres.js';
+import type { Store } from '../src/store/port.js';
+import type { StoreConfig } from './config.js';
+import { StartupFailure, dataDirFailure, exitCodes } from './failures.js';
+
+export class BookExists extends Error {
+  override name = 'BookExists';
+}
+
+export interface BookBuild {
+  readonly store: Store;
+  /** Closes the built book and puts it in place, bound to the data dir's book identity; BookExists if one appeared meanwhile. */
+  place(identity: string): Promise<void>;
+  /** Closes and removes the built book. */
+  discard(): Promise<void>;
+}
+
+export interface BookPlace {
+  /** For messages: the data dir, or the database without its credentials. */
+  readonly name: string;
+  exists(): Promise<boolean>;
+  /** An empty book to build in, aside from the real one. */
+  build(purpose: 'init' | 'restore'): Promise<BookBuild>;
+  /** The book, to read (check); nothing decides through it. */
+  openToRead(): Promise<Store>;
+}
+
+export function bookPlace(dataDir: string, bookDir: string, store: StoreConfig): BookPlace {
+  return store.kind === 'leveldb' ? levelPlace(dataDir, bookDir) : postgresPlace(store);
+}
+
+function levelPlace(dataDir: string, bookDir: string): BookPlace {
+  const openBook = async () => {
+    try {
+      return await LevelStore.open(bookDir, { createIfMissing: false });
+    } catch (error) {
+      throw dataDirFailure(dataDir, error);
+    }
+  };
+  return {
+    name: dataDir,
+    exists: async () => existsSync(bookDir),
+    async build(purpose) {
+      const building = `${bookDir}.${purpose}`;
+      await rm(building, { recursive: true, force: true });
+      const store = await LevelStore.open(building);
+      return {
+        store,
+        async place() {
+          await store.close();
+          await rename(building, bookDir);
+        },
+        async discard() {
+          await store.close();
+          await rm(building, { recursive: true, force: true });
+        },
+      };
+    },
+    openToRead: openBook,
+  };
+}
+
+/** The database named without user or password (URLs carry them). */
+export function databaseName(url: string): string {
+  try {
+    const u = new URL(url);
+    return `postgres://${u.host}${u.pathname}`;
+  } catch {
+    return 'the configured PostgreSQL database';
+  }
+}
+
+type PostgresStoreConfig = Extract<StoreConfig, { kind: 'postgres' }>;
+
+/** The database cannot be reached or used: a start-up failure naming it (never its URL's password). */
+export function databaseFailure(config: PostgresStoreConfig, error: unknown): StartupFailure {
+  return new StartupFailure(`cannot use the book's database ${databaseName(config.url)}: ${(error as Error).message}`, exitCodes.dataDir);
+}
+
+async function withPool<T>(config: PostgresStoreConfig, use: (pool: pg.Pool) => Promise<T>): Promise<T> {
+  const pool = pgPool(config, 1);
+  try {
+    return await use(pool);
+  } catch (error) {
+    if (error instanceof BookExists || error instanceof StartupFailure) throw error;
+    throw databaseFailure(config, error);
+  } finally {
+    await pool.end();
+  }
+}
+
+function postgresPlace(config: PostgresStoreConfig): BookPlace {
+  return {
+    name: databaseName(config.url),
+    exists: () => withPool(config, (pool) => tableExists(pool, bookTable)),
+    async build(purpose) {
+      // Each builder its own table: two inits racing on one database never write into one table.
+      const table = `${bookTable}_${purpose}_${randomBytes(6).toString('hex')}`;
+      await withPool(config, prepareSchema);
+      const store = await PgStore.open({ connection: config, table, create: true }).catch((error: unknown) => {
+        throw databaseFailure(config, error);
+      });
+      return {
+        store,
+        async place(identity) {
+          await store.close();
+          await withPool(config, async (pool) => {
+            const held = await holdClient(pool);
+            const { client } = held;
+            try {
+              await client.query('BEGIN');
+              await client.query(`ALTER TABLE ${table} RENAME TO ${bookTable}`);
+              await client.query('UPDATE ledgerd_lease SET book = $1 WHERE id = 1', [identity]);
+              await client.query('COMMIT');
+            } catch (error) {
+              await client.query('ROLLBACK').catch(() => {});
+              if ((error as { code?: string }).code === '42P07') throw new BookExists(`${databaseName(config.url)} already holds a book`);
+              throw error;
+            } finally {
+              held.release();
+            }
+          }).catch(async (error: unknown) => {
+            await withPool(config, (pool) => dropBookTable(pool, table)).catch(() => {});
+            throw error;
+          });
+        },
+        async discard() {
+          await store.close();
+          await withPool(config, (pool) => dropBookTable(pool, table));
+        },
+      };
+    },
+    async openToRead() {
+      return PgStore.open({ connection: config }).catch((error: unknown) => {
+        throw databaseFailure(config, error);
+      });
+    },
+  };
+}
+
+export interface ServedBook {
+  readonly store: Store;
+  /** Closes the store (if still open) and gives up the lease. */
+  release(): Promise<void>;
+}
+
+export interface ServeEvents {
+  /** Another daemon serves the book: this one is the standby, waiting for its lease to lapse. */
+  readonly onWaiting: (holder: string, expiresAtMs: number) => void;
+  /** This daemon lost the book to another (a stall past its lease): it must stop deciding. */
+  readonly onLost: () => void;
+  readonly onConnectionError: (error: Error) => void;
+  /** The database may lose commits it acknowledged (fsync or synchronous_commit off): named settings, for a warning. */
+  readonly onUnsafeDatabase: (settings: string) => void;
+}
+
+/**
+ * Opens the book for `serve`. On PostgreSQL: checks that the data dir's keys are this
+ * book's, then waits for the lease (a standby waits here), then opens the store with
+ * every write fenced by it. Resolves null when `signal` aborts the wait.
+ */
+export async function openServedBook(dataDir: string, bookDir: string, store: StoreConfig, identity: string, events: ServeEvents, signal: AbortSignal): Promise<ServedBook | null> {
+  if (store.kind === 'leveldb') {
+    const opened = await levelPlace(dataDir, bookDir).openToRead();
+    return { store: opened, release: async () => {} };
+  }
+  const pool = pgPool(store, 1, events.onConnectionError);
+  try {
+    await prepareSchema(pool);
+    const bound = ((await pool.query('SELECT book FROM ledgerd_lease WHERE id = 1')).rows[0] as { book: string }).book;
+    // An acknowledged command must outlive a crash of the database: say so loudly when it may not.
+    const durability = (await pool.query("SELECT current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS synchronous_commit")).rows[0] as Record<string, string>;
+    const unsafe = Object.entries(durability).filter(([, value]) => value === 'off');
+    if (unsafe.length > 0) events.onUnsafeDatabase(unsafe.map(([name]) => `${name} = off`).join(', '));
+    if (bound !== identity) {
+      throw new StartupFailure(
+        `the data dir ${dataDir} is not this book's (its daemon.key differs from the one the book in ${databaseName(store.url)} was made with): give every ledgerd of one book a copy of the data dir that made it`,
+        exitCodes.dataDir,
+      );
+    }
+  } catch (error) {
+    if (error instanceof StartupFailure) throw error;
+    throw databaseFailure(store, error);
+  } finally {
+    await pool.end();
+  }
+  const holder = `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
+  try {
+    const leased = await openLeasedStore(store, holder, leaseTimings(store.leaseMs), {
+      onWaiting: (current) => events.onWaiting(current.holder, current.expiresAtMs),
+      onLost: events.onLost,
+      onRenewFailure: events.onConnectionError,
+      onConnectionError: events.onConnectionError,
+    }, signal);
+    return leased === null ? null : { store: leased, release: () => leased.close() };
+  } catch (error) {
+    throw databaseFailure(store, error);
+  }
+}

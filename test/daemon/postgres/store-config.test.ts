@@ -1,0 +1,52 @@
+/**
+ * The `store` setting (CONTRACT 1): LevelDB by default, PostgreSQL when the config file
+ * says so, `$LEDGERD_STORE_URL` overriding its url; anything else refused at start. A
+ * database out of reach is a start-up failure naming it, never echoing its password.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../../daemon/config.js';
+import { exitCodes } from '../../../daemon/failures.js';
+import { ledgerdRun, useTempDirs } from '../support.js';
+
+const newDir = useTempDirs();
+const withFile = (settings: Record<string, unknown>, env: NodeJS.ProcessEnv = {}) => loadConfig({ flags: {}, env, readFile: () => JSON.stringify(settings) });
+
+describe('the store setting', () => {
+  it('is LevelDB by default, PostgreSQL with its defaults when named, and the url may come from the environment', () => {
+    expect(loadConfig({ flags: {}, env: {}, readFile: () => null }).store).toEqual({ kind: 'leveldb' });
+    expect(withFile({ store: { kind: 'postgres', url: 'postgres://u:p@db:5432/book' } }).store).toEqual({ kind: 'postgres', url: 'postgres://u:p@db:5432/book', poolSize: 8, leaseMs: 10_000 });
+    expect(withFile({ store: { kind: 'postgres', url: 'postgres://a/x', poolSize: 2, leaseMs: 1_000 } }, { LEDGERD_STORE_URL: 'postgresql://b/y' }).store).toMatchObject({ url: 'postgresql://b/y', poolSize: 2, leaseMs: 1_000 });
+    expect(withFile({ store: { kind: 'postgres' } }, { LEDGERD_STORE_URL: 'postgres://b/y' }).store).toMatchObject({ url: 'postgres://b/y' });
+  });
+
+  it('refuses an unknown kind or setting, a missing or foreign url, bounds crossed, and a store url for a LevelDB book', () => {
+    const refusals: [Record<string, unknown>, NodeJS.ProcessEnv, RegExp][] = [
+      [{ store: { kind: 'mysql' } }, {}, /store.kind must be leveldb or postgres/],
+      [{ store: 'postgres' }, {}, /store must be an object/],
+      [{ store: { kind: 'postgres' } }, {}, /store.url .* is required/],
+      [{ store: { kind: 'postgres', url: 'mysql://x' } }, {}, /postgres:\/\/ URL/],
+      [{ store: { kind: 'postgres', url: 'postgres://x', pool: 3 } }, {}, /unknown setting pool/],
+      [{ store: { kind: 'postgres', url: 'postgres://x', poolSize: 0 } }, {}, /store.poolSize must be an integer in 1..100/],
+      [{ store: { kind: 'postgres', url: 'postgres://x', leaseMs: 999 } }, {}, /store.leaseMs must be an integer in 1000..600000/],
+      [{ store: { kind: 'leveldb', url: 'postgres://x' } }, {}, /unknown setting url/],
+      [{}, { LEDGERD_STORE_URL: 'postgres://x' }, /LEDGERD_STORE_URL is set but the store is leveldb/],
+    ];
+    for (const [settings, env, message] of refusals) {
+      expect(() => withFile(settings, env)).toThrow(ConfigError);
+      expect(() => withFile(settings, env)).toThrow(message);
+    }
+  });
+
+  it('fails to start on a database out of reach, naming it without its password', async () => {
+    const dir = newDir();
+    writeFileSync(join(dir, 'ledgerd.json'), JSON.stringify({ store: { kind: 'postgres', url: 'postgres://ledger:s3cret-pw@127.0.0.1:1/book' } }));
+    for (const args of [['init'], ['serve', '--listen', '127.0.0.1:0'], ['check']]) {
+      const r = await ledgerdRun([...args, '--data-dir', dir]);
+      expect(r.code, `${args[0]}: ${r.stderr}`).toBe(exitCodes.dataDir);
+      expect(r.stderr).toMatch(/postgres:\/\/127\.0\.0\.1:1\/book/);
+      expect(r.stderr + r.stdout).not.toContain('s3cret-pw');
+    }
+  });
+});
