@@ -3,7 +3,10 @@
  * 1-leg and 4-leg transfers, and statement / movements-page latency in a book with
  * a few postings and with a million. Prints a table; nothing is asserted.
  *
- *   npm run build && node dist/bench/kernel.js [--transfers 500000] [--accounts 10000] [--puts 1000000] [--no-sync]
+ *   npm run build && node dist/bench/kernel.js [--transfers 500000] [--refusal-transfers 100000] [--accounts 10000] [--puts 1000000] [--no-sync]
+ *
+ * The refusals workloads are 1-leg transfers of which every other one, then every
+ * one, is refused at intake (a leg from an account to itself): what a refusal costs.
  *
  * In the same run it prints what the store alone allows (bench/ceilings.ts): the
  * kernel's writes without the kernel, and classic-level's raw puts.
@@ -29,6 +32,7 @@ const { values: args } = parseArgs({
   options: {
     transfers: { type: 'string', default: '500000' },
     'four-leg-transfers': { type: 'string', default: '100000' },
+    'refusal-transfers': { type: 'string', default: '100000' },
     accounts: { type: 'string', default: '10000' },
     // One submitter: within its share of the backlog (backlogCommandsPerPrincipalMax), past which it is turned away.
     'in-flight': { type: 'string', default: '4096' },
@@ -39,6 +43,7 @@ const { values: args } = parseArgs({
 });
 const transfers = Number(args.transfers);
 const fourLegTransfers = Number(args['four-leg-transfers']);
+const refusalTransfers = Number(args['refusal-transfers']);
 const accounts = Number(args.accounts);
 const inFlight = Number(args['in-flight']);
 const queries = Number(args.queries);
@@ -59,11 +64,13 @@ async function openBook(customers: number, fundingMinor: bigint) {
   return { kernel, dir };
 }
 
-function transferSubmission(n: number, legs: number): Submission {
+/** Every `refusedEvery`-th submission (none when 0) moves from an account to itself: refused at intake. */
+function transferSubmission(n: number, legs: number, refusedEvery = 0): Submission {
   // The operator moves value between delegated-custody accounts; legs chain through distinct accounts.
+  const refused = refusedEvery > 0 && n % refusedEvery === 0;
   const legList = Array.from({ length: legs }, (_, l) => ({
     from: account((n * 7 + l) % accounts),
-    to: account((n * 7 + l + 1) % accounts),
+    to: account((n * 7 + l + (refused ? 0 : 1)) % accounts),
     asset: usd,
     amountMinor: 1n + BigInt(n % 3),
   }));
@@ -76,28 +83,40 @@ function transferSubmission(n: number, legs: number): Submission {
   };
 }
 
+/** Refusals a run met: turned away at the backlog bound (and retried), and refused for good. */
+interface Refusals {
+  turnedAway: number;
+  refused: number;
+}
+
 /** As a client would: on ERR-DecisionUnavailable, wait and retry under the same client key. */
-async function submitRetrying(kernel: Kernel, submission: Submission): Promise<void> {
+async function submitRetrying(kernel: Kernel, submission: Submission, seen: Refusals): Promise<void> {
   for (;;) {
     try {
       await kernel.submit(submission);
       return;
     } catch (error) {
+      if (error instanceof Refused && error.refusal.error === 'ERR-UnsupportedLeg') {
+        seen.refused++;
+        return;
+      }
       if (!(error instanceof Refused) || error.refusal.error !== 'ERR-DecisionUnavailable') throw error;
+      seen.turnedAway++;
       await sleep(retryPauseMs);
     }
   }
 }
 
-async function drive(kernel: Kernel, count: number, legs: number, label: string) {
+async function drive(kernel: Kernel, count: number, legs: number, label: string, refusedEvery = 0) {
   let next = 0;
   let acked = 0;
+  const seen: Refusals = { turnedAway: 0, refused: 0 };
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
   let lastReport = started;
   const worker = async () => {
     while (next < count) {
-      await submitRetrying(kernel, transferSubmission(next++, legs));
+      await submitRetrying(kernel, transferSubmission(next++, legs, refusedEvery), seen);
       acked++;
       const now = performance.now();
       if (now - lastReport > 2_000) {
@@ -117,6 +136,7 @@ async function drive(kernel: Kernel, count: number, legs: number, label: string)
     decidedPerSec: count / ((decidedAt - started) / 1000),
     seconds: (decidedAt - started) / 1000,
     cpuUsPerTransfer: (cpu.user + cpu.system) / count,
+    ...seen,
   };
 }
 
@@ -184,17 +204,27 @@ async function main() {
   await four.kernel.close();
   rmSync(four.dir, { recursive: true, force: true });
 
+  const refusing = async (every: number, label: string) => {
+    const book = await openBook(accounts, 1_000_000n);
+    const r = await drive(book.kernel, refusalTransfers, 1, label, every);
+    await book.kernel.close();
+    rmSync(book.dir, { recursive: true, force: true });
+    return r;
+  };
+  const halfRefused = await refusing(2, '1-leg, half refused');
+  const allRefused = await refusing(1, '1-leg, all refused');
+
   // The same run measures what the store alone allows, right after, on the same machine and load.
   const ceiling = await storeCeiling(transfers, undefined, accounts);
   const raw = await rawPuts(ceilingPuts);
 
-  console.log('| workload | transfers | acknowledged/s | decided/s | wall s | CPU µs per transfer |');
-  console.log('|---|---:|---:|---:|---:|---:|');
-  for (const [name, n, r] of [['1-leg', transfers, oneLeg], ['4-leg', fourLegTransfers, fourLeg]] as const) {
-    console.log(`| ${name} | ${n} | ${r.acksPerSec.toFixed(0)} | ${r.decidedPerSec.toFixed(0)} | ${r.seconds.toFixed(1)} | ${r.cpuUsPerTransfer.toFixed(0)} |`);
+  console.log('| workload | transfers | answered/s | decided/s | wall s | CPU µs per transfer | refused / turned away (retried) |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  for (const [name, n, r] of [['1-leg', transfers, oneLeg], ['4-leg', fourLegTransfers, fourLeg], ['1-leg, half refused at intake', refusalTransfers, halfRefused], ['1-leg, every one refused at intake', refusalTransfers, allRefused]] as const) {
+    console.log(`| ${name} | ${n} | ${r.acksPerSec.toFixed(0)} | ${r.decidedPerSec.toFixed(0)} | ${r.seconds.toFixed(1)} | ${r.cpuUsPerTransfer.toFixed(1)} | ${r.refused} / ${r.turnedAway} |`);
   }
-  console.log(`| store alone, a 1-leg transfer's writes (bench/ceilings.ts) | ${transfers} | | ${ceiling.perSec.toFixed(0)} | | ${ceiling.cpuUs.toFixed(0)} |`);
-  console.log(`| classic-level puts of 300 B, fsync'd batches of 1,000 (per put) | ${ceilingPuts} | | ${raw.perSec.toFixed(0)} | | ${raw.cpuUs.toFixed(1)} |`);
+  console.log(`| store alone, a 1-leg transfer's writes (bench/ceilings.ts) | ${transfers} | | ${ceiling.perSec.toFixed(0)} | | ${ceiling.cpuUs.toFixed(0)} | |`);
+  console.log(`| classic-level puts of 300 B, fsync'd batches of 1,000 (per put) | ${ceilingPuts} | | ${raw.perSec.toFixed(0)} | | ${raw.cpuUs.toFixed(1)} | |`);
   console.log('\n| query | p50 ms | p99 ms |');
   console.log('|---|---:|---:|');
   for (const l of [...smallLatencies, ...bigLatencies]) console.log(`| ${l.label} | ${l.p50Ms.toFixed(2)} | ${l.p99Ms.toFixed(2)} |`);
