@@ -13,7 +13,10 @@ import { join } from 'node:path';
 import { builtInPrincipals } from '../src/auth/authority.js';
 import { principalCredentialWrites } from '../src/auth/credentials.js';
 import { type GenesisSource, importGenesisSource } from '../src/book/genesis.js';
+import { keys } from '../src/model/codec.js';
+import { idEpochMax } from '../src/model/ids.js';
 import { LevelStore } from '../src/store/level.js';
+import type { ReadView } from '../src/store/port.js';
 import { dataDirFailure } from './failures.js';
 
 /** Random bytes in each API key drawn at init (CONTRACT 5: at least 32). */
@@ -47,6 +50,23 @@ export async function daemonKeys(dataDir: string): Promise<Record<DaemonKeyUse, 
   if (secret.length !== daemonSecretBytes) throw new Error(`${path} does not hold a ${daemonSecretBytes}-byte secret`);
   const derive = (use: DaemonKeyUse) => createHmac('sha256', secret).update(`ledgerd ${use} v1`).digest();
   return { ids: derive('ids'), challenges: derive('challenges'), book: derive('book') };
+}
+
+/** The book's id epoch (`keyedIds`): 0 until a restore draws one (daemon/restore.ts). */
+export async function idsEpoch(store: ReadView): Promise<number> {
+  const text = await store.get(keys.idsEpoch);
+  if (text === undefined) return 0;
+  const epoch = /^(0|[1-9][0-9]{0,14})$/.test(text) ? Number(text) : NaN;
+  if (!(epoch <= idEpochMax)) throw new Error(`the book's ${keys.idsEpoch} is damaged: ${JSON.stringify(text.slice(0, 40))}`);
+  return epoch;
+}
+
+/** A fresh id epoch for a restored book: random (two restores of one backup never share one), never 0 nor `previous`. */
+export function drawIdsEpoch(previous: number): number {
+  for (;;) {
+    const epoch = randomBytes(6).readUIntBE(0, 6);
+    if (epoch !== 0 && epoch !== previous) return epoch;
+  }
 }
 
 export class BookExists extends Error {

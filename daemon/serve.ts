@@ -8,7 +8,7 @@ import { keyedIds } from '../src/model/ids.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { Kernel } from '../src/book/kernel.js';
 import { buildApp, loggerOptions } from './app.js';
-import { daemonKeys, hasBook, initBook, openBookStore, prepareDataDir } from './book.js';
+import { daemonKeys, hasBook, idsEpoch, initBook, openBookStore, prepareDataDir } from './book.js';
 import { listenFailure } from './failures.js';
 import { Metrics } from './metrics.js';
 import type { Config } from './config.js';
@@ -32,7 +32,7 @@ export async function serve(config: Config, version: string): Promise<void> {
   const kernel = await Kernel.open({
     store: metrics.timedStore(store),
     clock,
-    ids: keyedIds(secrets.ids),
+    ids: keyedIds(secrets.ids, await idsEpoch(store)),
     challengeMacKey: secrets.challenges,
     cacheEntries: config.cacheEntries,
     backlogMax: config.backlogMax,

@@ -41,6 +41,8 @@ export const keys = {
   sealed: 'meta/sealed',
   /** The store layout the book was written in (storeLayout); a book of another layout is not opened. */
   layout: 'meta/layout',
+  /** The book's id epoch (decimal; absent: 0), drawn afresh by each restore (IdSource: keyedIds). */
+  idsEpoch: 'meta/ids-epoch',
   tb: (asset: string) => `tb/${asset}`,
   tbPrefix: 'tb/',
   asset: (sym: string) => `asset/${sym}`,

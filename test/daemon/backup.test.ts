@@ -101,6 +101,12 @@ describe('backup, restore and check', () => {
     // Taken under load: transfers were decided after the snapshot too.
     expect((await op.get('/v1/trial-balance')).body.view).toBeGreaterThan(position);
 
+    // The source goes on after the backup, drawing references the backup does not hold.
+    const later: string[] = [];
+    for (let i = 0; i < 30; i++) later.push((await op.post('/v1/transfers', { legs: [{ from: alice, to: bob, asset: 'USD', amount: '1' }] }, undefined, { 'client-key': `after-backup-${i}` })).body.operation_reference);
+    const sourceRefs = new Set([...refs, ...later]);
+    expect(sourceRefs.size).toBe(refs.length + later.length);
+
     const restoredDir = join(dir, 'restored');
     const restored = await ledgerdRun(['restore', '--from', file, '--data-dir', restoredDir]);
     expect(restored.code, restored.stderr).toBe(0);
@@ -127,12 +133,17 @@ describe('backup, restore and check', () => {
       // Operation references decode under the carried daemon key: one decided before the backup reads the same.
       const early = refs[0]!;
       expect((await copy.get(`/v1/operations/${early}`)).body).toEqual((await op.get(`/v1/operations/${early}`)).body);
-      // And the restored book goes on deciding, with references none of its operations holds. (References the source drew
-      // after the backup may be drawn again: the restored book is the source as of the backup; docs/operations.md.)
+      // And the restored book goes on deciding, with references none of its operations holds, nor any the source gave out
+      // after the backup (a restore draws a new id epoch; docs/operations.md): the source's later references are unknown here.
       const fresh = await copy.post('/v1/transfers', { legs: [{ from: alice, to: bob, asset: 'USD', amount: '1' }] }, shared.keys.customers.alice, { 'client-key': 'after-restore' });
       const freshView = (await decided(copy, fresh.body.operation_reference)).body;
       expect(freshView).toMatchObject({ state: 'Completed', client_key: 'after-restore' });
       expect(held.has(`op/${fresh.body.operation_reference}`)).toBe(false);
+      const restoredRefs = [fresh.body.operation_reference as string];
+      for (let i = 0; i < 30; i++) restoredRefs.push((await copy.post('/v1/transfers', { legs: [{ from: bob, to: alice, asset: 'USD', amount: '1' }] }, undefined, { 'client-key': `after-restore-${i}` })).body.operation_reference);
+      await decided(copy, restoredRefs[restoredRefs.length - 1]!);
+      expect(restoredRefs.filter((ref) => sourceRefs.has(ref))).toEqual([]);
+      for (const ref of later.slice(0, 5)) expect(refusalOf(await copy.get(`/v1/operations/${ref}`)).error).toBe('ERR-UnknownOperation');
       const heldRefs = [...held.keys()].filter((key) => key.startsWith('op/')).map((key) => key.slice(3));
       expect(heldRefs.length).toBeGreaterThan(0);
       for (const ref of heldRefs.slice(0, 20)) expect((await copy.get(`/v1/operations/${ref}`)).body.operation_reference).toBe(ref);
