@@ -7,11 +7,13 @@
  *   journal order from zero, each entry's recorded `after` and, at the end, the stored
  *   balance must match the fold.
  * Checkpoints are checked once the book has them. Accounts are listed by their records
- * (the only read here below the query layer).
+ * (the only read here below the query layer). A record that does not decode is a
+ * problem of its account, and the check goes on with the next.
  */
 import { builtInPrincipals, type Actor } from '../src/auth/authority.js';
 import { loadAssets } from '../src/book/assets.js';
-import { keys, prefixEnd } from '../src/model/codec.js';
+import { decodeAccount, keys, prefixEnd } from '../src/model/codec.js';
+import { DamagedRecord } from '../src/model/decode.js';
 import { movementsPageLimitMax } from '../src/constants.js';
 import { type Balance, moved, zeroBalance } from '../src/model/model.js';
 import { BookView } from '../src/queries/queries.js';
@@ -53,18 +55,31 @@ export async function checkBook(store: Store): Promise<CheckReport> {
     const tb = await view.trialBalance(null);
     for (const row of tb.rows) if (row.openingsMinor !== 0n) problem(`trial balance: ${row.asset} sums to ${row.openingsMinor}, not 0`);
     // The trial balance above is read from the kept totals: sum every balance too.
-    for (const { asset, stored, summed } of (await verifyTotals(store)).assets) {
-      if (stored === null) problem(`totals: ${asset} has no kept total; its balances sum to ${showBalance(summed)}`);
-      else if (!sameBalance(stored, summed)) problem(`totals: ${asset} keeps ${showBalance(stored)}; its balances sum to ${showBalance(summed)}`);
+    try {
+      for (const { asset, stored, summed } of (await verifyTotals(store)).assets) {
+        if (stored === null) problem(`totals: ${asset} has no kept total; its balances sum to ${showBalance(summed)}`);
+        else if (!sameBalance(stored, summed)) problem(`totals: ${asset} keeps ${showBalance(stored)}; its balances sum to ${showBalance(summed)}`);
+      }
+    } catch (error) {
+      // A damaged balance: named below, by its account.
+      if (!(error instanceof DamagedRecord)) throw error;
+      problem(`totals: the balances cannot be summed: ${error.message}`);
     }
 
-    for await (const account of accountIds(store)) {
+    for await (const [account, record] of accountRecords(store)) {
       accounts++;
-      for (const { asset, balance } of await view.balances(account)) {
-        balances++;
-        const folded = await foldMovements(view, account, asset, problem);
-        postings += folded.postings;
-        if (!sameBalance(folded.balance, balance)) problem(`${account} ${asset}: balance is ${showBalance(balance)}; its journal entries sum to ${showBalance(folded.balance)}`);
+      try {
+        decodeAccount(record);
+        for (const { asset, balance } of await view.balances(account)) {
+          balances++;
+          const folded = await foldMovements(view, account, asset, problem);
+          postings += folded.postings;
+          if (!sameBalance(folded.balance, balance)) problem(`${account} ${asset}: balance is ${showBalance(balance)}; its journal entries sum to ${showBalance(folded.balance)}`);
+        }
+      } catch (error) {
+        // A record that does not decode is a problem of this account; the check goes on with the next.
+        if (!(error instanceof DamagedRecord)) throw error;
+        problem(`${account}: ${error.message}`);
       }
     }
     if (accounts !== tb.accounts) problem(`the head counts ${tb.accounts} accounts; ${accounts} account records exist`);
@@ -74,14 +89,15 @@ export async function checkBook(store: Store): Promise<CheckReport> {
   }
 }
 
-async function* accountIds(store: Store): AsyncGenerator<AccountId> {
+/** Every account's id and stored record, a page at a time. */
+async function* accountRecords(store: Store): AsyncGenerator<[AccountId, string]> {
   let after: string | null = null;
   for (;;) {
-    const page: string[] = [];
-    for await (const [key] of store.entries({ gt: after ?? keys.accountPrefix, lt: prefixEnd(keys.accountPrefix), limit: accountPageEntries })) page.push(key);
+    const page: [string, string][] = [];
+    for await (const entry of store.entries({ gt: after ?? keys.accountPrefix, lt: prefixEnd(keys.accountPrefix), limit: accountPageEntries })) page.push(entry);
     if (page.length === 0) return;
-    after = page[page.length - 1]!;
-    for (const key of page) yield key.slice(keys.accountPrefix.length) as AccountId;
+    after = page[page.length - 1]![0];
+    for (const [key, record] of page) yield [key.slice(keys.accountPrefix.length) as AccountId, record];
   }
 }
 

@@ -7,7 +7,7 @@ import { assert, fail } from '../assert.js';
 import { builtInPrincipals, type Principals } from '../auth/authority.js';
 import {
   decodeAccount,
-  decodeBalance,
+  decodeBalanceText,
   decodeIdentity,
   encodeAccount,
   encodeAsset,
@@ -497,7 +497,7 @@ export async function importGenesisSource(store: Store, source: GenesisSource, n
       const key = keys.balance(o.account, o.asset);
       const stored = out.read(key);
       const signed = o.direction === 'credit' ? o.amountMinor : -o.amountMinor;
-      const after = moved(stored === undefined ? zeroBalance : decodeBalance(JSON.parse(stored) as Record<string, unknown>), o.layer, signed);
+      const after = moved(stored === undefined ? zeroBalance : decodeBalanceText(stored), o.layer, signed);
       out.put(key, JSON.stringify(encodeBalance(after)));
       sums.set(o.asset, (sums.get(o.asset) ?? 0n) + signed);
       seq++;
@@ -518,7 +518,7 @@ export async function importGenesisSource(store: Store, source: GenesisSource, n
     for await (const [key, value] of store.entries({ gt: after, lt: 'bal0', limit: genesisEntriesPerRead })) {
       after = key;
       const [, account, asset] = key.split('/') as [string, string, string];
-      page.push([account, asset, decodeBalance(JSON.parse(value) as Record<string, unknown>)]);
+      page.push([account, asset, decodeBalanceText(value)]);
     }
     await out.prefetch(page.map(([account]) => keys.account(account)));
     for (const [account, asset, b] of page) {

@@ -15,9 +15,10 @@
  */
 import { assert, AssertionFailure, fail } from '../assert.js';
 import { LruCache } from './cache.js';
+import { check, recordJson } from '../model/decode.js';
 import {
   decodeAccount,
-  decodeBalance,
+  decodeBalanceText,
   decodeHead,
   decodeIdentity,
   decodeOperation,
@@ -155,6 +156,12 @@ interface DirectRequest {
 interface ClientKeyRecord {
   readonly digest: string;
   readonly ref: string;
+}
+
+/** A stored client-key record (`ck/`), checked. */
+function decodeClientKeyRecord(text: string): ClientKeyRecord {
+  const j = recordJson(text, 'client key');
+  return { digest: check.string(j, 'digest', 'client key'), ref: check.string(j, 'ref', 'client key') };
 }
 
 /** A decision of the round tripped an assertion: nothing of the round was written. */
@@ -316,7 +323,7 @@ export class Kernel {
     const lookups = [...new Set(round.filter((i) => !this.inFlightKeys.has(i.ckKey)).map((i) => i.ckKey))];
     const recordTexts = lookups.length === 0 ? [] : await this.store.getMany(lookups);
     const records = new Map<string, ClientKeyRecord>();
-    for (const [i, key] of lookups.entries()) if (recordTexts[i] !== undefined) records.set(key, JSON.parse(recordTexts[i]!) as ClientKeyRecord);
+    for (const [i, key] of lookups.entries()) if (recordTexts[i] !== undefined) records.set(key, decodeClientKeyRecord(recordTexts[i]!));
 
     // The prechecks read the committed book through an overlay of their own, never written.
     const reads = new Overlay(this.assets);
@@ -911,7 +918,7 @@ export class Kernel {
     await this.load(overlay.accounts, [...accountIds].map(keys.account), decodeAccount);
     await this.load(overlay.identities, [...identityIds].map(keys.identity), decodeIdentity);
     const balances = new Map<string, Balance | undefined>();
-    await this.load(balances, [...balanceKeys], (t) => decodeBalance(JSON.parse(t)));
+    await this.load(balances, [...balanceKeys], (t) => decodeBalanceText(t));
     for (const [key, b] of balances) overlay.balances.set(key, b ?? zeroBalance);
     for (const op of batch) await this.loadGrantNeeds(overlay, op.command, { ...op.actor, scope: op.scope }, this.ids.grantId(op.cseq));
     return overlay;

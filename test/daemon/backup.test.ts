@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeBalance, encodeBalance } from '../../src/model/codec.js';
 import { LevelStore } from '../../src/store/level.js';
 import { configDir, ledgerctl } from '../cli/support/ledgerctl.js';
-import { type Client, client, decided, ledgerd, refusalOf, refused, startDaemon, useDaemon, useTempDirs } from './support.js';
+import { type Client, client, decided, ledgerd, refusalOf, refused, startDaemon, useDaemon, useTempDirs, writeBook } from './support.js';
 
 const run = promisify(execFile);
 const newDir = useTempDirs();
@@ -166,6 +166,31 @@ describe('backup, restore and check', () => {
     // The kept totals still sum to zero: the full pass over every balance finds the 5.
     expect(damaged.stdout).toMatch(/totals: USD keeps available -?\d+, reserved \d+, encumbered \d+; its balances sum to available -?\d+/);
     expect(damaged.stdout).toMatch(/2 problems\n$/);
+  });
+
+  it('check names each record that does not decode, by its account, and goes on with the next', async () => {
+    const dir = newDir();
+    await writeBook(dir, { alice: 100n, bob: 50n, carol: 0n });
+    const store = await LevelStore.open(join(dir, 'book'), { createIfMissing: false });
+    try {
+      const account = JSON.parse((await store.get(`acct/${bob}`))!);
+      await store.write(
+        [
+          { type: 'put', key: `bal/${alice}/USD`, value: '{"a":"1.5","r":"0","e":"0"}' },
+          { type: 'put', key: `acct/${bob}`, value: JSON.stringify({ ...account, kind: 'savings' }) },
+        ],
+        true,
+      );
+    } finally {
+      await store.close();
+    }
+    const damaged = await ledgerdRun(['check', '--data-dir', dir]);
+    expect(damaged.code).toBe(6);
+    expect(damaged.stdout).toContain(`${alice}: damaged balance record: a is not decimal text`);
+    expect(damaged.stdout).toContain(`${bob}: damaged account record: kind is not one of customer, treasury`);
+    // The accounts after the damaged ones were still checked (the treasury's balance and its two entries).
+    expect(damaged.stdout).toMatch(/: 7 accounts, 1 balances, 2 journal entries, journal position 4: 3 problems\n$/);
+    expect(damaged.stdout).not.toContain('cannot be read through');
   });
 
   it('is the operator\'s only, and restore refuses a damaged file or a data dir that holds a book', async () => {
