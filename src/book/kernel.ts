@@ -15,7 +15,7 @@
  */
 import { assert, AssertionFailure, fail } from '../assert.js';
 import { LruCache } from './cache.js';
-import { check, recordJson } from '../model/decode.js';
+import { check, recordJson, recordJsonList } from '../model/decode.js';
 import {
   decodeAccount,
   decodeBalanceText,
@@ -1209,7 +1209,7 @@ export class Kernel {
     for await (const [key, value] of this.store.entries({ gte: from, lt: prefixEnd(keys.eventPrefix), limit })) {
       const first = parseSeqHex(key.slice(keys.eventPrefix.length));
       // A chunk is written once under a key never reused, so its parse can be kept.
-      if (this.lastEventChunk?.key !== key) this.lastEventChunk = { key, events: JSON.parse(value) as Record<string, unknown>[] };
+      if (this.lastEventChunk?.key !== key) this.lastEventChunk = { key, events: recordJsonList(value, 'event chunk') };
       const { events } = this.lastEventChunk;
       for (let i = Math.max(0, afterSeq + 1 - first); i < events.length && out.length < limit; i++) {
         out.push({ seq: first + i, operation: decodeOperationJson(events[i]!) });

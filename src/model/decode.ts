@@ -22,16 +22,28 @@ export function damaged(what: string, why: string): never {
   throw new DamagedRecord(`damaged ${what} record: ${why}`);
 }
 
+function parsed(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return damaged(what, 'is not JSON');
+  }
+}
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
 /** A stored record's text as a JSON object, or refused as damaged. */
 export function recordJson(text: string, what: string): Json {
-  let j: unknown;
-  try {
-    j = JSON.parse(text);
-  } catch {
-    damaged(what, 'is not JSON');
-  }
-  if (typeof j !== 'object' || j === null || Array.isArray(j)) damaged(what, 'is not a JSON object');
-  return j as Json;
+  const j = parsed(text, what);
+  if (!isObject(j)) damaged(what, 'is not a JSON object');
+  return j;
+}
+
+/** A stored list of records (an event chunk) as JSON objects, or refused as damaged. */
+export function recordJsonList(text: string, what: string): Json[] {
+  const j = parsed(text, what);
+  if (!Array.isArray(j) || !j.every(isObject)) damaged(what, 'is not a list of JSON objects');
+  return j;
 }
 
 const decimalPattern = /^-?(0|[1-9][0-9]*)$/;
@@ -76,8 +88,8 @@ export const check = {
   },
   object(j: Json, name: string, what: string): Json {
     const v = j[name];
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) damaged(what, `${name} is not an object`);
-    return v as Json;
+    if (!isObject(v)) damaged(what, `${name} is not an object`);
+    return v;
   },
   decimal(j: Json, name: string, what: string): bigint {
     return decimalText(j[name], name, what);

@@ -20,7 +20,7 @@ import {
   encodeIdentity,
   encodeOperation,
 } from '../../src/model/codec.js';
-import { DamagedRecord } from '../../src/model/decode.js';
+import { DamagedRecord, recordJsonList } from '../../src/model/decode.js';
 
 function refusal(decode: () => unknown): string {
   try {
@@ -67,5 +67,7 @@ describe('checked decoding of stored records', () => {
     expect(refusal(() => decodeOperation(operation.replace('"type":"reserve"', '"type":"teleport"')))).toBe('damaged operation record: command type "teleport" is not known');
     expect(refusal(() => decodeOperation(operation.replace('"amountMinor":"5","deadlineMs":9}', '"amountMinor":"x","deadlineMs":9}')))).toContain('is not decimal text');
     expect(refusal(() => decodeIndexedPosting('{"seq":1\nnull'))).toBe('damaged journal entry record: is not JSON');
+    expect(refusal(() => recordJsonList('[{"ref":"op_1"},7]', 'event chunk'))).toBe('damaged event chunk record: is not a list of JSON objects');
+    expect(recordJsonList('[{"ref":"op_1"}]', 'event chunk')).toEqual([{ ref: 'op_1' }]);
   });
 });
