@@ -14,6 +14,7 @@ import { builtInPrincipals } from '../src/auth/authority.js';
 import { principalCredentialWrites } from '../src/auth/credentials.js';
 import { type GenesisSource, importGenesisSource } from '../src/book/genesis.js';
 import { keys } from '../src/model/codec.js';
+import { damaged } from '../src/model/decode.js';
 import { idEpochMax } from '../src/model/ids.js';
 import { LevelStore } from '../src/store/level.js';
 import type { ReadView } from '../src/store/port.js';
@@ -57,7 +58,7 @@ export async function idsEpoch(store: ReadView): Promise<number> {
   const text = await store.get(keys.idsEpoch);
   if (text === undefined) return 0;
   const epoch = /^(0|[1-9][0-9]{0,14})$/.test(text) ? Number(text) : NaN;
-  if (!(epoch <= idEpochMax)) throw new Error(`the book's ${keys.idsEpoch} is damaged: ${JSON.stringify(text.slice(0, 40))}`);
+  if (!(epoch <= idEpochMax)) damaged('ids epoch', `${keys.idsEpoch} is not an integer 0..${idEpochMax}`);
   return epoch;
 }
 

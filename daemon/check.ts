@@ -14,6 +14,7 @@ import { builtInPrincipals, type Actor } from '../src/auth/authority.js';
 import { loadAssets } from '../src/book/assets.js';
 import { decodeAccount, keys, prefixEnd } from '../src/model/codec.js';
 import { DamagedRecord } from '../src/model/decode.js';
+import { idsEpoch } from './book.js';
 import { movementsPageLimitMax } from '../src/constants.js';
 import { type Balance, moved, zeroBalance } from '../src/model/model.js';
 import { BookView } from '../src/queries/queries.js';
@@ -52,6 +53,12 @@ export async function checkBook(store: Store): Promise<CheckReport> {
   let balances = 0;
   let postings = 0;
   try {
+    try {
+      await idsEpoch(store);
+    } catch (error) {
+      if (!(error instanceof DamagedRecord)) throw error;
+      problem(error.message);
+    }
     const tb = await view.trialBalance(null);
     for (const row of tb.rows) if (row.openingsMinor !== 0n) problem(`trial balance: ${row.asset} sums to ${row.openingsMinor}, not 0`);
     // The trial balance above is read from the kept totals: sum every balance too.

@@ -178,6 +178,7 @@ describe('backup, restore and check', () => {
         [
           { type: 'put', key: `bal/${alice}/USD`, value: '{"a":"1.5","r":"0","e":"0"}' },
           { type: 'put', key: `acct/${bob}`, value: JSON.stringify({ ...account, kind: 'savings' }) },
+          { type: 'put', key: 'meta/ids-epoch', value: '-1' },
         ],
         true,
       );
@@ -188,8 +189,9 @@ describe('backup, restore and check', () => {
     expect(damaged.code).toBe(6);
     expect(damaged.stdout).toContain(`${alice}: damaged balance record: a is not decimal text`);
     expect(damaged.stdout).toContain(`${bob}: damaged account record: kind is not one of customer, treasury`);
+    expect(damaged.stdout).toContain('damaged ids epoch record: meta/ids-epoch is not an integer');
     // The accounts after the damaged ones were still checked (the treasury's balance and its two entries).
-    expect(damaged.stdout).toMatch(/: 7 accounts, 1 balances, 2 journal entries, journal position 4: 3 problems\n$/);
+    expect(damaged.stdout).toMatch(/: 7 accounts, 1 balances, 2 journal entries, journal position 4: 4 problems\n$/);
     expect(damaged.stdout).not.toContain('cannot be read through');
   });
 
