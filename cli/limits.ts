@@ -30,3 +30,7 @@ export const reconnectDelayMaxMs = 5_000;
 export const eventBytesMax = 1 << 20;
 /** Client-key length (spec 8), checked before sending so a runbook learns at once. */
 export const clientKeyLengthMax = 256;
+/** Pages of checkpoints (1 000 each) `checkpoints list --all` and `checkpoints export` follow before they stop. */
+export const checkpointPagesMax = 10_000;
+/** How often `checkpoints wait` reads the checkpoint. */
+export const checkpointPollMs = 200;

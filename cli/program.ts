@@ -5,6 +5,12 @@
 import { Command, type HelpContext } from 'commander';
 import { buildBalance } from './commands/accounts/balance.js';
 import { buildCustody } from './commands/accounts/custody.js';
+import { buildClose, buildFreeze, buildUnfreeze } from './commands/accounts/lifecycle.js';
+import { buildReclaim } from './commands/accounts/reclaim.js';
+import { buildRecoveryMechanisms } from './commands/accounts/recovery-mechanisms.js';
+import { buildChanges } from './commands/custody/changes.js';
+import { buildRecoveryTerms } from './commands/identities/recovery-terms.js';
+import { buildIdentityRestrictions } from './commands/ops/identities.js';
 import { buildAccountList } from './commands/accounts/list.js';
 import { buildOpen } from './commands/accounts/open.js';
 import { buildShow as buildAccountShow } from './commands/accounts/show.js';
@@ -14,7 +20,15 @@ import { buildChallenge } from './commands/auth/challenge.js';
 import { buildLogin } from './commands/auth/login.js';
 import { buildLogout } from './commands/auth/logout.js';
 import { buildWhoami } from './commands/auth/whoami.js';
+import { buildCreate as buildCheckpointCreate } from './commands/checkpoints/create.js';
+import { buildExport as buildCheckpointExport } from './commands/checkpoints/export.js';
+import { buildList as buildCheckpointList } from './commands/checkpoints/list.js';
+import { buildShow as buildCheckpointShow } from './commands/checkpoints/show.js';
+import { buildWait as buildCheckpointWait } from './commands/checkpoints/wait.js';
 import { buildRegister } from './commands/credentials/register.js';
+import { buildCreate as buildDisclosureCreate } from './commands/disclosures/create.js';
+import { buildShow as buildDisclosureShow } from './commands/disclosures/show.js';
+import { buildVerify as buildDisclosureVerify } from './commands/disclosures/verify.js';
 import { buildGrantList } from './commands/grants/list.js';
 import { buildIssue } from './commands/grants/issue.js';
 import { buildRevoke } from './commands/grants/revoke.js';
@@ -58,15 +72,18 @@ const nouns: readonly (readonly [string, string, readonly Builder[]])[] = [
   ['profile', 'saved connections and credentials', [buildAdd, buildUse, buildProfileList, buildProfileShow, buildRemove, buildRename]],
   ['auth', 'signing in: challenges, passkey sessions, API keys', [buildChallenge, buildLogin, buildLogout, buildWhoami]],
   ['credentials', 'credentials of an identity', [buildRegister]],
-  ['identities', 'identities (the identities principal)', [buildIdentityCreate]],
-  ['accounts', 'ledger accounts', [buildOpen, buildAccountShow, buildBalance, buildAccountList, buildCustody]],
+  ['identities', 'identities (the identities principal)', [buildIdentityCreate, buildRecoveryTerms]],
+  ['accounts', 'ledger accounts', [buildOpen, buildAccountShow, buildBalance, buildAccountList, buildCustody, buildRecoveryMechanisms, buildReclaim, buildFreeze, buildUnfreeze, buildClose]],
+  ['custody', 'recoveries and successions', [buildChanges]],
   ['assets', 'registered assets', [buildAssetList]],
   ['aliases', "other systems' names for accounts", [buildLookup]],
   ['transfers', 'moving value', [buildTransferCreate]],
   ['reservations', 'holding value, then capturing or releasing it', [buildReservationCreate, buildCapture, buildRelease]],
   ['operations', 'the outcome of commands', [buildOperationShow, buildWait]],
   ['grants', 'delegated authority', [buildIssue, buildGrantList, buildRevoke]],
-  ['ops', "the operator's own commands", [buildBackup, buildIssuanceGrant, buildParties]],
+  ['ops', "the operator's own commands", [buildBackup, buildIssuanceGrant, buildParties, buildIdentityRestrictions]],
+  ['checkpoints', 'the book anchored on the settlement layer', [buildCheckpointList, buildCheckpointShow, buildCheckpointCreate, buildCheckpointWait, buildCheckpointExport]],
+  ['disclosures', 'signed assertions about an account, and verifying them', [buildDisclosureCreate, buildDisclosureShow, buildDisclosureVerify]],
   ['events', 'the event stream', [buildTail]],
 ];
 
@@ -104,6 +121,11 @@ export function buildProgram(io: Io, make: MakeContext = contextFor(io)): Comman
  * print the noun's whole help); `--help` and `help NOUN` still show it.
  */
 class Noun extends Command {
+  // Groups within a noun (`custody changes`) answer a missing verb the same way.
+  override createCommand(name?: string): Command {
+    return new Noun(name);
+  }
+
   // Both of commander's signatures, so Noun stays a Command.
   override help(context?: HelpContext | ((text: string) => string)): never {
     if (typeof context === 'object' && context.error) {

@@ -12,9 +12,11 @@ export function leaves(program: Command, prefix: string[] = []): Leaf[] {
   return program.commands.flatMap((c) => (c.commands.length > 0 ? leaves(c, [...prefix, c.name()]) : [{ path: [...prefix, c.name()], command: c }]));
 }
 
-/** The groups (nouns) and their verbs. */
-export function groups(program: Command): { name: string; description: string; verbs: string[] }[] {
-  return program.commands.filter((c) => c.commands.length > 0).map((c) => ({ name: c.name(), description: c.description(), verbs: c.commands.map((v) => v.name()) }));
+/** The groups (nouns, and groups within them like `custody changes`, named by their words) and their verbs. */
+export function groups(program: Command, prefix: string[] = []): { name: string; description: string; verbs: string[] }[] {
+  return program.commands
+    .filter((c) => c.commands.length > 0)
+    .flatMap((c) => [{ name: [...prefix, c.name()].join(' '), description: c.description(), verbs: c.commands.map((v) => v.name()) }, ...groups(c, [...prefix, c.name()])]);
 }
 
 /** A command's own options, without the help option commander adds. */

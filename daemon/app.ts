@@ -5,6 +5,8 @@
  */
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { refusal } from '../src/errors.js';
+import { checkpointView } from '../src/checkpoints/views.js';
+import { stringifyWire } from '../src/queries/wire.js';
 import type { Kernel } from '../src/book/kernel.js';
 import type { Config } from './config.js';
 import { EventHub } from './events.js';
@@ -12,15 +14,20 @@ import { authenticator } from './http/auth.js';
 import { logRequests } from './http/request-log.js';
 import { clientErrorHandler, frameworkRefusal, onUnmetExpectation, pathParamLengthMax, refusalOf, sendRefusal } from './http/replies.js';
 import { Metrics } from './metrics.js';
+import type { Settlement } from './settlement.js';
 import { OpenApi } from './openapi.js';
+import { custodyRoutes } from './routes/custody.js';
 import { accountRoutes } from './routes/accounts.js';
 import { authRoutes } from './routes/auth.js';
 import { backupRoutes } from './routes/backup.js';
 import { bookRoutes } from './routes/book.js';
 import type { RouteContext } from './routes/context.js';
+import { checkpointRoutes } from './routes/checkpoints.js';
 import { credentialRoutes } from './routes/credentials.js';
+import { disclosureRoutes } from './routes/disclosures.js';
 import { eventRoutes } from './routes/events.js';
 import { grantRoutes } from './routes/grants.js';
+import { layerRoutes } from './routes/layer.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { operationRoutes } from './routes/operations.js';
 import { partyRoutes } from './routes/parties.js';
@@ -33,6 +40,8 @@ export interface AppOptions {
   readonly kernel: Kernel;
   readonly config: Config;
   readonly clock: () => number;
+  /** The settlement layer and what rests on it. */
+  readonly settlement: Settlement;
   /** Fastify's logger options; false in tests that need quiet. */
   readonly logger: FastifyServerOptions['logger'];
   readonly version: string;
@@ -140,11 +149,12 @@ export function buildApp(options: AppOptions): FastifyInstance {
     events.closeAll();
   });
 
-  const context: RouteContext = { kernel, config, clock: options.clock };
+  const context: RouteContext = { kernel, config, clock: options.clock, settlement: options.settlement };
   serviceRoutes(app, openApi, options.version);
   transferRoutes(app, context);
   reservationRoutes(app, context);
   accountRoutes(app, context);
+  custodyRoutes(app, context);
   statementRoutes(app, context);
   bookRoutes(app, context);
   operationRoutes(app, context);
@@ -153,8 +163,15 @@ export function buildApp(options: AppOptions): FastifyInstance {
   grantRoutes(app, context);
   partyRoutes(app, context);
   backupRoutes(app, context);
+  layerRoutes(app, context);
+  checkpointRoutes(app, context);
+  disclosureRoutes(app, context);
   eventRoutes(app, kernel, events);
 
+  // Checkpoints are for any authenticated caller: each change goes to every stream.
+  const offCheckpoints = options.settlement.checkpoints.onChange((changed) => {
+    for (const checkpoint of changed) events.broadcast('checkpoint', stringifyWire(checkpointView(checkpoint)));
+  });
   const metrics = options.metrics ?? new Metrics(options.version);
   metrics.attach({ backlog: () => kernel.backlog, streams: () => events.streamCount });
   const offDecisions = kernel.onDecision(metrics.observeDecision);
@@ -165,6 +182,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.addHook('onClose', async () => {
     offDecisions();
     offDebug();
+    offCheckpoints();
   });
   metricsRoutes(app, kernel, metrics);
   return app;

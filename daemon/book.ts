@@ -6,7 +6,7 @@
  * Secret files are mode 0600 and nothing else holds the secrets in clear: the book
  * keeps only their hashes.
  */
-import { createHmac, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -18,6 +18,7 @@ import { damaged } from '../src/model/decode.js';
 import { idEpochMax } from '../src/model/ids.js';
 import { LevelStore } from '../src/store/level.js';
 import type { ReadView } from '../src/store/port.js';
+import { writeClerkKeys } from './clerk.js';
 import { dataDirFailure } from './failures.js';
 
 /** Random bytes in each API key drawn at init (CONTRACT 5: at least 32). */
@@ -111,11 +112,9 @@ export async function initBook(dataDir: string, genesis: GenesisSource, nowMs: n
     throw error;
   }
   await store.close();
-  const clerk = generateKeyPairSync('ed25519');
   await writeAtomically(paths.operatorKey, `${keys.operator}\n`, 0o600);
   await writeAtomically(paths.identitiesKey, `${keys.identities}\n`, 0o600);
-  await writeAtomically(paths.clerkKey, clerk.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), 0o600);
-  await writeAtomically(paths.clerkPublicKey, clerk.publicKey.export({ type: 'spki', format: 'pem' }).toString(), 0o644);
+  await writeClerkKeys(dataDir);
   await daemonKeys(dataDir);
   await rename(building, paths.book);
 }

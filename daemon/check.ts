@@ -6,12 +6,15 @@
  * - every account's balance in every asset against its journal entries: folded in
  *   journal order from zero, each entry's recorded `after` and, at the end, the stored
  *   balance must match the fold.
- * Checkpoints are checked once the book has them. Accounts are listed by their records
- * (the only read here below the query layer). A record that does not decode is a
- * problem of its account, and the check goes on with the next.
+ * - every checkpoint: its kernel_root recomputed from the journal (one pass over it), its
+ *   commitment, and its link to the one before.
+ * Accounts are listed by their records (the only read here below the query layer). A
+ * record that does not decode is a problem of its account, and the check goes on with
+ * the next.
  */
 import { builtInPrincipals, type Actor } from '../src/auth/authority.js';
 import { loadAssets } from '../src/book/assets.js';
+import { checkCheckpoints } from '../src/checkpoints/checkpoints.js';
 import { decodeAccount, keys, prefixEnd } from '../src/model/codec.js';
 import { DamagedRecord } from '../src/model/decode.js';
 import { idsEpoch } from './book.js';
@@ -31,6 +34,7 @@ export interface CheckReport {
   readonly accounts: number;
   readonly balances: number;
   readonly postings: number;
+  readonly checkpoints: number;
   readonly view: number;
   readonly problemCount: number;
   readonly problems: readonly string[];
@@ -90,7 +94,8 @@ export async function checkBook(store: Store): Promise<CheckReport> {
       }
     }
     if (accounts !== tb.accounts) problem(`the head counts ${tb.accounts} accounts; ${accounts} account records exist`);
-    return { accounts, balances, postings, view: view.view, problemCount, problems };
+    const checkpoints = await checkCheckpoints(store, problem);
+    return { accounts, balances, postings, checkpoints, view: view.view, problemCount, problems };
   } finally {
     await view.close();
   }

@@ -7,6 +7,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fsReason } from './failures.js';
 import { sessionLifetimeDefaultMs, sessionLifetimeMaxMs } from '../src/auth/constants.js';
+import { recoveryDelayDefaultMs, recoveryDelayMaxMs } from '../src/constants.js';
+import { isIdentityId } from '../src/model/values.js';
 import { backlogCommandsMax, backlogShareDivisor, cacheEntriesDefault, cacheEntriesMin, deadlineHorizonMaxMs, reservationDeadlineDefaultMs, transferDeadlineDefaultMs } from '../src/constants.js';
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -56,9 +58,25 @@ export interface Config {
   readonly retryAfterSeconds: number;
   /** How long a graceful shutdown may take before the process gives up and exits 1. */
   readonly shutdownTimeoutMs: number;
+  /** The embedded settlement layer and checkpoints (CONTRACT 9). */
+  readonly settlement: SettlementConfig;
+  /** Recovery terms (CONTRACT 8): the authority (an identity of the book; null: the identities principal) and the delay. */
+  readonly recovery: { readonly authority: string | null; readonly delayMs: number };
 }
 
-type Tunable = Exclude<keyof Config, 'dataDir' | 'listen' | 'logLevel' | 'relyingParty' | 'backlogPerPrincipalMax'>;
+export interface SettlementConfig {
+  /** This deployment's instance on the layer (uint32). */
+  readonly instance: number;
+  /** A block every this many ms (0: blocks only on request). */
+  readonly blockIntervalMs: number;
+  /** A block at height h is final once the head is h + finalityDepth. */
+  readonly finalityDepth: number;
+  /** A checkpoint every this many ms when entries were added since the last (0: only on request). */
+  readonly checkpointIntervalMs: number;
+  readonly instructionExpiryBlocks: number;
+}
+
+type Tunable = Exclude<keyof Config, 'dataDir' | 'listen' | 'logLevel' | 'relyingParty' | 'backlogPerPrincipalMax' | 'settlement' | 'recovery'>;
 
 /** Every numeric setting with its default and bounds (inclusive). */
 const numeric: Record<Tunable, { default: number; min: number; max: number }> = {
@@ -81,6 +99,15 @@ const numeric: Record<Tunable, { default: number; min: number; max: number }> = 
   authCacheMs: { default: 1_000, min: 0, max: 60_000 },
   retryAfterSeconds: { default: 1, min: 1, max: 3_600 },
   shutdownTimeoutMs: { default: 30_000, min: 1_000, max: 600_000 },
+};
+
+/** The `settlement` settings with their defaults (CONTRACT 9) and bounds (inclusive). */
+const settlementNumeric: Record<keyof SettlementConfig, { default: number; min: number; max: number }> = {
+  instance: { default: 1, min: 0, max: 0xffff_ffff },
+  blockIntervalMs: { default: 1_000, min: 0, max: 3_600_000 },
+  finalityDepth: { default: 2, min: 0, max: 1_000 },
+  checkpointIntervalMs: { default: 60_000, min: 0, max: 86_400_000 },
+  instructionExpiryBlocks: { default: 100, min: 1, max: 1_000_000 },
 };
 
 export const defaults = {
@@ -120,7 +147,7 @@ function readIfPresent(path: string): string | null {
   }
 }
 
-const fileKeys = new Set<string>([...Object.keys(numeric), 'listen', 'logLevel', 'relyingParty']);
+const fileKeys = new Set<string>([...Object.keys(numeric), 'listen', 'logLevel', 'relyingParty', 'settlement', 'recovery']);
 
 function parseFile(path: string, text: string): Record<string, unknown> {
   let doc: unknown;
@@ -132,6 +159,24 @@ function parseFile(path: string, text: string): Record<string, unknown> {
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw new ConfigError(`config file ${path} must hold a JSON object`);
   for (const key of Object.keys(doc)) if (!fileKeys.has(key)) throw new ConfigError(`config file ${path}: unknown setting ${key}`);
   return doc as Record<string, unknown>;
+}
+
+function integerSetting(value: unknown, name: string, bound: { default: number; min: number; max: number }): number {
+  const v = value ?? bound.default;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < bound.min || v > bound.max) throw new ConfigError(`${name} must be an integer in ${bound.min}..${bound.max}`);
+  return v;
+}
+
+function settlementSettings(value: unknown): SettlementConfig {
+  const section = value ?? {};
+  if (typeof section !== 'object' || section === null || Array.isArray(section)) throw new ConfigError('settlement must be an object');
+  const given = section as Record<string, unknown>;
+  for (const key of Object.keys(given)) if (!Object.hasOwn(settlementNumeric, key)) throw new ConfigError(`settlement: unknown setting ${key}`);
+  const out = {} as Record<keyof SettlementConfig, number>;
+  for (const [name, bound] of Object.entries(settlementNumeric) as [keyof SettlementConfig, (typeof settlementNumeric)[keyof SettlementConfig]][]) {
+    out[name] = integerSetting(given[name], `settlement.${name}`, bound);
+  }
+  return Object.freeze(out);
 }
 
 function stringSetting(value: unknown, name: string): string | undefined {
@@ -156,11 +201,7 @@ export function loadConfig(sources: ConfigSources): Config {
 
   const tunables = {} as Record<Tunable, number>;
   for (const [name, bound] of Object.entries(numeric) as [Tunable, (typeof numeric)[Tunable]][]) {
-    const value = file[name] ?? bound.default;
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < bound.min || value > bound.max) {
-      throw new ConfigError(`${name} must be an integer in ${bound.min}..${bound.max}`);
-    }
-    tunables[name] = value;
+    tunables[name] = integerSetting(file[name], name, bound);
   }
   if (tunables.sseOperatorConnectionsReserved >= tunables.sseConnectionsMax) {
     throw new ConfigError('sseOperatorConnectionsReserved must be below sseConnectionsMax (other principals need a stream too)');
@@ -169,18 +210,34 @@ export function loadConfig(sources: ConfigSources): Config {
   if (typeof rpFile !== 'object' || rpFile === null || Array.isArray(rpFile)) throw new ConfigError('relyingParty must be an object {id, origin}');
   const rp = rpFile as Record<string, unknown>;
   for (const key of Object.keys(rp)) if (key !== 'id' && key !== 'origin') throw new ConfigError(`relyingParty: unknown setting ${key}`);
+  const recovery = recoverySetting(file.recovery);
   const logLevel = flags.logLevel ?? env.LEDGERD_LOG_LEVEL ?? stringSetting(file.logLevel, 'logLevel') ?? defaults.logLevel;
   if (!(logLevels as readonly string[]).includes(logLevel)) throw new ConfigError(`log level must be one of ${logLevels.join(', ')}`);
 
   return Object.freeze({
     ...tunables,
     backlogPerPrincipalMax: Math.ceil(tunables.backlogMax / backlogShareDivisor),
+    settlement: settlementSettings(file.settlement),
     dataDir,
     listen: Object.freeze(parseListen(flags.listen ?? env.LEDGERD_LISTEN ?? stringSetting(file.listen, 'listen') ?? defaults.listen)),
     logLevel: logLevel as LogLevel,
+    recovery,
     relyingParty: Object.freeze({
       id: env.LEDGERD_RP_ID ?? stringSetting(rp.id, 'relyingParty.id') ?? defaults.relyingParty.id,
       origin: env.LEDGERD_RP_ORIGIN ?? stringSetting(rp.origin, 'relyingParty.origin') ?? defaults.relyingParty.origin,
     }),
   });
+}
+
+/** `recovery`: `{authority?, delayMs?}` (CONTRACT 8); the authority must be an identity of the book (checked when the book opens). */
+function recoverySetting(value: unknown): Config['recovery'] {
+  if (value === undefined) return Object.freeze({ authority: null, delayMs: recoveryDelayDefaultMs });
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ConfigError('recovery must be an object {authority, delayMs}');
+  const r = value as Record<string, unknown>;
+  for (const key of Object.keys(r)) if (key !== 'authority' && key !== 'delayMs') throw new ConfigError(`recovery: unknown setting ${key}`);
+  const delayMs = r.delayMs ?? recoveryDelayDefaultMs;
+  if (typeof delayMs !== 'number' || !Number.isSafeInteger(delayMs) || delayMs < 0 || delayMs > recoveryDelayMaxMs) throw new ConfigError(`recovery.delayMs must be an integer in 0..${recoveryDelayMaxMs}`);
+  const authority = stringSetting(r.authority, 'recovery.authority') ?? null;
+  if (authority !== null && !isIdentityId(authority)) throw new ConfigError('recovery.authority must be an identity, did:ledger:id:<id>');
+  return Object.freeze({ authority, delayMs });
 }

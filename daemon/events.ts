@@ -38,9 +38,9 @@ export interface EventHubOptions {
  * whatever `data` holds (a pass-through `reference` may hold raw line breaks and blank
  * lines), it cannot end the event early or forge a field.
  */
-export function serverEvent(id: number, event: string, data: string): string {
+export function serverEvent(id: number | null, event: string, data: string): string {
   const lines = data.split(/\r\n|\r|\n/).map((line) => `data: ${line}\n`);
-  return `id: ${id}\nevent: ${event}\n${lines.join('')}\n`;
+  return `${id === null ? '' : `id: ${id}\n`}event: ${event}\n${lines.join('')}\n`;
 }
 
 export class EventHub {
@@ -126,6 +126,15 @@ export class EventHub {
     const page = this.reading.then(() => this.kernel.eventsAfter(afterSeq, this.options.replayPageEvents));
     this.reading = page.catch(() => undefined);
     return page;
+  }
+
+  /**
+   * Sends an event that is not in the stored sequence (a `checkpoint`) to every stream
+   * following live, with no `id`, so a resumed stream's position is unchanged; what a
+   * stream missed while away is read from GET /v1/checkpoints.
+   */
+  broadcast(kind: string, data: string): void {
+    for (const stream of this.streams) stream.deliverUnnumbered(kind, data);
   }
 
   /** Ends every stream (shutdown). */
@@ -236,6 +245,12 @@ class EventStream {
     this.lastSeq = event.seq;
     if (!operationVisible(event.operation, this.caller, this.kernel.principals)) return;
     this.write(serverEvent(event.seq, 'operation', stringifyWire(operationView(event.operation))));
+  }
+
+  /** An event outside the stored sequence, to a stream that follows live (not while it replays). */
+  deliverUnnumbered(kind: string, data: string): void {
+    if (this.ended || this.pending !== null) return;
+    this.write(serverEvent(null, kind, data));
   }
 
   private write(text: string): void {

@@ -66,7 +66,7 @@ async function check(options: { dataDir?: string }): Promise<void> {
     await store.close();
   }
   for (const line of report.problems) process.stdout.write(`${line}\n`);
-  const counts = `${report.accounts} accounts, ${report.balances} balances, ${report.postings} journal entries, journal position ${report.view}`;
+  const counts = `${report.accounts} accounts, ${report.balances} balances, ${report.postings} journal entries, journal position ${report.view}, ${report.checkpoints} checkpoints`;
   if (report.problemCount === 0) {
     process.stdout.write(`ledgerd check: ${dataDir}: ${counts}: consistent\n`);
     return;

@@ -11,7 +11,11 @@ import { buildApp, loggerOptions } from './app.js';
 import { daemonKeys, hasBook, idsEpoch, initBook, openBookStore, prepareDataDir } from './book.js';
 import { listenFailure } from './failures.js';
 import { Metrics } from './metrics.js';
-import type { Config } from './config.js';
+import { type Config, ConfigError } from './config.js';
+import { loadClerk } from './clerk.js';
+import { openSettlement } from './settlement.js';
+import { keys } from '../src/model/codec.js';
+import type { IdentityId } from '../src/model/values.js';
 import { poisonHook } from './test-hooks.js';
 
 export async function serve(config: Config, version: string): Promise<void> {
@@ -21,6 +25,11 @@ export async function serve(config: Config, version: string): Promise<void> {
     process.stderr.write(`ledgerd: created a book with the embedded defaults in ${config.dataDir} (API keys in operator.key and identities.key there)\n`);
   }
   const store = await openBookStore(config.dataDir);
+  const recoveryAuthority = config.recovery.authority as IdentityId | null;
+  if (recoveryAuthority !== null && (await store.get(keys.identity(recoveryAuthority))) === undefined) {
+    await store.close();
+    throw new ConfigError(`recovery.authority ${recoveryAuthority} is not an identity of the book`);
+  }
   const secrets = await daemonKeys(config.dataDir);
   const clock = Date.now;
   let stopping: Promise<void> | null = null;
@@ -37,6 +46,7 @@ export async function serve(config: Config, version: string): Promise<void> {
     cacheEntries: config.cacheEntries,
     backlogMax: config.backlogMax,
     backlogPerPrincipalMax: config.backlogPerPrincipalMax,
+    recovery: { authority: recoveryAuthority ?? undefined, delayMs: config.recovery.delayMs },
     // A broken invariant: stop deciding, shut down, and let the supervisor restart us.
     onFatal: (error) => {
       app.log.fatal({ err: error }, 'the kernel stopped deciding');
@@ -48,7 +58,8 @@ export async function serve(config: Config, version: string): Promise<void> {
       report((log) => (error ? log.error({ err: error }, 'the store failed; commands are refused with ERR-DecisionUnavailable until it recovers') : log.warn('the store recovered; deciding again'))),
     beforeDecide: poisonHook(process.env),
   });
-  const app = buildApp({ kernel, config, clock, logger: loggerOptions(config), version, metrics });
+  const settlement = await openSettlement({ store, kernel, clerk: await loadClerk(config.dataDir), config: config.settlement, clock });
+  const app = buildApp({ kernel, config, clock, logger: loggerOptions(config), version, metrics, settlement });
   report = (line) => line(app.log);
   for (const line of early.splice(0)) report(line);
 
@@ -60,6 +71,7 @@ export async function serve(config: Config, version: string): Promise<void> {
       }, config.shutdownTimeoutMs);
       timer.unref();
       await app.close();
+      await settlement.close();
       await kernel.close();
       app.log.info('stopped');
       process.exit(code);
@@ -74,9 +86,11 @@ export async function serve(config: Config, version: string): Promise<void> {
   } catch (error) {
     // Nothing was served: close what was opened, then fail with the reason.
     await app.close();
+    await settlement.close();
     await kernel.close();
     throw listenFailure(`${config.listen.host}:${config.listen.port}`, error);
   }
+  await settlement.start(app.log);
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;

@@ -32,6 +32,11 @@ export const movementsScanChunkEntries = 256;
 export const movementsMergeMax = 1024;
 /** Accounts one identity may own (bounds the merge of a movements-by-identity read). */
 export const accountsPerIdentityMax = 256;
+/** Custody changes (recoveries, successions) an account keeps for its custody view; older finished ones are dropped. */
+export const custodyChangesKeptMax = 64;
+/** Recovery delay (CONTRACT 8: `recovery.delayMs`), default 72 h, at most a year. */
+export const recoveryDelayDefaultMs = 72 * 3600 * 1000;
+export const recoveryDelayMaxMs = 366 * 24 * 3600 * 1000;
 /** Registered assets. */
 export const assetsMax = 4096;
 /** Integrating parties in the book (their listing, GET /v1/ops/integrating-parties, is one page). */
@@ -96,6 +101,33 @@ export const journalChunkEntriesMax = 4096;
 /** Treasury limit of the embedded default treasury accounts, minor units. */
 export const defaultTreasuryLimitMinor = 10n ** 24n;
 
+/** The embedded settlement layer (src/settlement/embedded.ts). */
+/** Blocks one request (or one tick) may make at once: one write. */
+export const layerBlocksPerRequestMax = 1000;
+/** Items one block carries; the rest wait for the next. */
+export const layerBlockItemsMax = 1000;
+/** Items waiting for a block; past it the layer refuses more (ERR-SettlementLayerUnavailable). */
+export const layerMempoolItemsMax = 100_000;
+/** Blocks and inbox records one read returns. */
+export const layerBlocksReadMax = 1000;
+export const layerInboxReadMax = 1000;
+/** Asset locations the embedded layer knows. */
+export const layerLocationsMax = 10_000;
+/** How long the embedded layer's status declaration holds (its `fresh_until` less `declared_at`). */
+export const layerStatusFreshMs = 10_000;
+
+/** Checkpoints (src/checkpoints/). Perfect Merkle subtrees of at least 2^this leaves are stored, so an inclusion proof reads at most 2^this leaves. */
+export const merkleStoredLevelMin = 8;
+/** Checkpoints one listing page holds. */
+export const checkpointsPageMax = 1000;
+export const checkpointsPageDefault = 100;
+/** Checkpoints waiting for the settlement layer (pending or submitted); past it a new one is refused (ERR-SettlementLayerUnavailable). */
+export const checkpointsUnfinishedMax = 1000;
+/** Journal entries one disclosure's evidence holds; past it ERR-NotDisclosable (name a narrower fact). */
+export const disclosureEvidenceMax = 100;
+/** Entries of the subject a flows_bound disclosure reads in its range; past it ERR-NotDisclosable. */
+export const disclosureScanEntriesMax = 10_000;
+
 assert(movementsScanMax >= movementsPageLimitMax, 'a page must be able to fill');
 assert(grantsListScanMax >= grantsListedMax && grantsListedMax <= movementsPageLimitMax, 'a grant listing page can fill, and its limit parses like a movements limit');
 assert(grantsGivenMax <= grantsListedMax, 'the live grants one principal gave fit one listing page');
@@ -106,3 +138,6 @@ assert(Number.isSafeInteger(backlogCommandsPerPrincipalMax) && backlogCommandsPe
 assert(expiriesPerWriteMax <= decisionsPerWriteMax, 'expiries share a write with decisions');
 assert(cacheEntriesDefault >= cacheEntriesMin, 'default cache within bounds');
 assert(defaultTreasuryLimitMinor <= amountMinorMax, 'treasury limit is an amount');
+assert(layerBlocksPerRequestMax * layerBlockItemsMax >= layerMempoolItemsMax, 'one request of blocks can empty a full mempool');
+assert(checkpointsPageMax === movementsPageLimitMax && checkpointsPageDefault <= checkpointsPageMax, 'a checkpoint page limit parses like a movements limit');
+assert(disclosureEvidenceMax <= disclosureScanEntriesMax, 'the evidence is drawn from the entries read');

@@ -3,23 +3,17 @@
  *   principal "\n" METHOD "\n" path "\n" canonical-JSON(body)
  * followed, when the request acts for another identity, by "\n" "on-behalf-of:" identity,
  * and, for a scoped credential, by "\n" "scope:" its accounts sorted and joined by ",".
- * Canonical JSON: object members sorted by name (UTF-16 code-unit order), no
- * whitespace, strings and numbers as JSON.stringify writes them. Two bodies that
- * differ only in layout or member order therefore derive the same key.
+ * Canonical JSON (src/model/canonical.ts): two bodies that differ only in layout or
+ * member order derive the same key.
  *
  * The same text is the request's digest, which a reused client key must match: who
  * acts, and within which scope, is part of what a key is bound to, so a repeat never
  * answers with (or hands out the API key of) an operation made for someone else.
  */
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../../src/model/canonical.js';
 
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const record = value as Record<string, unknown>;
-  const names = Object.keys(record).sort();
-  return `{${names.map((n) => `${JSON.stringify(n)}:${canonicalJson(record[n])}`).join(',')}}`;
-}
+export { canonicalJson };
 
 /** Who a request acts as: the caller's principal, the identity it acts for (null: itself) and its credential's scope. */
 export interface Acting {

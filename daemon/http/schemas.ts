@@ -101,7 +101,11 @@ const resultSchema = object({
   party: nullable(partyId),
   credential: nullable(credentialId),
   grant: nullable(grantId),
+  pending: nullable(str('the operation that opened a pending recovery or succession')),
+  effective_at: { type: ['integer', 'null'], minimum: 0, description: 'ms: when that pending change may complete' },
   postings: { type: 'array', items: uintNumber('posting sequence number') },
+  disclosure: nullable(str('the disclosure, hex (docs/disclosures.md)')),
+  anchoring: { type: 'object', description: 'an anchoring command: `checkpoint` and `comparison` (docs/settlement.md)' },
 });
 
 export const commandReplySchema = object(
@@ -208,7 +212,7 @@ export const accountViewSchema = object(
     closed: { type: 'boolean' },
     custody: { enum: ['delegated', 'owned'] },
     kind: { enum: ['customer', 'treasury'] },
-    status: { enum: ['active', 'closed'] },
+    status: { enum: ['active', 'frozen', 'closed'] },
     opened_at: uintNumber('ms'),
     owner: identityId,
   },
@@ -251,6 +255,16 @@ export const custodyViewSchema = object(
   },
   ['account', 'custody', 'epoch', 'owner', 'changes'],
 );
+const mechanismSchema = object(
+  { mechanism: { enum: ['recovery_authority'] }, authority: identityId, delay: uintNumber('ms') },
+  ['mechanism', 'authority', 'delay'],
+);
+/** Recovery mechanisms (endpoint 17); with `identity`, an identity's recovery terms (CONTRACT 8). */
+export const mechanismsSchema = object(
+  { digest: str('lowercase hex SHA-256 of the canonical JSON of mechanisms', { pattern: '^[0-9a-f]{64}$' }), mechanisms: { type: 'array', items: mechanismSchema } },
+  ['digest', 'mechanisms'],
+);
+export const recoveryTermsSchema = object({ identity: identityId, ...(mechanismsSchema.properties as Record<string, Schema>) }, ['identity', 'digest', 'mechanisms']);
 export const assetSchema = object(
   {
     id: assetSymbol,

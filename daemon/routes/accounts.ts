@@ -70,15 +70,15 @@ export function accountRoutes(app: FastifyInstance, { kernel }: RouteContext): v
     async (request, reply) => {
       const body = request.body as Record<string, unknown>;
       const owner = parseIdentityId(body.owner, 'owner');
-      // Owned custody needs the recovery terms' digest, which arrives with the custody
-      // issue: until then no acknowledgement can be current.
-      if (body.custody === 'owned') refuse('ERR-NotAuthorised', 'opening an owned-custody account needs a current acknowledged digest of the recovery terms; none can be current yet');
+      const custody = body.custody as 'delegated' | 'owned';
       return acknowledge(kernel, request, reply, {
         type: 'open_account',
         owner,
         kind: body.kind as 'customer' | 'treasury',
-        custody: 'delegated',
+        custody,
         treasuryLimits: treasuryLimits(body.treasury_limits),
+        // Ignored for delegated custody (spec endpoint 5).
+        acknowledged: custody === 'owned' ? ((body.acknowledged as string | null | undefined) ?? null) : null,
       });
     },
   );

@@ -5,6 +5,7 @@
 import { type Refusal, refusal } from '../errors.js';
 import type { Account, Authority, AuthorityKind, Operation } from '../model/model.js';
 import type { AccountId, CredentialId, IdentityId } from '../model/values.js';
+import { underOperatorCustody } from '../custody/rule.js';
 
 /** The caller as authenticated at the edge: who, with which credential, for whom. */
 export interface Actor {
@@ -50,15 +51,21 @@ function authority(actor: Actor, kind: AuthorityKind, account: Account): Authori
 export function authorityToDebit(actor: Actor, account: Account, principals: Principals): Authority | null {
   if (!inScope(actor, account.id) || account.kind === 'treasury') return null;
   if (actor.principal === account.owner) return authority(actor, 'owner', account);
-  if (actor.principal === principals.operator && account.custody === 'delegated') return authority(actor, 'operator', account);
-  return null;
+  return operatorAuthority(actor, account, principals);
 }
 
-/** The authority of the account's owner or the operator acting on it without debiting (finishing a reservation); anyone else needs a grant. */
+/** The operator's own authority over an account, which its custody must admit (custody/rule.ts). */
+function operatorAuthority(actor: Actor, account: Account, principals: Principals): Authority | null {
+  return actor.principal === principals.operator && underOperatorCustody(account) ? authority(actor, 'operator', account) : null;
+}
+
+/**
+ * The authority of the account's owner, or of the operator where custody admits it, acting
+ * on it without debiting (finishing a reservation); anyone else needs a grant.
+ */
 export function actingAuthority(actor: Actor, principals: Principals, account: Account): Authority | null {
   if (actor.principal === account.owner) return authority(actor, 'owner', account);
-  if (actor.principal === principals.operator) return authority(actor, 'operator', account);
-  return null;
+  return operatorAuthority(actor, account, principals);
 }
 
 /**

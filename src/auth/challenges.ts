@@ -135,10 +135,10 @@ export function consumeChallenge(
 
 /**
  * The message a key credential signs to reclaim custody (CONTRACT 5): the UTF-8 bytes
- * of `ledger-reclaim:v1:<account>:<epoch>:<challenge>`, where the challenge is a fresh
- * one of purpose `authenticate` and the epoch is the account's custody epoch.
+ * of `ledger-reclaim:v1:<account>:<epoch>`, the epoch as the custody view shows it.
+ * Every completed custody change raises the epoch, so a proof never works twice.
  */
-export function reclaimMessage(account: AccountId, epoch: number, challenge: string): Uint8Array {
+export function reclaimMessage(account: AccountId, epoch: number): Uint8Array {
   assert(Number.isSafeInteger(epoch) && epoch >= 0, 'a custody epoch is a non-negative integer');
-  return new TextEncoder().encode(`ledger-reclaim:v1:${account}:${epoch}:${challenge}`);
+  return new TextEncoder().encode(`ledger-reclaim:v1:${account}:${epoch}`);
 }

@@ -18,6 +18,7 @@
  */
 import { AssertionFailure, assert } from '../assert.js';
 import type { Principals } from './authority.js';
+import { underOperatorCustody } from '../custody/rule.js';
 import { type Refusal, Refused, refusal, refuse } from '../errors.js';
 import {
   type AccountKind,
@@ -146,10 +147,14 @@ export function parseGrantTerms(value: unknown, kind: GrantKind): GrantTerms {
 export function parseIssuanceGrantRequest(value: unknown): { readonly terms: GrantTerms; readonly justification: string } {
   const body = record(value, 'body');
   onlyKeys(body, new Set(['grant', 'justification']), 'body');
-  const justification = body.justification;
-  if (typeof justification !== 'string' || justification.trim().length === 0) refuse('ERR-JustificationRequired', 'an issuance grant needs a justification');
+  return { terms: parseGrantTerms(body.grant, 'issuance'), justification: parseJustification(body.justification, 'an issuance grant') };
+}
+
+/** An operator's justification (issuance grants, freezes, restrictions): missing or blank is ERR-JustificationRequired. */
+export function parseJustification(justification: unknown, what: string): string {
+  if (typeof justification !== 'string' || justification.trim().length === 0) refuse('ERR-JustificationRequired', `${what} needs a justification`);
   if (Buffer.byteLength(justification, 'utf8') > justificationBytesMax) refuse('ERR-MalformedCommand', `justification is over ${justificationBytesMax} bytes of UTF-8`);
-  return { terms: parseGrantTerms(body.grant, 'issuance'), justification };
+  return justification;
 }
 
 // ---------------------------------------------------------------------------------
@@ -339,7 +344,7 @@ export type UseDecision =
   | { readonly ok: false; readonly refusal: Refusal };
 
 function subjectCovers(subject: GrantSubject, use: GrantUse): boolean {
-  if (subject === 'delegated_accounts') return use.accountCustody === 'delegated';
+  if (subject === 'delegated_accounts') return underOperatorCustody({ custody: use.accountCustody });
   if ('account' in subject) return subject.account === use.account;
   if ('asset' in subject) return subject.asset === use.asset;
   return subject.identity === use.accountOwner;

@@ -44,7 +44,9 @@ import { type ChallengePurpose, type ChallengeRecord, challengeKey, issueChallen
 import { expiryHash, expiryScanEnd } from '../auth/expiry.js';
 import { type Credential, credentialKey, decodeCredential, tokenKey } from '../auth/credentials.js';
 import { type Refusal, Refused, refusal, refuse } from '../errors.js';
-import { type Actor, type Principals, authorityToDebit, builtInPrincipals, opensAccountFor } from '../auth/authority.js';
+import { type Actor, type Principals, actingAuthority, authorityToDebit, builtInPrincipals, opensAccountFor } from '../auth/authority.js';
+import { type RecoveryTerms, recoveryTerms } from '../custody/terms.js';
+import { custodyNeeds, restrictable } from '../custody/decide-custody.js';
 import {
   type Account,
   type Asset,
@@ -54,6 +56,7 @@ import {
   type Identity,
   type Operation,
   type Posting,
+  isCustodyCommand,
   moved,
   zeroBalance,
 } from '../model/model.js';
@@ -88,6 +91,8 @@ export interface KernelOptions {
   readonly onPoison?: (report: PoisonReport) => void;
   /** Called when the store starts failing (the error) and when the kernel has recovered from it (null). */
   readonly onStoreFailure?: (error: Error | null) => void;
+  /** The recovery terms (CONTRACT 8): the authority (default the identities principal) and the delay (default 72 h). */
+  readonly recovery?: { readonly authority?: IdentityId; readonly delayMs?: number };
   /** Test seam, called before each precheck and each part of a round is decided: what it throws, they threw. Production passes none. */
   readonly beforeDecide?: (part: RoundPart) => void;
 }
@@ -188,6 +193,8 @@ interface PlannedRound {
 
 export class Kernel {
   readonly principals: Principals;
+  /** What every identity is shown before owned custody, and what a reclaim fixes on its account. */
+  readonly recoveryTerms: RecoveryTerms;
   private readonly store: Store;
   private readonly clock: () => number;
   private readonly ids: IdSource;
@@ -237,6 +244,7 @@ export class Kernel {
     this.ids = options.ids;
     this.sync = options.sync ?? true;
     this.principals = options.principals ?? builtInPrincipals;
+    this.recoveryTerms = recoveryTerms(options.recovery?.authority ?? this.principals.identities, options.recovery?.delayMs ?? bounds.recoveryDelayDefaultMs);
     this.challengeMacKey = options.challengeMacKey ?? null;
     assert(this.challengeMacKey === null || this.challengeMacKey.length === challengeMacKeyBytes, 'a challenge key is 32 bytes');
     this.backlogMax = options.backlogMax ?? bounds.backlogCommandsMax;
@@ -330,11 +338,19 @@ export class Kernel {
     const fresh = round.filter((item) => !records.has(item.ckKey));
     const accountIds = new Set<AccountId>();
     const opRefs = new Set<string>();
+    const identityIds = new Set<string>();
+    const recordKeys = new Set<string>();
     for (const item of fresh) {
       const needs = precheckNeeds(item.sub.command);
       for (const id of needs.accounts) accountIds.add(id);
       for (const ref of needs.operations) opRefs.add(ref);
+      // The actor's own identity: a restricted one's commands are refused (CONTRACT 10).
+      if (restrictable(item.sub.actor.principal, this.principals)) identityIds.add(item.sub.actor.principal);
+      for (const id of needs.identities ?? []) identityIds.add(id);
+      for (const key of recordNeeds(item.sub.command)) recordKeys.add(key);
     }
+    await this.load(reads.identities, [...identityIds].map(keys.identity), decodeIdentity);
+    await this.loadRecords(reads, [...recordKeys]);
     for (const ref of opRefs) {
       const op = await this.operation(ref);
       if (op === undefined) continue;
@@ -370,7 +386,7 @@ export class Kernel {
   private precheckOne(item: Intake, reads: Overlay): Refusal | null {
     try {
       this.beforeDecide({ kind: 'precheck', sub: item.sub });
-      return precheck(item.sub.command, item.sub.actor, reads, this.principals, this.clock());
+      return precheck(item.sub.command, item.sub.actor, reads, this.principals, this.clock(), this.recoveryTerms);
     } catch (error) {
       const failure = error instanceof AssertionFailure ? error : new AssertionFailure(`the precheck threw: ${(error as Error).message}`);
       this.onPoison({ operation: null, what: item.sub.command.type, error: failure });
@@ -683,7 +699,9 @@ export class Kernel {
       const postings = post(op, decision.entries);
       for (const r of decision.records) overlay.setRecord(r.key, r.value);
       if (decision.newIdentity) overlay.setIdentity(decision.newIdentity);
-      let result: Operation['result'] = decision.entries.length > 0 ? { postings } : decision.result;
+      for (const account of decision.accounts) overlay.setAccount(account);
+      for (const identity of decision.identities) overlay.setIdentity(identity);
+      let result: Operation['result'] = decision.entries.length > 0 ? { ...decision.result, postings } : decision.result;
       if (decision.openAccount) {
         const account = decision.openAccount;
         overlay.setAccount(account);
@@ -799,6 +817,7 @@ export class Kernel {
       newGrantId: this.ids.grantId(cseq),
       newPartyId: this.ids.partyId(cseq),
       challenges: this.challengeGate(),
+      terms: this.recoveryTerms,
     };
   }
 
@@ -845,11 +864,7 @@ export class Kernel {
   /** Reads everything a round's decisions need, from the cache or in one store round trip per kind. */
   private async prefetch(batch: readonly Operation[], expiring: readonly Operation[], direct: readonly DirectRequest[]): Promise<Overlay> {
     const overlay = new Overlay(this.assets);
-    const recordKeys = [...batch.map((op) => op.command), ...direct.map((d) => d.command)].flatMap(recordNeeds);
-    if (recordKeys.length > 0) {
-      const texts = await this.store.getMany(recordKeys);
-      for (const [i, key] of recordKeys.entries()) overlay.records.set(key, texts[i]);
-    }
+    await this.loadRecords(overlay, [...batch.map((op) => op.command), ...direct.map((d) => d.command)].flatMap(recordNeeds));
     const accountIds = new Set<string>();
     const balanceKeys = new Set<string>();
     const identityIds = new Set<string>();
@@ -872,8 +887,20 @@ export class Kernel {
     for (const op of [...expiring, ...batch]) overlay.operations.set(op.ref, op);
 
     for (const op of expiring) needBalance(op.hold!.payer, op.hold!.asset);
+    /** Accounts whose every balance a decision reads (a recovery's sweep, a close). */
+    const wholeAccounts = new Set<string>();
     for (const op of batch) {
       const c = op.command;
+      // Every command reads its actor's identity: a restricted one's commands are refused (CONTRACT 10).
+      if (restrictable(op.actor.principal, this.principals)) identityIds.add(op.actor.principal);
+      if (isCustodyCommand(c)) {
+        const needs = custodyNeeds(c, null);
+        for (const id of needs.accounts) accountIds.add(id);
+        for (const id of needs.identities) identityIds.add(id);
+        // A recovery's sweep and a close read every balance of the account.
+        if (c.type === 'complete_custody_change' || c.type === 'close_account') wholeAccounts.add(c.account);
+        continue;
+      }
       switch (c.type) {
         case 'transfer':
           for (const leg of c.legs) {
@@ -916,12 +943,42 @@ export class Kernel {
       }
     }
     await this.load(overlay.accounts, [...accountIds].map(keys.account), decodeAccount);
+    await this.prefetchCompletions(overlay, batch, needBalance, identityIds);
+    for (const id of wholeAccounts) for (const asset of this.assets.keys()) needBalance(id, asset);
     await this.load(overlay.identities, [...identityIds].map(keys.identity), decodeIdentity);
     const balances = new Map<string, Balance | undefined>();
     await this.load(balances, [...balanceKeys], (t) => decodeBalanceText(t));
     for (const [key, b] of balances) overlay.balances.set(key, b ?? zeroBalance);
     for (const op of batch) await this.loadGrantNeeds(overlay, op.command, { ...op.actor, scope: op.scope }, this.ids.grantId(op.cseq));
     return overlay;
+  }
+
+  /**
+   * What completing a custody change reads besides the account: the change's new owner
+   * and the recovery's destination, every balance of which the sweep may credit. The
+   * change is on the committed account record: the precheck accepted the completion only
+   * once the change was decided, so it was opened in an earlier round.
+   */
+  private async prefetchCompletions(overlay: Overlay, batch: readonly Operation[], needBalance: (account: string, asset: string) => void, identityIds: Set<string>): Promise<void> {
+    const extra = new Set<string>();
+    for (const op of batch) {
+      const c = op.command;
+      if (c.type !== 'complete_custody_change') continue;
+      const needs = custodyNeeds(c, { account: (id) => overlay.accounts.get(keys.account(id)) });
+      for (const id of needs.identities) identityIds.add(id);
+      for (const id of needs.accounts) {
+        if (!overlay.accounts.has(keys.account(id))) extra.add(id);
+        for (const asset of this.assets.keys()) needBalance(id, asset);
+      }
+    }
+    await this.load(overlay.accounts, [...extra].map(keys.account), decodeAccount);
+  }
+
+  /** Loads records by key into `overlay` (as stored text; undefined when absent), in one round trip. */
+  private async loadRecords(overlay: Overlay, recordKeys: readonly string[]): Promise<void> {
+    if (recordKeys.length === 0) return;
+    const texts = await this.store.getMany(recordKeys);
+    for (const [i, key] of recordKeys.entries()) overlay.records.set(key, texts[i]);
   }
 
   /**
@@ -936,7 +993,6 @@ export class Kernel {
       const account = overlay.accounts.get(keys.account(id));
       return account === undefined || authorityToDebit(actor, account, this.principals) === null;
     };
-    const { operator } = this.principals;
     switch (command.type) {
       case 'transfer':
       case 'reserve':
@@ -946,7 +1002,8 @@ export class Kernel {
       case 'release': {
         const reservation = overlay.operations.get(command.reservation);
         const payer = reservation?.command.type === 'reserve' ? overlay.accounts.get(keys.account(reservation.command.payer)) : undefined;
-        if (actor.principal !== operator && actor.principal !== payer?.owner) await loadHeldGrants(this.store, overlay, actor.principal);
+        // Without authority of its own over the payer (the operator has none over an owned account), only a grant serves.
+        if (payer === undefined || actingAuthority(actor, this.principals, payer) === null) await loadHeldGrants(this.store, overlay, actor.principal);
         return;
       }
       case 'open_account':

@@ -29,6 +29,9 @@ export class Overlay implements Reads {
   asset(symbol: AssetSymbol): Asset | undefined {
     return this.assets.get(symbol);
   }
+  assetSymbols(): readonly AssetSymbol[] {
+    return [...this.assets.keys()] as AssetSymbol[];
+  }
   account(id: AccountId): Account | undefined {
     const key = keys.account(id);
     if (!this.accounts.has(key)) fail(`account ${id} was prefetched`);

@@ -56,13 +56,15 @@ export function recordNeeds(command: Command | DirectCommand): string[] {
       return command.credential.challenge === null ? [] : [challengeKey(command.credential.challenge)];
     case 'sign_in':
       return [challengeKey(command.challenge), credentialKey(command.credential)];
+    case 'reclaim':
+      return command.proof.scheme === 'key' ? [credentialKey(command.credential)] : [credentialKey(command.credential), challengeKey(command.proof.challenge)];
     default:
       return [];
   }
 }
 
 /** Takes a challenge for one ceremony: its used-set record and expiry index entry, or why not. */
-function takeChallenge(reads: RecordReads, gate: ChallengeGate, challenge: string, purpose: ChallengePurpose, identity: IdentityId | null, atMs: number): RecordWrite[] | Refusal {
+export function takeChallenge(reads: RecordReads, gate: ChallengeGate, challenge: string, purpose: ChallengePurpose, identity: IdentityId | null, atMs: number): RecordWrite[] | Refusal {
   const opened = gate.macKey === null ? invalid('the challenge is unknown') : openChallenge(gate.macKey, challenge, identity);
   if ('error' in opened) return opened;
   const taken = consumeChallenge({ ...opened, used: reads.record(challengeKey(challenge)) !== undefined }, { purpose, identity, nowMs: atMs });

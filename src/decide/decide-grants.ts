@@ -209,8 +209,8 @@ export function finishAuthority(
   const direct = actingAuthority(actor, principals, payer);
   if (direct !== null) return direct;
   const viaGrant = grantAuthority(actor, { ...use, account: payer }, reads, stage);
-  // Its submitter learns why; anyone else only that a live grant of its covers the reservation but not this much.
-  if (!('error' in viaGrant) || reservation.actor.principal === actor.principal || viaGrant.error === 'ERR-BoundExceeded') return viaGrant;
+  // Its submitter, and the operator (which sees every operation), learn why; anyone else only that a live grant of its covers the reservation but not this much.
+  if (!('error' in viaGrant) || reservation.actor.principal === actor.principal || actor.principal === principals.operator || viaGrant.error === 'ERR-BoundExceeded') return viaGrant;
   return hidden;
 }
 

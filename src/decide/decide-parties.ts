@@ -28,7 +28,7 @@ export function decideRegisterParty(
   if (actor.principal !== input.principals.operator) return refusal('ERR-NotAuthorised', 'the initiating principal holds no authority that covers registering integrating parties (operator only)');
   const unknown = command.principals.find((p) => reads.identity(p) === undefined);
   if (unknown !== undefined) return refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers identity ${unknown}, which the book does not hold`);
-  if (reads.listed(partyPrefix).length >= integratingPartiesMax) return refusal('ERR-IdentityRestricted', `the book holds ${integratingPartiesMax} integrating parties, the most allowed`);
+  if (reads.listed(partyPrefix).length >= integratingPartiesMax) return refusal('ERR-BoundExceeded', `the book holds ${integratingPartiesMax} integrating parties, the most allowed`);
   const party: Party = { id: input.newPartyId, registeredAtMs: input.atMs, principals: command.principals.map((principal) => ({ principal, tiedAtMs: input.atMs })) };
   return { records: [{ key: partyKey(party.id), value: JSON.stringify(party) }], party: party.id };
 }

@@ -24,11 +24,13 @@ import type {
   PostingKind,
   PostingStatus,
 } from '../model/model.js';
-import { moved } from '../model/model.js';
+import { isCustodyCommand, moved } from '../model/model.js';
 import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, PartyId } from '../model/values.js';
 import { type GrantReads, GrantStage, debitAuthority, decideIssueGrant, decideRevokeGrant, grantAuthority } from './decide-grants.js';
 import { type AuthEffects, type ChallengeGate, type RecordReads, type RecordWrite, decideCreateIdentity, decideRegisterCredential } from './decide-auth.js';
 import { decideRegisterParty } from './decide-parties.js';
+import { type CustodyEffects, decideCustody, restrictionRefusal } from '../custody/decide-custody.js';
+import { type RecoveryTerms, ownedTermsRefusal } from '../custody/terms.js';
 
 export interface Reads extends RecordReads, GrantReads {
   asset(symbol: AssetSymbol): Asset | undefined;
@@ -36,6 +38,8 @@ export interface Reads extends RecordReads, GrantReads {
   identity(id: string): Identity | undefined;
   balance(account: AccountId, asset: AssetSymbol): Balance;
   operation(ref: string): Operation | undefined;
+  /** Every registered asset, in registration order. */
+  assetSymbols(): readonly AssetSymbol[];
 }
 
 /** A journal entry before it gets its sequence number, time, operation and resulting balance. */
@@ -55,6 +59,9 @@ export type Decision =
       readonly entries: readonly Entry[];
       readonly hold: Hold | null;
       readonly openAccount: Account | null;
+      /** Accounts and identities the decision rewrites (custody and lifecycle). */
+      readonly accounts: readonly Account[];
+      readonly identities: readonly Identity[];
       readonly follow: Follow | null;
       /** Records the decision writes besides entries and balances (credentials, challenges). */
       readonly records: readonly RecordWrite[];
@@ -73,19 +80,23 @@ export interface DecisionInput {
   readonly newPartyId: PartyId;
   /** Taking a passkey registration's challenge (decide-auth.ts). */
   readonly challenges: ChallengeGate;
+  /** The recovery terms every identity is shown (custody/terms.ts). */
+  readonly terms: RecoveryTerms;
 }
 
 const reject = (error: Refusal): Decision => ({ ok: false, state: 'Rejected', error });
 const done = (
   state: OperationState,
   entries: readonly Entry[],
-  extra: Partial<Pick<Extract<Decision, { ok: true }>, 'hold' | 'openAccount' | 'follow' | 'records' | 'newIdentity' | 'result'>> = {},
+  extra: Partial<Pick<Extract<Decision, { ok: true }>, 'hold' | 'openAccount' | 'accounts' | 'identities' | 'follow' | 'records' | 'newIdentity' | 'result'>> = {},
 ): Decision => ({
   ok: true,
   state,
   entries,
   hold: extra.hold ?? null,
   openAccount: extra.openAccount ?? null,
+  accounts: extra.accounts ?? [],
+  identities: extra.identities ?? [],
   follow: extra.follow ?? null,
   records: extra.records ?? [],
   newIdentity: extra.newIdentity ?? null,
@@ -110,11 +121,12 @@ function movable(reads: Reads, symbol: AssetSymbol): Refusal | null {
   return null;
 }
 
-/** An account a command names, open for movements. */
+/** An account a command names, open for movements: neither frozen nor closed (CONTRACT 10). */
 function open(reads: Reads, id: AccountId, actor: Actor, principals: Principals): Account | Refusal {
   const account = reads.account(id);
   if (account === undefined) return unreachableAccount(actor, id, principals);
   if (account.status === 'closed') return refusal('ERR-AccountClosed', `account ${id} is closed`);
+  if (account.status === 'frozen') return refusal('ERR-AccountFrozen', `account ${id} is frozen`);
   return account;
 }
 
@@ -221,6 +233,9 @@ function decideCapture(cmd: Extract<Command, { type: 'capture' }>, actor: Actor,
   const { hold, op, auth } = held;
   if (input.atMs >= hold.deadlineMs) return reject(refusal('ERR-OperationTerminal', `reservation ${cmd.reservation} reached its deadline`));
   if (cmd.to === hold.payer) return reject(refusal('ERR-UnsupportedLeg', 'a capture to the payer itself is a release'));
+  // No hold is captured on a frozen (or closed) account; a release may still return it.
+  const payer = open(reads, hold.payer, actor, input.principals);
+  if (isRefusal(payer)) return reject(payer);
   const to = open(reads, cmd.to, actor, input.principals);
   if (isRefusal(to)) return reject(to);
   const amountMinor = cmd.amountMinor ?? hold.amountMinor;
@@ -256,6 +271,8 @@ function decideOpenAccount(cmd: Extract<Command, { type: 'open_account' }>, acto
     openedAtMs: input.atMs,
     epoch: 0,
     treasuryLimits: cmd.treasuryLimits,
+    // An owned account keeps the terms its holder acknowledged, whatever the config says later.
+    ...(cmd.custody === 'owned' ? { mechanisms: input.terms.mechanisms } : {}),
   };
   let records: RecordWrite[] = [];
   if (!opensAccountFor(actor, cmd.owner, input.principals)) {
@@ -268,10 +285,12 @@ function decideOpenAccount(cmd: Extract<Command, { type: 'open_account' }>, acto
   if (cmd.kind === 'treasury' && (actor.principal !== operator || cmd.owner !== operator)) {
     return reject(refusal('ERR-NotAuthorised', 'only the operator opens treasury accounts, for itself'));
   }
+  const unacknowledged = ownedTermsRefusal(cmd, input.terms);
+  if (unacknowledged) return reject(unacknowledged);
   const owner = reads.identity(cmd.owner);
   if (owner === undefined) return reject(refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers identity ${cmd.owner}`));
   if (owner.accounts.length >= accountsPerIdentityMax) {
-    return reject(refusal('ERR-IdentityRestricted', `identity ${cmd.owner} already owns ${accountsPerIdentityMax} accounts, the most allowed`));
+    return reject(refusal('ERR-BoundExceeded', `identity ${cmd.owner} already owns ${accountsPerIdentityMax} accounts, the most allowed`));
   }
   for (const symbol of Object.keys(cmd.treasuryLimits)) {
     if (reads.asset(symbol as AssetSymbol) === undefined) return reject(refusal('ERR-UnknownAsset', `treasury limit names unknown asset ${symbol}`));
@@ -280,9 +299,20 @@ function decideOpenAccount(cmd: Extract<Command, { type: 'open_account' }>, acto
   return done('Completed', [], { openAccount: account, records });
 }
 
+/** A custody decision as an operation's decision: a recovery's sweep becomes its postings. */
+function fromCustody(effects: CustodyEffects | Refusal): Decision {
+  if ('error' in effects) return reject(effects);
+  const { sweep } = effects;
+  const entries = sweep === null ? [] : sweep.amounts.flatMap(({ asset, amountMinor }) => pair({ account: sweep.from, layer: 'available' }, { account: sweep.to, layer: 'available' }, asset, amountMinor, 'recovery', 'completed', [sweep.authority]));
+  return done('Completed', entries, { accounts: effects.accounts, identities: effects.identities, records: effects.records, result: effects.result });
+}
+
 export function decide(op: Operation, reads: Reads, input: DecisionInput): Decision {
   const actor: Actor = { principal: op.actor.principal, credential: op.actor.credential, onBehalfOf: op.actor.onBehalfOf, scope: op.scope };
   const cmd = op.command;
+  const restricted = restrictionRefusal(actor, reads, input.principals);
+  if (restricted) return reject(restricted);
+  if (isCustodyCommand(cmd)) return fromCustody(decideCustody(cmd, actor, reads, { atMs: input.atMs, principals: input.principals, terms: input.terms, ref: op.ref, challenges: input.challenges }));
   switch (cmd.type) {
     case 'transfer':
       return decideTransfer(cmd, actor, reads, input);

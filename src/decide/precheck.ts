@@ -8,18 +8,22 @@ import { type Actor, type Principals, inScope, opensAccountFor, unreachableAccou
 import { type GrantReads, type GrantUseRequest, GrantStage, debitAuthority, decideIssueGrant, decideRevokeGrant, finishAuthority, grantAuthority } from './decide-grants.js';
 import { transferLegsMax } from '../constants.js';
 import { type Refusal, refusal } from '../errors.js';
-import type { Account, Asset, Authority, Command, Operation } from '../model/model.js';
-import { terminalStates } from '../model/model.js';
-import type { AccountId, AssetSymbol, GrantId } from '../model/values.js';
+import type { Account, Asset, Authority, Command, Identity, Operation } from '../model/model.js';
+import { isCustodyCommand, terminalStates } from '../model/model.js';
+import type { AccountId, AssetSymbol, GrantId, IdentityId } from '../model/values.js';
+import { custodyNeeds, custodyPrecheck, restrictionRefusal } from '../custody/decide-custody.js';
+import { type RecoveryTerms, ownedTermsRefusal } from '../custody/terms.js';
 
 export interface PrecheckReads extends GrantReads {
   asset(symbol: AssetSymbol): Asset | undefined;
   account(id: AccountId): Account | undefined;
+  identity(id: string): Identity | undefined;
   operation(ref: string): Operation | undefined;
 }
 
-/** Accounts and operations a precheck of `command` reads (the intake fetches them first). */
-export function precheckNeeds(command: Command): { accounts: AccountId[]; operations: string[] } {
+/** Accounts, identities (besides the actor's) and operations a precheck of `command` reads (the intake fetches them first). */
+export function precheckNeeds(command: Command): { accounts: AccountId[]; operations: string[]; identities?: IdentityId[] } {
+  if (isCustodyCommand(command)) return { ...custodyNeeds(command, null), operations: [] };
   switch (command.type) {
     case 'transfer':
       return { accounts: command.legs.map((l) => l.from), operations: [] };
@@ -78,7 +82,11 @@ export function finishing(
   return 'error' in authority ? authority : { reservation, authority };
 }
 
-export function precheck(command: Command, actor: Actor, reads: PrecheckReads, principals: Principals, nowMs: number): Refusal | null {
+export function precheck(command: Command, actor: Actor, reads: PrecheckReads, principals: Principals, nowMs: number, terms: RecoveryTerms): Refusal | null {
+  return restrictionRefusal(actor, reads, principals) ?? precheckCommand(command, actor, reads, principals, nowMs, terms);
+}
+
+function precheckCommand(command: Command, actor: Actor, reads: PrecheckReads, principals: Principals, nowMs: number, terms: RecoveryTerms): Refusal | null {
   const unknownAsset = (symbol: AssetSymbol) => (reads.asset(symbol) === undefined ? refusal('ERR-UnknownAsset', `asset ${symbol} is not registered`) : null);
   switch (command.type) {
     case 'transfer': {
@@ -119,6 +127,8 @@ export function precheck(command: Command, actor: Actor, reads: PrecheckReads, p
         if ('error' in opening) return opening;
       }
       if (command.kind === 'treasury' && actor.principal !== operator) return refusal('ERR-NotAuthorised', 'only the operator opens treasury accounts');
+      const unacknowledged = ownedTermsRefusal(command, terms);
+      if (unacknowledged) return unacknowledged;
       if (command.kind !== 'treasury' && Object.keys(command.treasuryLimits).length > 0) {
         return refusal('ERR-MalformedCommand', 'treasury_limits apply to treasury accounts only');
       }
@@ -147,5 +157,7 @@ export function precheck(command: Command, actor: Actor, reads: PrecheckReads, p
     }
     case 'register_party':
       return actor.principal === principals.operator ? null : notAuthorisedOver('registering integrating parties (operator only)');
+    default:
+      return custodyPrecheck(command, actor, reads, { atMs: nowMs, principals, terms });
   }
 }

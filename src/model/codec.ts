@@ -6,7 +6,7 @@
  */
 import { assert } from '../assert.js';
 import { grantTermsView, parseGrantTerms } from '../auth/grants.js';
-import { type GrantKind } from './model.js';
+import { type GrantKind, custodyCommandTypes, isCustodyCommand } from './model.js';
 import { type Json, check, damaged, decimalText, recordJson } from './decode.js';
 import type {
   Account,
@@ -111,13 +111,15 @@ export function encodeAccount(a: Account): string {
   for (const [k, v] of Object.entries(a.treasuryLimits)) limits[k] = v.toString();
   return JSON.stringify({ ...a, treasuryLimits: limits });
 }
-// The values a stored record's enumerated fields may hold (compile-time checked against the model's types).
-const accountKinds = ['customer', 'treasury'] as const satisfies readonly AccountKind[];
-const custodies = ['delegated', 'owned'] as const satisfies readonly Custody[];
-const accountStatuses = ['active', 'closed'] as const satisfies readonly AccountStatus[];
-const assetKinds = ['fiat', 'stable', 'native', 'other'] as const satisfies readonly AssetKind[];
-const assetStatuses = ['active', 'deprecated'] as const satisfies readonly AssetStatus[];
-const assetBindings = ['book_only', 'binding', 'bound'] as const satisfies readonly AssetBinding[];
+/** Every member of a string union, listed once: a member missing or unknown fails to compile. */
+const members = <T extends string>(all: Record<T, true>): readonly T[] => Object.keys(all) as T[];
+// The values a stored record's enumerated fields may hold.
+const accountKinds = members<AccountKind>({ customer: true, treasury: true });
+const custodies = members<Custody>({ delegated: true, owned: true });
+const accountStatuses = members<AccountStatus>({ active: true, frozen: true, closed: true });
+const assetKinds = members<AssetKind>({ fiat: true, stable: true, native: true, other: true });
+const assetStatuses = members<AssetStatus>({ active: true, deprecated: true });
+const assetBindings = members<AssetBinding>({ book_only: true, binding: true, bound: true });
 
 export function decodeAccount(text: string): Account {
   const what = 'account';
@@ -244,6 +246,7 @@ function decodeLeg(j: Json): Leg {
 }
 
 function encodeCommand(c: Command): Json {
+  if (isCustodyCommand(c)) return { ...c };
   switch (c.type) {
     case 'transfer':
       return { ...c, legs: c.legs.map(encodeLeg) };
@@ -267,6 +270,7 @@ function encodeCommand(c: Command): Json {
   }
 }
 function decodeCommand(j: Json): Command {
+  if (custodyCommandTypes.has(j.type as string)) return j as unknown as Command;
   switch (j.type as Command['type']) {
     case 'transfer':
       return { ...(j as unknown as Command & { type: 'transfer' }), legs: (j.legs as Json[]).map(decodeLeg) };
@@ -326,7 +330,7 @@ export function encodeOperation(o: Operation): string {
     `"reference":${str(o.reference)},"result":${str(o.result)},"error":${str(o.error)},"hold":${str(encodeHold(o.hold))}}`
   );
 }
-const operationStates = ['Received', 'Reserved', 'Completed', 'Rejected', 'Expired', 'Captured', 'Released'] as const satisfies readonly OperationState[];
+const operationStates = members<OperationState>({ Received: true, Reserved: true, Completed: true, Rejected: true, Expired: true, Captured: true, Released: true });
 
 export function decodeOperation(text: string): Operation {
   return decodeOperationJson(recordJson(text, 'operation'));

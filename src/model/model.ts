@@ -25,11 +25,37 @@ export interface Identity {
   readonly createdAtMs: number;
   /** Accounts this identity owns, in opening order (bounded by accountsPerIdentityMax). */
   readonly accounts: readonly AccountId[];
+  /** Restricted by the operator (CONTRACT 10): its commands are refused; absent in records from before. */
+  readonly restricted?: boolean;
 }
 
 export type AccountKind = 'customer' | 'treasury';
 export type Custody = 'delegated' | 'owned';
-export type AccountStatus = 'active' | 'closed';
+export type AccountStatus = 'active' | 'frozen' | 'closed';
+
+/** One way an account can be recovered without its owner (spec 2.8, CONTRACT 8): the named authority, after a delay. */
+export interface RecoveryMechanism {
+  readonly mechanism: 'recovery_authority';
+  readonly authority: IdentityId;
+  readonly delayMs: number;
+}
+
+export type CustodyChangeKind = 'recovery' | 'succession';
+export type CustodyChangeState = 'pending' | 'cancelled' | 'completed';
+
+/** A recovery or succession (CONTRACT 8), kept with its account; `pending` is the reference of the operation that opened it. */
+export interface CustodyChange {
+  readonly pending: string;
+  readonly kind: CustodyChangeKind;
+  readonly newOwner: IdentityId;
+  /** Recovery only: the new owner's account that receives the sweep. */
+  readonly to: AccountId | null;
+  /** Who opened it: only it completes it. */
+  readonly openedBy: IdentityId;
+  readonly initiatedAtMs: number;
+  readonly effectiveAtMs: number;
+  readonly state: CustodyChangeState;
+}
 
 export interface Account {
   readonly id: AccountId;
@@ -38,10 +64,14 @@ export interface Account {
   readonly custody: Custody;
   readonly status: AccountStatus;
   readonly openedAtMs: number;
-  /** Count of custody changes; a reclaim proof signs it (ROADMAP). */
+  /** Count of completed custody changes (reclaim, succession, recovery); a reclaim proof signs it. */
   readonly epoch: number;
   /** Treasury accounts only: how far below zero `available` may go, per asset. */
   readonly treasuryLimits: Readonly<Record<string, bigint>>;
+  /** Owned custody: the recovery mechanisms fixed when custody became owned (absent: the owner's current terms apply). */
+  readonly mechanisms?: readonly RecoveryMechanism[];
+  /** Recoveries and successions, oldest first, the latest custodyChangesKeptMax (absent: none). */
+  readonly changes?: readonly CustodyChange[];
 }
 
 export type Layer = 'available' | 'reserved' | 'encumbered';
@@ -79,7 +109,7 @@ export interface Authority {
 }
 
 export type Direction = 'debit' | 'credit';
-export type PostingKind = 'opening' | 'transfer' | 'reserve' | 'capture' | 'release' | 'expiry';
+export type PostingKind = 'opening' | 'transfer' | 'reserve' | 'capture' | 'release' | 'expiry' | 'recovery';
 export type PostingStatus = 'held' | 'completed' | 'returned' | 'reversed' | 'opening';
 
 /** One append-only journal entry against one account, asset and balance layer. */
@@ -143,6 +173,8 @@ export type Command =
       readonly kind: AccountKind;
       readonly custody: Custody;
       readonly treasuryLimits: Readonly<Record<string, bigint>>;
+      /** Owned custody: the digest of the recovery terms the holder acknowledged (absent in commands from before). */
+      readonly acknowledged?: string | null;
     }
   | { readonly type: 'create_identity'; readonly credential: NewCredential }
   | {
@@ -156,7 +188,44 @@ export type Command =
   | { readonly type: 'issue_grant'; readonly terms: GrantTerms; readonly justification: string | null }
   | { readonly type: 'revoke_grant'; readonly grant: GrantId }
   /** POST /v1/ops/integrating-parties: the operator ties principals (identities) to a new party. */
-  | { readonly type: 'register_party'; readonly principals: readonly IdentityId[] };
+  | { readonly type: 'register_party'; readonly principals: readonly IdentityId[] }
+  | CustodyCommand;
+
+/**
+ * A reclaim's proof (CONTRACT 5, 8). A `key` signature is checked by the decision against
+ * the epoch it finds; a passkey assertion was verified at the edge, and the decision takes
+ * its challenge and moves the counter, in order with every other use.
+ */
+export type ReclaimProof =
+  | { readonly scheme: 'key'; readonly signature: string }
+  | { readonly scheme: 'webauthn-es256'; readonly challenge: string; readonly counter: number };
+
+/** The custody commands' types: they are decided by src/custody/ and encoded as they stand (no bigint). */
+export const custodyCommandTypes: ReadonlySet<string> = new Set([
+  'reclaim',
+  'open_custody_change',
+  'cancel_custody_change',
+  'complete_custody_change',
+  'freeze_account',
+  'unfreeze_account',
+  'close_account',
+  'restrict_identity',
+  'unrestrict_identity',
+] satisfies CustodyCommand['type'][]);
+
+export const isCustodyCommand = (command: Command): command is CustodyCommand => custodyCommandTypes.has(command.type);
+
+/** Custody and the account and identity lifecycle (CONTRACT 8, 10): src/custody/. */
+export type CustodyCommand =
+  | { readonly type: 'reclaim'; readonly account: AccountId; readonly credential: CredentialId; readonly acknowledged: string | null; readonly proof: ReclaimProof }
+  | { readonly type: 'open_custody_change'; readonly account: AccountId; readonly kind: CustodyChangeKind; readonly newOwner: IdentityId; readonly to: AccountId | null }
+  | { readonly type: 'cancel_custody_change'; readonly account: AccountId; readonly pending: string }
+  | { readonly type: 'complete_custody_change'; readonly account: AccountId; readonly pending: string }
+  | { readonly type: 'freeze_account'; readonly account: AccountId; readonly justification: string }
+  | { readonly type: 'unfreeze_account'; readonly account: AccountId; readonly justification: string }
+  | { readonly type: 'close_account'; readonly account: AccountId }
+  | { readonly type: 'restrict_identity'; readonly identity: IdentityId; readonly justification: string }
+  | { readonly type: 'unrestrict_identity'; readonly identity: IdentityId; readonly justification: string };
 
 export type CommandType = Command['type'];
 
@@ -170,6 +239,9 @@ export interface OperationResult {
   readonly party?: PartyId;
   readonly grant?: GrantId;
   readonly postings?: readonly number[];
+  /** A custody change opened, cancelled or completed: the operation that opened it, and when it may complete. */
+  readonly pending?: string;
+  readonly effectiveAtMs?: number;
 }
 
 /** What a reservation holds while Reserved. */

@@ -26,7 +26,7 @@ import {
 } from '../model/codec.js';
 import { assetsMax, integratingPartiesMax, movementsMergeMax, movementsScanChunkEntries, movementsScanMax, statementMovementsMax } from '../constants.js';
 import { refuse } from '../errors.js';
-import type { Account, Asset, Balance, Head, Operation, Posting } from '../model/model.js';
+import type { Account, Asset, Balance, Head, Identity, Operation, Posting } from '../model/model.js';
 import { zeroBalance } from '../model/model.js';
 import { readTotals, totalMinor } from '../book/totals.js';
 import type { ReadView, Snapshot } from '../store/port.js';
@@ -121,6 +121,11 @@ export class BookView {
   async account(id: AccountId): Promise<Account | undefined> {
     const text = await this.snap.get(keys.account(id));
     return text === undefined ? undefined : decodeAccount(text);
+  }
+
+  async identity(id: IdentityId): Promise<Identity | undefined> {
+    const text = await this.snap.get(keys.identity(id));
+    return text === undefined ? undefined : decodeIdentity(text);
   }
 
   /** Unknown and unreachable give the same refusal: only the operator learns that an account does not exist. */

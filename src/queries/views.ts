@@ -3,6 +3,8 @@ import type { Account, Asset, Authority, Balance, Operation, Posting } from '../
 import { terminalStates } from '../model/model.js';
 import type { AccountsPage, MovementsPage, Statement, TrialBalance } from './queries.js';
 import { RawJson, type Wire } from './wire.js';
+import { type RecoveryTerms, mechanismWire } from '../custody/terms.js';
+import type { IdentityId } from '../model/values.js';
 
 const raw = (text: string | null): RawJson | undefined => (text === null ? undefined : new RawJson(text));
 
@@ -14,6 +16,8 @@ function resultWire(op: Operation): Wire | undefined {
     party: op.result.party,
     credential: op.result.credential,
     grant: op.result.grant,
+    pending: op.result.pending,
+    effective_at: op.result.effectiveAtMs,
     postings: op.result.postings ? [...op.result.postings] : undefined,
   };
 }
@@ -118,11 +122,6 @@ export function accountView(a: Account): Wire {
   };
 }
 
-/**
- * The custody view (spec 2.8, endpoint 22). `epoch` counts custody changes; the book
- * has no recovery or succession commands yet, so `changes` is empty and `successor`
- * null until they arrive (ROADMAP).
- */
 /** An account's balances in every asset it has held, at `view` (CONTRACT 11). */
 export function accountBalancesView(a: Account, view: number, balances: readonly { asset: string; balance: Balance }[]): Wire {
   return { account: a.id, view, balances: balances.map(({ asset, balance }) => ({ asset, ...balanceView(balance) })) };
@@ -132,8 +131,27 @@ export function accountsPageView(page: AccountsPage): Wire {
   return { items: page.items.map(accountView), next: page.next ?? undefined, view: page.view };
 }
 
+/**
+ * The custody view (spec 2.8, endpoint 22): `epoch` counts completed custody changes,
+ * `successor` names the new owner of a pending succession, `changes` the account's
+ * recoveries and successions, oldest first.
+ */
 export function custodyView(a: Account): Wire {
-  return { account: a.id, custody: a.custody, epoch: a.epoch, owner: a.owner, successor: null, changes: [] };
+  const changes = a.changes ?? [];
+  const succession = changes.find((c) => c.state === 'pending' && c.kind === 'succession');
+  return {
+    account: a.id,
+    custody: a.custody,
+    epoch: a.epoch,
+    owner: a.owner,
+    successor: succession?.newOwner ?? null,
+    changes: changes.map((c) => ({ effective_at: c.effectiveAtMs, initiated_at: c.initiatedAtMs, kind: c.kind, pending: c.pending, state: c.state })),
+  };
+}
+
+/** Recovery mechanisms (endpoint 17), and with `identity` the recovery terms (CONTRACT 8). */
+export function mechanismsView(terms: RecoveryTerms, identity?: IdentityId): Wire {
+  return { identity, digest: terms.digest, mechanisms: terms.mechanisms.map(mechanismWire) };
 }
 
 export function assetView(a: Asset): Wire {

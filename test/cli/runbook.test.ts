@@ -1,6 +1,6 @@
 /**
  * The README's runbook, from an empty data dir to an identity, accounts, an issuance, a transfer,
- * a grant and a trial balance: every line of its `sh` block run in order in one bash, with the
+ * a grant, a reclaim into owned custody and a trial balance: every line of its `sh` block run in order in one bash, with the
  * built `ledgerd` and `ledgerctl`, on a free port.
  */
 import { spawn } from 'node:child_process';
@@ -70,6 +70,8 @@ describe("the README's runbook", () => {
     expect(run.stderr).toMatch(/^\+ ALICE=did:ledger:id:\S+$/m);
     expect(run.stderr).toMatch(/^\+ BOB_USD=did:ledger:acct:\S+$/m);
     expect(run.stderr).toMatch(/^\+ ledgerctl trial-balance$/m);
+    // Alice's account was reclaimed: its custody view says owned, at epoch 1.
+    expect(run.stdout).toMatch(/"custody": "owned",\s+"epoch": 1,/);
     const trialBalance = lastJson(run.stdout);
     expect(trialBalance.unbalanced).toEqual([]);
     expect(trialBalance.rows.find((r: { asset: string }) => r.asset === 'USD')).toEqual({ asset: 'USD', openings: '0', layers: { available: '0', reserved: '0', encumbered: '0' } });

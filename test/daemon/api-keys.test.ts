@@ -10,6 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../daemon/app.js';
 import { loadConfig } from '../../daemon/config.js';
+import { openSettlement } from '../../daemon/settlement.js';
+import { testClerk } from '../support/clerk.js';
 import { ApiKeyHandoff, decisionWaitMs, handoffKeysMax, handoffWaitMs } from '../../daemon/http/api-keys.js';
 import { builtInPrincipals } from '../../src/auth/authority.js';
 import { keys } from '../../src/model/codec.js';
@@ -65,7 +67,8 @@ beforeAll(async () => {
   const alice = { id: 'did:ledger:cred:alice' as CredentialId, identity: 'did:ledger:id:alice' as IdentityId, scheme: 'api-key' as const, verifier: null, scope: null, createdAtMs: nowMs, webauthnId: null, counter: 0 };
   await importGenesis(store, customersGenesis({ alice: 0n }), nowMs, [...principalCredentialWrites(builtInPrincipals, { operator: 'x'.repeat(43), identities: 'y'.repeat(43) }, nowMs), ...credentialWrites(alice, aliceKey)]);
   kernel = await Kernel.open({ store, clock: Date.now, ids: sequentialIds });
-  app = buildApp({ kernel, config: loadConfig({ flags: {}, env: {}, readFile: () => null }), clock: Date.now, logger: false, version: 'test' });
+  const config = loadConfig({ flags: {}, env: {}, readFile: () => null });
+  app = buildApp({ kernel, config, clock: Date.now, logger: false, version: 'test', settlement: await openSettlement({ store, kernel, clerk: testClerk(), config: config.settlement, clock: Date.now }) });
 });
 
 afterAll(async () => {

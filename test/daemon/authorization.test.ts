@@ -6,7 +6,10 @@
  * then decided without error; refused when either the submission or the decision
  * names the code (CONTRACT 6: decision refusals are the operation's error).
  */
+import * as ed from '@noble/ed25519';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { independentlyVerify } from '../support/independent-verifier.js';
+import '../../src/auth/keys.js';
 import { type Client, type Reply, client, decided, refusalOf, useDaemon } from './support.js';
 
 const kinds = ['none', 'owner', 'other', 'scoped', 'holder', 'beyond', 'revoked', 'party', 'identities', 'operator'] as const;
@@ -26,6 +29,10 @@ let keyCounter = 0;
 const freshKey = () => ({ 'client-key': `matrix-${Date.now()}-${++keyCounter}` });
 let aliceSecond = '';
 let aliceTransfer = '';
+let aliceDisclosure = '';
+/** A key credential of alice's set and its signing key, for reclaim proofs. */
+const aliceSecret = ed.utils.randomSecretKey();
+let aliceKey = '';
 
 /** Submits as `kind` and follows the command to its decision: 'ok', or the code that refused it. */
 async function commandOutcome(kind: Kind, r: Reply): Promise<Outcome> {
@@ -50,6 +57,22 @@ async function decidedAs(kind: Kind, path: string, body: unknown, headers: Recor
 /** A reservation alice holds on her first account, for a capture or release to finish. */
 async function reservation(): Promise<string> {
   return (await decidedAs('owner', '/v1/reservations', { payer: alice, amount: '1', asset: 'USD' })).view.operation_reference;
+}
+
+/** A fresh delegated account of alice's, so that each kind acts on one of its own. */
+async function aliceAccount(): Promise<string> {
+  return (await decidedAs('owner', '/v1/accounts', { owner: id('alice'), kind: 'customer', custody: 'delegated' })).view.result.account;
+}
+
+/** A succession of a fresh account of alice's to bob, opened by alice: its account and pending change. */
+async function aliceSuccession(): Promise<{ account: string; pending: string }> {
+  const account = await aliceAccount();
+  return { account, pending: (await decidedAs('owner', `/v1/accounts/${account}/custody/changes`, { kind: 'succession', new_owner: id('bob') })).view.result.pending };
+}
+
+/** A fresh identity, so that restricting it touches no other row. */
+async function freshIdentity(): Promise<string> {
+  return (await decidedAs('identities', '/v1/identities', { scheme: 'api-key' })).view.result.identity;
 }
 
 /** Whether an event stream opens for `kind` (the stream is closed as soon as it answers). */
@@ -221,6 +244,110 @@ const rows: Row[] = [
     call: async (k) => commandOutcome(k, await api(k).post('/v1/ops/integrating-parties', { principals: [id('bob')] }, undefined, freshKey())),
     expect: { none: anonymous, operator: 'ok', rest: no },
   },
+  {
+    route: 'POST /v1/ops/layer/blocks',
+    call: async (k) => readOutcome(await api(k).post('/v1/ops/layer/blocks', { count: 1 }, undefined, freshKey())),
+    expect: { none: anonymous, operator: 'ok', rest: no },
+  },
+  {
+    route: 'POST /v1/ops/checkpoints',
+    call: async (k) => readOutcome(await api(k).post('/v1/ops/checkpoints', {}, undefined, freshKey())),
+    expect: { none: anonymous, operator: 'ok', rest: no },
+  },
+  { route: 'GET /v1/checkpoints', call: async (k) => readOutcome(await api(k).get('/v1/checkpoints')), expect: { none: anonymous, rest: 'ok' } },
+  { route: 'GET /v1/checkpoints/{number} (1)', call: async (k) => readOutcome(await api(k).get('/v1/checkpoints/1')), expect: { none: anonymous, rest: 'ok' } },
+  { route: 'GET /v1/clerk', call: async (k) => readOutcome(await api(k).get('/v1/clerk')), expect: { none: anonymous, rest: 'ok' } },
+  {
+    route: 'POST /v1/disclosures (about alice first account)',
+    call: async (k) =>
+      readOutcome(await api(k).post('/v1/disclosures', { subject: alice, assertion: { shape: 'holds_at_least', amount: '1', asset: 'USD', kind: 'available' }, recipient_reference: 'ab'.repeat(32) }, undefined, freshKey())),
+    // The operator needs a legal obligation for an account it does not own; the scoped credential reaches only her second account.
+    expect: { none: anonymous, owner: 'ok', operator: 'ERR-JustificationRequired', rest: no },
+  },
+  {
+    route: 'GET /v1/disclosures/verify (a disclosure alice made)',
+    call: async (k) => readOutcome(await api(k).get(`/v1/disclosures/verify?disclosure=${aliceDisclosure}`)),
+    expect: { none: anonymous, rest: 'ok' },
+  },
+  {
+    route: 'GET /v1/identities/{identity}/recovery-terms (alice)',
+    call: async (k) => readOutcome(await api(k).get(`/v1/identities/${id('alice')}/recovery-terms`)),
+    expect: { none: anonymous, owner: 'ok', scoped: 'ok', identities: 'ok', operator: 'ok', rest: no },
+  },
+  {
+    route: 'GET /v1/accounts/{account}/recovery-mechanisms (alice)',
+    call: async (k) => readOutcome(await api(k).get(`/v1/accounts/${alice}/recovery-mechanisms`)),
+    expect: { none: anonymous, owner: 'ok', identities: 'ok', operator: 'ok', rest: no },
+  },
+  {
+    route: 'POST /v1/accounts/{account}/custody/reclaim (a fresh account of alice, her key proving)',
+    call: async (k) => {
+      const account = await aliceAccount();
+      const acknowledged = (await api('owner').get(`/v1/accounts/${account}/recovery-mechanisms`)).body.digest;
+      const signature = Buffer.from(ed.sign(new TextEncoder().encode(`ledger-reclaim:v1:${account}:0`), aliceSecret)).toString('hex');
+      return commandOutcome(k, await api(k).post(`/v1/accounts/${account}/custody/reclaim`, { proof_credential: aliceKey, acknowledged, signature }, undefined, freshKey()));
+    },
+    expect: { none: anonymous, owner: 'ok', rest: no },
+  },
+  {
+    route: 'POST /v1/accounts/{account}/custody/changes (succession of a fresh account of alice)',
+    call: async (k) => commandOutcome(k, await api(k).post(`/v1/accounts/${await aliceAccount()}/custody/changes`, { kind: 'succession', new_owner: id('bob') }, undefined, freshKey())),
+    expect: { none: anonymous, owner: 'ok', rest: no },
+  },
+  {
+    route: 'POST /v1/accounts/{account}/custody/changes (recovery of a fresh account of alice into bob\'s)',
+    call: async (k) => commandOutcome(k, await api(k).post(`/v1/accounts/${await aliceAccount()}/custody/changes`, { kind: 'recovery', new_owner: id('bob'), to: bob }, undefined, freshKey())),
+    expect: { none: anonymous, identities: 'ok', rest: no },
+  },
+  {
+    route: 'POST /v1/accounts/{account}/custody/changes/{pending}/cancel (a succession alice opened)',
+    call: async (k) => {
+      const { account, pending } = await aliceSuccession();
+      return commandOutcome(k, await api(k).post(`/v1/accounts/${account}/custody/changes/${pending}/cancel`, {}, undefined, freshKey()));
+    },
+    expect: { none: anonymous, owner: 'ok', rest: no },
+  },
+  {
+    route: 'POST /v1/accounts/{account}/custody/changes/{pending}/complete (a succession alice opened, before its delay)',
+    call: async (k) => {
+      const { account, pending } = await aliceSuccession();
+      return commandOutcome(k, await api(k).post(`/v1/accounts/${account}/custody/changes/${pending}/complete`, {}, undefined, freshKey()));
+    },
+    expect: { none: anonymous, owner: 'ERR-RecoveryNotElapsed', rest: no },
+  },
+  {
+    route: 'POST /v1/accounts/{account}/freeze (a fresh account of alice)',
+    call: async (k) => commandOutcome(k, await api(k).post(`/v1/accounts/${await aliceAccount()}/freeze`, { justification: 'matrix' }, undefined, freshKey())),
+    expect: { none: anonymous, operator: 'ok', rest: no },
+  },
+  {
+    route: 'POST /v1/accounts/{account}/unfreeze (a fresh account of alice, frozen)',
+    call: async (k) => {
+      const account = await aliceAccount();
+      await decidedAs('operator', `/v1/accounts/${account}/freeze`, { justification: 'matrix' });
+      return commandOutcome(k, await api(k).post(`/v1/accounts/${account}/unfreeze`, { justification: 'matrix' }, undefined, freshKey()));
+    },
+    expect: { none: anonymous, operator: 'ok', rest: no },
+  },
+  {
+    route: 'POST /v1/accounts/{account}/close (a fresh, empty account of alice)',
+    call: async (k) => commandOutcome(k, await api(k).post(`/v1/accounts/${await aliceAccount()}/close`, {}, undefined, freshKey())),
+    expect: { none: anonymous, owner: 'ok', operator: 'ok', rest: no },
+  },
+  {
+    route: 'POST /v1/ops/identities/{identity}/restrict (a fresh identity)',
+    call: async (k) => commandOutcome(k, await api(k).post(`/v1/ops/identities/${await freshIdentity()}/restrict`, { justification: 'matrix' }, undefined, freshKey())),
+    expect: { none: anonymous, operator: 'ok', rest: no },
+  },
+  {
+    route: 'POST /v1/ops/identities/{identity}/unrestrict (a fresh identity, restricted)',
+    call: async (k) => {
+      const identity = await freshIdentity();
+      await decidedAs('operator', `/v1/ops/identities/${identity}/restrict`, { justification: 'matrix' });
+      return commandOutcome(k, await api(k).post(`/v1/ops/identities/${identity}/unrestrict`, { justification: 'matrix' }, undefined, freshKey()));
+    },
+    expect: { none: anonymous, operator: 'ok', rest: no },
+  },
 ];
 
 beforeAll(async () => {
@@ -243,7 +370,16 @@ beforeAll(async () => {
   const revoked = (await decidedAs('owner', '/v1/grants', aliceGrant('dave'))).view.result.grant;
   await decidedAs('owner', `/v1/grants/${revoked}/revoke`, {});
   await decidedAs('operator', '/v1/ops/integrating-parties', { principals: [id('erin')] });
+  const verifier = Buffer.from(ed.getPublicKey(aliceSecret)).toString('hex');
+  aliceKey = (await decidedAs('owner', '/v1/credentials', { marker: 'ordinary', scheme: 'key', verifier })).view.result.credential;
   aliceTransfer = (await decidedAs('owner', '/v1/transfers', { legs: [{ from: alice, to: bob, asset: 'USD', amount: '1' }] })).view.operation_reference;
+  // A final checkpoint to disclose on, and a disclosure to verify.
+  expect((await api('operator').post('/v1/ops/checkpoints', {}, undefined, freshKey())).status).toBe(200);
+  expect((await api('operator').post('/v1/ops/layer/blocks', { count: 3 }, undefined, freshKey())).status).toBe(200);
+  const disclosure = await api('owner').post('/v1/disclosures', { subject: alice, assertion: { shape: 'operation_occurred', operation: aliceTransfer }, recipient_reference: 'cd'.repeat(32) }, undefined, freshKey());
+  aliceDisclosure = disclosure.body.result.disclosure;
+  const clerk = (await api('owner').get('/v1/clerk')).body;
+  independentlyVerify(aliceDisclosure, { clerk: clerk.public_key, instance: clerk.instance, checkpoints: (await api('owner').get('/v1/checkpoints')).body.items.reverse() });
 });
 
 describe('authorization matrix', () => {

@@ -191,7 +191,7 @@ describe('backup, restore and check', () => {
     expect(damaged.stdout).toContain(`${bob}: damaged account record: kind is not one of customer, treasury`);
     expect(damaged.stdout).toContain('damaged ids epoch record: meta/ids-epoch is not an integer');
     // The accounts after the damaged ones were still checked (the treasury's balance and its two entries).
-    expect(damaged.stdout).toMatch(/: 7 accounts, 1 balances, 2 journal entries, journal position 4: 4 problems\n$/);
+    expect(damaged.stdout).toMatch(/: 7 accounts, 1 balances, 2 journal entries, journal position 4, 0 checkpoints: 4 problems\n$/);
     expect(damaged.stdout).not.toContain('cannot be read through');
   });
 

@@ -71,6 +71,12 @@ describe('docs/daemon.md configuration table', () => {
       else if (row.setting === 'relyingParty') {
         const rp = actual as { id: string; origin: string };
         expect(row.defaultText).toBe(`\`{id: "${rp.id}", origin: "${rp.origin}"}\``);
+      } else if (row.setting === 'settlement') {
+        const members = Object.entries(actual as Record<string, number>).map(([k, v]) => `${k}: ${v}`);
+        expect(row.defaultText).toBe(`\`{${members.join(', ')}}\``);
+      } else if (row.setting === 'recovery') {
+        const recovery = actual as { authority: string | null; delayMs: number };
+        expect(row.defaultText).toBe(`\`{authority: ${JSON.stringify(recovery.authority)}, delayMs: ${recovery.delayMs}}\``);
       } else expect(row.defaultText).toBe(`\`${String(actual)}\``);
     }
   });

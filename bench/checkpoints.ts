@@ -1,0 +1,105 @@
+/**
+ * Checkpoint cost (issue 12): writes a LevelDB journal of synthetic but full-size leaves
+ * (the canonical leaf of a one-leg transfer, ~430 bytes) in chunks as rounds write them,
+ * then
+ *  1. takes a checkpoint, appends `--entries` new entries and times the next checkpoint
+ *     (its cost is in proportion to the entries added since the last) with the RSS growth;
+ *  2. in a book of `--proof-entries` entries covered by a checkpoint, times inclusion
+ *     proofs of random leaves (each reads at most one block of 256 leaves and the stored
+ *     subtrees above it).
+ * Usage: node dist/bench/checkpoints.js --entries 1000000 --proof-entries 10000000 [--dir PATH]
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Checkpoints } from '../src/checkpoints/checkpoints.js';
+import { inclusionProof } from '../src/checkpoints/merkle.js';
+import { journalChunkEntriesMax } from '../src/constants.js';
+import { rootFromInclusionPath } from '../src/disclosures/verify.js';
+import { encodeHead, keys } from '../src/model/codec.js';
+import { EmbeddedLayer } from '../src/settlement/embedded.js';
+import { LevelStore } from '../src/store/level.js';
+import type { BatchOp } from '../src/store/port.js';
+
+const { values } = parseArgs({ options: { entries: { type: 'string', default: '1000000' }, 'proof-entries': { type: 'string', default: '10000000' }, dir: { type: 'string' }, proofs: { type: 'string', default: '20' } } });
+const entries = Number(values.entries);
+const proofEntries = Number(values['proof-entries']);
+
+const leaf = (seq: number) =>
+  `{"account":"did:ledger:acct:c${seq % 10_000}","after":{"available":"${1_000_000 + seq}","encumbered":"0","reserved":"0"},"amount":"125","asset":"USD","at":${1_790_000_000_000 + seq},` +
+  `"authorities":[{"credential":"did:ledger:cred:c${seq % 10_000}","grant":null,"kind":"owner","on_behalf_of":null,"principal":"did:ledger:id:c${seq % 10_000}"}],"balance":"available",` +
+  `"counterparty":"did:ledger:acct:c${(seq + 1) % 10_000}","direction":"${seq % 2 === 0 ? 'debit' : 'credit'}","kind":"transfer","operation":"op${seq.toString(16).padStart(12, '0')}","seq":${seq},"status":"completed"}`;
+
+/** Appends journal entries from+1..to in chunks of journalChunkEntriesMax, several chunks a write, and moves the head. */
+async function appendJournal(store: LevelStore, from: number, to: number): Promise<void> {
+  let batch: BatchOp[] = [];
+  for (let first = from + 1; first <= to; first += journalChunkEntriesMax) {
+    const last = Math.min(to, first + journalChunkEntriesMax - 1);
+    const lines: string[] = [];
+    for (let s = first; s <= last; s++) lines.push(leaf(s));
+    batch.push({ type: 'put', key: keys.journal(first), value: lines.join('\n') });
+    if (batch.length >= 16 || last === to) {
+      await store.write(batch, false);
+      batch = [];
+    }
+  }
+  await store.write([{ type: 'put', key: keys.head, value: encodeHead({ decidedCseq: 0, postingSeq: to, eventSeq: 0, lastAtMs: 0, accounts: 0 }) }], true);
+}
+
+const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
+
+async function timedCheckpoint(checkpoints: Checkpoints): Promise<{ ms: number; rssGrowthMiB: string }> {
+  global.gc?.();
+  const rssBefore = process.memoryUsage().rss;
+  let rssPeak = rssBefore;
+  const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 20);
+  const start = performance.now();
+  await checkpoints.take(Date.now());
+  const ms = performance.now() - start;
+  clearInterval(sampler);
+  rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
+  return { ms, rssGrowthMiB: mib(rssPeak - rssBefore) };
+}
+
+async function open(dir: string) {
+  const store = await LevelStore.open(join(dir, 'book'));
+  const layer = await EmbeddedLayer.open({ store, instance: 1, finalityDepth: 2 });
+  return { store, checkpoints: await Checkpoints.open(store, layer) };
+}
+
+const root = values.dir ?? mkdtempSync(join(tmpdir(), 'ledger-checkpoints-bench-'));
+try {
+  {
+    const { store, checkpoints } = await open(join(root, 'a'));
+    const base = 100_000;
+    await appendJournal(store, 0, base);
+    await checkpoints.take(Date.now());
+    await appendJournal(store, base, base + entries);
+    const { ms, rssGrowthMiB } = await timedCheckpoint(checkpoints);
+    console.log(`checkpoint after ${entries} new entries (book of ${base + entries}): ${(ms / 1000).toFixed(2)} s (${Math.round(entries / (ms / 1000))} entries/s), RSS growth ${rssGrowthMiB} MiB, peak RSS ${mib(process.resourceUsage().maxRSS * 1024)} MiB`);
+    await store.close();
+  }
+  {
+    const { store, checkpoints } = await open(join(root, 'b'));
+    const buildStart = performance.now();
+    await appendJournal(store, 0, proofEntries);
+    const writtenMs = performance.now() - buildStart;
+    const { ms } = await timedCheckpoint(checkpoints);
+    const { kernelRoot } = checkpoints.latest!;
+    console.log(`book of ${proofEntries} entries: journal written in ${(writtenMs / 1000).toFixed(0)} s, first checkpoint over all of it ${(ms / 1000).toFixed(1)} s`);
+    const times: number[] = [];
+    for (let i = 0; i < Number(values.proofs); i++) {
+      const seq = 1 + Math.floor(Math.random() * proofEntries);
+      const start = performance.now();
+      const proof = await inclusionProof(store, seq - 1, proofEntries);
+      times.push(performance.now() - start);
+      if (rootFromInclusionPath(leaf(seq), seq - 1, proofEntries, proof) !== kernelRoot) throw new Error(`the proof of ${seq} does not lead to the root`);
+    }
+    times.sort((a, b) => a - b);
+    console.log(`inclusion proof in a book of ${proofEntries} entries: median ${times[times.length >> 1]!.toFixed(1)} ms, max ${times[times.length - 1]!.toFixed(1)} ms over ${times.length} random leaves (each verified)`);
+    await store.close();
+  }
+} finally {
+  if (values.dir === undefined) rmSync(root, { recursive: true, force: true });
+}

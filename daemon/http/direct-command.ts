@@ -1,0 +1,76 @@
+/**
+ * Commands decided at once, outside the kernel's rounds (anchoring and disclosures):
+ * they change nothing in the book's balances, so they need no decision round, but they
+ * are still commands (spec 2.1, CONTRACT 4): taken under a client key (the caller's or
+ * derived from the request), and a repeat under it answers the stored reply, never a
+ * second effect; the same key with another request is ERR-ClientKeyReused. The reply
+ * is terminal (`Completed`) and stored under `dck/<principal>/<sha256 of the key>`.
+ *
+ * A refusal stores nothing: the caller may try again under the same key.
+ */
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Kernel } from '../../src/book/kernel.js';
+import { refuse } from '../../src/errors.js';
+import type { Wire } from '../../src/queries/wire.js';
+import type { Store } from '../../src/store/port.js';
+import { callerOf } from './auth.js';
+import { requestDigest } from './digest.js';
+import { wireReply } from './replies.js';
+
+const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+export class DirectCommands {
+  /** Keys being decided now: a second request under one waits for the first. */
+  private readonly inFlight = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly kernel: Kernel,
+    private readonly store: Store,
+  ) {}
+
+  /**
+   * Answers `request` with the stored reply of its client key, or decides it with
+   * `decide` (a refusal throws) and stores and answers the reply carrying its result.
+   */
+  async answer(request: FastifyRequest, reply: FastifyReply, decide: () => Promise<Record<string, Wire>>): Promise<string> {
+    const caller = callerOf(request);
+    const behalf = request.headers['on-behalf-of'];
+    if (behalf !== undefined && behalf !== caller.principal) refuse('ERR-NotAuthorised', 'the initiating principal holds no authority that covers this command on behalf of another identity (taken in its own name only)');
+    const path = request.url.split('?')[0]!;
+    const digest = requestDigest({ ...caller, onBehalfOf: null }, request.method, path, request.body);
+    const header = request.headers['client-key'];
+    const clientKey = typeof header === 'string' ? header : digest;
+    const storeKey = `dck/${caller.principal}/${sha256Hex(clientKey)}`;
+    const before = this.inFlight.get(storeKey);
+    const run = (async () => {
+      if (before !== undefined) await before.catch(() => undefined);
+      const stored = await this.store.get(storeKey);
+      if (stored !== undefined) {
+        const record = JSON.parse(stored) as { digest: string; reply: Wire };
+        if (record.digest !== digest) refuse('ERR-ClientKeyReused', 'the client key was used for another request');
+        return record.reply;
+      }
+      if (await this.kernel.tookClientKey(caller.principal, clientKey)) refuse('ERR-ClientKeyReused', 'the client key was used for another request');
+      const result = await decide();
+      const answer: Wire = {
+        client_key: clientKey,
+        client_key_derived: typeof header !== 'string',
+        operation_reference: `direct-${sha256Hex(`${caller.principal}\n${clientKey}`).slice(0, 32)}`,
+        terminal: true,
+        class: 'terminal',
+        state: 'Completed',
+        result,
+      };
+      // The request is kept with its reply: what was asked, and under which justification.
+      await this.store.write([{ type: 'put', key: storeKey, value: JSON.stringify({ digest, request: request.body ?? null, reply: answer }) }], true);
+      return answer;
+    })();
+    this.inFlight.set(storeKey, run);
+    try {
+      return wireReply(reply, await run);
+    } finally {
+      if (this.inFlight.get(storeKey) === run) this.inFlight.delete(storeKey);
+    }
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * The daemon's side of settlement and the verifiable book (CONTRACT 9): it opens the
+ * embedded layer over the book's store, makes a block every `blockIntervalMs` while
+ * the layer serves (0: blocks only on request), takes the layer's blocks in as they
+ * are made (checkpoints move to `submitted` and `final` by themselves), and takes a
+ * checkpoint every `checkpointIntervalMs` when entries were added since the last.
+ * Timers live here; what follows from a block or a checkpoint is decided in src/
+ * with the time passed in.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kernel } from '../src/book/kernel.js';
+import { Checkpoints } from '../src/checkpoints/checkpoints.js';
+import { refuse } from '../src/errors.js';
+import { EmbeddedLayer } from '../src/settlement/embedded.js';
+import type { Store } from '../src/store/port.js';
+import type { Clerk } from './clerk.js';
+import type { SettlementConfig } from './config.js';
+import { DirectCommands } from './http/direct-command.js';
+
+export interface Settlement {
+  /** The book's store, where the layer, checkpoints and direct commands keep their records. */
+  readonly store: Store;
+  readonly layer: EmbeddedLayer;
+  readonly checkpoints: Checkpoints;
+  readonly clerk: Clerk;
+  readonly config: SettlementConfig;
+  readonly direct: DirectCommands;
+  /** Refuses with ERR-SettlementLayerUnavailable while the layer is not serving or its status is stale. */
+  requireServing(nowMs: number): Promise<void>;
+  /** Starts the timers and takes in the blocks made while the daemon was down. */
+  start(log: FastifyBaseLogger): Promise<void>;
+  /** Stops the timers and waits for the work in flight. */
+  close(): Promise<void>;
+}
+
+export interface SettlementOptions {
+  readonly store: Store;
+  readonly kernel: Kernel;
+  readonly clerk: Clerk;
+  readonly config: SettlementConfig;
+  readonly clock: () => number;
+}
+
+export async function openSettlement({ store, kernel, clerk, config, clock }: SettlementOptions): Promise<Settlement> {
+  const layer = await EmbeddedLayer.open({ store, instance: config.instance, finalityDepth: config.finalityDepth });
+  const checkpoints = await Checkpoints.open(store, layer);
+  const timers: NodeJS.Timeout[] = [];
+  const inFlight = new Set<Promise<unknown>>();
+  let offBlocks: (() => void) | null = null;
+  const track = (work: Promise<unknown>, log: FastifyBaseLogger, what: string) => {
+    const done = work.catch((error: unknown) => log.error({ err: error }, what)).finally(() => inFlight.delete(done));
+    inFlight.add(done);
+  };
+  const requireServing = async (nowMs: number) => {
+    const status = await layer.status(nowMs);
+    if (!status.serving || nowMs >= status.freshUntilMs) refuse('ERR-SettlementLayerUnavailable', 'the settlement layer is not serving; retry later');
+  };
+  return {
+    store,
+    layer,
+    checkpoints,
+    clerk,
+    config,
+    direct: new DirectCommands(kernel, store),
+    requireServing,
+    async start(log) {
+      offBlocks = layer.onBlocks(() => track(checkpoints.ingest(), log, 'the checkpoints could not take in a block'));
+      await checkpoints.ingest();
+      if (config.blockIntervalMs > 0) {
+        // A stopped layer makes no blocks by itself; blocks on request still advance it (CONTRACT 9).
+        const tick = () => layer.serving && track(layer.produceBlocks(1, clock()), log, 'the embedded settlement layer could not make a block');
+        timers.push(setInterval(tick, config.blockIntervalMs));
+      }
+      if (config.checkpointIntervalMs > 0) {
+        // One automatic checkpoint at a time: a long one (a large first checkpoint) is not queued behind by the next tick.
+        let taking = false;
+        const due = () => !taking && layer.serving && kernel.currentHead.postingSeq > (checkpoints.latest?.entrySequence ?? 0);
+        const take = () => {
+          taking = true;
+          track(checkpoints.take(clock()).finally(() => (taking = false)), log, 'an automatic checkpoint failed');
+        };
+        timers.push(setInterval(() => due() && take(), config.checkpointIntervalMs));
+      }
+      for (const timer of timers) timer.unref();
+    },
+    async close() {
+      for (const timer of timers.splice(0)) clearInterval(timer);
+      offBlocks?.();
+      while (inFlight.size > 0) await Promise.all(inFlight);
+    },
+  };
+}

@@ -1,0 +1,294 @@
+/**
+ * Checkpoints (CONTRACT 9): the RFC 6962 root over journal entries 1..entry_sequence,
+ * chained by commitments, anchored on the settlement layer, and moved
+ * `pending` → `submitted` (its anchor is in a block) → `final` (that block is final)
+ * by the blocks the layer returns.
+ *
+ * Each checkpoint record (`cp/<number>`) keeps the frontier of its tree, so the next
+ * one extends it by the entries added since (cost in proportion to them), and the
+ * subtrees completed on the way are written in the same batch (merkle.ts). The last
+ * layer height taken in is `cpi/ingested`: a restart reads the blocks after it and
+ * catches up. Changes run one at a time; times are passed in.
+ */
+import { assert } from '../assert.js';
+import { checkpointsPageMax, checkpointsUnfinishedMax, layerBlocksReadMax } from '../constants.js';
+import { refuse } from '../errors.js';
+import { decodeHead, keys, prefixEnd, seqHex } from '../model/codec.js';
+import type { SettlementAdapter } from '../settlement/adapter.js';
+import type { BatchOp, ReadView, Store } from '../store/port.js';
+import { SerialChanges } from '../store/serial.js';
+import { checkpointCommitment } from '../disclosures/verify.js';
+import { Frontier, extendFrontier } from './merkle.js';
+
+export type CheckpointStatus = 'pending' | 'submitted' | 'final';
+
+export interface Checkpoint {
+  readonly number: number;
+  readonly entrySequence: number;
+  readonly kernelRoot: string;
+  readonly commitment: string;
+  /** The prior checkpoint's commitment (64 zeros for the first). */
+  readonly previous: string;
+  readonly createdAtMs: number;
+  readonly status: CheckpointStatus;
+  /** The layer height whose block carried its anchor; null while pending. */
+  readonly height: number | null;
+}
+
+interface CheckpointRecord extends Checkpoint {
+  /** The instance its commitment was made under. */
+  readonly instance: number;
+  /** The frontier of its tree: peak hashes, largest first (merkle.ts). */
+  readonly frontier: readonly string[];
+}
+
+export const checkpointKeys = {
+  checkpoint: (number: number) => `cp/${seqHex(number)}`,
+  prefix: 'cp/',
+  ingested: 'cpi/ingested',
+};
+
+export const firstPrevious = '0'.repeat(64);
+
+export class Checkpoints {
+  private latestRecord: CheckpointRecord | null;
+  /** Checkpoints not yet final, oldest first (their anchors wait on the layer). */
+  private unfinished: Checkpoint[];
+  /** Pending checkpoints whose anchor the layer may not have taken (a submission failed, or since a restart). */
+  private unsent = new Set<number>();
+  private ingestedHeight: number;
+  private readonly listeners = new Set<(changed: readonly Checkpoint[]) => void>();
+  /** Changes run one at a time, in call order; a store failure under one is refused and the state read back. */
+  private readonly changes = new SerialChanges(() => this.reload(), { code: 'ERR-DecisionUnavailable', what: "the book's store failed under a checkpoint" });
+
+  private constructor(
+    private readonly store: Store,
+    private readonly adapter: SettlementAdapter,
+    latest: CheckpointRecord | null,
+    unfinished: Checkpoint[],
+    ingestedHeight: number,
+  ) {
+    this.latestRecord = latest;
+    this.unfinished = unfinished;
+    this.ingestedHeight = ingestedHeight;
+    for (const c of unfinished) if (c.status === 'pending') this.unsent.add(c.number);
+  }
+
+  static async open(store: Store, adapter: SettlementAdapter): Promise<Checkpoints> {
+    const state = await readState(store);
+    return new Checkpoints(store, adapter, state.latest, state.unfinished, state.ingestedHeight);
+  }
+
+  get latest(): Checkpoint | null {
+    return this.latestRecord === null ? null : withoutFrontier(this.latestRecord);
+  }
+
+  onChange(listener: (changed: readonly Checkpoint[]) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Takes a checkpoint of the journal as it stands now (`pending`) and hands its anchor
+   * to the layer. Refused with ERR-SettlementLayerUnavailable while too many wait for
+   * the layer already.
+   */
+  take(nowMs: number): Promise<Checkpoint> {
+    return this.changes.run(async () => {
+      if (this.unfinished.length >= checkpointsUnfinishedMax) {
+        refuse('ERR-SettlementLayerUnavailable', `${checkpointsUnfinishedMax} checkpoints wait for the settlement layer already`);
+      }
+      const snapshot = this.store.snapshot();
+      let record: CheckpointRecord;
+      let writes: BatchOp[];
+      try {
+        const headText = await snapshot.get(keys.head);
+        assert(headText !== undefined, 'a sealed book has a head');
+        const entrySequence = decodeHead(headText).postingSeq;
+        const last = this.latestRecord;
+        const frontier = last === null ? Frontier.empty() : Frontier.of(last.entrySequence, last.frontier);
+        assert(entrySequence >= frontier.size, 'the journal never shrinks');
+        writes = await extendFrontier(frontier, snapshot, entrySequence);
+        const instance = this.adapter.instance;
+        const number = (last?.number ?? 0) + 1;
+        const previous = last?.commitment ?? firstPrevious;
+        const kernelRoot = frontier.rootHex();
+        const commitment = checkpointCommitment({ instance, number, entry_sequence: entrySequence, kernel_root: kernelRoot, previous });
+        record = { number, entrySequence, kernelRoot, commitment, previous, createdAtMs: nowMs, status: 'pending', height: null, instance, frontier: frontier.peaksHex };
+      } finally {
+        await snapshot.close();
+      }
+      writes.push({ type: 'put', key: checkpointKeys.checkpoint(record.number), value: encodeRecord(record) });
+      await this.store.write(writes, true);
+      this.latestRecord = record;
+      const checkpoint = withoutFrontier(record);
+      this.unfinished.push(checkpoint);
+      this.unsent.add(record.number);
+      this.emit([checkpoint]);
+      await this.sendAnchors();
+      return checkpoint;
+    });
+  }
+
+  /**
+   * Takes in the layer's blocks after the last height taken in: an anchor of ours in a
+   * block makes its checkpoint `submitted`, a final block `final`. One write; resolves
+   * with the checkpoints that moved.
+   */
+  ingest(): Promise<readonly Checkpoint[]> {
+    return this.changes.run(async () => {
+      await this.sendAnchors();
+      const head = await this.adapter.head();
+      const moved = new Map<number, Checkpoint>();
+      let height = this.ingestedHeight;
+      const byNumber = new Map(this.unfinished.map((c) => [c.number, c]));
+      while (height < head.height) {
+        const to = Math.min(head.height, height + layerBlocksReadMax);
+        for (const block of await this.adapter.blocks(height + 1, to)) {
+          for (const anchor of block.anchors) {
+            const c = byNumber.get(anchor.number);
+            // Only our own anchor, as we made it, moves a checkpoint.
+            if (c === undefined || c.status !== 'pending' || c.commitment !== anchor.commitment) continue;
+            const submitted: Checkpoint = { ...c, status: 'submitted', height: block.height };
+            byNumber.set(c.number, submitted);
+            moved.set(c.number, submitted);
+          }
+        }
+        height = to;
+      }
+      for (const c of byNumber.values()) {
+        if (c.status === 'submitted' && c.height !== null && c.height <= head.finalHeight) {
+          const final: Checkpoint = { ...c, status: 'final' };
+          byNumber.set(c.number, final);
+          moved.set(c.number, final);
+        }
+      }
+      if (moved.size === 0 && height === this.ingestedHeight) return [];
+      const writes: BatchOp[] = [{ type: 'put', key: checkpointKeys.ingested, value: String(height) }];
+      const records = await this.store.getMany([...moved.keys()].map(checkpointKeys.checkpoint));
+      [...moved.values()].forEach((c, i) => {
+        const stored = records[i];
+        assert(stored !== undefined, 'a checkpoint that moved is stored');
+        writes.push({ type: 'put', key: checkpointKeys.checkpoint(c.number), value: encodeRecord({ ...decodeRecord(stored), status: c.status, height: c.height }) });
+      });
+      await this.store.write(writes, true);
+      this.ingestedHeight = height;
+      this.unfinished = [...byNumber.values()].filter((c) => c.status !== 'final').sort((a, b) => a.number - b.number);
+      for (const c of moved.values()) this.unsent.delete(c.number);
+      const latest = this.latestRecord;
+      if (latest !== null && moved.has(latest.number)) this.latestRecord = { ...latest, ...moved.get(latest.number)! };
+      const changed = [...moved.values()].sort((a, b) => a.number - b.number);
+      this.emit(changed);
+      return changed;
+    });
+  }
+
+  /** Checkpoints newest first, before `beforeNumber` (exclusive) when given, at most `limit`. */
+  async list(beforeNumber: number | null, limit: number): Promise<{ items: Checkpoint[]; next: number | null }> {
+    assert(Number.isSafeInteger(limit) && limit >= 1 && limit <= checkpointsPageMax, 'a checkpoint page is bounded');
+    const lt = beforeNumber === null ? prefixEnd(checkpointKeys.prefix) : checkpointKeys.checkpoint(Math.max(0, beforeNumber));
+    const items: Checkpoint[] = [];
+    let more = false;
+    for await (const [, value] of this.store.entries({ gte: checkpointKeys.prefix, lt, reverse: true, limit: limit + 1 })) {
+      if (items.length === limit) more = true;
+      else items.push(withoutFrontier(decodeRecord(value)));
+    }
+    return { items, next: more ? items[items.length - 1]!.number : null };
+  }
+
+  async get(number: number, view: ReadView = this.store): Promise<Checkpoint | undefined> {
+    if (!Number.isSafeInteger(number) || number < 1) return undefined;
+    const text = await view.get(checkpointKeys.checkpoint(number));
+    return text === undefined ? undefined : withoutFrontier(decodeRecord(text));
+  }
+
+  /** The newest final checkpoint. */
+  async latestFinal(): Promise<Checkpoint | undefined> {
+    const oldestUnfinished = this.unfinished[0]?.number ?? (this.latestRecord?.number ?? 0) + 1;
+    return this.get(oldestUnfinished - 1);
+  }
+
+  /** Hands the layer every anchor it may not have taken; one that fails stays to be sent again. */
+  private async sendAnchors(): Promise<void> {
+    for (const c of this.unfinished) {
+      if (!this.unsent.has(c.number)) continue;
+      try {
+        await this.adapter.submitAnchor({ number: c.number, commitment: c.commitment });
+        this.unsent.delete(c.number);
+      } catch {
+        // The layer is away: the checkpoint stays pending and is sent again at the next block or checkpoint.
+        return;
+      }
+    }
+  }
+
+  private emit(changed: readonly Checkpoint[]): void {
+    if (changed.length === 0) return;
+    for (const listener of this.listeners) listener(changed);
+  }
+
+  private async reload(): Promise<void> {
+    const state = await readState(this.store);
+    this.latestRecord = state.latest;
+    this.unfinished = state.unfinished;
+    this.ingestedHeight = state.ingestedHeight;
+    this.unsent = new Set(state.unfinished.filter((c) => c.status === 'pending').map((c) => c.number));
+  }
+}
+
+/** The newest checkpoint, those not yet final (oldest first) and the last layer height taken in. */
+async function readState(store: Store): Promise<{ latest: CheckpointRecord | null; unfinished: Checkpoint[]; ingestedHeight: number }> {
+  const newestFirst: CheckpointRecord[] = [];
+  const range = { gte: checkpointKeys.prefix, lt: prefixEnd(checkpointKeys.prefix), reverse: true, limit: checkpointsUnfinishedMax + 1 };
+  for await (const [, value] of store.entries(range)) {
+    const record = decodeRecord(value);
+    newestFirst.push(record);
+    if (record.status === 'final') break;
+  }
+  const unfinished = newestFirst.filter((c) => c.status !== 'final').reverse().map(withoutFrontier);
+  assert(unfinished.length <= checkpointsUnfinishedMax, 'the checkpoints not yet final are bounded');
+  const ingested = await store.get(checkpointKeys.ingested);
+  return { latest: newestFirst[0] ?? null, unfinished, ingestedHeight: ingested === undefined ? 0 : Number(ingested) };
+}
+
+/**
+ * For `ledgerd check`: every checkpoint, oldest first, against the journal read from
+ * `view` in one pass: its kernel_root recomputed, its commitment recomputed, and its
+ * link to the one before. Each problem goes to `problem`; resolves with the count read.
+ */
+export async function checkCheckpoints(view: ReadView, problem: (text: string) => void): Promise<number> {
+  const frontier = Frontier.empty();
+  let previous = firstPrevious;
+  let count = 0;
+  for await (const [, value] of view.entries({ gte: checkpointKeys.prefix, lt: prefixEnd(checkpointKeys.prefix), limit: Number.MAX_SAFE_INTEGER })) {
+    const c = decodeRecord(value);
+    count++;
+    if (c.number !== count) problem(`checkpoint ${count} is missing (found ${c.number} next)`);
+    if (c.previous !== previous) problem(`checkpoint ${c.number} does not link to the checkpoint before it`);
+    if (c.entrySequence < frontier.size) {
+      problem(`checkpoint ${c.number} covers fewer entries (${c.entrySequence}) than the one before`);
+    } else {
+      await extendFrontier(frontier, view, c.entrySequence);
+      if (frontier.rootHex() !== c.kernelRoot) problem(`checkpoint ${c.number}: kernel_root is not the root of journal entries 1..${c.entrySequence}`);
+    }
+    const commitment = checkpointCommitment({ instance: c.instance, number: c.number, entry_sequence: c.entrySequence, kernel_root: c.kernelRoot, previous: c.previous });
+    if (commitment !== c.commitment) problem(`checkpoint ${c.number}: its commitment does not follow from its fields`);
+    previous = c.commitment;
+  }
+  return count;
+}
+
+function withoutFrontier(record: CheckpointRecord): Checkpoint {
+  const { frontier: _frontier, instance: _instance, ...checkpoint } = record;
+  return checkpoint;
+}
+
+function encodeRecord(record: CheckpointRecord): string {
+  return JSON.stringify(record);
+}
+
+function decodeRecord(text: string): CheckpointRecord {
+  const record = JSON.parse(text) as CheckpointRecord;
+  assert(Number.isSafeInteger(record.number) && record.number >= 1 && Array.isArray(record.frontier), 'a checkpoint record is whole');
+  return record;
+}

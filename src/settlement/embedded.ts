@@ -1,0 +1,402 @@
+/**
+ * The embedded settlement layer (CONTRACT 7 and 9): a deterministic local layer that
+ * makes blocks on request (the daemon's timer asks at `blockIntervalMs`), carries
+ * anchors, deposits, instructions and attestations in them, and keeps its state in
+ * the book's store under `L/` so that a restart resumes it where it stood.
+ *
+ * Deterministic: what it holds is a function of the calls made to it (times are
+ * passed in). Every change is one atomic write of the records it touches and its
+ * meta record; changes are applied one at a time, in call order. Items handed to it
+ * wait in its mempool (`L/mp/<n>`, in arrival order) until a serving block takes them.
+ */
+import { createHash } from 'node:crypto';
+import { assert } from '../assert.js';
+import {
+  layerBlockItemsMax,
+  layerBlocksPerRequestMax,
+  layerBlocksReadMax,
+  layerInboxReadMax,
+  layerLocationsMax,
+  layerMempoolItemsMax,
+  layerStatusFreshMs,
+} from '../constants.js';
+import { refuse } from '../errors.js';
+import { canonicalJson } from '../model/canonical.js';
+import { prefixEnd, seqHex } from '../model/codec.js';
+import type { BatchOp, Store } from '../store/port.js';
+import { SerialChanges } from '../store/serial.js';
+import type { Anchor, Attestation, InboxRecord, Instruction, LayerBlock, LayerHead, LayerStatus, SettlementAdapter } from './adapter.js';
+
+export const layerKeys = {
+  meta: 'L/meta',
+  block: (height: number) => `L/b/${seqHex(height)}`,
+  blockPrefix: 'L/b/',
+  inbox: (seq: number) => `L/in/${seqHex(seq)}`,
+  inboxPrefix: 'L/in/',
+  mempool: (n: number) => `L/mp/${seqHex(n)}`,
+  mempoolPrefix: 'L/mp/',
+  /** Each anchor submitted, by number: the height that carried it, or null while waiting. */
+  anchor: (number: number) => `L/a/${seqHex(number)}`,
+  location: (location: string) => `L/loc/${location}`,
+  locationPrefix: 'L/loc/',
+};
+
+/** The hash `previous` names for block 1: genesis has no block. */
+export const genesisDigest = '0'.repeat(64);
+
+interface Meta {
+  readonly height: number;
+  readonly lastDigest: string;
+  readonly serving: boolean;
+  readonly servingSinceMs: number;
+  readonly inboxLength: number;
+  /** Inbox seqs 1..inboxCut are carried in blocks. */
+  readonly inboxCut: number;
+  readonly mempoolNext: number;
+  readonly held: Readonly<Record<string, bigint>>;
+}
+
+type MempoolItem =
+  | { readonly kind: 'anchor'; readonly anchor: Anchor }
+  | { readonly kind: 'deposit'; readonly seq: number }
+  | { readonly kind: 'instruction'; readonly instruction: Instruction }
+  | { readonly kind: 'attestation'; readonly location: string };
+
+export interface EmbeddedLayerOptions {
+  readonly store: Store;
+  readonly instance: number;
+  readonly finalityDepth: number;
+  /** Whether writes are durable before they resolve (tests may drop it). */
+  readonly sync?: boolean;
+}
+
+export class EmbeddedLayer implements SettlementAdapter {
+  readonly instance: number;
+  readonly finalityDepth: number;
+  private readonly store: Store;
+  private readonly sync: boolean;
+  private meta: Meta;
+  /** The mempool, in arrival order, as keys and items (bounded by layerMempoolItemsMax). */
+  private mempool: { readonly n: number; readonly item: MempoolItem }[];
+  private readonly listeners = new Set<(blocks: readonly LayerBlock[]) => void>();
+  /** Changes run one at a time, in call order; a store failure under one is refused and the state read back. */
+  private readonly changes = new SerialChanges(() => this.reload(), { code: 'ERR-SettlementLayerUnavailable', what: "the settlement layer's store failed" });
+  /** Changes run one at a time, in call order. */
+
+  private constructor(options: EmbeddedLayerOptions, meta: Meta, mempool: { n: number; item: MempoolItem }[]) {
+    assert(Number.isSafeInteger(options.instance) && options.instance >= 0 && options.instance <= 0xffff_ffff, 'the instance is a uint32');
+    assert(Number.isSafeInteger(options.finalityDepth) && options.finalityDepth >= 0, 'the finality depth is a count of blocks');
+    this.store = options.store;
+    this.instance = options.instance;
+    this.finalityDepth = options.finalityDepth;
+    this.sync = options.sync ?? true;
+    this.meta = meta;
+    this.mempool = mempool;
+  }
+
+  /** Opens the layer where the store left it (a fresh store: genesis, serving). */
+  static async open(options: EmbeddedLayerOptions): Promise<EmbeddedLayer> {
+    const { meta, mempool } = await readState(options.store);
+    return new EmbeddedLayer(options, meta, mempool);
+  }
+
+  async head(): Promise<LayerHead> {
+    return headOf(this.meta.height, this.finalityDepth);
+  }
+
+  get currentHead(): LayerHead {
+    return headOf(this.meta.height, this.finalityDepth);
+  }
+
+  get serving(): boolean {
+    return this.meta.serving;
+  }
+
+  get mempoolSize(): number {
+    return this.mempool.length;
+  }
+
+  /** The embedded layer answers for itself at once: its declaration holds for layerStatusFreshMs. */
+  async status(nowMs: number): Promise<LayerStatus> {
+    return { serving: this.meta.serving, declaredAtMs: nowMs, freshUntilMs: nowMs + layerStatusFreshMs };
+  }
+
+  blocks(fromHeight: number, toHeight: number): Promise<LayerBlock[]> {
+    return this.readRange(fromHeight, toHeight, layerBlocksReadMax, layerKeys.block, decodeBlock);
+  }
+
+  inbox(fromSeq: number, toSeq: number): Promise<InboxRecord[]> {
+    return this.readRange(fromSeq, toSeq, layerInboxReadMax, layerKeys.inbox, decodeInbox);
+  }
+
+  /** Records `from`..`to` (from 1, at most `max` of them) of one numbered kind, in order. */
+  private async readRange<T>(from: number, to: number, max: number, keyOf: (n: number) => string, decode: (text: string) => T): Promise<T[]> {
+    assert(Number.isSafeInteger(from) && from >= 1 && to - from < max, 'a read of the layer is bounded');
+    const out: T[] = [];
+    if (to < from) return out;
+    for await (const [, value] of this.store.entries({ gte: keyOf(from), lte: keyOf(to), limit: max })) out.push(decode(value));
+    return out;
+  }
+
+  /** Where an anchor stands: undefined when never submitted, null while waiting, else the height that carried it. */
+  async anchorHeight(number: number): Promise<number | null | undefined> {
+    const text = await this.store.get(layerKeys.anchor(number));
+    return text === undefined ? undefined : (JSON.parse(text) as { height: number | null }).height;
+  }
+
+  submitAnchor(anchor: Anchor): Promise<void> {
+    return this.changes.run(async () => {
+      assert(Number.isSafeInteger(anchor.number) && anchor.number >= 1 && /^[0-9a-f]{64}$/.test(anchor.commitment), 'an anchor is a number and a commitment');
+      if ((await this.store.get(layerKeys.anchor(anchor.number))) !== undefined) return;
+      await this.enqueue({ kind: 'anchor', anchor }, [{ type: 'put', key: layerKeys.anchor(anchor.number), value: JSON.stringify({ height: null }) }]);
+    });
+  }
+
+  submitInstruction(instruction: Instruction): Promise<void> {
+    return this.changes.run(() => this.enqueue({ kind: 'instruction', instruction }, []));
+  }
+
+  requestAttestation(location: string): Promise<void> {
+    return this.changes.run(() => this.enqueue({ kind: 'attestation', location }, []));
+  }
+
+  onBlocks(listener: (blocks: readonly LayerBlock[]) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  // ------------------------------------------------------------ controls (embedded only)
+
+  /**
+   * Makes `count` blocks at `atMs`, in one write. A serving layer puts in each block
+   * what waits in its mempool (at most layerBlockItemsMax items each, in arrival
+   * order); a layer that is not serving still advances its height but carries nothing.
+   */
+  produceBlocks(count: number, atMs: number): Promise<LayerBlock[]> {
+    return this.changes.run(async () => {
+      assert(Number.isSafeInteger(count) && count >= 1 && count <= layerBlocksPerRequestMax, 'blocks are made a bounded number at a time');
+      const writes: BatchOp[] = [];
+      const made: LayerBlock[] = [];
+      let { height, lastDigest, inboxCut } = this.meta;
+      let held = { ...this.meta.held };
+      let mempool = this.mempool;
+      const locations = await this.loadLocations(mempool);
+      for (let i = 0; i < count; i++) {
+        height++;
+        const taken = this.meta.serving ? mempool.slice(0, layerBlockItemsMax) : [];
+        mempool = mempool.slice(taken.length);
+        const content = await this.fill(height, taken, held, locations, writes);
+        held = content.held;
+        // Instructions not yet due wait on; taken items are gone from the mempool either way.
+        mempool = [...content.waiting, ...mempool];
+        for (const { n } of taken) writes.push({ type: 'del', key: layerKeys.mempool(n) });
+        for (const w of content.waiting) writes.push({ type: 'put', key: layerKeys.mempool(w.n), value: encodeMempoolItem(w.item) });
+        inboxCut = content.block.deposits.reduce((cut, d) => Math.max(cut, d.coordinate.seq), inboxCut);
+        const body = { height, atMs, previous: lastDigest, serving: this.meta.serving, ...content.block, inboxCut, held };
+        const block: LayerBlock = { ...body, digest: blockDigest(body) };
+        writes.push({ type: 'put', key: layerKeys.block(height), value: encodeBlock(block) });
+        made.push(block);
+        lastDigest = block.digest;
+      }
+      const meta: Meta = { ...this.meta, height, lastDigest, inboxCut, held };
+      writes.push({ type: 'put', key: layerKeys.meta, value: encodeMeta(meta) });
+      await this.store.write(writes, this.sync);
+      this.meta = meta;
+      this.mempool = mempool;
+      for (const listener of this.listeners) listener(made);
+      return made;
+    });
+  }
+
+  /** Places a deposit in the inbox: it takes the next seq now and enters the next serving block. */
+  placeDeposit(deposit: { location: string; amountMinor: bigint; accountRef: string }): Promise<InboxRecord> {
+    return this.changes.run(async () => {
+      assert(deposit.amountMinor > 0n && /^[0-9a-f]{64}$/.test(deposit.accountRef), 'a deposit is a positive amount for a 32-byte reference');
+      const seq = this.meta.inboxLength + 1;
+      const digest = sha256Hex(canonicalJson({ instance: this.instance, seq, location: deposit.location, amount: deposit.amountMinor.toString(), account_ref: deposit.accountRef }));
+      const record: InboxRecord = { ...deposit, coordinate: { digest, instance: this.instance, seq }, height: null };
+      await this.enqueue({ kind: 'deposit', seq }, [{ type: 'put', key: layerKeys.inbox(seq), value: encodeInbox(record) }], { inboxLength: seq });
+      return record;
+    });
+  }
+
+  /** Declares what a location is (the embedded layer's asset registry), so that it can attest it. */
+  registerLocation(attestation: Attestation): Promise<void> {
+    return this.changes.run(async () => {
+      const known = await this.store.get(layerKeys.location(attestation.location));
+      if (known === undefined && (await this.countLocations()) >= layerLocationsMax) refuse('ERR-SettlementLayerUnavailable', `the embedded layer holds at most ${layerLocationsMax} locations`);
+      await this.store.write([{ type: 'put', key: layerKeys.location(attestation.location), value: JSON.stringify(attestation) }], this.sync);
+    });
+  }
+
+  /** Stops or resumes serving (a stopped layer's blocks carry nothing; see produceBlocks). */
+  setServing(serving: boolean, atMs: number): Promise<void> {
+    return this.changes.run(async () => {
+      if (serving === this.meta.serving) return;
+      const meta: Meta = { ...this.meta, serving, servingSinceMs: atMs };
+      await this.store.write([{ type: 'put', key: layerKeys.meta, value: encodeMeta(meta) }], this.sync);
+      this.meta = meta;
+    });
+  }
+
+  // ------------------------------------------------------------ inside
+
+  private async reload(): Promise<void> {
+    const { meta, mempool } = await readState(this.store);
+    this.meta = meta;
+    this.mempool = mempool;
+  }
+
+  private async enqueue(item: MempoolItem, more: BatchOp[], metaChange: Partial<Meta> = {}): Promise<void> {
+    if (this.mempool.length >= layerMempoolItemsMax) refuse('ERR-SettlementLayerUnavailable', `the embedded layer holds at most ${layerMempoolItemsMax} items waiting for a block`);
+    const n = this.meta.mempoolNext;
+    const meta: Meta = { ...this.meta, ...metaChange, mempoolNext: n + 1 };
+    await this.store.write([...more, { type: 'put', key: layerKeys.mempool(n), value: encodeMempoolItem(item) }, { type: 'put', key: layerKeys.meta, value: encodeMeta(meta) }], this.sync);
+    this.meta = meta;
+    this.mempool = [...this.mempool, { n, item }];
+  }
+
+  /** What one block carries of `taken`, the holdings after it, and the instructions that wait for a later block. */
+  private async fill(height: number, taken: readonly { n: number; item: MempoolItem }[], heldBefore: Record<string, bigint>, locations: ReadonlyMap<string, Attestation>, writes: BatchOp[]) {
+    const held = { ...heldBefore };
+    const block = { anchors: [] as Anchor[], deposits: [] as InboxRecord[], instructions: [] as Instruction[], expired: [] as string[], attestations: [] as Attestation[] };
+    const waiting: { n: number; item: MempoolItem }[] = [];
+    for (const entry of taken) {
+      const { item } = entry;
+      if (item.kind === 'anchor') {
+        block.anchors.push(item.anchor);
+        writes.push({ type: 'put', key: layerKeys.anchor(item.anchor.number), value: JSON.stringify({ height }) });
+      } else if (item.kind === 'deposit') {
+        const text = await this.store.get(layerKeys.inbox(item.seq));
+        assert(text !== undefined, 'a deposit in the mempool is in the inbox');
+        const record: InboxRecord = { ...decodeInbox(text), height };
+        block.deposits.push(record);
+        held[record.location] = (held[record.location] ?? 0n) + record.amountMinor;
+        writes.push({ type: 'put', key: layerKeys.inbox(item.seq), value: encodeInbox(record) });
+      } else if (item.kind === 'instruction') {
+        const { instruction } = item;
+        const available = held[instruction.location] ?? 0n;
+        if (height > instruction.expiryHeight) block.expired.push(instruction.digest);
+        // The layer cannot pay out what it does not hold: the instruction waits (until its expiry).
+        else if (available < instruction.amountMinor) waiting.push(entry);
+        else {
+          block.instructions.push(instruction);
+          held[instruction.location] = available - instruction.amountMinor;
+        }
+      } else {
+        const attestation = locations.get(item.location);
+        // A location the layer does not know is not attested: the request is dropped.
+        if (attestation !== undefined) block.attestations.push(attestation);
+      }
+    }
+    return { block, held, waiting };
+  }
+
+  private async loadLocations(mempool: readonly { item: MempoolItem }[]): Promise<Map<string, Attestation>> {
+    const wanted = [...new Set(mempool.flatMap(({ item }) => (item.kind === 'attestation' ? [item.location] : [])))];
+    const texts = await this.store.getMany(wanted.map(layerKeys.location));
+    const out = new Map<string, Attestation>();
+    wanted.forEach((location, i) => {
+      const text = texts[i];
+      if (text !== undefined) out.set(location, JSON.parse(text) as Attestation);
+    });
+    return out;
+  }
+
+  private async countLocations(): Promise<number> {
+    let count = 0;
+    for await (const _ of this.store.entries({ gte: layerKeys.locationPrefix, lt: prefixEnd(layerKeys.locationPrefix), limit: layerLocationsMax })) count++;
+    return count;
+  }
+}
+
+async function readState(store: Store): Promise<{ meta: Meta; mempool: { n: number; item: MempoolItem }[] }> {
+  const text = await store.get(layerKeys.meta);
+  const meta = text === undefined ? freshMeta() : decodeMeta(text);
+  const mempool: { n: number; item: MempoolItem }[] = [];
+  const range = { gte: layerKeys.mempoolPrefix, lt: prefixEnd(layerKeys.mempoolPrefix), limit: layerMempoolItemsMax };
+  for await (const [key, value] of store.entries(range)) {
+    const n = parseInt(key.slice(layerKeys.mempoolPrefix.length), 16);
+    assert(n < meta.mempoolNext, 'a mempool item was numbered before the meta was written');
+    mempool.push({ n, item: decodeMempoolItem(value) });
+  }
+  return { meta, mempool };
+}
+
+function headOf(height: number, finalityDepth: number): LayerHead {
+  return { height, finalHeight: Math.max(0, height - finalityDepth) };
+}
+
+function freshMeta(): Meta {
+  return { height: 0, lastDigest: genesisDigest, serving: true, servingSinceMs: 0, inboxLength: 0, inboxCut: 0, mempoolNext: 0, held: {} };
+}
+
+const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+/** A block's digest: hex SHA-256 of its canonical JSON (amounts as decimal strings) without `digest`. */
+export function blockDigest(block: Omit<LayerBlock, 'digest'> & { digest?: string }): string {
+  const { digest: _digest, ...body } = block;
+  return sha256Hex(canonicalJson(blockJson(body)));
+}
+
+// ------------------------------------------------------------ encodings (bigint as decimal text)
+
+const heldJson = (held: Readonly<Record<string, bigint>>) => Object.fromEntries(Object.entries(held).map(([k, v]) => [k, v.toString()]));
+const heldOf = (json: Record<string, string>) => Object.fromEntries(Object.entries(json).map(([k, v]) => [k, BigInt(v)]));
+const inboxJson = (r: InboxRecord) => ({ ...r, amountMinor: r.amountMinor.toString() });
+const instructionJson = (i: Instruction) => ({ ...i, amountMinor: i.amountMinor.toString() });
+
+function blockJson<T extends Omit<LayerBlock, 'digest'>>(block: T) {
+  return {
+    ...block,
+    deposits: block.deposits.map(inboxJson),
+    instructions: block.instructions.map(instructionJson),
+    held: heldJson(block.held),
+  };
+}
+
+function encodeBlock(block: LayerBlock): string {
+  return JSON.stringify(blockJson(block));
+}
+
+function decodeBlock(text: string): LayerBlock {
+  const json = JSON.parse(text) as ReturnType<typeof blockJson> & { digest: string };
+  const block: LayerBlock = {
+    ...json,
+    deposits: json.deposits.map((d) => ({ ...d, amountMinor: BigInt(d.amountMinor) })),
+    instructions: json.instructions.map((i) => ({ ...i, amountMinor: BigInt(i.amountMinor) })),
+    held: heldOf(json.held),
+  };
+  assert(blockDigest(block) === block.digest, `block ${block.height} hashes to its digest`);
+  return block;
+}
+
+function encodeMeta(meta: Meta): string {
+  return JSON.stringify({ ...meta, held: heldJson(meta.held) });
+}
+
+function decodeMeta(text: string): Meta {
+  const json = JSON.parse(text) as Meta & { held: Record<string, string> };
+  assert(Number.isSafeInteger(json.height) && json.height >= 0 && typeof json.serving === 'boolean', 'the layer meta is whole');
+  return { ...json, held: heldOf(json.held) };
+}
+
+function encodeInbox(record: InboxRecord): string {
+  return JSON.stringify(inboxJson(record));
+}
+
+function decodeInbox(text: string): InboxRecord {
+  const json = JSON.parse(text) as ReturnType<typeof inboxJson>;
+  return { ...json, amountMinor: BigInt(json.amountMinor) };
+}
+
+function encodeMempoolItem(item: MempoolItem): string {
+  return JSON.stringify(item.kind === 'instruction' ? { ...item, instruction: instructionJson(item.instruction) } : item);
+}
+
+function decodeMempoolItem(text: string): MempoolItem {
+  const json = JSON.parse(text) as MempoolItem;
+  if (json.kind !== 'instruction') return json;
+  const raw = json.instruction as unknown as ReturnType<typeof instructionJson>;
+  return { kind: 'instruction', instruction: { ...raw, amountMinor: BigInt(raw.amountMinor) } };
+}
