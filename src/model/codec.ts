@@ -7,7 +7,7 @@
 import { assert } from '../assert.js';
 import { grantTermsView, parseGrantTerms } from '../auth/grants.js';
 import { type GrantKind, custodyCommandTypes, isCustodyCommand } from './model.js';
-import { type Json, check, damaged, decimalText, recordJson } from './decode.js';
+import { type Json, check, damaged, decimalText, parsed, recordJson } from './decode.js';
 import type {
   Account,
   AccountKind,
@@ -231,7 +231,9 @@ export function encodeIndexedPosting(leaf: string, reference: Posting['reference
 export function decodeIndexedPosting(text: string): Posting {
   const cut = text.indexOf('\n');
   assert(cut > 0, 'an index entry holds a leaf and a reference');
-  return decodeLeaf(text.slice(0, cut), JSON.parse(text.slice(cut + 1)) as Posting['reference']);
+  const reference = parsed(text.slice(cut + 1), 'journal entry');
+  if (reference !== null && typeof reference !== 'string') damaged('journal entry', 'reference is not text or null');
+  return decodeLeaf(text.slice(0, cut), reference as Posting['reference']);
 }
 
 /** A journal chunk: the leaves of consecutive entries, one per line, keyed by the first entry's position. */

@@ -22,7 +22,8 @@ export function damaged(what: string, why: string): never {
   throw new DamagedRecord(`damaged ${what} record: ${why}`);
 }
 
-function parsed(text: string, what: string): unknown {
+/** A stored value's text as JSON of any shape, or refused as damaged. */
+export function parsed(text: string, what: string): unknown {
   try {
     return JSON.parse(text);
   } catch {

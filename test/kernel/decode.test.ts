@@ -67,6 +67,8 @@ describe('checked decoding of stored records', () => {
     expect(refusal(() => decodeOperation(operation.replace('"type":"reserve"', '"type":"teleport"')))).toBe('damaged operation record: command type "teleport" is not known');
     expect(refusal(() => decodeOperation(operation.replace('"amountMinor":"5","deadlineMs":9}', '"amountMinor":"x","deadlineMs":9}')))).toContain('is not decimal text');
     expect(refusal(() => decodeIndexedPosting('{"seq":1\nnull'))).toBe('damaged journal entry record: is not JSON');
+    expect(refusal(() => decodeIndexedPosting('{}\n{"not":"text"}'))).toBe('damaged journal entry record: reference is not text or null');
+    expect(refusal(() => decodeIndexedPosting('{}\n"unterminated'))).toBe('damaged journal entry record: is not JSON');
     expect(refusal(() => recordJsonList('[{"ref":"op_1"},7]', 'event chunk'))).toBe('damaged event chunk record: is not a list of JSON objects');
     expect(recordJsonList('[{"ref":"op_1"}]', 'event chunk')).toEqual([{ ref: 'op_1' }]);
   });
