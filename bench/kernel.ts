@@ -5,7 +5,10 @@
  * PostgreSQL (a private durable cluster, the book opened as ledgerd opens it), side by
  * side in one run. Prints tables; nothing is asserted.
  *
- *   npm run build && node dist/bench/kernel.js [--stores leveldb,postgres] [--transfers 500000] [--accounts 10000] [--puts 1000000] [--no-sync]
+ *   npm run build && node dist/bench/kernel.js [--stores leveldb,postgres] [--transfers 500000] [--refusal-transfers 100000] [--accounts 10000] [--puts 1000000] [--no-sync]
+ *
+ * The refusals workloads are 1-leg transfers of which every other one, then every
+ * one, is refused at intake (a leg from an account to itself): what a refusal costs.
  *
  * In the same run it prints what the store alone allows (bench/ceilings.ts): the
  * kernel's writes without the kernel, and classic-level's raw puts.
@@ -29,6 +32,7 @@ const { values: args } = parseArgs({
   options: {
     transfers: { type: 'string', default: '500000' },
     'four-leg-transfers': { type: 'string', default: '100000' },
+    'refusal-transfers': { type: 'string', default: '100000' },
     accounts: { type: 'string', default: '10000' },
     // One submitter: within its share of the backlog (backlogCommandsPerPrincipalMax), past which it is turned away.
     'in-flight': { type: 'string', default: '4096' },
@@ -42,6 +46,7 @@ const storeKinds = parseStores(args.stores);
 const stores = new BenchStores();
 const transfers = Number(args.transfers);
 const fourLegTransfers = Number(args['four-leg-transfers']);
+const refusalTransfers = Number(args['refusal-transfers']);
 const accounts = Number(args.accounts);
 const inFlight = Number(args['in-flight']);
 const queries = Number(args.queries);
@@ -61,11 +66,13 @@ async function openBook(kind: BenchStoreKind, customers: number, fundingMinor: b
   return { kernel, remove };
 }
 
-function transferSubmission(n: number, legs: number): Submission {
+/** Every `refusedEvery`-th submission (none when 0) moves from an account to itself: refused at intake. */
+function transferSubmission(n: number, legs: number, refusedEvery = 0): Submission {
+  const refused = refusedEvery > 0 && n % refusedEvery === 0;
   // The operator moves value between delegated-custody accounts; legs chain through distinct accounts.
   const legList = Array.from({ length: legs }, (_, l) => ({
     from: account((n * 7 + l) % accounts),
-    to: account((n * 7 + l + 1) % accounts),
+    to: account((n * 7 + l + (refused ? 0 : 1)) % accounts),
     asset: usd,
     amountMinor: 1n + BigInt(n % 3),
   }));
@@ -78,21 +85,33 @@ function transferSubmission(n: number, legs: number): Submission {
   };
 }
 
+/** Refusals a run met: turned away at the backlog bound (and retried), and refused for good. */
+interface Refusals {
+  turnedAway: number;
+  refused: number;
+}
+
 /** As a client would: on ERR-DecisionUnavailable, wait and retry under the same client key. */
-async function submitRetrying(kernel: Kernel, submission: Submission): Promise<void> {
+async function submitRetrying(kernel: Kernel, submission: Submission, seen: Refusals): Promise<void> {
   for (;;) {
     try {
       await kernel.submit(submission);
       return;
     } catch (error) {
+      if (error instanceof Refused && error.refusal.error === 'ERR-UnsupportedLeg') {
+        seen.refused++;
+        return;
+      }
       if (!(error instanceof Refused) || error.refusal.error !== 'ERR-DecisionUnavailable') throw error;
+      seen.turnedAway++;
       await sleep(retryPauseMs);
     }
   }
 }
 
-async function drive(kernel: Kernel, count: number, legs: number, label: string) {
+async function drive(kernel: Kernel, count: number, legs: number, label: string, refusedEvery = 0) {
   let next = 0;
+  const seen: Refusals = { turnedAway: 0, refused: 0 };
   let acked = 0;
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
@@ -101,7 +120,7 @@ async function drive(kernel: Kernel, count: number, legs: number, label: string)
   const worker = async () => {
     while (next < count) {
       const submittedAt = performance.now();
-      await submitRetrying(kernel, transferSubmission(next++, legs));
+      await submitRetrying(kernel, transferSubmission(next++, legs, refusedEvery), seen);
       ackMs.push(performance.now() - submittedAt);
       acked++;
       const now = performance.now();
@@ -125,6 +144,7 @@ async function drive(kernel: Kernel, count: number, legs: number, label: string)
     decidedPerSec: count / ((decidedAt - started) / 1000),
     seconds: (decidedAt - started) / 1000,
     cpuUsPerTransfer: (cpu.user + cpu.system) / count,
+    ...seen,
   };
 }
 
@@ -188,7 +208,17 @@ async function onStore(kind: BenchStoreKind) {
   const fourLeg = await drive(four.kernel, fourLegTransfers, 4, `${kind} 4-leg`);
   await four.kernel.close();
   four.remove();
-  return { kind, oneLeg, fourLeg, latencies: [...smallLatencies, ...bigLatencies] };
+
+  const refusing = async (every: number, label: string) => {
+    const book = await openBook(kind, accounts, 1_000_000n);
+    const r = await drive(book.kernel, refusalTransfers, 1, `${kind} ${label}`, every);
+    await book.kernel.close();
+    book.remove();
+    return r;
+  };
+  const halfRefused = await refusing(2, '1-leg, half refused');
+  const allRefused = await refusing(1, '1-leg, all refused');
+  return { kind, oneLeg, fourLeg, halfRefused, allRefused, latencies: [...smallLatencies, ...bigLatencies] };
 }
 
 async function main() {
@@ -203,15 +233,16 @@ async function main() {
   const ceiling = await storeCeiling(transfers, undefined, accounts);
   const raw = await rawPuts(ceilingPuts);
 
-  console.log('| store | workload | transfers | acknowledged/s | decided/s | ack p50 ms | ack p99 ms | wall s | CPU µs per transfer |');
-  console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|');
-  for (const { kind, oneLeg, fourLeg } of results) {
-    for (const [name, n, r] of [['1-leg', transfers, oneLeg], ['4-leg', fourLegTransfers, fourLeg]] as const) {
-      console.log(`| ${kind} | ${name} | ${n} | ${r.acksPerSec.toFixed(0)} | ${r.decidedPerSec.toFixed(0)} | ${r.ackP50Ms.toFixed(1)} | ${r.ackP99Ms.toFixed(1)} | ${r.seconds.toFixed(1)} | ${r.cpuUsPerTransfer.toFixed(0)} |`);
+  console.log('| store | workload | transfers | answered/s | decided/s | ack p50 ms | ack p99 ms | wall s | CPU µs per transfer | refused / turned away (retried) |');
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const { kind, oneLeg, fourLeg, halfRefused, allRefused } of results) {
+    const workloads = [['1-leg', transfers, oneLeg], ['4-leg', fourLegTransfers, fourLeg], ['1-leg, half refused at intake', refusalTransfers, halfRefused], ['1-leg, every one refused at intake', refusalTransfers, allRefused]] as const;
+    for (const [name, n, r] of workloads) {
+      console.log(`| ${kind} | ${name} | ${n} | ${r.acksPerSec.toFixed(0)} | ${r.decidedPerSec.toFixed(0)} | ${r.ackP50Ms.toFixed(1)} | ${r.ackP99Ms.toFixed(1)} | ${r.seconds.toFixed(1)} | ${r.cpuUsPerTransfer.toFixed(1)} | ${r.refused} / ${r.turnedAway} |`);
     }
   }
-  console.log(`| leveldb | store alone, a 1-leg transfer's writes (bench/ceilings.ts) | ${transfers} | | ${ceiling.perSec.toFixed(0)} | | | | ${ceiling.cpuUs.toFixed(0)} |`);
-  console.log(`| leveldb | classic-level puts of 300 B, fsync'd batches of 1,000 (per put) | ${ceilingPuts} | | ${raw.perSec.toFixed(0)} | | | | ${raw.cpuUs.toFixed(1)} |`);
+  console.log(`| leveldb | store alone, a 1-leg transfer's writes (bench/ceilings.ts) | ${transfers} | | ${ceiling.perSec.toFixed(0)} | | | | ${ceiling.cpuUs.toFixed(0)} | |`);
+  console.log(`| leveldb | classic-level puts of 300 B, fsync'd batches of 1,000 (per put) | ${ceilingPuts} | | ${raw.perSec.toFixed(0)} | | | | ${raw.cpuUs.toFixed(1)} | |`);
   console.log('\n| store | query | p50 ms | p99 ms |');
   console.log('|---|---|---:|---:|');
   for (const { kind, latencies } of results) for (const l of latencies) console.log(`| ${kind} | ${l.label} | ${l.p50Ms.toFixed(2)} | ${l.p99Ms.toFixed(2)} |`);

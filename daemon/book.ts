@@ -14,6 +14,10 @@ import { join } from 'node:path';
 import { builtInPrincipals } from '../src/auth/authority.js';
 import { principalCredentialWrites } from '../src/auth/credentials.js';
 import { type GenesisSource, importGenesisSource } from '../src/book/genesis.js';
+import { keys } from '../src/model/codec.js';
+import { damaged } from '../src/model/decode.js';
+import { idEpochMax } from '../src/model/ids.js';
+import type { ReadView } from '../src/store/port.js';
 import { writeClerkKeys } from './clerk.js';
 import { BookExists, type BookPlace, bookPlace } from './book-place.js';
 import type { StoreConfig } from './config.js';
@@ -57,6 +61,23 @@ export async function daemonKeys(dataDir: string): Promise<Record<DaemonKeyUse, 
 /** Where the book of `dataDir` is kept under the `store` setting. */
 export function placeOf(dataDir: string, store: StoreConfig): BookPlace {
   return bookPlace(dataDir, bookPaths(dataDir).book, store);
+}
+
+/** The book's id epoch (`keyedIds`): 0 until a restore draws one (daemon/restore.ts). */
+export async function idsEpoch(store: ReadView): Promise<number> {
+  const text = await store.get(keys.idsEpoch);
+  if (text === undefined) return 0;
+  const epoch = /^(0|[1-9][0-9]{0,14})$/.test(text) ? Number(text) : NaN;
+  if (!(epoch <= idEpochMax)) damaged('ids epoch', `${keys.idsEpoch} is not an integer 0..${idEpochMax}`);
+  return epoch;
+}
+
+/** A fresh id epoch for a restored book: random (two restores of one backup never share one), never 0 nor `previous`. */
+export function drawIdsEpoch(previous: number): number {
+  for (;;) {
+    const epoch = randomBytes(6).readUIntBE(0, 6);
+    if (epoch !== 0 && epoch !== previous) return epoch;
+  }
 }
 
 /** The book's identity (a key derived from daemon.key for it, hex): a book on PostgreSQL is bound to it, backups carry it. */

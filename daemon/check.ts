@@ -9,13 +9,16 @@
  *   balance must match the fold.
  * - every checkpoint: its kernel_root recomputed from the journal (one pass over it), its
  *   commitment, and its link to the one before.
- * Accounts are listed by their records
- * (the only read here below the query layer).
+ * Accounts are listed by their records (the only read here below the query layer). A
+ * record that does not decode is a problem of its account, and the check goes on with
+ * the next.
  */
 import { builtInPrincipals, type Actor } from '../src/auth/authority.js';
 import { loadAssets } from '../src/book/assets.js';
 import { checkCheckpoints } from '../src/checkpoints/checkpoints.js';
-import { keys, prefixEnd } from '../src/model/codec.js';
+import { decodeAccount, keys, prefixEnd } from '../src/model/codec.js';
+import { DamagedRecord } from '../src/model/decode.js';
+import { idsEpoch } from './book.js';
 import { movementsPageLimitMax } from '../src/constants.js';
 import { type Balance, moved, zeroBalance } from '../src/model/model.js';
 import { BookView } from '../src/queries/queries.js';
@@ -57,39 +60,59 @@ export async function checkBook(store: Store): Promise<CheckReport> {
   let balances = 0;
   let postings = 0;
   try {
+    try {
+      await idsEpoch(snap);
+    } catch (error) {
+      if (!(error instanceof DamagedRecord)) throw error;
+      problem(error.message);
+    }
     const tb = await view.trialBalance(null);
     for (const row of tb.rows) if (row.openingsMinor !== 0n) problem(`trial balance: ${row.asset} sums to ${row.openingsMinor}, not 0`);
     // The trial balance above is read from the kept totals: sum every balance too.
-    for (const { asset, stored, summed } of (await verifyTotals(snap)).assets) {
-      if (stored === null) problem(`totals: ${asset} has no kept total; its balances sum to ${showBalance(summed)}`);
-      else if (!sameBalance(stored, summed)) problem(`totals: ${asset} keeps ${showBalance(stored)}; its balances sum to ${showBalance(summed)}`);
+    try {
+      for (const { asset, stored, summed } of (await verifyTotals(snap)).assets) {
+        if (stored === null) problem(`totals: ${asset} has no kept total; its balances sum to ${showBalance(summed)}`);
+        else if (!sameBalance(stored, summed)) problem(`totals: ${asset} keeps ${showBalance(stored)}; its balances sum to ${showBalance(summed)}`);
+      }
+    } catch (error) {
+      // A damaged balance: named below, by its account.
+      if (!(error instanceof DamagedRecord)) throw error;
+      problem(`totals: the balances cannot be summed: ${error.message}`);
     }
 
-    for await (const account of accountIds(snap)) {
+    for await (const [account, record] of accountRecords(snap)) {
       accounts++;
-      for (const { asset, balance } of await view.balances(account)) {
-        balances++;
-        const folded = await foldMovements(view, account, asset, problem);
-        postings += folded.postings;
-        if (!sameBalance(folded.balance, balance)) problem(`${account} ${asset}: balance is ${showBalance(balance)}; its journal entries sum to ${showBalance(folded.balance)}`);
+      try {
+        decodeAccount(record);
+        for (const { asset, balance } of await view.balances(account)) {
+          balances++;
+          const folded = await foldMovements(view, account, asset, problem);
+          postings += folded.postings;
+          if (!sameBalance(folded.balance, balance)) problem(`${account} ${asset}: balance is ${showBalance(balance)}; its journal entries sum to ${showBalance(folded.balance)}`);
+        }
+      } catch (error) {
+        // A record that does not decode is a problem of this account; the check goes on with the next.
+        if (!(error instanceof DamagedRecord)) throw error;
+        problem(`${account}: ${error.message}`);
       }
     }
     if (accounts !== tb.accounts) problem(`the head counts ${tb.accounts} accounts; ${accounts} account records exist`);
-    const checkpoints = await checkCheckpoints(store, problem);
+    const checkpoints = await checkCheckpoints(snap, problem);
     return { accounts, balances, postings, checkpoints, view: view.view, problemCount, problems };
   } finally {
     await view.close();
   }
 }
 
-async function* accountIds(store: ReadView): AsyncGenerator<AccountId> {
+/** Every account's id and stored record, a page at a time. */
+async function* accountRecords(store: ReadView): AsyncGenerator<[AccountId, string]> {
   let after: string | null = null;
   for (;;) {
-    const page: string[] = [];
-    for await (const [key] of store.entries({ gt: after ?? keys.accountPrefix, lt: prefixEnd(keys.accountPrefix), limit: accountPageEntries })) page.push(key);
+    const page: [string, string][] = [];
+    for await (const entry of store.entries({ gt: after ?? keys.accountPrefix, lt: prefixEnd(keys.accountPrefix), limit: accountPageEntries })) page.push(entry);
     if (page.length === 0) return;
-    after = page[page.length - 1]!;
-    for (const key of page) yield key.slice(keys.accountPrefix.length) as AccountId;
+    after = page[page.length - 1]![0];
+    for (const [key, record] of page) yield [key.slice(keys.accountPrefix.length) as AccountId, record];
   }
 }
 

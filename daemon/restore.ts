@@ -6,13 +6,14 @@
  */
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
+import { keys } from '../src/model/codec.js';
 import type { BatchOp } from '../src/store/port.js';
 import { BadBackup, type BackupHeader, type BackupTrailer, type CarriedFile, carriedFiles, readBackup } from './backup-format.js';
-import { BookExists, bookIdentity, placeOf, prepareDataDir, writeAtomically } from './book.js';
+import { BookExists, bookIdentity, drawIdsEpoch, idsEpoch, placeOf, prepareDataDir, writeAtomically } from './book.js';
 import type { StoreConfig } from './config.js';
 import { StartupFailure, exitCodes, fsReason } from './failures.js';
 
-/** Entries written per batch while restoring (unsynced; the last batch syncs them all before the rename). */
+/** Entries written per batch while restoring (unsynced; the id epoch's write, last, syncs them all before the rename). */
 const restoreBatchEntries = 1_000;
 
 const carriedModes: Record<CarriedFile, number> = { 'daemon.key': 0o600, 'clerk.key': 0o600, 'clerk.pub': 0o644 };
@@ -33,15 +34,18 @@ export async function restoreBook(from: string, dataDir: string, storeConfig: St
     let read;
     try {
       let batch: BatchOp[] = [];
+      let entries = 0;
       read = await readBackup(input.readLines(), async (key, value) => {
         batch.push({ type: 'put', key, value });
-        if (batch.length <= restoreBatchEntries) return;
-        // The last entry stays behind, so the final, synced write is never empty (an empty write syncs nothing).
-        await store.write(batch.slice(0, -1), false);
-        batch = batch.slice(-1);
+        entries++;
+        if (batch.length < restoreBatchEntries) return;
+        await store.write(batch, false);
+        batch = [];
       });
-      if (batch.length === 0) throw new BadBackup('the backup holds no entries');
-      await store.write(batch, true);
+      if (entries === 0) throw new BadBackup('the backup holds no entries');
+      if (batch.length > 0) await store.write(batch, false);
+      // The source may have drawn ids after the backup: the restored book draws its own (docs/operations.md, Backups).
+      await store.write([{ type: 'put', key: keys.idsEpoch, value: String(drawIdsEpoch(await idsEpoch(store))) }], true);
     } catch (error) {
       await building.discard();
       if (error instanceof BadBackup) throw new StartupFailure(`backup file ${from}: ${error.message}`, exitCodes.config);

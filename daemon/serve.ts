@@ -10,7 +10,7 @@ import { Kernel } from '../src/book/kernel.js';
 import { buildApp, loggerOptions } from './app.js';
 import { existsSync } from 'node:fs';
 import { openServedBook } from './book-place.js';
-import { BookExists, bookIdentity, bookPaths, daemonKeys, initBook, placeOf, prepareDataDir } from './book.js';
+import { BookExists, bookIdentity, bookPaths, daemonKeys, idsEpoch, initBook, placeOf, prepareDataDir } from './book.js';
 import { StartupFailure, exitCodes } from './failures.js';
 import { listenFailure } from './failures.js';
 import { Metrics } from './metrics.js';
@@ -75,7 +75,7 @@ export async function serve(config: Config, version: string): Promise<void> {
   const kernel = await Kernel.open({
     store: metrics.timedStore(store),
     clock,
-    ids: keyedIds(secrets.ids),
+    ids: keyedIds(secrets.ids, await idsEpoch(store)),
     challengeMacKey: secrets.challenges,
     cacheEntries: config.cacheEntries,
     backlogMax: config.backlogMax,

@@ -93,6 +93,8 @@ export const cacheEntriesMin = 1024;
 /** Genesis: entries of each kind, and entries written per batch while importing. */
 export const genesisEntriesMax = 10_000_000;
 export const genesisEntriesPerWrite = 10_000;
+/** Genesis entries whose reference checks are read in one `getMany` while importing (each names at most two keys). */
+export const genesisEntriesPerRead = 2_000;
 /** Journal entries per chunk: a round (or genesis) writes its entries in chunks of at most this many. */
 export const journalChunkEntriesMax = 4096;
 

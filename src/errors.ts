@@ -66,16 +66,24 @@ export function isErrorCode(value: string): value is ErrorCode {
   return Object.hasOwn(errorCatalogue, value);
 }
 
-/** A refusal raised through an edge that reports by throwing (parsers, submission checks). */
+/**
+ * A refusal raised through an edge that reports by throwing (parsers, submission checks).
+ * It carries no stack trace: a refusal is an answer, not a fault, nothing reads its
+ * stack, and capturing one was a measured cost where the kernel refuses on hot paths
+ * (a submitter turned away at the backlog bound, intake refusals; docs/performance.md).
+ */
 export class Refused extends Error {
   readonly refusal: Refusal;
   constructor(error: ErrorCode, description?: string) {
     const r = refusal(error, description);
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(`${r.error}: ${r.description}`);
-    this.name = 'Refused';
+    Error.stackTraceLimit = stackTraceLimit;
     this.refusal = r;
   }
 }
+Refused.prototype.name = 'Refused';
 
 export function refuse(error: ErrorCode, description?: string): never {
   throw new Refused(error, description);

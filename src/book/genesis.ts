@@ -3,11 +3,11 @@
  * validated whole before anything is written, imported in bounded batches, then
  * sealed by the last write. Until sealed the kernel does not open the book.
  */
-import { assert } from '../assert.js';
+import { assert, fail } from '../assert.js';
 import { builtInPrincipals, type Principals } from '../auth/authority.js';
 import {
   decodeAccount,
-  decodeBalance,
+  decodeBalanceText,
   decodeIdentity,
   encodeAccount,
   encodeAsset,
@@ -20,7 +20,7 @@ import {
   keys,
   storeLayout,
 } from '../model/codec.js';
-import { assetsMax, defaultTreasuryLimitMinor, genesisEntriesMax, genesisEntriesPerWrite, journalChunkEntriesMax } from '../constants.js';
+import { assetsMax, defaultTreasuryLimitMinor, genesisEntriesMax, genesisEntriesPerRead, genesisEntriesPerWrite, journalChunkEntriesMax } from '../constants.js';
 import { refuse } from '../errors.js';
 import type { Account, Asset, AssetKind, Balance, Custody, Head, Layer, Posting } from '../model/model.js';
 import { layers, moved, zeroBalance } from '../model/model.js';
@@ -361,15 +361,38 @@ export interface GenesisSource {
 
 export const genesisSections = ['assets', 'identities', 'accounts', 'openings', 'aliases', 'archived'] as const;
 
-/** Buffers the import's writes into bounded batches; reads see what is buffered. */
+/**
+ * The import's reads and writes. Writes are buffered into bounded batches; the keys a
+ * chunk of entries checks are read in one `getMany` (`prefetch`), after which the
+ * chunk's checks read synchronously (`read`), seeing what is buffered and what the
+ * chunk itself wrote. One awaited read per check made the import ten times slower.
+ */
 class BoundedWriter {
   private pending = new Map<string, string>();
+  /** The chunk's reads: what the store held for each prefetched key, overwritten by the chunk's writes. */
+  private known = new Map<string, string | undefined>();
   constructor(private readonly store: Store) {}
-  async get(key: string): Promise<string | undefined> {
-    return this.pending.get(key) ?? (await this.store.get(key));
+  async prefetch(wanted: Iterable<string>): Promise<void> {
+    this.known.clear();
+    const misses: string[] = [];
+    for (const key of new Set(wanted)) {
+      const value = this.pending.get(key);
+      if (value !== undefined) this.known.set(key, value);
+      else misses.push(key);
+    }
+    const values = misses.length === 0 ? [] : await this.store.getMany(misses);
+    for (const [i, key] of misses.entries()) this.known.set(key, values[i]);
   }
-  async put(key: string, value: string): Promise<void> {
+  read(key: string): string | undefined {
+    if (!this.known.has(key)) fail(`genesis read ${key} was prefetched`);
+    return this.known.get(key);
+  }
+  put(key: string, value: string): void {
     this.pending.set(key, value);
+    this.known.set(key, value);
+  }
+  /** Between chunks: at most genesisEntriesPerWrite entries plus one chunk's writes are ever held. */
+  async flushIfFull(): Promise<void> {
     if (this.pending.size >= genesisEntriesPerWrite) await this.flush(false);
   }
   async flush(sync: boolean): Promise<void> {
@@ -389,103 +412,145 @@ export async function importGenesisSource(store: Store, source: GenesisSource, n
   assert((await store.get(keys.sealed)) === undefined && (await store.get(keys.head)) === undefined, 'genesis goes into an empty store');
   for (const section of await source.sections()) if (!(genesisSections as readonly string[]).includes(section)) entryError(section, 'is not a genesis section');
   const out = new BoundedWriter(store);
-  async function* rows(section: string): AsyncIterable<[number, unknown]> {
+  /**
+   * A section's entries, parsed, in chunks of at most genesisEntriesPerRead, each
+   * chunk's reads prefetched. An entry that does not parse ends its chunk and is
+   * refused once the entries before it are checked, so the first bad entry is the
+   * one named, as when entries were checked one by one.
+   */
+  async function* chunks<T>(section: string, parse: (row: unknown, i: number) => T, reads: (entry: T) => readonly string[]): AsyncIterable<T[]> {
     let i = 0;
+    let chunk: T[] = [];
+    let refusal: unknown = null;
+    const ready = async () => {
+      await out.prefetch(chunk.flatMap(reads));
+      const done = chunk;
+      chunk = [];
+      return done;
+    };
     for await (const row of source.entries(section)) {
       if (i === genesisEntriesMax) entryError(section, `holds more than ${genesisEntriesMax} entries`);
-      yield [i++, row];
+      try {
+        chunk.push(parse(row, i++));
+      } catch (error) {
+        refusal = error;
+        break;
+      }
+      if (chunk.length === genesisEntriesPerRead) {
+        yield await ready();
+        await out.flushIfFull();
+      }
     }
+    if (chunk.length > 0) yield await ready();
+    await out.flushIfFull();
+    if (refusal !== null) throw refusal;
   }
+  /** The entry's position in its section, for naming it in a refusal. */
+  let at = 0;
 
   const assets = new Map<string, Asset>(); // at most assetsMax
-  for await (const [i, row] of rows('assets')) {
-    if (i === assetsMax) entryError('assets', `holds more than ${assetsMax} assets`);
-    const asset = parseAssetEntry(row, i);
-    if (assets.has(asset.id)) entryError(`assets[${i}]`, `asset ${asset.id} appears twice`);
-    assets.set(asset.id, asset);
-    await out.put(keys.asset(asset.id), encodeAsset(asset));
+  for await (const chunk of chunks('assets', (row, i) => (i === assetsMax ? entryError('assets', `holds more than ${assetsMax} assets`) : parseAssetEntry(row, i)), () => [])) {
+    for (const asset of chunk) {
+      if (assets.has(asset.id)) entryError(`assets[${at}]`, `asset ${asset.id} appears twice`);
+      assets.set(asset.id, asset);
+      out.put(keys.asset(asset.id), encodeAsset(asset));
+      at++;
+    }
   }
   const isAsset = (symbol: string) => assets.has(symbol);
 
-  const addIdentity = async (id: IdentityId) => {
-    if ((await out.get(keys.identity(id))) === undefined) await out.put(keys.identity(id), encodeIdentity({ id, createdAtMs: nowMs, accounts: [] }));
+  const addIdentity = (id: IdentityId) => {
+    if (out.read(keys.identity(id)) === undefined) out.put(keys.identity(id), encodeIdentity({ id, createdAtMs: nowMs, accounts: [] }));
   };
-  await addIdentity(principals.operator);
-  await addIdentity(principals.identities);
-  for await (const [i, row] of rows('identities')) await addIdentity(parseIdentityEntry(row, i));
+  await out.prefetch([keys.identity(principals.operator), keys.identity(principals.identities)]);
+  addIdentity(principals.operator);
+  addIdentity(principals.identities);
+  for await (const chunk of chunks('identities', parseIdentityEntry, (id) => [keys.identity(id)])) chunk.forEach(addIdentity);
 
   let accountCount = 0;
-  for await (const [i, row] of rows('accounts')) {
-    const account = parseAccountEntry(row, i, isAsset);
-    if ((await out.get(keys.account(account.id))) !== undefined) entryError(`accounts[${i}]`, `account ${account.id} appears twice`);
-    const owner = await out.get(keys.identity(account.owner));
-    if (owner === undefined) entryError(`accounts[${i}].owner`, `identity ${account.owner} is not in identities`);
-    const identity = decodeIdentity(owner);
-    await out.put(keys.identity(account.owner), encodeIdentity({ ...identity, accounts: [...identity.accounts, account.id] }));
-    await out.put(keys.account(account.id), encodeAccount(account));
-    accountCount++;
+  at = 0;
+  for await (const chunk of chunks('accounts', (row, i) => parseAccountEntry(row, i, isAsset), (a) => [keys.account(a.id), keys.identity(a.owner)])) {
+    for (const account of chunk) {
+      if (out.read(keys.account(account.id)) !== undefined) entryError(`accounts[${at}]`, `account ${account.id} appears twice`);
+      const owner = out.read(keys.identity(account.owner));
+      if (owner === undefined) entryError(`accounts[${at}].owner`, `identity ${account.owner} is not in identities`);
+      const identity = decodeIdentity(owner);
+      out.put(keys.identity(account.owner), encodeIdentity({ ...identity, accounts: [...identity.accounts, account.id] }));
+      out.put(keys.account(account.id), encodeAccount(account));
+      accountCount++;
+      at++;
+    }
   }
 
   const sums = new Map<string, bigint>(); // per asset
   let seq = 0;
   let leaves: string[] = [];
-  const writeChunk = async () => {
+  const writeChunk = () => {
     const firstSeq = seq - leaves.length + 1;
-    await out.put(keys.journal(firstSeq), encodeJournalChunk(leaves));
-    await out.put(keys.journalTime(nowMs, firstSeq), '');
+    out.put(keys.journal(firstSeq), encodeJournalChunk(leaves));
+    out.put(keys.journalTime(nowMs, firstSeq), '');
     leaves = [];
   };
-  for await (const [i, row] of rows('openings')) {
-    const o = parseOpeningEntry(row, i, isAsset);
-    if ((await out.get(keys.account(o.account))) === undefined) entryError(`openings[${i}].account`, `account ${o.account} is not in accounts`);
-    const key = keys.balance(o.account, o.asset);
-    const stored = await out.get(key);
-    const signed = o.direction === 'credit' ? o.amountMinor : -o.amountMinor;
-    const after = moved(stored === undefined ? zeroBalance : decodeBalance(JSON.parse(stored) as Record<string, unknown>), o.layer, signed);
-    await out.put(key, JSON.stringify(encodeBalance(after)));
-    sums.set(o.asset, (sums.get(o.asset) ?? 0n) + signed);
-    seq = i + 1;
-    const leaf = encodeLeaf(openingPosting(o, seq, nowMs, after));
-    leaves.push(leaf);
-    await out.put(keys.accountAsset(o.account, o.asset, seq), encodeIndexedPosting(leaf, null));
-    if (leaves.length === journalChunkEntriesMax) await writeChunk();
+  for await (const chunk of chunks('openings', (row, i) => parseOpeningEntry(row, i, isAsset), (o) => [keys.account(o.account), keys.balance(o.account, o.asset)])) {
+    for (const o of chunk) {
+      if (out.read(keys.account(o.account)) === undefined) entryError(`openings[${seq}].account`, `account ${o.account} is not in accounts`);
+      const key = keys.balance(o.account, o.asset);
+      const stored = out.read(key);
+      const signed = o.direction === 'credit' ? o.amountMinor : -o.amountMinor;
+      const after = moved(stored === undefined ? zeroBalance : decodeBalanceText(stored), o.layer, signed);
+      out.put(key, JSON.stringify(encodeBalance(after)));
+      sums.set(o.asset, (sums.get(o.asset) ?? 0n) + signed);
+      seq++;
+      const leaf = encodeLeaf(openingPosting(o, seq, nowMs, after));
+      leaves.push(leaf);
+      out.put(keys.accountAsset(o.account, o.asset, seq), encodeIndexedPosting(leaf, null));
+      if (leaves.length === journalChunkEntriesMax) writeChunk();
+    }
   }
-  if (leaves.length > 0) await writeChunk();
+  if (leaves.length > 0) writeChunk();
   for (const [asset, sum] of sums) if (sum !== 0n) entryError('openings', `do not balance in ${asset} (off by ${sum})`);
   await out.flush(false);
   const totals = new Map([...assets.keys()].map((asset) => [asset, zeroBalance]));
-  // Floors hold only once every opening is in: checked over the written balances, page by page.
+  // Floors hold only once every opening is in: checked over the written balances, a page (and one read of its accounts) at a time.
   let after = keys.balance('', '');
   for (;;) {
-    let page = 0;
-    for await (const [key, value] of store.entries({ gt: after, lt: 'bal0', limit: genesisEntriesPerWrite })) {
+    const page: [string, string, Balance][] = [];
+    for await (const [key, value] of store.entries({ gt: after, lt: 'bal0', limit: genesisEntriesPerRead })) {
       after = key;
-      page++;
       const [, account, asset] = key.split('/') as [string, string, string];
-      const b = decodeBalance(JSON.parse(value) as Record<string, unknown>);
-      const acct = decodeAccount((await store.get(keys.account(account)))!);
+      page.push([account, asset, decodeBalanceText(value)]);
+    }
+    await out.prefetch(page.map(([account]) => keys.account(account)));
+    for (const [account, asset, b] of page) {
+      const acct = decodeAccount(out.read(keys.account(account))!);
       const floor = acct.kind === 'treasury' ? -(acct.treasuryLimits[asset] ?? 0n) : 0n;
       if (b.available < floor || b.reserved < 0n || b.encumbered < 0n) entryError('openings', `leave ${account} below its floor in ${asset}`);
       totals.set(asset, plusBalance(totals.get(asset)!, b));
     }
-    if (page < genesisEntriesPerWrite) break;
+    if (page.length < genesisEntriesPerRead) break;
   }
   for (const [asset, total] of totals) {
     const { key, value } = totalsWrite(asset, total);
-    await out.put(key, value);
+    out.put(key, value);
   }
 
-  for await (const [i, row] of rows('aliases')) {
-    const alias = parseAliasEntry(row, i);
-    if ((await out.get(keys.account(alias.account))) === undefined) entryError(`aliases[${i}].account`, `account ${alias.account} is not in accounts`);
-    const key = keys.alias(alias.source, alias.name);
-    if ((await out.get(key)) !== undefined) entryError(`aliases[${i}]`, 'alias appears twice');
-    await out.put(key, alias.account);
+  at = 0;
+  for await (const chunk of chunks('aliases', parseAliasEntry, (a) => [keys.account(a.account), keys.alias(a.source, a.name)])) {
+    for (const alias of chunk) {
+      if (out.read(keys.account(alias.account)) === undefined) entryError(`aliases[${at}].account`, `account ${alias.account} is not in accounts`);
+      const key = keys.alias(alias.source, alias.name);
+      if (out.read(key) !== undefined) entryError(`aliases[${at}]`, 'alias appears twice');
+      out.put(key, alias.account);
+      at++;
+    }
   }
-  for await (const [i, row] of rows('archived')) {
-    const entry = parseArchivedEntry(row, i);
-    if ((await out.get(keys.alias(entry.source, entry.name))) !== undefined) entryError(`archived[${i}]`, 'an archived identifier cannot also be an alias');
-    await out.put(keys.archived(entry.source, entry.name), '');
+  at = 0;
+  for await (const chunk of chunks('archived', parseArchivedEntry, (e) => [keys.alias(e.source, e.name)])) {
+    for (const entry of chunk) {
+      if (out.read(keys.alias(entry.source, entry.name)) !== undefined) entryError(`archived[${at}]`, 'an archived identifier cannot also be an alias');
+      out.put(keys.archived(entry.source, entry.name), '');
+      at++;
+    }
   }
   await out.flush(true);
   const head: Head = { decidedCseq: 0, postingSeq: seq, eventSeq: 0, lastAtMs: nowMs, accounts: accountCount };

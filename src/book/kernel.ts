@@ -15,9 +15,10 @@
  */
 import { assert, AssertionFailure, fail } from '../assert.js';
 import { LruCache } from './cache.js';
+import { check, recordJson, recordJsonList } from '../model/decode.js';
 import {
   decodeAccount,
-  decodeBalance,
+  decodeBalanceText,
   decodeHead,
   decodeIdentity,
   decodeOperation,
@@ -160,6 +161,12 @@ interface DirectRequest {
 interface ClientKeyRecord {
   readonly digest: string;
   readonly ref: string;
+}
+
+/** A stored client-key record (`ck/`), checked. */
+function decodeClientKeyRecord(text: string): ClientKeyRecord {
+  const j = recordJson(text, 'client key');
+  return { digest: check.string(j, 'digest', 'client key'), ref: check.string(j, 'ref', 'client key') };
 }
 
 /** A decision of the round tripped an assertion: nothing of the round was written. */
@@ -324,7 +331,7 @@ export class Kernel {
     const lookups = [...new Set(round.filter((i) => !this.inFlightKeys.has(i.ckKey)).map((i) => i.ckKey))];
     const recordTexts = lookups.length === 0 ? [] : await this.store.getMany(lookups);
     const records = new Map<string, ClientKeyRecord>();
-    for (const [i, key] of lookups.entries()) if (recordTexts[i] !== undefined) records.set(key, JSON.parse(recordTexts[i]!) as ClientKeyRecord);
+    for (const [i, key] of lookups.entries()) if (recordTexts[i] !== undefined) records.set(key, decodeClientKeyRecord(recordTexts[i]!));
 
     // The prechecks read the committed book through an overlay of their own, never written.
     const reads = new Overlay(this.assets);
@@ -940,7 +947,7 @@ export class Kernel {
     for (const id of wholeAccounts) for (const asset of this.assets.keys()) needBalance(id, asset);
     await this.load(overlay.identities, [...identityIds].map(keys.identity), decodeIdentity);
     const balances = new Map<string, Balance | undefined>();
-    await this.load(balances, [...balanceKeys], (t) => decodeBalance(JSON.parse(t)));
+    await this.load(balances, [...balanceKeys], (t) => decodeBalanceText(t));
     for (const [key, b] of balances) overlay.balances.set(key, b ?? zeroBalance);
     for (const op of batch) await this.loadGrantNeeds(overlay, op.command, { ...op.actor, scope: op.scope }, this.ids.grantId(op.cseq));
     return overlay;
@@ -1259,7 +1266,7 @@ export class Kernel {
     for await (const [key, value] of this.store.entries({ gte: from, lt: prefixEnd(keys.eventPrefix), limit })) {
       const first = parseSeqHex(key.slice(keys.eventPrefix.length));
       // A chunk is written once under a key never reused, so its parse can be kept.
-      if (this.lastEventChunk?.key !== key) this.lastEventChunk = { key, events: JSON.parse(value) as Record<string, unknown>[] };
+      if (this.lastEventChunk?.key !== key) this.lastEventChunk = { key, events: recordJsonList(value, 'event chunk') };
       const { events } = this.lastEventChunk;
       for (let i = Math.max(0, afterSeq + 1 - first); i < events.length && out.length < limit; i++) {
         out.push({ seq: first + i, operation: decodeOperationJson(events[i]!) });

@@ -7,7 +7,7 @@
  */
 import { assert } from '../assert.js';
 import { loadAssets } from './assets.js';
-import { decodeBalance, encodeBalance, keys, prefixEnd } from '../model/codec.js';
+import { decodeBalanceText, encodeBalance, keys, prefixEnd } from '../model/codec.js';
 import { type Balance, zeroBalance } from '../model/model.js';
 import type { BatchOp, ReadView } from '../store/port.js';
 
@@ -28,7 +28,7 @@ export async function readTotals(view: ReadView, assets: Iterable<string>): Prom
   for (const [i, symbol] of symbols.entries()) {
     const text = texts[i];
     assert(text !== undefined, `the book keeps totals for ${symbol}`);
-    totals.set(symbol, decodeBalance(JSON.parse(text)));
+    totals.set(symbol, decodeBalanceText(text));
   }
   return totals;
 }
@@ -41,7 +41,7 @@ async function sumBalances(view: ReadView, assets: Iterable<string>): Promise<Ma
     const symbol = key.slice(key.lastIndexOf('/') + 1);
     const sum = sums.get(symbol);
     assert(sum !== undefined, `balance ${key} is in a registered asset`);
-    sums.set(symbol, plusBalance(sum, decodeBalance(JSON.parse(value))));
+    sums.set(symbol, plusBalance(sum, decodeBalanceText(value)));
   }
   return sums;
 }
@@ -72,7 +72,7 @@ export async function verifyTotals(view: ReadView): Promise<TotalsReport> {
   const symbols = [...(await loadAssets(view)).keys()].sort();
   const summed = await sumBalances(view, symbols);
   const texts = await view.getMany(symbols.map(keys.tb));
-  const findings = symbols.map((asset, i): TotalsFinding => ({ asset, stored: texts[i] === undefined ? null : decodeBalance(JSON.parse(texts[i]!)), summed: summed.get(asset)! }));
+  const findings = symbols.map((asset, i): TotalsFinding => ({ asset, stored: texts[i] === undefined ? null : decodeBalanceText(texts[i]!), summed: summed.get(asset)! }));
   const ok = findings.every((f) => f.stored !== null && sameBalance(f.stored, f.summed) && totalMinor(f.summed) === 0n);
   return { ok, assets: findings };
 }

@@ -7,10 +7,17 @@
 import { assert } from '../assert.js';
 import { grantTermsView, parseGrantTerms } from '../auth/grants.js';
 import { type GrantKind, custodyCommandTypes, isCustodyCommand } from './model.js';
+import { type Json, check, damaged, decimalText, parsed, recordJson } from './decode.js';
 import type {
   Account,
+  AccountKind,
+  AccountStatus,
   Authority,
   Asset,
+  AssetBinding,
+  AssetKind,
+  AssetStatus,
+  Custody,
   Balance,
   Command,
   Head,
@@ -18,6 +25,7 @@ import type {
   Identity,
   Leg,
   Operation,
+  OperationState,
   Posting,
 } from './model.js';
 
@@ -41,6 +49,8 @@ export const keys = {
   sealed: 'meta/sealed',
   /** The store layout the book was written in (storeLayout); a book of another layout is not opened. */
   layout: 'meta/layout',
+  /** The book's id epoch (decimal; absent: 0), drawn afresh by each restore (IdSource: keyedIds). */
+  idsEpoch: 'meta/ids-epoch',
   tb: (asset: string) => `tb/${asset}`,
   tbPrefix: 'tb/',
   asset: (sym: string) => `asset/${sym}`,
@@ -83,38 +93,79 @@ export function prefixEnd(prefix: string): string {
 
 // ---- bigint-bearing records ----
 
-const big = (v: unknown): bigint => {
-  assert(typeof v === 'string' && /^-?[0-9]+$/.test(v), 'stored amount is decimal text');
-  return BigInt(v);
-};
+/** An amount inside a stored operation or journal entry: decimal text, or the record is damaged. */
+const big = (v: unknown): bigint => decimalText(v, 'an amount', 'operation or journal entry');
 
-type Json = Record<string, unknown>;
 
 export function encodeBalance(b: Balance): Json {
   return { a: b.available.toString(), r: b.reserved.toString(), e: b.encumbered.toString() };
 }
 export function decodeBalance(j: Json): Balance {
-  return { available: big(j.a), reserved: big(j.r), encumbered: big(j.e) };
+  return { available: check.decimal(j, 'a', 'balance'), reserved: check.decimal(j, 'r', 'balance'), encumbered: check.decimal(j, 'e', 'balance') };
 }
+/** A stored balance (`bal/`, `tb/`) from its text. */
+export const decodeBalanceText = (text: string): Balance => decodeBalance(recordJson(text, 'balance'));
 
 export function encodeAccount(a: Account): string {
   const limits: Record<string, string> = {};
   for (const [k, v] of Object.entries(a.treasuryLimits)) limits[k] = v.toString();
   return JSON.stringify({ ...a, treasuryLimits: limits });
 }
+/** Every member of a string union, listed once: a member missing or unknown fails to compile. */
+const members = <T extends string>(all: Record<T, true>): readonly T[] => Object.keys(all) as T[];
+// The values a stored record's enumerated fields may hold.
+const accountKinds = members<AccountKind>({ customer: true, treasury: true });
+const custodies = members<Custody>({ delegated: true, owned: true });
+const accountStatuses = members<AccountStatus>({ active: true, frozen: true, closed: true });
+const assetKinds = members<AssetKind>({ fiat: true, stable: true, native: true, other: true });
+const assetStatuses = members<AssetStatus>({ active: true, deprecated: true });
+const assetBindings = members<AssetBinding>({ book_only: true, binding: true, bound: true });
+
 export function decodeAccount(text: string): Account {
-  const j = JSON.parse(text) as Json;
+  const what = 'account';
+  const j = recordJson(text, what);
+  check.string(j, 'id', what);
+  check.string(j, 'owner', what);
+  check.oneOf(j, 'kind', accountKinds, what);
+  check.oneOf(j, 'custody', custodies, what);
+  check.oneOf(j, 'status', accountStatuses, what);
+  check.integer(j, 'openedAtMs', what);
+  check.integer(j, 'epoch', what);
+  const stored = check.object(j, 'treasuryLimits', what);
   const limits: Record<string, bigint> = {};
-  for (const [k, v] of Object.entries(j.treasuryLimits as Json)) limits[k] = big(v);
+  for (const k of Object.keys(stored)) limits[k] = check.decimal(stored, k, what);
   return { ...(j as unknown as Account), treasuryLimits: limits };
 }
 
 export const encodeAsset = (a: Asset): string => JSON.stringify(a);
-export const decodeAsset = (text: string): Asset => JSON.parse(text) as Asset;
+export function decodeAsset(text: string): Asset {
+  const what = 'asset';
+  const j = recordJson(text, what);
+  check.string(j, 'id', what);
+  check.integer(j, 'code', what);
+  check.oneOf(j, 'kind', assetKinds, what);
+  check.integer(j, 'precision', what);
+  check.oneOf(j, 'status', assetStatuses, what);
+  check.oneOf(j, 'binding', assetBindings, what);
+  check.nullableString(j, 'location', what);
+  return j as unknown as Asset;
+}
 export const encodeIdentity = (i: Identity): string => JSON.stringify(i);
-export const decodeIdentity = (text: string): Identity => JSON.parse(text) as Identity;
+export function decodeIdentity(text: string): Identity {
+  const what = 'identity';
+  const j = recordJson(text, what);
+  check.string(j, 'id', what);
+  check.integer(j, 'createdAtMs', what);
+  check.strings(j, 'accounts', what);
+  return j as unknown as Identity;
+}
 export const encodeHead = (h: Head): string => JSON.stringify(h);
-export const decodeHead = (text: string): Head => JSON.parse(text) as Head;
+export function decodeHead(text: string): Head {
+  const what = 'head';
+  const j = recordJson(text, what);
+  for (const name of ['decidedCseq', 'postingSeq', 'eventSeq', 'lastAtMs', 'accounts']) check.integer(j, name, what);
+  return j as unknown as Head;
+}
 
 const encodedAuthorities = new WeakMap<readonly Authority[], string>();
 
@@ -149,8 +200,8 @@ export function encodeLeaf(p: Posting): string {
 
 /** A posting from its leaf bytes; the leaf leaves out the operation's reference, given apart. */
 export function decodeLeaf(text: string, reference: Posting['reference']): Posting {
-  const j = JSON.parse(text) as Json;
-  const after = j.after as Json;
+  const j = recordJson(text, 'journal entry');
+  const after = check.object(j, 'after', 'journal entry');
   return {
     seq: j.seq as number,
     atMs: j.at as number,
@@ -180,7 +231,9 @@ export function encodeIndexedPosting(leaf: string, reference: Posting['reference
 export function decodeIndexedPosting(text: string): Posting {
   const cut = text.indexOf('\n');
   assert(cut > 0, 'an index entry holds a leaf and a reference');
-  return decodeLeaf(text.slice(0, cut), JSON.parse(text.slice(cut + 1)) as Posting['reference']);
+  const reference = parsed(text.slice(cut + 1), 'journal entry');
+  if (reference !== null && typeof reference !== 'string') damaged('journal entry', 'reference is not text or null');
+  return decodeLeaf(text.slice(0, cut), reference as Posting['reference']);
 }
 
 /** A journal chunk: the leaves of consecutive entries, one per line, keyed by the first entry's position. */
@@ -243,14 +296,14 @@ function decodeCommand(j: Json): Command {
     case 'register_party':
       return j as unknown as Command;
   }
-  assert(false, `stored command has a known type: ${String(j.type)}`);
+  damaged('operation', `command type ${JSON.stringify(j.type)} is not known`);
 }
 
 function encodeHold(h: Hold | null): Json | null {
   return h === null ? null : { ...h, amountMinor: h.amountMinor.toString() };
 }
-function decodeHold(j: Json | null): Hold | null {
-  return j === null ? null : { ...(j as unknown as Hold), amountMinor: big(j.amountMinor) };
+function decodeHold(j: Json): Hold {
+  return { ...(j as unknown as Hold), amountMinor: big(j.amountMinor) };
 }
 
 const encodedCommands = new WeakMap<Command, string>();
@@ -279,13 +332,25 @@ export function encodeOperation(o: Operation): string {
     `"reference":${str(o.reference)},"result":${str(o.result)},"error":${str(o.error)},"hold":${str(encodeHold(o.hold))}}`
   );
 }
+const operationStates = members<OperationState>({ Received: true, Reserved: true, Completed: true, Rejected: true, Expired: true, Captured: true, Released: true });
+
 export function decodeOperation(text: string): Operation {
-  return decodeOperationJson(JSON.parse(text) as Json);
+  return decodeOperationJson(recordJson(text, 'operation'));
 }
+/** A stored operation (`op/`, `cmd/`, an event) once parsed: the fields the kernel reads are checked. */
 export function decodeOperationJson(j: Json): Operation {
+  const what = 'operation';
+  check.string(j, 'ref', what);
+  check.integer(j, 'cseq', what);
+  check.oneOf(j, 'state', operationStates, what);
+  check.integer(j, 'submittedAtMs', what);
+  check.nullableInteger(j, 'decidedAtMs', what);
+  check.string(j, 'clientKey', what);
+  check.string(check.object(j, 'actor', what), 'principal', what);
+  const command = check.object(j, 'command', what);
   return {
     ...(j as unknown as Operation),
-    command: decodeCommand(j.command as Json),
-    hold: decodeHold(j.hold as Json | null),
+    command: decodeCommand(command),
+    hold: j.hold === null ? null : decodeHold(check.object(j, 'hold', what)),
   };
 }

@@ -47,19 +47,31 @@ type Kind = keyof typeof kindTags;
 /** AES-256 key length, in bytes. */
 export const idKeyBytes = 32;
 
+/** A restore epoch fits the 6 bytes of the id block between the kind byte's pad and the sequence number. */
+export const idEpochMax = 2 ** 48 - 1;
+
 /**
- * The daemon's ids: the command sequence number and the id's kind, enciphered under a
- * secret key as one AES block (a keyed permutation), written as 32 hex digits. Without
- * the key an id reveals neither its sequence number nor any other id nor the book's
- * size; with it, an operation reference deciphers back to its command (`cseqOf`), so
- * an undecided command is still found from its reference alone. Deterministic in the
- * key and the sequence, so a replay of the same commands draws the same ids.
+ * The daemon's ids: the id's kind, the book's restore epoch and the command sequence
+ * number, enciphered under a secret key as one AES block (a keyed permutation),
+ * written as 32 hex digits. Without the key an id reveals neither its sequence number
+ * nor any other id nor the book's size; with it, an operation reference deciphers back
+ * to its command (`cseqOf`), so an undecided command is still found from its reference
+ * alone. Deterministic in the key, the epoch and the sequence, so a replay of the same
+ * commands draws the same ids.
+ *
+ * The epoch is 0 for a book as made by init, and a fresh one after each restore
+ * (docs/operations.md): a restored book draws sequence numbers its source may have drawn
+ * after the backup, and the epoch keeps the ids they make apart. `cseqOf` deciphers a
+ * reference of any epoch (commands acknowledged before a restore keep theirs); whoever
+ * reads by it checks the stored operation's own reference (`readOperation`).
  */
-export function keyedIds(key: Uint8Array): IdSource {
+export function keyedIds(key: Uint8Array, epoch = 0): IdSource {
   if (key.length !== idKeyBytes) throw new Error(`an id key is ${idKeyBytes} bytes`);
+  if (!Number.isSafeInteger(epoch) || epoch < 0 || epoch > idEpochMax) throw new Error(`an id epoch is an integer 0..${idEpochMax}`);
   const encipher = (kind: Kind, cseq: number): string => {
     const block = Buffer.alloc(16);
     block.writeUInt8(kindTags[kind], 0);
+    block.writeUIntBE(epoch, 2, 6);
     block.writeBigUInt64BE(BigInt(cseq), 8);
     const cipher = createCipheriv('aes-256-ecb', key, null).setAutoPadding(false);
     return Buffer.concat([cipher.update(block), cipher.final()]).toString('hex');
@@ -71,8 +83,8 @@ export function keyedIds(key: Uint8Array): IdSource {
       if (m === null) return null;
       const decipher = createDecipheriv('aes-256-ecb', key, null).setAutoPadding(false);
       const block = Buffer.concat([decipher.update(Buffer.from(m[1]!, 'hex')), decipher.final()]);
-      // Anything else deciphers to noise: the kind byte and the zero padding must match.
-      if (block.readUInt8(0) !== kindTags.operation || !block.subarray(1, 8).equals(Buffer.alloc(7))) return null;
+      // Anything else deciphers to noise: the kind byte and the pad byte must match.
+      if (block.readUInt8(0) !== kindTags.operation || block.readUInt8(1) !== 0) return null;
       const cseq = Number(block.readBigUInt64BE(8));
       return Number.isSafeInteger(cseq) ? cseq : null;
     },

@@ -2,6 +2,7 @@
  * Queries, each answered from one consistent view: a store snapshot and the journal
  * position (`view`) it was taken at. Reads seek by key; nothing scans by offset.
  */
+import { type Json, check, damaged, recordJson } from '../model/decode.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { assert } from '../assert.js';
@@ -13,7 +14,7 @@ import { type Party, partyPrefix } from '../decide/decide-parties.js';
 import { type GrantPage, type GrantPageQuery, anyUnder, grantCoversAccount, grantPage, holdsLiveGrantOver } from '../auth/grant-queries.js';
 import {
   decodeAccount,
-  decodeBalance,
+  decodeBalanceText,
   decodeHead,
   decodeIdentity,
   decodeOperation,
@@ -192,7 +193,7 @@ export class BookView {
   /** Integrating parties, in identifier order (bounded by registration). */
   async parties(): Promise<Party[]> {
     const out: Party[] = [];
-    for await (const [, text] of this.snap.entries({ gte: partyPrefix, lt: prefixEnd(partyPrefix), limit: integratingPartiesMax })) out.push(JSON.parse(text) as Party);
+    for await (const [, text] of this.snap.entries({ gte: partyPrefix, lt: prefixEnd(partyPrefix), limit: integratingPartiesMax })) out.push(decodeParty(text));
     return out;
   }
 
@@ -201,7 +202,7 @@ export class BookView {
     const prefix = keys.accountBalancesPrefix(account);
     const out: { asset: AssetSymbol; balance: Balance }[] = [];
     for await (const [key, text] of this.snap.entries({ gte: prefix, lt: prefixEnd(prefix), limit: assetsMax })) {
-      out.push({ asset: key.slice(prefix.length) as AssetSymbol, balance: decodeBalance(JSON.parse(text)) });
+      out.push({ asset: key.slice(prefix.length) as AssetSymbol, balance: decodeBalanceText(text) });
     }
     return out;
   }
@@ -232,7 +233,7 @@ export class BookView {
 
   async balance(account: AccountId, asset: AssetSymbol): Promise<Balance> {
     const text = await this.snap.get(keys.balance(account, asset));
-    return text === undefined ? zeroBalance : decodeBalance(JSON.parse(text));
+    return text === undefined ? zeroBalance : decodeBalanceText(text);
   }
 
   operation(ref: string): Promise<Operation | undefined> {
@@ -506,4 +507,20 @@ export async function readOperation(view: ReadView, ref: string, cseqOf: CseqOf)
   }
   const text = await view.get(keys.operation(ref));
   return text === undefined ? undefined : decodeOperation(text);
+}
+
+/** A stored integrating party (`party/`), checked. */
+function decodeParty(text: string): Party {
+  const what = 'party';
+  const j = recordJson(text, what);
+  check.string(j, 'id', what);
+  check.integer(j, 'registeredAtMs', what);
+  const principals = j.principals;
+  if (!Array.isArray(principals)) damaged(what, 'principals is not a list');
+  for (const tie of principals) {
+    if (typeof tie !== 'object' || tie === null) damaged(what, 'a principal tie is not an object');
+    check.string(tie as Json, 'principal', what);
+    check.integer(tie as Json, 'tiedAtMs', what);
+  }
+  return j as unknown as Party;
 }

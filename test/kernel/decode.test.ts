@@ -1,0 +1,75 @@
+/**
+ * Stored records go through one checked decode path (src/model/decode.ts): a record
+ * that is not JSON, or whose fields lack their shape, is refused as a DamagedRecord
+ * naming the record and the field; a record that checks decodes as before, and encodes
+ * back to the same bytes.
+ */
+import { describe, expect, it } from 'vitest';
+import { AssertionFailure } from '../../src/assert.js';
+import {
+  decodeAccount,
+  decodeAsset,
+  decodeBalanceText,
+  decodeHead,
+  decodeIdentity,
+  decodeIndexedPosting,
+  decodeOperation,
+  encodeAccount,
+  encodeAsset,
+  encodeHead,
+  encodeIdentity,
+  encodeOperation,
+} from '../../src/model/codec.js';
+import { DamagedRecord, recordJsonList } from '../../src/model/decode.js';
+
+function refusal(decode: () => unknown): string {
+  try {
+    decode();
+  } catch (error) {
+    expect(error).toBeInstanceOf(DamagedRecord);
+    expect(error).toBeInstanceOf(AssertionFailure); // fatal to the kernel
+    return (error as Error).message;
+  }
+  throw new Error('decoded');
+}
+
+const account = '{"id":"did:ledger:acct:a","owner":"did:ledger:id:a","kind":"treasury","custody":"delegated","status":"active","openedAtMs":0,"epoch":0,"treasuryLimits":{"USD":"1000"}}';
+const asset = '{"id":"USD","code":1,"kind":"fiat","precision":2,"status":"active","binding":"book_only","location":null}';
+const identity = '{"id":"did:ledger:id:a","createdAtMs":5,"accounts":["did:ledger:acct:a"]}';
+const head = '{"decidedCseq":3,"postingSeq":9,"eventSeq":4,"lastAtMs":1700000000000,"accounts":7}';
+const operation =
+  '{"ref":"op_1","cseq":1,"command":{"type":"reserve","payer":"did:ledger:acct:a","asset":"USD","amountMinor":"5","deadlineMs":9},"actor":{"principal":"did:ledger:id:a","credential":"c","onBehalfOf":null,"grant":null,"kind":"owner"},"scope":null,"state":"Reserved","submittedAtMs":1,"decidedAtMs":2,"clientKey":"k","clientKeyDerived":false,"reference":null,"result":{"postings":[1,2]},"error":null,"hold":{"payer":"did:ledger:acct:a","asset":"USD","amountMinor":"5","deadlineMs":9}}';
+
+describe('checked decoding of stored records', () => {
+  it('decodes records that check, and encodes them back to the same bytes', () => {
+    expect(encodeAccount(decodeAccount(account))).toBe(account);
+    expect(decodeAccount(account).treasuryLimits).toEqual({ USD: 1000n });
+    expect(encodeAsset(decodeAsset(asset))).toBe(asset);
+    expect(encodeIdentity(decodeIdentity(identity))).toBe(identity);
+    expect(encodeHead(decodeHead(head))).toBe(head);
+    expect(encodeOperation(decodeOperation(operation))).toBe(operation);
+    expect(decodeBalanceText('{"a":"-12","r":"0","e":"3"}')).toEqual({ available: -12n, reserved: 0n, encumbered: 3n });
+    // A field a newer writer added is left alone.
+    expect(decodeHead(head.replace('}', ',"frontier":"x"}'))).toMatchObject({ postingSeq: 9 });
+  });
+
+  it('refuses damage, naming the record and the field', () => {
+    expect(refusal(() => decodeHead('{"decidedCseq":3'))).toBe('damaged head record: is not JSON');
+    expect(refusal(() => decodeHead('[1,2]'))).toBe('damaged head record: is not a JSON object');
+    expect(refusal(() => decodeHead(head.replace('"postingSeq":9', '"postingSeq":"9"')))).toBe('damaged head record: postingSeq is not an integer');
+    expect(refusal(() => decodeAccount(account.replace('"treasury"', '"savings"')))).toBe('damaged account record: kind is not one of customer, treasury');
+    expect(refusal(() => decodeAccount(account.replace('"1000"', '1000')))).toBe('damaged account record: USD is not decimal text');
+    expect(refusal(() => decodeAsset(asset.replace('"precision":2', '"precision":2.5')))).toBe('damaged asset record: precision is not an integer');
+    expect(refusal(() => decodeIdentity(identity.replace('["did:ledger:acct:a"]', '[7]')))).toBe('damaged identity record: accounts is not a list of strings');
+    expect(refusal(() => decodeBalanceText('{"a":"1.5","r":"0","e":"0"}'))).toBe('damaged balance record: a is not decimal text');
+    expect(refusal(() => decodeBalanceText('{"a":"01","r":"0","e":"0"}'))).toBe('damaged balance record: a is not decimal text');
+    expect(refusal(() => decodeOperation(operation.replace('"Reserved"', '"Pending"')))).toContain('damaged operation record: state is not one of');
+    expect(refusal(() => decodeOperation(operation.replace('"type":"reserve"', '"type":"teleport"')))).toBe('damaged operation record: command type "teleport" is not known');
+    expect(refusal(() => decodeOperation(operation.replace('"amountMinor":"5","deadlineMs":9}', '"amountMinor":"x","deadlineMs":9}')))).toContain('is not decimal text');
+    expect(refusal(() => decodeIndexedPosting('{"seq":1\nnull'))).toBe('damaged journal entry record: is not JSON');
+    expect(refusal(() => decodeIndexedPosting('{}\n{"not":"text"}'))).toBe('damaged journal entry record: reference is not text or null');
+    expect(refusal(() => decodeIndexedPosting('{}\n"unterminated'))).toBe('damaged journal entry record: is not JSON');
+    expect(refusal(() => recordJsonList('[{"ref":"op_1"},7]', 'event chunk'))).toBe('damaged event chunk record: is not a list of JSON objects');
+    expect(recordJsonList('[{"ref":"op_1"}]', 'event chunk')).toEqual([{ ref: 'op_1' }]);
+  });
+});
