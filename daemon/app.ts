@@ -23,6 +23,7 @@ import { credentialRoutes } from './routes/credentials.js';
 import { eventRoutes } from './routes/events.js';
 import { grantRoutes } from './routes/grants.js';
 import { layerRoutes } from './routes/layer.js';
+import { settlementRoutes } from './routes/settlement.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { operationRoutes } from './routes/operations.js';
 import { partyRoutes } from './routes/parties.js';
@@ -158,6 +159,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   partyRoutes(app, context);
   backupRoutes(app, context);
   layerRoutes(app, context);
+  settlementRoutes(app, context);
   eventRoutes(app, kernel, events);
 
   const metrics = options.metrics ?? new Metrics(options.version);

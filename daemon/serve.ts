@@ -30,6 +30,7 @@ export async function serve(config: Config, version: string): Promise<void> {
   const early: Line[] = [];
   let report = (line: Line): void => void early.push(line);
   const metrics = new Metrics(version);
+  const settlement = await openSettlement(store, config.settlement, clock);
   const kernel = await Kernel.open({
     store: metrics.timedStore(store),
     clock,
@@ -48,8 +49,8 @@ export async function serve(config: Config, version: string): Promise<void> {
     onStoreFailure: (error) =>
       report((log) => (error ? log.error({ err: error }, 'the store failed; commands are refused with ERR-DecisionUnavailable until it recovers') : log.warn('the store recovered; deciding again'))),
     beforeDecide: poisonHook(process.env),
+    settlement: { instance: config.settlement.instance, instructionExpiryBlocks: config.settlement.instructionExpiryBlocks, layerHeight: () => settlement.layer.currentHead.height },
   });
-  const settlement = await openSettlement(store, config.settlement, clock);
   const app = buildApp({ kernel, config, clock, logger: loggerOptions(config), version, metrics, settlement });
   report = (line) => line(app.log);
   for (const line of early.splice(0)) report(line);
@@ -81,7 +82,7 @@ export async function serve(config: Config, version: string): Promise<void> {
     await kernel.close();
     throw listenFailure(`${config.listen.host}:${config.listen.port}`, error);
   }
-  settlement.start(app.log);
+  settlement.start(app.log, kernel);
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;

@@ -3,8 +3,21 @@
  * book's store and makes a block every `blockIntervalMs` while the layer serves (0:
  * blocks only on request). Timers live here; what a block holds and what follows from
  * it is decided in src/ with the time passed in.
+ *
+ * It also carries facts both ways (docs/settlement.md): the layer's blocks are read
+ * here and handed to the kernel as `settle` commands (taken in as each run of blocks
+ * is made, and on request), and what the kernel decided is handed to the layer
+ * (a withdrawal's instruction, a binding's attestation request).
  */
+import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
+import { settleBlocksPerCommandMax } from '../src/constants.js';
+import type { Kernel } from '../src/book/kernel.js';
+import { refuse } from '../src/errors.js';
+import type { Asset, Command, Operation, SettleBlock } from '../src/model/model.js';
+import type { CredentialId } from '../src/model/values.js';
+import type { LayerBlock } from '../src/settlement/adapter.js';
+import { decodeSettlementMeta, settlementKeys } from '../src/settlement/book.js';
 import { EmbeddedLayer } from '../src/settlement/embedded.js';
 import type { Store } from '../src/store/port.js';
 import type { SettlementConfig } from './config.js';
@@ -12,20 +25,130 @@ import type { SettlementConfig } from './config.js';
 export interface Settlement {
   readonly layer: EmbeddedLayer;
   readonly config: SettlementConfig;
-  /** Starts the block timer. */
-  start(log: FastifyBaseLogger): void;
+  /** Starts the block timer and the flows between the layer and `kernel`. */
+  start(log: FastifyBaseLogger, kernel: Kernel): void;
+  /** The `settle` command that takes in what the layer holds now, up to its head (null: nothing new since the book's last final height). */
+  settleCommand(kernel: Kernel, always: boolean): Promise<Command | null>;
+  /** Refuses with ERR-SettlementLayerUnavailable while the layer does not serve or its status is stale. */
+  requireServing(nowMs: number): Promise<void>;
   /** Stops the timer and waits for the layer's change in flight. */
   close(): Promise<void>;
 }
+
+/** The credential automatic intake is recorded under: the operator's own (CONTRACT 5). */
+const operatorCredential = 'did:ledger:cred:operator' as CredentialId;
+
+/** Time an automatic intake waits for its decision before the next run may start. */
+const intakeDecisionWaitMs = 10_000;
 
 export async function openSettlement(store: Store, config: SettlementConfig, clock: () => number): Promise<Settlement> {
   const layer = await EmbeddedLayer.open({ store, instance: config.instance, finalityDepth: config.finalityDepth });
   let timer: NodeJS.Timeout | null = null;
   let ticking: Promise<unknown> = Promise.resolve();
+  let intake: Promise<unknown> = Promise.resolve();
+  let intakeWanted = false;
+  let intakeRunning = false;
+  let closed = false;
+  const offs: (() => void)[] = [];
+  /** Heights up to here were read and carried nothing for the book (kept in memory only: a restart reads them again). */
+  let emptyThrough = 0;
+
+  const settleCommand = async (kernel: Kernel, always: boolean): Promise<Command | null> => {
+    const meta = decodeSettlementMeta(await kernel.settlementRecord(settlementKeys.meta));
+    const head = layer.currentHead;
+    const from = Math.max(meta.height, always ? 0 : emptyThrough) + 1;
+    const to = Math.min(head.height, from + settleBlocksPerCommandMax - 1);
+    const blocks = to >= from ? (await layer.blocks(from, to)).map(factsOf).filter(carriesFacts) : [];
+    const finalHeight = Math.min(head.finalHeight, Math.max(to, meta.height));
+    if (!always && blocks.length === 0) {
+      // Nothing for the book in these blocks, final or not: they need not be read again.
+      emptyThrough = Math.max(emptyThrough, to);
+      return null;
+    }
+    return { type: 'settle', finalHeight, headHeight: Math.max(to, meta.height), blocks };
+  };
+
+  const runIntake = async (kernel: Kernel) => {
+    while (intakeWanted && !closed) {
+      intakeWanted = false;
+      const command = await settleCommand(kernel, false);
+      if (command === null) continue;
+      const digest = createHash('sha256').update(`ledgerd settle ${JSON.stringify(command, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`).digest('hex');
+      const ack = await kernel.submit({ command, actor: { principal: kernel.principals.operator, credential: operatorCredential, onBehalfOf: null }, clientKey: null, requestDigest: digest, reference: null });
+      await kernel.decision(ack.operation.ref, intakeDecisionWaitMs);
+    }
+  };
+
+  const wantIntake = (kernel: Kernel, log: FastifyBaseLogger) => {
+    intakeWanted = true;
+    if (intakeRunning || closed) return;
+    intakeRunning = true;
+    intake = runIntake(kernel)
+      .catch((error: unknown) => log.warn({ err: error }, 'taking in the settlement layer failed; it is tried again with the next block'))
+      .finally(() => {
+        intakeRunning = false;
+      });
+  };
+
+  /** What the kernel decided that the layer must carry. */
+  const handOver = async (op: Operation, kernel: Kernel) => {
+    const instruction = op.result?.settlement?.instruction as { digest: string; amount: string; destination: { account?: string; instance?: number; account_ref?: string } } | undefined;
+    if (op.command.type === 'withdraw' && op.state === 'Instructed' && instruction !== undefined) {
+      const asset = kernel.assetList.find((a) => a.id === (op.command as { asset: string }).asset);
+      const { destination } = instruction;
+      await layer.submitInstruction({
+        digest: instruction.digest,
+        location: asset?.location ?? '',
+        amountMinor: BigInt(instruction.amount),
+        destination: destination.account !== undefined ? { account: destination.account } : { instance: destination.instance!, accountRef: destination.account_ref! },
+        expiryHeight: (op.result!.settlement!.instruction as { expiry: number }).expiry,
+      });
+    }
+    if (op.command.type === 'bind_asset' && op.state === 'Completed') {
+      const asset = kernel.assetList.find((a) => a.id === (op.command as { asset: string }).asset);
+      if (asset !== undefined) await askAttestation(asset);
+    }
+  };
+
+  /** The embedded layer attests only locations it knows: a binding to an unknown one declares it as the book's asset. */
+  const askAttestation = async (asset: Asset) => {
+    if (asset.location === null) return;
+    if ((await layer.location(asset.location)) === undefined) {
+      await layer.registerLocation({ location: asset.location, symbol: asset.id, decimals: asset.precision, status: 'active' });
+    }
+    await layer.requestAttestation(asset.location);
+  };
+
+  /** After a restart: instructions decided but perhaps never handed over, and bindings still waiting, are handed over again (the layer takes each once). */
+  const resume = async (kernel: Kernel) => {
+    let fromKey = settlementKeys.pendingPrefix;
+    for (;;) {
+      const page = await kernel.settlementRecords(settlementKeys.pendingPrefix, fromKey, 256);
+      for (const [key] of page) {
+        const op = await kernel.operation(key.slice(settlementKeys.pendingPrefix.length));
+        if (op !== undefined) await handOver(op, kernel);
+      }
+      if (page.length < 256) break;
+      fromKey = `${page[page.length - 1]![0]}\u0000`;
+    }
+    for (const asset of kernel.assetList) if (asset.binding === 'binding') await askAttestation(asset);
+  };
+
   return {
     layer,
     config,
-    start(log) {
+    settleCommand,
+    async requireServing(nowMs) {
+      const status = await layer.status(nowMs);
+      if (!status.serving) refuse('ERR-SettlementLayerUnavailable', 'the settlement layer is not serving');
+      if (nowMs >= status.freshUntilMs) refuse('ERR-SettlementLayerUnavailable', 'the settlement layer\'s status is stale');
+    },
+    start(log, kernel) {
+      const warn = (what: string) => (error: unknown) => log.warn({ err: error }, what);
+      offs.push(kernel.onDecision(({ operation }) => void handOver(operation, kernel).catch(warn('handing a decision to the settlement layer failed'))));
+      offs.push(layer.onBlocks(() => wantIntake(kernel, log)));
+      void resume(kernel).catch(warn('handing pending instructions to the settlement layer failed'));
+      wantIntake(kernel, log);
       if (config.blockIntervalMs === 0 || timer !== null) return;
       timer = setInterval(() => {
         // A stopped layer makes no blocks by itself; blocks on request still advance it (CONTRACT 9).
@@ -35,9 +158,25 @@ export async function openSettlement(store: Store, config: SettlementConfig, clo
       timer.unref();
     },
     async close() {
+      closed = true;
       if (timer !== null) clearInterval(timer);
       timer = null;
+      for (const off of offs.splice(0)) off();
       await ticking;
+      await intake;
     },
   };
 }
+
+/** What a block says that concerns the book. */
+function factsOf(block: LayerBlock): SettleBlock {
+  return {
+    height: block.height,
+    deposits: block.deposits.map((d) => ({ seq: d.coordinate.seq, digest: d.coordinate.digest, location: d.location, amountMinor: d.amountMinor, accountRef: d.accountRef, height: d.height })),
+    instructions: block.instructions.map((i) => ({ digest: i.digest, location: i.location, amountMinor: i.amountMinor })),
+    expired: [...block.expired],
+    attestations: [...block.attestations],
+  };
+}
+
+const carriesFacts = (b: SettleBlock) => b.deposits.length + b.instructions.length + b.expired.length + b.attestations.length > 0;

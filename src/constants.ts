@@ -108,6 +108,10 @@ export const layerInboxReadMax = 1000;
 export const layerLocationsMax = 10_000;
 /** How long the embedded layer's status declaration holds (its `fresh_until` less `declared_at`). */
 export const layerStatusFreshMs = 10_000;
+/** Blocks one `settle` command takes in (the daemon reads them at most this many at a time). */
+export const settleBlocksPerCommandMax = 16;
+/** Inbox positions one rescan covers. */
+export const rescanSeqsMax = layerInboxReadMax;
 
 assert(movementsScanMax >= movementsPageLimitMax, 'a page must be able to fill');
 assert(grantsListScanMax >= grantsListedMax && grantsListedMax <= movementsPageLimitMax, 'a grant listing page can fill, and its limit parses like a movements limit');

@@ -102,6 +102,7 @@ const resultSchema = object({
   credential: nullable(credentialId),
   grant: nullable(grantId),
   postings: { type: 'array', items: uintNumber('posting sequence number') },
+  settlement: { type: 'object', description: 'the result of a settlement command (spec 2.2; docs/settlement.md)' },
 });
 
 export const commandReplySchema = object(
@@ -211,6 +212,7 @@ export const accountViewSchema = object(
     status: { enum: ['active', 'closed'] },
     opened_at: uintNumber('ms'),
     owner: identityId,
+    deposit_ref: str('32 bytes hex: the account_ref a deposit on the settlement layer names to reach this account'),
   },
   ['account', 'closed', 'custody', 'kind', 'status', 'opened_at', 'owner'],
 );

@@ -5,6 +5,7 @@
  */
 import { assert } from '../assert.js';
 import { builtInPrincipals, type Principals } from '../auth/authority.js';
+import { depositRefOf, settlementKeys } from '../settlement/book.js';
 import {
   decodeAccount,
   decodeBalance,
@@ -423,6 +424,7 @@ export async function importGenesisSource(store: Store, source: GenesisSource, n
     const identity = decodeIdentity(owner);
     await out.put(keys.identity(account.owner), encodeIdentity({ ...identity, accounts: [...identity.accounts, account.id] }));
     await out.put(keys.account(account.id), encodeAccount(account));
+    await out.put(settlementKeys.depositRef(depositRefOf(account.id)), account.id);
     accountCount++;
   }
 

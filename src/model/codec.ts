@@ -16,7 +16,9 @@ import type {
   Head,
   Hold,
   Identity,
+  DepositFact,
   Leg,
+  SettleBlock,
   Operation,
   Posting,
 } from './model.js';
@@ -214,9 +216,27 @@ function encodeCommand(c: Command): Json {
     case 'register_credential':
     case 'revoke_grant':
     case 'register_party':
+    case 'register_asset':
+    case 'bind_asset':
+    case 'deprecate_asset':
       return { ...c };
+    case 'withdraw':
+      return { ...c, amountMinor: c.amountMinor.toString() };
+    case 'settle':
+      return {
+        ...c,
+        blocks: c.blocks.map((b) => ({
+          ...b,
+          deposits: b.deposits.map(encodeDeposit),
+          instructions: b.instructions.map((i) => ({ ...i, amountMinor: i.amountMinor.toString() })),
+        })),
+      };
+    case 'observe':
+      return { ...c, deposit: encodeDeposit(c.deposit) };
   }
 }
+const encodeDeposit = (d: DepositFact): Json => ({ ...d, amountMinor: d.amountMinor.toString() });
+const decodeDeposit = (j: Json): DepositFact => ({ ...(j as unknown as DepositFact), amountMinor: big(j.amountMinor) });
 function decodeCommand(j: Json): Command {
   switch (j.type as Command['type']) {
     case 'transfer':
@@ -239,7 +259,22 @@ function decodeCommand(j: Json): Command {
     case 'register_credential':
     case 'revoke_grant':
     case 'register_party':
+    case 'register_asset':
+    case 'bind_asset':
+    case 'deprecate_asset':
       return j as unknown as Command;
+    case 'withdraw':
+      return { ...(j as unknown as Command & { type: 'withdraw' }), amountMinor: big(j.amountMinor) };
+    case 'settle': {
+      const blocks = (j.blocks as Json[]).map((b) => ({
+        ...(b as unknown as SettleBlock),
+        deposits: (b.deposits as Json[]).map(decodeDeposit),
+        instructions: (b.instructions as Json[]).map((i) => ({ ...(i as unknown as SettleBlock['instructions'][number]), amountMinor: big(i.amountMinor) })),
+      }));
+      return { ...(j as unknown as Command & { type: 'settle' }), blocks };
+    }
+    case 'observe':
+      return { ...(j as unknown as Command & { type: 'observe' }), deposit: decodeDeposit(j.deposit as Json) };
   }
   assert(false, `stored command has a known type: ${String(j.type)}`);
 }

@@ -3,6 +3,7 @@ import type { Account, Asset, Authority, Balance, Operation, Posting } from '../
 import { terminalStates } from '../model/model.js';
 import type { AccountsPage, MovementsPage, Statement, TrialBalance } from './queries.js';
 import { RawJson, type Wire } from './wire.js';
+import { depositRefOf } from '../settlement/book.js';
 
 const raw = (text: string | null): RawJson | undefined => (text === null ? undefined : new RawJson(text));
 
@@ -15,6 +16,7 @@ function resultWire(op: Operation): Wire | undefined {
     credential: op.result.credential,
     grant: op.result.grant,
     postings: op.result.postings ? [...op.result.postings] : undefined,
+    settlement: op.result.settlement as Wire | undefined,
   };
 }
 
@@ -115,6 +117,7 @@ export function accountView(a: Account): Wire {
     status: a.status,
     opened_at: a.openedAtMs,
     owner: a.owner,
+    deposit_ref: depositRefOf(a.id),
   };
 }
 
