@@ -1,0 +1,147 @@
+/**
+ * Settlement flows through the daemon (CONTRACT 9, docs/settlement.md), the embedded
+ * layer driven block by block: assets bound by attestation, deposits in, withdrawals
+ * out, comparisons, observations, rescans, and the layer down.
+ */
+import { describe, expect, it } from 'vitest';
+import { type Client, decided, refused, useDaemon } from './support.js';
+
+const location = 'ab'.repeat(32);
+const away = { account: 'cd'.repeat(32) };
+
+const shared = useDaemon({ alice: 1000n, bob: 0n, carol: 50n }, { settlement: { blockIntervalMs: 0, finalityDepth: 2, instructionExpiryBlocks: 3 } });
+
+async function until<T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
+  for (let i = 0; i < 300; i++) {
+    const v = await read();
+    if (done(v)) return v;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error('the condition never held');
+}
+
+const blocks = (op: Client, count: number) => op.post('/v1/ops/layer/blocks', { count });
+const asset = async (op: Client, id: string) => ((await op.get('/v1/assets')).body as { id: string }[]).find((a) => a.id === id) as Record<string, unknown>;
+const balance = async (who: Client, account: string, symbol = 'USD') =>
+  ((await who.get(`/v1/accounts/${account}/balances`)).body.balances as { asset: string }[]).find((b) => b.asset === symbol) as Record<string, string> | undefined;
+const op = (ref: string) => shared.as('operator').get(`/v1/operations/${ref}`);
+const depositRef = async (account: string) => (await shared.as('operator').get(`/v1/accounts/${account}`)).body.deposit_ref as string;
+const key = () => ({ 'client-key': `k-${Math.random().toString(36).slice(2)}` });
+
+describe('settlement flows', () => {
+  it('binds an asset once the layer attests it in a final block', async () => {
+    const operator = shared.as('operator');
+    expect(await refused(shared.as('alice').post('/v1/ops/assets/USD/binding', { location }))).toEqual({ status: 403, error: 'ERR-NotAuthorised' });
+    expect(await refused(operator.post('/v1/ops/assets/USD/binding', { location: 'xyz' }))).toEqual({ status: 400, error: 'ERR-MalformedCommand' });
+    // Deposits and withdrawals need a bound asset.
+    expect(await refused(operator.post('/v1/ops/layer/deposits', { asset: 'USD', amount: '5', account_ref: location }))).toEqual({ status: 400, error: 'ERR-UnsupportedLeg' });
+    const bind = await operator.post('/v1/ops/assets/USD/binding', { location });
+    expect(bind.status).toBe(202);
+    const bound = await decided(operator, bind.body.operation_reference);
+    expect(bound.body.state).toBe('Completed');
+    expect(bound.body.result.settlement.attestation).toEqual({ asset: 'USD', verdict: 'binding' });
+    expect(await asset(operator, 'USD')).toMatchObject({ binding: 'binding', location });
+    await blocks(operator, 1);
+    // In a block, not yet final: still binding.
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await asset(operator, 'USD')).binding).toBe('binding');
+    await blocks(operator, 2);
+    await until(() => asset(operator, 'USD'), (a) => a.binding === 'bound');
+  });
+
+  it('credits a deposit once its block is final, and leaves one for no account unassociated', async () => {
+    const operator = shared.as('operator');
+    const ref = await depositRef('did:ledger:acct:alice');
+    expect(ref).toMatch(/^[0-9a-f]{64}$/);
+    const placed = await operator.post('/v1/ops/layer/deposits', { asset: 'USD', amount: '500', account_ref: ref });
+    expect(placed.status).toBe(200);
+    const coordinate = placed.body.result.settlement.coordinate;
+    expect(coordinate).toMatchObject({ instance: 1 });
+    const stray = (await operator.post('/v1/ops/layer/deposits', { asset: 'USD', amount: '7', account_ref: 'ee'.repeat(32) })).body.result.settlement.coordinate;
+    await blocks(operator, 1);
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await balance(operator, 'did:ledger:acct:alice'))!.available).toBe('1000');
+    await blocks(operator, 2);
+    await until(() => balance(operator, 'did:ledger:acct:alice'), (b) => b!.available === '1500');
+    // Observing it again: duplicate; the stray one relates to no account.
+    const again = await operator.post('/v1/ops/settlement/observations', { coordinate });
+    expect((await decided(operator, again.body.operation_reference)).body.error.error).toBe('ERR-ObservationDuplicate');
+    const strayAgain = await operator.post('/v1/ops/settlement/observations', { coordinate: stray });
+    expect((await decided(operator, strayAgain.body.operation_reference)).body.error.error).toBe('ERR-ObservationUnassociated');
+    expect(await refused(operator.post('/v1/ops/settlement/observations', { coordinate: { ...coordinate, digest: '00'.repeat(32) } }))).toEqual({ status: 409, error: 'ERR-EvidenceInsufficient' });
+    expect(await refused(operator.post('/v1/ops/settlement/observations', { coordinate: { ...coordinate, seq: 999 } }))).toEqual({ status: 409, error: 'ERR-EvidenceInsufficient' });
+    // The stray value is on the layer for no account: the comparison differs by it.
+    const compared = (await operator.post('/v1/ops/settlement/comparisons', {})).body.settlement.comparison;
+    expect(compared.differs).toBe(true);
+    expect(compared.rows).toEqual([{ asset: 'USD', book: '500', layer: '507', difference: '7' }]);
+    const rescan = (await operator.post('/v1/ops/settlement/rescans', { from: 1, to: 10 })).body.settlement.rescan;
+    expect(rescan).toEqual({ missing: [], unassociated: 1, unknown: [] });
+  });
+
+  it('withdraws: encumbered, Instructed, Submitted in a block, Completed once final', async () => {
+    const operator = shared.as('operator');
+    const alice = shared.as('alice');
+    // Someone else's account: refused as a transfer out of it would be.
+    const theirs = await alice.post('/v1/withdrawals', { account: 'did:ledger:acct:carol', amount: '10', asset: 'USD', destination: away });
+    expect(theirs.status).toBe(403);
+    const w = await alice.post('/v1/withdrawals', { account: 'did:ledger:acct:alice', amount: '200', asset: 'USD', destination: away }, undefined, key());
+    expect(w.status).toBe(202);
+    const instructed = await decided(alice, w.body.operation_reference);
+    expect(instructed.body.state).toBe('Instructed');
+    const instruction = instructed.body.result.settlement.instruction;
+    expect(instruction).toMatchObject({ amount: '200', asset: 'USD', destination: away, operation_reference: w.body.operation_reference, reserved: true });
+    expect(instruction.digest).toMatch(/^[0-9a-f]{64}$/);
+    expect(await balance(operator, 'did:ledger:acct:alice')).toMatchObject({ available: '1300', encumbered: '200' });
+    await blocks(operator, 1);
+    await until(() => op(w.body.operation_reference), (r) => r.body.state === 'Submitted');
+    await blocks(operator, 2);
+    await until(() => op(w.body.operation_reference), (r) => r.body.state === 'Completed');
+    expect(await balance(operator, 'did:ledger:acct:alice')).toMatchObject({ available: '1300', encumbered: '0' });
+    const compared = (await operator.post('/v1/ops/settlement/comparisons', {})).body.settlement.comparison;
+    expect(compared.rows).toEqual([{ asset: 'USD', book: '300', layer: '307', difference: '7' }]);
+    // Insufficient: decided Rejected.
+    const big = await alice.post('/v1/withdrawals', { account: 'did:ledger:acct:alice', amount: '100000', asset: 'USD', destination: away }, undefined, key());
+    expect((await decided(alice, big.body.operation_reference)).body.error.error).toBe('ERR-InsufficientAvailable');
+  });
+
+  it('expires an instruction the layer never carried and returns its value; the layer down refuses settlement commands', async () => {
+    const operator = shared.as('operator');
+    const alice = shared.as('alice');
+    const w = await alice.post('/v1/withdrawals', { account: 'did:ledger:acct:alice', amount: '100', asset: 'USD', destination: away }, undefined, key());
+    expect((await decided(alice, w.body.operation_reference)).body.state).toBe('Instructed');
+    expect((await operator.post('/v1/ops/layer/status', { serving: false })).body.serving).toBe(false);
+    const down = await alice.post('/v1/withdrawals', { account: 'did:ledger:acct:alice', amount: '1', asset: 'USD', destination: away }, undefined, key());
+    expect(down.status).toBe(503);
+    expect(down.body.error).toBe('ERR-SettlementLayerUnavailable');
+    expect(Number(down.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await refused(operator.post('/v1/ops/assets/USD/binding', { location })))).toEqual({ status: 503, error: 'ERR-SettlementLayerUnavailable' });
+    // The rest of the book works.
+    const t = await alice.post('/v1/transfers', { legs: [{ from: 'did:ledger:acct:alice', to: 'did:ledger:acct:bob', asset: 'USD', amount: '1' }] }, undefined, key());
+    expect((await decided(alice, t.body.operation_reference)).body.state).toBe('Completed');
+    expect((await operator.get('/v1/ops/settlement/status')).body).toMatchObject({ serving: false });
+    await blocks(operator, 5);
+    await operator.post('/v1/ops/layer/status', { serving: true });
+    await blocks(operator, 3);
+    await until(() => op(w.body.operation_reference), (r) => r.body.state === 'Expired');
+    expect(await balance(operator, 'did:ledger:acct:alice')).toMatchObject({ available: '1299', encumbered: '0' });
+    const sync = await operator.post('/v1/ops/settlement/sync', {}, undefined, key());
+    expect((await decided(operator, sync.body.operation_reference)).body.result.settlement.moved).toEqual([]);
+    const compared = (await operator.post('/v1/ops/settlement/comparisons', {})).body.settlement.comparison;
+    expect(compared.rows).toEqual([{ asset: 'USD', book: '300', layer: '307', difference: '7' }]);
+  });
+
+  it('registers and deprecates assets', async () => {
+    const operator = shared.as('operator');
+    const reg = await operator.post('/v1/ops/assets', { id: 'GBP', kind: 'fiat', precision: 2 });
+    expect((await decided(operator, reg.body.operation_reference)).body.state).toBe('Completed');
+    expect(await asset(operator, 'GBP')).toEqual({ id: 'GBP', kind: 'fiat', precision: 2, status: 'active', binding: 'book_only', location: null });
+    expect(await refused(operator.post('/v1/ops/assets', { id: 'GBP', kind: 'fiat', precision: 2 }, undefined, key()))).toEqual({ status: 409, error: 'ERR-InvalidTransition' });
+    expect(await refused(shared.as('alice').post('/v1/ops/assets', { id: 'JPY', kind: 'fiat', precision: 0 }))).toEqual({ status: 403, error: 'ERR-NotAuthorised' });
+    const dep = await operator.post('/v1/ops/assets/USD/deprecate', {});
+    expect((await decided(operator, dep.body.operation_reference)).body.state).toBe('Completed');
+    expect((await asset(operator, 'USD')).status).toBe('deprecated');
+    const t = await shared.as('alice').post('/v1/transfers', { legs: [{ from: 'did:ledger:acct:alice', to: 'did:ledger:acct:bob', asset: 'USD', amount: '1' }] }, undefined, key());
+    expect((await decided(shared.as('alice'), t.body.operation_reference)).body.error.error).toBe('ERR-AssetDeprecated');
+    expect(await refused(shared.as('alice').post('/v1/withdrawals', { account: 'did:ledger:acct:alice', amount: '1', asset: 'USD', destination: away }, undefined, key()))).toEqual({ status: 409, error: 'ERR-AssetDeprecated' });
+  });
+});
