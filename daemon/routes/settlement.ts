@@ -8,16 +8,17 @@
 import type { FastifyInstance } from 'fastify';
 import { deadlineHorizonMaxMs, rescanSeqsMax } from '../../src/constants.js';
 import { refuse } from '../../src/errors.js';
-import { decodeBalance, keys } from '../../src/model/codec.js';
 import type { Destination } from '../../src/model/model.js';
-import { type AssetSymbol, parseAccountId, parseAmountMinor, parseAssetSymbol, signedText } from '../../src/model/values.js';
+import { parseAccountId, parseAmountMinor, parseAssetSymbol, signedText } from '../../src/model/values.js';
 import { decodeDepositRecord, decodeSettlementMeta, settlementAccountId, settlementKeys } from '../../src/settlement/book.js';
 import { requireOperator } from '../http/auth.js';
 import { acknowledge, deadlineOf } from '../http/command.js';
 import { wireReply } from '../http/replies.js';
 import { accountId, amount, assetSymbol, commandHeaders, commandReplySchema, noQuery, object, reference, responses, str, uintNumber } from '../http/schemas.js';
-import type { RouteContext } from './context.js';
+import { type RouteContext, withView } from './context.js';
 
+/** Pending instructions the status counts exactly; past it the count says "at least". */
+const pendingCountMax = 10_000;
 const hex32 = str('32 bytes, lowercase hex', { pattern: '^[0-9a-f]{64}$' });
 const replies = responses({ 200: commandReplySchema, 202: commandReplySchema });
 const settlementReply = object({ settlement: { type: 'object' } }, ['settlement']);
@@ -189,27 +190,40 @@ export function settlementRoutes(app: FastifyInstance, { kernel, config, clock, 
     async (_request, reply) => wireReply(reply, { settlement: { comparison: await compare() } }),
   );
 
-  /** The comparison at the last final height the book took in (spec 2.2 Comparison). */
-  const compare = async () => {
-    const meta = decodeSettlementMeta(await kernel.settlementRecord(settlementKeys.meta));
-    const [block] = meta.height === 0 ? [] : await layer.blocks(meta.height, meta.height);
-    const held = block?.held ?? {};
-    const rows = [];
-    for (const asset of kernel.assetList.filter((a) => a.binding === 'bound' && a.location !== null)) {
-      const text = await kernel.settlementRecord(keys.balance(settlementAccountId, asset.id as AssetSymbol));
-      const balance = text === undefined ? null : decodeBalance(JSON.parse(text));
-      // The settlement account goes below zero by what the book records as held on the layer.
-      const bookMinor = balance === null ? 0n : -(balance.available + balance.reserved + balance.encumbered);
-      const layerMinor = held[asset.location!] ?? 0n;
-      rows.push({ asset: asset.id, book: signedText(bookMinor), layer: layerMinor.toString(), difference: signedText(layerMinor - bookMinor) });
-    }
-    return { anchors: [], at: clock(), cut: meta.cut, differs: rows.some((r) => r.difference !== '0'), height: meta.height, rows };
-  };
+  /** The comparison at the last final height the book took in (spec 2.2 Comparison), book and records read in one view. */
+  const compare = () =>
+    withView(kernel, async (view) => {
+      const meta = decodeSettlementMeta(await view.settlementRecord(settlementKeys.meta));
+      const [block] = meta.height === 0 ? [] : await layer.blocks(meta.height, meta.height);
+      const held = block?.held ?? {};
+      const rows = [];
+      for (const asset of kernel.assetList.filter((a) => a.binding === 'bound' && a.location !== null)) {
+        const balance = await view.balance(settlementAccountId, asset.id);
+        // The settlement account goes below zero by what the book records as held on the layer.
+        const bookMinor = -(balance.available + balance.reserved + balance.encumbered);
+        const layerMinor = held[asset.location!] ?? 0n;
+        rows.push({ asset: asset.id, book: signedText(bookMinor), layer: layerMinor.toString(), difference: signedText(layerMinor - bookMinor) });
+      }
+      return { anchors: [], at: clock(), cut: meta.cut, differs: rows.some((r) => r.difference !== '0'), height: meta.height, rows };
+    });
 
   app.get(
     '/v1/ops/settlement/status',
     {
-      schema: { operationId: 'settlementStatus', summary: 'Operator: the adapter status, the layer head and how far the book took it in', querystring: noQuery },
+      schema: {
+        operationId: 'settlementStatus', summary: 'Operator: the adapter status, the layer head and how far the book took it in',
+        querystring: noQuery,
+        response: responses({
+          200: object(
+            {
+              declared_at: uintNumber('ms'), fresh_until: uintNumber('ms: the first time the declaration no longer holds'), serving: { type: 'boolean' },
+              height: uintNumber('the layer head'), final_height: uintNumber('the highest final height'), taken_in: uintNumber('the last final height the book took in'),
+              cut: uintNumber('the inbox length at that height'), pending_instructions: uintNumber(`withdrawals not yet Completed or Expired (counted up to ${pendingCountMax + 1})`),
+            },
+            ['declared_at', 'fresh_until', 'serving', 'height', 'final_height', 'taken_in', 'cut', 'pending_instructions'],
+          ),
+        }),
+      },
       preHandler: operatorOnly('reading the settlement status'),
     },
     async (_request, reply) => {
@@ -293,5 +307,3 @@ export function settlementRoutes(app: FastifyInstance, { kernel, config, clock, 
   );
 }
 
-/** Pending instructions the status counts exactly; past it the count says "at least". */
-const pendingCountMax = 10_000;
