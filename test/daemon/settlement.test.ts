@@ -107,6 +107,41 @@ describe('settlement flows', () => {
     expect((await decided(alice, big.body.operation_reference)).body.error.error).toBe('ERR-InsufficientAvailable');
   });
 
+  it('withdraws under the same authority as a debit: owner, operator on delegated accounts, grants naming withdraw within their bounds', async () => {
+    const operator = shared.as('operator');
+    const bob = shared.as('bob');
+    const submit = (who: Client, amount: string) => who.post('/v1/withdrawals', { account: 'did:ledger:acct:alice', amount, asset: 'USD', destination: { instance: 9, account_ref: 'ef'.repeat(32) } }, undefined, key());
+    // Another customer: no authority over alice's account (refused at submission, nothing stored).
+    expect(await refused(submit(bob, '5'))).toEqual({ status: 403, error: 'ERR-NotAuthorised' });
+    // The operator over a delegated account.
+    const byOperator = await submit(operator, '5');
+    const decidedOp = (await decided(operator, byOperator.body.operation_reference)).body;
+    expect(decidedOp.state).toBe('Instructed');
+    expect(decidedOp.result.settlement.instruction.destination).toEqual({ instance: 9, account_ref: 'ef'.repeat(32) });
+    // A grant naming transfer only does not withdraw; one naming withdraw does, within its per-operation bound.
+    const give = async (ops: string[]) =>
+      (await decided(shared.as('alice'), (await shared.as('alice').post('/v1/grants', { kind: 'delegated', principal: 'did:ledger:id:bob', subject: { account: 'did:ledger:acct:alice' }, ops, per_operation: '10' }, undefined, key())).body.operation_reference)).body.result.grant;
+    await give(['transfer']);
+    expect(await refused(submit(bob, '5'))).toEqual({ status: 403, error: 'ERR-NotAuthorised' });
+    const grant = await give(['withdraw']);
+    const byGrant = await submit(bob, '5');
+    expect((await decided(bob, byGrant.body.operation_reference)).body.state).toBe('Instructed');
+    const movements = (await operator.get('/v1/movements?account=did:ledger:acct:alice&limit=1000')).body.movements as { operation: string; authorities: { kind: string; grant: string }[]; kind: string; status: string; balance: string }[];
+    const held = movements.filter((m) => m.operation === byGrant.body.operation_reference);
+    expect(held.map((m) => [m.kind, m.status, m.balance])).toEqual([['withdrawal', 'held', 'available'], ['withdrawal', 'held', 'encumbered']]);
+    expect(held[0]!.authorities[0]).toMatchObject({ kind: 'delegated', grant });
+    expect(await refused(submit(bob, '11'))).toEqual({ status: 403, error: 'ERR-BoundExceeded' });
+    // Bad input changes nothing: a malformed destination, a zero amount, an unknown asset.
+    expect(await refused(bob.post('/v1/withdrawals', { account: 'did:ledger:acct:alice', amount: '1', asset: 'USD', destination: { account: 'zz' } }))).toEqual({ status: 400, error: 'ERR-MalformedCommand' });
+    expect(await refused(bob.post('/v1/withdrawals', { account: 'did:ledger:acct:alice', amount: '0', asset: 'USD', destination: away }))).toEqual({ status: 400, error: 'ERR-ZeroAmount' });
+    expect(await refused(operator.post('/v1/withdrawals', { account: 'did:ledger:acct:alice', amount: '1', asset: 'ZZZ', destination: away }))).toEqual({ status: 404, error: 'ERR-UnknownAsset' });
+    expect(await refused(operator.post('/v1/withdrawals', { account: 'did:ledger:acct:alice', amount: '1', asset: 'EUR', destination: away }))).toEqual({ status: 400, error: 'ERR-UnsupportedLeg' });
+    // Let both finish before the next test: nothing on the layer pays them beyond what it holds, so they complete.
+    await blocks(operator, 3);
+    await until(() => op(byGrant.body.operation_reference), (r) => r.body.state === 'Completed');
+    await until(() => op(byOperator.body.operation_reference), (r) => r.body.state === 'Completed');
+  });
+
   it('expires an instruction the layer never carried and returns its value; the layer down refuses settlement commands', async () => {
     const operator = shared.as('operator');
     const alice = shared.as('alice');
@@ -126,11 +161,27 @@ describe('settlement flows', () => {
     await operator.post('/v1/ops/layer/status', { serving: true });
     await blocks(operator, 3);
     await until(() => op(w.body.operation_reference), (r) => r.body.state === 'Expired');
-    expect(await balance(operator, 'did:ledger:acct:alice')).toMatchObject({ available: '1299', encumbered: '0' });
+    expect(await balance(operator, 'did:ledger:acct:alice')).toMatchObject({ available: '1289', encumbered: '0' });
     const sync = await operator.post('/v1/ops/settlement/sync', {}, undefined, key());
     expect((await decided(operator, sync.body.operation_reference)).body.result.settlement.moved).toEqual([]);
     const compared = (await operator.post('/v1/ops/settlement/comparisons', {})).body.settlement.comparison;
-    expect(compared.rows).toEqual([{ asset: 'USD', book: '300', layer: '307', difference: '7' }]);
+    expect(compared.rows).toEqual([{ asset: 'USD', book: '290', layer: '297', difference: '7' }]);
+  });
+
+  it('refuses a binding the layer attests otherwise: back to book_only, with the mismatch', async () => {
+    const operator = shared.as('operator');
+    const there = 'ef'.repeat(32);
+    await operator.post('/v1/ops/layer/locations', { location: there, symbol: 'EUR', decimals: 6, status: 'active' });
+    // Another asset's location: refused.
+    const taken = await operator.post('/v1/ops/assets/EUR/binding', { location }, undefined, key());
+    expect((await decided(operator, taken.body.operation_reference)).body.error.error).toBe('ERR-InvalidTransition');
+    const bind = await operator.post('/v1/ops/assets/EUR/binding', { location: there }, undefined, key());
+    expect((await decided(operator, bind.body.operation_reference)).body.state).toBe('Completed');
+    for (let i = 0; i < 20 && (await asset(operator, 'EUR')).binding === 'binding'; i++) {
+      await blocks(operator, 1);
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    expect(await asset(operator, 'EUR')).toMatchObject({ binding: 'book_only', location: there });
   });
 
   it('registers and deprecates assets', async () => {
