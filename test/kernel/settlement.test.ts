@@ -1,0 +1,92 @@
+/**
+ * Settlement decisions in the kernel (docs/settlement.md), with the layer's facts
+ * written by hand: what a final block credits or moves once, what a block not yet
+ * final only records, and a layer record that disagrees with the book's instruction.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Command, SettleBlock } from '../../src/model/model.js';
+import { depositRefOf, settlementAccountId } from '../../src/settlement/book.js';
+import { acct, actorOf, customersGenesis, openBook, operator, submission, sym } from '../support/book.js';
+
+const location = '11'.repeat(32);
+const alice = 'did:ledger:acct:alice';
+const block = (height: number, facts: Partial<SettleBlock>): SettleBlock => ({ height, deposits: [], instructions: [], expired: [], attestations: [], ...facts });
+const settle = (finalHeight: number, blocks: SettleBlock[]): Command => ({ type: 'settle', finalHeight, headHeight: Math.max(finalHeight, ...blocks.map((b) => b.height)), blocks });
+const deposit = (seq: number, amountMinor: bigint, height: number) => ({ seq, digest: String(seq).padStart(64, '0'), location, amountMinor, accountRef: depositRefOf(acct(alice)), height });
+
+async function bookWithBoundUsd() {
+  const book = await openBook({ genesis: customersGenesis({ alice: 1_000n }) });
+  const run = async (actor: typeof operator, command: Command) => {
+    const ack = await book.kernel.submit(submission(actor, command));
+    await book.kernel.idle();
+    return (await book.kernel.operation(ack.operation.ref))!;
+  };
+  await run(operator, { type: 'bind_asset', asset: sym('USD'), location });
+  await run(operator, settle(1, [block(1, { attestations: [{ location, symbol: 'USD', decimals: 2, status: 'active' }] })]));
+  const balance = async (account: string) => {
+    const view = await book.kernel.openView();
+    try {
+      return await view.balance(acct(account), sym('USD'));
+    } finally {
+      await view.close();
+    }
+  };
+  return { ...book, run, balance };
+}
+
+describe('settle and observe', () => {
+  it('records a deposit in a block not yet final, credits it once final, and never twice', async () => {
+    const { kernel, run, balance } = await bookWithBoundUsd();
+    expect(kernel.assetList.find((a) => a.id === 'USD')).toMatchObject({ binding: 'bound', location });
+    const seen = await run(operator, settle(1, [block(2, { deposits: [deposit(1, 500n, 2)] })]));
+    expect(seen.state).toBe('Completed');
+    expect((await balance(alice)).available).toBe(1_000n);
+    const final = await run(operator, settle(2, [block(2, { deposits: [deposit(1, 500n, 2)] })]));
+    expect(final.result?.postings).toHaveLength(2);
+    expect((await balance(alice)).available).toBe(1_500n);
+    expect((await balance(settlementAccountId)).available).toBe(-500n);
+    // The same final block again, and an observation of it: nothing more.
+    await run(operator, settle(2, [block(2, { deposits: [deposit(1, 500n, 2)] })]));
+    const again = await run(operator, { type: 'observe', deposit: deposit(1, 500n, 2), final: true });
+    expect(again.error?.error).toBe('ERR-ObservationDuplicate');
+    const other = await run(operator, { type: 'observe', deposit: { ...deposit(1, 500n, 2), digest: 'ff'.repeat(32) }, final: true });
+    expect(other.error?.error).toBe('ERR-EvidenceInsufficient');
+    expect((await balance(alice)).available).toBe(1_500n);
+    await kernel.close();
+  });
+
+  it('applies an observed deposit once final; recorded before', async () => {
+    const { kernel, run, balance } = await bookWithBoundUsd();
+    const recorded = await run(operator, { type: 'observe', deposit: deposit(4, 40n, 9), final: false });
+    expect(recorded.result?.settlement).toMatchObject({ verdict: 'recorded', coordinate: { seq: 4 } });
+    expect((await run(operator, { type: 'observe', deposit: deposit(4, 40n, 9), final: false })).error?.error).toBe('ERR-ObservationDuplicate');
+    const applied = await run(operator, { type: 'observe', deposit: deposit(4, 40n, 9), final: true });
+    expect(applied.result?.settlement).toMatchObject({ verdict: 'applied' });
+    expect((await balance(alice)).available).toBe(1_040n);
+    const stray = await run(operator, { type: 'observe', deposit: { ...deposit(5, 1n, 9), accountRef: '00'.repeat(32) }, final: true });
+    expect(stray.error?.error).toBe('ERR-ObservationUnassociated');
+    // Only the operator observes.
+    await expect(run(actorOf('did:ledger:id:alice'), { type: 'observe', deposit: deposit(6, 1n, 9), final: true })).rejects.toMatchObject({ refusal: { error: 'ERR-NotAuthorised' } });
+    await kernel.close();
+  });
+
+  it('moves nothing on an instruction record that disagrees with the book (ERR-AmountMismatch), completes the one that agrees', async () => {
+    const { kernel, run, balance } = await bookWithBoundUsd();
+    await run(operator, settle(2, [block(2, { deposits: [deposit(1, 500n, 2)] })]));
+    const w = await run(actorOf('did:ledger:id:alice'), { type: 'withdraw', account: acct(alice), asset: sym('USD'), amountMinor: 100n, destination: { account: 'cd'.repeat(32) }, deadlineMs: Number.MAX_SAFE_INTEGER });
+    expect(w.state).toBe('Instructed');
+    const digest = (w.result?.settlement?.instruction as { digest: string }).digest;
+    const wrong = await run(operator, settle(3, [block(3, { instructions: [{ digest, location, amountMinor: 99n }] })]));
+    expect(wrong.result?.settlement).toMatchObject({ moved: [], condition: 'ERR-AmountMismatch' });
+    expect((await kernel.operation(w.ref))?.state).toBe('Instructed');
+    expect(await balance(alice)).toMatchObject({ available: 1_400n, encumbered: 100n });
+    const right = await run(operator, settle(4, [block(4, { instructions: [{ digest, location, amountMinor: 100n }] })]));
+    expect(right.result?.settlement).toEqual({ moved: [{ operation_reference: w.ref, state: 'Completed' }] });
+    expect(await balance(alice)).toMatchObject({ available: 1_400n, encumbered: 0n });
+    expect((await balance(settlementAccountId)).available).toBe(-400n);
+    // An expiry listed for a completed withdrawal changes nothing.
+    await run(operator, settle(5, [block(5, { expired: [digest] })]));
+    expect((await kernel.operation(w.ref))?.state).toBe('Completed');
+    await kernel.close();
+  });
+});
