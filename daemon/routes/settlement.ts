@@ -6,7 +6,7 @@
  * ERR-SettlementLayerUnavailable (503, Retry-After) while it does not serve.
  */
 import type { FastifyInstance } from 'fastify';
-import { deadlineHorizonMaxMs, rescanSeqsMax } from '../../src/constants.js';
+import { deadlineHorizonMaxMs, rescanSeqsMax, symbolLengthMax } from '../../src/constants.js';
 import { refuse } from '../../src/errors.js';
 import type { Destination } from '../../src/model/model.js';
 import { parseAccountId, parseAmountMinor, parseAssetSymbol, signedText } from '../../src/model/values.js';
@@ -52,7 +52,7 @@ export function settlementRoutes(app: FastifyInstance, { kernel, config, clock, 
     },
   );
 
-  const assetParams = object({ asset: assetSymbol }, ['asset']);
+  const assetParams = object({ asset: str('asset symbol', { pattern: `^[A-Z][A-Z0-9]{0,${symbolLengthMax - 1}}$`, maxLength: symbolLengthMax }) }, ['asset']);
   app.post(
     '/v1/ops/assets/:asset/binding',
     {
