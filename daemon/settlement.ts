@@ -11,13 +11,13 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import { settleBlocksPerCommandMax } from '../src/constants.js';
+import { settleBlocksPerCommandMax, settleDuePerCommandMax } from '../src/constants.js';
 import type { Kernel } from '../src/book/kernel.js';
 import { refuse } from '../src/errors.js';
 import type { Asset, Command, Operation, SettleBlock } from '../src/model/model.js';
 import type { CredentialId } from '../src/model/values.js';
 import type { LayerBlock } from '../src/settlement/adapter.js';
-import { decodeSettlementMeta, settlementKeys } from '../src/settlement/book.js';
+import { decodeSettlementMeta, pendingRefOf, settlementKeys } from '../src/settlement/book.js';
 import { EmbeddedLayer } from '../src/settlement/embedded.js';
 import type { Store } from '../src/store/port.js';
 import type { SettlementConfig } from './config.js';
@@ -60,12 +60,16 @@ export async function openSettlement(store: Store, config: SettlementConfig, clo
     const to = Math.min(head.height, from + settleBlocksPerCommandMax - 1);
     const blocks = to >= from ? (await layer.blocks(from, to)).map(factsOf).filter(carriesFacts) : [];
     const finalHeight = Math.min(head.finalHeight, Math.max(to, meta.height));
-    if (!always && blocks.length === 0) {
+    // Withdrawals whose expiry height is final by now (in expiry order): the decision expires those no block carried.
+    const due = (await kernel.settlementRecords(settlementKeys.pendingPrefix, settlementKeys.pendingPrefix, settleDuePerCommandMax))
+      .filter(([key]) => key < settlementKeys.pendingAfter(finalHeight))
+      .map(([key]) => pendingRefOf(key));
+    if (!always && blocks.length === 0 && due.length === 0) {
       // Nothing for the book in these blocks, final or not: they need not be read again.
       emptyThrough = Math.max(emptyThrough, to);
       return null;
     }
-    return { type: 'settle', finalHeight, headHeight: Math.max(to, meta.height), blocks };
+    return { type: 'settle', finalHeight, headHeight: Math.max(to, meta.height), blocks, due };
   };
 
   const runIntake = async (kernel: Kernel) => {
@@ -125,7 +129,7 @@ export async function openSettlement(store: Store, config: SettlementConfig, clo
     for (;;) {
       const page = await kernel.settlementRecords(settlementKeys.pendingPrefix, fromKey, 256);
       for (const [key] of page) {
-        const op = await kernel.operation(key.slice(settlementKeys.pendingPrefix.length));
+        const op = await kernel.operation(pendingRefOf(key));
         if (op !== undefined) await handOver(op, kernel);
       }
       if (page.length < 256) break;

@@ -6,6 +6,7 @@
  * said is carried in the command (read at the edge), the layer's head height and the
  * instance are passed in.
  */
+import { assetsMax } from '../constants.js';
 import { refusal } from '../errors.js';
 import type { Actor } from '../auth/authority.js';
 import { GrantStage, debitAuthority } from './decide-grants.js';
@@ -72,6 +73,8 @@ export function decideCommand(op: Operation, reads: SettlementReads, input: Sett
 
 function decideRegisterAsset(cmd: Extract<SettlementCommand, { type: 'register_asset' }>, reads: SettlementReads): Decision {
   if (reads.asset(cmd.asset) !== undefined) return reject(refusal('ERR-InvalidTransition', `asset ${cmd.asset} is registered already`));
+  // The kernel keeps every asset in memory and reads at most assetsMax back on reopen.
+  if (reads.assetCount >= assetsMax) return reject(refusal('ERR-InvalidTransition', `the book holds at most ${assetsMax} assets`));
   const asset: Asset = { id: cmd.asset, code: reads.assetCount, kind: cmd.kind, precision: cmd.precision, status: 'active', binding: 'book_only', location: null };
   return done('Completed', [], { assets: [asset] });
 }
@@ -119,14 +122,14 @@ function decideWithdraw(op: Operation, cmd: Extract<SettlementCommand, { type: '
   const entries = pair({ account: account.id, layer: 'available' }, { account: account.id, layer: 'encumbered' }, cmd.asset, cmd.amountMinor, 'withdrawal', 'held', [auth]);
   const instruction = { amount: body.amount, asset: body.asset, destination: destinationWire(body.destination), digest, expiry: body.expiry, operation_reference: op.ref, reserved: true };
   return done('Instructed', entries, {
-    records: [...stage.writes(), { key: settlementKeys.instruction(digest), value: op.ref }, { key: settlementKeys.pending(op.ref), value: digest }],
+    records: [...stage.writes(), { key: settlementKeys.instruction(digest), value: op.ref }, { key: settlementKeys.pending(body.expiry, op.ref), value: digest }],
     result: { settlement: { instruction } },
   });
 }
 
-/** The digest of the instruction a withdrawal issued. */
-function instructionDigestOf(op: Operation): string | undefined {
-  return (op.result?.settlement?.instruction as { digest: string } | undefined)?.digest;
+/** The instruction a withdrawal issued (its digest and expiry height). */
+function instructionOf(op: Operation): { digest: string; expiry: number } | undefined {
+  return op.result?.settlement?.instruction as { digest: string; expiry: number } | undefined;
 }
 
 /** The layer's facts taken in by one decision: deposits credited, withdrawals moved, bindings attested. */
@@ -156,6 +159,8 @@ class Intake {
       this.block(block, final);
       if (final) for (const d of block.deposits) cut = Math.max(cut, d.seq);
     }
+    // Every block up to its expiry is final and taken in: an instruction none of them carried never takes effect.
+    for (const ref of cmd.due) this.lapsed(ref, cmd.finalHeight);
     const next: SettlementMeta = { height: Math.max(meta.height, cmd.finalHeight), cut };
     this.records.push({ key: settlementKeys.meta, value: JSON.stringify(next) });
     const moved = [...this.moves].map(([ref, m]) => ({ operation_reference: ref, state: m.state }));
@@ -252,7 +257,7 @@ class Intake {
   private move(op: Operation, state: OperationState, entries: readonly Entry[]): void {
     const before = this.moves.get(op.ref)?.entries ?? [];
     this.moves.set(op.ref, { state, entries: [...before, ...entries] });
-    if (state === 'Completed' || state === 'Expired') this.records.push({ key: settlementKeys.pending(op.ref), value: null });
+    if (state === 'Completed' || state === 'Expired') this.records.push({ key: settlementKeys.pending(instructionOf(op)!.expiry, op.ref), value: null });
   }
 
   private instructed(instruction: SettleBlock['instructions'][number], final: boolean): void {
@@ -262,7 +267,7 @@ class Intake {
     const cmd = op.command as Extract<Command, { type: 'withdraw' }>;
     const asset = this.reads.asset(cmd.asset);
     // A layer record that disagrees with the instruction the book issued moves nothing: the withdrawal waits, the condition is reported.
-    if (instruction.amountMinor !== cmd.amountMinor || asset?.location !== instruction.location || instructionDigestOf(op) !== instruction.digest) {
+    if (instruction.amountMinor !== cmd.amountMinor || asset?.location !== instruction.location || instructionOf(op)?.digest !== instruction.digest) {
       this.condition = 'ERR-AmountMismatch';
       return;
     }
@@ -276,8 +281,18 @@ class Intake {
 
   private expired(digest: string): void {
     const found = this.withdrawal(digest);
-    if (found === undefined || found.op.command.type !== 'withdraw' || found.state !== 'Instructed') return;
-    const cmd = found.op.command;
-    this.move(found.op, 'Expired', pair({ account: cmd.account, layer: 'encumbered' }, { account: cmd.account, layer: 'available' }, cmd.asset, cmd.amountMinor, 'withdrawal', 'returned', [found.op.actor]));
+    if (found !== undefined) this.expire(found.op, found.state);
+  }
+
+  private lapsed(ref: string, finalHeight: number): void {
+    const op = this.reads.operation(ref);
+    const expiry = op === undefined ? undefined : instructionOf(op)?.expiry;
+    if (op !== undefined && expiry !== undefined && expiry <= finalHeight) this.expire(op, this.moves.get(op.ref)?.state ?? op.state);
+  }
+
+  private expire(op: Operation, state: OperationState): void {
+    if (op.command.type !== 'withdraw' || state !== 'Instructed') return;
+    const cmd = op.command;
+    this.move(op, 'Expired', pair({ account: cmd.account, layer: 'encumbered' }, { account: cmd.account, layer: 'available' }, cmd.asset, cmd.amountMinor, 'withdrawal', 'returned', [op.actor]));
   }
 }

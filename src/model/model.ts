@@ -162,8 +162,11 @@ export type SettlementCommand =
       readonly destination: Destination;
       readonly deadlineMs: number;
     }
-  /** Takes in blocks after the last final height taken in, up to `headHeight`; those ≤ `finalHeight` are final. */
-  | { readonly type: 'settle'; readonly finalHeight: number; readonly headHeight: number; readonly blocks: readonly SettleBlock[] }
+  /**
+   * Takes in blocks after the last final height taken in, up to `headHeight`; those ≤ `finalHeight` are final.
+   * `due`: withdrawals whose expiry is at most `finalHeight` (as the edge read them): those no final block carried expire.
+   */
+  | { readonly type: 'settle'; readonly finalHeight: number; readonly headHeight: number; readonly blocks: readonly SettleBlock[]; readonly due: readonly string[] }
   /** One inbox record observed on request; `final` when the block carrying it is final. */
   | { readonly type: 'observe'; readonly deposit: DepositFact; readonly final: boolean };
 

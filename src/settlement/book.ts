@@ -18,12 +18,17 @@ export const settlementKeys = {
   depositPrefix: 'sl/dep/',
   /** An instruction the book issued, by digest: the withdrawal's operation reference. */
   instruction: (digest: string) => `sl/ins/${digest}`,
-  /** Withdrawals not yet Completed or Expired, by operation reference: their instruction's digest. */
-  pending: (ref: string) => `sl/pend/${ref}`,
+  /** Withdrawals not yet Completed or Expired, by their instruction's expiry height, then operation reference. */
+  pending: (expiry: number, ref: string) => `sl/pend/${seqHex(expiry)}/${ref}`,
   pendingPrefix: 'sl/pend/',
+  /** The first key past every pending withdrawal whose expiry is at most `height`. */
+  pendingAfter: (height: number) => `sl/pend/${seqHex(height + 1)}/`,
   /** The account a deposit reference names. */
   depositRef: (ref: string) => `dref/${ref}`,
 };
+
+/** The withdrawal a pending key names. */
+export const pendingRefOf = (key: string): string => key.slice(key.lastIndexOf('/') + 1);
 
 export interface SettlementMeta {
   /** The last final height taken in (0: none). */

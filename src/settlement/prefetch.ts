@@ -37,7 +37,7 @@ export interface FollowUpReads {
 
 /** What the records read first name: withdrawals to read, then (once they are read) accounts and balances. */
 export function settlementFollowUps(command: Intake, reads: FollowUpReads): { operations: string[]; accounts: AccountId[]; balances: [AccountId, AssetSymbol][] } {
-  const operations = digestsOf(command).flatMap((digest) => reads.record(settlementKeys.instruction(digest)) ?? []);
+  const operations = [...digestsOf(command).flatMap((digest) => reads.record(settlementKeys.instruction(digest)) ?? []), ...(command.type === 'settle' ? command.due : [])];
   const accounts: AccountId[] = [settlementAccountId];
   const balances: [AccountId, AssetSymbol][] = [];
   for (const deposit of depositsOf(command)) {

@@ -11,7 +11,7 @@ import { acct, actorOf, customersGenesis, openBook, operator, submission, sym } 
 const location = '11'.repeat(32);
 const alice = 'did:ledger:acct:alice';
 const block = (height: number, facts: Partial<SettleBlock>): SettleBlock => ({ height, deposits: [], instructions: [], expired: [], attestations: [], ...facts });
-const settle = (finalHeight: number, blocks: SettleBlock[]): Command => ({ type: 'settle', finalHeight, headHeight: Math.max(finalHeight, ...blocks.map((b) => b.height)), blocks });
+const settle = (finalHeight: number, blocks: SettleBlock[], due: string[] = []): Command => ({ type: 'settle', finalHeight, headHeight: Math.max(finalHeight, ...blocks.map((b) => b.height)), blocks, due });
 const deposit = (seq: number, amountMinor: bigint, height: number) => ({ seq, digest: String(seq).padStart(64, '0'), location, amountMinor, accountRef: depositRefOf(acct(alice)), height });
 
 async function bookWithBoundUsd() {
@@ -87,6 +87,23 @@ describe('settle and observe', () => {
     // An expiry listed for a completed withdrawal changes nothing.
     await run(operator, settle(5, [block(5, { expired: [digest] })]));
     expect((await kernel.operation(w.ref))?.state).toBe('Completed');
+    await kernel.close();
+  });
+
+  it('expires a withdrawal no final block carried once its expiry height is final (a handover lost), and completes one carried in the same intake', async () => {
+    const { kernel, run, balance } = await bookWithBoundUsd();
+    await run(operator, settle(2, [block(2, { deposits: [deposit(1, 500n, 2)] })]));
+    const withdraw = (amountMinor: bigint) => run(actorOf('did:ledger:id:alice'), { type: 'withdraw', account: acct(alice), asset: sym('USD'), amountMinor, destination: { account: 'cd'.repeat(32) }, deadlineMs: Number.MAX_SAFE_INTEGER });
+    const lost = await withdraw(30n);
+    const carried = await withdraw(20n);
+    const digest = (carried.result?.settlement?.instruction as { digest: string }).digest;
+    // Both are due (expiry 0 here); the one a final block carries completes instead.
+    const intake = await run(operator, settle(3, [block(3, { instructions: [{ digest, location, amountMinor: 20n }] })], [lost.ref, carried.ref]));
+    expect(intake.result?.settlement).toEqual({ moved: [{ operation_reference: carried.ref, state: 'Completed' }, { operation_reference: lost.ref, state: 'Expired' }] });
+    expect(await balance(alice)).toMatchObject({ available: 1_480n, encumbered: 0n });
+    // Named due again: nothing more.
+    const again = await run(operator, settle(4, [], [lost.ref, carried.ref]));
+    expect(again.result?.settlement).toEqual({ moved: [] });
     await kernel.close();
   });
 });
