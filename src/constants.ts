@@ -110,6 +110,8 @@ export const layerLocationsMax = 10_000;
 export const layerStatusFreshMs = 10_000;
 /** Blocks one `settle` command takes in (the daemon reads them at most this many at a time). */
 export const settleBlocksPerCommandMax = 16;
+/** Withdrawals one account may have pending (Instructed or Submitted): one caller cannot fill the layer's mempool for everyone. */
+export const pendingWithdrawalsPerAccountMax = 100;
 /** Withdrawals past their expiry one `settle` command expires. */
 export const settleDuePerCommandMax = 1000;
 /** Inbox positions one rescan covers. */

@@ -948,6 +948,7 @@ export class Kernel {
           break;
         case 'withdraw':
           needBalance(c.account, c.asset);
+          await loadList(this.store, overlay, settlementKeys.accountPendingPrefix(c.account), bounds.pendingWithdrawalsPerAccountMax);
           break;
         case 'register_asset':
         case 'deprecate_asset':

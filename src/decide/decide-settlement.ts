@@ -6,7 +6,7 @@
  * said is carried in the command (read at the edge), the layer's head height and the
  * instance are passed in.
  */
-import { assetsMax } from '../constants.js';
+import { assetsMax, pendingWithdrawalsPerAccountMax } from '../constants.js';
 import { refusal } from '../errors.js';
 import type { Actor } from '../auth/authority.js';
 import { GrantStage, debitAuthority } from './decide-grants.js';
@@ -106,6 +106,9 @@ function decideWithdraw(op: Operation, cmd: Extract<SettlementCommand, { type: '
   const stage = new GrantStage();
   const auth = debitAuthority(actor, { op: 'withdraw', account, asset: cmd.asset, counterparty: null, amountMinor: cmd.amountMinor, atMs: input.atMs }, reads, input.principals, stage);
   if (isRefusal(auth)) return reject(auth);
+  if (reads.listed(settlementKeys.accountPendingPrefix(account.id)).length >= pendingWithdrawalsPerAccountMax) {
+    return reject(refusal('ERR-BoundExceeded', `account ${account.id} has ${pendingWithdrawalsPerAccountMax} withdrawals pending, the most allowed; wait for one to complete or expire`));
+  }
   if (reads.balance(account.id, cmd.asset).available - cmd.amountMinor < availableFloorMinor(account, cmd.asset)) {
     return reject(refusal('ERR-InsufficientAvailable', `available balance of ${cmd.account} in ${cmd.asset} does not cover ${cmd.amountMinor}`));
   }
@@ -122,7 +125,7 @@ function decideWithdraw(op: Operation, cmd: Extract<SettlementCommand, { type: '
   const entries = pair({ account: account.id, layer: 'available' }, { account: account.id, layer: 'encumbered' }, cmd.asset, cmd.amountMinor, 'withdrawal', 'held', [auth]);
   const instruction = { amount: body.amount, asset: body.asset, destination: destinationWire(body.destination), digest, expiry: body.expiry, operation_reference: op.ref, reserved: true };
   return done('Instructed', entries, {
-    records: [...stage.writes(), { key: settlementKeys.instruction(digest), value: op.ref }, { key: settlementKeys.pending(body.expiry, op.ref), value: digest }],
+    records: [...stage.writes(), { key: settlementKeys.instruction(digest), value: op.ref }, { key: settlementKeys.pending(body.expiry, op.ref), value: digest }, { key: settlementKeys.accountPending(account.id, op.ref), value: '' }],
     result: { settlement: { instruction } },
   });
 }
@@ -257,7 +260,10 @@ class Intake {
   private move(op: Operation, state: OperationState, entries: readonly Entry[]): void {
     const before = this.moves.get(op.ref)?.entries ?? [];
     this.moves.set(op.ref, { state, entries: [...before, ...entries] });
-    if (state === 'Completed' || state === 'Expired') this.records.push({ key: settlementKeys.pending(instructionOf(op)!.expiry, op.ref), value: null });
+    if (state === 'Completed' || state === 'Expired') {
+      this.records.push({ key: settlementKeys.pending(instructionOf(op)!.expiry, op.ref), value: null });
+      this.records.push({ key: settlementKeys.accountPending((op.command as { account: string }).account, op.ref), value: null });
+    }
   }
 
   private instructed(instruction: SettleBlock['instructions'][number], final: boolean): void {

@@ -23,6 +23,9 @@ export const settlementKeys = {
   pendingPrefix: 'sl/pend/',
   /** The first key past every pending withdrawal whose expiry is at most `height`. */
   pendingAfter: (height: number) => `sl/pend/${seqHex(height + 1)}/`,
+  /** Withdrawals not yet Completed or Expired, per account (bounded by pendingWithdrawalsPerAccountMax). */
+  accountPending: (account: string, ref: string) => `sl/pa/${account}/${ref}`,
+  accountPendingPrefix: (account: string) => `sl/pa/${account}/`,
   /** The account a deposit reference names. */
   depositRef: (ref: string) => `dref/${ref}`,
 };

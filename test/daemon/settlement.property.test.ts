@@ -7,29 +7,18 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../../bench/soak/commands.js';
 import { type Daemon, client, decided, startDaemon, useTempDirs, writeBook } from './support.js';
 
 const newDir = useTempDirs();
 const location = '5e'.repeat(32);
 const accounts = ['did:ledger:acct:alice', 'did:ledger:acct:bob'];
 
-/** mulberry32: a small seeded generator. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 let keyCount = 0;
 const key = () => ({ 'client-key': `prop-${++keyCount}-${Math.random().toString(36).slice(2)}` });
 
 async function trial(seed: number, steps: number): Promise<void> {
-  const random = prng(seed);
+  const random = seededRandom(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   const dir = newDir();
   const keys = await writeBook(dir, { alice: 500n, bob: 500n });

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Command, SettleBlock } from '../../src/model/model.js';
+import { pendingWithdrawalsPerAccountMax } from '../../src/constants.js';
 import { depositRefOf, settlementAccountId } from '../../src/settlement/book.js';
 import { acct, actorOf, customersGenesis, openBook, operator, submission, sym } from '../support/book.js';
 
@@ -104,6 +105,22 @@ describe('settle and observe', () => {
     // Named due again: nothing more.
     const again = await run(operator, settle(4, [], [lost.ref, carried.ref]));
     expect(again.result?.settlement).toEqual({ moved: [] });
+    await kernel.close();
+  });
+
+  it('bounds the withdrawals one account has pending, and frees a place when one expires', async () => {
+    const { kernel, run } = await bookWithBoundUsd();
+    const withdraw = () => kernel.submit(submission(actorOf('did:ledger:id:alice'), { type: 'withdraw', account: acct(alice), asset: sym('USD'), amountMinor: 1n, destination: { account: 'cd'.repeat(32) }, deadlineMs: Number.MAX_SAFE_INTEGER }));
+    const acks = await Promise.all(Array.from({ length: pendingWithdrawalsPerAccountMax + 1 }, withdraw));
+    await kernel.idle();
+    const states = await Promise.all(acks.map(async (a) => (await kernel.operation(a.operation.ref))!));
+    expect(states.filter((op) => op.state === 'Instructed')).toHaveLength(pendingWithdrawalsPerAccountMax);
+    expect(states.filter((op) => op.error?.error === 'ERR-BoundExceeded')).toHaveLength(1);
+    await run(operator, settle(1, [], [states[0]!.ref]));
+    expect((await kernel.operation(states[0]!.ref))?.state).toBe('Expired');
+    const after = await withdraw();
+    await kernel.idle();
+    expect((await kernel.operation(after.operation.ref))?.state).toBe('Instructed');
     await kernel.close();
   });
 });

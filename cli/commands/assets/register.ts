@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
+import { integer } from '../../parse.js';
 import { type SubmitFlags, submit, withSubmitFlags } from '../../submit.js';
 
 export interface RegisterOptions extends SubmitFlags {
@@ -24,6 +25,5 @@ export function buildRegister(parent: Command, make: MakeContext): Command {
 
 export async function runRegister(ctx: Context, asset: string, options: RegisterOptions): Promise<void> {
   if (!kinds.includes(options.kind)) throw new UsageError(`--kind must be one of ${kinds.join(', ')}`);
-  if (!/^[0-9]{1,3}$/.test(options.precision) || Number(options.precision) > 255) throw new UsageError('--precision must be an integer 0..255');
-  await submit(ctx, '/v1/ops/assets', { id: asset, kind: options.kind, precision: Number(options.precision) }, options);
+  await submit(ctx, '/v1/ops/assets', { id: asset, kind: options.kind, precision: integer('--precision', options.precision, 0, 255) }, options);
 }

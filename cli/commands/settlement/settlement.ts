@@ -3,8 +3,8 @@ import type { Command } from 'commander';
 import type { Json } from '../../api.js';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
-import { UsageError } from '../../errors.js';
 import { details, show, table, time } from '../../output.js';
+import { integer } from '../../parse.js';
 import { type SubmitFlags, submit, withSubmitFlags } from '../../submit.js';
 
 export interface SettlementStatus {
@@ -85,10 +85,8 @@ export async function runCompare(ctx: Context): Promise<void> {
   );
 }
 
-const seqOf = (value: string, flag: string): number => {
-  if (!/^[1-9][0-9]{0,15}$/.test(value) || !Number.isSafeInteger(Number(value))) throw new UsageError(`${flag} must be an inbox position (an integer from 1)`);
-  return Number(value);
-};
+const seqOf = (value: string, flag: string): number => integer(flag, value, 1, Number.MAX_SAFE_INTEGER);
+const instanceMax = 0xffff_ffff;
 
 export function buildRescan(parent: Command, make: MakeContext): Command {
   return parent
@@ -118,7 +116,6 @@ export function buildObserve(parent: Command, make: MakeContext): Command {
 }
 
 export async function runObserve(ctx: Context, options: SubmitFlags & { seq: string; digest: string; instance: string }): Promise<void> {
-  if (!/^[0-9]{1,10}$/.test(options.instance)) throw new UsageError('--instance must be an integer');
-  const coordinate = { seq: seqOf(options.seq, '--seq'), digest: options.digest, instance: Number(options.instance) };
+  const coordinate = { seq: seqOf(options.seq, '--seq'), digest: options.digest, instance: integer('--instance', options.instance, 0, instanceMax) };
   await submit(ctx, '/v1/ops/settlement/observations', { coordinate }, options);
 }

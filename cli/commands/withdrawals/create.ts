@@ -3,6 +3,7 @@ import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { accountOf } from '../../names.js';
+import { integer } from '../../parse.js';
 import { type SubmitFlags, deadlineOf, referenceOf, submit, withDeadline, withReference, withSubmitFlags } from '../../submit.js';
 
 export interface CreateOptions extends SubmitFlags {
@@ -38,8 +39,7 @@ export function buildWithdrawalCreate(parent: Command, make: MakeContext): Comma
 function destinationOf(options: CreateOptions): Record<string, unknown> {
   if (options.to !== undefined && options.toInstance === undefined && options.toRef === undefined) return { account: options.to };
   if (options.to === undefined && options.toInstance !== undefined && options.toRef !== undefined) {
-    if (!/^[0-9]{1,10}$/.test(options.toInstance)) throw new UsageError('--to-instance must be an integer');
-    return { instance: Number(options.toInstance), account_ref: options.toRef };
+    return { instance: integer('--to-instance', options.toInstance, 0, 0xffff_ffff), account_ref: options.toRef };
   }
   throw new UsageError('give --to, or --to-instance with --to-ref');
 }
