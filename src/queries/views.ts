@@ -59,6 +59,8 @@ function movesOf(command: Operation['command']): Wire[] | undefined {
       return command.legs.map((leg) => ({ from: leg.from, to: leg.to, amount: leg.amountMinor.toString(), asset: leg.asset }));
     case 'reserve':
       return [{ from: command.payer, to: null, amount: command.amountMinor.toString(), asset: command.asset }];
+    case 'withdraw':
+      return [{ from: command.account, to: null, amount: command.amountMinor.toString(), asset: command.asset }];
     default:
       return undefined;
   }

@@ -94,6 +94,7 @@ describe('settlement flows', () => {
     const instruction = instructed.body.result.settlement.instruction;
     expect(instruction).toMatchObject({ amount: '200', asset: 'USD', destination: away, operation_reference: w.body.operation_reference, reserved: true });
     expect(instruction.digest).toMatch(/^[0-9a-f]{64}$/);
+    expect(instructed.body.moves).toEqual([{ from: 'did:ledger:acct:alice', to: null, amount: '200', asset: 'USD' }]);
     expect(await balance(operator, 'did:ledger:acct:alice')).toMatchObject({ available: '1300', encumbered: '200' });
     await blocks(operator, 1);
     await until(() => op(w.body.operation_reference), (r) => r.body.state === 'Submitted');
