@@ -72,14 +72,22 @@ export async function openSettlement(store: Store, config: SettlementConfig, clo
     return { type: 'settle', finalHeight, headHeight: Math.max(to, meta.height), blocks, due };
   };
 
+  /** How far intake has read: the book's last final height taken in, or the empty blocks past it. */
+  const readThrough = async (kernel: Kernel) => Math.max(decodeSettlementMeta(await kernel.settlementRecord(settlementKeys.meta)).height, emptyThrough);
+
   const runIntake = async (kernel: Kernel) => {
     while (intakeWanted && !closed) {
       intakeWanted = false;
+      const before = await readThrough(kernel);
       const command = await settleCommand(kernel, false);
-      if (command === null) continue;
-      const digest = createHash('sha256').update(`ledgerd settle ${JSON.stringify(command, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`).digest('hex');
-      const ack = await kernel.submit({ command, actor: { principal: kernel.principals.operator, credential: operatorCredential, onBehalfOf: null }, clientKey: null, requestDigest: digest, reference: null });
-      await kernel.decision(ack.operation.ref, intakeDecisionWaitMs);
+      if (command !== null) {
+        const digest = createHash('sha256').update(`ledgerd settle ${JSON.stringify(command, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`).digest('hex');
+        const ack = await kernel.submit({ command, actor: { principal: kernel.principals.operator, credential: operatorCredential, onBehalfOf: null }, clientKey: null, requestDigest: digest, reference: null });
+        await kernel.decision(ack.operation.ref, intakeDecisionWaitMs);
+      }
+      // A run of blocks longer than one command reads is taken in command after command, as long as each gets further.
+      const after = await readThrough(kernel);
+      if (after > before && after < layer.currentHead.finalHeight) intakeWanted = true;
     }
   };
 

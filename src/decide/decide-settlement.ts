@@ -230,7 +230,9 @@ class Intake {
   private deposit(deposit: DepositFact, final: boolean): 'applied' | 'recorded' | 'unassociated' {
     const target = this.reads.record(settlementKeys.depositRef(deposit.accountRef)) as AccountId | undefined;
     const account = target === undefined ? undefined : this.reads.account(target);
-    const asset = this.reads.assetAt(deposit.location);
+    // As this decision has it: an attestation earlier in the same intake may have bound it.
+    const at = this.reads.assetAt(deposit.location);
+    const asset = at === undefined ? undefined : this.asset(at.id);
     const associated = account !== undefined && account.status === 'active' && asset !== undefined && asset.binding === 'bound';
     const verdict = !associated ? 'unassociated' : final ? 'applied' : 'recorded';
     const record: DepositRecord = {

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { Command, SettleBlock } from '../../src/model/model.js';
 import { pendingWithdrawalsPerAccountMax } from '../../src/constants.js';
 import { depositRefOf, settlementAccountId } from '../../src/settlement/book.js';
-import { acct, actorOf, customersGenesis, openBook, operator, submission, sym } from '../support/book.js';
+import { acct, actorOf, available, customersGenesis, openBook, operator, submission, sym } from '../support/book.js';
 
 const location = '11'.repeat(32);
 const alice = 'did:ledger:acct:alice';
@@ -122,5 +122,17 @@ describe('settle and observe', () => {
     await kernel.idle();
     expect((await kernel.operation(after.operation.ref))?.state).toBe('Instructed');
     await kernel.close();
+  });
+
+  it('credits a deposit in the final block whose attestation binds its asset', async () => {
+    const book = await openBook({ genesis: customersGenesis({ alice: 0n }) });
+    const ack = await book.kernel.submit(submission(operator, { type: 'bind_asset', asset: sym('USD'), location }));
+    await book.kernel.idle();
+    expect((await book.kernel.operation(ack.operation.ref))?.state).toBe('Completed');
+    const intake = await book.kernel.submit(submission(operator, settle(1, [block(1, { attestations: [{ location, symbol: 'USD', decimals: 2, status: 'active' }], deposits: [deposit(1, 70n, 1)] })])));
+    await book.kernel.idle();
+    expect((await book.kernel.operation(intake.operation.ref))?.result?.postings).toHaveLength(2);
+    expect(await available(book.kernel, alice)).toBe(70n);
+    await book.kernel.close();
   });
 });
