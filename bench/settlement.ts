@@ -1,6 +1,7 @@
 /**
  * Settlement benchmark (docs/settlement.md): deposits credited per second through
- * `settle` commands of 16 final blocks of 1 000 deposits (the most one command takes),
+ * `settle` commands of one final block of 1 000 deposits (the daemon takes no further block
+ * into a command past settleItemsPerCommandMax items),
  * and withdrawals decided per second (Instructed) then completed by one `settle`.
  * LevelDB, fsync'd unless --no-sync. Prints a table; nothing is asserted.
  *
@@ -14,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { builtInPrincipals } from '../src/auth/authority.js';
 import { importGenesis } from '../src/book/genesis.js';
 import { Kernel, type Submission } from '../src/book/kernel.js';
-import { layerBlockItemsMax, settleBlocksPerCommandMax } from '../src/constants.js';
+import { layerBlockItemsMax } from '../src/constants.js';
 import { sequentialIds } from '../src/model/ids.js';
 import type { Command, SettleBlock } from '../src/model/model.js';
 import type { AssetSymbol, CredentialId, IdentityId } from '../src/model/values.js';
@@ -65,15 +66,11 @@ async function main(): Promise<void> {
     let seq = 0;
     const depositStarted = performance.now();
     while (seq < deposits) {
-      const blocks: SettleBlock[] = [];
-      for (let b = 0; b < settleBlocksPerCommandMax && seq < deposits; b++) {
-        const facts = [];
-        for (let i = 0; i < layerBlockItemsMax && seq < deposits; i++, seq++) {
-          facts.push({ seq: seq + 1, digest: createHash('sha256').update(String(seq)).digest('hex'), location, amountMinor: 100n, accountRef: depositRefOf(benchAccount(seq % customers)), height: height + 1 });
-        }
-        blocks.push(block({ deposits: facts }));
+      const facts = [];
+      for (let i = 0; i < layerBlockItemsMax && seq < deposits; i++, seq++) {
+        facts.push({ seq: seq + 1, digest: createHash('sha256').update(String(seq)).digest('hex'), location, amountMinor: 100n, accountRef: depositRefOf(benchAccount(seq % customers)), height: height + 1 });
       }
-      await run(operator, settle(blocks));
+      await run(operator, settle([block({ deposits: facts })]));
     }
     const depositSeconds = (performance.now() - depositStarted) / 1000;
 
@@ -87,21 +84,17 @@ async function main(): Promise<void> {
     await kernel.idle();
     const withdrawSeconds = (performance.now() - withdrawStarted) / 1000;
 
-    // Every instruction carried in final blocks: each settle completes up to 16 000 withdrawals.
+    // Every instruction carried in final blocks: each settle completes 1 000 withdrawals.
     const instructions = [];
     for (const [, digest] of await kernel.settlementRecords(settlementKeys.pendingPrefix, settlementKeys.pendingPrefix, withdrawals)) instructions.push({ digest, location, amountMinor: 1n });
     const completeStarted = performance.now();
-    while (instructions.length > 0) {
-      const blocks: SettleBlock[] = [];
-      for (let b = 0; b < settleBlocksPerCommandMax && instructions.length > 0; b++) blocks.push(block({ instructions: instructions.splice(0, layerBlockItemsMax) }));
-      await run(operator, settle(blocks));
-    }
+    while (instructions.length > 0) await run(operator, settle([block({ instructions: instructions.splice(0, layerBlockItemsMax) })]));
     const completeSeconds = (performance.now() - completeStarted) / 1000;
     await kernel.close();
     console.log(`| flow | count | per second |\n|---|---|---|`);
-    console.log(`| deposits credited by settle (16 blocks x 1 000 per command) | ${deposits} | ${Math.round(deposits / depositSeconds)} |`);
+    console.log(`| deposits credited by settle (1 000 per command) | ${deposits} | ${Math.round(deposits / depositSeconds)} |`);
     console.log(`| withdrawals decided (Instructed), 1 024 in flight | ${withdrawals} | ${Math.round(withdrawals / withdrawSeconds)} |`);
-    console.log(`| withdrawals completed by settle (16 blocks x 1 000 per command) | ${withdrawals} | ${Math.round(withdrawals / completeSeconds)} |`);
+    console.log(`| withdrawals completed by settle (1 000 per command) | ${withdrawals} | ${Math.round(withdrawals / completeSeconds)} |`);
     console.log(`(sync ${sync})`);
   } finally {
     rmSync(dir, { recursive: true, force: true });

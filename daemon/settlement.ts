@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import { settleBlocksPerCommandMax, settleDuePerCommandMax } from '../src/constants.js';
+import { settleBlocksPerCommandMax, settleDuePerCommandMax, settleItemsPerCommandMax } from '../src/constants.js';
 import type { Kernel } from '../src/book/kernel.js';
 import { refuse } from '../src/errors.js';
 import type { Asset, Command, Operation, SettleBlock } from '../src/model/model.js';
@@ -57,8 +57,19 @@ export async function openSettlement(store: Store, config: SettlementConfig, clo
     const meta = decodeSettlementMeta(await kernel.settlementRecord(settlementKeys.meta));
     const head = layer.currentHead;
     const from = Math.max(meta.height, always ? 0 : emptyThrough) + 1;
-    const to = Math.min(head.height, from + settleBlocksPerCommandMax - 1);
-    const blocks = to >= from ? (await layer.blocks(from, to)).map(factsOf).filter(carriesFacts) : [];
+    let to = Math.min(head.height, from + settleBlocksPerCommandMax - 1);
+    // Whole blocks, until they carry settleItemsPerCommandMax items: one decision stays short for the commands behind it.
+    const blocks: SettleBlock[] = [];
+    let items = 0;
+    for (const block of to >= from ? await layer.blocks(from, to) : []) {
+      const facts = factsOf(block);
+      items += itemsOf(facts);
+      if (itemsOf(facts) > 0) blocks.push(facts);
+      if (items >= settleItemsPerCommandMax) {
+        to = block.height;
+        break;
+      }
+    }
     const finalHeight = Math.min(head.finalHeight, Math.max(to, meta.height));
     // Withdrawals whose expiry height is final by now (in expiry order): the decision expires those no block carried.
     const due = (await kernel.settlementRecords(settlementKeys.pendingPrefix, settlementKeys.pendingPrefix, settleDuePerCommandMax))
@@ -191,4 +202,4 @@ function factsOf(block: LayerBlock): SettleBlock {
   };
 }
 
-const carriesFacts = (b: SettleBlock) => b.deposits.length + b.instructions.length + b.expired.length + b.attestations.length > 0;
+const itemsOf = (b: SettleBlock) => b.deposits.length + b.instructions.length + b.expired.length + b.attestations.length;
