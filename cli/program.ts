@@ -15,7 +15,10 @@ import { buildAccountList } from './commands/accounts/list.js';
 import { buildOpen } from './commands/accounts/open.js';
 import { buildShow as buildAccountShow } from './commands/accounts/show.js';
 import { buildLookup } from './commands/aliases/lookup.js';
+import { buildBind } from './commands/assets/bind.js';
+import { buildDeprecate } from './commands/assets/deprecate.js';
 import { buildList as buildAssetList } from './commands/assets/list.js';
+import { buildRegister as buildAssetRegister } from './commands/assets/register.js';
 import { buildChallenge } from './commands/auth/challenge.js';
 import { buildLogin } from './commands/auth/login.js';
 import { buildLogout } from './commands/auth/logout.js';
@@ -51,9 +54,11 @@ import { buildUse } from './commands/profile/use.js';
 import { buildCapture } from './commands/reservations/capture.js';
 import { buildCreate as buildReservationCreate } from './commands/reservations/create.js';
 import { buildRelease } from './commands/reservations/release.js';
+import { buildCompare, buildObserve, buildRescan, buildSettlementStatus, buildSync } from './commands/settlement/settlement.js';
 import { buildStatements } from './commands/statements/statements.js';
 import { buildTransferCreate } from './commands/transfers/create.js';
 import { buildTrialBalance } from './commands/trial-balance/trial-balance.js';
+import { buildWithdrawalCreate } from './commands/withdrawals/create.js';
 import { type MakeContext, contextFor } from './command.js';
 import { exitCodes } from './errors.js';
 import { examplesHelp, examplesOf } from './examples.js';
@@ -75,10 +80,12 @@ const nouns: readonly (readonly [string, string, readonly Builder[]])[] = [
   ['identities', 'identities (the identities principal)', [buildIdentityCreate, buildRecoveryTerms]],
   ['accounts', 'ledger accounts', [buildOpen, buildAccountShow, buildBalance, buildAccountList, buildCustody, buildRecoveryMechanisms, buildReclaim, buildFreeze, buildUnfreeze, buildClose]],
   ['custody', 'recoveries and successions', [buildChanges]],
-  ['assets', 'registered assets', [buildAssetList]],
+  ['assets', 'registered assets and their settlement-layer bindings', [buildAssetList, buildAssetRegister, buildBind, buildDeprecate]],
   ['aliases', "other systems' names for accounts", [buildLookup]],
   ['transfers', 'moving value', [buildTransferCreate]],
   ['reservations', 'holding value, then capturing or releasing it', [buildReservationCreate, buildCapture, buildRelease]],
+  ['withdrawals', 'moving value out to the settlement layer', [buildWithdrawalCreate]],
+  ['settlement', 'the book against the settlement layer (operator)', [buildSettlementStatus, buildSync, buildCompare, buildRescan, buildObserve]],
   ['operations', 'the outcome of commands', [buildOperationShow, buildWait]],
   ['grants', 'delegated authority', [buildIssue, buildGrantList, buildRevoke]],
   ['ops', "the operator's own commands", [buildBackup, buildIssuanceGrant, buildParties, buildIdentityRestrictions]],

@@ -28,6 +28,7 @@ import { disclosureRoutes } from './routes/disclosures.js';
 import { eventRoutes } from './routes/events.js';
 import { grantRoutes } from './routes/grants.js';
 import { layerRoutes } from './routes/layer.js';
+import { settlementRoutes } from './routes/settlement.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { operationRoutes } from './routes/operations.js';
 import { partyRoutes } from './routes/parties.js';
@@ -166,6 +167,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   layerRoutes(app, context);
   checkpointRoutes(app, context);
   disclosureRoutes(app, context);
+  settlementRoutes(app, context);
   eventRoutes(app, kernel, events);
 
   // Checkpoints are for any authenticated caller: each change goes to every stream.

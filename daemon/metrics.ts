@@ -58,7 +58,9 @@ export class Metrics {
   readonly observeDecision = ({ operation }: DecisionEvent): void => {
     this.decisions.inc({ state: operation.state });
     if (operation.state === 'Rejected' && operation.error !== null) this.rejections.inc({ code: operation.error.error });
-    if (firstDecisionStates.has(operation.state) && operation.decidedAtMs !== null) {
+    // A withdrawal's first decision is Instructed (or Rejected); its later moves keep that decision's time.
+    const first = operation.command.type === 'withdraw' ? operation.state === 'Instructed' || operation.state === 'Rejected' : firstDecisionStates.has(operation.state);
+    if (first && operation.decidedAtMs !== null) {
       this.decisionLatency.observe(Math.max(0, operation.decidedAtMs - operation.submittedAtMs) / 1000);
     }
   };

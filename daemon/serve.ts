@@ -17,6 +17,7 @@ import { Metrics } from './metrics.js';
 import { type Config, ConfigError } from './config.js';
 import { loadClerk } from './clerk.js';
 import { openSettlement } from './settlement.js';
+import { EmbeddedLayer } from '../src/settlement/embedded.js';
 import { keys } from '../src/model/codec.js';
 import type { IdentityId } from '../src/model/values.js';
 import { poisonHook } from './test-hooks.js';
@@ -72,6 +73,7 @@ export async function serve(config: Config, version: string): Promise<void> {
     throw new ConfigError(`recovery.authority ${recoveryAuthority} is not an identity of the book`);
   }
   const metrics = new Metrics(version);
+  const layer = await EmbeddedLayer.open({ store, instance: config.settlement.instance, finalityDepth: config.settlement.finalityDepth });
   const kernel = await Kernel.open({
     store: metrics.timedStore(store),
     clock,
@@ -91,8 +93,9 @@ export async function serve(config: Config, version: string): Promise<void> {
     onStoreFailure: (error) =>
       report((log) => (error ? log.error({ err: error }, 'the store failed; commands are refused with ERR-DecisionUnavailable until it recovers') : log.warn('the store recovered; deciding again'))),
     beforeDecide: poisonHook(process.env),
+    settlement: { instance: config.settlement.instance, instructionExpiryBlocks: config.settlement.instructionExpiryBlocks, layerHeight: () => layer.currentHead.height },
   });
-  const settlement = await openSettlement({ store, kernel, clerk: await loadClerk(config.dataDir), config: config.settlement, clock });
+  const settlement = await openSettlement({ store, layer, kernel, clerk: await loadClerk(config.dataDir), config: config.settlement, clock });
   const app = buildApp({ kernel, config, clock, logger: loggerOptions(config), version, metrics, settlement });
   report = (line) => line(app.log);
   for (const line of early.splice(0)) report(line);

@@ -5,17 +5,20 @@
  * are made (checkpoints move to `submitted` and `final` by themselves), and takes a
  * checkpoint every `checkpointIntervalMs` when entries were added since the last.
  * Timers live here; what follows from a block or a checkpoint is decided in src/
- * with the time passed in.
+ * with the time passed in. The flows (deposits in, withdrawals out, bindings) are
+ * carried by daemon/settlement-flows.ts.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kernel } from '../src/book/kernel.js';
+import type { Command } from '../src/model/model.js';
 import { Checkpoints } from '../src/checkpoints/checkpoints.js';
 import { refuse } from '../src/errors.js';
-import { EmbeddedLayer } from '../src/settlement/embedded.js';
+import type { EmbeddedLayer } from '../src/settlement/embedded.js';
 import type { Store } from '../src/store/port.js';
 import type { Clerk } from './clerk.js';
 import type { SettlementConfig } from './config.js';
 import { DirectCommands } from './http/direct-command.js';
+import { settlementFlows } from './settlement-flows.js';
 
 export interface Settlement {
   /** The book's store, where the layer, checkpoints and direct commands keep their records. */
@@ -25,6 +28,8 @@ export interface Settlement {
   readonly clerk: Clerk;
   readonly config: SettlementConfig;
   readonly direct: DirectCommands;
+  /** The `settle` command that takes in what the layer holds now (null: nothing new since the book's last final height). */
+  settleCommand(kernel: Kernel, always: boolean): Promise<Command | null>;
   /** Refuses with ERR-SettlementLayerUnavailable while the layer is not serving or its status is stale. */
   requireServing(nowMs: number): Promise<void>;
   /** Starts the timers and takes in the blocks made while the daemon was down. */
@@ -35,14 +40,16 @@ export interface Settlement {
 
 export interface SettlementOptions {
   readonly store: Store;
+  /** Opened before the kernel, which reads the layer's height for instruction expiries. */
+  readonly layer: EmbeddedLayer;
   readonly kernel: Kernel;
   readonly clerk: Clerk;
   readonly config: SettlementConfig;
   readonly clock: () => number;
 }
 
-export async function openSettlement({ store, kernel, clerk, config, clock }: SettlementOptions): Promise<Settlement> {
-  const layer = await EmbeddedLayer.open({ store, instance: config.instance, finalityDepth: config.finalityDepth });
+export async function openSettlement({ store, layer, kernel, clerk, config, clock }: SettlementOptions): Promise<Settlement> {
+  const flows = settlementFlows(layer);
   const checkpoints = await Checkpoints.open(store, layer);
   const timers: NodeJS.Timeout[] = [];
   const inFlight = new Set<Promise<unknown>>();
@@ -53,7 +60,8 @@ export async function openSettlement({ store, kernel, clerk, config, clock }: Se
   };
   const requireServing = async (nowMs: number) => {
     const status = await layer.status(nowMs);
-    if (!status.serving || nowMs >= status.freshUntilMs) refuse('ERR-SettlementLayerUnavailable', 'the settlement layer is not serving; retry later');
+    if (!status.serving) refuse('ERR-SettlementLayerUnavailable', 'the settlement layer is not serving');
+    if (nowMs >= status.freshUntilMs) refuse('ERR-SettlementLayerUnavailable', "the settlement layer's status is stale");
   };
   return {
     store,
@@ -63,9 +71,11 @@ export async function openSettlement({ store, kernel, clerk, config, clock }: Se
     config,
     direct: new DirectCommands(kernel, store),
     requireServing,
+    settleCommand: flows.settleCommand,
     async start(log) {
       offBlocks = layer.onBlocks(() => track(checkpoints.ingest(), log, 'the checkpoints could not take in a block'));
       await checkpoints.ingest();
+      flows.start(log, kernel);
       if (config.blockIntervalMs > 0) {
         // A stopped layer makes no blocks by itself; blocks on request still advance it (CONTRACT 9).
         const tick = () => layer.serving && track(layer.produceBlocks(1, clock()), log, 'the embedded settlement layer could not make a block');
@@ -86,6 +96,7 @@ export async function openSettlement({ store, kernel, clerk, config, clock }: Se
     async close() {
       for (const timer of timers.splice(0)) clearInterval(timer);
       offBlocks?.();
+      await flows.close();
       while (inFlight.size > 0) await Promise.all(inFlight);
     },
   };

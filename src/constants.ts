@@ -115,6 +115,16 @@ export const layerInboxReadMax = 1000;
 export const layerLocationsMax = 10_000;
 /** How long the embedded layer's status declaration holds (its `fresh_until` less `declared_at`). */
 export const layerStatusFreshMs = 10_000;
+/** Blocks one `settle` command takes in (the daemon reads them at most this many at a time). */
+export const settleBlocksPerCommandMax = 16;
+/** Items (deposits, instructions, expiries, attestations) past which the daemon takes no further block into one `settle` (whole blocks: at most this plus one block's). */
+export const settleItemsPerCommandMax = 1000;
+/** Withdrawals one account may have pending (Instructed or Submitted): one caller cannot fill the layer's mempool for everyone. */
+export const pendingWithdrawalsPerAccountMax = 100;
+/** Withdrawals past their expiry one `settle` command expires. */
+export const settleDuePerCommandMax = 1000;
+/** Inbox positions one rescan covers. */
+export const rescanSeqsMax = layerInboxReadMax;
 
 /** Checkpoints (src/checkpoints/). Perfect Merkle subtrees of at least 2^this leaves are stored, so an inclusion proof reads at most 2^this leaves. */
 export const merkleStoredLevelMin = 8;

@@ -5,7 +5,7 @@
 import type { OperationView, TrialBalance } from '../api.js';
 import type { Status } from './metrics.js';
 
-export const panes = ['balance', 'operations', 'rate', 'reservations'] as const;
+export const panes = ['balance', 'operations', 'rate', 'reservations', 'layer'] as const;
 export type Pane = (typeof panes)[number];
 
 /** Recent operations kept (newest first). */
@@ -17,6 +17,17 @@ export const rateWindowS = 60;
 
 /** Characters a filter holds at most. */
 export const filterLengthMax = 64;
+
+/** The settlement layer as the operator reads it: the adapter's status and the last comparison (docs/settlement.md). */
+export interface LayerFigures {
+  serving: boolean;
+  height: number;
+  finalHeight: number;
+  takenIn: number;
+  pendingInstructions: number;
+  freshUntilMs: number;
+  comparison: { height: number; differs: boolean; rows: readonly { asset: string; book: string; layer: string; difference: string }[] };
+}
 
 /** Per asset, what the operator-owned treasury accounts hold (signed minor units, all layers). */
 export interface Treasuries {
@@ -41,6 +52,8 @@ export interface DashboardState {
   /** Decisions counted per whole second of arrival, oldest first, the last `rateWindowS` seconds. */
   rate: readonly { second: number; decisions: number }[];
   treasuries: Treasuries | null;
+  /** The settlement layer pane, or why it cannot be read. */
+  layer: LayerFigures | { unavailable: string } | null;
   /** The status line: ledgerd's metrics, or why there are none. */
   status: Status | { unavailable: string } | null;
   /** The operations pane: the text it is filtered by, whether it is being typed, the selected row, the first row shown. */
@@ -66,6 +79,7 @@ export const initialState = (): DashboardState => ({
   pendingDropped: 0,
   rate: [],
   treasuries: null,
+  layer: null,
   status: null,
   filter: '',
   filtering: false,

@@ -6,7 +6,7 @@
 import { useApp, useInput, useStdout } from 'ink';
 import { useEffect, useReducer, useRef, useState } from 'react';
 import type { OperationView, TrialBalance } from '../api.js';
-import { type DashboardState, type KeyPress, type Treasuries, initialState, onKey, onOperation } from '../dashboard/model.js';
+import { type DashboardState, type KeyPress, type LayerFigures, type Treasuries, initialState, onKey, onOperation } from '../dashboard/model.js';
 import { type Status, readStatus } from '../dashboard/metrics.js';
 import type { StreamItem } from '../events.js';
 import type { AmountText } from '../money.js';
@@ -19,6 +19,8 @@ export interface DashboardSources {
   trialBalance: () => Promise<TrialBalance>;
   /** What the operator's treasury accounts hold per asset. */
   treasuries: () => Promise<Treasuries>;
+  /** The settlement layer's status and the last comparison (absent: the pane says so). */
+  layer?: () => Promise<LayerFigures>;
   /** ledgerd's `GET /metrics` text (Prometheus format). */
   metrics: () => Promise<string>;
   now: () => number;
@@ -38,6 +40,7 @@ type Action =
   | { type: 'trialBalance'; trialBalance: TrialBalance }
   | { type: 'trialBalanceError'; message: string }
   | { type: 'treasuries'; treasuries: Treasuries }
+  | { type: 'layer'; layer: DashboardState['layer'] }
   | { type: 'status'; status: Status | { unavailable: string } }
   | { type: 'key'; key: KeyPress; rows: number };
 
@@ -51,6 +54,8 @@ function reduce(state: DashboardState, action: Action): DashboardState {
       return { ...state, trialBalanceError: action.message };
     case 'treasuries':
       return { ...state, treasuries: action.treasuries };
+    case 'layer':
+      return { ...state, layer: action.layer };
     case 'status':
       return { ...state, status: action.status };
     case 'item': {
@@ -113,6 +118,13 @@ export function DashboardApp({ sources, url, refreshMs = refreshDefaultMs, rows,
   usePoll(tick, sources.trialBalance, (trialBalance) => dispatch({ type: 'trialBalance', trialBalance }), (error) => dispatch({ type: 'trialBalanceError', message: messageOf(error) }));
   // A treasury read that fails leaves the last figures; the trial balance's own error says why.
   usePoll(tick, sources.treasuries, (treasuries) => dispatch({ type: 'treasuries', treasuries }), () => undefined);
+  // The layer is read only while its pane shows (two operator reads a tick).
+  usePoll(
+    state.pane === 'layer' ? tick : -1,
+    async () => (sources.layer === undefined ? { unavailable: 'not read by this dashboard' } : await sources.layer()),
+    (layer) => dispatch({ type: 'layer', layer }),
+    (error) => dispatch({ type: 'layer', layer: { unavailable: messageOf(error) } }),
+  );
   // Metrics are ledgerd's to serve: any failure (404 before it does, a refusal, a bad body) is "unavailable", never fatal.
   usePoll(
     tick,

@@ -11,6 +11,7 @@ import { type AmountText, minorUnitsText } from '../money.js';
 import { details, time } from '../output.js';
 import { safe } from '../safe.js';
 import { BookPane } from './dashboard-book.js';
+import { LayerPane } from './dashboard-layer.js';
 import { Sparkline } from './sparkline.js';
 import { Table } from './table.js';
 
@@ -26,7 +27,7 @@ export interface DashboardProps {
 /** Lines the dashboard shows besides a pane's rows: header, connection, status, tabs, margin, table header, filter, footer, help. */
 export const chromeLines = 9;
 
-const titles: Record<Pane, string> = { balance: 'Trial balance', operations: 'Operations', rate: 'Decisions/s', reservations: 'Pending reservations' };
+const titles: Record<Pane, string> = { balance: 'Trial balance', operations: 'Operations', rate: 'Decisions/s', reservations: 'Pending reservations', layer: 'Settlement layer' };
 
 export function Dashboard({ state, url, nowMs, rows = 15, amount = minorUnitsText }: DashboardProps) {
   const series = rateSeries(state.rate, nowMs);
@@ -56,10 +57,10 @@ export function Dashboard({ state, url, nowMs, rows = 15, amount = minorUnitsTex
 }
 
 function keysHelp(state: DashboardState): string {
-  if (state.pane !== 'operations') return '1-4 or tab: switch pane · q: quit';
+  if (state.pane !== 'operations') return '1-5 or tab: switch pane · q: quit';
   if (state.detail !== null) return 'Esc: back · q: quit';
   if (state.filtering) return 'type to filter · Enter: keep · Esc: clear';
-  return 'j/k ↑/↓ PgUp/PgDn: move · /: filter · Enter: open · Esc: clear filter, else quit · 1-4 or tab: pane · q: quit';
+  return 'j/k ↑/↓ PgUp/PgDn: move · /: filter · Enter: open · Esc: clear filter, else quit · 1-5 or tab: pane · q: quit';
 }
 
 function ConnectionBadge({ state }: { state: DashboardState }) {
@@ -83,6 +84,8 @@ function paneView(state: DashboardState, nowMs: number, rows: number, amount: Am
       return <OperationsPane state={state} nowMs={nowMs} rows={rows} amount={amount} />;
     case 'rate':
       return <RatePane series={rateSeries(state.rate, nowMs)} />;
+    case 'layer':
+      return <LayerPane layer={state.layer} nowMs={nowMs} />;
     case 'reservations':
       return (
         <Box flexDirection="column">

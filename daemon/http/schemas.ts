@@ -106,6 +106,7 @@ const resultSchema = object({
   postings: { type: 'array', items: uintNumber('posting sequence number') },
   disclosure: nullable(str('the disclosure, hex (docs/disclosures.md)')),
   anchoring: { type: 'object', description: 'an anchoring command: `checkpoint` and `comparison` (docs/settlement.md)' },
+  settlement: { type: 'object', description: 'the result of a settlement command (spec 2.2; docs/settlement.md)' },
 });
 
 export const commandReplySchema = object(
@@ -215,6 +216,7 @@ export const accountViewSchema = object(
     status: { enum: ['active', 'frozen', 'closed'] },
     opened_at: uintNumber('ms'),
     owner: identityId,
+    deposit_ref: str('32 bytes hex: the account_ref a deposit on the settlement layer names to reach this account'),
   },
   ['account', 'closed', 'custody', 'kind', 'status', 'opened_at', 'owner'],
 );

@@ -89,6 +89,8 @@ function debitedBy(op: Operation): readonly AccountId[] {
       return op.command.legs.map((leg) => leg.from);
     case 'reserve':
       return [op.command.payer];
+    case 'withdraw':
+      return [op.command.account];
     default:
       return [];
   }

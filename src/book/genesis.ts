@@ -5,6 +5,7 @@
  */
 import { assert, fail } from '../assert.js';
 import { builtInPrincipals, type Principals } from '../auth/authority.js';
+import { depositRefOf, settlementKeys } from '../settlement/book.js';
 import {
   decodeAccount,
   decodeBalanceText,
@@ -477,6 +478,7 @@ export async function importGenesisSource(store: Store, source: GenesisSource, n
       const identity = decodeIdentity(owner);
       out.put(keys.identity(account.owner), encodeIdentity({ ...identity, accounts: [...identity.accounts, account.id] }));
       out.put(keys.account(account.id), encodeAccount(account));
+      out.put(settlementKeys.depositRef(depositRefOf(account.id)), account.id);
       accountCount++;
       at++;
     }

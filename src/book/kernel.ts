@@ -24,6 +24,7 @@ import {
   decodeOperation,
   decodeOperationJson,
   encodeAccount,
+  encodeAsset,
   encodeBalance,
   encodeHead,
   encodeIdentity,
@@ -37,7 +38,10 @@ import {
   storeLayout,
 } from '../model/codec.js';
 import * as bounds from '../constants.js';
-import { type Decision, type DecisionInput, type Entry, decide, decideExpiry, availableFloorMinor } from '../decide/decide.js';
+import { type Decision, type Entry, decideExpiry, availableFloorMinor } from '../decide/decide.js';
+import { type SettlementInput, decideCommand } from '../decide/decide-settlement.js';
+import { depositRefOf, settlementKeys } from '../settlement/book.js';
+import { settlementNeeds, settlementFollowUps } from '../settlement/prefetch.js';
 import { type ChallengeGate, type DirectCommand, decideSignIn, recordNeeds } from '../decide/decide-auth.js';
 import { challengeMacKeyBytes, challengesOutstandingMax } from '../auth/constants.js';
 import { type ChallengePurpose, type ChallengeRecord, challengeKey, issueChallenge, openChallenge } from '../auth/challenges.js';
@@ -93,8 +97,16 @@ export interface KernelOptions {
   readonly onStoreFailure?: (error: Error | null) => void;
   /** The recovery terms (CONTRACT 8): the authority (default the identities principal) and the delay (default 72 h). */
   readonly recovery?: { readonly authority?: IdentityId; readonly delayMs?: number };
+  /** The settlement layer as decisions need it: this deployment's instance, an instruction's lifetime in blocks, the layer's head height now. */
+  readonly settlement?: KernelSettlement;
   /** Test seam, called before each precheck and each part of a round is decided: what it throws, they threw. Production passes none. */
   readonly beforeDecide?: (part: RoundPart) => void;
+}
+
+export interface KernelSettlement {
+  readonly instance: number;
+  readonly instructionExpiryBlocks: number;
+  readonly layerHeight: () => number;
 }
 
 /** One part of a decision round, or a submission's precheck. */
@@ -189,6 +201,8 @@ interface PlannedRound {
   /** Challenges issued less those pruned. */
   readonly challengesAdded: number;
   readonly expiring: readonly Operation[];
+  /** Assets registered or changed. */
+  readonly assets: ReadonlyMap<string, Asset>;
 }
 
 export class Kernel {
@@ -207,6 +221,7 @@ export class Kernel {
   private readonly onPoison: (report: PoisonReport) => void;
   private readonly onStoreFailure: (error: Error | null) => void;
   private readonly beforeDecide: (part: RoundPart) => void;
+  private readonly settlement: KernelSettlement;
   private readonly cache: LruCache<Account | Balance | Identity>;
   private assets: ReadonlyMap<string, Asset>;
   private head: Head;
@@ -254,6 +269,7 @@ export class Kernel {
     this.onPoison = options.onPoison ?? (() => {});
     this.onStoreFailure = options.onStoreFailure ?? (() => {});
     this.beforeDecide = options.beforeDecide ?? (() => {});
+    this.settlement = options.settlement ?? { instance: 0, instructionExpiryBlocks: 0, layerHeight: () => 0 };
     const cacheEntries = options.cacheEntries ?? bounds.cacheEntriesDefault;
     assert(cacheEntries >= bounds.cacheEntriesMin, `cache holds at least ${bounds.cacheEntriesMin} entries`);
     this.cache = new LruCache(cacheEntries);
@@ -699,12 +715,18 @@ export class Kernel {
       const postings = post(op, decision.entries);
       for (const r of decision.records) overlay.setRecord(r.key, r.value);
       if (decision.newIdentity) overlay.setIdentity(decision.newIdentity);
-      for (const account of decision.accounts) overlay.setAccount(account);
-      for (const identity of decision.identities) overlay.setIdentity(identity);
       let result: Operation['result'] = decision.entries.length > 0 ? { ...decision.result, postings } : decision.result;
+      for (const asset of decision.assets ?? []) overlay.setAsset(asset);
+      for (const account of decision.accounts ?? []) {
+        if (overlay.account(account.id) === undefined) accountsOpened++;
+        overlay.setAccount(account);
+      }
+      for (const identity of decision.identities ?? []) overlay.setIdentity(identity);
       if (decision.openAccount) {
         const account = decision.openAccount;
         overlay.setAccount(account);
+        // Deposits on the settlement layer name the account by its deposit reference.
+        overlay.setRecord(settlementKeys.depositRef(depositRefOf(account.id)), account.id);
         const owner = overlay.identity(account.owner)!;
         overlay.setIdentity({ ...owner, accounts: [...owner.accounts, account.id] });
         accountsOpened++;
@@ -712,6 +734,11 @@ export class Kernel {
       }
       if (decision.hold) writes.push({ type: 'put', key: keys.expiry(decision.hold.deadlineMs, op.ref), value: '' });
       record({ ...op, state: decision.state, decidedAtMs: atMs, result, hold: decision.hold });
+      for (const move of decision.moves ?? []) {
+        const moving = overlay.operation(move.ref)!;
+        const movedPostings = post(moving, move.entries);
+        record({ ...moving, state: move.state, result: { ...moving.result, postings: [...(moving.result?.postings ?? []), ...movedPostings] } });
+      }
       if (decision.follow) {
         const reservation = overlay.operation(decision.follow.ref)!;
         writes.push({ type: 'del', key: keys.expiry(reservation.hold!.deadlineMs, reservation.ref) });
@@ -739,11 +766,19 @@ export class Kernel {
       writes.push({ type: 'put', key: keys.journalTime(atMs, firstSeq), value: '' });
     }
     const totals = new Map<string, Balance>();
+    for (const [symbol, asset] of overlay.dirtyAssets) {
+      writes.push({ type: 'put', key: keys.asset(symbol), value: encodeAsset(asset) });
+      // A new asset's totals start at zero (a sealed book keeps totals for every registered asset).
+      if (!this.totals.has(symbol)) {
+        totals.set(symbol, zeroBalance);
+        writes.push(totalsWrite(symbol, zeroBalance));
+      }
+    }
     for (const [asset, delta] of deltas) {
       assert(totalMinor(delta) === 0n, `the round balances in ${asset}`);
       // A round of transfers alone moves no layer's total: nothing to write.
       if (delta.available === 0n && delta.reserved === 0n && delta.encumbered === 0n) continue;
-      const total = plusBalance(this.totals.get(asset)!, delta);
+      const total = plusBalance(totals.get(asset) ?? this.totals.get(asset)!, delta);
       totals.set(asset, total);
       writes.push(totalsWrite(asset, total));
     }
@@ -770,13 +805,14 @@ export class Kernel {
       accounts: this.head.accounts + accountsOpened,
     };
     writes.push({ type: 'put', key: keys.head, value: encodeHead(head) });
-    return { writes, head, overlay, totals, events, eventStart, directOutcomes, challengesAdded: challengesTaken - pruned.challenges, expiring };
+    return { writes, head, overlay, totals, events, eventStart, directOutcomes, challengesAdded: challengesTaken - pruned.challenges, expiring, assets: overlay.dirtyAssets };
   }
 
   /** Writes a planned round; once it is durable, the cache, head and listeners follow. False when the write failed. */
   private async commitRound(round: PlannedRound, direct: readonly DirectRequest[]): Promise<boolean> {
-    const { writes, head, overlay, totals, events, eventStart, directOutcomes, challengesAdded, expiring } = round;
+    const { writes, head, overlay, totals, events, eventStart, directOutcomes, challengesAdded, expiring, assets } = round;
     if (!(await this.writeOrNote(writes))) return false;
+    if (assets.size > 0) this.assets = new Map([...this.assets, ...assets]);
     this.challengesOutstanding += challengesAdded;
     for (const [i, d] of direct.entries()) d.resolve(directOutcomes[i]!);
 
@@ -799,7 +835,7 @@ export class Kernel {
     if (op.ref === poisonRef) return { ok: false, state: 'Rejected', error: refusal('ERR-Internal') };
     try {
       this.beforeDecide({ kind: 'command', op });
-      return decide(op, overlay, this.decisionInput(atMs, op.cseq));
+      return decideCommand(op, overlay, this.decisionInput(atMs, op.cseq));
     } catch (error) {
       // A pure decision reads only the overlay: whatever it throws is a bug, like a failed assertion.
       if (error instanceof AssertionFailure) throw error;
@@ -807,9 +843,12 @@ export class Kernel {
     }
   }
 
-  private decisionInput(atMs: number, cseq: number): DecisionInput {
+  private decisionInput(atMs: number, cseq: number): SettlementInput {
     return {
       atMs,
+      layerHeight: this.settlement.layerHeight(),
+      instance: this.settlement.instance,
+      instructionExpiryBlocks: this.settlement.instructionExpiryBlocks,
       principals: this.principals,
       newAccountId: this.ids.accountId(cseq),
       newIdentityId: this.ids.identityId(cseq),
@@ -940,6 +979,31 @@ export class Kernel {
           for (const principal of c.principals) identityIds.add(principal);
           await loadList(this.store, overlay, partyPrefix, bounds.integratingPartiesMax);
           break;
+        case 'withdraw':
+          needBalance(c.account, c.asset);
+          await loadList(this.store, overlay, settlementKeys.accountPendingPrefix(c.account), bounds.pendingWithdrawalsPerAccountMax);
+          break;
+        case 'register_asset':
+        case 'deprecate_asset':
+          break;
+        case 'bind_asset':
+        case 'settle':
+        case 'observe': {
+          // Two steps: the records the layer's facts name, then the accounts and withdrawals those records name.
+          const recordKeys = settlementNeeds(c).filter((key) => !overlay.records.has(key));
+          const texts = await this.store.getMany(recordKeys);
+          for (const [i, key] of recordKeys.entries()) overlay.records.set(key, texts[i]);
+          for (const ref of settlementFollowUps(c, overlay).operations) {
+            if (overlay.operations.has(ref)) continue;
+            const found = await this.operation(ref);
+            if (found) overlay.operations.set(ref, found);
+          }
+          // Read again now that the withdrawals are in: their accounts and balances.
+          const followUps = settlementFollowUps(c, overlay);
+          for (const [account, asset] of followUps.balances) needBalance(account, asset);
+          for (const account of followUps.accounts) accountIds.add(account);
+          break;
+        }
       }
     }
     await this.load(overlay.accounts, [...accountIds].map(keys.account), decodeAccount);
@@ -996,6 +1060,7 @@ export class Kernel {
     switch (command.type) {
       case 'transfer':
       case 'reserve':
+      case 'withdraw':
         if (precheckNeeds(command).accounts.some(lacksAuthority)) await loadHeldGrants(this.store, overlay, actor.principal);
         return;
       case 'capture':
@@ -1191,6 +1256,18 @@ export class Kernel {
   /** The caller a bearer token authenticates, or null (missing, unknown, expired). */
   authenticate(token: string) {
     return resolveToken(this.store, token, this.clock());
+  }
+
+  /** A settlement record of the book as committed now (src/settlement/book.ts). */
+  settlementRecord(key: string): Promise<string | undefined> {
+    return this.store.get(key);
+  }
+
+  /** Settlement records from `fromKey` (inclusive) to the end of `prefix`, in key order, at most `limit`. */
+  async settlementRecords(prefix: string, fromKey: string, limit: number): Promise<[string, string][]> {
+    const out: [string, string][] = [];
+    for await (const entry of this.store.entries({ gte: fromKey < prefix ? prefix : fromKey, lt: prefixEnd(prefix), limit })) out.push(entry);
+    return out;
   }
 
   /** The store itself, for checks that read the book raw (tests, offline verification). */

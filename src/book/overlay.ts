@@ -24,10 +24,27 @@ export class Overlay implements Reads {
   readonly dirtyBalances = new Set<string>();
   readonly dirtyOperations = new Set<string>();
 
+  /** Assets registered or changed by this round's decisions. */
+  readonly dirtyAssets = new Map<string, Asset>();
+
   constructor(private readonly assets: ReadonlyMap<string, Asset>) {}
 
   asset(symbol: AssetSymbol): Asset | undefined {
-    return this.assets.get(symbol);
+    return this.dirtyAssets.get(symbol) ?? this.assets.get(symbol);
+  }
+  /** The asset bound or binding at a settlement-layer location (assets are few: bounded by assetsMax). */
+  assetAt(location: string): Asset | undefined {
+    for (const symbol of new Set([...this.assets.keys(), ...this.dirtyAssets.keys()])) {
+      const asset = this.asset(symbol as AssetSymbol)!;
+      if (asset.location === location && asset.binding !== 'book_only') return asset;
+    }
+    return undefined;
+  }
+  get assetCount(): number {
+    return new Set([...this.assets.keys(), ...this.dirtyAssets.keys()]).size;
+  }
+  setAsset(asset: Asset): void {
+    this.dirtyAssets.set(asset.id, asset);
   }
   assetSymbols(): readonly AssetSymbol[] {
     return [...this.assets.keys()] as AssetSymbol[];

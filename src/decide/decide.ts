@@ -4,6 +4,7 @@
  * coded refusal or the entries to post. They never read a clock, an id source or
  * the store, so the same commands in the same order give the same book.
  */
+import { fail } from '../assert.js';
 import { accountsPerIdentityMax } from '../constants.js';
 import { type Refusal, refusal } from '../errors.js';
 import { type Actor, type Principals, opensAccountFor, unreachableAccount } from '../auth/authority.js';
@@ -59,7 +60,7 @@ export type Decision =
       readonly entries: readonly Entry[];
       readonly hold: Hold | null;
       readonly openAccount: Account | null;
-      /** Accounts and identities the decision rewrites (custody and lifecycle). */
+      /** Accounts and identities the decision rewrites (custody and lifecycle; settlement's own account). */
       readonly accounts: readonly Account[];
       readonly identities: readonly Identity[];
       readonly follow: Follow | null;
@@ -67,7 +68,17 @@ export type Decision =
       readonly records: readonly RecordWrite[];
       readonly newIdentity: Identity | null;
       readonly result: OperationResult | null;
+      /** Settlement: assets registered or changed, other operations moved. */
+      readonly assets?: readonly Asset[];
+      readonly moves?: readonly Move[];
     };
+
+/** Another operation a decision moves (a withdrawal Submitted, Completed or Expired), with the entries posted under it. */
+export interface Move {
+  readonly ref: string;
+  readonly state: OperationState;
+  readonly entries: readonly Entry[];
+}
 
 export interface DecisionInput {
   readonly atMs: number;
@@ -84,11 +95,11 @@ export interface DecisionInput {
   readonly terms: RecoveryTerms;
 }
 
-const reject = (error: Refusal): Decision => ({ ok: false, state: 'Rejected', error });
-const done = (
+export const reject = (error: Refusal): Decision => ({ ok: false, state: 'Rejected', error });
+export const done = (
   state: OperationState,
   entries: readonly Entry[],
-  extra: Partial<Pick<Extract<Decision, { ok: true }>, 'hold' | 'openAccount' | 'accounts' | 'identities' | 'follow' | 'records' | 'newIdentity' | 'result'>> = {},
+  extra: Partial<Pick<Extract<Decision, { ok: true }>, 'hold' | 'openAccount' | 'accounts' | 'identities' | 'follow' | 'records' | 'newIdentity' | 'result' | 'assets' | 'moves'>> = {},
 ): Decision => ({
   ok: true,
   state,
@@ -101,6 +112,8 @@ const done = (
   records: extra.records ?? [],
   newIdentity: extra.newIdentity ?? null,
   result: extra.result ?? null,
+  assets: extra.assets,
+  moves: extra.moves,
 });
 
 /** An identity or credential decision as an operation's decision. */
@@ -114,7 +127,7 @@ export function availableFloorMinor(account: Account, asset: AssetSymbol): bigin
   return account.kind === 'treasury' ? -(account.treasuryLimits[asset] ?? 0n) : 0n;
 }
 
-function movable(reads: Reads, symbol: AssetSymbol): Refusal | null {
+export function movable(reads: Reads, symbol: AssetSymbol): Refusal | null {
   const asset = reads.asset(symbol);
   if (asset === undefined) return refusal('ERR-UnknownAsset', `asset ${symbol} is not registered`);
   if (asset.status === 'deprecated') return refusal('ERR-AssetDeprecated', `asset ${symbol} is deprecated`);
@@ -122,7 +135,7 @@ function movable(reads: Reads, symbol: AssetSymbol): Refusal | null {
 }
 
 /** An account a command names, open for movements: neither frozen nor closed (CONTRACT 10). */
-function open(reads: Reads, id: AccountId, actor: Actor, principals: Principals): Account | Refusal {
+export function open(reads: Reads, id: AccountId, actor: Actor, principals: Principals): Account | Refusal {
   const account = reads.account(id);
   if (account === undefined) return unreachableAccount(actor, id, principals);
   if (account.status === 'closed') return refusal('ERR-AccountClosed', `account ${id} is closed`);
@@ -130,7 +143,7 @@ function open(reads: Reads, id: AccountId, actor: Actor, principals: Principals)
   return account;
 }
 
-const isRefusal = (v: object): v is Refusal => 'error' in v;
+export const isRefusal = (v: object): v is Refusal => 'error' in v;
 
 /** Balances a multi-entry decision has touched so far, so later legs see earlier ones. */
 class Scratch {
@@ -148,7 +161,7 @@ class Scratch {
 }
 
 /** Two entries of one movement: a debit of `from` and a credit of `to`, in one asset. */
-function pair(
+export function pair(
   from: { account: AccountId; layer: Layer },
   to: { account: AccountId; layer: Layer },
   asset: AssetSymbol,
@@ -340,6 +353,9 @@ export function decide(op: Operation, reads: Reads, input: DecisionInput): Decis
       const registered = decideRegisterParty(cmd, actor, reads, input);
       return isRefusal(registered) ? reject(registered) : done('Completed', [], { records: registered.records, result: { party: registered.party } });
     }
+    default:
+      // Settlement commands are decided by decide-settlement.ts, which leans on this module.
+      return fail(`command ${cmd.type} is decided by decideCommand`);
   }
 }
 

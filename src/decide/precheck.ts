@@ -29,6 +29,8 @@ export function precheckNeeds(command: Command): { accounts: AccountId[]; operat
       return { accounts: command.legs.map((l) => l.from), operations: [] };
     case 'reserve':
       return { accounts: [command.payer], operations: [] };
+    case 'withdraw':
+      return { accounts: [command.account], operations: [] };
     case 'capture':
     case 'release':
       return { accounts: [], operations: [command.reservation] };
@@ -41,6 +43,11 @@ export function precheckNeeds(command: Command): { accounts: AccountId[]; operat
     case 'register_credential':
     case 'revoke_grant':
     case 'register_party':
+    case 'register_asset':
+    case 'bind_asset':
+    case 'deprecate_asset':
+    case 'settle':
+    case 'observe':
       return { accounts: [], operations: [] };
   }
 }
@@ -157,6 +164,22 @@ function precheckCommand(command: Command, actor: Actor, reads: PrecheckReads, p
     }
     case 'register_party':
       return actor.principal === principals.operator ? null : notAuthorisedOver('registering integrating parties (operator only)');
+    case 'withdraw': {
+      const asset = reads.asset(command.asset);
+      if (asset === undefined) return refusal('ERR-UnknownAsset', `asset ${command.asset} is not registered`);
+      if (asset.status === 'deprecated') return refusal('ERR-AssetDeprecated', `asset ${command.asset} is deprecated`);
+      if (asset.binding !== 'bound') return refusal('ERR-UnsupportedLeg', `asset ${command.asset} is not bound to the settlement layer`);
+      return mayDebit(actor, { op: 'withdraw', account: command.account, asset: command.asset, counterparty: null, amountMinor: command.amountMinor, atMs: nowMs }, reads, principals, new GrantStage());
+    }
+    case 'register_asset':
+      if (actor.principal !== principals.operator) return notAuthorisedOver('registering assets (operator only)');
+      return reads.asset(command.asset) === undefined ? null : refusal('ERR-InvalidTransition', `asset ${command.asset} is registered already`);
+    case 'bind_asset':
+    case 'deprecate_asset':
+      return actor.principal === principals.operator ? unknownAsset(command.asset) : notAuthorisedOver('asset bindings and status (operator only)');
+    case 'settle':
+    case 'observe':
+      return actor.principal === principals.operator ? null : notAuthorisedOver('taking in the settlement layer (operator only)');
     default:
       return custodyPrecheck(command, actor, reads, { atMs: nowMs, principals, terms });
   }

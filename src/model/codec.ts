@@ -23,7 +23,9 @@ import type {
   Head,
   Hold,
   Identity,
+  DepositFact,
   Leg,
+  SettleBlock,
   Operation,
   OperationState,
   Posting,
@@ -268,9 +270,27 @@ function encodeCommand(c: Command): Json {
     case 'register_credential':
     case 'revoke_grant':
     case 'register_party':
+    case 'register_asset':
+    case 'bind_asset':
+    case 'deprecate_asset':
       return { ...c };
+    case 'withdraw':
+      return { ...c, amountMinor: c.amountMinor.toString() };
+    case 'settle':
+      return {
+        ...c,
+        blocks: c.blocks.map((b) => ({
+          ...b,
+          deposits: b.deposits.map(encodeDeposit),
+          instructions: b.instructions.map((i) => ({ ...i, amountMinor: i.amountMinor.toString() })),
+        })),
+      };
+    case 'observe':
+      return { ...c, deposit: encodeDeposit(c.deposit) };
   }
 }
+const encodeDeposit = (d: DepositFact): Json => ({ ...d, amountMinor: d.amountMinor.toString() });
+const decodeDeposit = (j: Json): DepositFact => ({ ...(j as unknown as DepositFact), amountMinor: big(j.amountMinor) });
 function decodeCommand(j: Json): Command {
   if (custodyCommandTypes.has(j.type as string)) return j as unknown as Command;
   switch (j.type as Command['type']) {
@@ -294,7 +314,22 @@ function decodeCommand(j: Json): Command {
     case 'register_credential':
     case 'revoke_grant':
     case 'register_party':
+    case 'register_asset':
+    case 'bind_asset':
+    case 'deprecate_asset':
       return j as unknown as Command;
+    case 'withdraw':
+      return { ...(j as unknown as Command & { type: 'withdraw' }), amountMinor: big(j.amountMinor) };
+    case 'settle': {
+      const blocks = (j.blocks as Json[]).map((b) => ({
+        ...(b as unknown as SettleBlock),
+        deposits: (b.deposits as Json[]).map(decodeDeposit),
+        instructions: (b.instructions as Json[]).map((i) => ({ ...(i as unknown as SettleBlock['instructions'][number]), amountMinor: big(i.amountMinor) })),
+      }));
+      return { ...(j as unknown as Command & { type: 'settle' }), blocks };
+    }
+    case 'observe':
+      return { ...(j as unknown as Command & { type: 'observe' }), deposit: decodeDeposit(j.deposit as Json) };
   }
   damaged('operation', `command type ${JSON.stringify(j.type)} is not known`);
 }
@@ -332,7 +367,7 @@ export function encodeOperation(o: Operation): string {
     `"reference":${str(o.reference)},"result":${str(o.result)},"error":${str(o.error)},"hold":${str(encodeHold(o.hold))}}`
   );
 }
-const operationStates = members<OperationState>({ Received: true, Reserved: true, Completed: true, Rejected: true, Expired: true, Captured: true, Released: true });
+const operationStates = members<OperationState>({ Received: true, Reserved: true, Instructed: true, Submitted: true, Completed: true, Rejected: true, Expired: true, Captured: true, Released: true });
 
 export function decodeOperation(text: string): Operation {
   return decodeOperationJson(recordJson(text, 'operation'));

@@ -109,7 +109,7 @@ export interface Authority {
 }
 
 export type Direction = 'debit' | 'credit';
-export type PostingKind = 'opening' | 'transfer' | 'reserve' | 'capture' | 'release' | 'expiry' | 'recovery';
+export type PostingKind = 'opening' | 'transfer' | 'reserve' | 'capture' | 'release' | 'expiry' | 'recovery' | 'deposit' | 'withdrawal';
 export type PostingStatus = 'held' | 'completed' | 'returned' | 'reversed' | 'opening';
 
 /** One append-only journal entry against one account, asset and balance layer. */
@@ -155,6 +155,54 @@ export interface NewCredential {
   readonly counter: number;
 }
 
+// ---------------------------------------------------------------------------------
+// Settlement (src/settlement/flows.ts decides them; docs/settlement.md)
+
+/** Where a withdrawal sends value: a plain layer account, or an account on another deployment of the layer. */
+export type Destination = { readonly account: string } | { readonly instance: number; readonly accountRef: string };
+
+/** A deposit as the layer shows it: its inbox position and digest, what and for whom, and the block that carried it (null: none yet). */
+export interface DepositFact {
+  readonly seq: number;
+  readonly digest: string;
+  readonly location: string;
+  readonly amountMinor: bigint;
+  readonly accountRef: string;
+  readonly height: number | null;
+}
+
+/** What one block of the layer says that concerns the book (taken from the adapter at the edge). */
+export interface SettleBlock {
+  readonly height: number;
+  readonly deposits: readonly DepositFact[];
+  readonly instructions: readonly { readonly digest: string; readonly location: string; readonly amountMinor: bigint }[];
+  readonly expired: readonly string[];
+  readonly attestations: readonly { readonly location: string; readonly symbol: string; readonly decimals: number; readonly status: 'active' | 'retired' }[];
+}
+
+export type SettlementCommand =
+  | { readonly type: 'register_asset'; readonly asset: AssetSymbol; readonly kind: AssetKind; readonly precision: number }
+  | { readonly type: 'bind_asset'; readonly asset: AssetSymbol; readonly location: string }
+  | { readonly type: 'deprecate_asset'; readonly asset: AssetSymbol }
+  | {
+      readonly type: 'withdraw';
+      readonly account: AccountId;
+      readonly asset: AssetSymbol;
+      readonly amountMinor: bigint;
+      readonly destination: Destination;
+      readonly deadlineMs: number;
+    }
+  /**
+   * Takes in blocks after the last final height taken in, up to `headHeight`; those ≤ `finalHeight` are final.
+   * `due`: withdrawals whose expiry is at most `finalHeight` (as the edge read them): those no final block carried expire.
+   */
+  | { readonly type: 'settle'; readonly finalHeight: number; readonly headHeight: number; readonly blocks: readonly SettleBlock[]; readonly due: readonly string[] }
+  /** One inbox record observed on request; `final` when the block carrying it is final. */
+  | { readonly type: 'observe'; readonly deposit: DepositFact; readonly final: boolean };
+
+/** Spec 2.2 `settlement`, already in its wire shape (amounts as decimal strings). */
+export type SettlementResult = Readonly<Record<string, unknown>>;
+
 /** Commands, as decided by the kernel. Parsed and typed at the edge. */
 export type Command =
   | { readonly type: 'transfer'; readonly legs: readonly Leg[]; readonly deadlineMs: number }
@@ -189,7 +237,8 @@ export type Command =
   | { readonly type: 'revoke_grant'; readonly grant: GrantId }
   /** POST /v1/ops/integrating-parties: the operator ties principals (identities) to a new party. */
   | { readonly type: 'register_party'; readonly principals: readonly IdentityId[] }
-  | CustodyCommand;
+  | CustodyCommand
+  | SettlementCommand;
 
 /**
  * A reclaim's proof (CONTRACT 5, 8). A `key` signature is checked by the decision against
@@ -229,7 +278,7 @@ export type CustodyCommand =
 
 export type CommandType = Command['type'];
 
-export type OperationState = 'Received' | 'Reserved' | 'Completed' | 'Rejected' | 'Expired' | 'Captured' | 'Released';
+export type OperationState = 'Received' | 'Reserved' | 'Instructed' | 'Submitted' | 'Completed' | 'Rejected' | 'Expired' | 'Captured' | 'Released';
 export const terminalStates: ReadonlySet<OperationState> = new Set(['Completed', 'Rejected', 'Expired', 'Captured', 'Released']);
 
 export interface OperationResult {
@@ -242,6 +291,8 @@ export interface OperationResult {
   /** A custody change opened, cancelled or completed: the operation that opened it, and when it may complete. */
   readonly pending?: string;
   readonly effectiveAtMs?: number;
+  /** Spec 2.2 `settlement`, as it goes on the wire (amounts are decimal strings already). */
+  readonly settlement?: SettlementResult;
 }
 
 /** What a reservation holds while Reserved. */
@@ -294,7 +345,7 @@ export type Scheme = 'key' | 'webauthn-es256' | 'api-key';
 // Grants (their parsing and use: auth/grants.ts)
 
 /** What a grant may be used for. The spec names `transfer` and `open_account`; the rest are ours. */
-export const grantOps = ['transfer', 'reserve', 'capture', 'release', 'open_account'] as const;
+export const grantOps = ['transfer', 'reserve', 'capture', 'release', 'open_account', 'withdraw'] as const;
 export type GrantOp = (typeof grantOps)[number];
 export type GrantKind = 'delegated' | 'issuance';
 

@@ -240,6 +240,11 @@ export class BookView {
     return readOperation(this.snap, ref, this.cseqOf);
   }
 
+  /** A settlement record (src/settlement/book.ts) as of this view. */
+  settlementRecord(key: string): Promise<string | undefined> {
+    return this.snap.get(key);
+  }
+
   /** Alias lookup (spec endpoint 14). */
   async alias(actor: Actor, source: string, name: string): Promise<AccountId> {
     const target = await this.snap.get(keys.alias(source, name));

@@ -5,6 +5,7 @@ import type { AccountsPage, MovementsPage, Statement, TrialBalance } from './que
 import { RawJson, type Wire } from './wire.js';
 import { type RecoveryTerms, mechanismWire } from '../custody/terms.js';
 import type { IdentityId } from '../model/values.js';
+import { depositRefOf } from '../settlement/book.js';
 
 const raw = (text: string | null): RawJson | undefined => (text === null ? undefined : new RawJson(text));
 
@@ -19,6 +20,7 @@ function resultWire(op: Operation): Wire | undefined {
     pending: op.result.pending,
     effective_at: op.result.effectiveAtMs,
     postings: op.result.postings ? [...op.result.postings] : undefined,
+    settlement: op.result.settlement as Wire | undefined,
   };
 }
 
@@ -61,6 +63,8 @@ function movesOf(command: Operation['command']): Wire[] | undefined {
       return command.legs.map((leg) => ({ from: leg.from, to: leg.to, amount: leg.amountMinor.toString(), asset: leg.asset }));
     case 'reserve':
       return [{ from: command.payer, to: null, amount: command.amountMinor.toString(), asset: command.asset }];
+    case 'withdraw':
+      return [{ from: command.account, to: null, amount: command.amountMinor.toString(), asset: command.asset }];
     default:
       return undefined;
   }
@@ -119,6 +123,7 @@ export function accountView(a: Account): Wire {
     status: a.status,
     opened_at: a.openedAtMs,
     owner: a.owner,
+    deposit_ref: depositRefOf(a.id),
   };
 }
 

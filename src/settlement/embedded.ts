@@ -37,6 +37,8 @@ export const layerKeys = {
   mempoolPrefix: 'L/mp/',
   /** Each anchor submitted, by number: the height that carried it, or null while waiting. */
   anchor: (number: number) => `L/a/${seqHex(number)}`,
+  /** Each instruction handed to the layer, by digest (handing it again changes nothing). */
+  instruction: (digest: string) => `L/i/${digest}`,
   location: (location: string) => `L/loc/${location}`,
   locationPrefix: 'L/loc/',
 };
@@ -153,7 +155,17 @@ export class EmbeddedLayer implements SettlementAdapter {
   }
 
   submitInstruction(instruction: Instruction): Promise<void> {
-    return this.changes.run(() => this.enqueue({ kind: 'instruction', instruction }, []));
+    return this.changes.run(async () => {
+      assert(/^[0-9a-f]{64}$/.test(instruction.digest) && instruction.amountMinor > 0n, 'an instruction is a digest and a positive amount');
+      if ((await this.store.get(layerKeys.instruction(instruction.digest))) !== undefined) return;
+      await this.enqueue({ kind: 'instruction', instruction }, [{ type: 'put', key: layerKeys.instruction(instruction.digest), value: '' }]);
+    });
+  }
+
+  /** What the layer knows a location to be (embedded only: its registry), or undefined. */
+  async location(location: string): Promise<Attestation | undefined> {
+    const text = await this.store.get(layerKeys.location(location));
+    return text === undefined ? undefined : (JSON.parse(text) as Attestation);
   }
 
   requestAttestation(location: string): Promise<void> {

@@ -118,6 +118,12 @@ const rows: Row[] = [
     expect: { none: anonymous, owner: 'ok', holder: 'ok', beyond: 'ERR-BoundExceeded', revoked: 'ERR-AuthorityRevoked', operator: 'ok', rest: no },
   },
   {
+    route: 'POST /v1/withdrawals (from alice; 500 beyond the holder bound)',
+    call: async (k) => commandOutcome(k, await api(k).post('/v1/withdrawals', { account: alice, asset: 'USD', amount: k === 'beyond' ? '500' : '1', destination: { account: 'cd'.repeat(32) } }, undefined, freshKey())),
+    // The holders' grants name transfer and reserve, not withdraw (USD is bound in beforeAll).
+    expect: { none: anonymous, owner: 'ok', revoked: 'ERR-AuthorityRevoked', operator: 'ok', rest: no },
+  },
+  {
     route: 'POST /v1/reservations/{operation_reference}/capture (alice holds it)',
     call: async (k) => commandOutcome(k, await api(k).post(`/v1/reservations/${await reservation()}/capture`, { to: bob }, undefined, freshKey())),
     expect: { none: anonymous, owner: 'ok', operator: 'ok', rest: 'ERR-UnknownOperation' },
@@ -348,7 +354,51 @@ const rows: Row[] = [
     },
     expect: { none: anonymous, operator: 'ok', rest: no },
   },
+  // Settlement (docs/settlement.md): USD is bound in beforeAll.
+  { route: 'POST /v1/ops/assets', call: async (k) => commandOutcome(k, await api(k).post('/v1/ops/assets', { id: newSymbol(), kind: 'other', precision: 0 }, undefined, freshKey())), expect: { none: anonymous, operator: 'ok', rest: no } },
+  {
+    route: 'POST /v1/ops/assets/{asset}/binding (a new asset)',
+    call: async (k) => commandOutcome(k, await api(k).post(`/v1/ops/assets/${await registered()}/binding`, { location: newLocation() }, undefined, freshKey())),
+    expect: { none: anonymous, operator: 'ok', rest: no },
+  },
+  {
+    route: 'POST /v1/ops/assets/{asset}/deprecate (a new asset)',
+    call: async (k) => commandOutcome(k, await api(k).post(`/v1/ops/assets/${await registered()}/deprecate`, {}, undefined, freshKey())),
+    expect: { none: anonymous, operator: 'ok', rest: no },
+  },
+  { route: 'POST /v1/ops/settlement/sync', call: async (k) => commandOutcome(k, await api(k).post('/v1/ops/settlement/sync', {}, undefined, freshKey())), expect: { none: anonymous, operator: 'ok', rest: no } },
+  {
+    route: 'POST /v1/ops/settlement/observations (a deposit for no account)',
+    call: async (k) => commandOutcome(k, await api(k).post('/v1/ops/settlement/observations', { coordinate: strayDeposit }, undefined, freshKey())),
+    expect: { none: anonymous, operator: 'ERR-ObservationUnassociated', rest: no },
+  },
+  { route: 'POST /v1/ops/settlement/rescans', call: async (k) => readOutcome(await api(k).post('/v1/ops/settlement/rescans', { from: 1, to: 10 })), expect: { none: anonymous, operator: 'ok', rest: no } },
+  { route: 'POST /v1/ops/settlement/comparisons', call: async (k) => readOutcome(await api(k).post('/v1/ops/settlement/comparisons', {})), expect: { none: anonymous, operator: 'ok', rest: no } },
+  { route: 'GET /v1/ops/settlement/status', call: async (k) => readOutcome(await api(k).get('/v1/ops/settlement/status')), expect: { none: anonymous, operator: 'ok', rest: no } },
+  {
+    route: 'POST /v1/ops/layer/deposits',
+    call: async (k) => readOutcome(await api(k).post('/v1/ops/layer/deposits', { asset: 'USD', amount: '1', account_ref: 'ee'.repeat(32) })),
+    expect: { none: anonymous, operator: 'ok', rest: no },
+  },
+  { route: 'POST /v1/ops/layer/status', call: async (k) => readOutcome(await api(k).post('/v1/ops/layer/status', { serving: true })), expect: { none: anonymous, operator: 'ok', rest: no } },
+  {
+    route: 'POST /v1/ops/layer/locations',
+    call: async (k) => readOutcome(await api(k).post('/v1/ops/layer/locations', { location: newLocation(), symbol: 'X', decimals: 0, status: 'active' })),
+    expect: { none: anonymous, operator: 'ok', rest: no },
+  },
 ];
+
+let symbolCounter = 0;
+const newSymbol = () => `MX${++symbolCounter}`;
+let locationCounter = 0;
+const newLocation = () => (++locationCounter).toString(16).padStart(64, '0');
+/** An asset the operator registered just now (book_only). */
+const registered = async () => {
+  const symbol = newSymbol();
+  await decidedAs('operator', '/v1/ops/assets', { id: symbol, kind: 'other', precision: 0 });
+  return symbol;
+};
+let strayDeposit: Record<string, unknown> = {};
 
 beforeAll(async () => {
   const { keys } = shared;
@@ -372,6 +422,13 @@ beforeAll(async () => {
   await decidedAs('operator', '/v1/ops/integrating-parties', { principals: [id('erin')] });
   const verifier = Buffer.from(ed.getPublicKey(aliceSecret)).toString('hex');
   aliceKey = (await decidedAs('owner', '/v1/credentials', { marker: 'ordinary', scheme: 'key', verifier })).view.result.credential;
+  // USD bound to the embedded layer, for withdrawals and deposits.
+  await decidedAs('operator', '/v1/ops/assets/USD/binding', { location: 'ab'.repeat(32) });
+  for (let i = 0; i < 50 && ((await api('operator').get('/v1/assets')).body as { id: string; binding: string }[]).find((a) => a.id === 'USD')!.binding !== 'bound'; i++) {
+    await api('operator').post('/v1/ops/layer/blocks', { count: 1 });
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  strayDeposit = (await api('operator').post('/v1/ops/layer/deposits', { asset: 'USD', amount: '1', account_ref: '00'.repeat(32) })).body.result.settlement.coordinate;
   aliceTransfer = (await decidedAs('owner', '/v1/transfers', { legs: [{ from: alice, to: bob, asset: 'USD', amount: '1' }] })).view.operation_reference;
   // A final checkpoint to disclose on, and a disclosure to verify.
   expect((await api('operator').post('/v1/ops/checkpoints', {}, undefined, freshKey())).status).toBe(200);

@@ -3,6 +3,7 @@
  * balance (11), accounts (12), assets (13), aliases (14) and operations (CONTRACT 4),
  * with every rule of spec 7 for ERR-QueryUnbounded and ERR-MalformedCommand.
  */
+import { createHash } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decided, refused, useDaemon } from './support.js';
 
@@ -199,7 +200,9 @@ describe('GET /v1/accounts/{account}', () => {
     for (const c of [asAlice, op, shared.as('identities')]) {
       const r = await c.get(`/v1/accounts/${alice}`);
       expect(r.status).toBe(200);
-      expect(r.body).toEqual({ account: alice, closed: false, custody: 'delegated', kind: 'customer', status: 'active', opened_at: 0, owner: 'did:ledger:id:alice' });
+      // deposit_ref: what a deposit on the settlement layer names to reach the account (docs/settlement.md).
+      const depositRef = createHash('sha256').update(`ledger-deposit-ref:v1:${alice}`).digest('hex');
+      expect(r.body).toEqual({ account: alice, closed: false, custody: 'delegated', kind: 'customer', status: 'active', opened_at: 0, owner: 'did:ledger:id:alice', deposit_ref: depositRef });
     }
   });
 

@@ -3,6 +3,7 @@ import type { TrialBalance, Whoami } from '../../api.js';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
 import { metricsBytesMax } from '../../dashboard/metrics.js';
+import { readLayer } from '../../dashboard/layer.js';
 import { readTreasuries } from '../../dashboard/treasuries.js';
 import { UsageError } from '../../errors.js';
 import { followEvents } from '../../events.js';
@@ -22,7 +23,7 @@ const refreshMsMax = 60_000;
 export function buildDashboard(parent: Command, make: MakeContext): Command {
   return parent
     .command('dashboard')
-    .description("a live view of the book: trial balance and treasuries, recent operations (scroll, filter, open), decisions per second, pending reservations, ledgerd's metrics")
+    .description("a live view of the book: trial balance and treasuries, recent operations (scroll, filter, open), decisions per second, pending reservations, the settlement layer, ledgerd's metrics")
     .option('--after <seq>', 'replay events after this sequence number first (0: all retained)')
     .option('--refresh-ms <ms>', 'how often the trial balance is read', '1000')
     .action(action(make, runDashboard));
@@ -40,6 +41,7 @@ export async function runDashboard(ctx: Context, options: DashboardOptions): Pro
     events: (signal: AbortSignal) => followEvents(client, { after, signal, reconnect: true }),
     trialBalance: () => client.get<TrialBalance>('/v1/trial-balance'),
     treasuries: async () => readTreasuries(client, (principal ??= (await client.get<Whoami>('/v1/whoami')).principal)),
+    layer: () => readLayer(client),
     metrics: () => client.getText('/metrics', metricsBytesMax),
     now: () => Date.now(),
   };

@@ -1,0 +1,121 @@
+/** `ledgerctl settlement …`: the book against the settlement layer (operator; docs/settlement.md). */
+import type { Command } from 'commander';
+import type { Json } from '../../api.js';
+import { type MakeContext, action } from '../../command.js';
+import type { Context } from '../../context.js';
+import { details, show, table, time } from '../../output.js';
+import { integer } from '../../parse.js';
+import { type SubmitFlags, submit, withSubmitFlags } from '../../submit.js';
+
+export interface SettlementStatus {
+  declared_at: number;
+  fresh_until: number;
+  serving: boolean;
+  height: number;
+  final_height: number;
+  taken_in: number;
+  cut: number;
+  pending_instructions: number;
+}
+
+interface Row {
+  asset: string;
+  book: string;
+  layer: string;
+  difference: string;
+}
+
+export interface Comparison {
+  anchors: number[];
+  at: number;
+  cut: number;
+  differs: boolean;
+  height: number;
+  rows: Row[];
+}
+
+export function buildSettlementStatus(parent: Command, make: MakeContext): Command {
+  return parent.command('status').description('the adapter status, the layer head and how far the book took it in (GET /v1/ops/settlement/status)').action(action(make, runStatus));
+}
+
+export async function runStatus(ctx: Context): Promise<void> {
+  const status = await ctx.client().get<SettlementStatus>('/v1/ops/settlement/status');
+  ctx.out.result(status, () =>
+    details({
+      serving: String(status.serving),
+      declared: time(status.declared_at),
+      'fresh until': time(status.fresh_until),
+      height: String(status.height),
+      'final height': String(status.final_height),
+      'taken in': String(status.taken_in),
+      cut: String(status.cut),
+      'pending instructions': String(status.pending_instructions),
+    }),
+  );
+}
+
+export function buildSync(parent: Command, make: MakeContext): Command {
+  return withSubmitFlags(parent.command('sync').description('take in the layer up to its head now; lists the operations it moved (POST /v1/ops/settlement/sync)')).action(action(make, runSync));
+}
+
+export async function runSync(ctx: Context, options: SubmitFlags): Promise<void> {
+  await submit(ctx, '/v1/ops/settlement/sync', {}, options);
+}
+
+export function buildCompare(parent: Command, make: MakeContext): Command {
+  return parent.command('compare').description('per bound asset, the book against the layer at the last final block taken in (POST /v1/ops/settlement/comparisons)').action(action(make, runCompare));
+}
+
+export async function runCompare(ctx: Context): Promise<void> {
+  const { settlement } = await ctx.client().post<{ settlement: { comparison: Comparison } }>('/v1/ops/settlement/comparisons', {});
+  const c = settlement.comparison;
+  ctx.out.result(c as unknown as Json, () =>
+    [
+      details({ height: String(c.height), cut: String(c.cut), differs: String(c.differs), at: time(c.at) }),
+      table(
+        [
+          { header: 'ASSET', value: (r: Row) => r.asset },
+          { header: 'BOOK', value: (r) => r.book, alignRight: true },
+          { header: 'LAYER', value: (r) => r.layer, alignRight: true },
+          { header: 'DIFFERENCE', value: (r) => r.difference, alignRight: true },
+        ],
+        c.rows,
+      ),
+    ].join('\n'),
+  );
+}
+
+const seqOf = (value: string, flag: string): number => integer(flag, value, 1, Number.MAX_SAFE_INTEGER);
+const instanceMax = 0xffff_ffff;
+
+export function buildRescan(parent: Command, make: MakeContext): Command {
+  return parent
+    .command('rescan')
+    .description('inbox positions from..to the book never took in, holds unassociated, or holds and the layer no longer shows (POST /v1/ops/settlement/rescans)')
+    .requiredOption('--from <seq>', 'first inbox position')
+    .requiredOption('--to <seq>', 'last inbox position (at most 1000 positions)')
+    .action(action(make, runRescan));
+}
+
+export async function runRescan(ctx: Context, options: { from: string; to: string }): Promise<void> {
+  const body = { from: seqOf(options.from, '--from'), to: seqOf(options.to, '--to') };
+  const { settlement } = await ctx.client().post<{ settlement: { rescan: { missing: Json[]; unassociated: number; unknown: Json[] } } }>('/v1/ops/settlement/rescans', body);
+  const r = settlement.rescan;
+  ctx.out.result(r as unknown as Json, () => details({ missing: show(r.missing), unassociated: String(r.unassociated), unknown: show(r.unknown) }));
+}
+
+export function buildObserve(parent: Command, make: MakeContext): Command {
+  return withSubmitFlags(
+    parent
+      .command('observe')
+      .description('take in one inbox record by its coordinate: applied, recorded, duplicate or unassociated (POST /v1/ops/settlement/observations)')
+      .requiredOption('--seq <seq>', 'its inbox position')
+      .requiredOption('--digest <hex>', 'its digest, 32 bytes hex')
+      .requiredOption('--instance <n>', 'the instance whose inbox holds it'),
+  ).action(action(make, runObserve));
+}
+
+export async function runObserve(ctx: Context, options: SubmitFlags & { seq: string; digest: string; instance: string }): Promise<void> {
+  const coordinate = { seq: seqOf(options.seq, '--seq'), digest: options.digest, instance: integer('--instance', options.instance, 0, instanceMax) };
+  await submit(ctx, '/v1/ops/settlement/observations', { coordinate }, options);
+}

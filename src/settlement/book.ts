@@ -1,0 +1,101 @@
+/**
+ * What the book keeps of settlement (docs/settlement.md): how far it has taken in the
+ * layer, each inbox record it met and its verdict, each instruction it issued, the
+ * account deposits name (`deposit_ref`), and the settlement account, whose balance is
+ * the book's record of value held on the layer (its negation, per asset).
+ */
+import { createHash } from 'node:crypto';
+import { seqHex } from '../model/codec.js';
+import { canonicalJson } from '../model/canonical.js';
+import type { Account, Destination } from '../model/model.js';
+import type { AccountId, AssetSymbol, IdentityId } from '../model/values.js';
+
+export const settlementKeys = {
+  /** `{height, cut}`: the last final height taken in and the inbox length at it. */
+  meta: 'sl/meta',
+  /** An inbox record the book met, by seq. */
+  deposit: (seq: number) => `sl/dep/${seqHex(seq)}`,
+  depositPrefix: 'sl/dep/',
+  /** An instruction the book issued, by digest: the withdrawal's operation reference. */
+  instruction: (digest: string) => `sl/ins/${digest}`,
+  /** Withdrawals not yet Completed or Expired, by their instruction's expiry height, then operation reference. */
+  pending: (expiry: number, ref: string) => `sl/pend/${seqHex(expiry)}/${ref}`,
+  pendingPrefix: 'sl/pend/',
+  /** The first key past every pending withdrawal whose expiry is at most `height`. */
+  pendingAfter: (height: number) => `sl/pend/${seqHex(height + 1)}/`,
+  /** Withdrawals not yet Completed or Expired, per account (bounded by pendingWithdrawalsPerAccountMax). */
+  accountPending: (account: string, ref: string) => `sl/pa/${account}/${ref}`,
+  accountPendingPrefix: (account: string) => `sl/pa/${account}/`,
+  /** The account a deposit reference names. */
+  depositRef: (ref: string) => `dref/${ref}`,
+};
+
+/** The withdrawal a pending key names. */
+export const pendingRefOf = (key: string): string => key.slice(key.lastIndexOf('/') + 1);
+
+export interface SettlementMeta {
+  /** The last final height taken in (0: none). */
+  readonly height: number;
+  /** The inbox length at that height: the highest seq a final block taken in carried. */
+  readonly cut: number;
+}
+
+export const freshSettlementMeta: SettlementMeta = { height: 0, cut: 0 };
+
+export const decodeSettlementMeta = (text: string | undefined): SettlementMeta => (text === undefined ? freshSettlementMeta : (JSON.parse(text) as SettlementMeta));
+
+export type DepositVerdict = 'applied' | 'recorded' | 'unassociated';
+
+/** An inbox record the book met. */
+export interface DepositRecord {
+  readonly digest: string;
+  readonly verdict: DepositVerdict;
+  readonly account: AccountId | null;
+  readonly asset: AssetSymbol | null;
+  /** Minor units, decimal. */
+  readonly amount: string;
+  /** The operation that applied it (null unless applied). */
+  readonly operation: string | null;
+}
+
+export const decodeDepositRecord = (text: string | undefined): DepositRecord | undefined => (text === undefined ? undefined : (JSON.parse(text) as DepositRecord));
+
+const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+/** An account's deposit reference (its account view's `deposit_ref`): 32 bytes hex, derived from its id alone. */
+export function depositRefOf(account: AccountId): string {
+  return sha256Hex(`ledger-deposit-ref:v1:${account}`);
+}
+
+/** The account that holds, for the book, what it records as held on the layer (a treasury of the operator with no floor). */
+export const settlementAccountId = 'did:ledger:acct:_settlement' as AccountId;
+
+/** How far below zero the settlement account may go in a bound asset: past any sum of amounts (each < 2^128). */
+const settlementFloorMinor = 2n ** 255n;
+
+/** The settlement account with `asset` among its assets (created when the first asset is bound). */
+export function settlementAccountWith(existing: Account | undefined, asset: AssetSymbol, operator: IdentityId, atMs: number): Account {
+  const base: Account = existing ?? { id: settlementAccountId, owner: operator, kind: 'treasury', custody: 'delegated', status: 'active', openedAtMs: atMs, epoch: 0, treasuryLimits: {} };
+  return { ...base, treasuryLimits: { ...base.treasuryLimits, [asset]: settlementFloorMinor } };
+}
+
+/** An instruction as the book issues it (spec 2.2 Instruction), before its digest. */
+export interface InstructionBody {
+  readonly amount: string;
+  readonly asset: AssetSymbol;
+  readonly location: string;
+  readonly destination: Destination;
+  readonly expiry: number;
+  readonly instance: number;
+  readonly operation_reference: string;
+}
+
+/** The destination as it goes on the wire: `{account}` or `{instance, account_ref}`. */
+export function destinationWire(destination: Destination): Record<string, unknown> {
+  return 'account' in destination ? { account: destination.account } : { instance: destination.instance, account_ref: destination.accountRef };
+}
+
+/** An instruction's identity: hex SHA-256 of the canonical JSON of its body. */
+export function instructionDigest(body: InstructionBody): string {
+  return sha256Hex(canonicalJson({ ...body, destination: destinationWire(body.destination) }));
+}

@@ -1,0 +1,76 @@
+/**
+ * `ledgerctl assets register|bind|deprecate`, `withdrawals create` and `settlement
+ * status|sync|compare|rescan|observe` as processes against a real `ledgerd`, whose
+ * embedded layer makes a block every second (the default).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accounts, testGenesis } from './support/book.js';
+import { type Daemon, startDaemon } from './support/daemon.js';
+import { configDir, ledgerctl } from './support/ledgerctl.js';
+
+let daemon: Daemon;
+let asOperator: Record<string, string>;
+
+beforeAll(async () => {
+  daemon = await startDaemon({ genesis: testGenesis });
+  asOperator = { LEDGER_URL: daemon.url, LEDGER_TOKEN: daemon.operatorKey, LEDGERCTL_CONFIG_DIR: configDir() };
+});
+afterAll(() => daemon?.stop());
+
+const run = (args: string[]) => ledgerctl(args, asOperator);
+const location = '5e'.repeat(32);
+
+describe('settlement from ledgerctl', () => {
+  it('registers, binds, withdraws, syncs, compares, rescans and refuses a bad observation', async () => {
+    const registered = await run(['assets', 'register', 'GBP', '--kind', 'fiat', '--precision', '2', '--json']);
+    expect(registered.code).toBe(0);
+    expect(registered.json().state).toBe('Completed');
+    const badKind = await run(['assets', 'register', 'CHF', '--kind', 'paper', '--precision', '2']);
+    expect(badKind.code).toBe(2);
+
+    const bound = await run(['assets', 'bind', 'USD', '--location', location, '--json']);
+    expect(bound.code).toBe(0);
+    expect(bound.json().result.settlement.attestation).toEqual({ asset: 'USD', verdict: 'binding' });
+    let binding = 'binding';
+    for (let i = 0; i < 100 && binding !== 'bound'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      binding = ((await run(['assets', 'list', '--json'])).json() as { id: string; binding: string }[]).find((a) => a.id === 'USD')!.binding;
+    }
+    expect(binding).toBe('bound');
+
+    const withdrawn = await run(['withdrawals', 'create', '--account', accounts.alice, '--amount', '25', '--asset', 'USD', '--to', 'cd'.repeat(32), '--json']);
+    expect(withdrawn.code).toBe(0);
+    expect(withdrawn.json().state).toBe('Instructed');
+    expect(withdrawn.json().result.settlement.instruction).toMatchObject({ amount: '25', asset: 'USD', reserved: true });
+    const noDestination = await run(['withdrawals', 'create', '--account', accounts.alice, '--amount', '25', '--asset', 'USD']);
+    expect(noDestination.code).toBe(2);
+
+    const status = await run(['settlement', 'status', '--json']);
+    expect(status.code).toBe(0);
+    expect(status.json()).toMatchObject({ serving: true, pending_instructions: 1 });
+    expect(status.json().fresh_until).toBeGreaterThan(status.json().declared_at);
+
+    const synced = await run(['settlement', 'sync', '--json']);
+    expect(synced.code).toBe(0);
+    expect(synced.json().result.settlement.moved).toEqual(expect.any(Array));
+
+    const compared = await run(['settlement', 'compare', '--json']);
+    expect(compared.code).toBe(0);
+    expect(compared.json()).toMatchObject({ differs: false, rows: [{ asset: 'USD', book: '0', layer: '0', difference: '0' }] });
+    const table = await run(['settlement', 'compare', '-o', 'table']);
+    expect(table.stdout).toContain('DIFFERENCE');
+
+    const rescan = await run(['settlement', 'rescan', '--from', '1', '--to', '10', '--json']);
+    expect(rescan.json()).toEqual({ missing: [], unassociated: 0, unknown: [] });
+    const unbounded = await run(['settlement', 'rescan', '--from', '1', '--to', '5000']);
+    expect(unbounded.code).toBe(1);
+    expect(unbounded.stderr).toMatch(/^ERR-QueryUnbounded: /);
+
+    const observed = await run(['settlement', 'observe', '--seq', '1', '--digest', '00'.repeat(32), '--instance', '1']);
+    expect(observed.code).toBe(1);
+    expect(observed.stderr).toMatch(/^ERR-EvidenceInsufficient: /m);
+
+    const deprecated = await run(['assets', 'deprecate', 'GBP', '--json']);
+    expect(deprecated.json().state).toBe('Completed');
+  }, 60_000);
+});
