@@ -16,8 +16,7 @@ import { listenFailure } from './failures.js';
 import { Metrics } from './metrics.js';
 import { type Config, ConfigError } from './config.js';
 import { loadClerk } from './clerk.js';
-import { openSettlement } from './settlement.js';
-import { EmbeddedLayer } from '../src/settlement/embedded.js';
+import { openLayer, openSettlement } from './settlement.js';
 import { keys } from '../src/model/codec.js';
 import type { IdentityId } from '../src/model/values.js';
 import { poisonHook } from './test-hooks.js';
@@ -73,7 +72,7 @@ export async function serve(config: Config, version: string): Promise<void> {
     throw new ConfigError(`recovery.authority ${recoveryAuthority} is not an identity of the book`);
   }
   const metrics = new Metrics(version);
-  const layer = await EmbeddedLayer.open({ store, instance: config.settlement.instance, finalityDepth: config.settlement.finalityDepth });
+  const layer = await openLayer(store, config.settlement);
   const kernel = await Kernel.open({
     store: metrics.timedStore(store),
     clock,

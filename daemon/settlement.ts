@@ -13,7 +13,7 @@ import type { Kernel } from '../src/book/kernel.js';
 import type { Command } from '../src/model/model.js';
 import { Checkpoints } from '../src/checkpoints/checkpoints.js';
 import { refuse } from '../src/errors.js';
-import type { EmbeddedLayer } from '../src/settlement/embedded.js';
+import { EmbeddedLayer } from '../src/settlement/embedded.js';
 import type { Store } from '../src/store/port.js';
 import type { Clerk } from './clerk.js';
 import type { SettlementConfig } from './config.js';
@@ -36,6 +36,11 @@ export interface Settlement {
   start(log: FastifyBaseLogger): Promise<void>;
   /** Stops the timers and waits for the work in flight. */
   close(): Promise<void>;
+}
+
+/** The embedded layer over the book's store, as the config places it. */
+export function openLayer(store: Store, config: SettlementConfig): Promise<EmbeddedLayer> {
+  return EmbeddedLayer.open({ store, instance: config.instance, finalityDepth: config.finalityDepth });
 }
 
 export interface SettlementOptions {

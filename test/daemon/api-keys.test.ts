@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../daemon/app.js';
 import { loadConfig } from '../../daemon/config.js';
-import { openSettlement } from '../../daemon/settlement.js';
+import { openLayer, openSettlement } from '../../daemon/settlement.js';
 import { testClerk } from '../support/clerk.js';
 import { ApiKeyHandoff, decisionWaitMs, handoffKeysMax, handoffWaitMs } from '../../daemon/http/api-keys.js';
 import { builtInPrincipals } from '../../src/auth/authority.js';
@@ -68,7 +68,7 @@ beforeAll(async () => {
   await importGenesis(store, customersGenesis({ alice: 0n }), nowMs, [...principalCredentialWrites(builtInPrincipals, { operator: 'x'.repeat(43), identities: 'y'.repeat(43) }, nowMs), ...credentialWrites(alice, aliceKey)]);
   kernel = await Kernel.open({ store, clock: Date.now, ids: sequentialIds });
   const config = loadConfig({ flags: {}, env: {}, readFile: () => null });
-  app = buildApp({ kernel, config, clock: Date.now, logger: false, version: 'test', settlement: await openSettlement({ store, kernel, clerk: testClerk(), config: config.settlement, clock: Date.now }) });
+  app = buildApp({ kernel, config, clock: Date.now, logger: false, version: 'test', settlement: await openSettlement({ store, layer: await openLayer(store, config.settlement), kernel, clerk: testClerk(), config: config.settlement, clock: Date.now }) });
 });
 
 afterAll(async () => {

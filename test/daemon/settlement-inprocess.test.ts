@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../daemon/app.js';
 import { loadConfig } from '../../daemon/config.js';
-import { type Settlement, openSettlement } from '../../daemon/settlement.js';
+import { type Settlement, openLayer, openSettlement } from '../../daemon/settlement.js';
 import { builtInPrincipals } from '../../src/auth/authority.js';
 import { principalCredentialWrites } from '../../src/auth/credentials.js';
 import { importGenesis } from '../../src/book/genesis.js';
@@ -33,7 +33,7 @@ beforeAll(async () => {
   await importGenesis(store, customersGenesis({ alice: 10n }), nowMs, principalCredentialWrites(builtInPrincipals, { operator: operatorKey, identities: 'i'.repeat(43) }, nowMs));
   kernel = await Kernel.open({ store, clock: Date.now, ids: sequentialIds });
   const config = loadConfig({ flags: {}, env: {}, readFile: () => JSON.stringify({ settlement: { blockIntervalMs: 0, checkpointIntervalMs: 0 } }) });
-  settlement = await openSettlement({ store, kernel, clerk: testClerk(), config: config.settlement, clock: Date.now });
+  settlement = await openSettlement({ store, layer: await openLayer(store, config.settlement), kernel, clerk: testClerk(), config: config.settlement, clock: Date.now });
   app = buildApp({ kernel, config, clock: Date.now, logger: false, version: 'test', settlement });
 });
 afterAll(async () => {
