@@ -143,6 +143,47 @@ describe('settlement flows', () => {
     await until(() => op(byOperator.body.operation_reference), (r) => r.body.state === 'Completed');
   });
 
+  it('withdraws out of an owned account only under its owner, and never out of a frozen account or for a restricted identity', async () => {
+    const operator = shared.as('operator');
+    const carol = shared.as('carol');
+    const carolId = 'did:ledger:id:carol';
+    // A refusal at submission or a Rejected decision: the code either way.
+    const outcome = async (who: Client, reply: Promise<{ status: number; body: any }>) => {
+      const r = await reply;
+      if (r.status !== 202) return r.body.error as string;
+      const d = (await decided(who, r.body.operation_reference)).body;
+      return d.state === 'Rejected' ? (d.error.error as string) : (d.state as string);
+    };
+    const withdraw = (who: Client, account: string, amount = '1') => who.post('/v1/withdrawals', { account, amount, asset: 'USD', destination: away }, undefined, key());
+    const acknowledged = (await carol.get(`/v1/identities/${carolId}/recovery-terms`)).body.digest;
+    const opened = await carol.post('/v1/accounts', { custody: 'owned', kind: 'customer', owner: carolId, acknowledged }, undefined, key());
+    const owned = (await decided(carol, opened.body.operation_reference)).body.result.account as string;
+    const funded = await carol.post('/v1/transfers', { legs: [{ from: 'did:ledger:acct:carol', to: owned, amount: '20', asset: 'USD' }] }, undefined, key());
+    expect((await decided(carol, funded.body.operation_reference)).body.state).toBe('Completed');
+
+    expect(await outcome(operator, withdraw(operator, owned))).toBe('ERR-NotAuthorised');
+    expect(await balance(operator, owned)).toMatchObject({ available: '20', encumbered: '0' });
+    const byOwner = await withdraw(carol, owned);
+    expect(await outcome(carol, Promise.resolve(byOwner))).toBe('Instructed');
+
+    const freeze = await operator.post('/v1/accounts/did:ledger:acct:carol/freeze', { justification: 'withdrawal test' }, undefined, key());
+    expect((await decided(operator, freeze.body.operation_reference)).body.state).toBe('Completed');
+    expect(await outcome(carol, withdraw(carol, 'did:ledger:acct:carol'))).toBe('ERR-AccountFrozen');
+    expect(await outcome(operator, withdraw(operator, 'did:ledger:acct:carol'))).toBe('ERR-AccountFrozen');
+    const unfreeze = await operator.post('/v1/accounts/did:ledger:acct:carol/unfreeze', { justification: 'withdrawal test' }, undefined, key());
+    expect((await decided(operator, unfreeze.body.operation_reference)).body.state).toBe('Completed');
+
+    const restrict = await operator.post(`/v1/ops/identities/${carolId}/restrict`, { justification: 'withdrawal test' }, undefined, key());
+    expect((await decided(operator, restrict.body.operation_reference)).body.state).toBe('Completed');
+    expect(await outcome(carol, withdraw(carol, owned))).toBe('ERR-IdentityRestricted');
+    const unrestrict = await operator.post(`/v1/ops/identities/${carolId}/unrestrict`, { justification: 'withdrawal test' }, undefined, key());
+    expect((await decided(operator, unrestrict.body.operation_reference)).body.state).toBe('Completed');
+    expect(await balance(operator, owned)).toMatchObject({ available: '19', encumbered: '1' });
+    // Let the instruction finish before the next test (1 more left the book and the layer).
+    await blocks(operator, 3);
+    await until(() => op(byOwner.body.operation_reference), (r) => r.body.state === 'Completed');
+  });
+
   it('expires an instruction the layer never carried and returns its value; the layer down refuses settlement commands', async () => {
     const operator = shared.as('operator');
     const alice = shared.as('alice');
@@ -166,7 +207,7 @@ describe('settlement flows', () => {
     const sync = await operator.post('/v1/ops/settlement/sync', {}, undefined, key());
     expect((await decided(operator, sync.body.operation_reference)).body.result.settlement.moved).toEqual([]);
     const compared = (await operator.post('/v1/ops/settlement/comparisons', {})).body.settlement.comparison;
-    expect(compared.rows).toEqual([{ asset: 'USD', book: '290', layer: '297', difference: '7' }]);
+    expect(compared.rows).toEqual([{ asset: 'USD', book: '289', layer: '296', difference: '7' }]);
   });
 
   it('refuses a binding the layer attests otherwise: back to book_only, with the mismatch', async () => {
