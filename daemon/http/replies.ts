@@ -44,15 +44,17 @@ function validationRefusal(error: FastifyError, request: FastifyRequest): Refusa
   const context = error.validationContext ?? 'body';
   const what = contexts[context] ?? context;
   const params = first.params as Record<string, unknown>;
+  // The member's full path, so a nested failure (destination.account) is told from a top-level one.
+  const path = first.instancePath.replace(/^\//, '').replaceAll('/', '.');
+  const under = (name: string) => (path ? `${path}.${name}` : name);
   if (first.keyword === 'required') {
-    const name = String(params.missingProperty);
+    const name = under(String(params.missingProperty));
     if (context === 'querystring' && request.routeOptions.config.unboundedIfMissing?.includes(name)) {
       return refusal('ERR-QueryUnbounded', `${what} ${name} is required: without it the query is unbounded`);
     }
     return refusal('ERR-MalformedCommand', `${what} ${name} is required`);
   }
-  if (first.keyword === 'additionalProperties') return refusal('ERR-MalformedCommand', `unknown ${what} ${String(params.additionalProperty)}`);
-  const path = first.instancePath.replace(/^\//, '').replaceAll('/', '.');
+  if (first.keyword === 'additionalProperties') return refusal('ERR-MalformedCommand', `unknown ${what} ${under(String(params.additionalProperty))}`);
   return refusal('ERR-MalformedCommand', `${what}${path ? ` ${path}` : ''} ${first.message ?? 'is invalid'}`);
 }
 

@@ -135,6 +135,9 @@ describe('settlement flows', () => {
     // Bad input changes nothing: a malformed destination, a zero amount, an unknown asset.
     expect(await refused(bob.post('/v1/withdrawals', { account: 'did:ledger:acct:alice', amount: '1', asset: 'USD', destination: { account: 'zz' } }))).toEqual({ status: 400, error: 'ERR-MalformedCommand' });
     expect(await refused(bob.post('/v1/withdrawals', { account: 'did:ledger:acct:alice', amount: '0', asset: 'USD', destination: away }))).toEqual({ status: 400, error: 'ERR-ZeroAmount' });
+    // A nested member is named by its path, not as if the top-level one were missing.
+    const nested = await bob.post('/v1/withdrawals', { account: 'did:ledger:acct:alice', amount: '1', asset: 'USD', destination: {} });
+    expect(nested.body).toMatchObject({ error: 'ERR-MalformedCommand', description: expect.stringContaining('destination.') });
     expect(await refused(operator.post('/v1/withdrawals', { account: 'did:ledger:acct:alice', amount: '1', asset: 'ZZZ', destination: away }))).toEqual({ status: 404, error: 'ERR-UnknownAsset' });
     expect(await refused(operator.post('/v1/withdrawals', { account: 'did:ledger:acct:alice', amount: '1', asset: 'EUR', destination: away }))).toEqual({ status: 400, error: 'ERR-UnsupportedLeg' });
     // Let both finish before the next test: nothing on the layer pays them beyond what it holds, so they complete.
