@@ -204,7 +204,7 @@ export function settlementRoutes(app: FastifyInstance, { kernel, config, clock, 
         const layerMinor = held[asset.location!] ?? 0n;
         rows.push({ asset: asset.id, book: signedText(bookMinor), layer: layerMinor.toString(), difference: signedText(layerMinor - bookMinor) });
       }
-      return { anchors: [], at: clock(), cut: meta.cut, differs: rows.some((r) => r.difference !== '0'), height: meta.height, rows };
+      return { anchors: await settlement.checkpoints.anchoredAt(meta.height), at: clock(), cut: meta.cut, differs: rows.some((r) => r.difference !== '0'), height: meta.height, rows };
     });
 
   app.get(
