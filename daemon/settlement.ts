@@ -40,7 +40,7 @@ export interface Settlement {
 
 /** The embedded layer over the book's store, as the config places it. */
 export function openLayer(store: Store, config: SettlementConfig): Promise<EmbeddedLayer> {
-  return EmbeddedLayer.open({ store, instance: config.instance, finalityDepth: config.finalityDepth });
+  return EmbeddedLayer.open({ store, instance: config.instance, finalityDepth: config.finalityDepth, statusFreshMs: config.statusFreshMs });
 }
 
 export interface SettlementOptions {
