@@ -224,6 +224,15 @@ describe('settlement flows', () => {
       await new Promise((r) => setTimeout(r, 30));
     }
     expect(await asset(operator, 'EUR')).toMatchObject({ binding: 'book_only', location: there });
+    // The asset view keeps the spec's shape; the operator reads why in the settlement status.
+    expect(Object.keys(await asset(operator, 'EUR')).sort()).toEqual(['binding', 'id', 'kind', 'location', 'precision', 'status']);
+    const { attestations } = (await operator.get('/v1/ops/settlement/status')).body;
+    expect(attestations).toEqual([
+      { asset: 'EUR', verdict: 'book_only', mismatch: 'decimals', height: expect.any(Number), operation_reference: expect.any(String) },
+      { asset: 'USD', verdict: 'bound', mismatch: null, height: expect.any(Number), operation_reference: expect.any(String) },
+    ]);
+    const eur = attestations[0];
+    expect((await op(eur.operation_reference)).body.result.settlement.attestations).toContainEqual({ asset: 'EUR', verdict: 'book_only', mismatch: 'decimals' });
   });
 
   it('registers and deprecates assets', async () => {
