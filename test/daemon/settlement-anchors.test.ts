@@ -3,19 +3,10 @@
  * anchored and final at the height it compares, the embedded layer driven block by block.
  */
 import { describe, expect, it } from 'vitest';
-import { type Client, decided, useDaemon } from './support.js';
+import { type Client, decided, until, useDaemon } from './support.js';
 
 const location = 'ab'.repeat(32);
 const key = () => ({ 'client-key': `k-${Math.random().toString(36).slice(2)}` });
-
-async function until<T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
-  for (let i = 0; i < 300; i++) {
-    const v = await read();
-    if (done(v)) return v;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('the condition never held');
-}
 
 const blocks = (op: Client, count: number) => op.post('/v1/ops/layer/blocks', { count });
 const checkpointStatus = async (op: Client, number: number) => (await op.get(`/v1/checkpoints/${number}`)).body.status as string;
