@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type Client, type Reply, decided, startDaemon, useDaemon, useTempDirs, writeBook } from './support.js';
+import { type Client, type Reply, client, decided, startDaemon, until, useDaemon, useTempDirs, writeBook } from './support.js';
 
 const location = 'ab'.repeat(32);
 const away = { account: 'cd'.repeat(32) };
@@ -71,6 +71,24 @@ describe('a stale settlement layer status', () => {
     const w = await alice.post('/v1/withdrawals', { account: 'did:ledger:acct:alice', amount: '1', asset: 'USD', destination: away }, undefined, key());
     expect(w.status).toBe(202);
     expect((await decided(alice, w.body.operation_reference)).body.state).toBe('Instructed');
+  });
+
+  it('takes no automatic checkpoint while the status is stale, and takes it once a block declares the layer again', async () => {
+    const dir = newDir();
+    const keys = await writeBook(dir, { carol: 10n });
+    writeFileSync(join(dir, 'ledgerd.json'), JSON.stringify({ settlement: { blockIntervalMs: 0, checkpointIntervalMs: 50, finalityDepth: 1, statusFreshMs } }));
+    const d = await startDaemon({ dataDir: dir });
+    try {
+      const operator = client(() => d.url, keys.operator);
+      // No block yet: stale, though serving and with entries to cover.
+      await sleep(500);
+      expect((await operator.get('/v1/checkpoints')).body.items).toEqual([]);
+      await blocks(operator, 1);
+      const items = await until(async () => (await operator.get('/v1/checkpoints')).body.items as unknown[], (i) => i.length > 0);
+      expect(items[0]).toMatchObject({ number: 1, status: 'pending' });
+    } finally {
+      expect(await d.stop()).toBe(0);
+    }
   });
 
   it('refuses a statusFreshMs out of bounds at start', async () => {
