@@ -94,6 +94,8 @@ export interface SettlementConfig {
   /** A checkpoint every this many ms when entries were added since the last (0: only on request). */
   readonly checkpointIntervalMs: number;
   readonly instructionExpiryBlocks: number;
+  /** How long the embedded layer's status holds after its last block or serving change (0: declared afresh at every read). */
+  readonly statusFreshMs: number;
 }
 
 type Tunable = Exclude<keyof Config, 'dataDir' | 'listen' | 'logLevel' | 'relyingParty' | 'backlogPerPrincipalMax' | 'store' | 'settlement' | 'recovery'>;
@@ -128,6 +130,7 @@ const settlementNumeric: Record<keyof SettlementConfig, { default: number; min: 
   finalityDepth: { default: 2, min: 0, max: 1_000 },
   checkpointIntervalMs: { default: 60_000, min: 0, max: 86_400_000 },
   instructionExpiryBlocks: { default: 100, min: 1, max: 1_000_000 },
+  statusFreshMs: { default: 0, min: 0, max: 86_400_000 },
 };
 
 export const defaults = {

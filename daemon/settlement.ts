@@ -40,7 +40,7 @@ export interface Settlement {
 
 /** The embedded layer over the book's store, as the config places it. */
 export function openLayer(store: Store, config: SettlementConfig): Promise<EmbeddedLayer> {
-  return EmbeddedLayer.open({ store, instance: config.instance, finalityDepth: config.finalityDepth });
+  return EmbeddedLayer.open({ store, instance: config.instance, finalityDepth: config.finalityDepth, statusFreshMs: config.statusFreshMs });
 }
 
 export interface SettlementOptions {
@@ -90,9 +90,14 @@ export async function openSettlement({ store, layer, kernel, clerk, config, cloc
         // One automatic checkpoint at a time: a long one (a large first checkpoint) is not queued behind by the next tick.
         let taking = false;
         const due = () => !taking && layer.serving && kernel.currentHead.postingSeq > (checkpoints.latest?.entrySequence ?? 0);
+        // A stale status waits like a stopped layer (the command would be refused with ERR-SettlementLayerUnavailable).
+        const takeWhileFresh = async () => {
+          const nowMs = clock();
+          if (nowMs < (await layer.status(nowMs)).freshUntilMs) await checkpoints.take(nowMs);
+        };
         const take = () => {
           taking = true;
-          track(checkpoints.take(clock()).finally(() => (taking = false)), log, 'an automatic checkpoint failed');
+          track(takeWhileFresh().finally(() => (taking = false)), log, 'an automatic checkpoint failed');
         };
         timers.push(setInterval(() => due() && take(), config.checkpointIntervalMs));
       }

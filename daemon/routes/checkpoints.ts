@@ -48,7 +48,7 @@ export function checkpointRoutes(app: FastifyInstance, { kernel, clock, settleme
         const nowMs = clock();
         await settlement.requireServing(nowMs);
         const checkpoint = await checkpoints.take(nowMs);
-        const comparison = await compareAtFinal(layer, await checkpoints.latestFinal(), nowMs);
+        const comparison = await compareAtFinal(layer, (height) => checkpoints.anchoredAt(height), nowMs);
         return { anchoring: { checkpoint: checkpointView(checkpoint), comparison: comparisonView(comparison) } };
       });
     },

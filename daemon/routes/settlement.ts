@@ -6,11 +6,11 @@
  * ERR-SettlementLayerUnavailable (503, Retry-After) while it does not serve.
  */
 import type { FastifyInstance } from 'fastify';
-import { deadlineHorizonMaxMs, rescanSeqsMax, symbolLengthMax } from '../../src/constants.js';
+import { assetsMax, deadlineHorizonMaxMs, rescanSeqsMax, symbolLengthMax } from '../../src/constants.js';
 import { refuse } from '../../src/errors.js';
 import type { Destination } from '../../src/model/model.js';
 import { parseAccountId, parseAmountMinor, parseAssetSymbol, signedText } from '../../src/model/values.js';
-import { decodeDepositRecord, decodeSettlementMeta, settlementAccountId, settlementKeys } from '../../src/settlement/book.js';
+import { decodeAttestationRecord, decodeDepositRecord, decodeSettlementMeta, settlementAccountId, settlementKeys } from '../../src/settlement/book.js';
 import { requireOperator } from '../http/auth.js';
 import { acknowledge, deadlineOf } from '../http/command.js';
 import { wireReply } from '../http/replies.js';
@@ -25,6 +25,13 @@ const settlementReply = object({ settlement: { type: 'object' } }, ['settlement'
 const destinationSchema = {
   oneOf: [object({ account: hex32 }, ['account']), object({ instance: { type: 'integer', minimum: 0, maximum: 0xffff_ffff }, account_ref: hex32 }, ['instance', 'account_ref'])],
 };
+const attestationSchema = object(
+  {
+    asset: str('asset symbol'), verdict: { enum: ['book_only', 'binding', 'bound'] }, mismatch: { type: ['string', 'null'], description: 'why the layer contradicts the asset: symbol, decimals or status' },
+    height: uintNumber('the final block that carried it'), operation_reference: str('the operation that took it in'),
+  },
+  ['asset', 'verdict', 'mismatch', 'height', 'operation_reference'],
+);
 const coordinateSchema = object({ digest: hex32, instance: { type: 'integer', minimum: 0, maximum: 0xffff_ffff }, seq: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } }, ['digest', 'instance', 'seq']);
 
 function destinationOf(value: Record<string, unknown>): Destination {
@@ -204,7 +211,7 @@ export function settlementRoutes(app: FastifyInstance, { kernel, config, clock, 
         const layerMinor = held[asset.location!] ?? 0n;
         rows.push({ asset: asset.id, book: signedText(bookMinor), layer: layerMinor.toString(), difference: signedText(layerMinor - bookMinor) });
       }
-      return { anchors: [], at: clock(), cut: meta.cut, differs: rows.some((r) => r.difference !== '0'), height: meta.height, rows };
+      return { anchors: await settlement.checkpoints.anchoredAt(meta.height), at: clock(), cut: meta.cut, differs: rows.some((r) => r.difference !== '0'), height: meta.height, rows };
     });
 
   app.get(
@@ -219,8 +226,9 @@ export function settlementRoutes(app: FastifyInstance, { kernel, config, clock, 
               declared_at: uintNumber('ms'), fresh_until: uintNumber('ms: the first time the declaration no longer holds'), serving: { type: 'boolean' },
               height: uintNumber('the layer head'), final_height: uintNumber('the highest final height'), taken_in: uintNumber('the last final height the book took in'),
               cut: uintNumber('the inbox length at that height'), pending_instructions: uintNumber(`withdrawals not yet Completed or Expired (counted up to ${pendingCountMax + 1})`),
+              attestations: { type: 'array', items: attestationSchema, description: "per asset, what the book made of the layer's latest attestation of its location in a final block" },
             },
-            ['declared_at', 'fresh_until', 'serving', 'height', 'final_height', 'taken_in', 'cut', 'pending_instructions'],
+            ['declared_at', 'fresh_until', 'serving', 'height', 'final_height', 'taken_in', 'cut', 'pending_instructions', 'attestations'],
           ),
         }),
       },
@@ -232,6 +240,11 @@ export function settlementRoutes(app: FastifyInstance, { kernel, config, clock, 
       const meta = decodeSettlementMeta(await kernel.settlementRecord(settlementKeys.meta));
       const head = layer.currentHead;
       const pending = (await kernel.settlementRecords(settlementKeys.pendingPrefix, settlementKeys.pendingPrefix, pendingCountMax + 1)).length;
+      // One record per registered asset at most, so assetsMax bounds the read.
+      const attestations = (await kernel.settlementRecords(settlementKeys.attestationPrefix, settlementKeys.attestationPrefix, assetsMax)).map(([key, text]) => {
+        const { verdict, mismatch, height, operation } = decodeAttestationRecord(text);
+        return { asset: key.slice(settlementKeys.attestationPrefix.length), verdict, mismatch, height, operation_reference: operation };
+      });
       return wireReply(reply, {
         declared_at: status.declaredAtMs,
         fresh_until: status.freshUntilMs,
@@ -241,6 +254,7 @@ export function settlementRoutes(app: FastifyInstance, { kernel, config, clock, 
         taken_in: meta.height,
         cut: meta.cut,
         pending_instructions: pending,
+        attestations,
       });
     },
   );

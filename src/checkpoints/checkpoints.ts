@@ -208,6 +208,30 @@ export class Checkpoints {
     return this.get(oldestUnfinished - 1);
   }
 
+  /**
+   * The final checkpoints a comparison at layer height `height` is the record of
+   * (spec 2.2 `anchors`), ascending: those whose anchor the newest block at or below
+   * `height` that carried an anchor of ours carried. Anchors are handed over in number
+   * order and carried in arrival order, so anchor heights never go down as numbers go
+   * up: the newest one is found by bisection, in O(log n) reads.
+   */
+  async anchoredAt(height: number): Promise<number[]> {
+    const finalAt = (c: Checkpoint | undefined): c is Checkpoint => c !== undefined && c.status === 'final' && c.height !== null && c.height <= height;
+    let low = 0;
+    let high = this.latestRecord?.number ?? 0;
+    while (low < high) {
+      const middle = Math.ceil((low + high) / 2);
+      if (finalAt(await this.get(middle))) low = middle;
+      else high = middle - 1;
+    }
+    const newest = await this.get(low);
+    if (!finalAt(newest)) return [];
+    const numbers = [newest.number];
+    // One block carries at most layerBlockItemsMax anchors.
+    for (let number = newest.number - 1; number >= 1 && (await this.get(number))?.height === newest.height; number--) numbers.unshift(number);
+    return numbers;
+  }
+
   /** Hands the layer every anchor it may not have taken; one that fails stays to be sent again. */
   private async sendAnchors(): Promise<void> {
     for (const c of this.unfinished) {

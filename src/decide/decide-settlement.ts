@@ -15,6 +15,7 @@ import type { Asset, Command, DepositFact, Operation, OperationState, SettleBloc
 import type { AccountId, AssetSymbol } from '../model/values.js';
 import type { RecordWrite } from './decide-auth.js';
 import {
+  type AttestationRecord,
   type DepositRecord,
   type InstructionBody,
   type SettlementMeta,
@@ -144,6 +145,8 @@ class Intake {
   private readonly moves = new Map<string, { state: OperationState; entries: Entry[] }>();
   private readonly deposits = new Map<number, DepositRecord>();
   private readonly attestations: Record<string, unknown>[] = [];
+  /** The latest attestation per asset this decision met (one record each). */
+  private readonly attested = new Map<string, AttestationRecord>();
   private condition: string | null = null;
 
   constructor(
@@ -185,11 +188,12 @@ class Intake {
     const moves: Move[] = [...this.moves].map(([ref, m]) => ({ ref, state: m.state, entries: m.entries }));
     const changed = [...this.assets.values()];
     const withCondition = this.condition === null ? settlement : { ...settlement, condition: this.condition };
+    for (const [asset, record] of this.attested) this.records.push({ key: settlementKeys.attestation(asset), value: JSON.stringify(record) });
     return done('Completed', this.entries, { records: this.records, moves, assets: changed, result: { settlement: withCondition } });
   }
 
   private block(block: SettleBlock, final: boolean): void {
-    if (final) for (const attestation of block.attestations) this.attest(attestation);
+    if (final) for (const attestation of block.attestations) this.attest(attestation, block.height);
     for (const deposit of block.deposits) {
       const known = this.depositRecord(deposit.seq);
       if (known?.verdict === 'applied' || (!final && known !== undefined)) continue;
@@ -204,7 +208,7 @@ class Intake {
   }
 
   /** An attestation in a final block: a binding whose asset it matches becomes bound; one it contradicts goes back to book_only. */
-  private attest(attestation: SettleBlock['attestations'][number]): void {
+  private attest(attestation: SettleBlock['attestations'][number], height: number): void {
     const there = this.reads.assetAt(attestation.location);
     const asset = there === undefined ? undefined : this.asset(there.id);
     if (asset === undefined) {
@@ -213,13 +217,10 @@ class Intake {
     }
     const mismatch =
       attestation.symbol !== asset.id ? 'symbol' : attestation.decimals !== asset.precision ? 'decimals' : attestation.status !== 'active' ? 'status' : null;
-    if (asset.binding !== 'binding') {
-      this.attestations.push({ asset: asset.id, verdict: asset.binding, ...(mismatch === null ? {} : { mismatch }) });
-      return;
-    }
-    const next: Asset = mismatch === null ? { ...asset, binding: 'bound' } : { ...asset, binding: 'book_only' };
-    this.assets.set(asset.id, next);
-    this.attestations.push({ asset: asset.id, verdict: next.binding, ...(mismatch === null ? {} : { mismatch }) });
+    const binding = asset.binding !== 'binding' ? asset.binding : mismatch === null ? 'bound' : 'book_only';
+    if (binding !== asset.binding) this.assets.set(asset.id, { ...asset, binding });
+    this.attestations.push({ asset: asset.id, verdict: binding, ...(mismatch === null ? {} : { mismatch }) });
+    this.attested.set(asset.id, { verdict: binding, mismatch, height, operation: this.op.ref });
   }
 
   private depositRecord(seq: number): DepositRecord | undefined {

@@ -26,6 +26,9 @@ export const settlementKeys = {
   /** Withdrawals not yet Completed or Expired, per account (bounded by pendingWithdrawalsPerAccountMax). */
   accountPending: (account: string, ref: string) => `sl/pa/${account}/${ref}`,
   accountPendingPrefix: (account: string) => `sl/pa/${account}/`,
+  /** The latest attestation of an asset's location met in a final block (AttestationRecord). */
+  attestation: (asset: string) => `sl/att/${asset}`,
+  attestationPrefix: 'sl/att/',
   /** The account a deposit reference names. */
   depositRef: (ref: string) => `dref/${ref}`,
 };
@@ -59,6 +62,19 @@ export interface DepositRecord {
 }
 
 export const decodeDepositRecord = (text: string | undefined): DepositRecord | undefined => (text === undefined ? undefined : (JSON.parse(text) as DepositRecord));
+
+/** What the book made of the latest attestation of an asset's location (the operator reads it in the settlement status). */
+export interface AttestationRecord {
+  readonly verdict: 'book_only' | 'binding' | 'bound';
+  /** Why the layer's word contradicts the asset (`symbol`, `decimals`, `status`); null when it matches. */
+  readonly mismatch: string | null;
+  /** The final block that carried it. */
+  readonly height: number;
+  /** The operation that took it in. */
+  readonly operation: string;
+}
+
+export const decodeAttestationRecord = (text: string): AttestationRecord => JSON.parse(text) as AttestationRecord;
 
 const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 

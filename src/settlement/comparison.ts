@@ -4,7 +4,6 @@
  * bound asset. Until assets are bound to locations (settlement flows) no asset is
  * compared, so `rows` is empty and nothing differs.
  */
-import type { Checkpoint } from '../checkpoints/checkpoints.js';
 import type { SettlementAdapter } from './adapter.js';
 
 export interface ComparisonRow {
@@ -22,10 +21,11 @@ export interface Comparison {
   readonly rows: readonly ComparisonRow[];
 }
 
-export async function compareAtFinal(adapter: SettlementAdapter, latestFinal: Checkpoint | undefined, nowMs: number): Promise<Comparison> {
+/** `anchorsAt`: the final checkpoints a comparison at a height is the record of (Checkpoints.anchoredAt). */
+export async function compareAtFinal(adapter: SettlementAdapter, anchorsAt: (height: number) => Promise<number[]>, nowMs: number): Promise<Comparison> {
   const { finalHeight } = await adapter.head();
   const block = finalHeight === 0 ? undefined : (await adapter.blocks(finalHeight, finalHeight))[0];
-  return { anchors: latestFinal === undefined ? [] : [latestFinal.number], atMs: nowMs, cut: block?.inboxCut ?? 0, height: finalHeight, rows: [] };
+  return { anchors: await anchorsAt(finalHeight), atMs: nowMs, cut: block?.inboxCut ?? 0, height: finalHeight, rows: [] };
 }
 
 export const differs = (c: Comparison) => c.rows.some((r) => r.layerMinor !== r.bookMinor);

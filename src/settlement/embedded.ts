@@ -70,6 +70,11 @@ export interface EmbeddedLayerOptions {
   readonly finalityDepth: number;
   /** Whether writes are durable before they resolve (tests may drop it). */
   readonly sync?: boolean;
+  /**
+   * How long its status holds after its last block or serving change (then stale until
+   * the next). 0 or absent: it declares afresh at every read, holding layerStatusFreshMs.
+   */
+  readonly statusFreshMs?: number;
 }
 
 export class EmbeddedLayer implements SettlementAdapter {
@@ -77,6 +82,9 @@ export class EmbeddedLayer implements SettlementAdapter {
   readonly finalityDepth: number;
   private readonly store: Store;
   private readonly sync: boolean;
+  private readonly statusFreshMs: number;
+  /** When it last made a block or changed serving (its status declaration when statusFreshMs > 0). */
+  private activeAtMs: number;
   private meta: Meta;
   /** The mempool, in arrival order, as keys and items (bounded by layerMempoolItemsMax). */
   private mempool: { readonly n: number; readonly item: MempoolItem }[];
@@ -85,13 +93,16 @@ export class EmbeddedLayer implements SettlementAdapter {
   private readonly changes = new SerialChanges(() => this.reload(), { code: 'ERR-SettlementLayerUnavailable', what: "the settlement layer's store failed" });
   /** Changes run one at a time, in call order. */
 
-  private constructor(options: EmbeddedLayerOptions, meta: Meta, mempool: { n: number; item: MempoolItem }[]) {
+  private constructor(options: EmbeddedLayerOptions, meta: Meta, mempool: { n: number; item: MempoolItem }[], activeAtMs: number) {
     assert(Number.isSafeInteger(options.instance) && options.instance >= 0 && options.instance <= 0xffff_ffff, 'the instance is a uint32');
     assert(Number.isSafeInteger(options.finalityDepth) && options.finalityDepth >= 0, 'the finality depth is a count of blocks');
     this.store = options.store;
     this.instance = options.instance;
     this.finalityDepth = options.finalityDepth;
     this.sync = options.sync ?? true;
+    this.statusFreshMs = options.statusFreshMs ?? 0;
+    assert(Number.isSafeInteger(this.statusFreshMs) && this.statusFreshMs >= 0, 'how long a status holds is a count of ms');
+    this.activeAtMs = activeAtMs;
     this.meta = meta;
     this.mempool = mempool;
   }
@@ -99,7 +110,8 @@ export class EmbeddedLayer implements SettlementAdapter {
   /** Opens the layer where the store left it (a fresh store: genesis, serving). */
   static async open(options: EmbeddedLayerOptions): Promise<EmbeddedLayer> {
     const { meta, mempool } = await readState(options.store);
-    return new EmbeddedLayer(options, meta, mempool);
+    const head = meta.height === 0 ? undefined : await options.store.get(layerKeys.block(meta.height));
+    return new EmbeddedLayer(options, meta, mempool, Math.max(meta.servingSinceMs, head === undefined ? 0 : decodeBlock(head).atMs));
   }
 
   async head(): Promise<LayerHead> {
@@ -118,9 +130,10 @@ export class EmbeddedLayer implements SettlementAdapter {
     return this.mempool.length;
   }
 
-  /** The embedded layer answers for itself at once: its declaration holds for layerStatusFreshMs. */
+  /** Declared at its last block or serving change when statusFreshMs > 0; else it answers for itself at once. */
   async status(nowMs: number): Promise<LayerStatus> {
-    return { serving: this.meta.serving, declaredAtMs: nowMs, freshUntilMs: nowMs + layerStatusFreshMs };
+    if (this.statusFreshMs === 0) return { serving: this.meta.serving, declaredAtMs: nowMs, freshUntilMs: nowMs + layerStatusFreshMs };
+    return { serving: this.meta.serving, declaredAtMs: this.activeAtMs, freshUntilMs: this.activeAtMs + this.statusFreshMs };
   }
 
   blocks(fromHeight: number, toHeight: number): Promise<LayerBlock[]> {
@@ -215,6 +228,7 @@ export class EmbeddedLayer implements SettlementAdapter {
       await this.store.write(writes, this.sync);
       this.meta = meta;
       this.mempool = mempool;
+      this.activeAtMs = Math.max(this.activeAtMs, atMs);
       for (const listener of this.listeners) listener(made);
       return made;
     });
@@ -244,6 +258,8 @@ export class EmbeddedLayer implements SettlementAdapter {
   /** Stops or resumes serving (a stopped layer's blocks carry nothing; see produceBlocks). */
   setServing(serving: boolean, atMs: number): Promise<void> {
     return this.changes.run(async () => {
+      // Asked to serve or stop, it declares its status again either way.
+      this.activeAtMs = Math.max(this.activeAtMs, atMs);
       if (serving === this.meta.serving) return;
       const meta: Meta = { ...this.meta, serving, servingSinceMs: atMs };
       await this.store.write([{ type: 'put', key: layerKeys.meta, value: encodeMeta(meta) }], this.sync);

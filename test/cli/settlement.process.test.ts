@@ -49,6 +49,9 @@ describe('settlement from ledgerctl', () => {
     expect(status.code).toBe(0);
     expect(status.json()).toMatchObject({ serving: true, pending_instructions: 1 });
     expect(status.json().fresh_until).toBeGreaterThan(status.json().declared_at);
+    expect(status.json().attestations).toEqual([{ asset: 'USD', verdict: 'bound', mismatch: null, height: expect.any(Number), operation_reference: expect.any(String) }]);
+    const statusTable = await run(['settlement', 'status', '-o', 'table']);
+    expect(statusTable.stdout).toMatch(/ASSET\s+VERDICT\s+MISMATCH\s+HEIGHT\s+OPERATION\nUSD\s+bound\s+-\s+\d+/);
 
     const synced = await run(['settlement', 'sync', '--json']);
     expect(synced.code).toBe(0);

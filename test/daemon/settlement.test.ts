@@ -4,21 +4,12 @@
  * out, comparisons, observations, rescans, and the layer down.
  */
 import { describe, expect, it } from 'vitest';
-import { type Client, decided, refused, useDaemon } from './support.js';
+import { type Client, decided, refused, until, useDaemon } from './support.js';
 
 const location = 'ab'.repeat(32);
 const away = { account: 'cd'.repeat(32) };
 
 const shared = useDaemon({ alice: 1000n, bob: 0n, carol: 50n }, { settlement: { blockIntervalMs: 0, finalityDepth: 2, instructionExpiryBlocks: 3 } });
-
-async function until<T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
-  for (let i = 0; i < 300; i++) {
-    const v = await read();
-    if (done(v)) return v;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('the condition never held');
-}
 
 const blocks = (op: Client, count: number) => op.post('/v1/ops/layer/blocks', { count });
 const asset = async (op: Client, id: string) => ((await op.get('/v1/assets')).body as { id: string }[]).find((a) => a.id === id) as Record<string, unknown>;
@@ -227,6 +218,15 @@ describe('settlement flows', () => {
       await new Promise((r) => setTimeout(r, 30));
     }
     expect(await asset(operator, 'EUR')).toMatchObject({ binding: 'book_only', location: there });
+    // The asset view keeps the spec's shape; the operator reads why in the settlement status.
+    expect(Object.keys(await asset(operator, 'EUR')).sort()).toEqual(['binding', 'id', 'kind', 'location', 'precision', 'status']);
+    const { attestations } = (await operator.get('/v1/ops/settlement/status')).body;
+    expect(attestations).toEqual([
+      { asset: 'EUR', verdict: 'book_only', mismatch: 'decimals', height: expect.any(Number), operation_reference: expect.any(String) },
+      { asset: 'USD', verdict: 'bound', mismatch: null, height: expect.any(Number), operation_reference: expect.any(String) },
+    ]);
+    const eur = attestations[0];
+    expect((await op(eur.operation_reference)).body.result.settlement.attestations).toContainEqual({ asset: 'EUR', verdict: 'book_only', mismatch: 'decimals' });
   });
 
   it('registers and deprecates assets', async () => {

@@ -197,6 +197,16 @@ export async function decided(api: Client, ref: string, token?: string): Promise
   throw new Error(`operation ${ref} was not decided`);
 }
 
+/** Polls `read` until `done` holds of what it answers (about 3 s at most); what it answered then. */
+export async function until<T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
+  for (let i = 0; i < 300; i++) {
+    const v = await read();
+    if (done(v)) return v;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error('the condition never held');
+}
+
 /** Expects a refusal: the status, the code, and the `{error, description}` shape only. */
 export function refusalOf(r: Reply): { status: number; error: string } {
   if (typeof r.body !== 'object' || r.body === null || Object.keys(r.body).sort().join() !== 'description,error' || typeof r.body.description !== 'string') {

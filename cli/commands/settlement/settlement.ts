@@ -16,6 +16,16 @@ export interface SettlementStatus {
   taken_in: number;
   cut: number;
   pending_instructions: number;
+  /** Per asset, what the book made of the layer's latest attestation of its location. */
+  attestations: Attestation[];
+}
+
+interface Attestation {
+  asset: string;
+  verdict: string;
+  mismatch: string | null;
+  height: number;
+  operation_reference: string;
 }
 
 interface Row {
@@ -50,7 +60,18 @@ export async function runStatus(ctx: Context): Promise<void> {
       'taken in': String(status.taken_in),
       cut: String(status.cut),
       'pending instructions': String(status.pending_instructions),
-    }),
+    }) +
+      '\n\nattestations (the latest of each asset, in a final block)\n' +
+      table(
+        [
+          { header: 'ASSET', value: (a: Attestation) => a.asset },
+          { header: 'VERDICT', value: (a) => a.verdict },
+          { header: 'MISMATCH', value: (a) => show(a.mismatch) },
+          { header: 'HEIGHT', value: (a) => String(a.height), alignRight: true },
+          { header: 'OPERATION', value: (a) => a.operation_reference },
+        ],
+        status.attestations,
+      ),
   );
 }
 
