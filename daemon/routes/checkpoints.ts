@@ -7,7 +7,6 @@ import type { FastifyInstance } from 'fastify';
 import { checkpointsPageDefault } from '../../src/constants.js';
 import { refuse } from '../../src/errors.js';
 import { checkpointView, comparisonView } from '../../src/checkpoints/views.js';
-import { compareAtFinal } from '../../src/settlement/comparison.js';
 import { requireOperator } from '../http/auth.js';
 import { type Query, limitQuery, uintQuery } from '../http/query.js';
 import { wireReply } from '../http/replies.js';
@@ -48,8 +47,7 @@ export function checkpointRoutes(app: FastifyInstance, { kernel, clock, settleme
         const nowMs = clock();
         await settlement.requireServing(nowMs);
         const checkpoint = await checkpoints.take(nowMs);
-        const comparison = await compareAtFinal(layer, (height) => checkpoints.anchoredAt(height), nowMs);
-        return { anchoring: { checkpoint: checkpointView(checkpoint), comparison: comparisonView(comparison) } };
+        return { anchoring: { checkpoint: checkpointView(checkpoint), comparison: comparisonView(await settlement.compare(nowMs)) } };
       });
     },
   );

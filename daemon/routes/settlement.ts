@@ -9,13 +9,14 @@ import type { FastifyInstance } from 'fastify';
 import { assetsMax, deadlineHorizonMaxMs, rescanSeqsMax, symbolLengthMax } from '../../src/constants.js';
 import { refuse } from '../../src/errors.js';
 import type { Destination } from '../../src/model/model.js';
-import { parseAccountId, parseAmountMinor, parseAssetSymbol, signedText } from '../../src/model/values.js';
-import { decodeAttestationRecord, decodeDepositRecord, decodeSettlementMeta, settlementAccountId, settlementKeys } from '../../src/settlement/book.js';
+import { parseAccountId, parseAmountMinor, parseAssetSymbol } from '../../src/model/values.js';
+import { decodeAttestationRecord, decodeDepositRecord, decodeSettlementMeta, settlementKeys } from '../../src/settlement/book.js';
 import { requireOperator } from '../http/auth.js';
 import { acknowledge, deadlineOf } from '../http/command.js';
 import { wireReply } from '../http/replies.js';
 import { accountId, amount, assetSymbol, commandHeaders, commandReplySchema, noQuery, object, reference, responses, str, uintNumber } from '../http/schemas.js';
-import { type RouteContext, withView } from './context.js';
+import { comparisonView } from '../../src/checkpoints/views.js';
+import type { RouteContext } from './context.js';
 
 /** Pending instructions the status counts exactly; past it the count says "at least". */
 const pendingCountMax = 10_000;
@@ -194,25 +195,8 @@ export function settlementRoutes(app: FastifyInstance, { kernel, config, clock, 
       },
       preHandler: operatorOnly('comparing the book with the settlement layer'),
     },
-    async (_request, reply) => wireReply(reply, { settlement: { comparison: await compare() } }),
+    async (_request, reply) => wireReply(reply, { settlement: { comparison: comparisonView(await settlement.compare(clock())) } }),
   );
-
-  /** The comparison at the last final height the book took in (spec 2.2 Comparison), book and records read in one view. */
-  const compare = () =>
-    withView(kernel, async (view) => {
-      const meta = decodeSettlementMeta(await view.settlementRecord(settlementKeys.meta));
-      const [block] = meta.height === 0 ? [] : await layer.blocks(meta.height, meta.height);
-      const held = block?.held ?? {};
-      const rows = [];
-      for (const asset of kernel.assetList.filter((a) => a.binding === 'bound' && a.location !== null)) {
-        const balance = await view.balance(settlementAccountId, asset.id);
-        // The settlement account goes below zero by what the book records as held on the layer.
-        const bookMinor = -(balance.available + balance.reserved + balance.encumbered);
-        const layerMinor = held[asset.location!] ?? 0n;
-        rows.push({ asset: asset.id, book: signedText(bookMinor), layer: layerMinor.toString(), difference: signedText(layerMinor - bookMinor) });
-      }
-      return { anchors: await settlement.checkpoints.anchoredAt(meta.height), at: clock(), cut: meta.cut, differs: rows.some((r) => r.difference !== '0'), height: meta.height, rows };
-    });
 
   app.get(
     '/v1/ops/settlement/status',

@@ -202,6 +202,9 @@ describe('settlement flows', () => {
     expect((await decided(operator, sync.body.operation_reference)).body.result.settlement.moved).toEqual([]);
     const compared = (await operator.post('/v1/ops/settlement/comparisons', {})).body.settlement.comparison;
     expect(compared.rows).toEqual([{ asset: 'USD', book: '289', layer: '296', difference: '7' }]);
+    // A checkpoint's comparison is the same comparison, with its rows.
+    const checkpoint = await operator.post('/v1/ops/checkpoints', {}, undefined, key());
+    expect(checkpoint.body.result.anchoring.comparison).toMatchObject({ rows: compared.rows, differs: true, height: compared.height });
   });
 
   it('refuses a binding the layer attests otherwise: back to book_only, with the mismatch', async () => {
