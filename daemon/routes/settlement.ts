@@ -5,7 +5,7 @@
  * route is the operator's alone. Commands that need the layer are refused with
  * ERR-SettlementLayerUnavailable (503, Retry-After) while it does not serve.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { deadlineHorizonMaxMs, rescanSeqsMax, symbolLengthMax } from '../../src/constants.js';
 import { refuse } from '../../src/errors.js';
 import type { Destination } from '../../src/model/model.js';
@@ -187,12 +187,12 @@ export function settlementRoutes(app: FastifyInstance, { kernel, config, clock, 
       },
       preHandler: operatorOnly('comparing the book with the settlement layer'),
     },
-    async (_request, reply) => wireReply(reply, { settlement: { comparison: await compare() } }),
+    async (request, reply) => wireReply(reply, { settlement: { comparison: await compare(request) } }),
   );
 
   /** The comparison at the last final height the book took in (spec 2.2 Comparison), book and records read in one view. */
-  const compare = () =>
-    withView(kernel, async (view) => {
+  const compare = (request: FastifyRequest) =>
+    withView(request, async (view) => {
       const meta = decodeSettlementMeta(await view.settlementRecord(settlementKeys.meta));
       const [block] = meta.height === 0 ? [] : await layer.blocks(meta.height, meta.height);
       const held = block?.held ?? {};
