@@ -14,6 +14,7 @@ import { authenticator } from './http/auth.js';
 import { logRequests } from './http/request-log.js';
 import { clientErrorHandler, frameworkRefusal, onUnmetExpectation, pathParamLengthMax, refusalOf, sendRefusal } from './http/replies.js';
 import { Metrics } from './metrics.js';
+import { SnapshotSlots } from './snapshot-slots.js';
 import type { Settlement } from './settlement.js';
 import { OpenApi } from './openapi.js';
 import { custodyRoutes } from './routes/custody.js';
@@ -93,6 +94,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.decorateRequest('actor', null);
   app.decorateRequest('bearer', null);
   app.decorateRequest('rawBody', null);
+  app.decorate('snapshots', new SnapshotSlots(kernel, { perPrincipalMax: config.snapshotsPerPrincipalMax, nonOperatorMax: config.snapshotsNonOperatorMax }));
   logRequests(app);
 
   const openApi = new OpenApi();

@@ -38,6 +38,9 @@ const postgresNumeric = {
   leaseMs: { default: 10_000, min: 1_000, max: 600_000 },
 } as const;
 
+/** `snapshotsPerPrincipalMax`'s bounds; its default is derived from the pool (`snapshotBounds`). */
+const snapshotsPerPrincipalRange = { min: 1, max: 100 } as const;
+
 export interface Config {
   readonly dataDir: string;
   readonly store: StoreConfig;
@@ -52,6 +55,10 @@ export interface Config {
   readonly backlogMax: number;
   /** One principal's share of the backlog: 1/backlogShareDivisor of `backlogMax`, rounded up (derived, not set). */
   readonly backlogPerPrincipalMax: number;
+  /** Snapshots (queries in progress) one principal may hold at once; past it, ERR-DecisionUnavailable. Default: half of `poolSize`. */
+  readonly snapshotsPerPrincipalMax: number;
+  /** On PostgreSQL, snapshots all principals but the operator may hold together: `poolSize` less the operator's quarter (derived, not set); null on LevelDB. */
+  readonly snapshotsNonOperatorMax: number | null;
   readonly cacheEntries: number;
   readonly bodyBytesMax: number;
   /** Request line and headers together (Node's maxHeaderSize). */
@@ -98,7 +105,7 @@ export interface SettlementConfig {
   readonly statusFreshMs: number;
 }
 
-type Tunable = Exclude<keyof Config, 'dataDir' | 'listen' | 'logLevel' | 'relyingParty' | 'backlogPerPrincipalMax' | 'store' | 'settlement' | 'recovery'>;
+type Tunable = Exclude<keyof Config, 'dataDir' | 'listen' | 'logLevel' | 'relyingParty' | 'backlogPerPrincipalMax' | 'snapshotsPerPrincipalMax' | 'snapshotsNonOperatorMax' | 'store' | 'settlement' | 'recovery'>;
 
 /** Every numeric setting with its default and bounds (inclusive). */
 const numeric: Record<Tunable, { default: number; min: number; max: number }> = {
@@ -170,7 +177,7 @@ function readIfPresent(path: string): string | null {
   }
 }
 
-const fileKeys = new Set<string>([...Object.keys(numeric), 'listen', 'logLevel', 'relyingParty', 'store', 'settlement', 'recovery']);
+const fileKeys = new Set<string>([...Object.keys(numeric), 'snapshotsPerPrincipalMax', 'listen', 'logLevel', 'relyingParty', 'store', 'settlement', 'recovery']);
 
 function parseFile(path: string, text: string): Record<string, unknown> {
   let doc: unknown;
@@ -263,12 +270,14 @@ export function loadConfig(sources: ConfigSources): Config {
   const logLevel = flags.logLevel ?? env.LEDGERD_LOG_LEVEL ?? stringSetting(file.logLevel, 'logLevel') ?? defaults.logLevel;
   if (!(logLevels as readonly string[]).includes(logLevel)) throw new ConfigError(`log level must be one of ${logLevels.join(', ')}`);
 
+  const store = storeSetting(file.store, env);
   return Object.freeze({
     ...tunables,
     backlogPerPrincipalMax: Math.ceil(tunables.backlogMax / backlogShareDivisor),
+    ...snapshotBounds(store, file.snapshotsPerPrincipalMax),
     settlement: settlementSettings(file.settlement),
     dataDir,
-    store: storeSetting(file.store, env),
+    store,
     listen: Object.freeze(parseListen(flags.listen ?? env.LEDGERD_LISTEN ?? stringSetting(file.listen, 'listen') ?? defaults.listen)),
     logLevel: logLevel as LogLevel,
     recovery,
@@ -277,6 +286,18 @@ export function loadConfig(sources: ConfigSources): Config {
       origin: env.LEDGERD_RP_ORIGIN ?? stringSetting(rp.origin, 'relyingParty.origin') ?? defaults.relyingParty.origin,
     }),
   });
+}
+
+/**
+ * Snapshot bounds from the pool they draw on: a principal may hold half of it, and on
+ * PostgreSQL the principals but the operator together all but its quarter (rounded
+ * down: a pool under 4 leaves the operator no share of its own). LevelDB has no pool;
+ * its per-principal default is PostgreSQL's on the default pool.
+ */
+function snapshotBounds(store: StoreConfig, perPrincipal: unknown): Pick<Config, 'snapshotsPerPrincipalMax' | 'snapshotsNonOperatorMax'> {
+  const poolSize = store.kind === 'postgres' ? store.poolSize : postgresNumeric.poolSize.default;
+  const snapshotsPerPrincipalMax = integerSetting(perPrincipal, 'snapshotsPerPrincipalMax', { default: Math.max(1, Math.floor(poolSize / 2)), ...snapshotsPerPrincipalRange });
+  return { snapshotsPerPrincipalMax, snapshotsNonOperatorMax: store.kind === 'postgres' ? poolSize - Math.floor(poolSize / 4) : null };
 }
 
 /** `recovery`: `{authority?, delayMs?}` (CONTRACT 8); the authority must be an identity of the book (checked when the book opens). */

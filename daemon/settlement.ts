@@ -11,6 +11,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kernel } from '../src/book/kernel.js';
 import type { Command } from '../src/model/model.js';
+import type { BookView } from '../src/queries/queries.js';
 import { Checkpoints } from '../src/checkpoints/checkpoints.js';
 import { refuse } from '../src/errors.js';
 import type { Comparison } from '../src/settlement/comparison.js';
@@ -35,7 +36,7 @@ export interface Settlement {
   /** Refuses with ERR-SettlementLayerUnavailable while the layer is not serving or its status is stale. */
   requireServing(nowMs: number): Promise<void>;
   /** Per bound asset, what the book records as held on the layer against what the layer holds, at the last final height the book took in (spec 2.2). */
-  compare(nowMs: number): Promise<Comparison>;
+  compare(view: BookView, nowMs: number): Promise<Comparison>;
   /** Starts the timers and takes in the blocks made while the daemon was down. */
   start(log: FastifyBaseLogger): Promise<void>;
   /** Stops the timers and waits for the work in flight. */
@@ -80,23 +81,18 @@ export async function openSettlement({ store, layer, kernel, clerk, config, cloc
     config,
     direct: new DirectCommands(kernel, store),
     requireServing,
-    // Book and settlement records read in one view, against the layer's block at that height.
-    async compare(nowMs) {
-      const view = await kernel.openView();
-      try {
-        const meta = decodeSettlementMeta(await view.settlementRecord(settlementKeys.meta));
-        const [block] = meta.height === 0 ? [] : await layer.blocks(meta.height, meta.height);
-        const held = block?.held ?? {};
-        const rows = [];
-        for (const asset of kernel.assetList.filter((a) => a.binding === 'bound' && a.location !== null)) {
-          const balance = await view.balance(settlementAccountId, asset.id);
-          // The settlement account goes below zero by what the book records as held on the layer.
-          rows.push({ asset: asset.id, bookMinor: -(balance.available + balance.reserved + balance.encumbered), layerMinor: held[asset.location!] ?? 0n });
-        }
-        return { anchors: await checkpoints.anchoredAt(meta.height), atMs: nowMs, cut: meta.cut, height: meta.height, rows };
-      } finally {
-        await view.close();
+    // Book and settlement records read in the caller's one view, against the layer's block at that height.
+    async compare(view, nowMs) {
+      const meta = decodeSettlementMeta(await view.settlementRecord(settlementKeys.meta));
+      const [block] = meta.height === 0 ? [] : await layer.blocks(meta.height, meta.height);
+      const held = block?.held ?? {};
+      const rows = [];
+      for (const asset of kernel.assetList.filter((a) => a.binding === 'bound' && a.location !== null)) {
+        const balance = await view.balance(settlementAccountId, asset.id);
+        // The settlement account goes below zero by what the book records as held on the layer.
+        rows.push({ asset: asset.id, bookMinor: -(balance.available + balance.reserved + balance.encumbered), layerMinor: held[asset.location!] ?? 0n });
       }
+      return { anchors: await checkpoints.anchoredAt(meta.height), atMs: nowMs, cut: meta.cut, height: meta.height, rows };
     },
     settleCommand: flows.settleCommand,
     async start(log) {

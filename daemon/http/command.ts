@@ -29,11 +29,11 @@ declare module 'fastify' {
  * else only one it holds a live grant over (spec 5.6), and the decision then checks
  * the grant used is over that identity (postings name it only when one was used).
  */
-async function actingCaller(request: FastifyRequest, kernel: Kernel): Promise<Actor> {
+async function actingCaller(request: FastifyRequest): Promise<Actor> {
   const caller = callerOf(request);
   const onBehalfOf = onBehalfOfHeader(request);
   if (onBehalfOf === null) return caller;
-  const mayAct = await withView(kernel, (view) => view.mayActOnBehalfOf(caller.principal, onBehalfOf));
+  const mayAct = await withView(request, (view) => view.mayActOnBehalfOf(caller.principal, onBehalfOf));
   if (!mayAct) refuse('ERR-NotAuthorised', `the initiating principal holds no authority that covers acting on behalf of ${onBehalfOf}`);
   return { ...caller, onBehalfOf };
 }
@@ -59,7 +59,7 @@ function pathOf(url: string): string {
 
 /** Submits `command` under the request's caller, client key and reference. */
 export async function submitFrom(kernel: Kernel, request: FastifyRequest, command: Command): Promise<Acknowledgement> {
-  const actor = await actingCaller(request, kernel);
+  const actor = await actingCaller(request);
   const reference = referenceOf(request);
   const clientKey = request.headers['client-key'];
   return kernel.submit({

@@ -100,14 +100,14 @@ export function accountRoutes(app: FastifyInstance, { kernel }: RouteContext): v
       const query = request.query as Query;
       const owner = parseIdentityId(query.owner, 'owner');
       const limit = limitQuery(query.limit!);
-      const page = await withView(kernel, (view) => view.accountsOf(callerOf(request), owner, limit, query.cursor ?? null));
+      const page = await withView(request, (view) => view.accountsOf(callerOf(request), owner, limit, query.cursor ?? null));
       return wireReply(reply, accountsPageView(page));
     },
   );
 
-  readAccount(app, kernel, 'getAccount', '/v1/accounts/:account', 'An account the caller reaches, or whose owner it holds a live grant over', accountViewSchema, accountView);
-  readAccount(app, kernel, 'getAccountCustody', '/v1/accounts/:account/custody', "An account's custody: mode, epoch (a reclaim proof signs it) and pending changes", custodyViewSchema, custodyView);
-  readAccount(app, kernel, 'getAccountBalances', '/v1/accounts/:account/balances', 'An account\'s balances (available, reserved, encumbered) in every asset it has held', accountBalancesSchema, async (account, view) =>
+  readAccount(app, 'getAccount', '/v1/accounts/:account', 'An account the caller reaches, or whose owner it holds a live grant over', accountViewSchema, accountView);
+  readAccount(app, 'getAccountCustody', '/v1/accounts/:account/custody', "An account's custody: mode, epoch (a reclaim proof signs it) and pending changes", custodyViewSchema, custodyView);
+  readAccount(app, 'getAccountBalances', '/v1/accounts/:account/balances', 'An account\'s balances (available, reserved, encumbered) in every asset it has held', accountBalancesSchema, async (account, view) =>
     accountBalancesView(account, view.view, await view.balances(account.id)),
   );
 }
@@ -115,7 +115,6 @@ export function accountRoutes(app: FastifyInstance, { kernel }: RouteContext): v
 /** A read of one account, reachable like the account view (endpoint 12), rendered by `render` from the same view. */
 function readAccount(
   app: FastifyInstance,
-  kernel: RouteContext['kernel'],
   operationId: string,
   path: string,
   summary: string,
@@ -127,7 +126,7 @@ function readAccount(
     { schema: { operationId, summary, params: object({ account: accountId }, ['account']), querystring: noQuery, response: responses({ 200: schema }) } },
     async (request, reply) => {
       const id = parseAccountId((request.params as { account: string }).account);
-      const wire = await withView(kernel, async (view) => render(await view.viewableAccount(callerOf(request), id), view));
+      const wire = await withView(request, async (view) => render(await view.viewableAccount(callerOf(request), id), view));
       return wireReply(reply, wire);
     },
   );

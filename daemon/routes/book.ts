@@ -26,7 +26,7 @@ export function bookRoutes(app: FastifyInstance, { kernel }: RouteContext): void
     async (request, reply) => {
       requireOperator(request, kernel, 'the trial balance');
       const asset = (request.query as Query).asset;
-      const tb = await withView(kernel, (view) => view.trialBalance(asset === undefined ? null : parseAssetSymbol(asset)));
+      const tb = await withView(request, (view) => view.trialBalance(asset === undefined ? null : parseAssetSymbol(asset)));
       return wireReply(reply, trialBalanceView(tb));
     },
   );
@@ -52,7 +52,7 @@ export function bookRoutes(app: FastifyInstance, { kernel }: RouteContext): void
       const { source, name } = request.query as Query;
       // An absent part (null) names no alias: nothing the caller could reach.
       if (source === undefined || name === undefined || source === '' || name === '') refuse('ERR-UnknownAccount', 'no account with that alias is reachable by the caller');
-      const account = await withView(kernel, (view) => view.alias(callerOf(request), source, name));
+      const account = await withView(request, (view) => view.alias(callerOf(request), source, name));
       return wireReply(reply, { account });
     },
   );

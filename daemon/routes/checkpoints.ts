@@ -11,7 +11,7 @@ import { requireOperator } from '../http/auth.js';
 import { type Query, limitQuery, uintQuery } from '../http/query.js';
 import { wireReply } from '../http/replies.js';
 import { commandHeaders, commandReplySchema, digitsText, noQuery, object, responses, str, uintNumber } from '../http/schemas.js';
-import type { RouteContext } from './context.js';
+import { type RouteContext, withView } from './context.js';
 
 const hex64 = str('32 bytes, lowercase hex', { pattern: '^[0-9a-f]{64}$' });
 
@@ -46,8 +46,11 @@ export function checkpointRoutes(app: FastifyInstance, { kernel, clock, settleme
       return settlement.direct.answer(request, reply, async () => {
         const nowMs = clock();
         await settlement.requireServing(nowMs);
-        const checkpoint = await checkpoints.take(nowMs);
-        return { anchoring: { checkpoint: checkpointView(checkpoint), comparison: comparisonView(await settlement.compare(nowMs)) } };
+        // The view is taken first: a caller over its snapshot bound is refused before a checkpoint is taken.
+        return withView(request, async (view) => {
+          const checkpoint = await checkpoints.take(nowMs);
+          return { anchoring: { checkpoint: checkpointView(checkpoint), comparison: comparisonView(await settlement.compare(view, nowMs)) } };
+        });
       });
     },
   );

@@ -55,7 +55,7 @@ export function custodyRoutes(app: FastifyInstance, { kernel, config, clock }: R
       const identity = parseIdentityId((request.params as { identity: string }).identity);
       const { principal } = callerOf(request);
       const { operator, identities } = kernel.principals;
-      const known = await withView(kernel, async (view) => (await view.identity(identity)) !== undefined);
+      const known = await withView(request, async (view) => (await view.identity(identity)) !== undefined);
       if (!known || (principal !== identity && principal !== operator && principal !== identities)) {
         refuse('ERR-NotAuthorised', `the initiating principal holds no authority that covers the recovery terms of ${identity}`);
       }
@@ -74,7 +74,7 @@ export function custodyRoutes(app: FastifyInstance, { kernel, config, clock }: R
       },
     },
     async (request, reply) => {
-      const account = await withView(kernel, (view) => view.reachableAccount(callerOf(request), accountOf(request)));
+      const account = await withView(request, (view) => view.reachableAccount(callerOf(request), accountOf(request)));
       return wireReply(reply, mechanismsView(mechanismsOf(account, terms)));
     },
   );
@@ -89,7 +89,7 @@ export function custodyRoutes(app: FastifyInstance, { kernel, config, clock }: R
     const challenge = ceremonyChallenge(assertion.client_data_json);
     if (typeof challenge !== 'string') refuse('ERR-CredentialInvalid', challenge.description);
     if (await isRepeat(kernel, request)) return { scheme: 'webauthn-es256', challenge, counter: 0 };
-    const gate = await withView(kernel, async (view) => reclaimGate({ account, acknowledged }, callerOf(request), await view.account(account), { principals: kernel.principals, terms }));
+    const gate = await withView(request, async (view) => reclaimGate({ account, acknowledged }, callerOf(request), await view.account(account), { principals: kernel.principals, terms }));
     if ('error' in gate) refuse(gate.error, gate.description);
     const stored = await kernel.credential(credential);
     if (stored === undefined || stored.scheme !== 'webauthn-es256' || stored.identity !== gate.owner) refuse('ERR-CredentialInvalid', `proof_credential ${credential} is not a passkey of the owner's set`);

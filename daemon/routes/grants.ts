@@ -138,7 +138,7 @@ export function grantRoutes(app: FastifyInstance, { kernel }: RouteContext): voi
     },
     async (request, reply) => {
       const identity = parseIdentityId((request.params as { identity: string }).identity);
-      const page = await withView(kernel, (view) => view.identityGrants(callerOf(request), identity, pageQuery(request)));
+      const page = await withView(request, (view) => view.identityGrants(callerOf(request), identity, pageQuery(request)));
       return wireReply(reply, pageOf(page, { identity }));
     },
   );
@@ -155,7 +155,7 @@ export function grantRoutes(app: FastifyInstance, { kernel }: RouteContext): voi
     },
     async (request, reply) => {
       const id = parseAccountId((request.params as { account: string }).account);
-      const page = await withView(kernel, (view) => view.accountGrants(callerOf(request), id, pageQuery(request)));
+      const page = await withView(request, (view) => view.accountGrants(callerOf(request), id, pageQuery(request)));
       return wireReply(reply, pageOf(page, { account: id }));
     },
   );

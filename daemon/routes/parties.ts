@@ -33,7 +33,7 @@ export function partyRoutes(app: FastifyInstance, { kernel }: RouteContext): voi
     },
     async (request, reply) => {
       requireOperator(request, kernel, 'the integrating parties');
-      const parties = await withView(kernel, (view) => view.parties());
+      const parties = await withView(request, (view) => view.parties());
       return wireReply(reply, { items: parties.map(partyView) });
     },
   );

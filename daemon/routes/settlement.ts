@@ -16,7 +16,7 @@ import { acknowledge, deadlineOf } from '../http/command.js';
 import { wireReply } from '../http/replies.js';
 import { accountId, amount, assetSymbol, commandHeaders, commandReplySchema, noQuery, object, reference, responses, str, uintNumber } from '../http/schemas.js';
 import { comparisonView } from '../../src/checkpoints/views.js';
-import type { RouteContext } from './context.js';
+import { type RouteContext, withView } from './context.js';
 
 /** Pending instructions the status counts exactly; past it the count says "at least". */
 const pendingCountMax = 10_000;
@@ -195,7 +195,7 @@ export function settlementRoutes(app: FastifyInstance, { kernel, config, clock, 
       },
       preHandler: operatorOnly('comparing the book with the settlement layer'),
     },
-    async (_request, reply) => wireReply(reply, { settlement: { comparison: comparisonView(await settlement.compare(clock())) } }),
+    async (request, reply) => wireReply(reply, { settlement: { comparison: comparisonView(await withView(request, (view) => settlement.compare(view, clock()))) } }),
   );
 
   app.get(

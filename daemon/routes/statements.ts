@@ -11,7 +11,7 @@ import { type RouteContext, withView } from './context.js';
 
 const statementBounds = ['account', 'asset', 'from', 'to'];
 
-export function statementRoutes(app: FastifyInstance, { kernel }: RouteContext): void {
+export function statementRoutes(app: FastifyInstance, _context: RouteContext): void {
   app.get(
     '/v1/statements',
     {
@@ -27,7 +27,7 @@ export function statementRoutes(app: FastifyInstance, { kernel }: RouteContext):
     },
     async (request, reply) => {
       const query = request.query as Query;
-      const statement = await withView(kernel, (view) =>
+      const statement = await withView(request, (view) =>
         view.statement(callerOf(request), {
           account: parseAccountId(query.account),
           asset: parseAssetSymbol(query.asset),
@@ -68,7 +68,7 @@ export function statementRoutes(app: FastifyInstance, { kernel }: RouteContext):
       if ((query.account === undefined) === (query.identity === undefined)) refuse('ERR-QueryUnbounded', 'name exactly one of account or identity');
       const limit = limitQuery(query.limit!);
       const { fromMs, toMs } = periodQuery(query);
-      const page = await withView(kernel, (view) =>
+      const page = await withView(request, (view) =>
         view.movements(callerOf(request), {
           account: query.account === undefined ? null : parseAccountId(query.account),
           identity: query.identity === undefined ? null : parseIdentityId(query.identity),

@@ -21,6 +21,19 @@ describe('the store setting', () => {
     expect(withFile({ store: { kind: 'postgres' } }, { LEDGERD_STORE_URL: 'postgres://b/y' }).store).toMatchObject({ url: 'postgres://b/y' });
   });
 
+  it('derives the snapshot bounds from the pool: half of it per principal, all but its quarter for the principals but the operator', () => {
+    const bounds = (settings: Record<string, unknown>) => {
+      const { snapshotsPerPrincipalMax, snapshotsNonOperatorMax } = withFile(settings);
+      return [snapshotsPerPrincipalMax, snapshotsNonOperatorMax];
+    };
+    const pgStore = (poolSize: number) => ({ store: { kind: 'postgres', url: 'postgres://x', poolSize } });
+    expect(bounds({})).toEqual([4, null]);
+    expect(bounds(pgStore(8))).toEqual([4, 6]);
+    expect(bounds(pgStore(20))).toEqual([10, 15]);
+    expect(bounds(pgStore(1))).toEqual([1, 1]);
+    expect(bounds({ ...pgStore(8), snapshotsPerPrincipalMax: 2 })).toEqual([2, 6]);
+  });
+
   it('refuses an unknown kind or setting, a missing or foreign url, bounds crossed, and a store url for a LevelDB book', () => {
     const refusals: [Record<string, unknown>, NodeJS.ProcessEnv, RegExp][] = [
       [{ store: { kind: 'mysql' } }, {}, /store.kind must be leveldb or postgres/],
