@@ -6,7 +6,7 @@
  */
 import { assert } from '../assert.js';
 import { grantTermsView, parseGrantTerms } from '../auth/grants.js';
-import { type GrantKind, custodyCommandTypes, isCustodyCommand } from './model.js';
+import { type CustodyCommand, type GrantKind, custodyCommandTypes } from './model.js';
 import { type Json, check, damaged, decimalText, parsed, recordJson } from './decode.js';
 import type {
   Account,
@@ -249,8 +249,16 @@ function decodeLeg(j: Json): Leg {
   return { ...(j as unknown as Leg), amountMinor: big(j.amountMinor) };
 }
 
+/** Commands with no bigint member (custody's and these): stored as they stand. */
+type PlainCommand = CustodyCommand | Extract<Command, { type: 'release' | 'create_identity' | 'register_credential' | 'revoke_grant' | 'register_party' | 'register_asset' | 'bind_asset' | 'deprecate_asset' }>;
+const plainCommandTypes: ReadonlySet<string> = new Set([
+  ...custodyCommandTypes,
+  ...(['release', 'create_identity', 'register_credential', 'revoke_grant', 'register_party', 'register_asset', 'bind_asset', 'deprecate_asset'] satisfies PlainCommand['type'][]),
+]);
+const isPlainCommand = (c: Command): c is PlainCommand => plainCommandTypes.has(c.type);
+
 function encodeCommand(c: Command): Json {
-  if (isCustodyCommand(c)) return { ...c };
+  if (isPlainCommand(c)) return { ...c };
   switch (c.type) {
     case 'transfer':
       return { ...c, legs: c.legs.map(encodeLeg) };
@@ -265,15 +273,6 @@ function encodeCommand(c: Command): Json {
     }
     case 'issue_grant':
       return { ...c, terms: grantTermsView(c.terms) };
-    case 'release':
-    case 'create_identity':
-    case 'register_credential':
-    case 'revoke_grant':
-    case 'register_party':
-    case 'register_asset':
-    case 'bind_asset':
-    case 'deprecate_asset':
-      return { ...c };
     case 'withdraw':
       return { ...c, amountMinor: c.amountMinor.toString() };
     case 'settle':
@@ -292,8 +291,8 @@ function encodeCommand(c: Command): Json {
 const encodeDeposit = (d: DepositFact): Json => ({ ...d, amountMinor: d.amountMinor.toString() });
 const decodeDeposit = (j: Json): DepositFact => ({ ...(j as unknown as DepositFact), amountMinor: big(j.amountMinor) });
 function decodeCommand(j: Json): Command {
-  if (custodyCommandTypes.has(j.type as string)) return j as unknown as Command;
-  switch (j.type as Command['type']) {
+  if (plainCommandTypes.has(j.type as string)) return j as unknown as Command;
+  switch (j.type as Exclude<Command['type'], PlainCommand['type']>) {
     case 'transfer':
       return { ...(j as unknown as Command & { type: 'transfer' }), legs: (j.legs as Json[]).map(decodeLeg) };
     case 'reserve':
@@ -309,15 +308,6 @@ function decodeCommand(j: Json): Command {
       const terms = j.terms as Json;
       return { type: 'issue_grant', terms: parseGrantTerms(terms, terms.kind as GrantKind), justification: j.justification as string | null };
     }
-    case 'release':
-    case 'create_identity':
-    case 'register_credential':
-    case 'revoke_grant':
-    case 'register_party':
-    case 'register_asset':
-    case 'bind_asset':
-    case 'deprecate_asset':
-      return j as unknown as Command;
     case 'withdraw':
       return { ...(j as unknown as Command & { type: 'withdraw' }), amountMinor: big(j.amountMinor) };
     case 'settle': {
