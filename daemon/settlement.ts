@@ -29,7 +29,6 @@ export interface Settlement {
   readonly layer: EmbeddedLayer;
   readonly checkpoints: Checkpoints;
   readonly clerk: Clerk;
-  readonly config: SettlementConfig;
   readonly direct: DirectCommands;
   /** The `settle` command that takes in what the layer holds now (null: nothing new since the book's last final height). */
   settleCommand(kernel: Kernel, always: boolean): Promise<Command | null>;
@@ -78,7 +77,6 @@ export async function openSettlement({ store, layer, kernel, clerk, config, cloc
     layer,
     checkpoints,
     clerk,
-    config,
     direct: new DirectCommands(kernel, store),
     requireServing,
     // Book and settlement records read in the caller's one view, against the layer's block at that height.
