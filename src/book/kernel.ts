@@ -15,6 +15,7 @@
  */
 import { assert, AssertionFailure, fail } from '../assert.js';
 import { LruCache } from './cache.js';
+import { GroupCommit } from './group-commit.js';
 import { check, recordJson, recordJsonList } from '../model/decode.js';
 import {
   decodeAccount,
@@ -212,7 +213,8 @@ export class Kernel {
   private readonly store: Store;
   private readonly clock: () => number;
   private readonly ids: IdSource;
-  private readonly sync: boolean;
+  /** Every write of the kernel, grouped: an intake and a decision round waiting together share one fsync. */
+  private readonly writer: GroupCommit;
   private readonly backlogMax: number;
   private readonly backlogPerPrincipalMax: number;
   /** Commands submitted and not yet decided (or refused), by submitting principal. */
@@ -257,7 +259,7 @@ export class Kernel {
     this.store = options.store;
     this.clock = options.clock;
     this.ids = options.ids;
-    this.sync = options.sync ?? true;
+    this.writer = new GroupCommit(options.store, options.sync ?? true);
     this.principals = options.principals ?? builtInPrincipals;
     this.recoveryTerms = recoveryTerms(options.recovery?.authority ?? this.principals.identities, options.recovery?.delayMs ?? bounds.recoveryDelayDefaultMs);
     this.challengeMacKey = options.challengeMacKey ?? null;
@@ -844,17 +846,19 @@ export class Kernel {
   }
 
   private decisionInput(atMs: number, cseq: number): SettlementInput {
+    const ids = this.ids;
     return {
       atMs,
       layerHeight: this.settlement.layerHeight(),
       instance: this.settlement.instance,
       instructionExpiryBlocks: this.settlement.instructionExpiryBlocks,
       principals: this.principals,
-      newAccountId: this.ids.accountId(cseq),
-      newIdentityId: this.ids.identityId(cseq),
-      newCredentialId: this.ids.credentialId(cseq),
-      newGrantId: this.ids.grantId(cseq),
-      newPartyId: this.ids.partyId(cseq),
+      // Drawn when a decision reads them: most commands (transfers) draw no id.
+      get newAccountId() { return ids.accountId(cseq); },
+      get newIdentityId() { return ids.identityId(cseq); },
+      get newCredentialId() { return ids.credentialId(cseq); },
+      get newGrantId() { return ids.grantId(cseq); },
+      get newPartyId() { return ids.partyId(cseq); },
       challenges: this.challengeGate(),
       terms: this.recoveryTerms,
     };
@@ -1104,7 +1108,7 @@ export class Kernel {
   private async writeOrNote(ops: readonly BatchOp[]): Promise<boolean> {
     if (this.writeFailure || this.fatal) return false;
     try {
-      await this.store.write(ops, this.sync);
+      await this.writer.write(ops);
       return true;
     } catch (error) {
       this.noteWriteFailure(error as Error);

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv } from 'node:crypto';
+import { assert } from '../assert.js';
 import { seqHex } from './codec.js';
 import type { AccountId, CredentialId, GrantId, IdentityId, PartyId } from './values.js';
 
@@ -68,24 +69,31 @@ export const idEpochMax = 2 ** 48 - 1;
 export function keyedIds(key: Uint8Array, epoch = 0): IdSource {
   if (key.length !== idKeyBytes) throw new Error(`an id key is ${idKeyBytes} bytes`);
   if (!Number.isSafeInteger(epoch) || epoch < 0 || epoch > idEpochMax) throw new Error(`an id epoch is an integer 0..${idEpochMax}`);
+  // One cipher and one decipher for the source's life: ECB without padding turns each
+  // 16-byte block into its own 16 bytes on `update` and keeps no state between blocks,
+  // so they give exactly what a fresh cipher per id gave, without its setup (profiled
+  // at ~8% of the daemon's time under load).
+  const cipher = createCipheriv('aes-256-ecb', key, null).setAutoPadding(false);
+  const decipher = createDecipheriv('aes-256-ecb', key, null).setAutoPadding(false);
+  const block = Buffer.alloc(16);
+  block.writeUIntBE(epoch, 2, 6);
   const encipher = (kind: Kind, cseq: number): string => {
-    const block = Buffer.alloc(16);
     block.writeUInt8(kindTags[kind], 0);
-    block.writeUIntBE(epoch, 2, 6);
     block.writeBigUInt64BE(BigInt(cseq), 8);
-    const cipher = createCipheriv('aes-256-ecb', key, null).setAutoPadding(false);
-    return Buffer.concat([cipher.update(block), cipher.final()]).toString('hex');
+    const out = cipher.update(block);
+    assert(out.length === 16, 'an id block enciphers to one block');
+    return out.toString('hex');
   };
   return {
     operationRef: (cseq) => `op_${encipher('operation', cseq)}`,
     cseqOf: (ref) => {
       const m = /^op_([0-9a-f]{32})$/.exec(ref);
       if (m === null) return null;
-      const decipher = createDecipheriv('aes-256-ecb', key, null).setAutoPadding(false);
-      const block = Buffer.concat([decipher.update(Buffer.from(m[1]!, 'hex')), decipher.final()]);
+      const plain = decipher.update(Buffer.from(m[1]!, 'hex'));
+      assert(plain.length === 16, 'an id block deciphers to one block');
       // Anything else deciphers to noise: the kind byte and the pad byte must match.
-      if (block.readUInt8(0) !== kindTags.operation || block.readUInt8(1) !== 0) return null;
-      const cseq = Number(block.readBigUInt64BE(8));
+      if (plain.readUInt8(0) !== kindTags.operation || plain.readUInt8(1) !== 0) return null;
+      const cseq = Number(plain.readBigUInt64BE(8));
       return Number.isSafeInteger(cseq) ? cseq : null;
     },
     accountId: (cseq) => `did:ledger:acct:${encipher('account', cseq)}` as AccountId,

@@ -4,6 +4,7 @@
  * any epoch still lead back to their command. Epoch 0 draws the ids books made before
  * epochs existed.
  */
+import { createCipheriv } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { idEpochMax, keyedIds } from '../../src/model/ids.js';
 
@@ -32,5 +33,29 @@ describe('keyed ids', () => {
     }
     expect(() => keyedIds(key, idEpochMax + 1)).toThrow();
     expect(() => keyedIds(key, -1)).toThrow();
+  });
+
+  it('draws, from one source in any order, exactly the block a fresh cipher makes of each id', () => {
+    // The source keeps one cipher for its life: no id may depend on the ids drawn before it.
+    const tags = { operationRef: 1, accountId: 2, identityId: 3, credentialId: 4, grantId: 5, partyId: 6 } as const;
+    const fresh = (tag: number, epoch: number, cseq: number): string => {
+      const block = Buffer.alloc(16);
+      block.writeUInt8(tag, 0);
+      block.writeUIntBE(epoch, 2, 6);
+      block.writeBigUInt64BE(BigInt(cseq), 8);
+      const cipher = createCipheriv('aes-256-ecb', key, null).setAutoPadding(false);
+      return Buffer.concat([cipher.update(block), cipher.final()]).toString('hex');
+    };
+    for (const epoch of [0, 3]) {
+      const ids = keyedIds(key, epoch);
+      for (let i = 0; i < 300; i++) {
+        const cseq = (i * 7919) % 1000 + 1;
+        const kind = kinds[i % kinds.length]!;
+        expect(ids[kind](cseq).endsWith(fresh(tags[kind], epoch, cseq))).toBe(true);
+        // Deciphering between draws leaves the cipher's next block as it was.
+        expect(ids.cseqOf(ids.operationRef(cseq))).toBe(cseq);
+        expect(ids.cseqOf('op_' + 'f'.repeat(32))).toBeNull();
+      }
+    }
   });
 });
