@@ -5,7 +5,7 @@
  * operator's event stream. Shared by bench/http.ts and bench/versus-postgres.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -183,25 +183,37 @@ export async function drive(url: string, token: string, options: LoadOptions): P
   }
 }
 
+/** User and system CPU a process has used (all its threads), in ms (Linux /proc; clock ticks of 10 ms). */
+function processCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command name.
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 /**
  * The real ledgerd on a fresh book of `accounts` funded customers (durable fsync'd
  * commits, log level warn; on LevelDB, or on the PostgreSQL database `store` names), driven by `drive` as the operator; then, for every
  * acknowledged transfer, submit-to-decided (sorted ms) from its event on the stream.
  */
-export async function runLedgerd(options: LoadOptions, nodeArgs: string[] = [], store: StoreConfig = { kind: 'leveldb' }): Promise<{ run: Run; decidedMs: number[]; operatorKey: string }> {
+export async function runLedgerd(options: LoadOptions, nodeArgs: string[] = [], store: StoreConfig = { kind: 'leveldb' }): Promise<{ run: Run; decidedMs: number[]; operatorKey: string; cpuUsPerAck: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-http-'));
   try {
     const operatorKey = drawApiKey();
     await writeBook(dir, operatorKey, options.accounts, store);
     const ledgerd = await startServer([...nodeArgs, join(repoRoot, 'bin/ledgerd'), 'serve', '--data-dir', dir, '--listen', '127.0.0.1:0', '--log-level', 'warn']);
     const events = await followDecisions(ledgerd.url, operatorKey);
+    // ledgerd's CPU time (all its threads) over the measured window, from /proc.
+    let cpuAtStartMs = 0;
+    const measuring = setTimeout(() => (cpuAtStartMs = processCpuMs(ledgerd.child.pid!)), options.warmupSeconds * 1000);
     const run = await drive(ledgerd.url, operatorKey, options);
+    clearTimeout(measuring);
+    const cpuMs = processCpuMs(ledgerd.child.pid!) - cpuAtStartMs;
     const waitUntil = performance.now() + decisionWaitMs;
     while ([...run.submittedAt.keys()].some((ref) => !events.decidedAt.has(ref)) && performance.now() < waitUntil) await new Promise((r) => setTimeout(r, 100));
     const decidedMs = [...run.submittedAt].flatMap(([ref, t]) => (events.decidedAt.has(ref) ? [events.decidedAt.get(ref)! - t] : [])).sort((a, b) => a - b);
     events.close();
     await stopServer(ledgerd.child);
-    return { run, decidedMs, operatorKey };
+    return { run, decidedMs, operatorKey, cpuUsPerAck: (cpuMs * 1000) / Math.max(1, run.acks) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
