@@ -183,9 +183,9 @@ export async function drive(url: string, token: string, options: LoadOptions): P
   }
 }
 
-/** User and system CPU a process has used (all its threads), in ms (Linux /proc; clock ticks of 10 ms). */
-function processCpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+/** User and system CPU a process has used (all its threads, or its main thread alone), in ms (Linux /proc; clock ticks of 10 ms). */
+function processCpuMs(pid: number, mainThreadOnly = false): number {
+  const fields = readFileSync(mainThreadOnly ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command name.
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
@@ -195,7 +195,7 @@ function processCpuMs(pid: number): number {
  * commits, log level warn; on LevelDB, or on the PostgreSQL database `store` names), driven by `drive` as the operator; then, for every
  * acknowledged transfer, submit-to-decided (sorted ms) from its event on the stream.
  */
-export async function runLedgerd(options: LoadOptions, nodeArgs: string[] = [], store: StoreConfig = { kind: 'leveldb' }): Promise<{ run: Run; decidedMs: number[]; operatorKey: string; cpuUsPerAck: number }> {
+export async function runLedgerd(options: LoadOptions, nodeArgs: string[] = [], store: StoreConfig = { kind: 'leveldb' }): Promise<{ run: Run; decidedMs: number[]; operatorKey: string; cpuUsPerAck: number; mainThreadCpuUsPerAck: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-http-'));
   try {
     const operatorKey = drawApiKey();
@@ -203,17 +203,23 @@ export async function runLedgerd(options: LoadOptions, nodeArgs: string[] = [], 
     const ledgerd = await startServer([...nodeArgs, join(repoRoot, 'bin/ledgerd'), 'serve', '--data-dir', dir, '--listen', '127.0.0.1:0', '--log-level', 'warn']);
     const events = await followDecisions(ledgerd.url, operatorKey);
     // ledgerd's CPU time (all its threads) over the measured window, from /proc.
+    const pid = ledgerd.child.pid!;
     let cpuAtStartMs = 0;
-    const measuring = setTimeout(() => (cpuAtStartMs = processCpuMs(ledgerd.child.pid!)), options.warmupSeconds * 1000);
+    let mainCpuAtStartMs = 0;
+    const measuring = setTimeout(() => {
+      cpuAtStartMs = processCpuMs(pid);
+      mainCpuAtStartMs = processCpuMs(pid, true);
+    }, options.warmupSeconds * 1000);
     const run = await drive(ledgerd.url, operatorKey, options);
     clearTimeout(measuring);
-    const cpuMs = processCpuMs(ledgerd.child.pid!) - cpuAtStartMs;
+    const cpuMs = processCpuMs(pid) - cpuAtStartMs;
+    const mainCpuMs = processCpuMs(pid, true) - mainCpuAtStartMs;
     const waitUntil = performance.now() + decisionWaitMs;
     while ([...run.submittedAt.keys()].some((ref) => !events.decidedAt.has(ref)) && performance.now() < waitUntil) await new Promise((r) => setTimeout(r, 100));
     const decidedMs = [...run.submittedAt].flatMap(([ref, t]) => (events.decidedAt.has(ref) ? [events.decidedAt.get(ref)! - t] : [])).sort((a, b) => a - b);
     events.close();
     await stopServer(ledgerd.child);
-    return { run, decidedMs, operatorKey, cpuUsPerAck: (cpuMs * 1000) / Math.max(1, run.acks) };
+    return { run, decidedMs, operatorKey, cpuUsPerAck: (cpuMs * 1000) / Math.max(1, run.acks), mainThreadCpuUsPerAck: (mainCpuMs * 1000) / Math.max(1, run.acks) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -51,7 +51,7 @@ async function main(): Promise<void> {
     const store = kind === 'leveldb' ? ({ kind } as const) : ({ kind, ...(await stores.database()), leaseMs: stores.leaseMs } as const);
     const ledgerd = await runLedgerd(options, profile, store);
     operatorKey = ledgerd.operatorKey;
-    rows.push({ name: `ledgerd POST /v1/transfers, ${kind}`, run: ledgerd.run, decidedMs: ledgerd.decidedMs as number[] | null, cpuUsPerAck: ledgerd.cpuUsPerAck as number | null });
+    rows.push({ name: `ledgerd POST /v1/transfers, ${kind}`, run: ledgerd.run, decidedMs: ledgerd.decidedMs as number[] | null, cpuUsPerAck: ledgerd.cpuUsPerAck as number | null, mainUsPerAck: ledgerd.mainThreadCpuUsPerAck as number | null });
   }
   await stores.stop();
   // The disk's durability floor, measured here and now: an acknowledgement waits for at least one.
@@ -60,15 +60,15 @@ async function main(): Promise<void> {
   const bare = await startServer([new URL(import.meta.url).pathname, '--ceiling-server']);
   const ceiling = await drive(bare.url, operatorKey, options);
   await stopServer(bare.child);
-  rows.push({ name: 'bare Fastify route (ceiling)', run: ceiling, decidedMs: null, cpuUsPerAck: null });
+  rows.push({ name: 'bare Fastify route (ceiling)', run: ceiling, decidedMs: null, cpuUsPerAck: null, mainUsPerAck: null });
   const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
   console.log(`HTTP bench: ${connections} connections, ${seconds} s measured after ${warmupSeconds} s warm-up, ${accounts} accounts, ${cpus().length} cores, Node ${process.version}`);
-  console.log('| target | acks/s | ack p50 | ack p99 | submit-to-decided p99 | refused | server CPU per ack |');
+  console.log('| target | acks/s | ack p50 | ack p99 | submit-to-decided p99 | refused | server CPU per ack (all threads / main) |');
   console.log('|---|---|---|---|---|---|---|');
   for (const r of rows) {
     const sorted = [...r.run.latenciesMs].sort((a, b) => a - b);
     const decided = r.decidedMs === null ? 'n/a' : `${fmt(percentile(r.decidedMs, 99))} (${r.decidedMs.length} of ${r.run.submittedAt.size} seen)`;
-    console.log(`| ${r.name} | ${Math.round(r.run.acks / r.run.elapsedS)} | ${fmt(percentile(sorted, 50))} | ${fmt(percentile(sorted, 99))} | ${decided} | ${r.run.refused} | ${r.cpuUsPerAck === null ? 'n/a' : `${r.cpuUsPerAck.toFixed(0)} µs`} |`);
+    console.log(`| ${r.name} | ${Math.round(r.run.acks / r.run.elapsedS)} | ${fmt(percentile(sorted, 50))} | ${fmt(percentile(sorted, 99))} | ${decided} | ${r.run.refused} | ${r.cpuUsPerAck === null || r.mainUsPerAck === null ? 'n/a' : `${r.cpuUsPerAck.toFixed(0)} / ${r.mainUsPerAck.toFixed(0)} µs`} |`);
   }
   console.log(`disk: fdatasync of a 1 KiB append p50 ${fmt(disk.fdatasync.p50Ms)}, p99 ${fmt(disk.fdatasync.p99Ms)}; LevelDB sync write of 2 entries p50 ${fmt(disk.levelSyncWrite.p50Ms)}, p99 ${fmt(disk.levelSyncWrite.p99Ms)}`);
   for (const r of rows.slice(0, -1)) {
