@@ -14,7 +14,6 @@ import { join } from 'node:path';
 import { builtInPrincipals } from '../src/auth/authority.js';
 import { principalCredentialWrites } from '../src/auth/credentials.js';
 import { type GenesisSource, importGenesisSource } from '../src/book/genesis.js';
-import { keys } from '../src/model/codec.js';
 import { damaged } from '../src/model/decode.js';
 import { idEpochMax } from '../src/model/ids.js';
 import type { ReadView } from '../src/store/port.js';
@@ -22,6 +21,7 @@ import { writeClerkKeys } from './clerk.js';
 import { BookExists, type BookPlace, bookPlace } from './book-place.js';
 import type { StoreConfig } from './config.js';
 import { dataDirFailure } from './failures.js';
+import { keys } from '../src/model/keys.js';
 
 export { BookExists };
 

@@ -17,9 +17,9 @@ import { Metrics } from './metrics.js';
 import { type Config, ConfigError } from './config.js';
 import { loadClerk } from './clerk.js';
 import { openLayer, openSettlement } from './settlement.js';
-import { keys } from '../src/model/codec.js';
 import type { IdentityId } from '../src/model/values.js';
 import { poisonHook } from './test-hooks.js';
+import { keys } from '../src/model/keys.js';
 
 export async function serve(config: Config, version: string): Promise<void> {
   await prepareDataDir(config.dataDir);

@@ -32,21 +32,17 @@ import {
   encodeJournalChunk,
   encodeLeaf,
   encodeOperation,
-  keys,
-  parseSeqHex,
-  prefixEnd,
-  storeLayout,
 } from '../model/codec.js';
 import * as bounds from '../constants.js';
 import { type Decision, type Entry, decideExpiry, availableFloorMinor } from '../decide/decide.js';
 import { type SettlementInput, decideCommand } from '../decide/decide-settlement.js';
-import { depositRefOf, settlementKeys } from '../settlement/book.js';
+import { depositRefOf } from '../settlement/book.js';
 import { settlementNeeds, settlementFollowUps } from '../settlement/prefetch.js';
 import { type ChallengeGate, type DirectCommand, decideSignIn, recordNeeds } from '../decide/decide-auth.js';
 import { challengeMacKeyBytes, challengesOutstandingMax } from '../auth/constants.js';
 import { type ChallengePurpose, type ChallengeRecord, challengeKey, issueChallenge, openChallenge } from '../auth/challenges.js';
-import { expiryHash, expiryScanEnd } from '../auth/expiry.js';
-import { type Credential, credentialKey, decodeCredential, tokenKey } from '../auth/credentials.js';
+import { expiryHash } from '../auth/expiry.js';
+import { type Credential, decodeCredential } from '../auth/credentials.js';
 import { type Refusal, Refused, refusal, refuse } from '../errors.js';
 import { type Actor, type Principals, actingAuthority, authorityToDebit, builtInPrincipals, opensAccountFor } from '../auth/authority.js';
 import { type RecoveryTerms, recoveryTerms } from '../custody/terms.js';
@@ -72,9 +68,9 @@ import { BookView, readOperation } from '../queries/queries.js';
 import { plusBalance, readTotals, totalMinor, totalsWrite } from './totals.js';
 import { precheck, precheckNeeds } from '../decide/precheck.js';
 import { loadHeldGrants, loadIssuance, loadList, loadRevocation } from '../auth/grant-loader.js';
-import { partyPrefix } from '../decide/decide-parties.js';
 import { resolveToken } from '../auth/credentials.js';
 import type { IdSource } from '../model/ids.js';
+import { credentialKey, expiryScanEnd, expirySpaces, keySpaces, keys, parseSeqHex, partyPrefix, prefixEnd, settlementKeys, storeLayout, tokenKey, usedChallengeKey } from '../model/keys.js';
 
 export interface KernelOptions {
   readonly store: Store;
@@ -753,7 +749,7 @@ export class Kernel {
       return 'error' in outcome ? outcome : null;
     });
     // Challenges taken this round: each adds its expiry index entry to the used-set.
-    const challengesTaken = [...overlay.dirtyRecords].filter((key) => key.startsWith('chalx/') && overlay.records.get(key) !== undefined).length;
+    const challengesTaken = [...overlay.dirtyRecords].filter((key) => key.startsWith(keySpaces.challengeExpiry) && overlay.records.get(key) !== undefined).length;
     const pruned = await this.expiredAuthRecords(atMs, overlay);
     for (const key of overlay.dirtyRecords) {
       const value = overlay.records.get(key);
@@ -873,8 +869,8 @@ export class Kernel {
     if (atMs - this.authPrunedAtMs < bounds.authPruneIntervalMs) return { challenges: 0 };
     this.authPrunedAtMs = atMs;
     let challenges = 0;
-    for (const [space, recordKey] of [['chalx', (h: string) => `chal/${h}`], ['tokx', tokenKey]] as const) {
-      for await (const [key] of this.store.entries({ gte: `${space}/`, lt: expiryScanEnd(space, atMs), limit: bounds.expiriesPerWriteMax })) {
+    for (const [space, recordKey] of [['chalx', usedChallengeKey], ['tokx', tokenKey]] as const) {
+      for await (const [key] of this.store.entries({ gte: expirySpaces[space], lt: expiryScanEnd(space, atMs), limit: bounds.expiriesPerWriteMax })) {
         overlay.setRecord(key, null);
         overlay.setRecord(recordKey(expiryHash(key)), null);
         if (space === 'chalx') challenges++;
@@ -1194,7 +1190,7 @@ export class Kernel {
   }
 
   private async countChallenges(): Promise<void> {
-    for await (const _ of this.store.entries({ gte: 'chal/', lt: 'chal0', limit: challengesOutstandingMax })) this.challengesOutstanding++;
+    for await (const _ of this.store.entries({ gte: keySpaces.challenge, lt: prefixEnd(keySpaces.challenge), limit: challengesOutstandingMax })) this.challengesOutstanding++;
   }
 
   /** Reads the per-asset totals (one read per asset, whatever the book's size); the trial balance must be zero. */
