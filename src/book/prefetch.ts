@@ -37,12 +37,21 @@ export class BookReader {
   /**
    * Everything a decision round reads: the overlay its decisions read, then what the
    * round prunes (read here so that building it reads nothing): the expiry index entries
-   * of challenges and sessions expired by `atMs` when `pruneAuth`, and the oldest event chunks.
+   * of challenges and sessions expired by `atMs` when `pruneAuth`, and the oldest event
+   * chunks unless `knownEventChunks` has them (state.ts).
    */
-  async roundReads(assets: ReadonlyMap<string, Asset>, atMs: number, batch: readonly Operation[], expiring: readonly Operation[], direct: readonly DirectCommand[], pruneAuth: boolean): Promise<RoundReads> {
+  async roundReads(
+    assets: ReadonlyMap<string, Asset>,
+    atMs: number,
+    batch: readonly Operation[],
+    expiring: readonly Operation[],
+    direct: readonly DirectCommand[],
+    pruneAuth: boolean,
+    knownEventChunks: readonly string[] | null,
+  ): Promise<RoundReads> {
     const overlay = await this.prefetch(assets, batch, expiring, direct);
     const expiredAuth = pruneAuth ? await this.expiredAuth(atMs) : null;
-    return { overlay, expiredAuth, oldestEventChunks: await this.oldestEventChunks() };
+    return { overlay, expiredAuth, oldestEventChunks: knownEventChunks ?? (await this.oldestEventChunks()) };
   }
 
   /** Expired challenges' and sessions' index entries (a bounded number of each), challenges first. */

@@ -79,6 +79,8 @@ export interface BuiltRound {
   readonly expiring: readonly Operation[];
   /** Assets registered or changed. */
   readonly assets: ReadonlyMap<string, Asset>;
+  /** The oldest event chunk, deleted by this round once past retention. */
+  readonly droppedEventChunk: string | null;
 }
 
 /** Decides a round in memory: the batch to write and what follows it. Reads and writes nothing. */
@@ -227,10 +229,11 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
   assert(latest.size === overlay.dirtyOperations.size, 'every changed operation has an event');
   for (const [ref, text] of latest) writes.push({ type: 'put', key: keys.operation(ref), value: text });
   const eventStart = input.head.eventSeq;
+  let droppedEventChunk: string | null = null;
   if (events.length > 0) {
     writes.push({ type: 'put', key: keys.eventChunk(eventStart + 1), value: `[${encoded.join(',')}]` });
-    const expired = expiredEventChunk(input.reads.oldestEventChunks, eventStart + events.length);
-    if (expired !== null) writes.push({ type: 'del', key: expired });
+    droppedEventChunk = expiredEventChunk(input.reads.oldestEventChunks, eventStart + events.length);
+    if (droppedEventChunk !== null) writes.push({ type: 'del', key: droppedEventChunk });
   }
   const head: Head = {
     decidedCseq: batch.length > 0 ? batch[batch.length - 1]!.cseq : input.head.decidedCseq,
@@ -240,7 +243,7 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
     accounts: input.head.accounts + accountsOpened,
   };
   writes.push({ type: 'put', key: keys.head, value: encodeHead(head) });
-  return { writes, head, overlay, totals, events, eventStart, directOutcomes, challengesAdded: challengesTaken - pruned.challenges, expiring, assets: overlay.dirtyAssets };
+  return { writes, head, overlay, totals, events, eventStart, directOutcomes, challengesAdded: challengesTaken - pruned.challenges, expiring, assets: overlay.dirtyAssets, droppedEventChunk };
 }
 
 /** One command's decision; a command found to be poison is refused with ERR-Internal. */

@@ -10,9 +10,9 @@ import { recoveryTerms } from '../../src/custody/terms.js';
 import { Kernel, type RoundPart } from '../../src/book/kernel.js';
 import { Overlay } from '../../src/book/overlay.js';
 import { type RoundContext, type RoundInput, buildRound } from '../../src/book/round-builder.js';
-import { decodeBalanceText, decodeHead, decodeOperation } from '../../src/model/codec.js';
+import { decodeBalanceText, decodeHead, decodeOperation, encodeHead } from '../../src/model/codec.js';
 import { sequentialIds } from '../../src/model/ids.js';
-import { keys } from '../../src/model/keys.js';
+import { keys, prefixEnd } from '../../src/model/keys.js';
 import { type Account, type Asset, type Balance, type Head, type Operation, zeroBalance } from '../../src/model/model.js';
 import type { AccountId, AssetSymbol, CredentialId, IdentityId } from '../../src/model/values.js';
 import { MemoryStore } from '../../src/store/memory.js';
@@ -248,6 +248,36 @@ describe('a kernel building its rounds', () => {
     expect(kernel.writeAvailable).toBe(true);
     expect((await kernel.operation(ack.operation.ref))?.state).toBe('Completed');
     expect(await available(kernel, 'did:ledger:acct:bob')).toBe(25n);
+    await kernel.close();
+  });
+
+  it('drops the oldest event chunk once past retention, and reads the next oldest again after', async () => {
+    const store = new MemoryStore();
+    const clock = new TestClock();
+    await openBook({ genesis: customersGenesis({ alice: 1_000n, bob: 0n }), store, clock }).then(({ kernel }) => kernel.close());
+    // A book whose events reached one short of retention: chunk 1 holds event 1, chunk 2 events 2 to 999,999.
+    const before = decodeHead((await store.get(keys.head))!);
+    await store.write([
+      { type: 'put', key: keys.head, value: encodeHead({ ...before, eventSeq: 999_999 }) },
+      { type: 'put', key: keys.eventChunk(1), value: '[]' },
+      { type: 'put', key: keys.eventChunk(2), value: '[]' },
+    ]);
+    const kernel = await Kernel.open({ store, clock: clock.read, ids: sequentialIds });
+    const chunks = async () => {
+      const out: string[] = [];
+      for await (const [key] of store.entries({ gte: keys.eventPrefix, lt: prefixEnd(keys.eventPrefix), limit: 10 })) out.push(key);
+      return out;
+    };
+    const pay = async (n: bigint) => {
+      await kernel.submit(submission(actorOf('did:ledger:id:alice'), transfer('did:ledger:acct:alice', 'did:ledger:acct:bob', n)));
+      await kernel.poke();
+    };
+    await pay(1n); // event 1,000,000: within retention, nothing dropped
+    expect(await chunks()).toEqual([keys.eventChunk(1), keys.eventChunk(2), keys.eventChunk(1_000_000)]);
+    await pay(2n); // event 1,000,001: every event of chunk 1 is past retention
+    expect(await chunks()).toEqual([keys.eventChunk(2), keys.eventChunk(1_000_000), keys.eventChunk(1_000_001)]);
+    await pay(3n); // chunk 2 holds events up to 999,999: kept until event 1,999,999
+    expect(await chunks()).toEqual([keys.eventChunk(2), keys.eventChunk(1_000_000), keys.eventChunk(1_000_001), keys.eventChunk(1_000_002)]);
     await kernel.close();
   });
 });
