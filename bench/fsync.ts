@@ -8,23 +8,11 @@ import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LevelStore } from '../src/store/level.js';
-import { percentile } from './percentile.js';
+import { timedPercentiles } from './percentile.js';
 
 export interface SyncLatency {
   readonly p50Ms: number;
   readonly p99Ms: number;
-}
-
-/** p50/p99 of `samples` timed runs of `once`. */
-async function timed(samples: number, once: (i: number) => unknown): Promise<SyncLatency> {
-  const ms: number[] = [];
-  for (let i = 0; i < samples; i++) {
-    const t0 = performance.now();
-    await once(i);
-    ms.push(performance.now() - t0);
-  }
-  ms.sort((a, b) => a - b);
-  return { p50Ms: percentile(ms, 50), p99Ms: percentile(ms, 99) };
 }
 
 /** fdatasync after each 1 KiB append, and a 2-entry LevelDB batch written with sync. */
@@ -35,7 +23,7 @@ export async function measureSyncLatency(samples = 300): Promise<{ fdatasync: Sy
     const record = Buffer.alloc(1024, 0x61);
     let fdatasync: SyncLatency;
     try {
-      fdatasync = await timed(samples, () => {
+      fdatasync = await timedPercentiles(samples, () => {
         writeSync(fd, record);
         fdatasyncSync(fd);
       });
@@ -45,7 +33,7 @@ export async function measureSyncLatency(samples = 300): Promise<{ fdatasync: Sy
     const store = await LevelStore.open(join(dir, 'level'));
     try {
       const value = 'v'.repeat(300);
-      const levelSyncWrite = await timed(samples, (i) =>
+      const levelSyncWrite = await timedPercentiles(samples, (i) =>
         store.write(
           [
             { type: 'put', key: `cmd/${i}`, value },

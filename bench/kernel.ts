@@ -26,7 +26,7 @@ import { Kernel, type Submission } from '../src/book/kernel.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type BenchStoreKind, BenchStores, parseStores } from './stores.js';
 import type { AssetSymbol, CredentialId, IdentityId } from '../src/model/values.js';
-import { percentile } from './percentile.js';
+import { percentile, timedPercentiles } from './percentile.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -150,14 +150,7 @@ async function drive(kernel: Kernel, count: number, legs: number, label: string,
 
 
 async function latency(label: string, run: (i: number) => Promise<unknown>) {
-  const samples: number[] = [];
-  for (let i = 0; i < queries; i++) {
-    const t = performance.now();
-    await run(i);
-    samples.push(performance.now() - t);
-  }
-  samples.sort((a, b) => a - b);
-  return { label, p50Ms: percentile(samples, 50), p99Ms: percentile(samples, 99) };
+  return { label, ...(await timedPercentiles(queries, run)) };
 }
 
 async function queryLatencies(kernel: Kernel, book: string, accountCount: number) {
