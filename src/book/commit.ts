@@ -24,7 +24,7 @@ export interface CommitHost {
 
 /** Writes a built round; once it is durable, the state, the direct decisions and listeners follow. False when the write failed. */
 export async function commitRound(host: CommitHost, expiries: { refreshNextExpiry(): Promise<void> }, round: BuiltRound, direct: readonly DirectRequest[]): Promise<boolean> {
-  if (!(await host.health.writeOrNote(round.writes))) return false;
+  if (!(await host.health.writeOrNote(round.writes, true))) return false;
   for (const [i, d] of direct.entries()) d.resolve(round.directOutcomes[i]!);
   // Committed: the cache and the in-memory head now follow the store.
   host.state.follow(round);

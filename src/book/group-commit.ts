@@ -16,6 +16,11 @@ interface Waiter {
  * holds at most one write per writer (each awaits its write before the next), so it is
  * bounded by theirs (submissionsPerWriteMax, decisionsPerWriteMax).
  *
+ * With two writers, though, a write only ever finds the other's in flight, never
+ * waiting: intake's then the decider's would still alternate, and an acknowledgement
+ * wait for a decision write and then its own. So a decision round's write, when nothing
+ * is in flight, holds back up to decisionWriteJoinWaitMs for an intake write to join it.
+ *
  * After a failed write nothing queued behind it is written (each is failed with the
  * same error): LevelDB can lose writes made on the handle after a failed one until it
  * is reopened (docs/reliability.md), and the kernel recovers the store before writing
@@ -24,19 +29,39 @@ interface Waiter {
 export class GroupCommit {
   private writing = false;
   private next: { parts: (readonly BatchOp[])[]; waiters: Waiter[] } | null = null;
+  /** A write that may wait (a decision round's) is waiting for another to join it. */
+  private joinTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly store: Store,
     private readonly sync: boolean,
+    /** How long a write that may wait holds back, when none is in flight, for another to join it. */
+    private readonly joinWaitMs: number,
   ) {}
 
-  /** Applies `ops` atomically, with whatever else is waiting; resolves once they are durable (when syncing). */
-  write(ops: readonly BatchOp[]): Promise<void> {
+  /**
+   * Applies `ops` atomically, with whatever else is waiting; resolves once they are
+   * durable (when syncing). A write that `mayWait` (a decision round's: nobody's
+   * acknowledgement waits on it) holds back up to joinWaitMs when nothing is in flight,
+   * so that an intake write arriving meanwhile shares its fsync instead of queueing
+   * behind it; any other write starts the group at once, taking what waits along.
+   */
+  write(ops: readonly BatchOp[], mayWait = false): Promise<void> {
     return new Promise((resolve, reject) => {
       this.next ??= { parts: [], waiters: [] };
       this.next.parts.push(ops);
       this.next.waiters.push({ resolve, reject });
-      if (!this.writing) void this.drain();
+      if (this.writing) return;
+      if (mayWait && this.joinWaitMs > 0) {
+        this.joinTimer ??= setTimeout(() => {
+          this.joinTimer = null;
+          if (!this.writing) void this.drain();
+        }, this.joinWaitMs);
+        return;
+      }
+      if (this.joinTimer !== null) clearTimeout(this.joinTimer);
+      this.joinTimer = null;
+      void this.drain();
     });
   }
 
@@ -58,6 +83,9 @@ export class GroupCommit {
           if (failure === null) waiter.resolve();
           else waiter.reject(failure.error);
         }
+        // Let the callers just answered issue their next writes (intake's next batch is
+        // ready by then) so they join what waits, rather than queue behind it alone.
+        await new Promise<void>((resolve) => setImmediate(resolve));
       }
     } finally {
       this.writing = false;

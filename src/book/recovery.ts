@@ -36,14 +36,17 @@ export class StoreHealth {
     private readonly onStoreFailure: (error: Error | null) => void,
     private readonly host: RecoveryHost,
   ) {
-    this.writer = new GroupCommit(store, sync);
+    this.writer = new GroupCommit(store, sync, bounds.decisionWriteJoinWaitMs);
   }
 
-  /** Writes one atomic batch, or notes the failure (and writes nothing while one stands). False when not written. */
-  async writeOrNote(ops: readonly BatchOp[]): Promise<boolean> {
+  /**
+   * Writes one atomic batch, or notes the failure (and writes nothing while one stands). False when not written.
+   * `mayWait`: a decision round's write, which may wait briefly for an intake write to share its fsync.
+   */
+  async writeOrNote(ops: readonly BatchOp[], mayWait = false): Promise<boolean> {
     if (this.writeFailure || this.fatal) return false;
     try {
-      await this.writer.write(ops);
+      await this.writer.write(ops, mayWait);
       return true;
     } catch (error) {
       this.noteWriteFailure(error as Error);

@@ -37,7 +37,7 @@ const settled = async () => {
 describe('group commit', () => {
   it('writes what waits behind a write in flight as one batch, in arrival order, answering each once it is written', async () => {
     const store = new GatedStore();
-    const writer = new GroupCommit(store, true);
+    const writer = new GroupCommit(store, true, 0);
     const answered: string[] = [];
     const first = writer.write([put('a', '1')]).then(() => answered.push('first'));
     const intake = writer.write([put('cmd/1', 'x'), put('ck/1', 'y')]).then(() => answered.push('intake'));
@@ -59,7 +59,7 @@ describe('group commit', () => {
 
   it('fails the writes queued behind a failed one without writing them, and writes again afterwards', async () => {
     const store = new GatedStore();
-    const writer = new GroupCommit(store, true);
+    const writer = new GroupCommit(store, true, 0);
     store.failNext = true;
     const failing = writer.write([put('a', '1')]);
     const queued = writer.write([put('b', '1')]);
@@ -71,11 +71,37 @@ describe('group commit', () => {
     expect(await queuedOutcome).toBe('EIO: the disk failed');
     expect(store.writes).toHaveLength(1);
     expect(await store.get('b')).toBeUndefined();
-    // Once the caller has recovered the store, writing goes on as before.
+    // Once the caller has recovered the store (a second later in the kernel), writing goes on as before.
+    await settled();
     const later = writer.write([put('c', '1')]);
     await settled();
     store.release();
     await later;
     expect(await store.get('c')).toBe('1');
+  });
+
+  it('holds a decision round\'s write back, when nothing is in flight, for an intake write to share its fsync', async () => {
+    const store = new GatedStore();
+    const writer = new GroupCommit(store, true, 60_000);
+    const decision = writer.write([put('bal/a', '1')], true);
+    await settled();
+    // Nothing written yet: the decision waits for company.
+    expect(store.writes).toHaveLength(0);
+    const intake = writer.write([put('cmd/2', 'x')]);
+    await settled();
+    expect(store.writes).toEqual([{ ops: [put('bal/a', '1'), put('cmd/2', 'x')], sync: true }]);
+    store.release();
+    await Promise.all([decision, intake]);
+  });
+
+  it('writes a decision round that no intake joins once its wait is over', async () => {
+    const store = new GatedStore();
+    const writer = new GroupCommit(store, true, 5);
+    const decision = writer.write([put('bal/a', '1')], true);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(store.writes).toHaveLength(1);
+    store.release();
+    await decision;
+    expect(await store.get('bal/a')).toBe('1');
   });
 });
