@@ -1,5 +1,8 @@
 import type { BatchOp, Store } from '../store/port.js';
 
+/** One turn of the event loop: what I/O has arrived is read first. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 interface Waiter {
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
@@ -29,8 +32,6 @@ interface Waiter {
 export class GroupCommit {
   private writing = false;
   private next: { parts: (readonly BatchOp[])[]; waiters: Waiter[] } | null = null;
-  /** A write that may wait (a decision round's) is waiting for another to join it. */
-  private joinTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly store: Store,
@@ -43,32 +44,25 @@ export class GroupCommit {
    * Applies `ops` atomically, with whatever else is waiting; resolves once they are
    * durable (when syncing). A write that `mayWait` (a decision round's: nobody's
    * acknowledgement waits on it) holds back up to joinWaitMs when nothing is in flight,
-   * so that an intake write arriving meanwhile shares its fsync instead of queueing
-   * behind it; any other write starts the group at once, taking what waits along.
+   * turn by turn of the event loop (requests keep being read meanwhile), so that an
+   * intake write arriving meanwhile shares its fsync instead of queueing behind it; any
+   * other write starts the group at once, taking what waits along.
    */
   write(ops: readonly BatchOp[], mayWait = false): Promise<void> {
     return new Promise((resolve, reject) => {
       this.next ??= { parts: [], waiters: [] };
       this.next.parts.push(ops);
       this.next.waiters.push({ resolve, reject });
-      if (this.writing) return;
-      if (mayWait && this.joinWaitMs > 0) {
-        this.joinTimer ??= setTimeout(() => {
-          this.joinTimer = null;
-          if (!this.writing) void this.drain();
-        }, this.joinWaitMs);
-        return;
-      }
-      if (this.joinTimer !== null) clearTimeout(this.joinTimer);
-      this.joinTimer = null;
-      void this.drain();
+      if (!this.writing) void this.drain(mayWait ? this.joinWaitMs : 0);
     });
   }
 
-  private async drain(): Promise<void> {
+  private async drain(holdMs: number): Promise<void> {
     this.writing = true;
     let failure: { readonly error: unknown } | null = null;
     try {
+      const holdUntilMs = performance.now() + holdMs;
+      while (this.next!.parts.length === 1 && performance.now() < holdUntilMs) await nextTurn();
       while (this.next !== null) {
         const group = this.next;
         this.next = null;
@@ -85,7 +79,7 @@ export class GroupCommit {
         }
         // Let the callers just answered issue their next writes (intake's next batch is
         // ready by then) so they join what waits, rather than queue behind it alone.
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        await nextTurn();
       }
     } finally {
       this.writing = false;
