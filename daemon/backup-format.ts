@@ -15,6 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import { keys } from '../src/model/codec.js';
+import { recordJson } from '../src/model/decode.js';
 import type { Range, Snapshot } from '../src/store/port.js';
 
 export const backupFormat = 'ledgerd-backup';
@@ -53,7 +54,7 @@ export async function* backupLines(snap: Snapshot, book: string, files: CarriedF
   };
   const headText = await snap.get(keys.head);
   if (headText === undefined) throw new Error('the store holds no book');
-  const header: BackupHeader = { format: backupFormat, version: backupFormatVersion, book, createdAtMs: nowMs, head: JSON.parse(headText), files };
+  const header: BackupHeader = { format: backupFormat, version: backupFormatVersion, book, createdAtMs: nowMs, head: recordJson(headText, 'head'), files };
   yield emit(`${JSON.stringify(header)}\n`);
   let entries = 0;
   let after: string | null = null;

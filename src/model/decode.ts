@@ -47,6 +47,9 @@ export function recordJsonList(text: string, what: string): Json[] {
   return j;
 }
 
+/** Every member of a string union, listed once: a member missing or unknown fails to compile. */
+export const members = <T extends string>(all: Record<T, true>): readonly T[] => Object.keys(all) as T[];
+
 const decimalPattern = /^-?(0|[1-9][0-9]*)$/;
 
 /** An amount stored as decimal text (bigint kept exact), or the record is damaged. */
@@ -87,6 +90,25 @@ export const check = {
     if (!Array.isArray(v) || !v.every((s) => typeof s === 'string')) damaged(what, `${name} is not a list of strings`);
     return v;
   },
+  nullableStrings(j: Json, name: string, what: string): readonly string[] | null {
+    return j[name] === null ? null : check.strings(j, name, what);
+  },
+  boolean(j: Json, name: string, what: string): boolean {
+    const v = j[name];
+    if (typeof v !== 'boolean') damaged(what, `${name} is not true or false`);
+    return v;
+  },
+  /** Text of a fixed form (a hex digest): `form` names it in the message. */
+  matching(j: Json, name: string, pattern: RegExp, form: string, what: string): string {
+    const v = j[name];
+    if (typeof v !== 'string' || !pattern.test(v)) damaged(what, `${name} is not ${form}`);
+    return v;
+  },
+  objects(j: Json, name: string, what: string): readonly Json[] {
+    const v = j[name];
+    if (!Array.isArray(v) || !v.every(isObject)) damaged(what, `${name} is not a list of objects`);
+    return v;
+  },
   object(j: Json, name: string, what: string): Json {
     const v = j[name];
     if (!isObject(v)) damaged(what, `${name} is not an object`);
@@ -95,4 +117,14 @@ export const check = {
   decimal(j: Json, name: string, what: string): bigint {
     return decimalText(j[name], name, what);
   },
+  /** An object of amounts stored as decimal text, by name (an asset or a location). */
+  decimals(j: Json, name: string, what: string): Record<string, bigint> {
+    const stored = check.object(j, name, what);
+    const out: Record<string, bigint> = {};
+    for (const k of Object.keys(stored)) out[k] = decimalText(stored[k], k, what);
+    return out;
+  },
 };
+
+/** Lower-case hex of a SHA-256 digest. */
+export const digestHexPattern = /^[0-9a-f]{64}$/;
