@@ -15,7 +15,7 @@
  */
 import { assert, AssertionFailure, fail } from '../assert.js';
 import { LruCache } from './cache.js';
-import { check, recordJson, recordJsonList } from '../model/decode.js';
+import { DamagedRecord, check, recordJson, recordJsonList } from '../model/decode.js';
 import {
   decodeAccount,
   decodeBalanceText,
@@ -334,7 +334,8 @@ export class Kernel {
             this.countBacklog(item.sub.actor.principal, -1);
             item.reject(error);
           }
-          if (error instanceof AssertionFailure) this.stopFatally(error);
+          // A damaged record met reading for the prechecks refuses the round (nothing of it is taken); deciding goes on.
+          if (error instanceof AssertionFailure && !(error instanceof DamagedRecord)) this.stopFatally(error);
         }
       }
     } finally {
