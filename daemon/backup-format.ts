@@ -17,11 +17,10 @@ import { createHash } from 'node:crypto';
 import { keys } from '../src/model/codec.js';
 import { recordJson } from '../src/model/decode.js';
 import type { Range, Snapshot } from '../src/store/port.js';
+import { backupPageEntries } from './constants.js';
 
 export const backupFormat = 'ledgerd-backup';
 export const backupFormatVersion = 1;
-/** Store entries read from the snapshot per step: memory holds one page, whatever the book's size. */
-export const backupPageEntries = 512;
 
 /** The data dir files a backup carries, by their name in the data dir: daemon.key always, the clerk's pair when the book has one. */
 export const carriedFiles = ['daemon.key', 'clerk.key', 'clerk.pub'] as const;

@@ -26,11 +26,7 @@ import { BookView } from '../src/queries/queries.js';
 import { sameBalance, verifyTotals } from '../src/book/totals.js';
 import type { ReadView, Store } from '../src/store/port.js';
 import type { AccountId, AssetSymbol, CredentialId } from '../src/model/values.js';
-
-/** Problems reported in full; past this many only their count grows (a badly damaged book would print forever). */
-export const checkProblemsListedMax = 100;
-/** Account records read per step. */
-const accountPageEntries = 512;
+import { checkAccountPageEntries, checkProblemsListedMax } from './constants.js';
 
 export interface CheckReport {
   readonly accounts: number;
@@ -115,7 +111,7 @@ async function* accountRecords(store: ReadView): AsyncGenerator<[AccountId, stri
   let after: string | null = null;
   for (;;) {
     const page: [string, string][] = [];
-    for await (const entry of store.entries({ gt: after ?? keys.accountPrefix, lt: prefixEnd(keys.accountPrefix), limit: accountPageEntries })) page.push(entry);
+    for await (const entry of store.entries({ gt: after ?? keys.accountPrefix, lt: prefixEnd(keys.accountPrefix), limit: checkAccountPageEntries })) page.push(entry);
     if (page.length === 0) return;
     after = page[page.length - 1]![0];
     for (const [key, record] of page) yield [key.slice(keys.accountPrefix.length) as AccountId, record];

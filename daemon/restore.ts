@@ -13,9 +13,7 @@ import { BadBackup, type BackupHeader, type BackupTrailer, type CarriedFile, car
 import { BookExists, bookIdentity, drawIdsEpoch, idsEpoch, placeOf, prepareDataDir, writeAtomically } from './book.js';
 import type { StoreConfig } from './config.js';
 import { StartupFailure, exitCodes, fsReason } from './failures.js';
-
-/** Entries written per batch while restoring (unsynced; the id epoch's write, last, syncs them all before the rename). */
-const restoreBatchEntries = 1_000;
+import { restoreBatchEntries } from './constants.js';
 
 const carriedModes: Record<CarriedFile, number> = { 'daemon.key': 0o600, 'clerk.key': 0o600, 'clerk.pub': 0o644 };
 

@@ -14,6 +14,7 @@ import { isStoreUnavailable } from '../../src/store/level.js';
 import { isPostgresUnavailable } from '../../src/store/postgres.js';
 import { type Wire, stringifyWire } from '../../src/queries/wire.js';
 import { httpStatus, retriable } from './status.js';
+import { expectHeaderEchoLengthMax } from '../constants.js';
 
 export const jsonType = 'application/json; charset=utf-8';
 
@@ -128,7 +129,7 @@ export function rawRefusal(r: Refusal): string {
  * runs. An expectation this API cannot meet is malformed input.
  */
 export function onUnmetExpectation(request: IncomingMessage, response: ServerResponse): void {
-  const expect = String(request.headers.expect ?? '').slice(0, 64);
+  const expect = String(request.headers.expect ?? '').slice(0, expectHeaderEchoLengthMax);
   const body = refusalBody(refusal('ERR-MalformedCommand', `unsupported Expect header ${JSON.stringify(expect)}; only 100-continue is understood`));
   response.shouldKeepAlive = false;
   response.writeHead(400, { 'content-type': jsonType, 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);

@@ -13,7 +13,7 @@ import type { Actor } from '../auth/authority.js';
 import { inScope } from '../auth/authority.js';
 import type { Checkpoint, Checkpoints } from '../checkpoints/checkpoints.js';
 import { inclusionProof } from '../checkpoints/merkle.js';
-import { disclosureEvidenceMax, disclosureScanEntriesMax } from '../constants.js';
+import { disclosureEvidenceMax, disclosureScanEntriesMax, operationRefLengthMax } from '../constants.js';
 import { refuse } from '../errors.js';
 import { canonicalJson } from '../model/canonical.js';
 import { decodeAccount, keys, seqHex } from '../model/codec.js';
@@ -47,7 +47,7 @@ const members: Record<Assertion['shape'], readonly string[]> = {
   flows_bound: ['shape', 'asset', 'bound', 'bound_kind', 'direction', 'from_sequence', 'to_sequence'],
 };
 
-const operationRefPattern = /^[A-Za-z0-9_.-]{1,128}$/;
+const operationRefPattern = new RegExp(`^[A-Za-z0-9_.-]{1,${operationRefLengthMax}}$`);
 
 function operationOf(value: unknown): string {
   if (typeof value !== 'string' || !operationRefPattern.test(value)) refuse('ERR-MalformedCommand', 'assertion.operation is not an operation reference');
