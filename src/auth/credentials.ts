@@ -47,9 +47,8 @@ const schemes = members<Scheme>({ key: true, 'webauthn-es256': true, 'api-key': 
 
 /** A stored credential record, checked before it is trusted (the edge verifies ceremonies against it). */
 export function decodeCredential(text: string): Credential {
-  const what = 'credential';
-  const j = recordJson(text, what);
-  check.string(j, 'id', what);
+  const j = recordJson(text, 'credential');
+  const what = `credential ${check.string(j, 'id', 'credential')}`;
   check.string(j, 'identity', what);
   check.oneOf(j, 'scheme', schemes, what);
   check.nullableString(j, 'verifier', what);

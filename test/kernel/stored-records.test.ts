@@ -63,7 +63,7 @@ describe('stored records of each kind', () => {
 
     const cases: [() => unknown, string][] = [
       [() => decodeCredential(truncate(credentialText)), 'damaged credential record: is not JSON'],
-      [() => decodeCredential(withField(credentialText, 'scope', 'all')), 'damaged credential record: scope is not a list of strings'],
+      [() => decodeCredential(withField(credentialText, 'scope', 'all')), 'damaged credential did:ledger:cred:alice record: scope is not a list of strings'],
       [() => decodeTokenGrant(truncate(tokenText)), 'damaged token grant record: is not JSON'],
       [() => decodeTokenGrant(withField(tokenText, 'hash', 'zz')), 'damaged token grant record: hash is not a SHA-256 digest in hex'],
       [() => decodeTokenGrant(withField(tokenText, 'expiresAtMs', '9')), 'damaged token grant record: expiresAtMs is not an integer or null'],
