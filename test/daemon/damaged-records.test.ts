@@ -1,7 +1,7 @@
 /**
  * Damaged stored records through the daemon: a record that is not JSON or whose fields
  * lack their shape (a token grant, a grant, a checkpoint, a direct command's stored
- * reply) is answered ERR-Internal with a description that names no record, logged at
+ * reply, the settlement meta, a journal entry a disclosure rests on) is answered ERR-Internal with a description that names no record, logged at
  * error level naming it, and the daemon stays up and goes on deciding. `ledgerd check`
  * names a damaged checkpoint and a damaged balance alike and exits 6; `ledgerd restore`
  * of a backup whose id epoch is damaged names the record and what to do.
@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { builtInPrincipals } from '../../src/auth/authority.js';
 import { LevelStore } from '../../src/store/level.js';
 import { backupLines } from '../../daemon/backup-format.js';
-import { type Client, type Daemon, client, decided, ledgerdRun, refusalOf, startDaemon, useTempDirs, writeBook } from './support.js';
+import { type Client, type Daemon, client, decided, ledgerdRun, refusalOf, startDaemon, until, useTempDirs, writeBook } from './support.js';
 
 const newDir = useTempDirs();
 const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -22,14 +22,23 @@ const usd = (from: string, to: string, amount: string) => ({ legs: [{ from: acct
 const settlement = { settlement: { blockIntervalMs: 0, checkpointIntervalMs: 0, finalityDepth: 2, instance: 7 } };
 const damagedDescription = 'a record of the book this request reads is damaged; the operator is told (ledgerd check names it)';
 
+/** The last key under `prefix` in the stopped book of `dir`. */
+async function lastKey(dir: string, prefix: string): Promise<string> {
+  const store = await LevelStore.open(join(dir, 'book'), { createIfMissing: false });
+  try {
+    for await (const [key] of store.entries({ gte: prefix, lt: `${prefix}\uffff`, reverse: true, limit: 1 })) return key;
+  } finally {
+    await store.close();
+  }
+  throw new Error(`nothing under ${prefix}`);
+}
+
 async function plant(dir: string, writes: Record<string, (stored: string) => string>): Promise<void> {
   const store = await LevelStore.open(join(dir, 'book'), { createIfMissing: false });
   try {
     const ops = [];
     for (const [key, damage] of Object.entries(writes)) {
-      const stored = await store.get(key);
-      expect(stored, key).toBeDefined();
-      ops.push({ type: 'put' as const, key, value: damage(stored!) });
+      ops.push({ type: 'put' as const, key, value: damage((await store.get(key)) ?? '') });
     }
     await store.write(ops, true);
   } finally {
@@ -69,11 +78,19 @@ describe('damaged records', () => {
       expect((await op.post('/v1/ops/layer/blocks', { count: 3 })).status).toBe(200);
       expect(await daemon.stop()).toBe(0);
 
+      // carol's latest journal entry as her account's index carries it: the leaf, a newline, the reference.
+      const carolsEntry = await lastKey(dir, `aa/${acct('carol')}/USD/`);
+      const leafWithAmount = (text: string) => {
+        const cut = text.indexOf('\n');
+        return withField('amount', 10)(text.slice(0, cut)) + text.slice(cut);
+      };
       await plant(dir, {
+        [carolsEntry]: leafWithAmount,
         [`tok/${sha256Hex(keys.customers.carol!)}`]: truncated,
         [`grant/${grant}`]: withField('terms', 'x'),
         'cp/0000000000000002': withField('kernelRoot', 7),
         [`dck/${builtInPrincipals.operator}/${sha256Hex('cp-1')}`]: truncated,
+        'sl/meta': () => '{"height":"3","cut":0}',
       });
       daemon = await startDaemon({ dataDir: dir });
 
@@ -88,6 +105,15 @@ describe('damaged records', () => {
       expect(checkpoint.body.description).toBe(damagedDescription);
       const repeated = await op.post('/v1/ops/checkpoints', {}, undefined, { 'client-key': 'cp-1' });
       expect(refusalOf(repeated)).toEqual({ status: 500, error: 'ERR-Internal' });
+      expect(refusalOf(await op.get('/v1/ops/settlement/status'))).toEqual({ status: 500, error: 'ERR-Internal' });
+      const disclosure = { subject: acct('carol'), assertion: { shape: 'holds_at_least', asset: 'USD', amount: '1', kind: 'available' }, legal_obligation: 'court order 1', recipient_reference: 'ab'.repeat(32) };
+      expect(refusalOf(await op.post('/v1/disclosures', disclosure, undefined, { 'client-key': 'd-1' }))).toEqual({ status: 500, error: 'ERR-Internal' });
+      // The layer goes on making blocks; taking them in meets the damaged meta: a warning, tried again with the next block.
+      expect((await op.post('/v1/ops/layer/blocks', { count: 1 })).status).toBe(200);
+      await until(
+        async () => daemon.stderr.filter((line) => line.includes('taking in the settlement layer failed') && line.includes('damaged settlement meta record')).length,
+        (n) => n > 0,
+      );
 
       // Each is logged at error level, naming the record (the token grant without its key: the token's hash).
       const logged = JSON.stringify(errorLines(daemon));
@@ -96,6 +122,8 @@ describe('damaged records', () => {
       expect(logged).toContain(`damaged grant ${grant} record: terms is not an object`);
       expect(logged).toContain('damaged checkpoint 2 (cp/0000000000000002) record: kernelRoot is not a SHA-256 digest in hex');
       expect(logged).toContain(`damaged direct command reply dck/${builtInPrincipals.operator}/${sha256Hex('cp-1')} record: is not JSON`);
+      expect(logged).toContain('damaged settlement meta record: height is not an integer');
+      expect(logged).toContain(`damaged journal entry ${parseInt(carolsEntry.slice(-16), 16)} record: amount is not decimal text`);
 
       // The daemon is up and goes on deciding; the records left whole still read.
       expect(daemon.process.exitCode).toBeNull();
