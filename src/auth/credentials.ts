@@ -8,7 +8,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import type { Actor, Principals } from './authority.js';
 import { tokenTextLengthMax } from './constants.js';
-import { check, digestHexPattern, members, recordJson } from '../model/decode.js';
+import { check, members, recordJson } from '../model/decode.js';
 import type { Scheme } from '../model/model.js';
 import type { BatchOp, ReadView } from '../store/port.js';
 import type { AccountId, CredentialId, IdentityId } from '../model/values.js';
@@ -69,7 +69,7 @@ export function decodeTokenGrant(text: string): TokenGrant {
   check.nullableInteger(j, 'expiresAtMs', what);
   // Grants of API keys made before the scope was copied carry none.
   if (j.scope !== undefined) check.nullableStrings(j, 'scope', what);
-  check.matching(j, 'hash', digestHexPattern, 'a SHA-256 digest in hex', what);
+  check.digestHex(j, 'hash', what);
   return j as unknown as TokenGrant;
 }
 export const tokenKey = (hashHex: string) => `tok/${hashHex}`;

@@ -14,7 +14,7 @@ import { AssertionFailure, assert } from '../assert.js';
 import { checkpointsPageMax, checkpointsUnfinishedMax, layerBlocksReadMax } from '../constants.js';
 import { refuse } from '../errors.js';
 import { decodeHead, keys, prefixEnd, seqHex } from '../model/codec.js';
-import { DamagedRecord, check, damaged, digestHexPattern, members, recordJson } from '../model/decode.js';
+import { DamagedRecord, check, damaged, members, recordJson } from '../model/decode.js';
 import type { SettlementAdapter } from '../settlement/adapter.js';
 import type { BatchOp, ReadView, Store } from '../store/port.js';
 import { SerialChanges } from '../store/serial.js';
@@ -347,7 +347,7 @@ function decodeRecord(key: string, text: string): CheckpointRecord {
   const j = recordJson(text, what);
   if (check.integer(j, 'number', what) !== number) damaged(what, 'number is not its key\'s');
   for (const name of ['instance', 'entrySequence', 'createdAtMs']) check.integer(j, name, what);
-  for (const name of ['kernelRoot', 'commitment', 'previous']) check.matching(j, name, digestHexPattern, 'a SHA-256 digest in hex', what);
+  for (const name of ['kernelRoot', 'commitment', 'previous']) check.digestHex(j, name, what);
   check.oneOf(j, 'status', checkpointStatuses, what);
   check.nullableInteger(j, 'height', what);
   check.strings(j, 'frontier', what);

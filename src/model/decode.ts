@@ -51,6 +51,7 @@ export function recordJsonList(text: string, what: string): Json[] {
 export const members = <T extends string>(all: Record<T, true>): readonly T[] => Object.keys(all) as T[];
 
 const decimalPattern = /^-?(0|[1-9][0-9]*)$/;
+const digestHexPattern = /^[0-9a-f]{64}$/;
 
 /** An amount stored as decimal text (bigint kept exact), or the record is damaged. */
 export function decimalText(v: unknown, name: string, what: string): bigint {
@@ -98,10 +99,10 @@ export const check = {
     if (typeof v !== 'boolean') damaged(what, `${name} is not true or false`);
     return v;
   },
-  /** Text of a fixed form (a hex digest): `form` names it in the message. */
-  matching(j: Json, name: string, pattern: RegExp, form: string, what: string): string {
+  /** Lower-case hex of a SHA-256 digest (a hash, a commitment, a block's digest). */
+  digestHex(j: Json, name: string, what: string): string {
     const v = j[name];
-    if (typeof v !== 'string' || !pattern.test(v)) damaged(what, `${name} is not ${form}`);
+    if (typeof v !== 'string' || !digestHexPattern.test(v)) damaged(what, `${name} is not a SHA-256 digest in hex`);
     return v;
   },
   objects(j: Json, name: string, what: string): readonly Json[] {
@@ -126,5 +127,3 @@ export const check = {
   },
 };
 
-/** Lower-case hex of a SHA-256 digest. */
-export const digestHexPattern = /^[0-9a-f]{64}$/;

@@ -23,7 +23,7 @@ import {
 import { refuse } from '../errors.js';
 import { canonicalJson } from '../model/canonical.js';
 import { prefixEnd, seqHex } from '../model/codec.js';
-import { type Json, check, damaged, digestHexPattern, members, recordJson } from '../model/decode.js';
+import { type Json, check, damaged, members, recordJson } from '../model/decode.js';
 import type { BatchOp, Store } from '../store/port.js';
 import { SerialChanges } from '../store/serial.js';
 import type { Anchor, Attestation, InboxRecord, Instruction, LayerBlock, LayerHead, LayerStatus, SettlementAdapter } from './adapter.js';
@@ -397,7 +397,7 @@ function decodeBlock(text: string): LayerBlock {
   const named = `layer block ${height}`;
   for (const name of ['atMs', 'inboxCut']) check.integer(j, name, named);
   check.boolean(j, 'serving', named);
-  for (const name of ['digest', 'previous']) check.matching(j, name, digestHexPattern, 'a SHA-256 digest in hex', named);
+  for (const name of ['digest', 'previous']) check.digestHex(j, name, named);
   for (const name of ['anchors', 'attestations']) check.objects(j, name, named);
   check.strings(j, 'expired', named);
   const block: LayerBlock = {
@@ -418,7 +418,7 @@ function decodeMeta(text: string): Meta {
   const what = 'layer meta';
   const j = recordJson(text, what);
   for (const name of ['height', 'servingSinceMs', 'inboxLength', 'inboxCut', 'mempoolNext']) check.integer(j, name, what);
-  check.matching(j, 'lastDigest', digestHexPattern, 'a SHA-256 digest in hex', what);
+  check.digestHex(j, 'lastDigest', what);
   check.boolean(j, 'serving', what);
   return { ...(j as unknown as Meta), held: check.decimals(j, 'held', what) };
 }
@@ -452,7 +452,7 @@ function decodeMempoolItem(text: string): MempoolItem {
   switch (check.oneOf(j, 'kind', mempoolKinds, what)) {
     case 'anchor': {
       const anchor = check.object(j, 'anchor', what);
-      return { kind: 'anchor', anchor: { number: check.integer(anchor, 'number', what), commitment: check.matching(anchor, 'commitment', digestHexPattern, 'a SHA-256 digest in hex', what) } };
+      return { kind: 'anchor', anchor: { number: check.integer(anchor, 'number', what), commitment: check.digestHex(anchor, 'commitment', what) } };
     }
     case 'deposit':
       return { kind: 'deposit', seq: check.integer(j, 'seq', what) };
