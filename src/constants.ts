@@ -13,6 +13,10 @@ export const referenceBytesMax = 1024;
 export const idLengthMax = 64;
 /** Asset symbol length (CONTRACT 3). */
 export const symbolLengthMax = 16;
+/** An asset's precision, in decimal places: one byte, as the settlement layer carries decimals. */
+export const assetPrecisionMax = 255;
+/** Operation reference length in characters: past any reference the kernel makes, so a longer one is malformed without a lookup. */
+export const operationRefLengthMax = 128;
 /** Largest amount an asset can carry: 2^128 - 1 (CONTRACT 3). */
 export const amountMinorMax = (1n << 128n) - 1n;
 /** Decimal digits of amountMinorMax: a longer digit string is over it without parsing. */
@@ -47,6 +51,8 @@ export const partyPrincipalsMax = 16;
 export const grantsListedMax = 1000;
 /** Index entries one grant listing page reads at most (a page may hold fewer than its limit and still carry `next`). */
 export const grantsListScanMax = 4 * grantsListedMax;
+/** Grant records a listing reads per store round trip (at most grantsListScanMax in all): bounds what one read holds and decodes. */
+export const grantsListChunkEntries = 256;
 /** Treasury limit entries on one account. */
 export const treasuryLimitsMax = assetsMax;
 

@@ -6,7 +6,7 @@
 import { assert } from '../assert.js';
 import { grantTermsView, parseGrantTerms } from '../auth/grants.js';
 import { type CustodyCommand, type GrantKind, custodyCommandTypes } from './model.js';
-import { type Json, check, damaged, decimalText, parsed, recordJson } from './decode.js';
+import { type Json, check, damaged, decimalText, members, parsed, recordJson } from './decode.js';
 import type {
   Account,
   AccountKind,
@@ -50,8 +50,6 @@ export function encodeAccount(a: Account): string {
   for (const [k, v] of Object.entries(a.treasuryLimits)) limits[k] = v.toString();
   return JSON.stringify({ ...a, treasuryLimits: limits });
 }
-/** Every member of a string union, listed once: a member missing or unknown fails to compile. */
-const members = <T extends string>(all: Record<T, true>): readonly T[] => Object.keys(all) as T[];
 // The values a stored record's enumerated fields may hold.
 const accountKinds = members<AccountKind>({ customer: true, treasury: true });
 const custodies = members<Custody>({ delegated: true, owned: true });
@@ -70,10 +68,7 @@ export function decodeAccount(text: string): Account {
   check.oneOf(j, 'status', accountStatuses, what);
   check.integer(j, 'openedAtMs', what);
   check.integer(j, 'epoch', what);
-  const stored = check.object(j, 'treasuryLimits', what);
-  const limits: Record<string, bigint> = {};
-  for (const k of Object.keys(stored)) limits[k] = check.decimal(stored, k, what);
-  return { ...(j as unknown as Account), treasuryLimits: limits };
+  return { ...(j as unknown as Account), treasuryLimits: check.decimals(j, 'treasuryLimits', what) };
 }
 
 export const encodeAsset = (a: Asset): string => JSON.stringify(a);
