@@ -43,6 +43,7 @@ import type { AccountId, AssetSymbol, CredentialId } from '../src/model/values.j
 import { LevelStore } from '../src/store/level.js';
 import type { BatchOp } from '../src/store/port.js';
 import { benchAccount, fundedCustomersGenesis } from './genesis.js';
+import { seededRandom } from './soak/commands.js';
 
 export interface LargeBookShape {
   /** Journal entries to reach (genesis's openings count); the last round may pass it by one transfer. */
@@ -90,17 +91,6 @@ export async function readManifest(dataDir: string): Promise<LargeBookManifest |
   } catch {
     return null;
   }
-}
-
-/** A small deterministic generator (xorshift32): the same shape builds the same book. */
-function random(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 0x1_0000_0000;
-  };
 }
 
 const operator = { principal: builtInPrincipals.operator, credential: 'did:ledger:cred:operator' as CredentialId, onBehalfOf: null, scope: null };
@@ -172,7 +162,7 @@ export async function buildLargeBook(dataDir: string, shape: LargeBookShape, now
       available.set(key, b.available);
     }
     let head = decodeHead((await store.get(keys.head))!);
-    const draw = random(0x1ed9e5);
+    const draw = seededRandom(0x1ed9e5);
     const cold = customers - hotAccounts;
     const coldIndex = () => hotAccounts + Math.floor(draw() * cold);
 
