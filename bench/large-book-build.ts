@@ -18,7 +18,8 @@
 import { createHash } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { bookPaths, daemonKeys, initBook } from '../daemon/book.js';
+import { daemonKeys, initBook } from '../daemon/book.js';
+import { bookPaths } from '../daemon/data-dir.js';
 import { builtInPrincipals } from '../src/auth/authority.js';
 import { genesisSource } from '../src/book/genesis.js';
 import { Kernel } from '../src/book/kernel.js';
@@ -34,9 +35,8 @@ import {
   encodeJournalChunk,
   encodeLeaf,
   encodeOperation,
-  keys,
-  prefixEnd,
 } from '../src/model/codec.js';
+import { keys, prefixEnd } from '../src/model/keys.js';
 import { keyedIds } from '../src/model/ids.js';
 import type { Command, Operation, Posting } from '../src/model/model.js';
 import type { AccountId, AssetSymbol, CredentialId } from '../src/model/values.js';

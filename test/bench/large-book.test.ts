@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { buildLargeBook, defaultShape, proveBook, readManifest } from '../../bench/large-book-build.js';
-import { bookPaths } from '../../daemon/book.js';
-import { keys, prefixEnd } from '../../src/model/codec.js';
+import { bookPaths } from '../../daemon/data-dir.js';
+import { keys, prefixEnd } from '../../src/model/keys.js';
 import { LevelStore } from '../../src/store/level.js';
 import { ledgerd, useTempDirs } from '../daemon/support.js';
 
