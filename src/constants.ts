@@ -95,6 +95,14 @@ export const retryAfterWriteFailureMs = 1000;
 /** Entries in the kernel's read cache of accounts, identities and balances. */
 export const cacheEntriesDefault = 100_000;
 export const cacheEntriesMin = 1024;
+/**
+ * LevelDB's own memory, besides the cache above (LevelDB's defaults, stated here): table
+ * files held open, each with its index block and (64-bit) mapped into memory, so the
+ * pages of it a read touches count in the resident set as file-backed, reclaimable
+ * memory (docs/performance.md, A book of 10^7 postings); and the cache of uncompressed blocks.
+ */
+export const levelOpenFilesMax = 1000;
+export const levelBlockCacheBytes = 8 * 1024 * 1024;
 
 /** Genesis: entries of each kind, and entries written per batch while importing. */
 export const genesisEntriesMax = 10_000_000;
