@@ -15,6 +15,7 @@ import { BookExists, bookPaths, initBook, placeOf, prepareDataDir } from './book
 import { checkBook } from './check.js';
 import { restoreBook } from './restore.js';
 import { migrateBook } from './migrate.js';
+import { layoutOf } from '../src/book/migrate-layout.js';
 import { migratePauseHook } from './test-hooks.js';
 import { StartupFailure, exitCodes } from './failures.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -66,8 +67,11 @@ async function check(options: { dataDir?: string; config?: string }): Promise<vo
   const store = await place.openToRead();
   let report;
   try {
+    const layout = await layoutOf(store);
+    if (layout !== storeLayout) throw new StartupFailure(`${place.name} holds a book in store layout ${layout}; this ledgerd reads ${storeLayout}${layout === '1' ? ': run ledgerd migrate on it first' : ''}`, exitCodes.dataDir);
     report = await checkBook(store);
   } catch (error) {
+    if (error instanceof StartupFailure) throw error;
     // A record that cannot even be decoded is damage too, not a failure of the check.
     process.stdout.write(`the book cannot be read through: ${(error as Error).message}\nledgerd check: ${place.name}: damaged\n`);
     process.exit(exitCodes.damaged);
