@@ -93,7 +93,8 @@ const copied: ReadonlyMap<string, ((value: string) => unknown) | null> = new Map
   ['gip', null],
   ['party', null],
 ]);
-const copiedMeta: ReadonlySet<string> = new Set([keys.cseq, keys.sealed]);
+/** `meta/ids-epoch` too: a stage-1 backup restored by this version's `ledgerd restore` carries one. */
+const copiedMeta: ReadonlySet<string> = new Set([keys.cseq, keys.sealed, keys.idsEpoch]);
 
 /** A layout-1 journal entry (`j/<seq>`: the posting as JSON, `after` as {a, r, e}), checked field by field. */
 function decodeLayout1Posting(text: string): Posting {

@@ -187,6 +187,27 @@ describe('ledgerd migrate', () => {
     expect((await ledgerdRun(['check', '--data-dir', dir])).code).toBe(0);
   });
 
+  it('migrates a stage-1 backup restored by this ledgerd (a book lost before the upgrade)', async () => {
+    const dir = newDir();
+    const restored = await ledgerdRun(['restore', '--from', join(fixture, 'book.backup'), '--data-dir', dir]);
+    expect(restored.code).toBe(0);
+    writeFileSync(join(dir, 'operator.key'), `${keys.operator}\n`, { mode: 0o600 });
+    expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(layout1Refusal);
+    const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
+    expect(migrated.stderr).toBe('');
+    expect(migrated.code).toBe(0);
+    const daemon = await startDaemon({ dataDir: dir });
+    try {
+      const op = client(daemon.url, keys.operator);
+      expect((await op.get('/v1/trial-balance')).body).toMatchObject(expected.trialBalance);
+      const { alice, bob } = expected.accounts as Record<string, string>;
+      const sent = await client(daemon.url, keys.alice).post('/v1/transfers', { legs: [{ from: alice, to: bob, asset: 'USD', amount: '1' }] }, undefined, { 'client-key': 'after-restore-1' });
+      expect((await decided(op, sent.body.operation_reference)).body.state).toBe('Completed');
+    } finally {
+      expect(await daemon.stop()).toBe(0);
+    }
+  });
+
   it('finishes a swap a crash cut between its two renames, instead of making a new book', async () => {
     const dir = await layout1DataDir();
     expect((await ledgerdRun(['migrate', '--data-dir', dir])).code).toBe(0);
