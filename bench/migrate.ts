@@ -2,12 +2,15 @@
  * `ledgerd migrate` on a large layout-1 book: wall time, CPU per journal entry and peak
  * RSS of the migrating process, to show memory stays flat as the book grows.
  *
- *   npm run build && node dist/bench/migrate.js [--postings 1000000] [--accounts 100000] [--dir PATH]
+ *   npm run build && node dist/bench/migrate.js [--postings 1000000] [--accounts 100000] [--dir PATH] [--old-space-mib 48]
  *
  * The book is synthetic, written straight into LevelDB as stage 1 laid it out (one
  * `j/<seq>` posting per entry, empty `aa/` index entries, no totals, no `meta/layout`):
  * `--accounts` customers funded from a treasury at genesis, then 1-leg transfers between
  * neighbours, 2 postings each, 1,000 per time (a round). Peak RSS is read by /usr/bin/time.
+ * `--old-space-mib` caps V8's old space in the migrating process: left free, V8 grows its
+ * heap lazily with the book's size; capped, the migration still completes, showing what
+ * it holds is bounded.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,7 +23,7 @@ import { LevelStore } from '../src/store/level.js';
 import type { BatchOp } from '../src/store/port.js';
 import type { AccountId, AssetSymbol, CredentialId, IdentityId } from '../src/model/values.js';
 
-const { values: args } = parseArgs({ options: { postings: { type: 'string', default: '1000000' }, accounts: { type: 'string', default: '100000' }, dir: { type: 'string' } } });
+const { values: args } = parseArgs({ options: { postings: { type: 'string', default: '1000000' }, accounts: { type: 'string', default: '100000' }, dir: { type: 'string' }, 'old-space-mib': { type: 'string' } } });
 const postingsWanted = Number(args.postings);
 const accountCount = Number(args.accounts);
 const dataDir = args.dir ?? mkdtempSync(join(tmpdir(), 'bench-migrate-'));
@@ -85,7 +88,8 @@ const writeStart = Date.now();
 const postings = await writeLayout1Book();
 console.log(`layout-1 book: ${postings} journal entries, ${accountCount + 1} accounts, written in ${((Date.now() - writeStart) / 1000).toFixed(1)} s (${dataDir})`);
 const ledgerd = new URL('../../bin/ledgerd', import.meta.url).pathname;
-const run = spawnSync('/usr/bin/time', ['-f', 'time: %M %U %S %e', process.execPath, ledgerd, 'migrate', '--data-dir', dataDir], { encoding: 'utf8' });
+const heapCap = args['old-space-mib'] === undefined ? [] : [`--max-old-space-size=${Number(args['old-space-mib'])}`];
+const run = spawnSync('/usr/bin/time', ['-f', 'time: %M %U %S %e', process.execPath, ...heapCap, ledgerd, 'migrate', '--data-dir', dataDir], { encoding: 'utf8' });
 process.stdout.write(run.stdout);
 const figures = /time: (\d+) ([\d.]+) ([\d.]+) ([\d.]+)/.exec(run.stderr);
 if (run.status !== 0 || figures === null) throw new Error(`migrate failed (${run.status}): ${run.stderr}`);
