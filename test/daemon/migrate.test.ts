@@ -84,12 +84,15 @@ async function events(url: string, count: number): Promise<{ id: number; data: a
 describe('ledgerd migrate', () => {
   it('refuses to serve or check a layout-1 book, naming ledgerd migrate', async () => {
     const dir = await layout1DataDir();
+    const before = await digestOf(join(dir, 'book'));
     const served = await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0']);
     expect(served.code).toBe(1);
     expect(served.stderr).toMatch(layout1Refusal);
     const checked = await ledgerdRun(['check', '--data-dir', dir]);
     expect(checked.code).toBe(4);
     expect(checked.stderr).toMatch(/store layout 1; this ledgerd reads 2: run ledgerd migrate on it first/);
+    // Refused, the book is as the stage-1 daemon left it.
+    expect(await digestOf(join(dir, 'book'))).toBe(before);
   });
 
   it('migrates a stage-1 book, which then answers what the stage-1 daemon did, decides on, and checks clean', async () => {
