@@ -161,6 +161,7 @@ export async function migrateLayout1(from: ReadView, to: Store, afterWrite: () =
   let indexEntries = 0;
   let postings = 0;
   let journalChunks = 0;
+  let lastAtMs = 0;
   /** The journal chunk being filled: consecutive entries of one time. */
   let chunk: { firstSeq: number; atMs: number; leaves: string[] } | null = null;
   const flushChunk = async () => {
@@ -174,7 +175,8 @@ export async function migrateLayout1(from: ReadView, to: Store, afterWrite: () =
     const posting = decodeLayout1Posting(value);
     const seq = parseSeqHex(key.slice(keys.journalPrefix.length));
     if (posting.seq !== seq || seq !== postings + 1) throw new MigrationRefused(`journal entry ${key} is not entry ${postings + 1} of a gapless journal`);
-    if (chunk !== null && posting.atMs < chunk.atMs) throw new MigrationRefused(`journal entry ${seq} is dated before the entry preceding it`);
+    if (posting.atMs < lastAtMs) throw new MigrationRefused(`journal entry ${seq} is dated before the entry preceding it`);
+    lastAtMs = posting.atMs;
     postings++;
     const leaf = encodeLeaf(posting);
     await put(keys.accountAsset(posting.account, posting.asset, seq), encodeIndexedPosting(leaf, posting.reference));

@@ -226,6 +226,7 @@ describe('ledgerd migrate', () => {
   it('refuses, leaving the old book as it was, a record this ledgerd cannot read or a book that does not verify', async () => {
     const cases: [string, (entries: Map<string, string>) => void, RegExp][] = [
       ['an unreadable journal entry', (e) => e.set('j/0000000000000003', e.get('j/0000000000000003')!.replace(/"amountMinor":"\d+"/, '"amountMinor":12')), /j\/0000000000000003: damaged layout-1 journal entry record: amountMinor is not decimal text/],
+      ['a journal entry dated before the one preceding it', (e) => e.set('j/0000000000000005', e.get('j/0000000000000005')!.replace(/"atMs":\d+/, '"atMs":1')), /journal entry 5 is dated before the entry preceding it/],
       ['a key no stage-1 ledgerd wrote', (e) => e.set('jt/0000000000000001/0000000000000001', ''), /jt\/0000000000000001\/0000000000000001 is not a layout-1 key/],
       [
         'a balance off the trial balance',
