@@ -10,9 +10,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { seqHex } from '../src/model/codec.js';
 import { LevelStore } from '../src/store/level.js';
 import type { BatchOp } from '../src/store/port.js';
+import { seqHex } from '../src/model/keys.js';
 
 export interface CeilingResult {
   readonly perSec: number;

@@ -17,10 +17,11 @@ import { Checkpoints } from '../src/checkpoints/checkpoints.js';
 import { inclusionProof } from '../src/checkpoints/merkle.js';
 import { journalChunkEntriesMax } from '../src/constants.js';
 import { rootFromInclusionPath } from '../src/disclosures/verify.js';
-import { encodeHead, keys } from '../src/model/codec.js';
+import { encodeHead } from '../src/model/codec.js';
 import { EmbeddedLayer } from '../src/settlement/embedded.js';
 import { LevelStore } from '../src/store/level.js';
 import type { BatchOp } from '../src/store/port.js';
+import { keys } from '../src/model/keys.js';
 
 const { values } = parseArgs({ options: { entries: { type: 'string', default: '1000000' }, 'proof-entries': { type: 'string', default: '10000000' }, dir: { type: 'string' }, proofs: { type: 'string', default: '20' } } });
 const entries = Number(values.entries);

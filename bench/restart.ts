@@ -17,7 +17,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { decodeHead, encodeAccount, encodeBalance, encodeHead, keys } from '../src/model/codec.js';
+import { decodeHead, encodeAccount, encodeBalance, encodeHead } from '../src/model/codec.js';
 import { type Genesis, importGenesis } from '../src/book/genesis.js';
 import { sequentialIds } from '../src/model/ids.js';
 import { Kernel } from '../src/book/kernel.js';
@@ -26,6 +26,7 @@ import type { BatchOp } from '../src/store/port.js';
 import { verifyTotals } from '../src/book/totals.js';
 import type { IdentityId } from '../src/model/values.js';
 import { benchAccount, fundedCustomersGenesis } from './genesis.js';
+import { keys } from '../src/model/keys.js';
 
 const { values: args } = parseArgs({ options: { accounts: { type: 'string', default: '1000000' }, dir: { type: 'string' }, trials: { type: 'string', default: '3' }, synthetic: { type: 'boolean', default: false } } });
 const accounts = Number(args.accounts);

@@ -19,9 +19,10 @@ import { layerBlockItemsMax } from '../src/constants.js';
 import { sequentialIds } from '../src/model/ids.js';
 import type { Command, SettleBlock } from '../src/model/model.js';
 import type { AssetSymbol, CredentialId, IdentityId } from '../src/model/values.js';
-import { depositRefOf, settlementKeys } from '../src/settlement/book.js';
+import { depositRefOf } from '../src/settlement/book.js';
 import { LevelStore } from '../src/store/level.js';
 import { benchAccount, fundedCustomersGenesis } from './genesis.js';
+import { settlementKeys } from '../src/model/keys.js';
 
 const { values: args } = parseArgs({
   options: {

@@ -14,8 +14,8 @@
  * is therefore a secret, written 0600.
  */
 import { createHash } from 'node:crypto';
-import { keys } from '../src/model/codec.js';
 import type { Range, Snapshot } from '../src/store/port.js';
+import { keys } from '../src/model/keys.js';
 
 export const backupFormat = 'ledgerd-backup';
 export const backupFormatVersion = 1;

@@ -9,33 +9,24 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, mkdir, readFile } from 'node:fs/promises';
 import { builtInPrincipals } from '../src/auth/authority.js';
 import { principalCredentialWrites } from '../src/auth/credentials.js';
 import { type GenesisSource, importGenesisSource } from '../src/book/genesis.js';
-import { keys } from '../src/model/codec.js';
 import { damaged } from '../src/model/decode.js';
 import { idEpochMax } from '../src/model/ids.js';
 import type { ReadView } from '../src/store/port.js';
 import { writeClerkKeys } from './clerk.js';
+import { bookPaths, writeAtomically } from './data-dir.js';
 import { BookExists, type BookPlace, bookPlace } from './book-place.js';
 import type { StoreConfig } from './config.js';
 import { dataDirFailure } from './failures.js';
+import { keys } from '../src/model/keys.js';
 
 export { BookExists };
 
 /** Random bytes in each API key drawn at init (CONTRACT 5: at least 32). */
 const apiKeyBytes = 32;
-
-export const bookPaths = (dataDir: string) => ({
-  book: join(dataDir, 'book'),
-  operatorKey: join(dataDir, 'operator.key'),
-  identitiesKey: join(dataDir, 'identities.key'),
-  clerkKey: join(dataDir, 'clerk.key'),
-  clerkPublicKey: join(dataDir, 'clerk.pub'),
-  daemonKey: join(dataDir, 'daemon.key'),
-});
 
 /** Random bytes of the daemon's own secret. */
 const daemonSecretBytes = 32;
@@ -87,13 +78,6 @@ export async function bookIdentity(dataDir: string): Promise<string> {
 
 export function drawApiKey(): string {
   return `ledger_${randomBytes(apiKeyBytes).toString('base64url')}`;
-}
-
-export async function writeAtomically(path: string, text: string, mode: number): Promise<void> {
-  const temp = `${path}.tmp`;
-  await writeFile(temp, text, { mode });
-  await chmod(temp, mode);
-  await rename(temp, path);
 }
 
 /**

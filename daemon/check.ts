@@ -16,7 +16,7 @@
 import { builtInPrincipals, type Actor } from '../src/auth/authority.js';
 import { loadAssets } from '../src/book/assets.js';
 import { checkCheckpoints } from '../src/checkpoints/checkpoints.js';
-import { decodeAccount, keys, prefixEnd } from '../src/model/codec.js';
+import { decodeAccount } from '../src/model/codec.js';
 import { DamagedRecord } from '../src/model/decode.js';
 import { idsEpoch } from './book.js';
 import { movementsPageLimitMax } from '../src/constants.js';
@@ -25,6 +25,7 @@ import { BookView } from '../src/queries/queries.js';
 import { sameBalance, verifyTotals } from '../src/book/totals.js';
 import type { ReadView, Store } from '../src/store/port.js';
 import type { AccountId, AssetSymbol, CredentialId } from '../src/model/values.js';
+import { keys, prefixEnd } from '../src/model/keys.js';
 
 /** Problems reported in full; past this many only their count grows (a badly damaged book would print forever). */
 export const checkProblemsListedMax = 100;

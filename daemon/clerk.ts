@@ -7,7 +7,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { bookPaths, writeAtomically } from './book.js';
+import { bookPaths, writeAtomically } from './data-dir.js';
 
 export interface Clerk {
   /** The raw 32-byte ed25519 public key, hex. */

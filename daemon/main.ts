@@ -8,10 +8,11 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { Refused } from '../src/errors.js';
-import { storeLayout } from '../src/model/codec.js';
+import { storeLayout } from '../src/model/keys.js';
 import { defaultGenesis, genesisSource } from '../src/book/genesis.js';
 import { genesisFile } from './genesis-file.js';
-import { BookExists, bookPaths, initBook, placeOf, prepareDataDir } from './book.js';
+import { BookExists, initBook, placeOf, prepareDataDir } from './book.js';
+import { bookPaths } from './data-dir.js';
 import { checkBook } from './check.js';
 import { restoreBook } from './restore.js';
 import { migrateBook } from './migrate.js';

@@ -10,9 +10,10 @@
 import { existsSync } from 'node:fs';
 import { AssertionFailure } from '../src/assert.js';
 import { MigrationRefused, type MigrationReport, layoutOf, migrateLayout1 } from '../src/book/migrate-layout.js';
-import { storeLayout } from '../src/model/codec.js';
+import { storeLayout } from '../src/model/keys.js';
 import { type BookBuild, migratedFromDir } from './book-place.js';
-import { bookIdentity, bookPaths, placeOf } from './book.js';
+import { bookIdentity, placeOf } from './book.js';
+import { bookPaths } from './data-dir.js';
 import type { StoreConfig } from './config.js';
 import { StartupFailure, exitCodes } from './failures.js';
 

@@ -6,12 +6,13 @@
  */
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { keys } from '../src/model/codec.js';
 import type { BatchOp } from '../src/store/port.js';
 import { BadBackup, type BackupHeader, type BackupTrailer, type CarriedFile, carriedFiles, readBackup } from './backup-format.js';
-import { BookExists, bookIdentity, drawIdsEpoch, idsEpoch, placeOf, prepareDataDir, writeAtomically } from './book.js';
+import { BookExists, bookIdentity, drawIdsEpoch, idsEpoch, placeOf, prepareDataDir } from './book.js';
+import { writeAtomically } from './data-dir.js';
 import type { StoreConfig } from './config.js';
 import { StartupFailure, exitCodes, fsReason } from './failures.js';
+import { keys } from '../src/model/keys.js';
 
 /** Entries written per batch while restoring (unsynced; the id epoch's write, last, syncs them all before the rename). */
 const restoreBatchEntries = 1_000;

@@ -10,16 +10,17 @@ import { Kernel } from '../src/book/kernel.js';
 import { buildApp, loggerOptions } from './app.js';
 import { existsSync } from 'node:fs';
 import { openServedBook } from './book-place.js';
-import { BookExists, bookIdentity, bookPaths, daemonKeys, idsEpoch, initBook, placeOf, prepareDataDir } from './book.js';
+import { BookExists, bookIdentity, daemonKeys, idsEpoch, initBook, placeOf, prepareDataDir } from './book.js';
+import { bookPaths } from './data-dir.js';
 import { StartupFailure, exitCodes } from './failures.js';
 import { listenFailure } from './failures.js';
 import { Metrics } from './metrics.js';
 import { type Config, ConfigError } from './config.js';
 import { loadClerk } from './clerk.js';
 import { openLayer, openSettlement } from './settlement.js';
-import { keys } from '../src/model/codec.js';
 import type { IdentityId } from '../src/model/values.js';
 import { poisonHook } from './test-hooks.js';
+import { keys } from '../src/model/keys.js';
 
 export async function serve(config: Config, version: string): Promise<void> {
   await prepareDataDir(config.dataDir);

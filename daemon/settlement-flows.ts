@@ -12,8 +12,9 @@ import type { Kernel } from '../src/book/kernel.js';
 import type { Asset, Command, Operation, SettleBlock } from '../src/model/model.js';
 import type { CredentialId } from '../src/model/values.js';
 import type { LayerBlock } from '../src/settlement/adapter.js';
-import { decodeSettlementMeta, pendingRefOf, settlementKeys } from '../src/settlement/book.js';
+import { decodeSettlementMeta, pendingRefOf } from '../src/settlement/book.js';
 import type { EmbeddedLayer } from '../src/settlement/embedded.js';
+import { settlementKeys } from '../src/model/keys.js';
 
 export interface SettlementFlows {
   /** Starts carrying facts between the layer and `kernel`: decisions handed over, blocks taken in. */

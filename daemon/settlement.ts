@@ -15,13 +15,14 @@ import type { BookView } from '../src/queries/queries.js';
 import { Checkpoints } from '../src/checkpoints/checkpoints.js';
 import { refuse } from '../src/errors.js';
 import type { Comparison } from '../src/settlement/comparison.js';
-import { decodeSettlementMeta, settlementAccountId, settlementKeys } from '../src/settlement/book.js';
+import { decodeSettlementMeta, settlementAccountId } from '../src/settlement/book.js';
 import { EmbeddedLayer } from '../src/settlement/embedded.js';
 import type { Store } from '../src/store/port.js';
 import type { Clerk } from './clerk.js';
 import type { SettlementConfig } from './config.js';
 import { DirectCommands } from './http/direct-command.js';
 import { settlementFlows } from './settlement-flows.js';
+import { settlementKeys } from '../src/model/keys.js';
 
 export interface Settlement {
   /** The book's store, where the layer, checkpoints and direct commands keep their records. */

@@ -14,6 +14,7 @@ import type { Kernel } from '../../src/book/kernel.js';
 import { refuse } from '../../src/errors.js';
 import type { Wire } from '../../src/queries/wire.js';
 import type { Store } from '../../src/store/port.js';
+import { keys } from '../../src/model/keys.js';
 import { callerOf } from './auth.js';
 import { requestDigest } from './digest.js';
 import { wireReply } from './replies.js';
@@ -41,7 +42,7 @@ export class DirectCommands {
     const digest = requestDigest({ ...caller, onBehalfOf: null }, request.method, path, request.body);
     const header = request.headers['client-key'];
     const clientKey = typeof header === 'string' ? header : digest;
-    const storeKey = `dck/${caller.principal}/${sha256Hex(clientKey)}`;
+    const storeKey = keys.directReply(caller.principal, sha256Hex(clientKey));
     const before = this.inFlight.get(storeKey);
     const run = (async () => {
       if (before !== undefined) await before.catch(() => undefined);

@@ -10,13 +10,14 @@ import { assetsMax, deadlineHorizonMaxMs, rescanSeqsMax, symbolLengthMax } from 
 import { refuse } from '../../src/errors.js';
 import type { Destination } from '../../src/model/model.js';
 import { parseAccountId, parseAmountMinor, parseAssetSymbol } from '../../src/model/values.js';
-import { decodeAttestationRecord, decodeDepositRecord, decodeSettlementMeta, settlementKeys } from '../../src/settlement/book.js';
+import { decodeAttestationRecord, decodeDepositRecord, decodeSettlementMeta } from '../../src/settlement/book.js';
 import { requireOperator } from '../http/auth.js';
 import { acknowledge, deadlineOf } from '../http/command.js';
 import { wireReply } from '../http/replies.js';
 import { accountId, amount, assetSymbol, commandHeaders, commandReplySchema, noQuery, object, reference, responses, str, uintNumber } from '../http/schemas.js';
 import { comparisonView } from '../../src/checkpoints/views.js';
 import { type RouteContext, withView } from './context.js';
+import { settlementKeys } from '../../src/model/keys.js';
 
 /** Pending instructions the status counts exactly; past it the count says "at least". */
 const pendingCountMax = 10_000;

@@ -17,8 +17,8 @@ import { bytesToHex } from '@noble/hashes/utils.js';
 import { assert } from '../assert.js';
 import { type Refusal, refusal } from '../errors.js';
 import type { AccountId, IdentityId } from '../model/values.js';
-import { expiryKey } from './expiry.js';
 import { challengeBytesMin, challengeMacKeyBytes, challengeTextLengthMax, challengeValidityMs } from './constants.js';
+import { expiryKey, usedChallengeKey } from '../model/keys.js';
 
 export type ChallengePurpose = 'authenticate' | 'register';
 
@@ -42,7 +42,7 @@ export function challengeHash(challenge: string): string {
   return bytesToHex(sha256(new TextEncoder().encode(challenge)));
 }
 
-export const challengeKey = (challenge: string): string => `chal/${challengeHash(challenge)}`;
+export const challengeKey = (challenge: string): string => usedChallengeKey(challengeHash(challenge));
 
 /** The expiry index entry of a challenge (expiry.ts); `chal/<expiryHash(entry)>` is the record to prune. */
 export const challengeExpiryKey = (challenge: string, expiresAtMs: number): string => expiryKey('chalx', expiresAtMs, challengeHash(challenge));

@@ -12,6 +12,7 @@ import { tokenTextLengthMax } from './constants.js';
 import type { Scheme } from '../model/model.js';
 import type { BatchOp, ReadView } from '../store/port.js';
 import type { AccountId, CredentialId, IdentityId } from '../model/values.js';
+import { credentialKey, tokenKey } from '../model/keys.js';
 
 
 export interface Credential {
@@ -41,8 +42,6 @@ export interface TokenGrant {
   readonly hash: string;
 }
 
-export const credentialKey = (id: string) => `cred/${id}`;
-
 /** A stored credential record, checked before it is trusted (the edge verifies ceremonies against it). */
 export function decodeCredential(text: string): Credential {
   const record: unknown = JSON.parse(text);
@@ -50,8 +49,6 @@ export function decodeCredential(text: string): Credential {
   assert(typeof record === 'object' && record !== null && typeof c.id === 'string' && typeof c.identity === 'string', 'a credential record names its id and identity');
   return c;
 }
-export const tokenKey = (hashHex: string) => `tok/${hashHex}`;
-
 export function hashToken(token: string): string {
   return bytesToHex(sha256(new TextEncoder().encode(token)));
 }

@@ -1,21 +1,8 @@
 /**
- * Expiry indexes: `<space>/<expiresAtMs, 16 hex digits>/<hash>` sorts by time, so the
- * records expired at `nowMs` are one ordered scan from `<space>/` up to
- * `expiryScanEnd(space, nowMs)`, and pruning never reads live ones.
+ * Expiry indexes (the keys: model/keys.ts, expiryKey): `<space>/<expiresAtMs>/<hash>`
+ * sorts by time, so pruning never reads live records.
  */
 import { assert } from '../assert.js';
-import { seqHex } from '../model/codec.js';
-
-export type ExpirySpace = 'chalx' | 'tokx';
-
-export function expiryKey(space: ExpirySpace, expiresAtMs: number, hashHex: string): string {
-  return `${space}/${seqHex(expiresAtMs)}/${hashHex}`;
-}
-
-/** Exclusive upper end of the index entries expired at `nowMs` (expired: `nowMs >= expiresAtMs`). */
-export function expiryScanEnd(space: ExpirySpace, nowMs: number): string {
-  return `${space}/${seqHex(nowMs + 1)}/`;
-}
 
 /** The hash an index entry names (its last segment), to delete the record it indexes. */
 export function expiryHash(indexKey: string): string {

@@ -4,12 +4,11 @@
  * is bounded: held grants and children by their constants, chains by their depth.
  */
 import { grantChainDepthMax, grantChildrenMax, grantRevocationSetMax, grantsGivenMax, grantsHeldMax } from './constants.js';
-import { decodeGrant, grantChildPrefix, grantKey, grantWindowKey } from './grants.js';
-import { prefixEnd } from '../model/codec.js';
-import { givenGrantPrefix, heldGrantPrefix, revokedHeldPrefix } from '../decide/decide-grants.js';
+import { decodeGrant } from './grants.js';
 import type { Overlay } from '../book/overlay.js';
 import type { ReadView } from '../store/port.js';
 import type { GrantId } from '../model/values.js';
+import { givenGrantPrefix, grantChildPrefix, grantKey, grantWindowKey, heldGrantPrefix, prefixEnd, revokedHeldPrefix } from '../model/keys.js';
 
 async function loadRecords(view: ReadView, overlay: Overlay, keys: readonly string[]): Promise<void> {
   const missing = keys.filter((k) => !overlay.records.has(k));

@@ -3,17 +3,16 @@
  * over" from the indexes the decider writes (decide-grants.ts), read from one
  * snapshot. Listings page with a cursor; every scan is bounded.
  */
-import { decodeGrant, grantKey } from './grants.js';
+import { decodeGrant } from './grants.js';
 import { type Grant } from '../model/model.js';
 import { grantsHeldMax } from './constants.js';
 import { assert } from '../assert.js';
-import { prefixEnd } from '../model/codec.js';
 import { grantsListScanMax } from '../constants.js';
-import { heldGrantPrefix, overGrantKey } from '../decide/decide-grants.js';
 import { refuse } from '../errors.js';
 import type { Account } from '../model/model.js';
 import type { ReadView } from '../store/port.js';
 import { type GrantId, type IdentityId, parseGrantId } from '../model/values.js';
+import { grantKey, heldGrantPrefix, overGrantKey, prefixEnd } from '../model/keys.js';
 
 async function idsUnder(view: ReadView, prefix: string, from: string, max: number): Promise<GrantId[]> {
   const ids: GrantId[] = [];

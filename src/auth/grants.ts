@@ -181,13 +181,6 @@ export function grantListingItem(grant: Grant): Record<string, unknown> {
   return { grant: grant.id, granted_at: grant.grantedAtMs, grantor: grant.grantor, revoked: grant.revokedAtMs, terms: grantTermsView(grant.terms) };
 }
 
-export const grantKey = (id: GrantId): string => `grant/${id}`;
-/** Parent → children index: the grants narrowed from `parent` are one prefix scan. */
-export const grantChildKey = (parent: GrantId, child: GrantId): string => `gch/${parent}/${child}`;
-export const grantChildPrefix = (parent: GrantId): string => `gch/${parent}/`;
-/** Rolling-window usage of one windowed grant. */
-export const grantWindowKey = (id: GrantId): string => `gwin/${id}`;
-
 export function encodeGrant(grant: Grant): string {
   const { terms, ...rest } = grant;
   return JSON.stringify({ ...rest, terms: grantTermsView(terms) });

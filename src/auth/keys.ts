@@ -10,13 +10,13 @@
 import * as ed from '@noble/ed25519';
 import { sha512 } from '@noble/hashes/sha2.js';
 import { assert } from '../assert.js';
-import { type TokenGrant, hashToken, tokenKey } from './credentials.js';
+import { type TokenGrant, hashToken } from './credentials.js';
 import { type Scheme } from '../model/model.js';
 import { type Refusal, refusal, refuse } from '../errors.js';
 import type { BatchOp } from '../store/port.js';
 import type { CredentialId, IdentityId } from '../model/values.js';
 import { sessionLifetimeDefaultMs, sessionLifetimeMaxMs, tokenBytesMin, tokenTextLengthMax } from './constants.js';
-import { expiryKey } from './expiry.js';
+import { expiryKey, tokenKey } from '../model/keys.js';
 
 // The synchronous API needs SHA-512 wired in (TOOLCHAIN); decisions are synchronous.
 ed.hashes.sha512 = sha512;

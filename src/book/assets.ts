@@ -1,7 +1,8 @@
-import { decodeAsset, keys, prefixEnd } from '../model/codec.js';
+import { decodeAsset } from '../model/codec.js';
 import { assetsMax } from '../constants.js';
 import type { Asset } from '../model/model.js';
 import type { ReadView } from '../store/port.js';
+import { keys, prefixEnd } from '../model/keys.js';
 
 /** Every registered asset (bounded by assetsMax), kept in memory by the kernel. */
 export async function loadAssets(view: ReadView): Promise<Map<string, Asset>> {

@@ -5,7 +5,7 @@
  */
 import { assert, fail } from '../assert.js';
 import { builtInPrincipals, type Principals } from '../auth/authority.js';
-import { depositRefOf, settlementKeys } from '../settlement/book.js';
+import { depositRefOf } from '../settlement/book.js';
 import {
   decodeAccount,
   decodeBalanceText,
@@ -18,8 +18,6 @@ import {
   encodeIndexedPosting,
   encodeJournalChunk,
   encodeLeaf,
-  keys,
-  storeLayout,
 } from '../model/codec.js';
 import { assetsMax, defaultTreasuryLimitMinor, genesisEntriesMax, genesisEntriesPerRead, genesisEntriesPerWrite, journalChunkEntriesMax } from '../constants.js';
 import { refuse } from '../errors.js';
@@ -39,6 +37,7 @@ import {
   parseLimitMinor,
   parseUintNumber,
 } from '../model/values.js';
+import { keys, prefixEnd, settlementKeys, storeLayout } from '../model/keys.js';
 
 export interface GenesisAlias {
   readonly source: string;
@@ -517,7 +516,7 @@ export async function importGenesisSource(store: Store, source: GenesisSource, n
   let after = keys.balance('', '');
   for (;;) {
     const page: [string, string, Balance][] = [];
-    for await (const [key, value] of store.entries({ gt: after, lt: 'bal0', limit: genesisEntriesPerRead })) {
+    for await (const [key, value] of store.entries({ gt: after, lt: prefixEnd(keys.balancePrefix), limit: genesisEntriesPerRead })) {
       after = key;
       const [, account, asset] = key.split('/') as [string, string, string];
       page.push([account, asset, decodeBalanceText(value)]);

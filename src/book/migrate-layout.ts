@@ -33,15 +33,12 @@ import {
   encodeIndexedPosting,
   encodeJournalChunk,
   encodeLeaf,
-  keys,
-  parseSeqHex,
-  prefixEnd,
-  storeLayout,
 } from '../model/codec.js';
+import { keySpaces, keys, parseSeqHex, prefixEnd, settlementKeys, storeLayout } from '../model/keys.js';
 import { DamagedRecord, type Json, check, damaged, parsed, recordJson, recordJsonList } from '../model/decode.js';
 import { type Authority, type Balance, type Head, type Posting, layers, zeroBalance } from '../model/model.js';
 import { journalLeaves } from '../queries/journal.js';
-import { depositRefOf, settlementKeys } from '../settlement/book.js';
+import { depositRefOf } from '../settlement/book.js';
 import type { BatchOp, ReadView, Store } from '../store/port.js';
 import { plusBalance, sameBalance, totalMinor, totalsWrite, verifyTotals } from './totals.js';
 
@@ -65,35 +62,34 @@ export interface MigrationReport {
 }
 
 /**
- * Layout-1 key spaces kept as they are (stage 1's model/codec, auth, grants, parties),
- * with the decoder that must read each record; `null`: copied unread (indexes, hashes).
+ * Layout-1 key spaces kept as they are (stage 1's codec, auth, grants, parties), with the
+ * decoder that must read each record; `null`: copied unread (indexes, hashes).
  */
 const copied: ReadonlyMap<string, ((value: string) => unknown) | null> = new Map<string, ((value: string) => unknown) | null>([
-  ['asset', decodeAsset],
-  ['id', decodeIdentity],
-  ['op', decodeOperation],
-  ['cmd', decodeOperation],
-  ['ev', (value) => recordJsonList(value, 'event chunk').map(decodeOperationJson)],
-  ['ck', null],
-  ['x', null],
-  ['alias', null],
-  ['arch', null],
-  ['cred', (value) => recordJson(value, 'credential')],
-  ['tok', null],
-  ['tokx', null],
-  ['chal', null],
-  ['chalx', null],
-  ['grant', (value) => recordJson(value, 'grant')],
-  ['gch', null],
-  ['gwin', null],
-  ['gh', null],
-  ['ghr', null],
-  ['gg', null],
-  ['gi', null],
-  ['gip', null],
-  ['party', null],
+  [keySpaces.asset, decodeAsset],
+  [keySpaces.identity, decodeIdentity],
+  [keySpaces.operation, decodeOperation],
+  [keySpaces.command, decodeOperation],
+  [keySpaces.event, (value) => recordJsonList(value, 'event chunk').map(decodeOperationJson)],
+  [keySpaces.clientKey, null],
+  [keySpaces.expiry, null],
+  [keySpaces.alias, null],
+  [keySpaces.archived, null],
+  [keySpaces.credential, (value) => recordJson(value, 'credential')],
+  [keySpaces.token, null],
+  [keySpaces.tokenExpiry, null],
+  [keySpaces.challenge, null],
+  [keySpaces.challengeExpiry, null],
+  [keySpaces.grant, (value) => recordJson(value, 'grant')],
+  [keySpaces.grantChild, null],
+  [keySpaces.grantWindow, null],
+  [keySpaces.heldGrant, null],
+  [keySpaces.revokedHeld, null],
+  [keySpaces.givenGrant, null],
+  [keySpaces.overGrant, null],
+  [keySpaces.partyGrant, null],
+  [keySpaces.party, null],
 ]);
-/** `meta/ids-epoch` too: a stage-1 backup restored by this version's `ledgerd restore` carries one. */
 const copiedMeta: ReadonlySet<string> = new Set([keys.cseq, keys.sealed, keys.idsEpoch]);
 
 /** A layout-1 journal entry (`j/<seq>`: the posting as JSON, `after` as {a, r, e}), checked field by field. */
@@ -131,7 +127,8 @@ function decodeLayout1Posting(text: string): Posting {
   };
 }
 
-const spaceOf = (key: string): string => key.slice(0, key.indexOf('/'));
+/** A key's top-level space, with its '/'. */
+const spaceOf = (key: string): string => key.slice(0, key.indexOf('/') + 1);
 
 /**
  * Writes the layout-2 form of the layout-1 book `from` into the empty store `to`, then
@@ -189,27 +186,27 @@ export async function migrateLayout1(from: ReadView, to: Store, afterWrite: () =
   /** One entry of the old book: copied as it stands (once its decoder reads it), rebuilt, or refused. */
   const migrateEntry = async (key: string, value: string): Promise<void> => {
     const space = spaceOf(key);
-    if (space === 'j') {
+    if (space === keySpaces.journal) {
       await journalEntry(key, value);
-    } else if (space === 'aa') {
+    } else if (space === keySpaces.accountAsset) {
       // Rebuilt from the journal, carrying the posting; checked below to be the same set.
       if (value !== '') throw new MigrationRefused(`index entry ${key} is not a layout-1 one (it holds a value)`);
       indexEntries++;
-    } else if (space === 'bal') {
+    } else if (space === keySpaces.balance) {
       const asset = key.slice(key.lastIndexOf('/') + 1);
       summed.set(asset, plusBalance(summed.get(asset) ?? zeroBalance, decodeBalanceText(value)));
       await put(key, value);
-    } else if (space === 'acct') {
+    } else if (space === keySpaces.account) {
       const account = decodeAccount(value);
       accounts++;
       await put(key, value);
       await put(settlementKeys.depositRef(depositRefOf(account.id)), account.id);
-    } else if (space === 'meta') {
+    } else if (space === keySpaces.meta) {
       if (key !== keys.head && !copiedMeta.has(key)) throw new MigrationRefused(`${key} is not a layout-1 key`);
       await put(key, value);
     } else if (copied.has(space)) {
       copied.get(space)?.(value);
-      if (space === 'asset') {
+      if (space === keySpaces.asset) {
         assets.add(key.slice(keys.assetPrefix.length));
         if (assets.size > assetsMax) throw new MigrationRefused(`the book registers more than ${assetsMax} assets`);
       }
@@ -266,10 +263,10 @@ async function verify(from: ReadView, to: Store, head: Head, summed: ReadonlyMap
   }
   if (leaves !== head.postingSeq) throw new MigrationRefused(`the migrated journal holds ${leaves} leaves; the head's position is ${head.postingSeq}`);
   // Every old index entry has its migrated one (the counts matched in the pass).
-  let after = 'aa/';
+  let after = keySpaces.accountAsset as string;
   for (;;) {
     const page: string[] = [];
-    for await (const [key] of from.entries({ gt: after, lt: prefixEnd('aa/'), limit: migrateEntriesPerWrite })) page.push(key);
+    for await (const [key] of from.entries({ gt: after, lt: prefixEnd(keySpaces.accountAsset), limit: migrateEntriesPerWrite })) page.push(key);
     if (page.length === 0) return;
     after = page[page.length - 1]!;
     const found = await to.getMany(page);

@@ -4,10 +4,10 @@
  * synchronously; the kernel turns its dirty records into one batch.
  */
 import { fail } from '../assert.js';
-import { keys } from '../model/codec.js';
 import type { Reads } from '../decide/decide.js';
 import { type Account, type Asset, type Balance, type Identity, type Operation, zeroBalance } from '../model/model.js';
 import type { AccountId, AssetSymbol, GrantId } from '../model/values.js';
+import { keys } from '../model/keys.js';
 
 export class Overlay implements Reads {
   readonly accounts = new Map<string, Account | undefined>();

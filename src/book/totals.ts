@@ -7,9 +7,10 @@
  */
 import { assert } from '../assert.js';
 import { loadAssets } from './assets.js';
-import { decodeBalanceText, encodeBalance, keys, prefixEnd } from '../model/codec.js';
+import { decodeBalanceText, encodeBalance } from '../model/codec.js';
 import { type Balance, zeroBalance } from '../model/model.js';
 import type { BatchOp, ReadView } from '../store/port.js';
+import { keys, prefixEnd } from '../model/keys.js';
 
 /** The signed sum of a total's layers: zero in a balanced book. */
 export const totalMinor = (b: Balance): bigint => b.available + b.reserved + b.encumbered;

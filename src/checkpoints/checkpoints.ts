@@ -13,12 +13,13 @@
 import { assert } from '../assert.js';
 import { checkpointsPageMax, checkpointsUnfinishedMax, layerBlocksReadMax } from '../constants.js';
 import { refuse } from '../errors.js';
-import { decodeHead, keys, prefixEnd, seqHex } from '../model/codec.js';
+import { decodeHead } from '../model/codec.js';
 import type { SettlementAdapter } from '../settlement/adapter.js';
 import type { BatchOp, ReadView, Store } from '../store/port.js';
 import { SerialChanges } from '../store/serial.js';
 import { checkpointCommitment } from '../disclosures/verify.js';
 import { Frontier, extendFrontier } from './merkle.js';
+import { checkpointKeys, keys, prefixEnd } from '../model/keys.js';
 
 export type CheckpointStatus = 'pending' | 'submitted' | 'final';
 
@@ -41,12 +42,6 @@ interface CheckpointRecord extends Checkpoint {
   /** The frontier of its tree: peak hashes, largest first (merkle.ts). */
   readonly frontier: readonly string[];
 }
-
-export const checkpointKeys = {
-  checkpoint: (number: number) => `cp/${seqHex(number)}`,
-  prefix: 'cp/',
-  ingested: 'cpi/ingested',
-};
 
 export const firstPrevious = '0'.repeat(64);
 

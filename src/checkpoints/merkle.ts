@@ -12,13 +12,9 @@
 import { createHash } from 'node:crypto';
 import { assert } from '../assert.js';
 import { merkleStoredLevelMin } from '../constants.js';
-import { seqHex } from '../model/codec.js';
 import { journalLeaves } from '../queries/journal.js';
 import type { BatchOp, ReadView } from '../store/port.js';
-
-export const merkleKeys = {
-  node: (level: number, index: number) => `mt/${level.toString(16).padStart(2, '0')}/${seqHex(index)}`,
-};
+import { merkleKeys } from '../model/keys.js';
 
 /** The hash of the empty tree: SHA-256 of nothing. */
 export const emptyRootHex = createHash('sha256').digest('hex');

@@ -8,7 +8,7 @@
  */
 import { type Actor, type Principals, inScope, unreachableAccount } from '../auth/authority.js';
 import { reclaimMessage } from '../auth/challenges.js';
-import { type Credential, credentialKey, decodeCredential } from '../auth/credentials.js';
+import { type Credential, decodeCredential } from '../auth/credentials.js';
 import { verifyKeySignature } from '../auth/keys.js';
 import { accountsPerIdentityMax, custodyChangesKeptMax } from '../constants.js';
 import { type ChallengeGate, type RecordReads, type RecordWrite, takeChallenge } from '../decide/decide-auth.js';
@@ -16,6 +16,7 @@ import { type Refusal, refusal } from '../errors.js';
 import type { Account, Authority, Balance, CustodyChange, CustodyCommand, Identity, OperationResult } from '../model/model.js';
 import type { AccountId, AssetSymbol, IdentityId } from '../model/values.js';
 import { type RecoveryTerms, mechanismsOf } from './terms.js';
+import { credentialKey } from '../model/keys.js';
 
 export interface CustodyReads extends RecordReads {
   account(id: AccountId): Account | undefined;

@@ -6,12 +6,12 @@
  * credential joins the set it was meant for.
  */
 import { type ChallengePurpose, challengeKey, challengeExpiryKey, consumeChallenge, openChallenge } from '../auth/challenges.js';
-import { expiryKey } from '../auth/expiry.js';
 import { type Actor, type Principals, inScope } from '../auth/authority.js';
-import { type Credential, type TokenGrant, credentialKey, decodeCredential, tokenKey } from '../auth/credentials.js';
+import { type Credential, type TokenGrant, decodeCredential } from '../auth/credentials.js';
 import { type Refusal, refusal } from '../errors.js';
 import type { Command, Identity, NewCredential, OperationResult } from '../model/model.js';
 import type { AccountId, CredentialId, IdentityId } from '../model/values.js';
+import { credentialKey, expiryKey, tokenKey } from '../model/keys.js';
 
 /** Records read and written by key, as stored text (the overlay holds them for a round). */
 export interface RecordReads {

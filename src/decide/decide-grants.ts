@@ -9,17 +9,13 @@ import { assert } from '../assert.js';
 import {
   type WindowUsage,
   authorizeUse,
-  grantChildPrefix,
   grantWithinScope,
   decodeGrant,
   decodeWindowUsage,
   emptyWindowUsage,
   encodeGrant,
   encodeWindowUsage,
-  grantChildKey,
   grantIssuanceRefusal,
-  grantKey,
-  grantWindowKey,
   mayRevoke,
   revocationSet,
   revoke,
@@ -31,28 +27,7 @@ import type { RecordWrite } from './decide-auth.js';
 import { type Refusal, refusal } from '../errors.js';
 import type { Account, Authority, Operation } from '../model/model.js';
 import type { AccountId, AssetSymbol, GrantId, IdentityId } from '../model/values.js';
-
-/**
- * Indexes. `gh/`, `gg/` and `gch/` (auth/grants.ts) are what the decider searches and
- * counts, and hold live grants only: a revocation deletes its grants' entries, and an
- * issuance drops those that expired from the lists it reads. `ghr/` keeps revoked held
- * grants for the refusal's code; `gi/` and `gip/` feed the listings and keep every grant.
- */
-/** Grants held by a principal. */
-export const heldGrantKey = (holder: string, grant: GrantId) => `gh/${holder}/${grant}`;
-export const heldGrantPrefix = (holder: string) => `gh/${holder}/`;
-/** Grants a principal held until they were revoked: read (the latest few) only to tell ERR-AuthorityRevoked from ERR-NotAuthorised. */
-export const revokedHeldKey = (holder: string, grant: GrantId) => `ghr/${holder}/${grant}`;
-export const revokedHeldPrefix = (holder: string) => `ghr/${holder}/`;
-/** Grants a principal gave. */
-export const givenGrantKey = (grantor: string, grant: GrantId) => `gg/${grantor}/${grant}`;
-export const givenGrantPrefix = (grantor: string) => `gg/${grantor}/`;
-/** Grants over an identity (its accounts, or opening its accounts): the identity listing. */
-export const overGrantKey = (identity: string, grant: GrantId) => `gi/${identity}/${grant}`;
-export const overGrantPrefix = (identity: string) => `gi/${identity}/`;
-/** Grants over an identity that `party` holds or gave: the identity listing as anyone else sees it. */
-export const partyGrantKey = (identity: string, party: string, grant: GrantId) => `gip/${identity}/${party}/${grant}`;
-export const partyGrantPrefix = (identity: string, party: string) => `gip/${identity}/${party}/`;
+import { givenGrantKey, givenGrantPrefix, grantChildKey, grantChildPrefix, grantKey, grantWindowKey, heldGrantKey, heldGrantPrefix, overGrantKey, partyGrantKey, revokedHeldKey, revokedHeldPrefix } from '../model/keys.js';
 
 /** Grant records and indexes, as prefetched for a round (or an intake). */
 export interface GrantReads {

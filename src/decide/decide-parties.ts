@@ -9,15 +9,13 @@ import { type Actor, type Principals } from '../auth/authority.js';
 import { type Refusal, refusal } from '../errors.js';
 import type { Command } from '../model/model.js';
 import type { IdentityId, PartyId } from '../model/values.js';
+import { partyKey, partyPrefix } from '../model/keys.js';
 
 export interface Party {
   readonly id: PartyId;
   readonly registeredAtMs: number;
   readonly principals: readonly { readonly principal: IdentityId; readonly tiedAtMs: number }[];
 }
-
-export const partyKey = (id: PartyId): string => `party/${id}`;
-export const partyPrefix = 'party/';
 
 export function decideRegisterParty(
   command: Extract<Command, { type: 'register_party' }>,

@@ -25,8 +25,8 @@ import {
   instructionDigest,
   settlementAccountId,
   settlementAccountWith,
-  settlementKeys,
 } from '../settlement/book.js';
+import { settlementKeys } from '../model/keys.js';
 
 export interface SettlementReads extends Reads {
   /** The asset bound (or binding) at a layer location. */

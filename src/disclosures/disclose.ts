@@ -17,12 +17,13 @@ import { inclusionProof } from '../checkpoints/merkle.js';
 import { disclosureEvidenceMax, disclosureScanEntriesMax } from '../constants.js';
 import { refuse } from '../errors.js';
 import { canonicalJson } from '../model/canonical.js';
-import { decodeAccount, keys, seqHex } from '../model/codec.js';
+import { decodeAccount } from '../model/codec.js';
 import type { AccountId, AssetSymbol, IdentityId } from '../model/values.js';
 import { parseAmountMinor, parseAssetSymbol, parseIdentityId, parseLimitMinor, parseUintNumber } from '../model/values.js';
 import { journalLeaves } from '../queries/journal.js';
 import type { ReadView } from '../store/port.js';
 import { disclosureSignaturePrefix } from './verify.js';
+import { keys, seqHex } from '../model/keys.js';
 
 export type Assertion =
   | { readonly shape: 'holds_at_least'; readonly amount: string; readonly asset: AssetSymbol; readonly kind: 'available' }

@@ -1,6 +1,5 @@
 /**
- * Store keys and record encodings. Keys are ordered text: fixed-width hex for
- * sequence numbers so that byte order is numeric order. Records are JSON with
+ * Record encodings (the keys they are stored under: keys.ts). Records are JSON with
  * bigint written as decimal text, field by field (no tagging that a client string
  * could imitate). A decoded record is checked before the kernel trusts it.
  */
@@ -30,68 +29,6 @@ import type {
   OperationState,
   Posting,
 } from './model.js';
-
-export function seqHex(n: number): string {
-  assert(Number.isSafeInteger(n) && n >= 0, 'sequence number is a safe non-negative integer');
-  return n.toString(16).padStart(16, '0');
-}
-export function parseSeqHex(text: string): number {
-  const n = parseInt(text, 16);
-  assert(text.length === 16 && Number.isSafeInteger(n), 'sequence key is 16 hex digits');
-  return n;
-}
-
-/** The layout written by this code: 2 = journal chunks of leaves, postings in the account index, per-asset totals. */
-export const storeLayout = '2';
-
-/** Key layout. Every prefix ends in '/', and no id or symbol contains '/'. */
-export const keys = {
-  head: 'meta/head',
-  cseq: 'meta/cseq',
-  sealed: 'meta/sealed',
-  /** The store layout the book was written in (storeLayout); a book of another layout is not opened. */
-  layout: 'meta/layout',
-  /** The book's id epoch (decimal; absent: 0), drawn afresh by each restore (IdSource: keyedIds). */
-  idsEpoch: 'meta/ids-epoch',
-  tb: (asset: string) => `tb/${asset}`,
-  tbPrefix: 'tb/',
-  asset: (sym: string) => `asset/${sym}`,
-  assetPrefix: 'asset/',
-  identity: (id: string) => `id/${id}`,
-  account: (id: string) => `acct/${id}`,
-  accountPrefix: 'acct/',
-  balance: (acct: string, asset: string) => `bal/${acct}/${asset}`,
-  balancePrefix: 'bal/',
-  /** A chunk of the journal: the leaves of the entries from `firstSeq` on (a round writes its entries in chunks of at most journalChunkEntriesMax). */
-  journal: (firstSeq: number) => `j/${seqHex(firstSeq)}`,
-  journalPrefix: 'j/',
-  /** Each journal chunk by its time then position: the first entry at or after a time is one seek. */
-  journalTime: (atMs: number, firstSeq: number) => `jt/${seqHex(atMs)}/${seqHex(firstSeq)}`,
-  journalTimePrefix: 'jt/',
-  /** Per account and asset, its entries by journal position, each carrying the posting (encodeIndexedPosting). */
-  accountAsset: (acct: string, asset: string, seq: number) => `aa/${acct}/${asset}/${seqHex(seq)}`,
-  accountAssetPrefix: (acct: string, asset: string) => `aa/${acct}/${asset}/`,
-  accountBalancesPrefix: (acct: string) => `bal/${acct}/`,
-  /** A decided operation. */
-  operation: (ref: string) => `op/${ref}`,
-  /** An acknowledged, undecided command: the Received operation itself. Deleted by its decision. */
-  command: (cseq: number) => `cmd/${seqHex(cseq)}`,
-  commandPrefix: 'cmd/',
-  clientKey: (principal: string, key: string) => `ck/${principal}/${key}`,
-  /** Reservations awaiting their deadline, in deadline order. */
-  expiry: (deadlineMs: number, ref: string) => `x/${seqHex(deadlineMs)}/${ref}`,
-  expiryPrefix: 'x/',
-  /** The events of one decision round, keyed by the first event's sequence number. */
-  eventChunk: (firstSeq: number) => `ev/${seqHex(firstSeq)}`,
-  eventPrefix: 'ev/',
-  alias: (source: string, name: string) => `alias/${encodeURIComponent(source)}/${encodeURIComponent(name)}`,
-  archived: (source: string, name: string) => `arch/${encodeURIComponent(source)}/${encodeURIComponent(name)}`,
-} as const;
-
-/** The smallest key after every key with this prefix. */
-export function prefixEnd(prefix: string): string {
-  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
-}
 
 // ---- bigint-bearing records ----
 

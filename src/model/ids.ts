@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv } from 'node:crypto';
-import { seqHex } from './codec.js';
 import type { AccountId, CredentialId, GrantId, IdentityId, PartyId } from './values.js';
+import { seqHex } from './keys.js';
 
 /** Where the kernel draws every id from, by command sequence number (deterministic: passed in). */
 export interface IdSource {

@@ -4,8 +4,9 @@
  * leaves of any range are read by one seek and a split, never encoded again.
  */
 import { assert } from '../assert.js';
-import { journalChunkLeaves, keys, parseSeqHex } from '../model/codec.js';
+import { journalChunkLeaves } from '../model/codec.js';
 import type { ReadView } from '../store/port.js';
+import { keys, parseSeqHex } from '../model/keys.js';
 
 /**
  * The leaf bytes (as text; UTF-8 gives the bytes) of journal entries `fromSeq` to

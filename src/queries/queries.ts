@@ -9,8 +9,7 @@ import { assert } from '../assert.js';
 import { type Actor, type Principals, inScope, reaches, unreachableAccount } from '../auth/authority.js';
 import { grantWithinScope } from '../auth/grants.js';
 import { type Grant } from '../model/model.js';
-import { overGrantPrefix, partyGrantPrefix } from '../decide/decide-grants.js';
-import { type Party, partyPrefix } from '../decide/decide-parties.js';
+import { type Party } from '../decide/decide-parties.js';
 import { type GrantPage, type GrantPageQuery, anyUnder, grantCoversAccount, grantPage, holdsLiveGrantOver } from '../auth/grant-queries.js';
 import {
   decodeAccount,
@@ -19,10 +18,6 @@ import {
   decodeIdentity,
   decodeOperation,
   decodeIndexedPosting,
-  keys,
-  parseSeqHex,
-  prefixEnd,
-  seqHex,
 } from '../model/codec.js';
 import { assetsMax, integratingPartiesMax, movementsMergeMax, movementsScanChunkEntries, movementsScanMax, statementMovementsMax } from '../constants.js';
 import { refuse } from '../errors.js';
@@ -31,6 +26,7 @@ import { zeroBalance } from '../model/model.js';
 import { readTotals, totalMinor } from '../book/totals.js';
 import type { ReadView, Snapshot } from '../store/port.js';
 import { type AccountId, type AssetSymbol, type IdentityId, isAccountId } from '../model/values.js';
+import { keys, overGrantPrefix, parseSeqHex, partyGrantPrefix, partyPrefix, prefixEnd, seqHex } from '../model/keys.js';
 
 export interface StatementQuery {
   readonly account: AccountId;

@@ -5,33 +5,9 @@
  * the book's record of value held on the layer (its negation, per asset).
  */
 import { createHash } from 'node:crypto';
-import { seqHex } from '../model/codec.js';
 import { canonicalJson } from '../model/canonical.js';
 import type { Account, Destination } from '../model/model.js';
 import type { AccountId, AssetSymbol, IdentityId } from '../model/values.js';
-
-export const settlementKeys = {
-  /** `{height, cut}`: the last final height taken in and the inbox length at it. */
-  meta: 'sl/meta',
-  /** An inbox record the book met, by seq. */
-  deposit: (seq: number) => `sl/dep/${seqHex(seq)}`,
-  depositPrefix: 'sl/dep/',
-  /** An instruction the book issued, by digest: the withdrawal's operation reference. */
-  instruction: (digest: string) => `sl/ins/${digest}`,
-  /** Withdrawals not yet Completed or Expired, by their instruction's expiry height, then operation reference. */
-  pending: (expiry: number, ref: string) => `sl/pend/${seqHex(expiry)}/${ref}`,
-  pendingPrefix: 'sl/pend/',
-  /** The first key past every pending withdrawal whose expiry is at most `height`. */
-  pendingAfter: (height: number) => `sl/pend/${seqHex(height + 1)}/`,
-  /** Withdrawals not yet Completed or Expired, per account (bounded by pendingWithdrawalsPerAccountMax). */
-  accountPending: (account: string, ref: string) => `sl/pa/${account}/${ref}`,
-  accountPendingPrefix: (account: string) => `sl/pa/${account}/`,
-  /** The latest attestation of an asset's location met in a final block (AttestationRecord). */
-  attestation: (asset: string) => `sl/att/${asset}`,
-  attestationPrefix: 'sl/att/',
-  /** The account a deposit reference names. */
-  depositRef: (ref: string) => `dref/${ref}`,
-};
 
 /** The withdrawal a pending key names. */
 export const pendingRefOf = (key: string): string => key.slice(key.lastIndexOf('/') + 1);

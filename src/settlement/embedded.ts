@@ -22,26 +22,10 @@ import {
 } from '../constants.js';
 import { refuse } from '../errors.js';
 import { canonicalJson } from '../model/canonical.js';
-import { prefixEnd, seqHex } from '../model/codec.js';
 import type { BatchOp, Store } from '../store/port.js';
 import { SerialChanges } from '../store/serial.js';
 import type { Anchor, Attestation, InboxRecord, Instruction, LayerBlock, LayerHead, LayerStatus, SettlementAdapter } from './adapter.js';
-
-export const layerKeys = {
-  meta: 'L/meta',
-  block: (height: number) => `L/b/${seqHex(height)}`,
-  blockPrefix: 'L/b/',
-  inbox: (seq: number) => `L/in/${seqHex(seq)}`,
-  inboxPrefix: 'L/in/',
-  mempool: (n: number) => `L/mp/${seqHex(n)}`,
-  mempoolPrefix: 'L/mp/',
-  /** Each anchor submitted, by number: the height that carried it, or null while waiting. */
-  anchor: (number: number) => `L/a/${seqHex(number)}`,
-  /** Each instruction handed to the layer, by digest (handing it again changes nothing). */
-  instruction: (digest: string) => `L/i/${digest}`,
-  location: (location: string) => `L/loc/${location}`,
-  locationPrefix: 'L/loc/',
-};
+import { layerKeys, prefixEnd } from '../model/keys.js';
 
 /** The hash `previous` names for block 1: genesis has no block. */
 export const genesisDigest = '0'.repeat(64);

@@ -5,7 +5,8 @@
  */
 import type { Asset, Command, DepositFact, Operation, SettlementCommand } from '../model/model.js';
 import type { AccountId, AssetSymbol } from '../model/values.js';
-import { settlementAccountId, settlementKeys } from './book.js';
+import { settlementAccountId } from './book.js';
+import { settlementKeys } from '../model/keys.js';
 
 type Intake = Extract<SettlementCommand, { type: 'bind_asset' | 'settle' | 'observe' }>;
 

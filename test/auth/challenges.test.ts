@@ -15,10 +15,11 @@ import {
   openChallenge,
   reclaimMessage,
 } from '../../src/auth/challenges.js';
-import { expiryHash, expiryScanEnd } from '../../src/auth/expiry.js';
+import { expiryHash } from '../../src/auth/expiry.js';
 import { challengeValidityMs } from '../../src/auth/constants.js';
 import { defaultRelyingParty as rp, verifyPasskeyRegistration, ceremonyChallenge } from '../../src/auth/webauthn.js';
 import { SoftwareAuthenticator } from '../support/authenticator.js';
+import { expiryScanEnd } from '../../src/model/keys.js';
 
 const alice = 'did:ledger:id:alice' as IdentityId;
 const bob = 'did:ledger:id:bob' as IdentityId;

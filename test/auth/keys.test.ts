@@ -6,10 +6,11 @@ import { reclaimMessage } from '../../src/auth/challenges.js';
 import { sessionLifetimeDefaultMs } from '../../src/auth/constants.js';
 import { expiryHash } from '../../src/auth/expiry.js';
 import { drawApiKey, drawSession, parseKeyVerifier, sessionView, sessionWrites, verifyKeySignature } from '../../src/auth/keys.js';
-import { credentialWrites, hashToken, resolveToken, tokenKey, type Credential } from '../../src/auth/credentials.js';
+import { credentialWrites, hashToken, resolveToken, type Credential } from '../../src/auth/credentials.js';
 import type { ReadView } from '../../src/store/port.js';
 import type { AccountId, CredentialId, IdentityId } from '../../src/model/values.js';
 import { refusedWith } from '../support/refusals.js';
+import { tokenKey } from '../../src/model/keys.js';
 
 const alice = 'did:ledger:id:alice' as IdentityId;
 const cred = 'did:ledger:cred:alice-1' as CredentialId;

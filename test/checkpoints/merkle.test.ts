@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { Frontier, extendFrontier, inclusionProof } from '../../src/checkpoints/merkle.js';
 import { rootFromInclusionPath as rootFromPath } from '../../src/disclosures/verify.js';
 import { merkleStoredLevelMin } from '../../src/constants.js';
-import { keys } from '../../src/model/codec.js';
 import { MemoryStore } from '../../src/store/memory.js';
+import { keys } from '../../src/model/keys.js';
 
 const sha = (...parts: Buffer[]) => createHash('sha256').update(Buffer.concat(parts)).digest();
 const leafOf = (i: number) => `{"seq":${i + 1},"x":"leaf ${i}"}`;

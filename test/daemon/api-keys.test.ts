@@ -14,7 +14,6 @@ import { openLayer, openSettlement } from '../../daemon/settlement.js';
 import { testClerk } from '../support/clerk.js';
 import { ApiKeyHandoff, decisionWaitMs, handoffKeysMax, handoffWaitMs } from '../../daemon/http/api-keys.js';
 import { builtInPrincipals } from '../../src/auth/authority.js';
-import { keys } from '../../src/model/codec.js';
 import { credentialWrites, principalCredentialWrites } from '../../src/auth/credentials.js';
 import { importGenesis } from '../../src/book/genesis.js';
 import { sequentialIds } from '../../src/model/ids.js';
@@ -23,6 +22,7 @@ import { MemoryStore } from '../../src/store/memory.js';
 import type { BatchOp } from '../../src/store/port.js';
 import type { CredentialId, IdentityId } from '../../src/model/values.js';
 import { customersGenesis } from '../support/book.js';
+import { keys } from '../../src/model/keys.js';
 
 describe('ApiKeyHandoff', () => {
   it('gives a held key to the first taker only', () => {

@@ -15,7 +15,8 @@ import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { readBackup } from '../../daemon/backup-format.js';
 import type { AccountId } from '../../src/model/values.js';
-import { depositRefOf, settlementKeys } from '../../src/settlement/book.js';
+import { settlementKeys } from '../../src/model/keys.js';
+import { depositRefOf } from '../../src/settlement/book.js';
 import { LevelStore } from '../../src/store/level.js';
 import { type Client, client, decided, ledgerd, ledgerdRun, startDaemon, useTempDirs } from './support.js';
 

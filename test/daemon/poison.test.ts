@@ -6,7 +6,6 @@
  */
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { keys } from '../../src/model/codec.js';
 import { keyedIds } from '../../src/model/ids.js';
 import { daemonKeys } from '../../daemon/book.js';
 import { Kernel } from '../../src/book/kernel.js';
@@ -14,6 +13,7 @@ import { LevelStore } from '../../src/store/level.js';
 import type { BatchOp } from '../../src/store/port.js';
 import { actorOf, submission, transfer } from '../support/book.js';
 import { type Client, type Daemon, client, decided, removeDir, startDaemon, tempDir, writeBook } from './support.js';
+import { keys } from '../../src/model/keys.js';
 
 const marker = 'POISON-7f3a';
 const env = { LEDGERD_TEST_POISON: marker, LEDGERD_LOG_LEVEL: 'error' };

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decodeBalance, decodeOperation, decodeLeaf, journalChunkLeaves, keys, prefixEnd } from '../../src/model/codec.js';
+import { decodeBalance, decodeOperation, decodeLeaf, journalChunkLeaves } from '../../src/model/codec.js';
 import { parseGenesis, importGenesis } from '../../src/book/genesis.js';
 import { sequentialIds } from '../../src/model/ids.js';
 import { Kernel } from '../../src/book/kernel.js';
@@ -18,6 +18,7 @@ import type { Store } from '../../src/store/port.js';
 import { verifyTotals } from '../../src/book/totals.js';
 import { crashCustomers, openCrashStore } from '../support/crash-child.js';
 import { useStores } from '../support/stores.js';
+import { keys, prefixEnd } from '../../src/model/keys.js';
 
 const child = join(process.cwd(), 'dist/test/support/crash-child.js');
 const perRun = 2_000;

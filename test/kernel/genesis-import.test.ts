@@ -7,9 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { type GenesisSource, importGenesisSource } from '../../src/book/genesis.js';
 import { genesisEntriesPerRead } from '../../src/constants.js';
 import { Refused } from '../../src/errors.js';
-import { decodeBalance, decodeIdentity, keys } from '../../src/model/codec.js';
+import { decodeBalance, decodeIdentity } from '../../src/model/codec.js';
 import { readTotals } from '../../src/book/totals.js';
 import { MemoryStore } from '../../src/store/memory.js';
+import { keys } from '../../src/model/keys.js';
 
 type Doc = Record<string, unknown[]>;
 const source = (doc: Doc): GenesisSource => ({

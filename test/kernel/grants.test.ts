@@ -10,8 +10,8 @@ import type { GrantTerms } from '../../src/model/model.js';
 import type { Command } from '../../src/model/model.js';
 import type { AccountId, GrantId, IdentityId } from '../../src/model/values.js';
 import { grantsHeldMax, grantsPerGrantorHolderMax } from '../../src/auth/constants.js';
-import { heldGrantKey } from '../../src/decide/decide-grants.js';
 import { acct, actorOf, customersGenesis, issuanceGrant, openBook, operator, submission, sym, transfer } from '../support/book.js';
+import { heldGrantKey } from '../../src/model/keys.js';
 
 const alice = 'did:ledger:id:alice' as IdentityId;
 const bob = 'did:ledger:id:bob' as IdentityId;

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../daemon/http/digest.js';
-import { journalChunkLeaves, keys, parseSeqHex, prefixEnd } from '../../src/model/codec.js';
+import { journalChunkLeaves } from '../../src/model/codec.js';
 import { journalChunkEntriesMax } from '../../src/constants.js';
 import { journalLeaves } from '../../src/queries/journal.js';
 import { balanceView, movementView } from '../../src/queries/views.js';
@@ -13,6 +13,7 @@ import { actorOf, customersGenesis, openBook, operator, submission, transfer } f
 import type { Posting } from '../../src/model/model.js';
 import type { ReadView } from '../../src/store/port.js';
 import type { AccountId } from '../../src/model/values.js';
+import { keys, parseSeqHex, prefixEnd } from '../../src/model/keys.js';
 
 const names = Array.from({ length: 6 }, (_, i) => `c${i}`);
 const acctOf = (name: string) => `did:ledger:acct:${name}`;

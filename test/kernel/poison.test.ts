@@ -7,7 +7,6 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { issueChallenge } from '../../src/auth/challenges.js';
 import { fail } from '../../src/assert.js';
-import { keys } from '../../src/model/codec.js';
 import { sequentialIds } from '../../src/model/ids.js';
 import type { DirectCommand } from '../../src/decide/decide-auth.js';
 import { Kernel, type PoisonReport, type RoundPart } from '../../src/book/kernel.js';
@@ -15,6 +14,7 @@ import { MemoryStore } from '../../src/store/memory.js';
 import type { BatchOp } from '../../src/store/port.js';
 import { TestClock, acct, actorOf, available, customersGenesis, openBook, submission, sym, transfer } from '../support/book.js';
 import { submittedWith } from '../support/refusals.js';
+import { keys } from '../../src/model/keys.js';
 
 const alice = 'did:ledger:acct:alice';
 const bob = 'did:ledger:acct:bob';

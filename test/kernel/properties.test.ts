@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeOperation, decodeLeaf, journalChunkLeaves, keys, prefixEnd } from '../../src/model/codec.js';
+import { decodeOperation, decodeLeaf, journalChunkLeaves } from '../../src/model/codec.js';
 import { Refused } from '../../src/errors.js';
 import type { Command } from '../../src/model/model.js';
 import { MemoryStore } from '../../src/store/memory.js';
@@ -13,6 +13,7 @@ import type { Store } from '../../src/store/port.js';
 import { verifyTotals } from '../../src/book/totals.js';
 import { TestClock, acct, actorOf, customersGenesis, openBook, submission, sym, transfer } from '../support/book.js';
 import { useStores } from '../support/stores.js';
+import { keys, prefixEnd } from '../../src/model/keys.js';
 
 const stores = useStores();
 

@@ -9,7 +9,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeHead, encodeOperation, keys } from '../../src/model/codec.js';
+import { decodeHead, encodeOperation } from '../../src/model/codec.js';
 import { journalLeaves } from '../../src/queries/journal.js';
 import type { GrantOp, GrantTerms } from '../../src/model/model.js';
 import { sequentialIds } from '../../src/model/ids.js';
@@ -18,6 +18,7 @@ import type { Command, Operation } from '../../src/model/model.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { AccountId, CredentialId, GrantId, IdentityId } from '../../src/model/values.js';
 import { TestClock, actorOf, customersGenesis, openBook, submission, sym } from '../support/book.js';
+import { keys } from '../../src/model/keys.js';
 
 const names = ['alice', 'bob', 'carol'] as const;
 const identity = (i: number) => `did:ledger:id:${names[i]}` as IdentityId;

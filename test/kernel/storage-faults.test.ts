@@ -5,11 +5,11 @@
  * taken again.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { keys } from '../../src/model/codec.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { BatchOp } from '../../src/store/port.js';
 import { submittedWith } from '../support/refusals.js';
 import { actorOf, available, customersGenesis, openBook, submission, transfer } from '../support/book.js';
+import { keys } from '../../src/model/keys.js';
 
 const alice = 'did:ledger:acct:alice';
 const bob = 'did:ledger:acct:bob';

@@ -4,13 +4,13 @@
  * `verifyTotals` (the full pass, for `ledgerd check`) agrees with them.
  */
 import { describe, expect, it } from 'vitest';
-import { keys } from '../../src/model/codec.js';
 import { Kernel } from '../../src/book/kernel.js';
 import { sequentialIds } from '../../src/model/ids.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { Range } from '../../src/store/port.js';
 import { verifyTotals } from '../../src/book/totals.js';
 import { TestClock, acct, actorOf, customersGenesis, openBook, submission, sym, transfer } from '../support/book.js';
+import { keys } from '../../src/model/keys.js';
 
 const alice = 'did:ledger:acct:alice';
 const bob = 'did:ledger:acct:bob';

@@ -1,0 +1,333 @@
+/**
+ * Intake: commands acknowledged, never decided here. Submissions are taken in rounds:
+ * each round reads every client-key record and everything the prechecks need in one
+ * store round trip each, answers repeats from their first submission, prechecks the
+ * rest, and accepts them into the next submission write (many per fsync). Once that is
+ * durable the caller is answered and the commands go to the decider, in order. The
+ * backlog (commands submitted and not yet decided) is bounded, in all and per principal.
+ */
+import { AssertionFailure, assert } from '../assert.js';
+import type { Principals } from '../auth/authority.js';
+import * as bounds from '../constants.js';
+import type { RecoveryTerms } from '../custody/terms.js';
+import { restrictable } from '../custody/decide-custody.js';
+import { recordNeeds } from '../decide/decide-auth.js';
+import { precheck, precheckNeeds } from '../decide/precheck.js';
+import { type Refusal, Refused, refusal, refuse } from '../errors.js';
+import { decodeAccount, decodeIdentity, encodeOperation } from '../model/codec.js';
+import { check, recordJson } from '../model/decode.js';
+import type { IdSource } from '../model/ids.js';
+import { keys } from '../model/keys.js';
+import type { Asset, Operation } from '../model/model.js';
+import type { AccountId, IdentityId } from '../model/values.js';
+import type { BatchOp, Store } from '../store/port.js';
+import type { Acknowledgement, PoisonReport, RoundPart, Submission } from './kernel-types.js';
+import { Overlay } from './overlay.js';
+import type { BookReader } from './prefetch.js';
+import type { StoreHealth } from './recovery.js';
+
+/** A submission waiting for its intake round. */
+interface IntakeItem {
+  readonly sub: Submission;
+  readonly clientKey: string;
+  readonly ckKey: string;
+  resolve(ack: Acknowledgement): void;
+  reject(error: unknown): void;
+}
+
+/** An accepted submission waiting for its durable write. */
+interface PendingSubmission {
+  readonly op: Operation;
+  readonly ckKey: string;
+  readonly digest: string;
+  readonly durable: Promise<void>;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+interface ClientKeyRecord {
+  readonly digest: string;
+  readonly ref: string;
+}
+
+/** A stored client-key record (`ck/`), checked. */
+function decodeClientKeyRecord(text: string): ClientKeyRecord {
+  const j = recordJson(text, 'client key');
+  return { digest: check.string(j, 'digest', 'client key'), ref: check.string(j, 'ref', 'client key') };
+}
+
+/** What intake is given by the kernel. */
+export interface IntakeHost {
+  readonly store: Store;
+  readonly reader: BookReader;
+  readonly health: StoreHealth;
+  readonly principals: Principals;
+  readonly recoveryTerms: RecoveryTerms;
+  readonly clock: () => number;
+  readonly ids: IdSource;
+  readonly backlogMax: number;
+  readonly backlogPerPrincipalMax: number;
+  readonly beforeDecide: (part: RoundPart) => void;
+  readonly onPoison: (report: PoisonReport) => void;
+  /** The registered assets as committed now. */
+  assets(): ReadonlyMap<string, Asset>;
+  /** A durable command, for the decider (in submission order). */
+  accepted(op: Operation): void;
+  /** Durable commands are waiting: let the decider run. */
+  schedule(): void;
+  decideQueueLength(): number;
+  notifyIdle(): void;
+}
+
+export class Intake {
+  private intakeQueue: IntakeItem[] = [];
+  intaking = false;
+  /** Submissions not yet durable, by client-key store key (a repeat waits on the first). */
+  private readonly inFlightKeys = new Map<string, PendingSubmission>();
+  private submitQueue: PendingSubmission[] = [];
+  submitting = false;
+  /** Commands submitted and not yet decided (or refused), by submitting principal. */
+  private readonly backlogByPrincipal = new Map<string, number>();
+
+  constructor(
+    private readonly host: IntakeHost,
+    /** The next command sequence number to draw. */
+    private nextCseq: number,
+  ) {}
+
+  /** Nothing waits for intake or a submission write. */
+  get idle(): boolean {
+    return !this.intaking && !this.submitting && this.intakeQueue.length === 0 && this.submitQueue.length === 0;
+  }
+
+  /** The kernel has stopped: submissions waiting for their write are refused. */
+  stopped(): void {
+    for (const p of this.submitQueue) p.reject(new Refused('ERR-DecisionUnavailable', 'the service has stopped deciding'));
+    this.submitQueue = [];
+  }
+
+  /** The store is read back after a failure (intake idle): the backlog is counted again from cmd/. */
+  clearBacklog(): void {
+    this.backlogByPrincipal.clear();
+  }
+
+  /** Acknowledges a command (durably) or refuses it. Never decides it here. */
+  submit(sub: Submission): Promise<Acknowledgement> {
+    const clientKey = sub.clientKey ?? sub.requestDigest;
+    assert(clientKey.length > 0 && clientKey.length <= bounds.clientKeyLengthMax, 'client key length checked at the edge');
+    return new Promise((resolve, reject) => {
+      // Refusals always arrive as a rejected promise, never as a synchronous throw.
+      this.ensureAccepting(sub.actor.principal);
+      this.countBacklog(sub.actor.principal, 1);
+      this.intakeQueue.push({ sub, clientKey, ckKey: keys.clientKey(sub.actor.principal, clientKey), resolve, reject });
+      if (!this.intaking) {
+        this.intaking = true;
+        // Let the submissions of this turn of the event loop gather into one intake round.
+        setImmediate(() => void this.runIntake());
+      }
+    });
+  }
+
+  /**
+   * Takes submissions in rounds: reads every client-key record and everything the
+   * prechecks need in one store round trip each, then handles each submission in
+   * order, synchronously. New commands go to the next submission write.
+   */
+  private async runIntake(): Promise<void> {
+    try {
+      while (this.intakeQueue.length > 0) {
+        const round = this.intakeQueue.splice(0, bounds.submissionsPerWriteMax);
+        try {
+          await this.intakeRound(round);
+        } catch (error) {
+          for (const item of round) {
+            this.countBacklog(item.sub.actor.principal, -1);
+            item.reject(error);
+          }
+          if (error instanceof AssertionFailure) this.host.health.stopFatally(error);
+        }
+      }
+    } finally {
+      this.intaking = false;
+      this.host.notifyIdle();
+    }
+  }
+
+  private async intakeRound(round: readonly IntakeItem[]): Promise<void> {
+    const lookups = [...new Set(round.filter((i) => !this.inFlightKeys.has(i.ckKey)).map((i) => i.ckKey))];
+    const recordTexts = lookups.length === 0 ? [] : await this.host.store.getMany(lookups);
+    const records = new Map<string, ClientKeyRecord>();
+    for (const [i, key] of lookups.entries()) if (recordTexts[i] !== undefined) records.set(key, decodeClientKeyRecord(recordTexts[i]!));
+
+    // The prechecks read the committed book through an overlay of their own, never written.
+    const reads = new Overlay(this.host.assets());
+    const fresh = round.filter((item) => !records.has(item.ckKey));
+    const accountIds = new Set<AccountId>();
+    const opRefs = new Set<string>();
+    const identityIds = new Set<string>();
+    const recordKeys = new Set<string>();
+    for (const item of fresh) {
+      const needs = precheckNeeds(item.sub.command);
+      for (const id of needs.accounts) accountIds.add(id);
+      for (const ref of needs.operations) opRefs.add(ref);
+      // The actor's own identity: a restricted one's commands are refused (CONTRACT 10).
+      if (restrictable(item.sub.actor.principal, this.host.principals)) identityIds.add(item.sub.actor.principal);
+      for (const id of needs.identities ?? []) identityIds.add(id);
+      for (const key of recordNeeds(item.sub.command)) recordKeys.add(key);
+    }
+    await this.host.reader.load(reads.identities, [...identityIds].map(keys.identity), decodeIdentity);
+    await this.host.reader.loadRecords(reads, [...recordKeys]);
+    for (const ref of opRefs) {
+      const op = await this.host.reader.operation(ref);
+      if (op === undefined) continue;
+      reads.operations.set(ref, op);
+      if (op.command.type === 'reserve') accountIds.add(op.command.payer);
+    }
+    await this.host.reader.load(reads.accounts, [...accountIds].map(keys.account), decodeAccount);
+    for (const item of fresh) await this.host.reader.loadGrantNeeds(reads, item.sub.command, item.sub.actor, null);
+
+    let accepted = false;
+    for (const item of round) {
+      const inFlight = this.inFlightKeys.get(item.ckKey);
+      const record = records.get(item.ckKey);
+      if (inFlight || record) {
+        this.countBacklog(item.sub.actor.principal, -1);
+        this.answerRepeat(item, inFlight, record);
+        continue;
+      }
+      const refused = this.precheckOne(item, reads);
+      if (refused) {
+        this.countBacklog(item.sub.actor.principal, -1);
+        item.reject(new Refused(refused.error, refused.description));
+        continue;
+      }
+      const pending = this.accept(item);
+      void pending.durable.then(() => item.resolve({ operation: pending.op, repeat: false }), item.reject);
+      accepted = true;
+    }
+    if (accepted) void this.flushSubmissions();
+  }
+
+  /** The precheck of one submission; one that throws (a bug its input trips) is refused with ERR-Internal alone. */
+  private precheckOne(item: IntakeItem, reads: Overlay): Refusal | null {
+    try {
+      this.host.beforeDecide({ kind: 'precheck', sub: item.sub });
+      return precheck(item.sub.command, item.sub.actor, reads, this.host.principals, this.host.clock(), this.host.recoveryTerms);
+    } catch (error) {
+      const failure = error instanceof AssertionFailure ? error : new AssertionFailure(`the precheck threw: ${(error as Error).message}`);
+      this.host.onPoison({ operation: null, what: item.sub.command.type, error: failure });
+      return refusal('ERR-Internal');
+    }
+  }
+
+  /** A repeat is answered from the first submission once that is durable: the latest state, decided once decided. */
+  private answerRepeat(item: IntakeItem, inFlight: PendingSubmission | undefined, record: ClientKeyRecord | undefined): void {
+    const digest = inFlight ? inFlight.digest : record!.digest;
+    if (digest !== item.sub.requestDigest) {
+      item.reject(new Refused('ERR-ClientKeyReused', 'the client key was already used for a different request'));
+      return;
+    }
+    const ref = inFlight ? inFlight.op.ref : record!.ref;
+    void (inFlight ? inFlight.durable : Promise.resolve())
+      .then(() => this.host.reader.operation(ref))
+      .then((op) => {
+        assert(op !== undefined, 'a client-key record names a stored operation');
+        item.resolve({ operation: op, repeat: true });
+      })
+      .catch(item.reject);
+  }
+
+  private accept(item: IntakeItem): PendingSubmission {
+    const cseq = this.nextCseq++;
+    const ref = this.host.ids.operationRef(cseq);
+    assert(this.host.ids.cseqOf(ref) === cseq, 'an operation reference leads back to its command');
+    const { sub } = item;
+    const op: Operation = {
+      ref,
+      cseq,
+      command: sub.command,
+      actor: { principal: sub.actor.principal, credential: sub.actor.credential, onBehalfOf: sub.actor.onBehalfOf, grant: null, kind: sub.actor.principal === this.host.principals.operator ? 'operator' : 'owner' },
+      scope: sub.actor.scope ?? null,
+      state: 'Received',
+      submittedAtMs: this.host.clock(),
+      decidedAtMs: null,
+      clientKey: item.clientKey,
+      clientKeyDerived: sub.clientKey === null,
+      reference: sub.reference,
+      result: null,
+      error: null,
+      hold: null,
+    };
+    let resolve!: () => void;
+    let reject!: (e: unknown) => void;
+    const durable = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    const pending: PendingSubmission = { op, ckKey: item.ckKey, digest: sub.requestDigest, durable, resolve, reject };
+    this.inFlightKeys.set(item.ckKey, pending);
+    this.submitQueue.push(pending);
+    return pending;
+  }
+
+  ensureAccepting(principal: string | null = null): void {
+    if (this.host.health.fatal || this.host.health.closing) refuse('ERR-DecisionUnavailable', 'the service is stopping or has stopped deciding');
+    if (this.host.health.writeFailure) refuse('ERR-DecisionUnavailable', 'the store cannot write right now');
+    if (principal !== null && (this.backlogByPrincipal.get(principal) ?? 0) >= this.host.backlogPerPrincipalMax) {
+      refuse('ERR-DecisionUnavailable', `this caller's share of the decision backlog is at its bound of ${this.host.backlogPerPrincipalMax} commands`);
+    }
+    if (this.backlog >= this.host.backlogMax) refuse('ERR-DecisionUnavailable', `the decision backlog is at its bound of ${this.host.backlogMax} commands`);
+  }
+
+  countBacklog(principal: string, delta: 1 | -1): void {
+    const count = (this.backlogByPrincipal.get(principal) ?? 0) + delta;
+    assert(count >= 0, 'a principal\'s backlog count stays non-negative');
+    if (count === 0) this.backlogByPrincipal.delete(principal);
+    else this.backlogByPrincipal.set(principal, count);
+  }
+
+  /** Commands submitted and not yet decided. */
+  get backlog(): number {
+    return this.intakeQueue.length + this.inFlightKeys.size + this.host.decideQueueLength();
+  }
+
+  private async flushSubmissions(): Promise<void> {
+    if (this.submitting) return;
+    this.submitting = true;
+    try {
+      while (this.submitQueue.length > 0) {
+        const batch = this.submitQueue.splice(0, bounds.submissionsPerWriteMax);
+        const ops: BatchOp[] = [];
+        for (const p of batch) {
+          ops.push({ type: 'put', key: keys.command(p.op.cseq), value: encodeOperation(p.op) });
+          ops.push({ type: 'put', key: p.ckKey, value: JSON.stringify({ digest: p.digest, ref: p.op.ref } satisfies ClientKeyRecord) });
+        }
+        ops.push({ type: 'put', key: keys.cseq, value: String(batch[batch.length - 1]!.op.cseq) });
+        if (!(await this.host.health.writeOrNote(ops))) {
+          const unavailable = new Refused('ERR-DecisionUnavailable', 'the store cannot write right now');
+          for (const p of batch) {
+            this.inFlightKeys.delete(p.ckKey);
+            this.countBacklog(p.op.actor.principal, -1);
+            p.reject(unavailable);
+          }
+          continue;
+        }
+        for (const p of batch) {
+          this.host.accepted(p.op);
+          this.inFlightKeys.delete(p.ckKey);
+          p.resolve();
+        }
+        this.host.schedule();
+      }
+    } finally {
+      this.submitting = false;
+      this.host.notifyIdle();
+    }
+  }
+
+  /** Whether `principal` submitted a command under `clientKey` (durable or on its way). */
+  async tookClientKey(principal: IdentityId, clientKey: string): Promise<boolean> {
+    const key = keys.clientKey(principal, clientKey);
+    return this.inFlightKeys.has(key) || (await this.host.store.get(key)) !== undefined;
+  }
+}

@@ -1,0 +1,272 @@
+/**
+ * What a round (or an intake round) reads, from the cache or the store: everything its
+ * decisions need, in one store round trip per kind where it can, so that deciding
+ * (round-builder.ts, decide/precheck.ts) reads only what is prefetched.
+ */
+import { type Actor, type Principals, actingAuthority, authorityToDebit, opensAccountFor } from '../auth/authority.js';
+import { loadHeldGrants, loadIssuance, loadList, loadRevocation } from '../auth/grant-loader.js';
+import * as bounds from '../constants.js';
+import { custodyNeeds, restrictable } from '../custody/decide-custody.js';
+import { type DirectCommand, recordNeeds } from '../decide/decide-auth.js';
+import { precheckNeeds } from '../decide/precheck.js';
+import { decodeAccount, decodeBalanceText, decodeIdentity } from '../model/codec.js';
+import type { IdSource } from '../model/ids.js';
+import { type ExpirySpace, expiryScanEnd, expirySpaces, keys, partyPrefix, prefixEnd, settlementKeys } from '../model/keys.js';
+import { type Account, type Asset, type Balance, type Command, type Identity, type Operation, isCustodyCommand, zeroBalance } from '../model/model.js';
+import type { AccountId, GrantId } from '../model/values.js';
+import { readOperation } from '../queries/queries.js';
+import { settlementFollowUps, settlementNeeds } from '../settlement/prefetch.js';
+import type { Store } from '../store/port.js';
+import type { LruCache } from './cache.js';
+import { Overlay } from './overlay.js';
+import type { RoundReads } from './round-builder.js';
+
+/** The kernel's reads of the committed book, through its cache. */
+export class BookReader {
+  constructor(
+    private readonly store: Store,
+    private readonly cache: LruCache<Account | Balance | Identity>,
+    private readonly principals: Principals,
+    private readonly ids: IdSource,
+  ) {}
+
+  async operation(ref: string): Promise<Operation | undefined> {
+    return readOperation(this.store, ref, this.ids.cseqOf);
+  }
+
+  /**
+   * Everything a decision round reads: the overlay its decisions read, then what the
+   * round prunes (read here so that building it reads nothing): the expiry index entries
+   * of challenges and sessions expired by `atMs` when `pruneAuth`, and the oldest event
+   * chunks unless `knownEventChunks` has them (state.ts).
+   */
+  async roundReads(
+    assets: ReadonlyMap<string, Asset>,
+    atMs: number,
+    batch: readonly Operation[],
+    expiring: readonly Operation[],
+    direct: readonly DirectCommand[],
+    pruneAuth: boolean,
+    knownEventChunks: readonly string[] | null,
+  ): Promise<RoundReads> {
+    const overlay = await this.prefetch(assets, batch, expiring, direct);
+    const expiredAuth = pruneAuth ? await this.expiredAuth(atMs) : null;
+    return { overlay, expiredAuth, oldestEventChunks: knownEventChunks ?? (await this.oldestEventChunks()) };
+  }
+
+  /** Expired challenges' and sessions' index entries (a bounded number of each), challenges first. */
+  private async expiredAuth(atMs: number): Promise<string[]> {
+    const out: string[] = [];
+    for (const space of ['chalx', 'tokx'] as const satisfies readonly ExpirySpace[]) {
+      for await (const [key] of this.store.entries({ gte: expirySpaces[space], lt: expiryScanEnd(space, atMs), limit: bounds.expiriesPerWriteMax })) out.push(key);
+    }
+    return out;
+  }
+
+  /** The first two event chunks' keys: the oldest is dropped once every event in it is past retention. */
+  private async oldestEventChunks(): Promise<string[]> {
+    const chunks: string[] = [];
+    for await (const [key] of this.store.entries({ gte: keys.eventPrefix, lt: prefixEnd(keys.eventPrefix), limit: 2 })) chunks.push(key);
+    return chunks;
+  }
+
+  /** Reads everything a round's decisions need, from the cache or in one store round trip per kind. */
+  private async prefetch(assets: ReadonlyMap<string, Asset>, batch: readonly Operation[], expiring: readonly Operation[], direct: readonly DirectCommand[]): Promise<Overlay> {
+    const overlay = new Overlay(assets);
+    await this.loadRecords(overlay, [...batch.map((op) => op.command), ...direct].flatMap(recordNeeds));
+    const accountIds = new Set<string>();
+    const balanceKeys = new Set<string>();
+    const identityIds = new Set<string>();
+    const needBalance = (account: string, asset: string) => {
+      accountIds.add(account);
+      balanceKeys.add(keys.balance(account, asset));
+    };
+
+    const reservationRefs = new Set<string>();
+    for (const op of batch) {
+      const c = op.command;
+      if (c.type === 'capture' || c.type === 'release') reservationRefs.add(c.reservation);
+    }
+    const inBatch = new Map(batch.map((op) => [op.ref, op]));
+    for (const ref of reservationRefs) {
+      if (inBatch.has(ref)) continue;
+      const op = await this.operation(ref);
+      if (op) overlay.operations.set(op.ref, op);
+    }
+    for (const op of [...expiring, ...batch]) overlay.operations.set(op.ref, op);
+
+    for (const op of expiring) needBalance(op.hold!.payer, op.hold!.asset);
+    /** Accounts whose every balance a decision reads (a recovery's sweep, a close). */
+    const wholeAccounts = new Set<string>();
+    for (const op of batch) {
+      const c = op.command;
+      // Every command reads its actor's identity: a restricted one's commands are refused (CONTRACT 10).
+      if (restrictable(op.actor.principal, this.principals)) identityIds.add(op.actor.principal);
+      if (isCustodyCommand(c)) {
+        const needs = custodyNeeds(c, null);
+        for (const id of needs.accounts) accountIds.add(id);
+        for (const id of needs.identities) identityIds.add(id);
+        // A recovery's sweep and a close read every balance of the account.
+        if (c.type === 'complete_custody_change' || c.type === 'close_account') wholeAccounts.add(c.account);
+        continue;
+      }
+      switch (c.type) {
+        case 'transfer':
+          for (const leg of c.legs) {
+            needBalance(leg.from, leg.asset);
+            needBalance(leg.to, leg.asset);
+          }
+          break;
+        case 'reserve':
+          needBalance(c.payer, c.asset);
+          break;
+        case 'capture':
+        case 'release': {
+          const reservation = overlay.operations.get(c.reservation);
+          if (reservation?.command.type === 'reserve') {
+            needBalance(reservation.command.payer, reservation.command.asset);
+            if (c.type === 'capture') needBalance(c.to, reservation.command.asset);
+          }
+          if (c.type === 'capture') accountIds.add(c.to);
+          break;
+        }
+        case 'open_account':
+          identityIds.add(c.owner);
+          accountIds.add(this.ids.accountId(op.cseq));
+          break;
+        case 'create_identity':
+          identityIds.add(this.ids.identityId(op.cseq));
+          break;
+        case 'register_credential':
+          identityIds.add(c.identity);
+          break;
+        case 'issue_grant':
+          for (const id of precheckNeeds(c).accounts) accountIds.add(id);
+          break;
+        case 'revoke_grant':
+          break;
+        case 'register_party':
+          for (const principal of c.principals) identityIds.add(principal);
+          await loadList(this.store, overlay, partyPrefix, bounds.integratingPartiesMax);
+          break;
+        case 'withdraw':
+          needBalance(c.account, c.asset);
+          await loadList(this.store, overlay, settlementKeys.accountPendingPrefix(c.account), bounds.pendingWithdrawalsPerAccountMax);
+          break;
+        case 'register_asset':
+        case 'deprecate_asset':
+          break;
+        case 'bind_asset':
+        case 'settle':
+        case 'observe': {
+          // Two steps: the records the layer's facts name, then the accounts and withdrawals those records name.
+          const recordKeys = settlementNeeds(c).filter((key) => !overlay.records.has(key));
+          const texts = await this.store.getMany(recordKeys);
+          for (const [i, key] of recordKeys.entries()) overlay.records.set(key, texts[i]);
+          for (const ref of settlementFollowUps(c, overlay).operations) {
+            if (overlay.operations.has(ref)) continue;
+            const found = await this.operation(ref);
+            if (found) overlay.operations.set(ref, found);
+          }
+          // Read again now that the withdrawals are in: their accounts and balances.
+          const followUps = settlementFollowUps(c, overlay);
+          for (const [account, asset] of followUps.balances) needBalance(account, asset);
+          for (const account of followUps.accounts) accountIds.add(account);
+          break;
+        }
+      }
+    }
+    await this.load(overlay.accounts, [...accountIds].map(keys.account), decodeAccount);
+    await this.prefetchCompletions(overlay, assets, batch, needBalance, identityIds);
+    for (const id of wholeAccounts) for (const asset of assets.keys()) needBalance(id, asset);
+    await this.load(overlay.identities, [...identityIds].map(keys.identity), decodeIdentity);
+    const balances = new Map<string, Balance | undefined>();
+    await this.load(balances, [...balanceKeys], (t) => decodeBalanceText(t));
+    for (const [key, b] of balances) overlay.balances.set(key, b ?? zeroBalance);
+    for (const op of batch) await this.loadGrantNeeds(overlay, op.command, { ...op.actor, scope: op.scope }, this.ids.grantId(op.cseq));
+    return overlay;
+  }
+
+  /**
+   * What completing a custody change reads besides the account: the change's new owner
+   * and the recovery's destination, every balance of which the sweep may credit. The
+   * change is on the committed account record: the precheck accepted the completion only
+   * once the change was decided, so it was opened in an earlier round.
+   */
+  private async prefetchCompletions(overlay: Overlay, assets: ReadonlyMap<string, Asset>, batch: readonly Operation[], needBalance: (account: string, asset: string) => void, identityIds: Set<string>): Promise<void> {
+    const extra = new Set<string>();
+    for (const op of batch) {
+      const c = op.command;
+      if (c.type !== 'complete_custody_change') continue;
+      const needs = custodyNeeds(c, { account: (id) => overlay.accounts.get(keys.account(id)) });
+      for (const id of needs.identities) identityIds.add(id);
+      for (const id of needs.accounts) {
+        if (!overlay.accounts.has(keys.account(id))) extra.add(id);
+        for (const asset of assets.keys()) needBalance(id, asset);
+      }
+    }
+    await this.load(overlay.accounts, [...extra].map(keys.account), decodeAccount);
+  }
+
+  /** Loads records by key into `overlay` (as stored text; undefined when absent), in one round trip. */
+  async loadRecords(overlay: Overlay, recordKeys: readonly string[]): Promise<void> {
+    if (recordKeys.length === 0) return;
+    const texts = await this.store.getMany(recordKeys);
+    for (const [i, key] of recordKeys.entries()) overlay.records.set(key, texts[i]);
+  }
+
+  /**
+   * Grants a decision (or precheck) of `command` reads: the actor's held grants when
+   * it may lack authority of its own over an account it debits, opens or finishes a
+   * reservation on (an account unknown now may be opened earlier in the same round),
+   * what a grant's issuance or revocation walks. Accounts and reservations are already
+   * in the overlay. `newGrant` is the id an issuance would draw (null at intake).
+   */
+  async loadGrantNeeds(overlay: Overlay, command: Command, actor: Actor, newGrant: GrantId | null): Promise<void> {
+    const lacksAuthority = (id: AccountId) => {
+      const account = overlay.accounts.get(keys.account(id));
+      return account === undefined || authorityToDebit(actor, account, this.principals) === null;
+    };
+    switch (command.type) {
+      case 'transfer':
+      case 'reserve':
+      case 'withdraw':
+        if (precheckNeeds(command).accounts.some(lacksAuthority)) await loadHeldGrants(this.store, overlay, actor.principal);
+        return;
+      case 'capture':
+      case 'release': {
+        const reservation = overlay.operations.get(command.reservation);
+        const payer = reservation?.command.type === 'reserve' ? overlay.accounts.get(keys.account(reservation.command.payer)) : undefined;
+        // Without authority of its own over the payer (the operator has none over an owned account), only a grant serves.
+        if (payer === undefined || actingAuthority(actor, this.principals, payer) === null) await loadHeldGrants(this.store, overlay, actor.principal);
+        return;
+      }
+      case 'open_account':
+        if (!opensAccountFor(actor, command.owner, this.principals)) await loadHeldGrants(this.store, overlay, actor.principal);
+        return;
+      case 'issue_grant':
+        return loadIssuance(this.store, overlay, { grantor: actor.principal, holder: command.terms.principal, parent: command.terms.parent, newGrant });
+      case 'revoke_grant':
+        return loadRevocation(this.store, overlay, command.grant);
+      default:
+        return;
+    }
+  }
+
+  async load<T extends Account | Balance | Identity>(into: Map<string, T | undefined>, storeKeys: readonly string[], decode: (text: string) => T): Promise<void> {
+    const misses: string[] = [];
+    for (const key of storeKeys) {
+      const cached = this.cache.get(key) as T | undefined;
+      if (cached !== undefined) into.set(key, cached);
+      else misses.push(key);
+    }
+    if (misses.length === 0) return;
+    const texts = await this.store.getMany(misses);
+    for (const [i, key] of misses.entries()) {
+      const text = texts[i];
+      const value = text === undefined ? undefined : decode(text);
+      into.set(key, value);
+      if (value !== undefined) this.cache.set(key, value);
+    }
+  }
+}

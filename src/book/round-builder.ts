@@ -1,0 +1,310 @@
+/**
+ * The round builder: a decision round decided in memory. Given the round's inputs (its
+ * time, the commands, the reservations expiring, the direct decisions) and what the
+ * prefetch read for it (prefetch.ts), it returns the one batch to write and what follows
+ * it. Pure and deterministic: it reads nothing but its inputs (no store, no clock, no id
+ * draw beyond the IdSource's functions of cseq), so the same inputs give the same batch.
+ * An assertion it trips (a poison decision) throws; nothing has been written.
+ */
+import { AssertionFailure, assert, fail } from '../assert.js';
+import * as bounds from '../constants.js';
+import { type Decision, type Entry, availableFloorMinor, decideExpiry } from '../decide/decide.js';
+import { type SettlementInput, decideCommand } from '../decide/decide-settlement.js';
+import { type ChallengeGate, type DirectCommand, decideSignIn } from '../decide/decide-auth.js';
+import { challengesOutstandingMax } from '../auth/constants.js';
+import { expiryHash } from '../auth/expiry.js';
+import type { Principals } from '../auth/authority.js';
+import type { RecoveryTerms } from '../custody/terms.js';
+import { type Refusal, refusal } from '../errors.js';
+import { encodeAccount, encodeAsset, encodeBalance, encodeHead, encodeIdentity, encodeIndexedPosting, encodeJournalChunk, encodeLeaf, encodeOperation } from '../model/codec.js';
+import type { IdSource } from '../model/ids.js';
+import { keySpaces, keys, parseSeqHex, settlementKeys, tokenKey, usedChallengeKey } from '../model/keys.js';
+import { type Account, type Asset, type Balance, type Head, type Operation, type Posting, moved, zeroBalance } from '../model/model.js';
+import type { AssetSymbol } from '../model/values.js';
+import { depositRefOf } from '../settlement/book.js';
+import type { BatchOp } from '../store/port.js';
+import type { Overlay } from './overlay.js';
+import type { RoundPart } from './kernel-types.js';
+import { plusBalance, totalMinor, totalsWrite } from './totals.js';
+
+/** What a round reads, as the prefetch found it: the builder reads nothing else. */
+export interface RoundReads {
+  /** Every record, account, identity, balance and operation the round's decisions read. */
+  readonly overlay: Overlay;
+  /** The expiry index entries of challenges and sessions expired by the round's time (`chalx/`, `tokx/`), or null when no pruning is due. */
+  readonly expiredAuth: readonly string[] | null;
+  /** The first two event chunk keys (`ev/`), oldest first: the oldest is dropped once past retention. */
+  readonly oldestEventChunks: readonly string[];
+}
+
+/** A round's inputs: its time, what it decides, and the book's state before it. */
+export interface RoundInput {
+  readonly atMs: number;
+  readonly batch: readonly Operation[];
+  readonly expiring: readonly Operation[];
+  readonly direct: readonly DirectCommand[];
+  readonly head: Head;
+  /** Per asset, the totals as committed. */
+  readonly totals: ReadonlyMap<string, Balance>;
+  readonly reads: RoundReads;
+  /** A command already found to be poison: it is refused with ERR-Internal. */
+  readonly poisonRef: string | null;
+}
+
+/** What the decisions are given besides the reads: who is who, ids, the challenge gate, the settlement layer. */
+export interface RoundContext {
+  readonly principals: Principals;
+  readonly recoveryTerms: RecoveryTerms;
+  readonly ids: IdSource;
+  readonly challengeMacKey: Uint8Array | null;
+  /** Entries of the used-set (challenges taken, not yet pruned). */
+  readonly challengesOutstanding: number;
+  readonly settlement: { readonly instance: number; readonly instructionExpiryBlocks: number; readonly layerHeight: number };
+  /** Test seam, called before each part is decided. */
+  readonly beforeDecide: (part: RoundPart) => void;
+}
+
+/** A round decided in memory, waiting for its write. */
+export interface BuiltRound {
+  readonly writes: readonly BatchOp[];
+  readonly head: Head;
+  readonly overlay: Overlay;
+  /** The per-asset totals this round changes, as they stand after it. */
+  readonly totals: ReadonlyMap<string, Balance>;
+  readonly events: readonly Operation[];
+  readonly eventStart: number;
+  readonly directOutcomes: readonly (Refusal | null)[];
+  /** Challenges issued less those pruned. */
+  readonly challengesAdded: number;
+  readonly expiring: readonly Operation[];
+  /** Assets registered or changed. */
+  readonly assets: ReadonlyMap<string, Asset>;
+  /** The oldest event chunk, deleted by this round once past retention. */
+  readonly droppedEventChunk: string | null;
+}
+
+/** Decides a round in memory: the batch to write and what follows it. Reads and writes nothing. */
+export function buildRound(input: RoundInput, context: RoundContext): BuiltRound {
+  const { atMs, batch, expiring, direct, poisonRef } = input;
+  const { overlay } = input.reads;
+  const writes: BatchOp[] = [];
+  const events: Operation[] = [];
+  let postingSeq = input.head.postingSeq;
+  const deltas = new Map<string, Balance>();
+  /** The round's journal entries, written in chunks. */
+  const leaves: string[] = [];
+  let accountsOpened = 0;
+
+  const post = (op: Operation, entries: readonly Entry[]): number[] => {
+    const seqs: number[] = [];
+    const perAsset = new Map<string, bigint>();
+    for (const entry of entries) {
+      const seq = ++postingSeq;
+      const signed = entry.direction === 'credit' ? entry.amountMinor : -entry.amountMinor;
+      perAsset.set(entry.asset, (perAsset.get(entry.asset) ?? 0n) + signed);
+      deltas.set(entry.asset, moved(deltas.get(entry.asset) ?? zeroBalance, entry.layer, signed));
+      const after = moved(overlay.balance(entry.account, entry.asset), entry.layer, signed);
+      assertWithinFloor(overlay.account(entry.account), entry.asset, after);
+      overlay.setBalance(entry.account, entry.asset, after);
+      const posting: Posting = {
+        seq,
+        atMs,
+        account: entry.account,
+        asset: entry.asset,
+        amountMinor: entry.amountMinor,
+        direction: entry.direction,
+        layer: entry.layer,
+        kind: entry.kind,
+        status: entry.status,
+        operation: op.ref,
+        counterparty: entry.counterparty,
+        authorities: entry.authorities,
+        reference: op.reference,
+        after,
+      };
+      const leaf = encodeLeaf(posting);
+      leaves.push(leaf);
+      writes.push({ type: 'put', key: keys.accountAsset(entry.account, entry.asset, seq), value: encodeIndexedPosting(leaf, posting.reference) });
+      seqs.push(seq);
+    }
+    for (const [asset, sum] of perAsset) if (sum !== 0n) fail(`operation ${op.ref} balances in ${asset} (off by ${sum})`);
+    return seqs;
+  };
+  const record = (op: Operation) => {
+    overlay.setOperation(op);
+    events.push(op);
+  };
+
+  for (const reservation of expiring) {
+    context.beforeDecide({ kind: 'expiry', op: reservation });
+    const postings = post(reservation, decideExpiry(reservation));
+    writes.push({ type: 'del', key: keys.expiry(reservation.hold!.deadlineMs, reservation.ref) });
+    record({ ...reservation, state: 'Expired', hold: null, result: { postings: [...(reservation.result?.postings ?? []), ...postings] } });
+  }
+
+  for (const op of batch) {
+    const decision: Decision = decideOne(op, overlay, atMs, poisonRef, context);
+    writes.push({ type: 'del', key: keys.command(op.cseq) });
+    if (!decision.ok) {
+      record({ ...op, state: decision.state, decidedAtMs: atMs, error: decision.error });
+      continue;
+    }
+    const postings = post(op, decision.entries);
+    for (const r of decision.records) overlay.setRecord(r.key, r.value);
+    if (decision.newIdentity) overlay.setIdentity(decision.newIdentity);
+    let result: Operation['result'] = decision.entries.length > 0 ? { ...decision.result, postings } : decision.result;
+    for (const asset of decision.assets ?? []) overlay.setAsset(asset);
+    for (const account of decision.accounts ?? []) {
+      if (overlay.account(account.id) === undefined) accountsOpened++;
+      overlay.setAccount(account);
+    }
+    for (const identity of decision.identities ?? []) overlay.setIdentity(identity);
+    if (decision.openAccount) {
+      const account = decision.openAccount;
+      overlay.setAccount(account);
+      // Deposits on the settlement layer name the account by its deposit reference.
+      overlay.setRecord(settlementKeys.depositRef(depositRefOf(account.id)), account.id);
+      const owner = overlay.identity(account.owner)!;
+      overlay.setIdentity({ ...owner, accounts: [...owner.accounts, account.id] });
+      accountsOpened++;
+      result = { account: account.id };
+    }
+    if (decision.hold) writes.push({ type: 'put', key: keys.expiry(decision.hold.deadlineMs, op.ref), value: '' });
+    record({ ...op, state: decision.state, decidedAtMs: atMs, result, hold: decision.hold });
+    for (const move of decision.moves ?? []) {
+      const moving = overlay.operation(move.ref)!;
+      const movedPostings = post(moving, move.entries);
+      record({ ...moving, state: move.state, result: { ...moving.result, postings: [...(moving.result?.postings ?? []), ...movedPostings] } });
+    }
+    if (decision.follow) {
+      const reservation = overlay.operation(decision.follow.ref)!;
+      writes.push({ type: 'del', key: keys.expiry(reservation.hold!.deadlineMs, reservation.ref) });
+      record({ ...reservation, state: decision.follow.state, hold: null, result: { postings: [...(reservation.result?.postings ?? []), ...postings] } });
+    }
+  }
+
+  const directOutcomes = direct.map((command) => {
+    context.beforeDecide({ kind: 'direct', command });
+    const outcome = decideSignIn(command, overlay, atMs, challengeGate(context));
+    if (!('error' in outcome)) for (const r of outcome) overlay.setRecord(r.key, r.value);
+    return 'error' in outcome ? outcome : null;
+  });
+  // Challenges taken this round: each adds its expiry index entry to the used-set.
+  const challengesTaken = [...overlay.dirtyRecords].filter((key) => key.startsWith(keySpaces.challengeExpiry) && overlay.records.get(key) !== undefined).length;
+  const pruned = pruneExpiredAuth(input.reads.expiredAuth ?? [], overlay);
+  for (const key of overlay.dirtyRecords) {
+    const value = overlay.records.get(key);
+    writes.push(value === undefined ? { type: 'del', key } : { type: 'put', key, value });
+  }
+
+  for (let i = 0; i < leaves.length; i += bounds.journalChunkEntriesMax) {
+    const firstSeq = input.head.postingSeq + 1 + i;
+    writes.push({ type: 'put', key: keys.journal(firstSeq), value: encodeJournalChunk(leaves.slice(i, i + bounds.journalChunkEntriesMax)) });
+    writes.push({ type: 'put', key: keys.journalTime(atMs, firstSeq), value: '' });
+  }
+  const totals = new Map<string, Balance>();
+  for (const [symbol, asset] of overlay.dirtyAssets) {
+    writes.push({ type: 'put', key: keys.asset(symbol), value: encodeAsset(asset) });
+    // A new asset's totals start at zero (a sealed book keeps totals for every registered asset).
+    if (!input.totals.has(symbol)) {
+      totals.set(symbol, zeroBalance);
+      writes.push(totalsWrite(symbol, zeroBalance));
+    }
+  }
+  for (const [asset, delta] of deltas) {
+    assert(totalMinor(delta) === 0n, `the round balances in ${asset}`);
+    // A round of transfers alone moves no layer's total: nothing to write.
+    if (delta.available === 0n && delta.reserved === 0n && delta.encumbered === 0n) continue;
+    const total = plusBalance(totals.get(asset) ?? input.totals.get(asset)!, delta);
+    totals.set(asset, total);
+    writes.push(totalsWrite(asset, total));
+  }
+  for (const key of overlay.dirtyBalances) writes.push({ type: 'put', key, value: JSON.stringify(encodeBalance(overlay.balances.get(key)!)) });
+  for (const key of overlay.dirtyAccounts) writes.push({ type: 'put', key, value: encodeAccount(overlay.accounts.get(key)!) });
+  for (const key of overlay.dirtyIdentities) writes.push({ type: 'put', key, value: encodeIdentity(overlay.identities.get(key)!) });
+  // Every changed operation has an event; each is encoded once, for its event and its record.
+  const encoded = events.map(encodeOperation);
+  const latest = new Map<string, string>();
+  for (const [i, op] of events.entries()) latest.set(op.ref, encoded[i]!);
+  assert(latest.size === overlay.dirtyOperations.size, 'every changed operation has an event');
+  for (const [ref, text] of latest) writes.push({ type: 'put', key: keys.operation(ref), value: text });
+  const eventStart = input.head.eventSeq;
+  let droppedEventChunk: string | null = null;
+  if (events.length > 0) {
+    writes.push({ type: 'put', key: keys.eventChunk(eventStart + 1), value: `[${encoded.join(',')}]` });
+    droppedEventChunk = expiredEventChunk(input.reads.oldestEventChunks, eventStart + events.length);
+    if (droppedEventChunk !== null) writes.push({ type: 'del', key: droppedEventChunk });
+  }
+  const head: Head = {
+    decidedCseq: batch.length > 0 ? batch[batch.length - 1]!.cseq : input.head.decidedCseq,
+    postingSeq,
+    eventSeq: eventStart + events.length,
+    lastAtMs: atMs,
+    accounts: input.head.accounts + accountsOpened,
+  };
+  writes.push({ type: 'put', key: keys.head, value: encodeHead(head) });
+  return { writes, head, overlay, totals, events, eventStart, directOutcomes, challengesAdded: challengesTaken - pruned.challenges, expiring, assets: overlay.dirtyAssets, droppedEventChunk };
+}
+
+/** One command's decision; a command found to be poison is refused with ERR-Internal. */
+function decideOne(op: Operation, overlay: Overlay, atMs: number, poisonRef: string | null, context: RoundContext): Decision {
+  if (op.ref === poisonRef) return { ok: false, state: 'Rejected', error: refusal('ERR-Internal') };
+  try {
+    context.beforeDecide({ kind: 'command', op });
+    return decideCommand(op, overlay, decisionInput(atMs, op.cseq, context));
+  } catch (error) {
+    // A pure decision reads only the overlay: whatever it throws is a bug, like a failed assertion.
+    if (error instanceof AssertionFailure) throw error;
+    throw new AssertionFailure(`deciding ${op.ref} threw: ${(error as Error).message}`);
+  }
+}
+
+function decisionInput(atMs: number, cseq: number, context: RoundContext): SettlementInput {
+  const { ids, settlement } = context;
+  return {
+    atMs,
+    layerHeight: settlement.layerHeight,
+    instance: settlement.instance,
+    instructionExpiryBlocks: settlement.instructionExpiryBlocks,
+    principals: context.principals,
+    newAccountId: ids.accountId(cseq),
+    newIdentityId: ids.identityId(cseq),
+    newCredentialId: ids.credentialId(cseq),
+    newGrantId: ids.grantId(cseq),
+    newPartyId: ids.partyId(cseq),
+    challenges: challengeGate(context),
+    terms: context.recoveryTerms,
+  };
+}
+
+/** Bounded: past the used-set's bound a ceremony is told to retry rather than the store growing without limit. */
+function challengeGate(context: RoundContext): ChallengeGate {
+  return { macKey: context.challengeMacKey, usedSetFull: context.challengesOutstanding >= challengesOutstandingMax };
+}
+
+/** Deletes the expired challenges and sessions the prefetch found: their index entries and the records they name. */
+function pruneExpiredAuth(indexKeys: readonly string[], overlay: Overlay): { challenges: number } {
+  let challenges = 0;
+  for (const key of indexKeys) {
+    const isChallenge = key.startsWith(keySpaces.challengeExpiry);
+    overlay.setRecord(key, null);
+    overlay.setRecord((isChallenge ? usedChallengeKey : tokenKey)(expiryHash(key)), null);
+    if (isChallenge) challenges++;
+  }
+  return { challenges };
+}
+
+/** The oldest event chunk, once every event in it is older than the retention bound. */
+function expiredEventChunk(oldestChunks: readonly string[], lastSeq: number): string | null {
+  if (lastSeq <= bounds.eventsRetainedMax) return null;
+  if (oldestChunks.length < 2) return null;
+  // The second chunk's first event is one past the oldest chunk's last.
+  const oldestLast = parseSeqHex(oldestChunks[1]!.slice(keys.eventPrefix.length)) - 1;
+  return oldestLast <= lastSeq - bounds.eventsRetainedMax ? oldestChunks[0]! : null;
+}
+
+function assertWithinFloor(account: Account | undefined, asset: AssetSymbol, after: Balance): void {
+  if (account === undefined) fail('entries name known accounts');
+  if (after.available < availableFloorMinor(account, asset)) fail(`${account.id} available in ${asset} stays above its floor`);
+  if (after.reserved < 0n || after.encumbered < 0n) fail(`${account.id} reserved and encumbered in ${asset} stay non-negative`);
+}

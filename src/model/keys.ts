@@ -1,0 +1,265 @@
+/**
+ * The store's key layout, every space of it in one module (docs/architecture.md, Keys).
+ * Keys are ordered text: fixed-width hex for sequence numbers, so that byte order is
+ * numeric order. Every top-level space ends in '/', no id or symbol contains '/', and
+ * no space is a prefix of another (test/kernel/keys.test.ts), so a range scan of one
+ * space never reads another's records.
+ */
+import { assert } from '../assert.js';
+import type { GrantId, PartyId } from './values.js';
+
+export function seqHex(n: number): string {
+  assert(Number.isSafeInteger(n) && n >= 0, 'sequence number is a safe non-negative integer');
+  return n.toString(16).padStart(16, '0');
+}
+export function parseSeqHex(text: string): number {
+  const n = parseInt(text, 16);
+  assert(text.length === 16 && Number.isSafeInteger(n), 'sequence key is 16 hex digits');
+  return n;
+}
+
+/** The smallest key after every key with this prefix. */
+export function prefixEnd(prefix: string): string {
+  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+}
+
+/** The layout written by this code: 2 = journal chunks of leaves, postings in the account index, per-asset totals. */
+export const storeLayout = '2';
+
+/** Every top-level key space, once. */
+export const keySpaces = {
+  /** The head, the command counter, the seal, the store layout, the id epoch. */
+  meta: 'meta/',
+  /** Per-asset totals: the sum of every balance, layer by layer. */
+  totals: 'tb/',
+  /** Registered assets, by symbol. */
+  asset: 'asset/',
+  /** Identities, by id. */
+  identity: 'id/',
+  /** Accounts, by id. */
+  account: 'acct/',
+  /** Balances (three layers), by account then asset. */
+  balance: 'bal/',
+  /** The journal: chunks of CONTRACT 9 leaves, by first journal position. */
+  journal: 'j/',
+  /** Each journal chunk by time then first position. */
+  journalTime: 'jt/',
+  /** Per account and asset, its postings by journal position. */
+  accountAsset: 'aa/',
+  /** Operations, by reference. */
+  operation: 'op/',
+  /** Acknowledged, undecided commands, by cseq. */
+  command: 'cmd/',
+  /** Client-key records of submitted commands, by principal then client key. */
+  clientKey: 'ck/',
+  /** Reservations awaiting their deadline, by deadline then reference. */
+  expiry: 'x/',
+  /** Decision events, one chunk per round, by first event sequence number. */
+  event: 'ev/',
+  /** Aliases, by source then name. */
+  alias: 'alias/',
+  /** Archived aliases, by source then name. */
+  archived: 'arch/',
+  /** Credentials, by id. */
+  credential: 'cred/',
+  /** Bearer tokens (API keys, sessions), by SHA-256 of the token. */
+  token: 'tok/',
+  /** Expiry index of sessions, by expiry time then token hash. */
+  tokenExpiry: 'tokx/',
+  /** Used challenges, by SHA-256 of the challenge. */
+  challenge: 'chal/',
+  /** Expiry index of used challenges, by expiry time then challenge hash. */
+  challengeExpiry: 'chalx/',
+  /** Grants, by id. */
+  grant: 'grant/',
+  /** Live grants narrowed from a grant, by parent then child. */
+  grantChild: 'gch/',
+  /** Rolling-window usage of a windowed grant, by id. */
+  grantWindow: 'gwin/',
+  /** Live grants a principal holds, by holder then grant. */
+  heldGrant: 'gh/',
+  /** Revoked grants a principal held, by holder then grant. */
+  revokedHeld: 'ghr/',
+  /** Live grants a principal gave, by grantor then grant. */
+  givenGrant: 'gg/',
+  /** Every grant over an identity, by identity then grant. */
+  overGrant: 'gi/',
+  /** Grants over an identity a party holds or gave, by identity, party, grant. */
+  partyGrant: 'gip/',
+  /** Integrating parties, by id. */
+  party: 'party/',
+  /** What the book keeps of settlement: its meta, deposits, instructions, pending withdrawals, attestations. */
+  settlement: 'sl/',
+  /** The account a deposit reference names. */
+  depositRef: 'dref/',
+  /** The embedded settlement layer (settlement/embedded.ts). */
+  layer: 'L/',
+  /** Stored Merkle subtrees, by level then index. */
+  merkle: 'mt/',
+  /** Checkpoints, by number. */
+  checkpoint: 'cp/',
+  /** How far checkpoints have taken in the layer. */
+  checkpointIngest: 'cpi/',
+  /** Stored replies of commands decided at once, by principal then SHA-256 of the client key. */
+  directReply: 'dck/',
+} as const;
+
+const s = keySpaces;
+
+/** The book's own records. */
+export const keys = {
+  head: `${s.meta}head`,
+  cseq: `${s.meta}cseq`,
+  sealed: `${s.meta}sealed`,
+  /** The store layout the book was written in (storeLayout); a book of another layout is not opened. */
+  layout: `${s.meta}layout`,
+  /** The book's id epoch (decimal; absent: 0), drawn afresh by each restore (IdSource: keyedIds). */
+  idsEpoch: `${s.meta}ids-epoch`,
+  tb: (asset: string) => `${s.totals}${asset}`,
+  tbPrefix: s.totals,
+  asset: (sym: string) => `${s.asset}${sym}`,
+  assetPrefix: s.asset,
+  identity: (id: string) => `${s.identity}${id}`,
+  account: (id: string) => `${s.account}${id}`,
+  accountPrefix: s.account,
+  balance: (acct: string, asset: string) => `${s.balance}${acct}/${asset}`,
+  balancePrefix: s.balance,
+  /** A chunk of the journal: the leaves of the entries from `firstSeq` on (a round writes its entries in chunks of at most journalChunkEntriesMax). */
+  journal: (firstSeq: number) => `${s.journal}${seqHex(firstSeq)}`,
+  journalPrefix: s.journal,
+  /** Each journal chunk by its time then position: the first entry at or after a time is one seek. */
+  journalTime: (atMs: number, firstSeq: number) => `${s.journalTime}${seqHex(atMs)}/${seqHex(firstSeq)}`,
+  journalTimePrefix: s.journalTime,
+  /** Per account and asset, its entries by journal position, each carrying the posting (encodeIndexedPosting). */
+  accountAsset: (acct: string, asset: string, seq: number) => `${s.accountAsset}${acct}/${asset}/${seqHex(seq)}`,
+  accountAssetPrefix: (acct: string, asset: string) => `${s.accountAsset}${acct}/${asset}/`,
+  accountBalancesPrefix: (acct: string) => `${s.balance}${acct}/`,
+  /** A decided operation. */
+  operation: (ref: string) => `${s.operation}${ref}`,
+  /** An acknowledged, undecided command: the Received operation itself. Deleted by its decision. */
+  command: (cseq: number) => `${s.command}${seqHex(cseq)}`,
+  commandPrefix: s.command,
+  clientKey: (principal: string, key: string) => `${s.clientKey}${principal}/${key}`,
+  /** Reservations awaiting their deadline, in deadline order. */
+  expiry: (deadlineMs: number, ref: string) => `${s.expiry}${seqHex(deadlineMs)}/${ref}`,
+  expiryPrefix: s.expiry,
+  /** The events of one decision round, keyed by the first event's sequence number. */
+  eventChunk: (firstSeq: number) => `${s.event}${seqHex(firstSeq)}`,
+  eventPrefix: s.event,
+  alias: (source: string, name: string) => `${s.alias}${encodeURIComponent(source)}/${encodeURIComponent(name)}`,
+  archived: (source: string, name: string) => `${s.archived}${encodeURIComponent(source)}/${encodeURIComponent(name)}`,
+  /** The reply of a command decided at once, by its caller and the SHA-256 of its client key. */
+  directReply: (principal: string, clientKeyHashHex: string) => `${s.directReply}${principal}/${clientKeyHashHex}`,
+} as const;
+
+// ---- credentials, tokens, challenges ----
+
+export const credentialKey = (id: string) => `${s.credential}${id}`;
+export const tokenKey = (hashHex: string) => `${s.token}${hashHex}`;
+/** A used challenge, by its hash (auth/challenges.ts: challengeKey). */
+export const usedChallengeKey = (hashHex: string): string => `${s.challenge}${hashHex}`;
+
+/**
+ * Expiry indexes: `<space>/<expiresAtMs, 16 hex digits>/<hash>` sorts by time, so the
+ * records expired at `nowMs` are one ordered scan from `<space>/` up to
+ * `expiryScanEnd(space, nowMs)`, and pruning never reads live ones (auth/expiry.ts).
+ */
+export const expirySpaces = { chalx: s.challengeExpiry, tokx: s.tokenExpiry } as const;
+export type ExpirySpace = keyof typeof expirySpaces;
+
+export function expiryKey(space: ExpirySpace, expiresAtMs: number, hashHex: string): string {
+  return `${expirySpaces[space]}${seqHex(expiresAtMs)}/${hashHex}`;
+}
+
+/** Exclusive upper end of the index entries expired at `nowMs` (expired: `nowMs >= expiresAtMs`). */
+export function expiryScanEnd(space: ExpirySpace, nowMs: number): string {
+  return `${expirySpaces[space]}${seqHex(nowMs + 1)}/`;
+}
+
+// ---- grants and parties ----
+
+export const grantKey = (id: GrantId): string => `${s.grant}${id}`;
+/** Parent → children index: the grants narrowed from `parent` are one prefix scan. */
+export const grantChildKey = (parent: GrantId, child: GrantId): string => `${s.grantChild}${parent}/${child}`;
+export const grantChildPrefix = (parent: GrantId): string => `${s.grantChild}${parent}/`;
+/** Rolling-window usage of one windowed grant. */
+export const grantWindowKey = (id: GrantId): string => `${s.grantWindow}${id}`;
+
+/**
+ * Indexes. `gh/`, `gg/` and `gch/` are what the decider searches and counts, and hold
+ * live grants only: a revocation deletes its grants' entries, and an issuance drops
+ * those that expired from the lists it reads. `ghr/` keeps revoked held grants for the
+ * refusal's code; `gi/` and `gip/` feed the listings and keep every grant.
+ */
+/** Grants held by a principal. */
+export const heldGrantKey = (holder: string, grant: GrantId) => `${s.heldGrant}${holder}/${grant}`;
+export const heldGrantPrefix = (holder: string) => `${s.heldGrant}${holder}/`;
+/** Grants a principal held until they were revoked: read (the latest few) only to tell ERR-AuthorityRevoked from ERR-NotAuthorised. */
+export const revokedHeldKey = (holder: string, grant: GrantId) => `${s.revokedHeld}${holder}/${grant}`;
+export const revokedHeldPrefix = (holder: string) => `${s.revokedHeld}${holder}/`;
+/** Grants a principal gave. */
+export const givenGrantKey = (grantor: string, grant: GrantId) => `${s.givenGrant}${grantor}/${grant}`;
+export const givenGrantPrefix = (grantor: string) => `${s.givenGrant}${grantor}/`;
+/** Grants over an identity (its accounts, or opening its accounts): the identity listing. */
+export const overGrantKey = (identity: string, grant: GrantId) => `${s.overGrant}${identity}/${grant}`;
+export const overGrantPrefix = (identity: string) => `${s.overGrant}${identity}/`;
+/** Grants over an identity that `party` holds or gave: the identity listing as anyone else sees it. */
+export const partyGrantKey = (identity: string, party: string, grant: GrantId) => `${s.partyGrant}${identity}/${party}/${grant}`;
+export const partyGrantPrefix = (identity: string, party: string) => `${s.partyGrant}${identity}/${party}/`;
+
+export const partyKey = (id: PartyId): string => `${s.party}${id}`;
+export const partyPrefix = s.party;
+
+// ---- settlement ----
+
+export const settlementKeys = {
+  /** `{height, cut}`: the last final height taken in and the inbox length at it. */
+  meta: `${s.settlement}meta`,
+  /** An inbox record the book met, by seq. */
+  deposit: (seq: number) => `${s.settlement}dep/${seqHex(seq)}`,
+  depositPrefix: `${s.settlement}dep/`,
+  /** An instruction the book issued, by digest: the withdrawal's operation reference. */
+  instruction: (digest: string) => `${s.settlement}ins/${digest}`,
+  /** Withdrawals not yet Completed or Expired, by their instruction's expiry height, then operation reference. */
+  pending: (expiry: number, ref: string) => `${s.settlement}pend/${seqHex(expiry)}/${ref}`,
+  pendingPrefix: `${s.settlement}pend/`,
+  /** The first key past every pending withdrawal whose expiry is at most `height`. */
+  pendingAfter: (height: number) => `${s.settlement}pend/${seqHex(height + 1)}/`,
+  /** Withdrawals not yet Completed or Expired, per account (bounded by pendingWithdrawalsPerAccountMax). */
+  accountPending: (account: string, ref: string) => `${s.settlement}pa/${account}/${ref}`,
+  accountPendingPrefix: (account: string) => `${s.settlement}pa/${account}/`,
+  /** The latest attestation of an asset's location met in a final block (AttestationRecord). */
+  attestation: (asset: string) => `${s.settlement}att/${asset}`,
+  attestationPrefix: `${s.settlement}att/`,
+  /** The account a deposit reference names. */
+  depositRef: (ref: string) => `${s.depositRef}${ref}`,
+};
+
+/** The embedded settlement layer's own records. */
+export const layerKeys = {
+  meta: `${s.layer}meta`,
+  block: (height: number) => `${s.layer}b/${seqHex(height)}`,
+  blockPrefix: `${s.layer}b/`,
+  inbox: (seq: number) => `${s.layer}in/${seqHex(seq)}`,
+  inboxPrefix: `${s.layer}in/`,
+  mempool: (n: number) => `${s.layer}mp/${seqHex(n)}`,
+  mempoolPrefix: `${s.layer}mp/`,
+  /** Each anchor submitted, by number: the height that carried it, or null while waiting. */
+  anchor: (number: number) => `${s.layer}a/${seqHex(number)}`,
+  /** Each instruction handed to the layer, by digest (handing it again changes nothing). */
+  instruction: (digest: string) => `${s.layer}i/${digest}`,
+  location: (location: string) => `${s.layer}loc/${location}`,
+  locationPrefix: `${s.layer}loc/`,
+};
+
+// ---- checkpoints ----
+
+export const merkleKeys = {
+  node: (level: number, index: number) => `${s.merkle}${level.toString(16).padStart(2, '0')}/${seqHex(index)}`,
+};
+
+export const checkpointKeys = {
+  checkpoint: (number: number) => `${s.checkpoint}${seqHex(number)}`,
+  prefix: s.checkpoint,
+  ingested: `${s.checkpointIngest}ingested`,
+};

@@ -1,0 +1,283 @@
+/**
+ * The round builder (src/book/round-builder.ts) on hand-made overlays, without a store:
+ * the exact batch a transfer, a refusal, a reservation's expiry and a mixed round make,
+ * the same batch for the same inputs, and (through a kernel whose store refuses reads
+ * while a round is being built) that building a round reads nothing.
+ */
+import { describe, expect, it } from 'vitest';
+import { builtInPrincipals } from '../../src/auth/authority.js';
+import { recoveryTerms } from '../../src/custody/terms.js';
+import { Kernel, type RoundPart } from '../../src/book/kernel.js';
+import { Overlay } from '../../src/book/overlay.js';
+import { type RoundContext, type RoundInput, buildRound } from '../../src/book/round-builder.js';
+import { decodeBalanceText, decodeHead, decodeOperation, encodeHead } from '../../src/model/codec.js';
+import { sequentialIds } from '../../src/model/ids.js';
+import { keys, prefixEnd } from '../../src/model/keys.js';
+import { type Account, type Asset, type Balance, type Head, type Operation, zeroBalance } from '../../src/model/model.js';
+import type { AccountId, AssetSymbol, CredentialId, IdentityId } from '../../src/model/values.js';
+import { MemoryStore } from '../../src/store/memory.js';
+import type { Range } from '../../src/store/port.js';
+import { TestClock, actorOf, available, customersGenesis, openBook, submission, transfer } from '../support/book.js';
+
+const usd = 'USD' as AssetSymbol;
+const aliceId = 'did:ledger:id:alice' as IdentityId;
+const bobId = 'did:ledger:id:bob' as IdentityId;
+const alice = 'did:ledger:acct:alice' as AccountId;
+const bob = 'did:ledger:acct:bob' as AccountId;
+const atMs = 1_700_000_000_000;
+
+const asset: Asset = { id: usd, code: 1, kind: 'fiat', precision: 2, status: 'active', binding: 'book_only', location: null };
+const account = (id: AccountId, owner: IdentityId): Account => ({ id, owner, kind: 'customer', custody: 'delegated', status: 'active', openedAtMs: 0, epoch: 0, treasuryLimits: {} });
+const head: Head = { decidedCseq: 6, postingSeq: 40, eventSeq: 9, lastAtMs: atMs - 1, accounts: 2 };
+
+const context: RoundContext = {
+  principals: builtInPrincipals,
+  recoveryTerms: recoveryTerms(builtInPrincipals.identities, 1000),
+  ids: sequentialIds,
+  challengeMacKey: null,
+  challengesOutstanding: 0,
+  settlement: { instance: 0, instructionExpiryBlocks: 0, layerHeight: 0 },
+  beforeDecide: () => {},
+};
+
+const authority = { principal: aliceId, credential: 'did:ledger:cred:alice' as CredentialId, onBehalfOf: null, grant: null, kind: 'owner' as const };
+
+function received(cseq: number, command: Operation['command']): Operation {
+  return {
+    ref: sequentialIds.operationRef(cseq),
+    cseq,
+    command,
+    actor: authority,
+    scope: null,
+    state: 'Received',
+    submittedAtMs: atMs - 10,
+    decidedAtMs: null,
+    clientKey: `k${cseq}`,
+    clientKeyDerived: false,
+    reference: null,
+    result: null,
+    error: null,
+    hold: null,
+  };
+}
+
+const pay = (cseq: number, amountMinor: bigint) => received(cseq, { type: 'transfer', legs: [{ from: alice, to: bob, asset: usd, amountMinor }], deadlineMs: atMs + 1000 });
+
+/** A reservation of alice's, Reserved until `deadlineMs`, as stored after its decision at journal positions 39 and 40. */
+function reservation(cseq: number, amountMinor: bigint, deadlineMs: number): Operation {
+  const hold = { payer: alice, asset: usd, amountMinor, deadlineMs, authority: { ...authority, kind: 'owner' as const } };
+  return { ...received(cseq, { type: 'reserve', payer: alice, asset: usd, amountMinor, deadlineMs }), state: 'Reserved', decidedAtMs: atMs - 100, hold, result: { postings: [39, 40] } };
+}
+
+/** The overlay a prefetch would make for these operations: both accounts, alice's identity, their USD balances. */
+function overlayOf(ops: readonly Operation[], aliceBalance: Balance): Overlay {
+  const overlay = new Overlay(new Map([[usd, asset]]));
+  overlay.accounts.set(keys.account(alice), account(alice, aliceId));
+  overlay.accounts.set(keys.account(bob), account(bob, bobId));
+  overlay.identities.set(keys.identity(aliceId), { id: aliceId, createdAtMs: 0, accounts: [alice] });
+  overlay.balances.set(keys.balance(alice, usd), aliceBalance);
+  overlay.balances.set(keys.balance(bob, usd), zeroBalance);
+  for (const op of ops) overlay.operations.set(op.ref, op);
+  return overlay;
+}
+
+function input(batch: readonly Operation[], expiring: readonly Operation[], aliceBalance: Balance): RoundInput {
+  return {
+    atMs,
+    batch,
+    expiring,
+    direct: [],
+    head,
+    totals: new Map([[usd, { available: 0n, reserved: 0n, encumbered: 0n }]]),
+    reads: { overlay: overlayOf([...batch, ...expiring], aliceBalance), expiredAuth: null, oldestEventChunks: [] },
+    poisonRef: null,
+  };
+}
+
+const funded: Balance = { available: 100n, reserved: 0n, encumbered: 0n };
+const writesOf = (round: ReturnType<typeof buildRound>) => round.writes.map((w) => `${w.type} ${w.key}`);
+const valueAt = (round: ReturnType<typeof buildRound>, key: string) => {
+  const op = round.writes.find((w) => w.key === key);
+  return op?.type === 'put' ? op.value : undefined;
+};
+
+describe('round builder', () => {
+  it('builds a transfer: its postings, balances, operation, event and head, in one batch', () => {
+    const op = pay(7, 30n);
+    const round = buildRound(input([op], [], funded), context);
+    expect(writesOf(round)).toEqual([
+      `del ${keys.command(7)}`,
+      `put ${keys.accountAsset(alice, usd, 41)}`,
+      `put ${keys.accountAsset(bob, usd, 42)}`,
+      `put ${keys.journal(41)}`,
+      `put ${keys.journalTime(atMs, 41)}`,
+      `put ${keys.balance(alice, usd)}`,
+      `put ${keys.balance(bob, usd)}`,
+      `put ${keys.operation(op.ref)}`,
+      `put ${keys.eventChunk(10)}`,
+      `put ${keys.head}`,
+    ]);
+    expect(decodeBalanceText(valueAt(round, keys.balance(alice, usd))!)).toEqual({ available: 70n, reserved: 0n, encumbered: 0n });
+    expect(decodeBalanceText(valueAt(round, keys.balance(bob, usd))!)).toEqual({ available: 30n, reserved: 0n, encumbered: 0n });
+    const decided = decodeOperation(valueAt(round, keys.operation(op.ref))!);
+    expect(decided).toMatchObject({ state: 'Completed', decidedAtMs: atMs, result: { postings: [41, 42] }, error: null });
+    expect(decodeHead(valueAt(round, keys.head)!)).toEqual({ decidedCseq: 7, postingSeq: 42, eventSeq: 10, lastAtMs: atMs, accounts: 2 });
+    expect(round.events.map((e) => e.state)).toEqual(['Completed']);
+    expect(round.eventStart).toBe(9);
+    // A transfer moves no layer's total: no totals written.
+    expect(round.totals.size).toBe(0);
+  });
+
+  it('builds a refusal: the command leaves cmd/, decided Rejected, nothing moves', () => {
+    const op = pay(7, 500n);
+    const round = buildRound(input([op], [], funded), context);
+    expect(writesOf(round)).toEqual([`del ${keys.command(7)}`, `put ${keys.operation(op.ref)}`, `put ${keys.eventChunk(10)}`, `put ${keys.head}`]);
+    expect(decodeOperation(valueAt(round, keys.operation(op.ref))!)).toMatchObject({ state: 'Rejected', error: { error: 'ERR-InsufficientAvailable' } });
+    expect(decodeHead(valueAt(round, keys.head)!)).toEqual({ ...head, decidedCseq: 7, eventSeq: 10, lastAtMs: atMs });
+  });
+
+  it('builds a reservation expiry: the hold goes back to available and its index entry is deleted', () => {
+    const held = reservation(5, 40n, atMs - 1);
+    const round = buildRound(input([], [held], { available: 60n, reserved: 40n, encumbered: 0n }), context);
+    expect(writesOf(round)).toEqual([
+      `put ${keys.accountAsset(alice, usd, 41)}`,
+      `put ${keys.accountAsset(alice, usd, 42)}`,
+      `del ${keys.expiry(atMs - 1, held.ref)}`,
+      `put ${keys.journal(41)}`,
+      `put ${keys.journalTime(atMs, 41)}`,
+      `put ${keys.tb(usd)}`,
+      `put ${keys.balance(alice, usd)}`,
+      `put ${keys.operation(held.ref)}`,
+      `put ${keys.eventChunk(10)}`,
+      `put ${keys.head}`,
+    ]);
+    expect(decodeBalanceText(valueAt(round, keys.balance(alice, usd))!)).toEqual({ available: 100n, reserved: 0n, encumbered: 0n });
+    expect(decodeOperation(valueAt(round, keys.operation(held.ref))!)).toMatchObject({ state: 'Expired', hold: null, result: { postings: [39, 40, 41, 42] } });
+    // The reserved layer's total moves back to available: the totals are written, still zero in sum.
+    expect(round.totals.get(usd)).toEqual({ available: 40n, reserved: -40n, encumbered: 0n });
+    expect(decodeHead(valueAt(round, keys.head)!)).toEqual({ ...head, postingSeq: 42, eventSeq: 10, lastAtMs: atMs });
+  });
+
+  it('builds a round mixing them: expiry first, then each command in order, one event each', () => {
+    const held = reservation(5, 40n, atMs - 1);
+    const [first, refused, last] = [pay(7, 90n), pay(8, 20n), pay(9, 5n)];
+    const round = buildRound(input([first!, refused!, last!], [held], { available: 60n, reserved: 40n, encumbered: 0n }), context);
+    expect(round.events.map((e) => [e.ref, e.state])).toEqual([
+      [held.ref, 'Expired'],
+      [first!.ref, 'Completed'],
+      [refused!.ref, 'Rejected'],
+      [last!.ref, 'Completed'],
+    ]);
+    // The expiry's postings first (41, 42), then the two transfers'.
+    expect(round.events[1]!.result).toMatchObject({ postings: [43, 44] });
+    expect(round.events[3]!.result).toMatchObject({ postings: [45, 46] });
+    expect(decodeBalanceText(valueAt(round, keys.balance(alice, usd))!)).toEqual({ available: 5n, reserved: 0n, encumbered: 0n });
+    expect(decodeBalanceText(valueAt(round, keys.balance(bob, usd))!)).toEqual({ available: 95n, reserved: 0n, encumbered: 0n });
+    expect(writesOf(round).filter((w) => w.startsWith('del'))).toEqual([`del ${keys.expiry(atMs - 1, held.ref)}`, `del ${keys.command(7)}`, `del ${keys.command(8)}`, `del ${keys.command(9)}`]);
+    expect(decodeHead(valueAt(round, keys.head)!)).toEqual({ decidedCseq: 9, postingSeq: 46, eventSeq: 13, lastAtMs: atMs, accounts: 2 });
+  });
+
+  it('is deterministic: the same inputs build the same batch, byte for byte', () => {
+    const build = () => {
+      const held = reservation(5, 40n, atMs - 1);
+      return buildRound(input([pay(7, 90n), pay(8, 20n), pay(9, 5n)], [held], { available: 60n, reserved: 40n, encumbered: 0n }), context).writes;
+    };
+    const once = build();
+    expect(build()).toEqual(once);
+    expect(JSON.stringify(build())).toBe(JSON.stringify(once));
+  });
+
+  it('reads only its overlay: a record missing from it is a failed assertion, never a read', () => {
+    const op = pay(7, 30n);
+    const built = input([op], [], funded);
+    built.reads.overlay.accounts.delete(keys.account(bob));
+    expect(() => buildRound(built, context)).toThrow(/prefetched/);
+  });
+
+  it('prunes the expired auth records and the oldest event chunk the prefetch found', () => {
+    const hash = 'a'.repeat(64);
+    const built = input([pay(7, 30n)], [], funded);
+    const past = { ...built, head: { ...head, eventSeq: 1_000_000 }, reads: { ...built.reads, expiredAuth: [`chalx/0000000000000001/${hash}`, `tokx/0000000000000001/${hash}`], oldestEventChunks: [keys.eventChunk(1), keys.eventChunk(2)] } };
+    const round = buildRound(past, context);
+    expect(writesOf(round)).toEqual(expect.arrayContaining([`del chalx/0000000000000001/${hash}`, `del chal/${hash}`, `del tokx/0000000000000001/${hash}`, `del tok/${hash}`, `del ${keys.eventChunk(1)}`]));
+    expect(round.challengesAdded).toBe(-1);
+    // An oldest chunk holding an event still within retention stays.
+    const kept = buildRound({ ...past, reads: { ...past.reads, overlay: input([pay(7, 30n)], [], funded).reads.overlay, oldestEventChunks: [keys.eventChunk(1), keys.eventChunk(3)] } }, context);
+    expect(writesOf(kept)).not.toContain(`del ${keys.eventChunk(1)}`);
+  });
+});
+
+/** A memory store whose reads throw while `refusing`. */
+class ReadRefusingStore extends MemoryStore {
+  refusing = false;
+  reads: string[] = [];
+  private refuse(what: string): void {
+    if (!this.refusing) return;
+    this.reads.push(what);
+    throw new Error(`read while building a round: ${what}`);
+  }
+  override async get(key: string) {
+    this.refuse(key);
+    return super.get(key);
+  }
+  override async getMany(keys: readonly string[]) {
+    this.refuse(keys.join(','));
+    return super.getMany(keys);
+  }
+  override entries(range: Range) {
+    this.refuse(`entries ${range.gte ?? range.gt}`);
+    return super.entries(range);
+  }
+  override async write(...args: Parameters<MemoryStore['write']>) {
+    // The round is built: the write ends it.
+    this.refusing = false;
+    return super.write(...args);
+  }
+}
+
+describe('a kernel building its rounds', () => {
+  it('reads nothing between the first decision of a round and its write', async () => {
+    const store = new ReadRefusingStore();
+    const clock = new TestClock();
+    await openBook({ genesis: customersGenesis({ alice: 1_000n, bob: 0n }), store, clock }).then(({ kernel }) => kernel.close());
+    // From the round's first decision to its write, any read throws (and fails the round).
+    const kernel = await Kernel.open({ store, clock: clock.read, ids: sequentialIds, beforeDecide: (part: RoundPart) => { if (part.kind !== 'precheck') store.refusing = true; } });
+    const ack = await kernel.submit(submission(actorOf('did:ledger:id:alice'), transfer('did:ledger:acct:alice', 'did:ledger:acct:bob', 25n)));
+    await kernel.poke();
+    expect(store.reads).toEqual([]);
+    expect(kernel.writeAvailable).toBe(true);
+    expect((await kernel.operation(ack.operation.ref))?.state).toBe('Completed');
+    expect(await available(kernel, 'did:ledger:acct:bob')).toBe(25n);
+    await kernel.close();
+  });
+
+  it('drops the oldest event chunk once past retention, and reads the next oldest again after', async () => {
+    const store = new MemoryStore();
+    const clock = new TestClock();
+    await openBook({ genesis: customersGenesis({ alice: 1_000n, bob: 0n }), store, clock }).then(({ kernel }) => kernel.close());
+    // A book whose events reached one short of retention: chunk 1 holds event 1, chunk 2 events 2 to 999,999.
+    const before = decodeHead((await store.get(keys.head))!);
+    await store.write([
+      { type: 'put', key: keys.head, value: encodeHead({ ...before, eventSeq: 999_999 }) },
+      { type: 'put', key: keys.eventChunk(1), value: '[]' },
+      { type: 'put', key: keys.eventChunk(2), value: '[]' },
+    ]);
+    const kernel = await Kernel.open({ store, clock: clock.read, ids: sequentialIds });
+    const chunks = async () => {
+      const out: string[] = [];
+      for await (const [key] of store.entries({ gte: keys.eventPrefix, lt: prefixEnd(keys.eventPrefix), limit: 10 })) out.push(key);
+      return out;
+    };
+    const pay = async (n: bigint) => {
+      await kernel.submit(submission(actorOf('did:ledger:id:alice'), transfer('did:ledger:acct:alice', 'did:ledger:acct:bob', n)));
+      await kernel.poke();
+    };
+    await pay(1n); // event 1,000,000: within retention, nothing dropped
+    expect(await chunks()).toEqual([keys.eventChunk(1), keys.eventChunk(2), keys.eventChunk(1_000_000)]);
+    await pay(2n); // event 1,000,001: every event of chunk 1 is past retention
+    expect(await chunks()).toEqual([keys.eventChunk(2), keys.eventChunk(1_000_000), keys.eventChunk(1_000_001)]);
+    await pay(3n); // chunk 2 holds events up to 999,999: kept until event 1,999,999
+    expect(await chunks()).toEqual([keys.eventChunk(2), keys.eventChunk(1_000_000), keys.eventChunk(1_000_001), keys.eventChunk(1_000_002)]);
+    await kernel.close();
+  });
+});
