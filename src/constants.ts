@@ -111,6 +111,8 @@ export const genesisEntriesPerWrite = 10_000;
 export const genesisEntriesPerRead = 2_000;
 /** Journal entries per chunk: a round (or genesis) writes its entries in chunks of at most this many. */
 export const journalChunkEntriesMax = 4096;
+/** `ledgerd migrate`: store entries read per page of the old book and written per (unsynced) batch of the new one. */
+export const migrateEntriesPerWrite = 1_000;
 
 /** Treasury limit of the embedded default treasury accounts, minor units. */
 export const defaultTreasuryLimitMinor = 10n ** 24n;
