@@ -37,6 +37,7 @@ import { reservationRoutes } from './routes/reservations.js';
 import { serviceRoutes } from './routes/service.js';
 import { statementRoutes } from './routes/statements.js';
 import { transferRoutes } from './routes/transfers.js';
+import { requestTimeoutCheckMs, unroutedPathEchoLengthMax } from './constants.js';
 
 export interface AppOptions {
   readonly kernel: Kernel;
@@ -59,9 +60,6 @@ export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
     stream: process.stderr,
   };
 }
-
-/** How often Node looks for requests past requestTimeoutMs. */
-const requestTimeoutCheckMs = 1_000;
 
 export function buildApp(options: AppOptions): FastifyInstance {
   const { kernel, config } = options;
@@ -134,7 +132,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     return sendRefusal(reply, r, config.retryAfterSeconds);
   });
   app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?')[0]!.slice(0, 200);
+    const path = request.url.split('?')[0]!.slice(0, unroutedPathEchoLengthMax);
     return sendRefusal(reply, refusal('ERR-MalformedCommand', `no route ${request.method} ${path}`), config.retryAfterSeconds);
   });
 

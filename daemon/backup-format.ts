@@ -14,13 +14,13 @@
  * is therefore a secret, written 0600.
  */
 import { createHash } from 'node:crypto';
-import type { Range, Snapshot } from '../src/store/port.js';
 import { keys } from '../src/model/keys.js';
+import { recordJson } from '../src/model/decode.js';
+import type { Range, Snapshot } from '../src/store/port.js';
+import { backupPageEntries } from './constants.js';
 
 export const backupFormat = 'ledgerd-backup';
 export const backupFormatVersion = 1;
-/** Store entries read from the snapshot per step: memory holds one page, whatever the book's size. */
-export const backupPageEntries = 512;
 
 /** The data dir files a backup carries, by their name in the data dir: daemon.key always, the clerk's pair when the book has one. */
 export const carriedFiles = ['daemon.key', 'clerk.key', 'clerk.pub'] as const;
@@ -53,7 +53,7 @@ export async function* backupLines(snap: Snapshot, book: string, files: CarriedF
   };
   const headText = await snap.get(keys.head);
   if (headText === undefined) throw new Error('the store holds no book');
-  const header: BackupHeader = { format: backupFormat, version: backupFormatVersion, book, createdAtMs: nowMs, head: JSON.parse(headText), files };
+  const header: BackupHeader = { format: backupFormat, version: backupFormatVersion, book, createdAtMs: nowMs, head: recordJson(headText, 'head'), files };
   yield emit(`${JSON.stringify(header)}\n`);
   let entries = 0;
   let after: string | null = null;

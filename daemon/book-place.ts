@@ -5,7 +5,8 @@
  * transaction), so a failure at any instant leaves a whole book or none.
  */
 import { existsSync } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
+import { open, rename, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
@@ -32,8 +33,8 @@ export interface BookPlace {
   /** For messages: the data dir, or the database without its credentials. */
   readonly name: string;
   exists(): Promise<boolean>;
-  /** An empty book to build in, aside from the real one. */
-  build(purpose: 'init' | 'restore'): Promise<BookBuild>;
+  /** An empty book to build in, aside from the real one ('migrate': LevelDB only; placing it keeps the book it replaces, migratedFromDir). */
+  build(purpose: 'init' | 'restore' | 'migrate'): Promise<BookBuild>;
   /** The book, to read (check); nothing decides through it. */
   openToRead(): Promise<Store>;
 }
@@ -42,9 +43,36 @@ export function bookPlace(dataDir: string, bookDir: string, store: StoreConfig):
   return store.kind === 'leveldb' ? levelPlace(dataDir, bookDir) : postgresPlace(store);
 }
 
+/** Where `ledgerd migrate` keeps the layout-1 book it replaced (LevelDB), for the operator to remove once the migrated one serves. */
+export const migratedFromDir = (bookDir: string): string => `${bookDir}.layout-1`;
+const migratingDir = (bookDir: string): string => `${bookDir}.migrate`;
+
+/** Makes a rename in `dir` durable. */
+async function syncDir(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * A migrated book is put in place by two renames (the old book aside, then the new one
+ * in): a crash between them leaves no book but both of those. The migrated one was
+ * closed and verified before the first rename, so the swap is finished. Every way to
+ * the book on LevelDB passes here first, so `serve` never makes a fresh book there.
+ */
+async function finishMigrationSwap(bookDir: string): Promise<void> {
+  if (existsSync(bookDir) || !existsSync(migratedFromDir(bookDir)) || !existsSync(migratingDir(bookDir))) return;
+  await rename(migratingDir(bookDir), bookDir);
+  await syncDir(dirname(bookDir));
+}
+
 function levelPlace(dataDir: string, bookDir: string): BookPlace {
   const openBook = async () => {
     try {
+      await finishMigrationSwap(bookDir);
       return await LevelStore.open(bookDir, { createIfMissing: false });
     } catch (error) {
       throw dataDirFailure(dataDir, error);
@@ -52,7 +80,10 @@ function levelPlace(dataDir: string, bookDir: string): BookPlace {
   };
   return {
     name: dataDir,
-    exists: async () => existsSync(bookDir),
+    async exists() {
+      await finishMigrationSwap(bookDir);
+      return existsSync(bookDir);
+    },
     async build(purpose) {
       const building = `${bookDir}.${purpose}`;
       await rm(building, { recursive: true, force: true });
@@ -61,7 +92,12 @@ function levelPlace(dataDir: string, bookDir: string): BookPlace {
         store,
         async place() {
           await store.close();
+          if (purpose === 'migrate') {
+            await rename(bookDir, migratedFromDir(bookDir));
+            await syncDir(dirname(bookDir));
+          }
           await rename(building, bookDir);
+          await syncDir(dirname(bookDir));
         },
         async discard() {
           await store.close();

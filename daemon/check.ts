@@ -10,8 +10,9 @@
  * - every checkpoint: its kernel_root recomputed from the journal (one pass over it), its
  *   commitment, and its link to the one before.
  * Accounts are listed by their records (the only read here below the query layer). A
- * record that does not decode is a problem of its account, and the check goes on with
- * the next.
+ * record that does not decode is a problem of its account (or its checkpoint), and the
+ * check goes on with the next; one met in a pass over the whole book ends that pass
+ * alone.
  */
 import { builtInPrincipals, type Actor } from '../src/auth/authority.js';
 import { loadAssets } from '../src/book/assets.js';
@@ -26,11 +27,7 @@ import { sameBalance, verifyTotals } from '../src/book/totals.js';
 import type { ReadView, Store } from '../src/store/port.js';
 import type { AccountId, AssetSymbol, CredentialId } from '../src/model/values.js';
 import { keys, prefixEnd } from '../src/model/keys.js';
-
-/** Problems reported in full; past this many only their count grows (a badly damaged book would print forever). */
-export const checkProblemsListedMax = 100;
-/** Account records read per step. */
-const accountPageEntries = 512;
+import { checkAccountPageEntries, checkProblemsListedMax } from './constants.js';
 
 export interface CheckReport {
   readonly accounts: number;
@@ -60,26 +57,30 @@ export async function checkBook(store: Store): Promise<CheckReport> {
   let accounts = 0;
   let balances = 0;
   let postings = 0;
-  try {
+  // A pass that meets a damaged record reports it and the check goes on with the next pass.
+  const pass = async (name: string | null, run: () => Promise<void>) => {
     try {
-      await idsEpoch(snap);
+      await run();
     } catch (error) {
       if (!(error instanceof DamagedRecord)) throw error;
-      problem(error.message);
+      problem(name === null ? error.message : `${name}: ${error.message}`);
     }
-    const tb = await view.trialBalance(null);
-    for (const row of tb.rows) if (row.openingsMinor !== 0n) problem(`trial balance: ${row.asset} sums to ${row.openingsMinor}, not 0`);
-    // The trial balance above is read from the kept totals: sum every balance too.
-    try {
+  };
+  try {
+    await pass(null, async () => void (await idsEpoch(snap)));
+    let tbAccounts: number | null = null;
+    await pass('trial balance', async () => {
+      const tb = await view.trialBalance(null);
+      tbAccounts = tb.accounts;
+      for (const row of tb.rows) if (row.openingsMinor !== 0n) problem(`trial balance: ${row.asset} sums to ${row.openingsMinor}, not 0`);
+    });
+    // The trial balance above is read from the kept totals: sum every balance too (a damaged balance is named below too, by its account).
+    await pass('totals: the balances cannot be summed', async () => {
       for (const { asset, stored, summed } of (await verifyTotals(snap)).assets) {
         if (stored === null) problem(`totals: ${asset} has no kept total; its balances sum to ${showBalance(summed)}`);
         else if (!sameBalance(stored, summed)) problem(`totals: ${asset} keeps ${showBalance(stored)}; its balances sum to ${showBalance(summed)}`);
       }
-    } catch (error) {
-      // A damaged balance: named below, by its account.
-      if (!(error instanceof DamagedRecord)) throw error;
-      problem(`totals: the balances cannot be summed: ${error.message}`);
-    }
+    });
 
     for await (const [account, record] of accountRecords(snap)) {
       accounts++;
@@ -97,7 +98,8 @@ export async function checkBook(store: Store): Promise<CheckReport> {
         problem(`${account}: ${error.message}`);
       }
     }
-    if (accounts !== tb.accounts) problem(`the head counts ${tb.accounts} accounts; ${accounts} account records exist`);
+    if (tbAccounts !== null && accounts !== tbAccounts) problem(`the head counts ${tbAccounts} accounts; ${accounts} account records exist`);
+    // Each damaged checkpoint is named by checkCheckpoints, which goes on with the next.
     const checkpoints = await checkCheckpoints(snap, problem);
     return { accounts, balances, postings, checkpoints, view: view.view, problemCount, problems };
   } finally {
@@ -110,7 +112,7 @@ async function* accountRecords(store: ReadView): AsyncGenerator<[AccountId, stri
   let after: string | null = null;
   for (;;) {
     const page: [string, string][] = [];
-    for await (const entry of store.entries({ gt: after ?? keys.accountPrefix, lt: prefixEnd(keys.accountPrefix), limit: accountPageEntries })) page.push(entry);
+    for await (const entry of store.entries({ gt: after ?? keys.accountPrefix, lt: prefixEnd(keys.accountPrefix), limit: checkAccountPageEntries })) page.push(entry);
     if (page.length === 0) return;
     after = page[page.length - 1]![0];
     for (const [key, record] of page) yield [key.slice(keys.accountPrefix.length) as AccountId, record];

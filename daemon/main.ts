@@ -1,18 +1,23 @@
 /**
  * `ledgerd`: `init` creates a book, `serve` serves it (CONTRACT 1), `restore` makes one
- * from a backup, `check` verifies a stopped one. A failure to start is one line on
+ * from a backup, `check` verifies a stopped one, `migrate` brings an older one to this
+ * version's store layout. A failure to start is one line on
  * stderr and an exit code of failures.ts: 2 usage, 3 configuration (or a bad backup
  * file), 4 data dir, 5 listen address, 6 a book check found problems, 1 anything else.
  */
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { Refused } from '../src/errors.js';
+import { storeLayout } from '../src/model/keys.js';
 import { defaultGenesis, genesisSource } from '../src/book/genesis.js';
 import { genesisFile } from './genesis-file.js';
 import { BookExists, initBook, placeOf, prepareDataDir } from './book.js';
 import { bookPaths } from './data-dir.js';
 import { checkBook } from './check.js';
 import { restoreBook } from './restore.js';
+import { migrateBook } from './migrate.js';
+import { layoutOf } from '../src/book/migrate-layout.js';
+import { migratePauseHook } from './test-hooks.js';
 import { StartupFailure, exitCodes } from './failures.js';
 import { ConfigError, loadConfig } from './config.js';
 import { serve } from './serve.js';
@@ -63,8 +68,11 @@ async function check(options: { dataDir?: string; config?: string }): Promise<vo
   const store = await place.openToRead();
   let report;
   try {
+    const layout = await layoutOf(store);
+    if (layout !== storeLayout) throw new StartupFailure(`${place.name} holds a book in store layout ${layout}; this ledgerd reads ${storeLayout}${layout === '1' ? ': run ledgerd migrate on it first' : ''}`, exitCodes.dataDir);
     report = await checkBook(store);
   } catch (error) {
+    if (error instanceof StartupFailure) throw error;
     // A record that cannot even be decoded is damage too, not a failure of the check.
     process.stdout.write(`the book cannot be read through: ${(error as Error).message}\nledgerd check: ${place.name}: damaged\n`);
     process.exit(exitCodes.damaged);
@@ -80,6 +88,21 @@ async function check(options: { dataDir?: string; config?: string }): Promise<vo
   const unlisted = report.problemCount - report.problems.length;
   process.stdout.write(`ledgerd check: ${place.name}: ${counts}: ${report.problemCount} problems${unlisted > 0 ? ` (${unlisted} not listed)` : ''}\n`);
   process.exit(exitCodes.damaged);
+}
+
+async function migrate(options: { dataDir?: string; config?: string }): Promise<void> {
+  const { dataDir, store } = bookOptions(options);
+  const outcome = await migrateBook(dataDir, store, migratePauseHook(process.env));
+  const name = placeOf(dataDir, store).name;
+  if (!outcome.migrated) {
+    process.stdout.write(`ledgerd migrate: ${name}: the book is in store layout ${outcome.layout} already: nothing to do\n`);
+    return;
+  }
+  const { report, keptIn } = outcome;
+  process.stdout.write(
+    `ledgerd migrate: ${name}: book migrated from store layout 1 to ${storeLayout} and verified: ${report.entriesRead} entries read, ${report.postings} journal entries in ${report.journalChunks} chunks, ${report.accounts} accounts, ${report.assets} assets\n` +
+      `the layout-1 book is kept in ${keptIn}: remove it once the migrated book serves (ledgerd check, then serve)\n`,
+  );
 }
 
 const program = new Command('ledgerd')
@@ -112,6 +135,13 @@ program
   .option('--data-dir <dir>', 'data directory (default: $LEDGERD_DATA_DIR, else ./.ledgerd)')
   .option('--config <file>', 'config file naming the store (default: $LEDGERD_CONFIG, else DIR/ledgerd.json when present)')
   .action(restore);
+
+program
+  .command('migrate')
+  .description('bring a stopped book written by an older ledgerd (store layout 1) to this version\'s layout; the old book is kept beside it')
+  .option('--data-dir <dir>', 'data directory (default: $LEDGERD_DATA_DIR, else ./.ledgerd)')
+  .option('--config <file>', 'config file naming the store (default: $LEDGERD_CONFIG, else DIR/ledgerd.json when present)')
+  .action(migrate);
 
 program
   .command('check')

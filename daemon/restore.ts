@@ -6,6 +6,7 @@
  */
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DamagedRecord } from '../src/model/decode.js';
 import type { BatchOp } from '../src/store/port.js';
 import { BadBackup, type BackupHeader, type BackupTrailer, type CarriedFile, carriedFiles, readBackup } from './backup-format.js';
 import { BookExists, bookIdentity, drawIdsEpoch, idsEpoch, placeOf, prepareDataDir } from './book.js';
@@ -13,9 +14,7 @@ import { writeAtomically } from './data-dir.js';
 import type { StoreConfig } from './config.js';
 import { StartupFailure, exitCodes, fsReason } from './failures.js';
 import { keys } from '../src/model/keys.js';
-
-/** Entries written per batch while restoring (unsynced; the id epoch's write, last, syncs them all before the rename). */
-const restoreBatchEntries = 1_000;
+import { restoreBatchEntries } from './constants.js';
 
 const carriedModes: Record<CarriedFile, number> = { 'daemon.key': 0o600, 'clerk.key': 0o600, 'clerk.pub': 0o644 };
 
@@ -50,6 +49,13 @@ export async function restoreBook(from: string, dataDir: string, storeConfig: St
     } catch (error) {
       await building.discard();
       if (error instanceof BadBackup) throw new StartupFailure(`backup file ${from}: ${error.message}`, exitCodes.config);
+      // The trailer matched: the book the backup was taken from holds the damage (only the id epoch is decoded here).
+      if (error instanceof DamagedRecord) {
+        throw new StartupFailure(
+          `backup file ${from}: its ${keys.idsEpoch} record is damaged (${error.message}), so the book it was taken from is damaged; run \`ledgerd check\` on that book, and restore from an earlier backup of it`,
+          exitCodes.config,
+        );
+      }
       throw error;
     }
     for (const name of carriedFiles) {

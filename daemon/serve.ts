@@ -107,10 +107,16 @@ export async function serve(config: Config, version: string): Promise<void> {
         process.exit(1);
       }, config.shutdownTimeoutMs);
       timer.unref();
-      await app.close();
-      await settlement.close();
-      await kernel.close();
-      await served.release();
+      try {
+        await app.close();
+        await settlement.close();
+        await kernel.close();
+        await served.release();
+      } catch (error) {
+        // Said, not an unhandled rejection: the operator learns what did not close.
+        app.log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      }
       app.log.info('stopped');
       process.exit(code);
     })();

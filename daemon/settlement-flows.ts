@@ -15,6 +15,7 @@ import type { LayerBlock } from '../src/settlement/adapter.js';
 import { decodeSettlementMeta, pendingRefOf } from '../src/settlement/book.js';
 import type { EmbeddedLayer } from '../src/settlement/embedded.js';
 import { settlementKeys } from '../src/model/keys.js';
+import { intakeDecisionWaitMs, pendingWithdrawalsPageEntries } from './constants.js';
 
 export interface SettlementFlows {
   /** Starts carrying facts between the layer and `kernel`: decisions handed over, blocks taken in. */
@@ -27,9 +28,6 @@ export interface SettlementFlows {
 
 /** The credential automatic intake is recorded under: the operator's own (CONTRACT 5). */
 const operatorCredential = 'did:ledger:cred:operator' as CredentialId;
-
-/** Time an automatic intake waits for its decision before the next run may start. */
-const intakeDecisionWaitMs = 10_000;
 
 export function settlementFlows(layer: EmbeddedLayer): SettlementFlows {
   let intake: Promise<unknown> = Promise.resolve();
@@ -133,12 +131,12 @@ export function settlementFlows(layer: EmbeddedLayer): SettlementFlows {
   const resume = async (kernel: Kernel) => {
     let fromKey = settlementKeys.pendingPrefix;
     for (;;) {
-      const page = await kernel.settlementRecords(settlementKeys.pendingPrefix, fromKey, 256);
+      const page = await kernel.settlementRecords(settlementKeys.pendingPrefix, fromKey, pendingWithdrawalsPageEntries);
       for (const [key] of page) {
         const op = await kernel.operation(pendingRefOf(key));
         if (op !== undefined) await handOver(op, kernel);
       }
-      if (page.length < 256) break;
+      if (page.length < pendingWithdrawalsPageEntries) break;
       fromKey = `${page[page.length - 1]![0]}\u0000`;
     }
     for (const asset of kernel.assetList) if (asset.binding === 'binding') await askAttestation(asset);

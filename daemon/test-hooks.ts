@@ -5,6 +5,9 @@
  *
  * - `LEDGERD_TEST_POISON=<marker>`: deciding a command whose raw `reference` contains
  *   the marker trips an assertion, as a bug tied to that command would.
+ * - `LEDGERD_TEST_MIGRATE_PAUSE=1`: `ledgerd migrate` stops after its first batch written
+ *   (for a small book, the last: before the verification and the swap), says so on
+ *   stderr and waits to be killed (a crash mid-migration, at a known point).
  */
 import { fail } from '../src/assert.js';
 import type { RoundPart } from '../src/book/kernel.js';
@@ -14,5 +17,14 @@ export function poisonHook(env: NodeJS.ProcessEnv): ((part: RoundPart) => void) 
   if (marker === undefined || marker === '') return undefined;
   return (part) => {
     if (part.kind === 'command' && part.op.reference !== null && part.op.reference.includes(marker)) fail(`test poison (LEDGERD_TEST_POISON) in ${part.op.ref}`);
+  };
+}
+
+export function migratePauseHook(env: NodeJS.ProcessEnv): (() => Promise<void>) | undefined {
+  if (env.LEDGERD_TEST_MIGRATE_PAUSE !== '1') return undefined;
+  return () => {
+    process.stderr.write('ledgerd migrate: paused (LEDGERD_TEST_MIGRATE_PAUSE)\n');
+    // A timer keeps the process alive until the kill; it never fires the resolve.
+    return new Promise<void>(() => setInterval(() => {}, 60_000));
   };
 }

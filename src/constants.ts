@@ -13,6 +13,10 @@ export const referenceBytesMax = 1024;
 export const idLengthMax = 64;
 /** Asset symbol length (CONTRACT 3). */
 export const symbolLengthMax = 16;
+/** An asset's precision, in decimal places: one byte, as the settlement layer carries decimals. */
+export const assetPrecisionMax = 255;
+/** Operation reference length in characters: past any reference the kernel makes, so a longer one is malformed without a lookup. */
+export const operationRefLengthMax = 128;
 /** Largest amount an asset can carry: 2^128 - 1 (CONTRACT 3). */
 export const amountMinorMax = (1n << 128n) - 1n;
 /** Decimal digits of amountMinorMax: a longer digit string is over it without parsing. */
@@ -47,6 +51,8 @@ export const partyPrincipalsMax = 16;
 export const grantsListedMax = 1000;
 /** Index entries one grant listing page reads at most (a page may hold fewer than its limit and still carry `next`). */
 export const grantsListScanMax = 4 * grantsListedMax;
+/** Grant records a listing reads per store round trip (at most grantsListScanMax in all): bounds what one read holds and decodes. */
+export const grantsListChunkEntries = 256;
 /** Treasury limit entries on one account. */
 export const treasuryLimitsMax = assetsMax;
 
@@ -96,6 +102,14 @@ export const decisionWriteJoinWaitMs = 2;
 /** Entries in the kernel's read cache of accounts, identities and balances. */
 export const cacheEntriesDefault = 100_000;
 export const cacheEntriesMin = 1024;
+/**
+ * LevelDB's own memory, besides the cache above (LevelDB's defaults, stated here): table
+ * files held open, each with its index block and (64-bit) mapped into memory, so the
+ * pages of it a read touches count in the resident set as file-backed, reclaimable
+ * memory (docs/performance.md, A book of 10^7 postings); and the cache of uncompressed blocks.
+ */
+export const levelOpenFilesMax = 1000;
+export const levelBlockCacheBytes = 8 * 1024 * 1024;
 
 /** Genesis: entries of each kind, and entries written per batch while importing. */
 export const genesisEntriesMax = 10_000_000;
@@ -104,6 +118,8 @@ export const genesisEntriesPerWrite = 10_000;
 export const genesisEntriesPerRead = 2_000;
 /** Journal entries per chunk: a round (or genesis) writes its entries in chunks of at most this many. */
 export const journalChunkEntriesMax = 4096;
+/** `ledgerd migrate`: store entries read per page of the old book and written per (unsynced) batch of the new one. */
+export const migrateEntriesPerWrite = 1_000;
 
 /** Treasury limit of the embedded default treasury accounts, minor units. */
 export const defaultTreasuryLimitMinor = 10n ** 24n;

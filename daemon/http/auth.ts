@@ -15,6 +15,7 @@ import type { Scheme } from '../../src/model/model.js';
 import { LruCache } from '../../src/book/cache.js';
 import { refuse } from '../../src/errors.js';
 import type { Kernel } from '../../src/book/kernel.js';
+import { rememberedTokensMax } from '../constants.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -42,9 +43,6 @@ interface Remembered {
   readonly bearer: Bearer;
   readonly rememberedUntilMs: number;
 }
-
-/** Tokens remembered at once (bounds the cache's memory). */
-const rememberedTokensMax = 10_000;
 
 export function authenticator(kernel: Kernel, options: { cacheMs: number; clock: () => number }) {
   const remembered = new LruCache<Remembered>(rememberedTokensMax);

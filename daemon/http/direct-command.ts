@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kernel } from '../../src/book/kernel.js';
 import { refuse } from '../../src/errors.js';
+import { check, recordJson } from '../../src/model/decode.js';
 import type { Wire } from '../../src/queries/wire.js';
 import type { Store } from '../../src/store/port.js';
 import { keys } from '../../src/model/keys.js';
@@ -48,9 +49,10 @@ export class DirectCommands {
       if (before !== undefined) await before.catch(() => undefined);
       const stored = await this.store.get(storeKey);
       if (stored !== undefined) {
-        const record = JSON.parse(stored) as { digest: string; reply: Wire };
-        if (record.digest !== digest) refuse('ERR-ClientKeyReused', 'the client key was used for another request');
-        return record.reply;
+        const what = `direct command reply ${storeKey}`;
+        const record = recordJson(stored, what);
+        if (check.string(record, 'digest', what) !== digest) refuse('ERR-ClientKeyReused', 'the client key was used for another request');
+        return check.object(record, 'reply', what) as Wire;
       }
       if (await this.kernel.tookClientKey(caller.principal, clientKey)) refuse('ERR-ClientKeyReused', 'the client key was used for another request');
       const result = await decide();

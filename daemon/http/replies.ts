@@ -9,10 +9,12 @@ import { type IncomingMessage, STATUS_CODES, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { type Refusal, Refused, refusal } from '../../src/errors.js';
+import { DamagedRecord } from '../../src/model/decode.js';
 import { isStoreUnavailable } from '../../src/store/level.js';
 import { isPostgresUnavailable } from '../../src/store/postgres.js';
 import { type Wire, stringifyWire } from '../../src/queries/wire.js';
 import { httpStatus, retriable } from './status.js';
+import { expectHeaderEchoLengthMax } from '../constants.js';
 
 export const jsonType = 'application/json; charset=utf-8';
 
@@ -70,6 +72,8 @@ export function refusalOf(error: FastifyError, request: FastifyRequest, bodyByte
   if (error.validation) return { refusal: validationRefusal(error, request), bug: false };
   // A store failing reads (full disk, I/O, reopening to recover; a database out of reach) is an operating error: retry shortly.
   if (isStoreUnavailable(error) || isPostgresUnavailable(error)) return { refusal: refusal('ERR-DecisionUnavailable', 'the store cannot be read right now'), bug: false };
+  // A stored record that does not decode: the book's damage (or a bug's), told to the caller without the record, logged with it.
+  if (error instanceof DamagedRecord) return { refusal: refusal('ERR-Internal', 'a record of the book this request reads is damaged; the operator is told (ledgerd check names it)'), bug: true };
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { refusal: refusal('ERR-MalformedCommand', `the body is over ${bodyBytesMax} bytes`), bug: false };
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {
@@ -125,7 +129,7 @@ export function rawRefusal(r: Refusal): string {
  * runs. An expectation this API cannot meet is malformed input.
  */
 export function onUnmetExpectation(request: IncomingMessage, response: ServerResponse): void {
-  const expect = String(request.headers.expect ?? '').slice(0, 64);
+  const expect = String(request.headers.expect ?? '').slice(0, expectHeaderEchoLengthMax);
   const body = refusalBody(refusal('ERR-MalformedCommand', `unsupported Expect header ${JSON.stringify(expect)}; only 100-continue is understood`));
   response.shouldKeepAlive = false;
   response.writeHead(400, { 'content-type': jsonType, 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);

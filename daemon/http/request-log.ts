@@ -6,6 +6,7 @@
  * `authorization` only).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { loggedUrlLengthMax } from '../constants.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -13,9 +14,6 @@ declare module 'fastify' {
     refusalCode: string | null;
   }
 }
-
-/** Longest path (with its query) a log line quotes. */
-const loggedUrlLengthMax = 256;
 
 export function logRequests(app: FastifyInstance): void {
   app.decorateRequest('refusalCode', null);

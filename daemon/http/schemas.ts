@@ -4,7 +4,7 @@
  * that each failure gets the spec's own code (ERR-PrecisionExceeded, ERR-ZeroAmount…).
  * AJV runs without coercion or removal of unknown members (see app.ts).
  */
-import { amountDigitsMax, clientKeyLengthMax, idLengthMax, movementsPageLimitMax, symbolLengthMax } from '../../src/constants.js';
+import { amountDigitsMax, assetPrecisionMax, clientKeyLengthMax, idLengthMax, movementsPageLimitMax, operationRefLengthMax, symbolLengthMax } from '../../src/constants.js';
 import { type IdKind, idPrefix } from '../../src/model/values.js';
 
 export type Schema = Record<string, unknown>;
@@ -71,7 +71,7 @@ export const hexCursor = component('Cursor', str("a page's continuation (hex): s
   pattern: '^[0-9a-fA-F]+$',
 });
 export const reference = component('Reference', { description: 'pass-through JSON value, at most 1024 bytes of UTF-8, echoed exactly as sent' });
-export const operationRef = component('OperationReference', str('operation reference', { pattern: '^[A-Za-z0-9_.-]{1,128}$', maxLength: 128 }));
+export const operationRef = component('OperationReference', str('operation reference', { pattern: `^[A-Za-z0-9_.-]{1,${operationRefLengthMax}}$`, maxLength: operationRefLengthMax }));
 
 /** An object schema that refuses unknown members. */
 export function object(properties: Record<string, Schema>, required: readonly string[] = []): Schema {
@@ -271,7 +271,7 @@ export const assetSchema = object(
   {
     id: assetSymbol,
     kind: { enum: ['fiat', 'stable', 'native', 'other'] },
-    precision: { type: 'integer', minimum: 0, maximum: 255 },
+    precision: { type: 'integer', minimum: 0, maximum: assetPrecisionMax },
     status: { enum: ['active', 'deprecated'] },
     binding: { enum: ['book_only', 'binding', 'bound'] },
     location: nullable(str('settlement-layer location')),

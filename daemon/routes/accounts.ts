@@ -35,6 +35,7 @@ import {
   str,
 } from '../http/schemas.js';
 import { type RouteContext, withView } from './context.js';
+import { accountsCursorLengthMax } from '../constants.js';
 
 function treasuryLimits(value: unknown): Record<string, bigint> {
   const limits: Record<string, bigint> = {};
@@ -90,7 +91,7 @@ export function accountRoutes(app: FastifyInstance, { kernel }: RouteContext): v
       schema: {
         operationId: 'listAccounts', summary: "An identity's accounts in identifier order: the owner's, the operator's and the identities principal's to read",
         querystring: object(
-          { owner: identityId, limit: digitsText('page size, 1..1000'), cursor: str("the previous page's next", { pattern: '^[0-9a-fA-F]+$', maxLength: 256 }) },
+          { owner: identityId, limit: digitsText('page size, 1..1000'), cursor: str("the previous page's next", { pattern: '^[0-9a-fA-F]+$', maxLength: accountsCursorLengthMax }) },
           ['owner', 'limit'],
         ),
         response: responses({ 200: accountListingSchema }),

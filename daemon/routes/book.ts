@@ -8,9 +8,7 @@ import type { Query } from '../http/query.js';
 import { wireReply } from '../http/replies.js';
 import { accountId, assetSchema, assetSymbol, noQuery, object, responses, str, trialBalanceSchema } from '../http/schemas.js';
 import { type RouteContext, withView } from './context.js';
-
-/** Alias parts are opaque strings of a prior system; bounded like any input. */
-const aliasPartLengthMax = 256;
+import { aliasPartLengthMax } from '../constants.js';
 
 export function bookRoutes(app: FastifyInstance, { kernel }: RouteContext): void {
   app.get(

@@ -23,6 +23,7 @@ import { wireReply } from '../http/replies.js';
 import { accountId, commandHeaders, commandReplySchema, credentialId, identityId, mechanismsSchema, noQuery, nullable, object, operationRef, recoveryTermsSchema, reference, responses, str } from '../http/schemas.js';
 import { assertionSchema, relyingPartyOf } from './auth.js';
 import { type RouteContext, withView } from './context.js';
+import { reclaimSignatureLengthMax } from '../constants.js';
 
 const replies = responses({ 200: commandReplySchema, 202: commandReplySchema });
 const digestHex = str('digest, 32 bytes as lowercase hex', { pattern: '^[0-9a-f]{64}$' });
@@ -110,7 +111,7 @@ export function custodyRoutes(app: FastifyInstance, { kernel, config, clock }: R
         proof_credential: credentialId,
         acknowledged: nullable(digestHex),
         assertion: nullable(assertionSchema),
-        signature: nullable(str('key: 64-byte ed25519 signature, hex, over ledger-reclaim:v1:<account>:<epoch>', { maxLength: 256 })),
+        signature: nullable(str('key: 64-byte ed25519 signature, hex, over ledger-reclaim:v1:<account>:<epoch>', { maxLength: reclaimSignatureLengthMax })),
         reference,
       },
       ['proof_credential'],

@@ -12,9 +12,7 @@ import type { Query } from '../http/query.js';
 import { wireReply } from '../http/replies.js';
 import { accountId, commandHeaders, commandReplySchema, identityId, object, reference, responses, str } from '../http/schemas.js';
 import type { RouteContext } from './context.js';
-
-/** A legal obligation is named, not argued: bounded like a reference. */
-const justificationLengthMax = 1024;
+import { legalObligationLengthMax } from '../constants.js';
 
 interface DisclosureBody {
   subject: unknown;
@@ -39,7 +37,7 @@ export function disclosureRoutes(app: FastifyInstance, { kernel, clock, settleme
             subject: accountId,
             assertion: { type: 'object', description: 'one of the shapes of docs/disclosures.md, discriminated by `shape`' },
             checkpoint: { type: 'integer', minimum: 1, description: 'the checkpoint to rest on; the latest final one if absent' },
-            legal_obligation: str("the operator's justification under a legal obligation", { minLength: 1, maxLength: justificationLengthMax }),
+            legal_obligation: str("the operator's justification under a legal obligation", { minLength: 1, maxLength: legalObligationLengthMax }),
             recipient_identity: identityId,
             recipient_reference: str('opaque 32-byte hex', { pattern: '^[0-9a-f]{64}$' }),
             reference,

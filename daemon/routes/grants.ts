@@ -35,6 +35,7 @@ import {
   uintNumber,
 } from '../http/schemas.js';
 import { type RouteContext, withView } from './context.js';
+import { grantsCursorLengthMax } from '../constants.js';
 
 const replies = responses({ 200: commandReplySchema, 202: commandReplySchema });
 
@@ -74,7 +75,7 @@ const listing = (subject: 'identity' | 'account') =>
 /** Listings page like movements: `limit` (1..1000, 1000 when absent) and the previous page's `next` as `cursor`. */
 const listingQuery = object({
   limit: digitsText(`page size, 1..${grantsListedMax} (${grantsListedMax} when absent)`),
-  cursor: str("the previous page's next", { pattern: '^[0-9a-fA-F]+$', maxLength: 512 }),
+  cursor: str("the previous page's next", { pattern: '^[0-9a-fA-F]+$', maxLength: grantsCursorLengthMax }),
 });
 
 function pageQuery(request: FastifyRequest): GrantPageQuery {

@@ -6,7 +6,7 @@
  * ERR-SettlementLayerUnavailable (503, Retry-After) while it does not serve.
  */
 import type { FastifyInstance } from 'fastify';
-import { assetsMax, deadlineHorizonMaxMs, rescanSeqsMax, symbolLengthMax } from '../../src/constants.js';
+import { assetPrecisionMax, assetsMax, deadlineHorizonMaxMs, rescanSeqsMax, symbolLengthMax } from '../../src/constants.js';
 import { refuse } from '../../src/errors.js';
 import type { Destination } from '../../src/model/model.js';
 import { parseAccountId, parseAmountMinor, parseAssetSymbol } from '../../src/model/values.js';
@@ -18,9 +18,8 @@ import { accountId, amount, assetSymbol, commandHeaders, commandReplySchema, noQ
 import { comparisonView } from '../../src/checkpoints/views.js';
 import { type RouteContext, withView } from './context.js';
 import { settlementKeys } from '../../src/model/keys.js';
+import { layerSymbolLengthMax, settlementPendingCountMax } from '../constants.js';
 
-/** Pending instructions the status counts exactly; past it the count says "at least". */
-const pendingCountMax = 10_000;
 const hex32 = str('32 bytes, lowercase hex', { pattern: '^[0-9a-f]{64}$' });
 const replies = responses({ 200: commandReplySchema, 202: commandReplySchema });
 const settlementReply = object({ settlement: { type: 'object' } }, ['settlement']);
@@ -50,7 +49,7 @@ export function settlementRoutes(app: FastifyInstance, { kernel, config, clock, 
       schema: {
         operationId: 'registerAsset', summary: 'Operator: register an asset (book_only)',
         headers: commandHeaders, querystring: noQuery,
-        body: object({ id: assetSymbol, kind: { enum: ['fiat', 'stable', 'native', 'other'] }, precision: { type: 'integer', minimum: 0, maximum: 255 }, reference }, ['id', 'kind', 'precision']),
+        body: object({ id: assetSymbol, kind: { enum: ['fiat', 'stable', 'native', 'other'] }, precision: { type: 'integer', minimum: 0, maximum: assetPrecisionMax }, reference }, ['id', 'kind', 'precision']),
         response: replies,
       },
       preHandler: operatorOnly('registering assets'),
@@ -210,7 +209,7 @@ export function settlementRoutes(app: FastifyInstance, { kernel, config, clock, 
             {
               declared_at: uintNumber('ms'), fresh_until: uintNumber('ms: the first time the declaration no longer holds'), serving: { type: 'boolean' },
               height: uintNumber('the layer head'), final_height: uintNumber('the highest final height'), taken_in: uintNumber('the last final height the book took in'),
-              cut: uintNumber('the inbox length at that height'), pending_instructions: uintNumber(`withdrawals not yet Completed or Expired (counted up to ${pendingCountMax + 1})`),
+              cut: uintNumber('the inbox length at that height'), pending_instructions: uintNumber(`withdrawals not yet Completed or Expired (counted up to ${settlementPendingCountMax + 1})`),
               attestations: { type: 'array', items: attestationSchema, description: "per asset, what the book made of the layer's latest attestation of its location in a final block" },
             },
             ['declared_at', 'fresh_until', 'serving', 'height', 'final_height', 'taken_in', 'cut', 'pending_instructions', 'attestations'],
@@ -224,7 +223,7 @@ export function settlementRoutes(app: FastifyInstance, { kernel, config, clock, 
       const status = await layer.status(nowMs);
       const meta = decodeSettlementMeta(await kernel.settlementRecord(settlementKeys.meta));
       const head = layer.currentHead;
-      const pending = (await kernel.settlementRecords(settlementKeys.pendingPrefix, settlementKeys.pendingPrefix, pendingCountMax + 1)).length;
+      const pending = (await kernel.settlementRecords(settlementKeys.pendingPrefix, settlementKeys.pendingPrefix, settlementPendingCountMax + 1)).length;
       // One record per registered asset at most, so assetsMax bounds the read.
       const attestations = (await kernel.settlementRecords(settlementKeys.attestationPrefix, settlementKeys.attestationPrefix, assetsMax)).map(([key, text]) => {
         const { verdict, mismatch, height, operation } = decodeAttestationRecord(text);
@@ -293,7 +292,7 @@ export function settlementRoutes(app: FastifyInstance, { kernel, config, clock, 
       schema: {
         operationId: 'declareLayerLocation', summary: 'Operator, embedded layer only: declare what a location is (what the layer attests of it)',
         headers: commandHeaders, querystring: noQuery,
-        body: object({ location: hex32, symbol: str('the symbol the layer attests', { maxLength: 64 }), decimals: { type: 'integer', minimum: 0, maximum: 255 }, status: { enum: ['active', 'retired'] } }, ['location', 'symbol', 'decimals', 'status']),
+        body: object({ location: hex32, symbol: str('the symbol the layer attests', { maxLength: layerSymbolLengthMax }), decimals: { type: 'integer', minimum: 0, maximum: assetPrecisionMax }, status: { enum: ['active', 'retired'] } }, ['location', 'symbol', 'decimals', 'status']),
         response: responses({ 200: object({ location: hex32 }, ['location']) }),
       },
       preHandler: operatorOnly('declaring settlement-layer locations'),

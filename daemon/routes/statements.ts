@@ -8,6 +8,7 @@ import { type Query, limitQuery, periodQuery, uintQuery } from '../http/query.js
 import { wireReply } from '../http/replies.js';
 import { accountId, assetSymbol, digitsText, identityId, movementsPageSchema, object, responses, statementSchema, str } from '../http/schemas.js';
 import { type RouteContext, withView } from './context.js';
+import { movementsCursorLengthMax } from '../constants.js';
 
 const statementBounds = ['account', 'asset', 'from', 'to'];
 
@@ -56,7 +57,7 @@ export function statementRoutes(app: FastifyInstance, _context: RouteContext): v
             to: digitsText('ms, exclusive; sent with from'),
             asset: assetSymbol,
             direction: { enum: ['debit', 'credit'] },
-            cursor: str("the previous page's next", { pattern: '^[0-9a-fA-F]+$', maxLength: 64 }),
+            cursor: str("the previous page's next", { pattern: '^[0-9a-fA-F]+$', maxLength: movementsCursorLengthMax }),
           },
           ['limit'],
         ),

@@ -6,9 +6,9 @@
 import { timingSafeEqual } from 'node:crypto';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
-import { assert } from '../assert.js';
 import type { Actor, Principals } from './authority.js';
 import { tokenTextLengthMax } from './constants.js';
+import { check, members, recordJson } from '../model/decode.js';
 import type { Scheme } from '../model/model.js';
 import type { BatchOp, ReadView } from '../store/port.js';
 import type { AccountId, CredentialId, IdentityId } from '../model/values.js';
@@ -42,12 +42,34 @@ export interface TokenGrant {
   readonly hash: string;
 }
 
+const schemes = members<Scheme>({ key: true, 'webauthn-es256': true, 'api-key': true });
+
 /** A stored credential record, checked before it is trusted (the edge verifies ceremonies against it). */
 export function decodeCredential(text: string): Credential {
-  const record: unknown = JSON.parse(text);
-  const c = record as Credential;
-  assert(typeof record === 'object' && record !== null && typeof c.id === 'string' && typeof c.identity === 'string', 'a credential record names its id and identity');
-  return c;
+  const j = recordJson(text, 'credential');
+  const what = `credential ${check.string(j, 'id', 'credential')}`;
+  check.string(j, 'identity', what);
+  check.oneOf(j, 'scheme', schemes, what);
+  check.nullableString(j, 'verifier', what);
+  check.nullableStrings(j, 'scope', what);
+  check.integer(j, 'createdAtMs', what);
+  check.nullableString(j, 'webauthnId', what);
+  check.integer(j, 'counter', what);
+  return j as unknown as Credential;
+}
+
+/** A stored token grant (`tok/`), checked before the caller it names is trusted; the message never names the key (it is the token's hash). */
+export function decodeTokenGrant(text: string): TokenGrant {
+  const what = 'token grant';
+  const j = recordJson(text, what);
+  check.string(j, 'credential', what);
+  check.string(j, 'principal', what);
+  check.oneOf(j, 'scheme', schemes, what);
+  check.nullableInteger(j, 'expiresAtMs', what);
+  // Grants of API keys made before the scope was copied carry none.
+  if (j.scope !== undefined) check.nullableStrings(j, 'scope', what);
+  check.digestHex(j, 'hash', what);
+  return j as unknown as TokenGrant;
 }
 export function hashToken(token: string): string {
   return bytesToHex(sha256(new TextEncoder().encode(token)));
@@ -86,7 +108,7 @@ export async function resolveToken(view: ReadView, token: string, nowMs: number)
   const hash = hashToken(token);
   const text = await view.get(tokenKey(hash));
   if (text === undefined) return null;
-  const grant = JSON.parse(text) as TokenGrant;
+  const grant = decodeTokenGrant(text);
   if (!timingSafeEqual(hexToBytes(grant.hash), hexToBytes(hash))) return null;
   if (grant.expiresAtMs !== null && nowMs >= grant.expiresAtMs) return null;
   return { principal: grant.principal, credential: grant.credential, onBehalfOf: null, scope: grant.scope ?? null, scheme: grant.scheme, expiresAtMs: grant.expiresAtMs };

@@ -7,7 +7,7 @@ import { decodeGrant } from './grants.js';
 import { type Grant } from '../model/model.js';
 import { grantsHeldMax } from './constants.js';
 import { assert } from '../assert.js';
-import { grantsListScanMax } from '../constants.js';
+import { grantsListChunkEntries, grantsListScanMax } from '../constants.js';
 import { refuse } from '../errors.js';
 import type { Account } from '../model/model.js';
 import type { ReadView } from '../store/port.js';
@@ -56,9 +56,8 @@ function cursorStart(cursor: string): GrantId {
 export async function grantPage(view: ReadView, prefix: string, q: GrantPageQuery, keep: (grant: Grant) => boolean): Promise<GrantPage> {
   const ids = await idsUnder(view, prefix, q.cursor === null ? '' : cursorStart(q.cursor), grantsListScanMax + 1);
   const out: Grant[] = [];
-  const chunkSize = 256;
-  for (let i = 0; i < ids.length; i += chunkSize) {
-    const chunk = ids.slice(i, i + chunkSize);
+  for (let i = 0; i < ids.length; i += grantsListChunkEntries) {
+    const chunk = ids.slice(i, i + grantsListChunkEntries);
     for (const [j, grant] of (await grantsOf(view, chunk)).entries()) {
       if (out.length === q.limit || i + j === grantsListScanMax) return { grants: out, next: cursorOf(chunk[j]!) };
       if (keep(grant)) out.push(grant);

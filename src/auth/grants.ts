@@ -16,10 +16,11 @@
  * Every function here is pure: the kernel prefetches the grant chain and the window
  * usage records, passes the decision time, and writes what comes back.
  */
-import { AssertionFailure, assert } from '../assert.js';
+import { assert } from '../assert.js';
 import type { Principals } from './authority.js';
 import { underOperatorCustody } from '../custody/rule.js';
 import { type Refusal, Refused, refusal, refuse } from '../errors.js';
+import { check, damaged, decimalText, members, parsed, recordJson } from '../model/decode.js';
 import {
   type AccountKind,
   type Custody,
@@ -192,6 +193,7 @@ export function encodeGrant(grant: Grant): string {
  * to the same grant, so the memo changes no decision. Emptied when full.
  */
 const decodedGrants = new Map<string, Grant>();
+const grantKinds = members<GrantKind>({ delegated: true, issuance: true });
 
 /** A stored grant, checked again on the way in: a record that does not parse is a bug. */
 export function decodeGrant(text: string): Grant {
@@ -204,15 +206,27 @@ export function decodeGrant(text: string): Grant {
 }
 
 function decodeGrantText(text: string): Grant {
-  const raw = JSON.parse(text) as Omit<Grant, 'terms'> & { terms: Record<string, unknown> };
+  const what = 'grant';
+  const j = recordJson(text, what);
+  const id = check.string(j, 'id', what) as GrantId;
+  const named = `grant ${id}`;
+  const termsJson = check.object(j, 'terms', named);
   let terms: GrantTerms;
   try {
-    terms = parseGrantTerms(raw.terms, raw.terms.kind as GrantKind);
+    // Stored terms are in their wire form: parsed again by the edge's parser (its checks are the record's).
+    terms = parseGrantTerms(termsJson, check.oneOf(termsJson, 'kind', grantKinds, named));
   } catch (error) {
-    if (error instanceof Refused) throw new AssertionFailure(`stored grant ${raw.id} does not parse: ${error.message}`);
+    if (error instanceof Refused) damaged(named, `terms do not parse: ${error.refusal.description}`);
     throw error;
   }
-  return { id: raw.id, grantor: raw.grantor, grantedAtMs: raw.grantedAtMs, revokedAtMs: raw.revokedAtMs, justification: raw.justification, terms };
+  return {
+    id,
+    grantor: check.string(j, 'grantor', named) as IdentityId,
+    grantedAtMs: check.integer(j, 'grantedAtMs', named),
+    revokedAtMs: check.nullableInteger(j, 'revokedAtMs', named),
+    justification: check.nullableString(j, 'justification', named),
+    terms,
+  };
 }
 
 // ---------------------------------------------------------------------------------
@@ -321,9 +335,15 @@ export function encodeWindowUsage(usage: WindowUsage): string {
 }
 
 export function decodeWindowUsage(text: string): WindowUsage {
-  const rows = JSON.parse(text) as [number, string][];
-  assert(Array.isArray(rows) && rows.length <= grantWindowUsesMax, 'window usage within its bound');
-  return { uses: rows.map(([atMs, amount]) => ({ atMs, amountMinor: BigInt(amount) })) };
+  const what = 'grant window usage';
+  const rows = parsed(text, what);
+  if (!Array.isArray(rows) || rows.length > grantWindowUsesMax) damaged(what, `is not a list of at most ${grantWindowUsesMax} uses`);
+  return {
+    uses: rows.map((row: unknown) => {
+      if (!Array.isArray(row) || row.length !== 2 || typeof row[0] !== 'number' || !Number.isSafeInteger(row[0])) damaged(what, 'a use is not [time, amount]');
+      return { atMs: row[0] as number, amountMinor: decimalText(row[1], 'amount', what) };
+    }),
+  };
 }
 
 export type UseDecision =

@@ -19,7 +19,7 @@ import {
   encodeJournalChunk,
   encodeLeaf,
 } from '../model/codec.js';
-import { assetsMax, defaultTreasuryLimitMinor, genesisEntriesMax, genesisEntriesPerRead, genesisEntriesPerWrite, journalChunkEntriesMax } from '../constants.js';
+import { assetPrecisionMax, assetsMax, defaultTreasuryLimitMinor, genesisEntriesMax, genesisEntriesPerRead, genesisEntriesPerWrite, journalChunkEntriesMax } from '../constants.js';
 import { refuse } from '../errors.js';
 import type { Account, Asset, AssetKind, Balance, Custody, Head, Layer, Posting } from '../model/model.js';
 import { layers, moved, zeroBalance } from '../model/model.js';
@@ -137,7 +137,7 @@ function parseAssetEntry(row: unknown, i: number): Asset {
   const j = object(row, where);
   const id = within(`${where}.id`, () => parseAssetSymbol(j.id, 'id'));
   const precision = within(`${where}.precision`, () => parseUintNumber(j.precision, 'precision'));
-  if (precision > 255) entryError(`${where}.precision`, 'must be 0..255');
+  if (precision > assetPrecisionMax) entryError(`${where}.precision`, `must be 0..${assetPrecisionMax}`);
   return {
     id,
     code: i,

@@ -15,7 +15,7 @@ import { recordNeeds } from '../decide/decide-auth.js';
 import { precheck, precheckNeeds } from '../decide/precheck.js';
 import { type Refusal, Refused, refusal, refuse } from '../errors.js';
 import { decodeAccount, decodeIdentity, encodeOperation } from '../model/codec.js';
-import { check, recordJson } from '../model/decode.js';
+import { DamagedRecord, check, recordJson } from '../model/decode.js';
 import type { IdSource } from '../model/ids.js';
 import { keys } from '../model/keys.js';
 import type { Asset, Operation } from '../model/model.js';
@@ -144,7 +144,8 @@ export class Intake {
             this.countBacklog(item.sub.actor.principal, -1);
             item.reject(error);
           }
-          if (error instanceof AssertionFailure) this.host.health.stopFatally(error);
+          // A damaged record met reading for the prechecks refuses the round (nothing of it is taken); deciding goes on.
+          if (error instanceof AssertionFailure && !(error instanceof DamagedRecord)) this.host.health.stopFatally(error);
         }
       }
     } finally {

@@ -136,7 +136,7 @@ export class Kernel {
     const sealed = await store.get(keys.sealed);
     if (sealed === undefined) refuse('ERR-InitialStateNotSealed', 'the book has no sealed initial state');
     const layout = (await store.get(keys.layout)) ?? '1';
-    if (layout !== storeLayout) fail(`the book is in store layout ${layout}; this ledgerd reads layout ${storeLayout} (import the book again from its genesis and replay)`);
+    if (layout !== storeLayout) fail(`the book is in store layout ${layout}; this ledgerd reads layout ${storeLayout}${layout === '1' ? ': run ledgerd migrate on it (docs/operations.md, Upgrades)' : ''}`);
     const headText = await store.get(keys.head);
     assert(headText !== undefined, 'a sealed book has a head');
     const head = decodeHead(headText);

@@ -17,7 +17,7 @@ import type { AccountId, GrantId } from '../model/values.js';
 import { readOperation } from '../queries/queries.js';
 import { settlementFollowUps, settlementNeeds } from '../settlement/prefetch.js';
 import type { Store } from '../store/port.js';
-import type { LruCache } from './cache.js';
+import type { GenerationalCache } from './cache.js';
 import { Overlay } from './overlay.js';
 import type { RoundReads } from './round-builder.js';
 
@@ -25,7 +25,7 @@ import type { RoundReads } from './round-builder.js';
 export class BookReader {
   constructor(
     private readonly store: Store,
-    private readonly cache: LruCache<Account | Balance | Identity>,
+    private readonly cache: GenerationalCache<Account | Balance | Identity>,
     private readonly principals: Principals,
     private readonly ids: IdSource,
   ) {}

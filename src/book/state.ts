@@ -10,12 +10,12 @@ import { decodeHead } from '../model/codec.js';
 import { keySpaces, keys, prefixEnd } from '../model/keys.js';
 import type { Account, Asset, Balance, Head, Identity } from '../model/model.js';
 import type { Store } from '../store/port.js';
-import { LruCache } from './cache.js';
+import { GenerationalCache } from './cache.js';
 import type { BuiltRound } from './round-builder.js';
 import { readTotals, totalMinor } from './totals.js';
 
 export class BookState {
-  readonly cache: LruCache<Account | Balance | Identity>;
+  readonly cache: GenerationalCache<Account | Balance | Identity>;
   /** Per asset, the sum of every balance layer by layer (as stored under tb/); their sum must stay zero (the trial balance). */
   totals = new Map<string, Balance>();
   /** Entries of the used-set (challenges taken, not yet pruned). */
@@ -34,7 +34,7 @@ export class BookState {
     public head: Head,
     cacheEntries: number,
   ) {
-    this.cache = new LruCache(cacheEntries);
+    this.cache = new GenerationalCache(cacheEntries);
   }
 
   /** Reads the per-asset totals (one read per asset, whatever the book's size); the trial balance must be zero. */

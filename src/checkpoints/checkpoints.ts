@@ -10,10 +10,11 @@
  * layer height taken in is `cpi/ingested`: a restart reads the blocks after it and
  * catches up. Changes run one at a time; times are passed in.
  */
-import { assert } from '../assert.js';
+import { AssertionFailure, assert } from '../assert.js';
 import { checkpointsPageMax, checkpointsUnfinishedMax, layerBlocksReadMax } from '../constants.js';
 import { refuse } from '../errors.js';
 import { decodeHead } from '../model/codec.js';
+import { DamagedRecord, check, damaged, members, recordJson } from '../model/decode.js';
 import type { SettlementAdapter } from '../settlement/adapter.js';
 import type { BatchOp, ReadView, Store } from '../store/port.js';
 import { SerialChanges } from '../store/serial.js';
@@ -164,7 +165,7 @@ export class Checkpoints {
       [...moved.values()].forEach((c, i) => {
         const stored = records[i];
         assert(stored !== undefined, 'a checkpoint that moved is stored');
-        writes.push({ type: 'put', key: checkpointKeys.checkpoint(c.number), value: encodeRecord({ ...decodeRecord(stored), status: c.status, height: c.height }) });
+        writes.push({ type: 'put', key: checkpointKeys.checkpoint(c.number), value: encodeRecord({ ...decodeRecord(checkpointKeys.checkpoint(c.number), stored), status: c.status, height: c.height }) });
       });
       await this.store.write(writes, true);
       this.ingestedHeight = height;
@@ -184,17 +185,18 @@ export class Checkpoints {
     const lt = beforeNumber === null ? prefixEnd(checkpointKeys.prefix) : checkpointKeys.checkpoint(Math.max(0, beforeNumber));
     const items: Checkpoint[] = [];
     let more = false;
-    for await (const [, value] of this.store.entries({ gte: checkpointKeys.prefix, lt, reverse: true, limit: limit + 1 })) {
+    for await (const [key, value] of this.store.entries({ gte: checkpointKeys.prefix, lt, reverse: true, limit: limit + 1 })) {
       if (items.length === limit) more = true;
-      else items.push(withoutFrontier(decodeRecord(value)));
+      else items.push(withoutFrontier(decodeRecord(key, value)));
     }
     return { items, next: more ? items[items.length - 1]!.number : null };
   }
 
   async get(number: number, view: ReadView = this.store): Promise<Checkpoint | undefined> {
     if (!Number.isSafeInteger(number) || number < 1) return undefined;
-    const text = await view.get(checkpointKeys.checkpoint(number));
-    return text === undefined ? undefined : withoutFrontier(decodeRecord(text));
+    const key = checkpointKeys.checkpoint(number);
+    const text = await view.get(key);
+    return text === undefined ? undefined : withoutFrontier(decodeRecord(key, text));
   }
 
   /** The newest final checkpoint. */
@@ -259,14 +261,15 @@ export class Checkpoints {
 async function readState(store: Store): Promise<{ latest: CheckpointRecord | null; unfinished: Checkpoint[]; ingestedHeight: number }> {
   const newestFirst: CheckpointRecord[] = [];
   const range = { gte: checkpointKeys.prefix, lt: prefixEnd(checkpointKeys.prefix), reverse: true, limit: checkpointsUnfinishedMax + 1 };
-  for await (const [, value] of store.entries(range)) {
-    const record = decodeRecord(value);
+  for await (const [key, value] of store.entries(range)) {
+    const record = decodeRecord(key, value);
     newestFirst.push(record);
     if (record.status === 'final') break;
   }
   const unfinished = newestFirst.filter((c) => c.status !== 'final').reverse().map(withoutFrontier);
   assert(unfinished.length <= checkpointsUnfinishedMax, 'the checkpoints not yet final are bounded');
   const ingested = await store.get(checkpointKeys.ingested);
+  if (ingested !== undefined && !/^(0|[1-9][0-9]{0,14})$/.test(ingested)) damaged('checkpoint ingestion', `${checkpointKeys.ingested} is not a layer height`);
   return { latest: newestFirst[0] ?? null, unfinished, ingestedHeight: ingested === undefined ? 0 : Number(ingested) };
 }
 
@@ -277,24 +280,48 @@ async function readState(store: Store): Promise<{ latest: CheckpointRecord | nul
  */
 export async function checkCheckpoints(view: ReadView, problem: (text: string) => void): Promise<number> {
   const frontier = Frontier.empty();
-  let previous = firstPrevious;
+  // Null once unknown: after a damaged checkpoint (its commitment), or a journal the roots cannot be recomputed from.
+  let previous: string | null = firstPrevious;
+  let rootsCheckable = true;
   let count = 0;
-  for await (const [, value] of view.entries({ gte: checkpointKeys.prefix, lt: prefixEnd(checkpointKeys.prefix), limit: Number.MAX_SAFE_INTEGER })) {
-    const c = decodeRecord(value);
+  for await (const [key, value] of view.entries({ gte: checkpointKeys.prefix, lt: prefixEnd(checkpointKeys.prefix), limit: Number.MAX_SAFE_INTEGER })) {
     count++;
-    if (c.number !== count) problem(`checkpoint ${count} is missing (found ${c.number} next)`);
-    if (c.previous !== previous) problem(`checkpoint ${c.number} does not link to the checkpoint before it`);
-    if (c.entrySequence < frontier.size) {
-      problem(`checkpoint ${c.number} covers fewer entries (${c.entrySequence}) than the one before`);
-    } else {
-      await extendFrontier(frontier, view, c.entrySequence);
-      if (frontier.rootHex() !== c.kernelRoot) problem(`checkpoint ${c.number}: kernel_root is not the root of journal entries 1..${c.entrySequence}`);
+    let c: CheckpointRecord;
+    try {
+      c = decodeRecord(key, value);
+    } catch (error) {
+      // A damaged checkpoint is one problem; the check goes on with the next (its link cannot be checked).
+      if (!(error instanceof DamagedRecord)) throw error;
+      problem(error.message);
+      previous = null;
+      continue;
     }
+    if (c.number !== count) problem(`checkpoint ${count} is missing (found ${c.number} next)`);
+    if (previous !== null && c.previous !== previous) problem(`checkpoint ${c.number} does not link to the checkpoint before it`);
+    if (rootsCheckable) rootsCheckable = await checkRoot(c, frontier, view, problem);
     const commitment = checkpointCommitment({ instance: c.instance, number: c.number, entry_sequence: c.entrySequence, kernel_root: c.kernelRoot, previous: c.previous });
     if (commitment !== c.commitment) problem(`checkpoint ${c.number}: its commitment does not follow from its fields`);
     previous = c.commitment;
   }
   return count;
+}
+
+/** Checks `c`'s kernel_root, extending `frontier` to it; false when the journal cannot be read that far (no later root can be checked either: reported once). */
+async function checkRoot(c: CheckpointRecord, frontier: Frontier, view: ReadView, problem: (text: string) => void): Promise<boolean> {
+  if (c.entrySequence < frontier.size) {
+    problem(`checkpoint ${c.number} covers fewer entries (${c.entrySequence}) than the one before`);
+    return true;
+  }
+  try {
+    await extendFrontier(frontier, view, c.entrySequence);
+  } catch (error) {
+    // A damaged journal entry, or a journal shorter than the checkpoint.
+    if (!(error instanceof AssertionFailure)) throw error;
+    problem(`checkpoint ${c.number}: its kernel_root cannot be recomputed, nor those after it: ${error.message}`);
+    return false;
+  }
+  if (frontier.rootHex() !== c.kernelRoot) problem(`checkpoint ${c.number}: kernel_root is not the root of journal entries 1..${c.entrySequence}`);
+  return true;
 }
 
 function withoutFrontier(record: CheckpointRecord): Checkpoint {
@@ -306,8 +333,18 @@ function encodeRecord(record: CheckpointRecord): string {
   return JSON.stringify(record);
 }
 
-function decodeRecord(text: string): CheckpointRecord {
-  const record = JSON.parse(text) as CheckpointRecord;
-  assert(Number.isSafeInteger(record.number) && record.number >= 1 && Array.isArray(record.frontier), 'a checkpoint record is whole');
-  return record;
+const checkpointStatuses = members<CheckpointStatus>({ pending: true, submitted: true, final: true });
+
+/** The checkpoint stored under `key` (`cp/<number>`), each field checked (decode.ts); a damaged one is named by its key's number. */
+function decodeRecord(key: string, text: string): CheckpointRecord {
+  const number = parseInt(key.slice(checkpointKeys.prefix.length), 16);
+  const what = `checkpoint ${number} (${key})`;
+  const j = recordJson(text, what);
+  if (check.integer(j, 'number', what) !== number) damaged(what, 'number is not its key\'s');
+  for (const name of ['instance', 'entrySequence', 'createdAtMs']) check.integer(j, name, what);
+  for (const name of ['kernelRoot', 'commitment', 'previous']) check.digestHex(j, name, what);
+  check.oneOf(j, 'status', checkpointStatuses, what);
+  check.nullableInteger(j, 'height', what);
+  check.strings(j, 'frontier', what);
+  return j as unknown as CheckpointRecord;
 }

@@ -9,15 +9,15 @@
  * recipient, the checkpoint (ERR-AnchorNotFinal), whether the checkpoint covers the
  * subject (ERR-NotDisclosable), then truth (ERR-DisclosureFalse).
  */
-import { assert } from '../assert.js';
 import type { Actor } from '../auth/authority.js';
 import { inScope } from '../auth/authority.js';
 import type { Checkpoint, Checkpoints } from '../checkpoints/checkpoints.js';
 import { inclusionProof } from '../checkpoints/merkle.js';
-import { disclosureEvidenceMax, disclosureScanEntriesMax } from '../constants.js';
+import { disclosureEvidenceMax, disclosureScanEntriesMax, operationRefLengthMax } from '../constants.js';
 import { refuse } from '../errors.js';
 import { canonicalJson } from '../model/canonical.js';
 import { decodeAccount } from '../model/codec.js';
+import { check, damaged, members as unionMembers, recordJson } from '../model/decode.js';
 import type { AccountId, AssetSymbol, IdentityId } from '../model/values.js';
 import { parseAmountMinor, parseAssetSymbol, parseIdentityId, parseLimitMinor, parseUintNumber } from '../model/values.js';
 import { journalLeaves } from '../queries/journal.js';
@@ -48,7 +48,7 @@ const members: Record<Assertion['shape'], readonly string[]> = {
   flows_bound: ['shape', 'asset', 'bound', 'bound_kind', 'direction', 'from_sequence', 'to_sequence'],
 };
 
-const operationRefPattern = /^[A-Za-z0-9_.-]{1,128}$/;
+const operationRefPattern = new RegExp(`^[A-Za-z0-9_.-]{1,${operationRefLengthMax}}$`);
 
 function operationOf(value: unknown): string {
   if (typeof value !== 'string' || !operationRefPattern.test(value)) refuse('ERR-MalformedCommand', 'assertion.operation is not an operation reference');
@@ -135,9 +135,8 @@ export async function disclose(request: DisclosureRequest, context: DisclosureCo
   const entries = await evidenceEntries(request, checkpoint, context);
   const evidence = [];
   for (const entry of entries) {
-    const leaf = JSON.parse(entry.text) as Record<string, unknown>;
-    assert(canonicalJson(leaf) === entry.text, 'a stored leaf is canonical JSON');
-    evidence.push({ leaf, proof: await inclusionProof(view, entry.seq - 1, checkpoint.entrySequence) });
+    if (canonicalJson(entry.leaf) !== entry.text) damaged(`journal entry ${entry.seq}`, 'is not canonical JSON');
+    evidence.push({ leaf: entry.leaf, proof: await inclusionProof(view, entry.seq - 1, checkpoint.entrySequence) });
   }
   const unsigned = {
     v: 1,
@@ -195,10 +194,22 @@ async function coversSubject(view: ReadView, subject: AccountId, assets: readonl
 interface Entry {
   readonly seq: number;
   readonly text: string;
-  readonly leaf: { operation: string; account: string; asset: string; direction: string; amount: string; counterparty: string | null; after: { available: string } };
+  readonly leaf: { operation: string; account: string; asset: string; direction: 'credit' | 'debit'; amount: string; counterparty: string | null; after: { available: string } };
 }
 
-const entryOf = (seq: number, text: string): Entry => ({ seq, text, leaf: JSON.parse(text) as Entry['leaf'] });
+const directions = unionMembers<Entry['leaf']['direction']>({ credit: true, debit: true });
+
+/** A journal entry's leaf (CONTRACT 9), its fields read here checked (decode.ts); the leaf is kept whole, as evidence. */
+function entryOf(seq: number, text: string): Entry {
+  const what = `journal entry ${seq}`;
+  const j = recordJson(text, what);
+  for (const name of ['operation', 'account', 'asset']) check.string(j, name, what);
+  check.oneOf(j, 'direction', directions, what);
+  check.decimal(j, 'amount', what);
+  check.nullableString(j, 'counterparty', what);
+  check.decimal(check.object(j, 'after', what), 'available', what);
+  return { seq, text, leaf: j as unknown as Entry['leaf'] };
+}
 
 /** The subject's entries the assertion rests on (CONTRACT 9), refusing ERR-DisclosureFalse when they do not bear it out. */
 async function evidenceEntries(request: DisclosureRequest, checkpoint: Checkpoint, context: DisclosureContext): Promise<Entry[]> {

@@ -47,7 +47,11 @@ export function recordJsonList(text: string, what: string): Json[] {
   return j;
 }
 
+/** Every member of a string union, listed once: a member missing or unknown fails to compile. */
+export const members = <T extends string>(all: Record<T, true>): readonly T[] => Object.keys(all) as T[];
+
 const decimalPattern = /^-?(0|[1-9][0-9]*)$/;
+const digestHexPattern = /^[0-9a-f]{64}$/;
 
 /** An amount stored as decimal text (bigint kept exact), or the record is damaged. */
 export function decimalText(v: unknown, name: string, what: string): bigint {
@@ -87,6 +91,25 @@ export const check = {
     if (!Array.isArray(v) || !v.every((s) => typeof s === 'string')) damaged(what, `${name} is not a list of strings`);
     return v;
   },
+  nullableStrings(j: Json, name: string, what: string): readonly string[] | null {
+    return j[name] === null ? null : check.strings(j, name, what);
+  },
+  boolean(j: Json, name: string, what: string): boolean {
+    const v = j[name];
+    if (typeof v !== 'boolean') damaged(what, `${name} is not true or false`);
+    return v;
+  },
+  /** Lower-case hex of a SHA-256 digest (a hash, a commitment, a block's digest). */
+  digestHex(j: Json, name: string, what: string): string {
+    const v = j[name];
+    if (typeof v !== 'string' || !digestHexPattern.test(v)) damaged(what, `${name} is not a SHA-256 digest in hex`);
+    return v;
+  },
+  objects(j: Json, name: string, what: string): readonly Json[] {
+    const v = j[name];
+    if (!Array.isArray(v) || !v.every(isObject)) damaged(what, `${name} is not a list of objects`);
+    return v;
+  },
   object(j: Json, name: string, what: string): Json {
     const v = j[name];
     if (!isObject(v)) damaged(what, `${name} is not an object`);
@@ -95,4 +118,12 @@ export const check = {
   decimal(j: Json, name: string, what: string): bigint {
     return decimalText(j[name], name, what);
   },
+  /** An object of amounts stored as decimal text, by name (an asset or a location). */
+  decimals(j: Json, name: string, what: string): Record<string, bigint> {
+    const stored = check.object(j, name, what);
+    const out: Record<string, bigint> = {};
+    for (const k of Object.keys(stored)) out[k] = decimalText(stored[k], k, what);
+    return out;
+  },
 };
+

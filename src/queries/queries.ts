@@ -328,7 +328,9 @@ export class BookView {
         resumeSeq = (await source.peek())?.seq ?? null;
         break;
       }
-      const chunk = await source.take(Math.min(movementsScanChunkEntries, movementsScanMax - scanned));
+      // Unfiltered, every entry read goes on the page: read no more than it still lacks.
+      const wanted = q.direction === null ? q.limit - out.length : movementsScanChunkEntries;
+      const chunk = await source.take(Math.min(wanted, movementsScanChunkEntries, movementsScanMax - scanned));
       if (chunk.length === 0) break;
       for (const [i, entry] of chunk.entries()) {
         scanned++;
@@ -452,7 +454,8 @@ class MergedSeqs {
     this.started = true;
     if (this.startSeq >= this.endSeq) return;
     for (const prefix of this.prefixes) {
-      const iterator = this.snap.entries({ gte: prefix + seqHex(this.startSeq), lt: prefix + seqHex(this.endSeq), limit: Number.MAX_SAFE_INTEGER })[Symbol.asyncIterator]();
+      // A page reads at most movementsScanMax entries, and one more for its cursor.
+      const iterator = this.snap.entries({ gte: prefix + seqHex(this.startSeq), lt: prefix + seqHex(this.endSeq), limit: movementsScanMax + 1 })[Symbol.asyncIterator]();
       const head = { iterator, prefix, current: null as IndexedEntry | null };
       await this.advance(head);
       this.heads.push(head);

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../model/canonical.js';
+import { check, members, recordJson } from '../model/decode.js';
 import type { Account, Destination } from '../model/model.js';
 import type { AccountId, AssetSymbol, IdentityId } from '../model/values.js';
 
@@ -21,7 +22,12 @@ export interface SettlementMeta {
 
 export const freshSettlementMeta: SettlementMeta = { height: 0, cut: 0 };
 
-export const decodeSettlementMeta = (text: string | undefined): SettlementMeta => (text === undefined ? freshSettlementMeta : (JSON.parse(text) as SettlementMeta));
+export function decodeSettlementMeta(text: string | undefined): SettlementMeta {
+  if (text === undefined) return freshSettlementMeta;
+  const what = 'settlement meta';
+  const j = recordJson(text, what);
+  return { height: check.integer(j, 'height', what), cut: check.integer(j, 'cut', what) };
+}
 
 export type DepositVerdict = 'applied' | 'recorded' | 'unassociated';
 
@@ -37,7 +43,20 @@ export interface DepositRecord {
   readonly operation: string | null;
 }
 
-export const decodeDepositRecord = (text: string | undefined): DepositRecord | undefined => (text === undefined ? undefined : (JSON.parse(text) as DepositRecord));
+const depositVerdicts = members<DepositVerdict>({ applied: true, recorded: true, unassociated: true });
+
+export function decodeDepositRecord(text: string | undefined): DepositRecord | undefined {
+  if (text === undefined) return undefined;
+  const what = 'settlement deposit';
+  const j = recordJson(text, what);
+  check.string(j, 'digest', what);
+  check.oneOf(j, 'verdict', depositVerdicts, what);
+  check.nullableString(j, 'account', what);
+  check.nullableString(j, 'asset', what);
+  check.decimal(j, 'amount', what);
+  check.nullableString(j, 'operation', what);
+  return j as unknown as DepositRecord;
+}
 
 /** What the book made of the latest attestation of an asset's location (the operator reads it in the settlement status). */
 export interface AttestationRecord {
@@ -50,7 +69,18 @@ export interface AttestationRecord {
   readonly operation: string;
 }
 
-export const decodeAttestationRecord = (text: string): AttestationRecord => JSON.parse(text) as AttestationRecord;
+const attestationVerdicts = members<AttestationRecord['verdict']>({ book_only: true, binding: true, bound: true });
+
+export function decodeAttestationRecord(text: string): AttestationRecord {
+  const what = 'settlement attestation';
+  const j = recordJson(text, what);
+  return {
+    verdict: check.oneOf(j, 'verdict', attestationVerdicts, what),
+    mismatch: check.nullableString(j, 'mismatch', what),
+    height: check.integer(j, 'height', what),
+    operation: check.string(j, 'operation', what),
+  };
+}
 
 const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 

@@ -22,6 +22,7 @@ import {
 } from '../constants.js';
 import { refuse } from '../errors.js';
 import { canonicalJson } from '../model/canonical.js';
+import { type Json, check, damaged, members, recordJson } from '../model/decode.js';
 import type { BatchOp, Store } from '../store/port.js';
 import { SerialChanges } from '../store/serial.js';
 import type { Anchor, Attestation, InboxRecord, Instruction, LayerBlock, LayerHead, LayerStatus, SettlementAdapter } from './adapter.js';
@@ -140,7 +141,7 @@ export class EmbeddedLayer implements SettlementAdapter {
   /** Where an anchor stands: undefined when never submitted, null while waiting, else the height that carried it. */
   async anchorHeight(number: number): Promise<number | null | undefined> {
     const text = await this.store.get(layerKeys.anchor(number));
-    return text === undefined ? undefined : (JSON.parse(text) as { height: number | null }).height;
+    return text === undefined ? undefined : check.nullableInteger(recordJson(text, 'layer anchor'), 'height', 'layer anchor');
   }
 
   submitAnchor(anchor: Anchor): Promise<void> {
@@ -162,7 +163,7 @@ export class EmbeddedLayer implements SettlementAdapter {
   /** What the layer knows a location to be (embedded only: its registry), or undefined. */
   async location(location: string): Promise<Attestation | undefined> {
     const text = await this.store.get(layerKeys.location(location));
-    return text === undefined ? undefined : (JSON.parse(text) as Attestation);
+    return text === undefined ? undefined : decodeLocation(text);
   }
 
   requestAttestation(location: string): Promise<void> {
@@ -310,7 +311,7 @@ export class EmbeddedLayer implements SettlementAdapter {
     const out = new Map<string, Attestation>();
     wanted.forEach((location, i) => {
       const text = texts[i];
-      if (text !== undefined) out.set(location, JSON.parse(text) as Attestation);
+      if (text !== undefined) out.set(location, decodeLocation(text));
     });
     return out;
   }
@@ -354,7 +355,6 @@ export function blockDigest(block: Omit<LayerBlock, 'digest'> & { digest?: strin
 // ------------------------------------------------------------ encodings (bigint as decimal text)
 
 const heldJson = (held: Readonly<Record<string, bigint>>) => Object.fromEntries(Object.entries(held).map(([k, v]) => [k, v.toString()]));
-const heldOf = (json: Record<string, string>) => Object.fromEntries(Object.entries(json).map(([k, v]) => [k, BigInt(v)]));
 const inboxJson = (r: InboxRecord) => ({ ...r, amountMinor: r.amountMinor.toString() });
 const instructionJson = (i: Instruction) => ({ ...i, amountMinor: i.amountMinor.toString() });
 
@@ -371,15 +371,26 @@ function encodeBlock(block: LayerBlock): string {
   return JSON.stringify(blockJson(block));
 }
 
+// Decoders check what they read (decode.ts); a block's content is vouched for by its digest once its amounts decode.
+const withAmount = <T>(j: Json, what: string): T => ({ ...(j as unknown as T), amountMinor: check.decimal(j, 'amountMinor', what) });
+
 function decodeBlock(text: string): LayerBlock {
-  const json = JSON.parse(text) as ReturnType<typeof blockJson> & { digest: string };
+  const what = 'layer block';
+  const j = recordJson(text, what);
+  const height = check.integer(j, 'height', what);
+  const named = `layer block ${height}`;
+  for (const name of ['atMs', 'inboxCut']) check.integer(j, name, named);
+  check.boolean(j, 'serving', named);
+  for (const name of ['digest', 'previous']) check.digestHex(j, name, named);
+  for (const name of ['anchors', 'attestations']) check.objects(j, name, named);
+  check.strings(j, 'expired', named);
   const block: LayerBlock = {
-    ...json,
-    deposits: json.deposits.map((d) => ({ ...d, amountMinor: BigInt(d.amountMinor) })),
-    instructions: json.instructions.map((i) => ({ ...i, amountMinor: BigInt(i.amountMinor) })),
-    held: heldOf(json.held),
+    ...(j as unknown as LayerBlock),
+    deposits: check.objects(j, 'deposits', named).map((d) => withAmount<InboxRecord>(d, named)),
+    instructions: check.objects(j, 'instructions', named).map((i) => withAmount<Instruction>(i, named)),
+    held: check.decimals(j, 'held', named),
   };
-  assert(blockDigest(block) === block.digest, `block ${block.height} hashes to its digest`);
+  if (blockDigest(block) !== block.digest) damaged(named, 'does not hash to its digest');
   return block;
 }
 
@@ -388,9 +399,12 @@ function encodeMeta(meta: Meta): string {
 }
 
 function decodeMeta(text: string): Meta {
-  const json = JSON.parse(text) as Meta & { held: Record<string, string> };
-  assert(Number.isSafeInteger(json.height) && json.height >= 0 && typeof json.serving === 'boolean', 'the layer meta is whole');
-  return { ...json, held: heldOf(json.held) };
+  const what = 'layer meta';
+  const j = recordJson(text, what);
+  for (const name of ['height', 'servingSinceMs', 'inboxLength', 'inboxCut', 'mempoolNext']) check.integer(j, name, what);
+  check.digestHex(j, 'lastDigest', what);
+  check.boolean(j, 'serving', what);
+  return { ...(j as unknown as Meta), held: check.decimals(j, 'held', what) };
 }
 
 function encodeInbox(record: InboxRecord): string {
@@ -398,17 +412,57 @@ function encodeInbox(record: InboxRecord): string {
 }
 
 function decodeInbox(text: string): InboxRecord {
-  const json = JSON.parse(text) as ReturnType<typeof inboxJson>;
-  return { ...json, amountMinor: BigInt(json.amountMinor) };
+  const what = 'layer inbox';
+  const j = recordJson(text, what);
+  const coordinate = check.object(j, 'coordinate', what);
+  check.string(coordinate, 'digest', what);
+  check.integer(coordinate, 'instance', what);
+  check.integer(coordinate, 'seq', what);
+  check.string(j, 'location', what);
+  check.string(j, 'accountRef', what);
+  check.nullableInteger(j, 'height', what);
+  return withAmount<InboxRecord>(j, what);
 }
 
 function encodeMempoolItem(item: MempoolItem): string {
   return JSON.stringify(item.kind === 'instruction' ? { ...item, instruction: instructionJson(item.instruction) } : item);
 }
 
+const mempoolKinds = members<MempoolItem['kind']>({ anchor: true, deposit: true, instruction: true, attestation: true });
+
 function decodeMempoolItem(text: string): MempoolItem {
-  const json = JSON.parse(text) as MempoolItem;
-  if (json.kind !== 'instruction') return json;
-  const raw = json.instruction as unknown as ReturnType<typeof instructionJson>;
-  return { kind: 'instruction', instruction: { ...raw, amountMinor: BigInt(raw.amountMinor) } };
+  const what = 'layer mempool item';
+  const j = recordJson(text, what);
+  switch (check.oneOf(j, 'kind', mempoolKinds, what)) {
+    case 'anchor': {
+      const anchor = check.object(j, 'anchor', what);
+      return { kind: 'anchor', anchor: { number: check.integer(anchor, 'number', what), commitment: check.digestHex(anchor, 'commitment', what) } };
+    }
+    case 'deposit':
+      return { kind: 'deposit', seq: check.integer(j, 'seq', what) };
+    case 'attestation':
+      return { kind: 'attestation', location: check.string(j, 'location', what) };
+    case 'instruction': {
+      const instruction = check.object(j, 'instruction', what);
+      check.string(instruction, 'digest', what);
+      check.string(instruction, 'location', what);
+      check.object(instruction, 'destination', what);
+      check.integer(instruction, 'expiryHeight', what);
+      return { kind: 'instruction', instruction: withAmount<Instruction>(instruction, what) };
+    }
+  }
+}
+
+const attestationStatuses = members<Attestation['status']>({ active: true, retired: true });
+
+/** The layer's registry entry of a location (embedded only). */
+function decodeLocation(text: string): Attestation {
+  const what = 'layer location';
+  const j = recordJson(text, what);
+  return {
+    location: check.string(j, 'location', what),
+    symbol: check.string(j, 'symbol', what),
+    decimals: check.integer(j, 'decimals', what),
+    status: check.oneOf(j, 'status', attestationStatuses, what),
+  };
 }

@@ -1,4 +1,5 @@
 import { Level } from 'level';
+import { levelBlockCacheBytes, levelOpenFilesMax } from '../constants.js';
 import type { BatchOp, Range, Snapshot, Store } from './port.js';
 
 type Db = Level<string, string>;
@@ -21,6 +22,8 @@ export class LevelStore implements Store {
       keyEncoding: 'utf8',
       valueEncoding: 'utf8',
       createIfMissing: options.createIfMissing,
+      maxOpenFiles: levelOpenFilesMax,
+      cacheSize: levelBlockCacheBytes,
     });
     await db.open();
     return new LevelStore(db);

@@ -121,7 +121,7 @@ describe('backup, restore and check', () => {
       expect(heldRefs.length).toBeGreaterThan(0);
       for (const ref of heldRefs.slice(0, 20)) expect((await copy.get(`/v1/operations/${ref}`)).body.operation_reference).toBe(ref);
     } finally {
-      expect(await daemon.stop()).toBe(0);
+      expect(await daemon.stop(), daemon.lastLines()).toBe(0);
     }
 
     // A balance planted wrong in the stopped book: check names it and exits 6.

@@ -113,6 +113,8 @@ export interface Daemon {
   readonly stderr: string[];
   /** Sends SIGTERM and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** What it wrote last (stdout, then stderr): why it did not stop cleanly, for an assertion's message. */
+  lastLines(): string;
 }
 
 /** Starts `ledgerd serve` and resolves once it prints its readiness line. */
@@ -142,6 +144,7 @@ export async function startDaemon(options: { dataDir: string; args?: string[]; e
       if (child.exitCode === null) child.kill(signal);
       return exited;
     },
+    lastLines: () => [...stdout.slice(-20), ...stderr.slice(-20)].join('\n'),
   };
 }
 
@@ -266,7 +269,7 @@ export function useDaemon(customers: Record<string, bigint>, config?: Record<str
   afterAll(async () => {
     const { daemon, dir } = get();
     try {
-      expect(await daemon.stop()).toBe(0);
+      expect(await daemon.stop(), daemon.lastLines()).toBe(0);
     } finally {
       await removeDir(dir);
     }

@@ -124,7 +124,7 @@ describe('the embedded settlement layer', () => {
     const key = 'L/b/0000000000000001';
     const text = (await store.get(key))!;
     await store.write([{ type: 'put', key, value: text.replace('"atMs":1', '"atMs":2') }], false);
-    await expect(layer.blocks(1, 1)).rejects.toThrow(/hashes to its digest/);
+    await expect(layer.blocks(1, 1)).rejects.toThrow('damaged layer block 1 record: does not hash to its digest');
   });
 
   it('tells its listeners of each run of blocks once it is written', async () => {

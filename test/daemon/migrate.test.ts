@@ -1,0 +1,254 @@
+/**
+ * `ledgerd migrate` (issue 10), black-box, on a real stage-1 book: the fixture in
+ * test/fixtures/layout-1 was made by the stage-1 ledgerd (commit c1eb7cc, the last that
+ * writes store layout 1; make-book.mjs says how) and holds its backup (every store
+ * entry), the API keys, and what that daemon answered. The test lays those entries in a
+ * LevelDB book as the old daemon had them, so it needs no old code: the built ledgerd
+ * refuses to serve it, migrates it, and then answers what the old one did and goes on
+ * deciding; a crash mid-migration and a refused migration leave the old book as it was.
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { describe, expect, it } from 'vitest';
+import { readBackup } from '../../daemon/backup-format.js';
+import type { AccountId } from '../../src/model/values.js';
+import { settlementKeys } from '../../src/model/keys.js';
+import { depositRefOf } from '../../src/settlement/book.js';
+import { LevelStore } from '../../src/store/level.js';
+import { type Client, client, decided, ledgerd, ledgerdRun, startDaemon, useTempDirs } from './support.js';
+
+const fixture = new URL('../fixtures/layout-1/', import.meta.url).pathname;
+const keys = JSON.parse(readFileSync(join(fixture, 'keys.json'), 'utf8')) as Record<'operator' | 'identities' | 'alice' | 'bob', string>;
+const expected = JSON.parse(readFileSync(join(fixture, 'expected.json'), 'utf8'));
+const newDir = useTempDirs();
+
+/** A data dir holding the stage-1 book as its daemon left it: every store entry, daemon.key and the clerk's pair, the API keys. */
+async function layout1DataDir(edit: (entries: Map<string, string>) => void = () => {}): Promise<string> {
+  const dir = newDir();
+  const entries = new Map<string, string>();
+  const { header } = await readBackup(createInterface({ input: createReadStream(join(fixture, 'book.backup')), crlfDelay: Infinity }), async (key, value) => {
+    entries.set(key, value);
+  });
+  edit(entries);
+  const store = await LevelStore.open(join(dir, 'book'));
+  await store.write([...entries].map(([key, value]) => ({ type: 'put' as const, key, value })), true);
+  await store.close();
+  for (const [name, text] of Object.entries(header.files)) writeFileSync(join(dir, name), text as string, { mode: 0o600 });
+  writeFileSync(join(dir, 'operator.key'), `${keys.operator}\n`, { mode: 0o600 });
+  writeFileSync(join(dir, 'identities.key'), `${keys.identities}\n`, { mode: 0o600 });
+  return dir;
+}
+
+/** SHA-256 over every key and value of a stopped LevelDB book, in key order. */
+async function digestOf(bookDir: string): Promise<string> {
+  const store = await LevelStore.open(bookDir, { createIfMissing: false });
+  const hash = createHash('sha256');
+  try {
+    for await (const [key, value] of store.entries({ limit: Number.MAX_SAFE_INTEGER })) hash.update(JSON.stringify([key, value]));
+  } finally {
+    await store.close();
+  }
+  return hash.digest('hex');
+}
+
+const layout1Refusal = /store layout 1; this ledgerd reads layout 2: run ledgerd migrate/;
+
+/** The first `count` events of the stream from its start: each one's id and operation view. */
+async function events(url: string, count: number): Promise<{ id: number; data: any }[]> {
+  const controller = new AbortController();
+  const res = await fetch(`${url}/v1/events?after=0`, { headers: { authorization: `Bearer ${keys.operator}` }, signal: controller.signal });
+  expect(res.status).toBe(200);
+  const out: { id: number; data: any }[] = [];
+  let text = '';
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  while (out.length < count) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+    let cut;
+    while ((cut = text.indexOf('\n\n')) >= 0) {
+      const block = text.slice(0, cut);
+      text = text.slice(cut + 2);
+      const id = /^id: (\d+)$/m.exec(block);
+      const data = /^data: (.*)$/m.exec(block);
+      if (id && data) out.push({ id: Number(id[1]), data: JSON.parse(data[1]!) });
+    }
+  }
+  controller.abort();
+  return out;
+}
+
+describe('ledgerd migrate', () => {
+  it('refuses to serve or check a layout-1 book, naming ledgerd migrate', async () => {
+    const dir = await layout1DataDir();
+    const before = await digestOf(join(dir, 'book'));
+    const served = await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0']);
+    expect(served.code).toBe(1);
+    expect(served.stderr).toMatch(layout1Refusal);
+    const checked = await ledgerdRun(['check', '--data-dir', dir]);
+    expect(checked.code).toBe(4);
+    expect(checked.stderr).toMatch(/store layout 1; this ledgerd reads 2: run ledgerd migrate on it first/);
+    // Refused, the book is as the stage-1 daemon left it.
+    expect(await digestOf(join(dir, 'book'))).toBe(before);
+  });
+
+  it('migrates a stage-1 book, which then answers what the stage-1 daemon did, decides on, and checks clean', async () => {
+    const dir = await layout1DataDir();
+    const before = await digestOf(join(dir, 'book'));
+    const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
+    expect(migrated.stderr).toBe('');
+    expect(migrated.code).toBe(0);
+    expect(migrated.stdout).toMatch(/book migrated from store layout 1 to 2 and verified: \d+ entries read, 26 journal entries in \d+ chunks, 5 accounts, 2 assets/);
+    // The old book is kept beside, as it was.
+    expect(await digestOf(join(dir, 'book.layout-1'))).toBe(before);
+    expect(existsSync(join(dir, 'book.migrate'))).toBe(false);
+
+    const checked = await ledgerdRun(['check', '--data-dir', dir]);
+    expect(checked.stdout).toMatch(/5 accounts, 6 balances, 26 journal entries, journal position 26, 0 checkpoints: consistent/);
+    expect(checked.code).toBe(0);
+
+    const daemon = await startDaemon({ dataDir: dir });
+    try {
+      const op = client(daemon.url, keys.operator);
+      for (const [account, body] of Object.entries(expected.balances)) expect((await op.get(`/v1/accounts/${account}/balances`)).body).toMatchObject(body as object);
+      for (const [account, body] of Object.entries(expected.movements)) expect((await op.get(`/v1/movements?account=${account}&limit=1000`)).body).toMatchObject(body as object);
+      expect((await op.get('/v1/trial-balance')).body).toMatchObject(expected.trialBalance);
+      for (const [ref, body] of Object.entries(expected.operations)) expect((await op.get(`/v1/operations/${ref}`)).body).toMatchObject(body as object);
+      const replayed = await events(daemon.url, expected.events.length);
+      expect(replayed).toMatchObject(expected.events);
+
+      const { alice, bob } = expected.accounts as Record<string, string>;
+      // A statement over the whole book: the journal's time index was rebuilt from the old entries.
+      const statement = await op.get(`/v1/statements?account=${alice}&asset=USD&from=0&to=${Date.now()}`);
+      expect(statement.status).toBe(200);
+      expect(statement.body.movements.map((m: { seq: number }) => m.seq)).toEqual(expected.movements[alice].movements.filter((m: { asset: string }) => m.asset === 'USD').map((m: { seq: number }) => m.seq));
+
+      // Deciding goes on: a transfer by alice's own key, journalled after the migrated entries.
+      const asAlice = client(daemon.url, keys.alice);
+      const sent = await asAlice.post('/v1/transfers', { legs: [{ from: alice, to: bob, asset: 'USD', amount: '125' }] }, undefined, { 'client-key': 'after-migration-1' });
+      expect([200, 202]).toContain(sent.status);
+      const transfer = (await decided(asAlice, sent.body.operation_reference)).body;
+      expect(transfer).toMatchObject({ state: 'Completed', result: { postings: [27, 28] } });
+      const balance = async (api: Client, account: string) => (await api.get(`/v1/accounts/${account}/balances`)).body.balances.find((b: { asset: string }) => b.asset === 'USD');
+      const aliceBefore = expected.balances[alice].balances.find((b: { asset: string }) => b.asset === 'USD');
+      expect(BigInt((await balance(op, alice)).available)).toBe(BigInt(aliceBefore.available) - 125n);
+
+      // The reservation left pending by the stage-1 daemon: released now, or expired by its deadline in the migrated expiry index.
+      const pending = (await op.get(`/v1/operations/${expected.pending}`)).body;
+      if (pending.state === 'Reserved') {
+        const release = await asAlice.post(`/v1/reservations/${expected.pending}/release`, {}, undefined, { 'client-key': 'after-migration-2' });
+        expect((await decided(asAlice, release.body.operation_reference)).body.state).toBe('Completed');
+        expect((await op.get(`/v1/operations/${expected.pending}`)).body.state).toBe('Released');
+      } else {
+        expect(pending.state).toBe('Expired');
+      }
+      expect(BigInt((await balance(op, alice)).reserved)).toBe(0n);
+      const tb = (await op.get('/v1/trial-balance')).body;
+      expect(tb.rows.map((r: { openings: string }) => r.openings)).toEqual(['0', '0']);
+      expect(tb.rows.find((r: { asset: string }) => r.asset === 'USD').layers).toEqual({ available: '0', reserved: '0', encumbered: '0' });
+    } finally {
+      expect(await daemon.stop()).toBe(0);
+    }
+    const again = await ledgerdRun(['check', '--data-dir', dir]);
+    expect(again.stdout).toMatch(/journal position 3\d, 0 checkpoints: consistent/);
+    // Deposits on the settlement layer find every migrated account by its deposit reference.
+    const store = await LevelStore.open(join(dir, 'book'), { createIfMissing: false });
+    try {
+      for (const account of Object.values(expected.accounts as Record<string, string>)) expect(await store.get(settlementKeys.depositRef(depositRefOf(account as AccountId)))).toBe(account);
+    } finally {
+      await store.close();
+    }
+
+    // Nothing more to do, and said so.
+    const second = await ledgerdRun(['migrate', '--data-dir', dir]);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toMatch(/the book is in store layout 2 already: nothing to do/);
+  });
+
+  it('leaves the old book as it was when killed mid-migration; the next run migrates it', async () => {
+    // Archived identifiers (as a large genesis leaves them) make the book several batches long: the kill comes mid-stream.
+    const dir = await layout1DataDir((e) => {
+      for (let i = 0; i < 2500; i++) e.set(`arch/legacy-crm/customer%20${1000 + i}`, '');
+    });
+    const before = await digestOf(join(dir, 'book'));
+    const child = spawn(process.execPath, [ledgerd, 'migrate', '--data-dir', dir], { env: { ...process.env, LEDGERD_TEST_MIGRATE_PAUSE: '1' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    await new Promise<void>((resolve, reject) => {
+      createInterface({ input: child.stderr! }).on('line', (line) => line.includes('paused') && resolve());
+      void exited.then(() => reject(new Error('migrate ended before its pause')));
+    });
+    expect(existsSync(join(dir, 'book.migrate'))).toBe(true);
+    child.kill('SIGKILL');
+    await exited;
+
+    expect(await digestOf(join(dir, 'book'))).toBe(before);
+    expect(existsSync(join(dir, 'book.layout-1'))).toBe(false);
+    expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(layout1Refusal);
+
+    const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
+    expect(migrated.code).toBe(0);
+    expect(migrated.stdout).toMatch(/verified: 26\d\d entries read, 26 journal entries/);
+    expect((await ledgerdRun(['check', '--data-dir', dir])).code).toBe(0);
+  });
+
+  it('migrates a stage-1 backup restored by this ledgerd (a book lost before the upgrade)', async () => {
+    const dir = newDir();
+    const restored = await ledgerdRun(['restore', '--from', join(fixture, 'book.backup'), '--data-dir', dir]);
+    expect(restored.code).toBe(0);
+    writeFileSync(join(dir, 'operator.key'), `${keys.operator}\n`, { mode: 0o600 });
+    expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(layout1Refusal);
+    const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
+    expect(migrated.stderr).toBe('');
+    expect(migrated.code).toBe(0);
+    const daemon = await startDaemon({ dataDir: dir });
+    try {
+      const op = client(daemon.url, keys.operator);
+      expect((await op.get('/v1/trial-balance')).body).toMatchObject(expected.trialBalance);
+      const { alice, bob } = expected.accounts as Record<string, string>;
+      const sent = await client(daemon.url, keys.alice).post('/v1/transfers', { legs: [{ from: alice, to: bob, asset: 'USD', amount: '1' }] }, undefined, { 'client-key': 'after-restore-1' });
+      expect((await decided(op, sent.body.operation_reference)).body.state).toBe('Completed');
+    } finally {
+      expect(await daemon.stop()).toBe(0);
+    }
+  });
+
+  it('finishes a swap a crash cut between its two renames, instead of making a new book', async () => {
+    const dir = await layout1DataDir();
+    expect((await ledgerdRun(['migrate', '--data-dir', dir])).code).toBe(0);
+    const migrated = await digestOf(join(dir, 'book'));
+    // The state between the renames: the old book aside, the verified new one not yet in place.
+    renameSync(join(dir, 'book'), join(dir, 'book.migrate'));
+    const checked = await ledgerdRun(['check', '--data-dir', dir]);
+    expect(checked.code).toBe(0);
+    expect(checked.stdout).toMatch(/26 journal entries, journal position 26/);
+    expect(await digestOf(join(dir, 'book'))).toBe(migrated);
+  });
+
+  it('refuses, leaving the old book as it was, a record this ledgerd cannot read or a book that does not verify', async () => {
+    const cases: [string, (entries: Map<string, string>) => void, RegExp][] = [
+      ['an unreadable journal entry', (e) => e.set('j/0000000000000003', e.get('j/0000000000000003')!.replace(/"amountMinor":"\d+"/, '"amountMinor":12')), /j\/0000000000000003: damaged layout-1 journal entry record: amountMinor is not decimal text/],
+      ['a journal entry dated before the one preceding it', (e) => e.set('j/0000000000000005', e.get('j/0000000000000005')!.replace(/"atMs":\d+/, '"atMs":1')), /journal entry 5 is dated before the entry preceding it/],
+      ['a key no stage-1 ledgerd wrote', (e) => e.set('jt/0000000000000001/0000000000000001', ''), /jt\/0000000000000001\/0000000000000001 is not a layout-1 key/],
+      [
+        'a balance off the trial balance',
+        (e) => e.set('bal/did:ledger:acct:legacy/EUR', JSON.stringify({ ...JSON.parse(e.get('bal/did:ledger:acct:legacy/EUR')!), a: '1' })),
+        /the trial balance of EUR does not verify/,
+      ],
+    ];
+    for (const [what, edit, message] of cases) {
+      const dir = await layout1DataDir(edit);
+      const before = await digestOf(join(dir, 'book'));
+      const refused = await ledgerdRun(['migrate', '--data-dir', dir]);
+      expect(refused.code, what).toBe(6);
+      expect(refused.stderr, what).toMatch(/the book was not migrated \(it is left as it was\)/);
+      expect(refused.stderr, what).toMatch(message);
+      expect(await digestOf(join(dir, 'book')), what).toBe(before);
+      expect(existsSync(join(dir, 'book.migrate')), what).toBe(false);
+      expect(existsSync(join(dir, 'book.layout-1')), what).toBe(false);
+    }
+  });
+});
