@@ -2,10 +2,9 @@
  * docs/daemon.md's configuration table against the code: every default and bound it
  * quotes is the one the daemon applies, and every setting the daemon takes is in it.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../daemon/config.js';
+import { ConfigError } from '../../daemon/config.js';
+import { type ConfigRow as Row, configSettings, configTable, withSettings } from '../support/config-table.js';
 import { repoRoot } from './support.js';
 
 const units: Record<string, number> = { ms: 1, s: 1_000, min: 60_000, h: 3_600_000, day: 86_400_000, days: 86_400_000, KiB: 1024, MiB: 1024 * 1024, GiB: 1024 * 1024 * 1024, M: 1_000_000 };
@@ -17,27 +16,6 @@ function quantity(text: string): number {
   return Number(m[1]!.replaceAll(' ', '')) * (m[2] === undefined ? 1 : units[m[2]]!);
 }
 
-interface Row {
-  readonly setting: string;
-  readonly defaultText: string;
-  readonly boundsText: string;
-}
-
-function configTable(): Row[] {
-  const doc = readFileSync(join(repoRoot, 'docs/daemon.md'), 'utf8');
-  const section = doc.slice(doc.indexOf('### Configuration'));
-  return section
-    .split('\n')
-    .filter((line) => /^\| `[A-Za-z]+` \|/.test(line))
-    .map((line) => {
-      const cells = line.split('|').map((c) => c.trim());
-      return { setting: cells[1]!.replaceAll('`', ''), defaultText: cells[2]!, boundsText: cells[3]! };
-    });
-}
-
-const noFile = { flags: {}, env: {}, readFile: () => null };
-const withSettings = (settings: Record<string, unknown>) => () => loadConfig({ flags: {}, env: {}, readFile: () => JSON.stringify(settings) });
-
 /** "0 – 9 999, below `sseConnectionsMax`": the range, and the setting this one must stay below. */
 function boundsOf(text: string): { range: string; below: string | null } {
   const m = /^(.*?)(?:, below `([A-Za-z]+)`)?$/.exec(text)!;
@@ -45,21 +23,10 @@ function boundsOf(text: string): { range: string; below: string | null } {
 }
 
 describe('docs/daemon.md configuration table', () => {
-  const rows = configTable();
-  const config = loadConfig(noFile) as unknown as Record<string, unknown>;
+  const rows = configTable(repoRoot);
+  const { config, settings } = configSettings();
 
   it('lists every setting the daemon takes, and only those', () => {
-    // A setting is what the config file accepts; the rest of Config is derived from settings.
-    const accepted = (name: string) => {
-      try {
-        withSettings({ [name]: config[name] })();
-        return true;
-      } catch (error) {
-        // Refused for its value (a listen address is text in the file): still a setting.
-        return !(error instanceof ConfigError && error.message.includes('unknown setting'));
-      }
-    };
-    const settings = Object.keys(config).filter(accepted);
     expect(rows.map((r) => r.setting).sort()).toEqual(settings.sort());
   });
 
