@@ -273,6 +273,15 @@ function decodeSettleBlock(j: Json): SettleBlock {
   return { ...(j as unknown as SettleBlock), deposits: check.objects(j, 'deposits', what).map(decodeDeposit), instructions: check.objects(j, 'instructions', what).map(decodeInstruction) };
 }
 
+/** A stored reserve's or withdrawal's account (`payer`), asset and deadline checked, and its amount. */
+function debitAmount(j: Json, payer: 'payer' | 'account'): bigint {
+  const what = 'operation';
+  check.string(j, payer, what);
+  check.string(j, 'asset', what);
+  check.integer(j, 'deadlineMs', what);
+  return check.decimal(j, 'amountMinor', what);
+}
+
 /**
  * A stored command: its type must be known, and the fields of the commands that carry
  * amounts are checked as they are decoded (a command with none is stored as it stands).
@@ -286,10 +295,7 @@ function decodeCommand(j: Json): Command {
       check.integer(j, 'deadlineMs', what);
       return { ...(j as unknown as Command & { type: 'transfer' }), legs: check.objects(j, 'legs', what).map(decodeLeg) };
     case 'reserve':
-      check.string(j, 'payer', what);
-      check.string(j, 'asset', what);
-      check.integer(j, 'deadlineMs', what);
-      return { ...(j as unknown as Command & { type: 'reserve' }), amountMinor: check.decimal(j, 'amountMinor', what) };
+      return { ...(j as unknown as Command & { type: 'reserve' }), amountMinor: debitAmount(j, 'payer') };
     case 'capture':
       check.string(j, 'reservation', what);
       check.string(j, 'to', what);
@@ -305,11 +311,8 @@ function decodeCommand(j: Json): Command {
       return { type: 'issue_grant', terms: parseGrantTerms(terms, check.string(terms, 'kind', what) as GrantKind), justification: check.nullableString(j, 'justification', what) };
     }
     case 'withdraw':
-      check.string(j, 'account', what);
-      check.string(j, 'asset', what);
       check.object(j, 'destination', what);
-      check.integer(j, 'deadlineMs', what);
-      return { ...(j as unknown as Command & { type: 'withdraw' }), amountMinor: check.decimal(j, 'amountMinor', what) };
+      return { ...(j as unknown as Command & { type: 'withdraw' }), amountMinor: debitAmount(j, 'account') };
     case 'settle':
       check.integer(j, 'finalHeight', what);
       check.integer(j, 'headHeight', what);

@@ -105,9 +105,11 @@ describe('stored records of each kind', () => {
     };
     const legsText = JSON.parse(encodeOperation(operation(transfer))).command.legs;
     const observe: Command = { type: 'observe', deposit: { seq: 1, digest: hex(1), location: hex(2), amountMinor: 5n, accountRef: hex(3), height: null }, final: false };
+    const reserve: Command = { type: 'reserve', payer: posting.account, asset: posting.asset, amountMinor: 5n, deadlineMs: 1_000 };
     const openAccount: Command = { type: 'open_account', owner: actor.principal, kind: 'customer', custody: 'delegated', treasuryLimits: {} };
     expect(decodeOperation(encodeOperation(operation(transfer))).command).toEqual(transfer);
     expect(decodeOperation(encodeOperation(operation(observe))).command).toEqual(observe);
+    expect(decodeOperation(encodeOperation(operation(reserve))).command).toEqual(reserve);
 
     const cases: [() => unknown, string][] = [
       [() => decodeLeaf(withField(leaf, 'seq', '7'), null), 'damaged journal entry record: seq is not an integer'],
@@ -123,6 +125,8 @@ describe('stored records of each kind', () => {
       [() => decodeOperation(withCommand(transfer, 'legs', 'all')), 'damaged operation record: legs is not a list of objects'],
       [() => decodeOperation(withCommand(transfer, 'legs', [{ ...legsText[0], to: null }])), 'damaged operation record: to is not a string'],
       [() => decodeOperation(withCommand(transfer, 'deadlineMs', '30000')), 'damaged operation record: deadlineMs is not an integer'],
+      [() => decodeOperation(withCommand(reserve, 'payer', null)), 'damaged operation record: payer is not a string'],
+      [() => decodeOperation(withCommand(reserve, 'amountMinor', 5)), 'damaged operation record: amountMinor is not decimal text'],
       [() => decodeOperation(withCommand(openAccount, 'custody', 'shared')), 'damaged operation record: custody is not one of delegated, owned'],
       [() => decodeOperation(withCommand(openAccount, 'treasuryLimits', { USD: 5 })), 'damaged operation record: USD is not decimal text'],
       [() => decodeOperation(withCommand(observe, 'deposit', { ...JSON.parse(encodeOperation(operation(observe))).command.deposit, seq: 'one' })), 'damaged operation record: seq is not an integer'],
