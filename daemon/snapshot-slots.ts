@@ -1,5 +1,6 @@
 /**
- * Every query reads one snapshot of the store; on PostgreSQL each holds a connection of
+ * Every query and disclosure reads one snapshot of the store (a backup is the operator's,
+ * one at a time; a checkpoint is taken one at a time); on PostgreSQL each holds a connection of
  * `poolSize` while it lasts, and a caller waiting for one is answered 503 after 10 s. So
  * one principal flooding queries would queue everyone behind it: each principal holds at
  * most `snapshotsPerPrincipalMax` at once, and on PostgreSQL the principals other than
