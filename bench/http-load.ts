@@ -12,7 +12,7 @@ import { createInterface } from 'node:readline';
 import { Pool, request } from 'undici';
 import { writeFileSync } from 'node:fs';
 import { bookIdentity, drawApiKey, placeOf } from '../daemon/book.js';
-import type { StoreConfig } from '../daemon/config.js';
+import { leveldbStoreDefault, type StoreConfig } from '../daemon/config.js';
 import { builtInPrincipals } from '../src/auth/authority.js';
 import { principalCredentialWrites } from '../src/auth/credentials.js';
 import { importGenesis } from '../src/book/genesis.js';
@@ -195,7 +195,7 @@ function processCpuMs(pid: number, mainThreadOnly = false): number {
  * commits, log level warn; on LevelDB, or on the PostgreSQL database `store` names), driven by `drive` as the operator; then, for every
  * acknowledged transfer, submit-to-decided (sorted ms) from its event on the stream.
  */
-export async function runLedgerd(options: LoadOptions, nodeArgs: string[] = [], store: StoreConfig = { kind: 'leveldb' }): Promise<{ run: Run; decidedMs: number[]; operatorKey: string; cpuUsPerAck: number; mainThreadCpuUsPerAck: number }> {
+export async function runLedgerd(options: LoadOptions, nodeArgs: string[] = [], store: StoreConfig = leveldbStoreDefault): Promise<{ run: Run; decidedMs: number[]; operatorKey: string; cpuUsPerAck: number; mainThreadCpuUsPerAck: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-http-'));
   try {
     const operatorKey = drawApiKey();

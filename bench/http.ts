@@ -12,6 +12,7 @@
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
+import { leveldbStoreDefault } from '../daemon/config.js';
 import { measureSyncLatency } from './fsync.js';
 import { percentile } from './percentile.js';
 import { drive, loadFlags, loadOptions, runLedgerd, startServer, stopServer } from './http-load.js';
@@ -48,7 +49,7 @@ async function main(): Promise<void> {
   const rows = [];
   let operatorKey = '';
   for (const kind of parseStores(args.stores)) {
-    const store = kind === 'leveldb' ? ({ kind } as const) : ({ kind, ...(await stores.database()), leaseMs: stores.leaseMs } as const);
+    const store = kind === 'leveldb' ? leveldbStoreDefault : ({ kind, ...(await stores.database()), leaseMs: stores.leaseMs } as const);
     const ledgerd = await runLedgerd(options, profile, store);
     operatorKey = ledgerd.operatorKey;
     rows.push({ name: `ledgerd POST /v1/transfers, ${kind}`, run: ledgerd.run, decidedMs: ledgerd.decidedMs as number[] | null, cpuUsPerAck: ledgerd.cpuUsPerAck as number | null, mainUsPerAck: ledgerd.mainThreadCpuUsPerAck as number | null });

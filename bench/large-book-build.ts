@@ -19,6 +19,7 @@ import { createHash } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { daemonKeys, initBook } from '../daemon/book.js';
+import { leveldbStoreDefault } from '../daemon/config.js';
 import { bookPaths } from '../daemon/data-dir.js';
 import { builtInPrincipals } from '../src/auth/authority.js';
 import { genesisSource } from '../src/book/genesis.js';
@@ -148,7 +149,7 @@ export async function buildLargeBook(dataDir: string, shape: LargeBookShape, now
   const firstRoundAtMs = nowMs - 60_000 - rounds * roundMs;
   const genesisAtMs = firstRoundAtMs - 2 * roundMs;
 
-  await initBook(dataDir, genesisSource(fundedCustomersGenesis(customers, fundingMinor, assets)), genesisAtMs, { kind: 'leveldb' });
+  await initBook(dataDir, genesisSource(fundedCustomersGenesis(customers, fundingMinor, assets)), genesisAtMs, leveldbStoreDefault);
   const operatorKey = (await readFile(bookPaths(dataDir).operatorKey, 'utf8')).trim();
   const ids = keyedIds((await daemonKeys(dataDir)).ids, 0);
   const templates = await decideTemplates(dataDir, ids, assets, genesisAtMs + 1);

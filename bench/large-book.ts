@@ -17,7 +17,7 @@
  *   as long a load of transfers from 32.
  * Prints both books side by side with the ratio, beside the configured cache; nothing is asserted.
  *
- *   npm run bench:large-book -- [--postings 10000000] [--small-postings 10000] [--dir /tmp/ledger-large-book-10000000] [--samples 200] [--load-seconds 10] [--cache-entries N]
+ *   npm run bench:large-book -- [--postings 10000000] [--small-postings 10000] [--dir /tmp/ledger-large-book-10000000] [--samples 200] [--load-seconds 10] [--cache-entries N] [--open-files-max N]
  */
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,7 +25,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
-import { cacheEntriesDefault } from '../src/constants.js';
+import { cacheEntriesDefault, levelOpenFilesMax } from '../src/constants.js';
 import { type LargeBookManifest, buildLargeBook, defaultShape, proveBook, readManifest } from './large-book-build.js';
 import { benchAccount } from './genesis.js';
 import { closedLoop, drive, startServer, stopServer } from './http-load.js';
@@ -39,12 +39,15 @@ const { values: args } = parseArgs({
     samples: { type: 'string', default: '200' },
     'load-seconds': { type: 'string', default: '10' },
     'cache-entries': { type: 'string', default: String(cacheEntriesDefault) },
+    'open-files-max': { type: 'string', default: String(levelOpenFilesMax) },
   },
 });
 const postings = Number(args.postings);
 const samples = Number(args.samples);
 const loadSeconds = Number(args['load-seconds']);
 const cacheEntries = Number(args['cache-entries']);
+/** The store's `openFilesMax`: LevelDB's table files open, and mapped, at once. */
+const openFilesMax = Number(args['open-files-max']);
 const repoRoot = new URL('../../', import.meta.url).pathname;
 /** The recent period a statement asks for, in rounds: about the same movements in either book. */
 const recentRounds = 8;
@@ -151,7 +154,7 @@ interface Served {
 
 async function serve(label: string, dir: string, manifest: LargeBookManifest): Promise<Served> {
   // Checkpoints only on request: the synthetic book has none, and its first would hash every leaf (see docs/performance.md).
-  writeFileSync(join(dir, 'ledgerd.json'), JSON.stringify({ cacheEntries, settlement: { checkpointIntervalMs: 0 } }));
+  writeFileSync(join(dir, 'ledgerd.json'), JSON.stringify({ cacheEntries, store: { kind: 'leveldb', openFilesMax }, settlement: { checkpointIntervalMs: 0 } }));
   const opened = performance.now();
   const { url, child } = await startServer([join(repoRoot, 'bin/ledgerd'), 'serve', '--data-dir', dir, '--listen', '127.0.0.1:0', '--log-level', 'warn']);
   const served: Served = { label, manifest, url, child, readyMs: performance.now() - opened, pool: new Pool(url, { connections: 8 }), headers: { authorization: `Bearer ${manifest.operatorKey}` }, queries: [] };
@@ -229,7 +232,7 @@ const mib = (kib: number) => (kib / 1024).toFixed(0);
 const showMemory = (m: Memory) => `${mib(m.rssKiB)} / ${mib(m.hwmKiB)} (anon ${mib(m.anonKiB)}, file ${mib(m.fileKiB)})`;
 
 function report(small: BookFigures, large: BookFigures): void {
-  console.log(`\nload average ${loadavg().map((l) => l.toFixed(1)).join(' ')}; cacheEntries ${cacheEntries}; ${samples} samples per query, asked of the two books in turn`);
+  console.log(`\nload average ${loadavg().map((l) => l.toFixed(1)).join(' ')}; cacheEntries ${cacheEntries}; store.openFilesMax ${openFilesMax}; ${samples} samples per query, asked of the two books in turn`);
   console.log(`| query | ${small.label} p50 / p99 ms | ${large.label} p50 / p99 ms | ratio of p50s | answered (small; large) |`);
   console.log('|---|---:|---:|---:|---|');
   for (const [name, s] of small.latencies) {

@@ -40,7 +40,7 @@ export interface BookPlace {
 }
 
 export function bookPlace(dataDir: string, bookDir: string, store: StoreConfig): BookPlace {
-  return store.kind === 'leveldb' ? levelPlace(dataDir, bookDir) : postgresPlace(store);
+  return store.kind === 'leveldb' ? levelPlace(dataDir, bookDir, store.openFilesMax) : postgresPlace(store);
 }
 
 /** Where `ledgerd migrate` keeps the layout-1 book it replaced (LevelDB), for the operator to remove once the migrated one serves. */
@@ -69,11 +69,11 @@ async function finishMigrationSwap(bookDir: string): Promise<void> {
   await syncDir(dirname(bookDir));
 }
 
-function levelPlace(dataDir: string, bookDir: string): BookPlace {
+function levelPlace(dataDir: string, bookDir: string, openFilesMax: number): BookPlace {
   const openBook = async () => {
     try {
       await finishMigrationSwap(bookDir);
-      return await LevelStore.open(bookDir, { createIfMissing: false });
+      return await LevelStore.open(bookDir, { createIfMissing: false, openFilesMax });
     } catch (error) {
       throw dataDirFailure(dataDir, error);
     }
@@ -87,7 +87,7 @@ function levelPlace(dataDir: string, bookDir: string): BookPlace {
     async build(purpose) {
       const building = `${bookDir}.${purpose}`;
       await rm(building, { recursive: true, force: true });
-      const store = await LevelStore.open(building);
+      const store = await LevelStore.open(building, { openFilesMax });
       return {
         store,
         async place() {
@@ -210,7 +210,7 @@ export interface ServeEvents {
  */
 export async function openServedBook(dataDir: string, bookDir: string, store: StoreConfig, identity: string, events: ServeEvents, signal: AbortSignal): Promise<ServedBook | null> {
   if (store.kind === 'leveldb') {
-    const opened = await levelPlace(dataDir, bookDir).openToRead();
+    const opened = await levelPlace(dataDir, bookDir, store.openFilesMax).openToRead();
     return { store: opened, release: async () => {} };
   }
   const pool = pgPool(store, 1, events.onConnectionError);

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fsReason } from './failures.js';
 import { sessionLifetimeDefaultMs, sessionLifetimeMaxMs } from '../src/auth/constants.js';
-import { recoveryDelayDefaultMs, recoveryDelayMaxMs } from '../src/constants.js';
+import { levelOpenFilesMax, recoveryDelayDefaultMs, recoveryDelayMaxMs } from '../src/constants.js';
 import { isIdentityId } from '../src/model/values.js';
 import { backlogCommandsMax, backlogShareDivisor, cacheEntriesDefault, cacheEntriesMin, deadlineHorizonMaxMs, reservationDeadlineDefaultMs, transferDeadlineDefaultMs } from '../src/constants.js';
 
@@ -21,7 +21,11 @@ export interface Listen {
 
 /** Where the book is kept (CONTRACT 1): LevelDB in the data dir (the default), or a PostgreSQL database. */
 export type StoreConfig =
-  | { readonly kind: 'leveldb' }
+  | {
+      readonly kind: 'leveldb';
+      /** Table files LevelDB keeps open, each mapped into memory (docs/operations.md, memory sizing). */
+      readonly openFilesMax: number;
+    }
   | {
       readonly kind: 'postgres';
       /** The database's URL; it may hold a password, so it is never logged or echoed. */
@@ -37,6 +41,15 @@ const postgresNumeric = {
   poolSize: { default: 8, min: 1, max: 100 },
   leaseMs: { default: 10_000, min: 1_000, max: 600_000 },
 } as const;
+
+/**
+ * Bounds of the LevelDB store's setting (inclusive). LevelDB silently raises fewer than
+ * 74 to 74 (64 table files and 10 of its own) and lowers more than 50 000 to 50 000.
+ */
+const levelOpenFiles = { default: levelOpenFilesMax, min: 74, max: 50_000 } as const;
+
+/** The book on LevelDB with its defaults. */
+export const leveldbStoreDefault: StoreConfig = Object.freeze({ kind: 'leveldb', openFilesMax: levelOpenFiles.default });
 
 /** `snapshotsPerPrincipalMax`'s bounds; its default is derived from the pool (`snapshotBounds`). */
 const snapshotsPerPrincipalRange = { min: 1, max: 100 } as const;
@@ -222,10 +235,10 @@ function storeSetting(value: unknown, env: NodeJS.ProcessEnv): StoreConfig {
   const fields = doc as Record<string, unknown>;
   const envUrl = env.LEDGERD_STORE_URL;
   if (fields.kind === 'leveldb') {
-    for (const key of Object.keys(fields)) if (key !== 'kind') throw new ConfigError(`store: unknown setting ${key} for kind leveldb`);
+    for (const key of Object.keys(fields)) if (key !== 'kind' && key !== 'openFilesMax') throw new ConfigError(`store: unknown setting ${key} for kind leveldb`);
     // A URL meant to move the book to PostgreSQL must not be ignored while the daemon keeps another book.
     if (envUrl !== undefined) throw new ConfigError('LEDGERD_STORE_URL is set but the store is leveldb: set store.kind to postgres in the config file, or unset it');
-    return { kind: 'leveldb' };
+    return Object.freeze({ kind: 'leveldb', openFilesMax: integerSetting(fields.openFilesMax, 'store.openFilesMax', levelOpenFiles) });
   }
   if (fields.kind !== 'postgres') throw new ConfigError('store.kind must be leveldb or postgres');
   for (const key of Object.keys(fields)) if (!['kind', 'url', ...Object.keys(postgresNumeric)].includes(key)) throw new ConfigError(`store: unknown setting ${key}`);

@@ -1,5 +1,6 @@
 /**
- * Every query reads one snapshot of the store; on PostgreSQL each holds a connection of
+ * Every query and disclosure reads one snapshot of the store (a backup is the operator's,
+ * one at a time; a checkpoint is taken one at a time); on PostgreSQL each holds a connection of
  * `poolSize` while it lasts, and a caller waiting for one is answered 503 after 10 s. So
  * one principal flooding queries would queue everyone behind it: each principal holds at
  * most `snapshotsPerPrincipalMax` at once, and on PostgreSQL the principals other than
@@ -29,7 +30,22 @@ export class SnapshotSlots {
   ) {}
 
   /** Runs `read` on one consistent view of the book, within `caller`'s bounds, and always closes it. */
-  async withView<T>(caller: Actor, read: (view: BookView) => Promise<T>): Promise<T> {
+  withView<T>(caller: Actor, read: (view: BookView) => Promise<T>): Promise<T> {
+    return this.hold(caller, async () => {
+      const view = await this.kernel.openView();
+      try {
+        return await read(view);
+      } finally {
+        await view.close();
+      }
+    });
+  }
+
+  /**
+   * Runs `read`, which takes and closes one snapshot of the store itself (a disclosure
+   * reads the raw store), holding one of `caller`'s slots while it lasts.
+   */
+  async hold<T>(caller: Actor, read: () => Promise<T>): Promise<T> {
     const { principal } = caller;
     const operator = principal === this.kernel.principals.operator;
     const held = this.held.get(principal) ?? 0;
@@ -42,12 +58,7 @@ export class SnapshotSlots {
     this.held.set(principal, held + 1);
     if (!operator) this.nonOperatorHeld += 1;
     try {
-      const view = await this.kernel.openView();
-      try {
-        return await read(view);
-      } finally {
-        await view.close();
-      }
+      return await read();
     } finally {
       const left = this.held.get(principal)! - 1;
       if (left === 0) this.held.delete(principal);

@@ -54,22 +54,25 @@ export function disclosureRoutes(app: FastifyInstance, { kernel, clock, settleme
         const assets = kernel.assetList.map((a) => a.id);
         const assertion = parseAssertion(body.assertion, new Set(assets));
         const recipient = parseRecipient(body.recipient_identity, body.recipient_reference);
-        const view = store.snapshot();
-        try {
-          const hex = await disclose(
-            {
-              actor: caller, operator: kernel.principals.operator, subject: parseAccountId(body.subject, 'subject'), assertion,
-              checkpoint: body.checkpoint ?? null, legalObligation: body.legal_obligation ?? null, recipient,
-            },
-            {
-              view, checkpoints, assets, instance: layer.instance, clerk, nowMs: clock(),
-              operationPostings: async (ref) => (await kernel.operation(ref))?.result?.postings,
-            },
-          );
-          return { disclosure: hex };
-        } finally {
-          await view.close();
-        }
+        // The snapshot counts against the caller's slots as every query's does (daemon/snapshot-slots.ts).
+        return request.server.snapshots.hold(caller, async () => {
+          const view = store.snapshot();
+          try {
+            const hex = await disclose(
+              {
+                actor: caller, operator: kernel.principals.operator, subject: parseAccountId(body.subject, 'subject'), assertion,
+                checkpoint: body.checkpoint ?? null, legalObligation: body.legal_obligation ?? null, recipient,
+              },
+              {
+                view, checkpoints, assets, instance: layer.instance, clerk, nowMs: clock(),
+                operationPostings: async (ref) => (await kernel.operation(ref))?.result?.postings,
+              },
+            );
+            return { disclosure: hex };
+          } finally {
+            await view.close();
+          }
+        });
       });
     },
   );

@@ -16,6 +16,7 @@ import type {
   AssetBinding,
   AssetKind,
   AssetStatus,
+  AuthorityKind,
   Custody,
   Balance,
   Command,
@@ -23,11 +24,15 @@ import type {
   Hold,
   Identity,
   DepositFact,
+  Direction,
+  Layer,
   Leg,
   SettleBlock,
   Operation,
   OperationState,
   Posting,
+  PostingKind,
+  PostingStatus,
 } from './model.js';
 
 // ---- bigint-bearing records ----
@@ -134,25 +139,43 @@ export function encodeLeaf(p: Posting): string {
   ].join('');
 }
 
+// The values a journal entry's enumerated fields may hold.
+const directions = members<Direction>({ debit: true, credit: true });
+const layers = members<Layer>({ available: true, reserved: true, encumbered: true });
+const postingKinds = members<PostingKind>({ opening: true, transfer: true, reserve: true, capture: true, release: true, expiry: true, recovery: true, deposit: true, withdrawal: true });
+const postingStatuses = members<PostingStatus>({ held: true, completed: true, returned: true, reversed: true, opening: true });
+const authorityKinds = members<AuthorityKind>({ owner: true, delegated: true, operator: true, issuance: true, recovery: true });
+
+function decodeAuthority(a: Json, what: string): Authority {
+  return {
+    credential: check.string(a, 'credential', what) as Authority['credential'],
+    grant: check.nullableString(a, 'grant', what) as Authority['grant'],
+    kind: check.oneOf(a, 'kind', authorityKinds, what),
+    onBehalfOf: check.nullableString(a, 'on_behalf_of', what) as Authority['onBehalfOf'],
+    principal: check.string(a, 'principal', what) as Authority['principal'],
+  };
+}
+
 /** A posting from its leaf bytes; the leaf leaves out the operation's reference, given apart. */
 export function decodeLeaf(text: string, reference: Posting['reference']): Posting {
-  const j = recordJson(text, 'journal entry');
-  const after = check.object(j, 'after', 'journal entry');
+  const what = 'journal entry';
+  const j = recordJson(text, what);
+  const after = check.object(j, 'after', what);
   return {
-    seq: j.seq as number,
-    atMs: j.at as number,
-    account: j.account as Posting['account'],
-    asset: j.asset as Posting['asset'],
-    amountMinor: big(j.amount),
-    direction: j.direction as Posting['direction'],
-    layer: j.balance as Posting['layer'],
-    kind: j.kind as Posting['kind'],
-    status: j.status as Posting['status'],
-    operation: j.operation as string,
-    counterparty: j.counterparty as Posting['counterparty'],
-    authorities: (j.authorities as Json[]).map((a) => ({ credential: a.credential, grant: a.grant, kind: a.kind, onBehalfOf: a.on_behalf_of, principal: a.principal }) as Authority),
+    seq: check.integer(j, 'seq', what),
+    atMs: check.integer(j, 'at', what),
+    account: check.string(j, 'account', what) as Posting['account'],
+    asset: check.string(j, 'asset', what) as Posting['asset'],
+    amountMinor: check.decimal(j, 'amount', what),
+    direction: check.oneOf(j, 'direction', directions, what),
+    layer: check.oneOf(j, 'balance', layers, what),
+    kind: check.oneOf(j, 'kind', postingKinds, what),
+    status: check.oneOf(j, 'status', postingStatuses, what),
+    operation: check.string(j, 'operation', what),
+    counterparty: check.nullableString(j, 'counterparty', what) as Posting['counterparty'],
+    authorities: check.objects(j, 'authorities', what).map((a) => decodeAuthority(a, what)),
     reference,
-    after: { available: big(after.available), reserved: big(after.reserved), encumbered: big(after.encumbered) },
+    after: { available: check.decimal(after, 'available', what), reserved: check.decimal(after, 'reserved', what), encumbered: check.decimal(after, 'encumbered', what) },
   };
 }
 
@@ -180,7 +203,11 @@ function encodeLeg(l: Leg): Json {
   return { ...l, amountMinor: l.amountMinor.toString() };
 }
 function decodeLeg(j: Json): Leg {
-  return { ...(j as unknown as Leg), amountMinor: big(j.amountMinor) };
+  const what = 'operation';
+  check.string(j, 'from', what);
+  check.string(j, 'to', what);
+  check.string(j, 'asset', what);
+  return { ...(j as unknown as Leg), amountMinor: check.decimal(j, 'amountMinor', what) };
 }
 
 /** Commands with no bigint member (custody's and these): stored as they stand. */
@@ -223,39 +250,80 @@ function encodeCommand(c: Command): Json {
   }
 }
 const encodeDeposit = (d: DepositFact): Json => ({ ...d, amountMinor: d.amountMinor.toString() });
-const decodeDeposit = (j: Json): DepositFact => ({ ...(j as unknown as DepositFact), amountMinor: big(j.amountMinor) });
+function decodeDeposit(j: Json): DepositFact {
+  const what = 'operation';
+  check.integer(j, 'seq', what);
+  check.string(j, 'digest', what);
+  check.string(j, 'location', what);
+  check.string(j, 'accountRef', what);
+  check.nullableInteger(j, 'height', what);
+  return { ...(j as unknown as DepositFact), amountMinor: check.decimal(j, 'amountMinor', what) };
+}
+function decodeInstruction(j: Json): SettleBlock['instructions'][number] {
+  const what = 'operation';
+  check.string(j, 'digest', what);
+  check.string(j, 'location', what);
+  return { ...(j as unknown as SettleBlock['instructions'][number]), amountMinor: check.decimal(j, 'amountMinor', what) };
+}
+function decodeSettleBlock(j: Json): SettleBlock {
+  const what = 'operation';
+  check.integer(j, 'height', what);
+  check.strings(j, 'expired', what);
+  check.objects(j, 'attestations', what);
+  return { ...(j as unknown as SettleBlock), deposits: check.objects(j, 'deposits', what).map(decodeDeposit), instructions: check.objects(j, 'instructions', what).map(decodeInstruction) };
+}
+
+/** A stored reserve's or withdrawal's account (`payer`), asset and deadline checked, and its amount. */
+function debitAmount(j: Json, payer: 'payer' | 'account'): bigint {
+  const what = 'operation';
+  check.string(j, payer, what);
+  check.string(j, 'asset', what);
+  check.integer(j, 'deadlineMs', what);
+  return check.decimal(j, 'amountMinor', what);
+}
+
+/**
+ * A stored command: its type must be known, and the fields of the commands that carry
+ * amounts are checked as they are decoded (a command with none is stored as it stands).
+ */
 function decodeCommand(j: Json): Command {
-  if (plainCommandTypes.has(j.type as string)) return j as unknown as Command;
-  switch (j.type as Exclude<Command['type'], PlainCommand['type']>) {
+  const what = 'operation';
+  const type = check.string(j, 'type', what);
+  if (plainCommandTypes.has(type)) return j as unknown as Command;
+  switch (type as Exclude<Command['type'], PlainCommand['type']>) {
     case 'transfer':
-      return { ...(j as unknown as Command & { type: 'transfer' }), legs: (j.legs as Json[]).map(decodeLeg) };
+      check.integer(j, 'deadlineMs', what);
+      return { ...(j as unknown as Command & { type: 'transfer' }), legs: check.objects(j, 'legs', what).map(decodeLeg) };
     case 'reserve':
-      return { ...(j as unknown as Command & { type: 'reserve' }), amountMinor: big(j.amountMinor) };
+      return { ...(j as unknown as Command & { type: 'reserve' }), amountMinor: debitAmount(j, 'payer') };
     case 'capture':
-      return { ...(j as unknown as Command & { type: 'capture' }), amountMinor: j.amountMinor === null ? null : big(j.amountMinor) };
-    case 'open_account': {
-      const limits: Record<string, bigint> = {};
-      for (const [k, v] of Object.entries(j.treasuryLimits as Json)) limits[k] = big(v);
-      return { ...(j as unknown as Command & { type: 'open_account' }), treasuryLimits: limits };
-    }
+      check.string(j, 'reservation', what);
+      check.string(j, 'to', what);
+      return { ...(j as unknown as Command & { type: 'capture' }), amountMinor: j.amountMinor === null ? null : check.decimal(j, 'amountMinor', what) };
+    case 'open_account':
+      check.string(j, 'owner', what);
+      check.oneOf(j, 'kind', accountKinds, what);
+      check.oneOf(j, 'custody', custodies, what);
+      if (j.acknowledged !== undefined) check.nullableString(j, 'acknowledged', what);
+      return { ...(j as unknown as Command & { type: 'open_account' }), treasuryLimits: check.decimals(j, 'treasuryLimits', what) };
     case 'issue_grant': {
-      const terms = j.terms as Json;
-      return { type: 'issue_grant', terms: parseGrantTerms(terms, terms.kind as GrantKind), justification: j.justification as string | null };
+      const terms = check.object(j, 'terms', what);
+      return { type: 'issue_grant', terms: parseGrantTerms(terms, check.string(terms, 'kind', what) as GrantKind), justification: check.nullableString(j, 'justification', what) };
     }
     case 'withdraw':
-      return { ...(j as unknown as Command & { type: 'withdraw' }), amountMinor: big(j.amountMinor) };
-    case 'settle': {
-      const blocks = (j.blocks as Json[]).map((b) => ({
-        ...(b as unknown as SettleBlock),
-        deposits: (b.deposits as Json[]).map(decodeDeposit),
-        instructions: (b.instructions as Json[]).map((i) => ({ ...(i as unknown as SettleBlock['instructions'][number]), amountMinor: big(i.amountMinor) })),
-      }));
-      return { ...(j as unknown as Command & { type: 'settle' }), blocks };
-    }
+      check.object(j, 'destination', what);
+      return { ...(j as unknown as Command & { type: 'withdraw' }), amountMinor: debitAmount(j, 'account') };
+    case 'settle':
+      check.integer(j, 'finalHeight', what);
+      check.integer(j, 'headHeight', what);
+      // Absent in settle commands written before withdrawals expired (issue 13).
+      if (j.due !== undefined) check.strings(j, 'due', what);
+      return { ...(j as unknown as Command & { type: 'settle' }), blocks: check.objects(j, 'blocks', what).map(decodeSettleBlock) };
     case 'observe':
-      return { ...(j as unknown as Command & { type: 'observe' }), deposit: decodeDeposit(j.deposit as Json) };
+      check.boolean(j, 'final', what);
+      return { ...(j as unknown as Command & { type: 'observe' }), deposit: decodeDeposit(check.object(j, 'deposit', what)) };
   }
-  damaged('operation', `command type ${JSON.stringify(j.type)} is not known`);
+  damaged(what, `command type ${JSON.stringify(type)} is not known`);
 }
 
 function encodeHold(h: Hold | null): Json | null {

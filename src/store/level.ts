@@ -17,12 +17,13 @@ type LevelSnapshot = ReturnType<Db['snapshot']>;
 export class LevelStore implements Store {
   private constructor(private readonly db: Db) {}
 
-  static async open(location: string, options: { createIfMissing: boolean } = { createIfMissing: true }): Promise<LevelStore> {
+  /** `openFilesMax`: table files kept open (and mapped), `levelOpenFilesMax` unless the daemon's config says. */
+  static async open(location: string, options: { createIfMissing?: boolean; openFilesMax?: number } = {}): Promise<LevelStore> {
     const db = new Level<string, string>(location, {
       keyEncoding: 'utf8',
       valueEncoding: 'utf8',
-      createIfMissing: options.createIfMissing,
-      maxOpenFiles: levelOpenFilesMax,
+      createIfMissing: options.createIfMissing ?? true,
+      maxOpenFiles: options.openFilesMax ?? levelOpenFilesMax,
       cacheSize: levelBlockCacheBytes,
     });
     await db.open();

@@ -12,6 +12,7 @@ import { renderManPage } from '../../cli/manpage.js';
 import { ProfileStore } from '../../cli/profiles.js';
 import { buildProgram, version } from '../../cli/program.js';
 import { groups, leaves, longOptions } from '../../cli/tree.js';
+import { configSettings, configTable } from '../support/config-table.js';
 import { repoRoot } from './support/daemon.js';
 import { fakeIo, runInProcess } from './support/io.js';
 import { configDir } from './support/ledgerctl.js';
@@ -77,6 +78,25 @@ describe('man/ledgerd.8', () => {
       for (const option of options) expect(flat).toContain(option);
     }
     for (const variable of readFileSync(join(repoRoot, 'daemon', 'config.ts'), 'utf8').matchAll(/env\.(LEDGERD_[A-Z_]+)/g)) expect(flat).toContain(variable[1]!);
+  });
+
+  it("lists every setting of the config file with docs/daemon.md's default and bounds (which test/daemon/docs-defaults holds to the config)", () => {
+    const { text } = rendered('ledgerd.8');
+    const section = text.slice(text.indexOf('\nCONFIGURATION\n'), text.indexOf('\nHTTP\n'));
+    const flat = section.replace(/\s+/g, ' ');
+    // The page as written in docs/daemon.md's cells: code in backticks is bold, "…" is "...".
+    const asRendered = (cell: string) => cell.replaceAll('`', '').replaceAll('…', '...').replace(/\s+/g, ' ');
+    const rows = configTable(repoRoot);
+    const { config, settings } = configSettings();
+    expect(rows.map((r) => r.setting).sort()).toEqual(settings.sort());
+    for (const row of rows) {
+      const bounds = row.boundsText === '' ? '' : ` Bounds: ${asRendered(row.boundsText)}.`;
+      expect(flat, row.setting).toContain(` ${row.setting} Default: ${asRendered(row.defaultText)}.${bounds}`);
+    }
+    // The members of the settings that are objects, each with its bounds.
+    for (const setting of ['store', 'settlement', 'recovery']) {
+      for (const member of Object.keys(config[setting] as object)) expect(flat, `${setting}.${member}`).toContain(member);
+    }
   });
 });
 

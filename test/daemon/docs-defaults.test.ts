@@ -2,41 +2,19 @@
  * docs/daemon.md's configuration table against the code: every default and bound it
  * quotes is the one the daemon applies, and every setting the daemon takes is in it.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../daemon/config.js';
+import { ConfigError } from '../../daemon/config.js';
+import { type ConfigRow as Row, configSettings, configTable, withSettings } from '../support/config-table.js';
 import { repoRoot } from './support.js';
 
-const units: Record<string, number> = { ms: 1, s: 1_000, min: 60_000, h: 3_600_000, days: 86_400_000, KiB: 1024, MiB: 1024 * 1024, GiB: 1024 * 1024 * 1024, M: 1_000_000 };
+const units: Record<string, number> = { ms: 1, s: 1_000, min: 60_000, h: 3_600_000, day: 86_400_000, days: 86_400_000, KiB: 1024, MiB: 1024 * 1024, GiB: 1024 * 1024 * 1024, M: 1_000_000 };
 
 /** "30 000", "1 MiB", "604 800 000 (7 days)", "10 M": a documented quantity in the setting's own unit. */
 function quantity(text: string): number {
-  const m = /^([0-9][0-9 ]*)\s*(ms|s|min|h|days|KiB|MiB|GiB|M)?(?:\s*\(.*\))?$/.exec(text.trim());
+  const m = /^([0-9][0-9 ]*)\s*(ms|s|min|h|days?|KiB|MiB|GiB|M)?(?:\s*\(.*\))?$/.exec(text.trim());
   if (m === null) throw new Error(`not a quantity: ${text}`);
   return Number(m[1]!.replaceAll(' ', '')) * (m[2] === undefined ? 1 : units[m[2]]!);
 }
-
-interface Row {
-  readonly setting: string;
-  readonly defaultText: string;
-  readonly boundsText: string;
-}
-
-function configTable(): Row[] {
-  const doc = readFileSync(join(repoRoot, 'docs/daemon.md'), 'utf8');
-  const section = doc.slice(doc.indexOf('### Configuration'));
-  return section
-    .split('\n')
-    .filter((line) => /^\| `[A-Za-z]+` \|/.test(line))
-    .map((line) => {
-      const cells = line.split('|').map((c) => c.trim());
-      return { setting: cells[1]!.replaceAll('`', ''), defaultText: cells[2]!, boundsText: cells[3]! };
-    });
-}
-
-const noFile = { flags: {}, env: {}, readFile: () => null };
-const withSettings = (settings: Record<string, unknown>) => () => loadConfig({ flags: {}, env: {}, readFile: () => JSON.stringify(settings) });
 
 /** "0 – 9 999, below `sseConnectionsMax`": the range, and the setting this one must stay below. */
 function boundsOf(text: string): { range: string; below: string | null } {
@@ -45,21 +23,10 @@ function boundsOf(text: string): { range: string; below: string | null } {
 }
 
 describe('docs/daemon.md configuration table', () => {
-  const rows = configTable();
-  const config = loadConfig(noFile) as unknown as Record<string, unknown>;
+  const rows = configTable(repoRoot);
+  const { config, settings } = configSettings();
 
   it('lists every setting the daemon takes, and only those', () => {
-    // A setting is what the config file accepts; the rest of Config is derived from settings.
-    const accepted = (name: string) => {
-      try {
-        withSettings({ [name]: config[name] })();
-        return true;
-      } catch (error) {
-        // Refused for its value (a listen address is text in the file): still a setting.
-        return !(error instanceof ConfigError && error.message.includes('unknown setting'));
-      }
-    };
-    const settings = Object.keys(config).filter(accepted);
     expect(rows.map((r) => r.setting).sort()).toEqual(settings.sort());
   });
 
@@ -77,7 +44,10 @@ describe('docs/daemon.md configuration table', () => {
       } else if (row.setting === 'recovery') {
         const recovery = actual as { authority: string | null; delayMs: number };
         expect(row.defaultText).toBe(`\`{authority: ${JSON.stringify(recovery.authority)}, delayMs: ${recovery.delayMs}}\``);
-      } else if (row.setting === 'store') expect(row.defaultText).toBe(`\`{kind: "${(actual as { kind: string }).kind}"}\``);
+      } else if (row.setting === 'store') {
+        const members = Object.entries(actual as Record<string, unknown>).map(([k, v]) => `${k}: ${JSON.stringify(v)}`);
+        expect(row.defaultText).toBe(`\`{${members.join(', ')}}\``);
+      }
       else expect(row.defaultText).toBe(`\`${String(actual)}\``);
     }
   });
@@ -110,5 +80,32 @@ describe('docs/daemon.md configuration table', () => {
     }
     // And the relation itself holds: equal is refused.
     for (const [name, r] of ranges) if (r.below !== null) expect(withSettings({ [name]: 5, [r.below]: 5 })).toThrow(ConfigError);
+  });
+
+  it("quotes the store's and the settlement layer's own settings as the daemon applies them: default, both ends accepted, one beyond either refused", () => {
+    /** "`poolSize` (8, 1 – 100)" in a row's bounds: a member, its default and its range. */
+    const membersOf = (text: string) => [...text.matchAll(/`([A-Za-z]+)` \(([^,]+), ([^);]+)[);]/g)].map((m) => ({ name: m[1]!, defaultText: m[2]!, range: m[3]! }));
+    const boundsText = (setting: string) => rows.find((r) => r.setting === setting)!.boundsText;
+    // "`leveldb` with `openFilesMax` (...), or `postgres` with `url`, `poolSize` (...) and ...": each kind's members tried under that kind.
+    const [leveldb, postgres] = boundsText('store').split(', or ');
+    const quoted = [
+      ...membersOf(leveldb!).map((m) => ({ ...m, setting: 'store', base: { kind: 'leveldb' } })),
+      ...membersOf(postgres!).map((m) => ({ ...m, setting: 'store', base: { kind: 'postgres', url: 'postgres://db/book' } })),
+      ...membersOf(boundsText('settlement')).map((m) => ({ ...m, setting: 'settlement', base: {} })),
+    ];
+    expect(quoted.map((q) => `${q.setting}.${q.name}`).sort()).toEqual([
+      ...Object.keys(config.settlement as object).map((name) => `settlement.${name}`),
+      'store.leaseMs', 'store.openFilesMax', 'store.poolSize',
+    ].sort());
+    for (const { setting, name, defaultText, range, base } of quoted) {
+      const [low, high] = range.split('–').map((t) => t.trim());
+      const [min, max] = [quantity(low!), quantity(high!)];
+      const at = (value?: number) => withSettings({ [setting]: { ...base, [name]: value } });
+      expect((at()() as unknown as Record<string, Record<string, number>>)[setting]![name], `${setting}.${name}'s default`).toBe(quantity(defaultText));
+      expect(at(min), `${setting}.${name} at ${min}`).not.toThrow();
+      expect(at(max), `${setting}.${name} at ${max}`).not.toThrow();
+      expect(at(min - 1), `${setting}.${name} below ${min}`).toThrow(ConfigError);
+      expect(at(max + 1), `${setting}.${name} above ${max}`).toThrow(ConfigError);
+    }
   });
 });

@@ -10,8 +10,9 @@ import { credentialWrites, decodeCredential, decodeTokenGrant, type Credential }
 import { decodeGrant, decodeWindowUsage, encodeGrant, encodeWindowUsage } from '../../src/auth/grants.js';
 import { Checkpoints, checkCheckpoints, firstPrevious } from '../../src/checkpoints/checkpoints.js';
 import { DamagedRecord } from '../../src/model/decode.js';
-import type { Grant } from '../../src/model/model.js';
-import type { CredentialId, GrantId, IdentityId } from '../../src/model/values.js';
+import { decodeLeaf, decodeOperation, encodeLeaf, encodeOperation } from '../../src/model/codec.js';
+import type { Authority, Command, Grant, Operation, Posting } from '../../src/model/model.js';
+import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId } from '../../src/model/values.js';
 import { decodeAttestationRecord, decodeDepositRecord, decodeSettlementMeta } from '../../src/settlement/book.js';
 import { EmbeddedLayer } from '../../src/settlement/embedded.js';
 import { layerKeys } from '../../src/model/keys.js';
@@ -81,6 +82,55 @@ describe('stored records of each kind', () => {
       [() => decodeDepositRecord(withField(deposit, 'amount', 5)), 'damaged settlement deposit record: amount is not decimal text'],
       [() => decodeAttestationRecord(truncate(attestation)), 'damaged settlement attestation record: is not JSON'],
       [() => decodeAttestationRecord(withField(attestation, 'verdict', 'maybe')), 'damaged settlement attestation record: verdict is not one of book_only, binding, bound'],
+    ];
+    for (const [run, message] of cases) expect(await damage(run)).toBe(message);
+  });
+
+  it("of the book's core, journal entries and the commands in operations, are refused as damaged with a field of the wrong type", async () => {
+    const actor: Authority = { credential: 'did:ledger:cred:alice' as CredentialId, grant: null, kind: 'owner', onBehalfOf: null, principal: 'did:ledger:id:alice' as IdentityId };
+    const posting: Posting = {
+      seq: 7, atMs: 9, account: 'did:ledger:acct:alice' as AccountId, asset: 'USD' as AssetSymbol, amountMinor: 5n, direction: 'debit', layer: 'available', kind: 'transfer',
+      status: 'completed', operation: 'op_1', counterparty: 'did:ledger:acct:bob' as AccountId, authorities: [actor], reference: null,
+      after: { available: 95n, reserved: 0n, encumbered: 0n },
+    };
+    const leaf = encodeLeaf(posting);
+    expect(decodeLeaf(leaf, null)).toEqual(posting);
+    const transfer: Command = { type: 'transfer', legs: [{ from: posting.account, to: posting.counterparty!, asset: posting.asset, amountMinor: 5n }], deadlineMs: 30_000 };
+    const operation = (command: Command): Operation => ({
+      ref: 'op_1', cseq: 1, command, actor, scope: null, state: 'Received', submittedAtMs: 1, decidedAtMs: null, clientKey: 'k', clientKeyDerived: false, reference: null, result: null, error: null, hold: null,
+    });
+    const withCommand = (command: Command, name: string, value: unknown) => {
+      const stored = JSON.parse(encodeOperation(operation(command)));
+      return JSON.stringify({ ...stored, command: { ...stored.command, [name]: value } });
+    };
+    const legsText = JSON.parse(encodeOperation(operation(transfer))).command.legs;
+    const observe: Command = { type: 'observe', deposit: { seq: 1, digest: hex(1), location: hex(2), amountMinor: 5n, accountRef: hex(3), height: null }, final: false };
+    const reserve: Command = { type: 'reserve', payer: posting.account, asset: posting.asset, amountMinor: 5n, deadlineMs: 1_000 };
+    const openAccount: Command = { type: 'open_account', owner: actor.principal, kind: 'customer', custody: 'delegated', treasuryLimits: {} };
+    expect(decodeOperation(encodeOperation(operation(transfer))).command).toEqual(transfer);
+    expect(decodeOperation(encodeOperation(operation(observe))).command).toEqual(observe);
+    expect(decodeOperation(encodeOperation(operation(reserve))).command).toEqual(reserve);
+
+    const cases: [() => unknown, string][] = [
+      [() => decodeLeaf(withField(leaf, 'seq', '7'), null), 'damaged journal entry record: seq is not an integer'],
+      [() => decodeLeaf(withField(leaf, 'account', 7), null), 'damaged journal entry record: account is not a string'],
+      [() => decodeLeaf(withField(leaf, 'direction', 'sideways'), null), 'damaged journal entry record: direction is not one of debit, credit'],
+      [() => decodeLeaf(withField(leaf, 'balance', 'pending'), null), 'damaged journal entry record: balance is not one of available, reserved, encumbered'],
+      [() => decodeLeaf(withField(leaf, 'status', null), null), 'damaged journal entry record: status is not one of held, completed, returned, reversed, opening'],
+      [() => decodeLeaf(withField(leaf, 'counterparty', 3), null), 'damaged journal entry record: counterparty is not a string or null'],
+      [() => decodeLeaf(withField(leaf, 'authorities', 'owner'), null), 'damaged journal entry record: authorities is not a list of objects'],
+      [() => decodeLeaf(withField(leaf, 'authorities', [{ ...JSON.parse(leaf).authorities[0], kind: 'root' }]), null), 'damaged journal entry record: kind is not one of owner, delegated, operator, issuance, recovery'],
+      [() => decodeLeaf(withField(leaf, 'after', { available: '1', reserved: 0, encumbered: '0' }), null), 'damaged journal entry record: reserved is not decimal text'],
+      [() => decodeOperation(withCommand(transfer, 'type', 7)), 'damaged operation record: type is not a string'],
+      [() => decodeOperation(withCommand(transfer, 'legs', 'all')), 'damaged operation record: legs is not a list of objects'],
+      [() => decodeOperation(withCommand(transfer, 'legs', [{ ...legsText[0], to: null }])), 'damaged operation record: to is not a string'],
+      [() => decodeOperation(withCommand(transfer, 'deadlineMs', '30000')), 'damaged operation record: deadlineMs is not an integer'],
+      [() => decodeOperation(withCommand(reserve, 'payer', null)), 'damaged operation record: payer is not a string'],
+      [() => decodeOperation(withCommand(reserve, 'amountMinor', 5)), 'damaged operation record: amountMinor is not decimal text'],
+      [() => decodeOperation(withCommand(openAccount, 'custody', 'shared')), 'damaged operation record: custody is not one of delegated, owned'],
+      [() => decodeOperation(withCommand(openAccount, 'treasuryLimits', { USD: 5 })), 'damaged operation record: USD is not decimal text'],
+      [() => decodeOperation(withCommand(observe, 'deposit', { ...JSON.parse(encodeOperation(operation(observe))).command.deposit, seq: 'one' })), 'damaged operation record: seq is not an integer'],
+      [() => decodeOperation(withCommand(observe, 'final', 'yes')), 'damaged operation record: final is not true or false'],
     ];
     for (const [run, message] of cases) expect(await damage(run)).toBe(message);
   });
