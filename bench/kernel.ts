@@ -230,7 +230,8 @@ async function main() {
   console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const { kind, oneLeg, fourLeg, halfRefused, allRefused } of results) {
     const workloads = [['1-leg', transfers, oneLeg], ['4-leg', fourLegTransfers, fourLeg], ['1-leg, half refused at intake', refusalTransfers, halfRefused], ['1-leg, every one refused at intake', refusalTransfers, allRefused]] as const;
-    for (const [name, n, r] of workloads) {
+    // A workload asked for 0 transfers was not run: no row of NaNs for it.
+    for (const [name, n, r] of workloads.filter(([, n]) => n > 0)) {
       console.log(`| ${kind} | ${name} | ${n} | ${r.acksPerSec.toFixed(0)} | ${r.decidedPerSec.toFixed(0)} | ${r.ackP50Ms.toFixed(1)} | ${r.ackP99Ms.toFixed(1)} | ${r.seconds.toFixed(1)} | ${r.cpuUsPerTransfer.toFixed(1)} | ${r.refused} / ${r.turnedAway} |`);
     }
   }
