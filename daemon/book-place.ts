@@ -10,7 +10,7 @@ import { dirname } from 'node:path';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { LevelStore } from '../src/store/level.js';
+import { LevelStore, type LevelTuning } from '../src/store/level.js';
 import { leaseTimings, openLeasedStore } from '../src/store/postgres-lease.js';
 import { PgStore, bookTable, dropBookTable, holdClient, pgPool, prepareSchema, tableExists } from '../src/store/postgres.js';
 import type { Store } from '../src/store/port.js';
@@ -40,7 +40,7 @@ export interface BookPlace {
 }
 
 export function bookPlace(dataDir: string, bookDir: string, store: StoreConfig): BookPlace {
-  return store.kind === 'leveldb' ? levelPlace(dataDir, bookDir, store.openFilesMax) : postgresPlace(store);
+  return store.kind === 'leveldb' ? levelPlace(dataDir, bookDir, store) : postgresPlace(store);
 }
 
 /** Where `ledgerd migrate` keeps the layout-1 book it replaced (LevelDB), for the operator to remove once the migrated one serves. */
@@ -69,11 +69,12 @@ async function finishMigrationSwap(bookDir: string): Promise<void> {
   await syncDir(dirname(bookDir));
 }
 
-function levelPlace(dataDir: string, bookDir: string, openFilesMax: number): BookPlace {
+function levelPlace(dataDir: string, bookDir: string, { openFilesMax, writeBufferBytes }: LevelTuning): BookPlace {
+  const tuning: LevelTuning = { openFilesMax, writeBufferBytes };
   const openBook = async () => {
     try {
       await finishMigrationSwap(bookDir);
-      return await LevelStore.open(bookDir, { createIfMissing: false, openFilesMax });
+      return await LevelStore.open(bookDir, { createIfMissing: false, ...tuning });
     } catch (error) {
       throw dataDirFailure(dataDir, error);
     }
@@ -87,7 +88,7 @@ function levelPlace(dataDir: string, bookDir: string, openFilesMax: number): Boo
     async build(purpose) {
       const building = `${bookDir}.${purpose}`;
       await rm(building, { recursive: true, force: true });
-      const store = await LevelStore.open(building, { openFilesMax });
+      const store = await LevelStore.open(building, tuning);
       return {
         store,
         async place() {
@@ -210,7 +211,7 @@ export interface ServeEvents {
  */
 export async function openServedBook(dataDir: string, bookDir: string, store: StoreConfig, identity: string, events: ServeEvents, signal: AbortSignal): Promise<ServedBook | null> {
   if (store.kind === 'leveldb') {
-    const opened = await levelPlace(dataDir, bookDir, store.openFilesMax).openToRead();
+    const opened = await levelPlace(dataDir, bookDir, store).openToRead();
     return { store: opened, release: async () => {} };
   }
   const pool = pgPool(store, 1, events.onConnectionError);

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fsReason } from './failures.js';
 import { sessionLifetimeDefaultMs, sessionLifetimeMaxMs } from '../src/auth/constants.js';
-import { levelOpenFilesMax, recoveryDelayDefaultMs, recoveryDelayMaxMs } from '../src/constants.js';
+import { levelOpenFilesMax, levelWriteBufferBytes, recoveryDelayDefaultMs, recoveryDelayMaxMs } from '../src/constants.js';
 import { isIdentityId } from '../src/model/values.js';
 import { backlogCommandsMax, backlogShareDivisor, cacheEntriesDefault, cacheEntriesMin, deadlineHorizonMaxMs, reservationDeadlineDefaultMs, transferDeadlineDefaultMs } from '../src/constants.js';
 
@@ -25,6 +25,8 @@ export type StoreConfig =
       readonly kind: 'leveldb';
       /** Table files LevelDB keeps open, each mapped into memory (docs/operations.md, memory sizing). */
       readonly openFilesMax: number;
+      /** LevelDB's memtable: larger means less compaction work per write, more memory and a longer reopen after a crash. */
+      readonly writeBufferBytes: number;
     }
   | {
       readonly kind: 'postgres';
@@ -43,13 +45,17 @@ const postgresNumeric = {
 } as const;
 
 /**
- * Bounds of the LevelDB store's setting (inclusive). LevelDB silently raises fewer than
- * 74 to 74 (64 table files and 10 of its own) and lowers more than 50 000 to 50 000.
+ * Bounds of the LevelDB store's settings (inclusive). LevelDB silently raises fewer than
+ * 74 open files to 74 (64 table files and 10 of its own) and lowers more than 50 000 to
+ * 50 000; it clips a write buffer to 64 KiB..1 GiB, and less than 1 MiB only adds compaction.
  */
-const levelOpenFiles = { default: levelOpenFilesMax, min: 74, max: 50_000 } as const;
+const levelNumeric = {
+  openFilesMax: { default: levelOpenFilesMax, min: 74, max: 50_000 },
+  writeBufferBytes: { default: levelWriteBufferBytes, min: 1024 * 1024, max: 1024 * 1024 * 1024 },
+} as const;
 
 /** The book on LevelDB with its defaults. */
-export const leveldbStoreDefault: StoreConfig = Object.freeze({ kind: 'leveldb', openFilesMax: levelOpenFiles.default });
+export const leveldbStoreDefault: StoreConfig = Object.freeze({ kind: 'leveldb', openFilesMax: levelNumeric.openFilesMax.default, writeBufferBytes: levelNumeric.writeBufferBytes.default });
 
 /** `snapshotsPerPrincipalMax`'s bounds; its default is derived from the pool (`snapshotBounds`). */
 const snapshotsPerPrincipalRange = { min: 1, max: 100 } as const;
@@ -235,10 +241,14 @@ function storeSetting(value: unknown, env: NodeJS.ProcessEnv): StoreConfig {
   const fields = doc as Record<string, unknown>;
   const envUrl = env.LEDGERD_STORE_URL;
   if (fields.kind === 'leveldb') {
-    for (const key of Object.keys(fields)) if (key !== 'kind' && key !== 'openFilesMax') throw new ConfigError(`store: unknown setting ${key} for kind leveldb`);
+    for (const key of Object.keys(fields)) if (key !== 'kind' && !Object.hasOwn(levelNumeric, key)) throw new ConfigError(`store: unknown setting ${key} for kind leveldb`);
     // A URL meant to move the book to PostgreSQL must not be ignored while the daemon keeps another book.
     if (envUrl !== undefined) throw new ConfigError('LEDGERD_STORE_URL is set but the store is leveldb: set store.kind to postgres in the config file, or unset it');
-    return Object.freeze({ kind: 'leveldb', openFilesMax: integerSetting(fields.openFilesMax, 'store.openFilesMax', levelOpenFiles) });
+    return Object.freeze({
+      kind: 'leveldb',
+      openFilesMax: integerSetting(fields.openFilesMax, 'store.openFilesMax', levelNumeric.openFilesMax),
+      writeBufferBytes: integerSetting(fields.writeBufferBytes, 'store.writeBufferBytes', levelNumeric.writeBufferBytes),
+    });
   }
   if (fields.kind !== 'postgres') throw new ConfigError('store.kind must be leveldb or postgres');
   for (const key of Object.keys(fields)) if (!['kind', 'url', ...Object.keys(postgresNumeric)].includes(key)) throw new ConfigError(`store: unknown setting ${key}`);

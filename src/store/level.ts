@@ -1,8 +1,14 @@
 import { Level } from 'level';
-import { levelBlockCacheBytes, levelOpenFilesMax } from '../constants.js';
+import { levelBlockCacheBytes, levelOpenFilesMax, levelWriteBufferBytes } from '../constants.js';
 import type { BatchOp, Range, Snapshot, Store } from './port.js';
 
 type Db = Level<string, string>;
+
+/** What an operator may tune of LevelDB (the daemon's `store` setting). */
+export interface LevelTuning {
+  readonly openFilesMax: number;
+  readonly writeBufferBytes: number;
+}
 
 /** Codes of a store that cannot serve right now (I/O, or closed while it recovers), as opposed to bugs. */
 const unavailableCodes = new Set(['LEVEL_IO_ERROR', 'LEVEL_DATABASE_NOT_OPEN', 'LEVEL_ITERATOR_NOT_OPEN', 'LEVEL_SNAPSHOT_NOT_OPEN', 'LEVEL_ABORTED']);
@@ -17,14 +23,18 @@ type LevelSnapshot = ReturnType<Db['snapshot']>;
 export class LevelStore implements Store {
   private constructor(private readonly db: Db) {}
 
-  /** `openFilesMax`: table files kept open (and mapped), `levelOpenFilesMax` unless the daemon's config says. */
-  static async open(location: string, options: { createIfMissing?: boolean; openFilesMax?: number } = {}): Promise<LevelStore> {
+  /**
+   * `openFilesMax`: table files kept open (and mapped); `writeBufferBytes`: the memtable's
+   * size. Each is the constant of that name unless the daemon's config says.
+   */
+  static async open(location: string, options: { createIfMissing?: boolean } & Partial<LevelTuning> = {}): Promise<LevelStore> {
     const db = new Level<string, string>(location, {
       keyEncoding: 'utf8',
       valueEncoding: 'utf8',
       createIfMissing: options.createIfMissing ?? true,
       maxOpenFiles: options.openFilesMax ?? levelOpenFilesMax,
       cacheSize: levelBlockCacheBytes,
+      writeBufferSize: options.writeBufferBytes ?? levelWriteBufferBytes,
     });
     await db.open();
     return new LevelStore(db);

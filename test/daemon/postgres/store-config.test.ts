@@ -15,8 +15,8 @@ const withFile = (settings: Record<string, unknown>, env: NodeJS.ProcessEnv = {}
 
 describe('the store setting', () => {
   it('is LevelDB by default, PostgreSQL with its defaults when named, and the url may come from the environment', () => {
-    expect(loadConfig({ flags: {}, env: {}, readFile: () => null }).store).toEqual({ kind: 'leveldb', openFilesMax: 1000 });
-    expect(withFile({ store: { kind: 'leveldb', openFilesMax: 200 } }).store).toEqual({ kind: 'leveldb', openFilesMax: 200 });
+    expect(loadConfig({ flags: {}, env: {}, readFile: () => null }).store).toEqual({ kind: 'leveldb', openFilesMax: 1000, writeBufferBytes: 64 * 1024 * 1024 });
+    expect(withFile({ store: { kind: 'leveldb', openFilesMax: 200, writeBufferBytes: 4 << 20 } }).store).toEqual({ kind: 'leveldb', openFilesMax: 200, writeBufferBytes: 4 << 20 });
     expect(withFile({ store: { kind: 'postgres', url: 'postgres://u:p@db:5432/book' } }).store).toEqual({ kind: 'postgres', url: 'postgres://u:p@db:5432/book', poolSize: 8, leaseMs: 10_000 });
     expect(withFile({ store: { kind: 'postgres', url: 'postgres://a/x', poolSize: 2, leaseMs: 1_000 } }, { LEDGERD_STORE_URL: 'postgresql://b/y' }).store).toMatchObject({ url: 'postgresql://b/y', poolSize: 2, leaseMs: 1_000 });
     expect(withFile({ store: { kind: 'postgres' } }, { LEDGERD_STORE_URL: 'postgres://b/y' }).store).toMatchObject({ url: 'postgres://b/y' });
@@ -47,6 +47,8 @@ describe('the store setting', () => {
       [{ store: { kind: 'leveldb', url: 'postgres://x' } }, {}, /unknown setting url/],
       [{ store: { kind: 'leveldb', openFilesMax: 73 } }, {}, /store.openFilesMax must be an integer in 74..50000/],
       [{ store: { kind: 'leveldb', openFilesMax: '1000' } }, {}, /store.openFilesMax must be an integer/],
+      [{ store: { kind: 'leveldb', writeBufferBytes: (1 << 20) - 1 } }, {}, /store.writeBufferBytes must be an integer in 1048576..1073741824/],
+      [{ store: { kind: 'postgres', url: 'postgres://x', writeBufferBytes: 1 << 20 } }, {}, /unknown setting writeBufferBytes/],
       [{}, { LEDGERD_STORE_URL: 'postgres://x' }, /LEDGERD_STORE_URL is set but the store is leveldb/],
     ];
     for (const [settings, env, message] of refusals) {
