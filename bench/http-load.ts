@@ -60,6 +60,8 @@ async function writeBook(dir: string, operatorKey: string, accounts: number, sto
     await building.place(await bookIdentity(dir));
     return;
   }
+  // Written even when it says the defaults: what the run used is on record in its data dir.
+  writeFileSync(join(dir, 'ledgerd.json'), JSON.stringify({ store }));
   const level = await LevelStore.open(join(dir, 'book'));
   try {
     await importGenesis(level, genesis, Date.now(), extras);
@@ -183,6 +185,25 @@ export async function drive(url: string, token: string, options: LoadOptions): P
   }
 }
 
+/** What LevelDB's log says it wrote: memtables flushed to level-0 tables, and tables rewritten by compactions (MiB). */
+export interface LevelWrites {
+  readonly flushedMiB: number;
+  readonly compactedMiB: number;
+}
+
+/** LevelDB's own account of its writes, from the `LOG` it keeps in the book's directory. */
+function levelWrites(bookDir: string): LevelWrites {
+  let flushed = 0;
+  let compacted = 0;
+  for (const line of readFileSync(join(bookDir, 'LOG'), 'utf8').split('\n')) {
+    const table = /Level-0 table #\d+: (\d+) bytes/.exec(line);
+    if (table) flushed += Number(table[1]);
+    const merge = /Compacted \d+@\d+ \+ \d+@\d+ files => (\d+) bytes/.exec(line);
+    if (merge) compacted += Number(merge[1]);
+  }
+  return { flushedMiB: flushed / 2 ** 20, compactedMiB: compacted / 2 ** 20 };
+}
+
 /** User and system CPU a process has used (all its threads, or its main thread alone), in ms (Linux /proc; clock ticks of 10 ms). */
 function processCpuMs(pid: number, mainThreadOnly = false): number {
   const fields = readFileSync(mainThreadOnly ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -195,7 +216,11 @@ function processCpuMs(pid: number, mainThreadOnly = false): number {
  * commits, log level warn; on LevelDB, or on the PostgreSQL database `store` names), driven by `drive` as the operator; then, for every
  * acknowledged transfer, submit-to-decided (sorted ms) from its event on the stream.
  */
-export async function runLedgerd(options: LoadOptions, nodeArgs: string[] = [], store: StoreConfig = leveldbStoreDefault): Promise<{ run: Run; decidedMs: number[]; operatorKey: string; cpuUsPerAck: number; mainThreadCpuUsPerAck: number }> {
+export async function runLedgerd(
+  options: LoadOptions,
+  nodeArgs: string[] = [],
+  store: StoreConfig = leveldbStoreDefault,
+): Promise<{ run: Run; decidedMs: number[]; operatorKey: string; cpuUsPerAck: number; mainThreadCpuUsPerAck: number; levelWrites: LevelWrites | null }> {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-http-'));
   try {
     const operatorKey = drawApiKey();
@@ -219,7 +244,14 @@ export async function runLedgerd(options: LoadOptions, nodeArgs: string[] = [], 
     const decidedMs = [...run.submittedAt].flatMap(([ref, t]) => (events.decidedAt.has(ref) ? [events.decidedAt.get(ref)! - t] : [])).sort((a, b) => a - b);
     events.close();
     await stopServer(ledgerd.child);
-    return { run, decidedMs, operatorKey, cpuUsPerAck: (cpuMs * 1000) / Math.max(1, run.acks), mainThreadCpuUsPerAck: (mainCpuMs * 1000) / Math.max(1, run.acks) };
+    return {
+      run,
+      decidedMs,
+      operatorKey,
+      cpuUsPerAck: (cpuMs * 1000) / Math.max(1, run.acks),
+      mainThreadCpuUsPerAck: (mainCpuMs * 1000) / Math.max(1, run.acks),
+      levelWrites: store.kind === 'leveldb' ? levelWrites(join(dir, 'book')) : null,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

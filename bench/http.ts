@@ -7,12 +7,18 @@
  * same run on the same machine, the same figures for a bare Fastify route that does
  * nothing: the ceiling. Nothing is asserted.
  *
- *   npm run build && node dist/bench/http.js [--stores leveldb,postgres] [--profile-dir DIR] [--connections 64] [--seconds 10] [--accounts 1000]
+ *   npm run build && node dist/bench/http.js [--stores leveldb,postgres] [--write-buffer-mib 4,64] [--profile-dir DIR] [--connections 64] [--seconds 10] [--accounts 1000]
+ *
+ * `--write-buffer-mib` runs ledgerd on LevelDB once per size of LevelDB's write buffer
+ * (`store.writeBufferBytes`), side by side; each LevelDB row says how much LevelDB
+ * flushed and how much its compactions rewrote (write amplification), from its LOG.
+ * Compaction lags the load: runs of 10 s show less of it than a long steady load
+ * makes; give `--seconds 60` for steady-state figures.
  */
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
-import { leveldbStoreDefault } from '../daemon/config.js';
+import { leveldbStoreDefault, type StoreConfig } from '../daemon/config.js';
 import { measureSyncLatency } from './fsync.js';
 import { percentile } from './percentile.js';
 import { drive, loadFlags, loadOptions, runLedgerd, startServer, stopServer } from './http-load.js';
@@ -25,9 +31,20 @@ const { values: args } = parseArgs({
     /** Write a V8 CPU profile of ledgerd here (node --cpu-prof), to see where its time goes. */
     'profile-dir': { type: 'string' },
     stores: { type: 'string', default: 'leveldb,postgres' },
+    /** Sizes of LevelDB's write buffer to run ledgerd with, in MiB (default: the daemon's default alone). */
+    'write-buffer-mib': { type: 'string' },
   },
 });
 const options = loadOptions(args);
+/** LevelDB write buffers to run with, in MiB; null: the daemon's default. */
+const writeBufferMiB: (number | null)[] =
+  args['write-buffer-mib'] === undefined
+    ? [null]
+    : args['write-buffer-mib'].split(',').map((text) => {
+        const mib = Number(text);
+        if (!Number.isSafeInteger(mib) || mib < 1 || mib > 1024) throw new Error(`bad --write-buffer-mib: ${text}`);
+        return mib;
+      });
 const { connections, seconds, warmupSeconds, accounts } = options;
 
 /** The ceiling: a bare Fastify route that does nothing, in its own process like ledgerd. */
@@ -49,10 +66,15 @@ async function main(): Promise<void> {
   const rows = [];
   let operatorKey = '';
   for (const kind of parseStores(args.stores)) {
-    const store = kind === 'leveldb' ? leveldbStoreDefault : ({ kind, ...(await stores.database()), leaseMs: stores.leaseMs } as const);
-    const ledgerd = await runLedgerd(options, profile, store);
-    operatorKey = ledgerd.operatorKey;
-    rows.push({ name: `ledgerd POST /v1/transfers, ${kind}`, run: ledgerd.run, decidedMs: ledgerd.decidedMs as number[] | null, cpuUsPerAck: ledgerd.cpuUsPerAck as number | null, mainUsPerAck: ledgerd.mainThreadCpuUsPerAck as number | null });
+    const variants: { store: StoreConfig; label: string }[] =
+      kind === 'postgres'
+        ? [{ store: { kind, ...(await stores.database()), leaseMs: stores.leaseMs }, label: kind }]
+        : writeBufferMiB.map((mib) => ({ store: mib === null ? leveldbStoreDefault : { ...leveldbStoreDefault, writeBufferBytes: mib * 2 ** 20 }, label: mib === null ? kind : `${kind}, write buffer ${mib} MiB` }));
+    for (const { store, label } of variants) {
+      const ledgerd = await runLedgerd(options, profile, store);
+      operatorKey = ledgerd.operatorKey;
+      rows.push({ name: `ledgerd POST /v1/transfers, ${label}`, run: ledgerd.run, decidedMs: ledgerd.decidedMs as number[] | null, cpuUsPerAck: ledgerd.cpuUsPerAck as number | null, mainUsPerAck: ledgerd.mainThreadCpuUsPerAck as number | null, levelWrites: ledgerd.levelWrites });
+    }
   }
   await stores.stop();
   // The disk's durability floor, measured here and now: an acknowledgement waits for at least one.
@@ -61,7 +83,7 @@ async function main(): Promise<void> {
   const bare = await startServer([new URL(import.meta.url).pathname, '--ceiling-server']);
   const ceiling = await drive(bare.url, operatorKey, options);
   await stopServer(bare.child);
-  rows.push({ name: 'bare Fastify route (ceiling)', run: ceiling, decidedMs: null, cpuUsPerAck: null, mainUsPerAck: null });
+  rows.push({ name: 'bare Fastify route (ceiling)', run: ceiling, decidedMs: null, cpuUsPerAck: null, mainUsPerAck: null, levelWrites: null });
   const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
   console.log(`HTTP bench: ${connections} connections, ${seconds} s measured after ${warmupSeconds} s warm-up, ${accounts} accounts, ${cpus().length} cores, Node ${process.version}`);
   console.log('| target | acks/s | ack p50 | ack p99 | submit-to-decided p99 | refused | server CPU per ack (all threads / main) |');
@@ -75,6 +97,8 @@ async function main(): Promise<void> {
   for (const r of rows.slice(0, -1)) {
     const ackP99Ms = percentile([...r.run.latenciesMs].sort((a, b) => a - b), 99);
     console.log(`${r.name} reaches ${((100 * r.run.acks) / Math.max(1, ceiling.acks)).toFixed(0)}% of the ceiling's throughput; its ack p99 is ${(ackP99Ms / disk.fdatasync.p99Ms).toFixed(1)}x the disk's fsync p99.`);
+    const w = r.levelWrites;
+    if (w !== null) console.log(`  LevelDB flushed ${w.flushedMiB.toFixed(0)} MiB of memtables and its compactions rewrote ${w.compactedMiB.toFixed(0)} MiB (${(w.compactedMiB / Math.max(1e-9, w.flushedMiB)).toFixed(1)}x) over the whole run.`);
   }
 }
 
