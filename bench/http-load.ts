@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool, request } from 'undici';
 import { writeFileSync } from 'node:fs';
 import { bookIdentity, drawApiKey, placeOf } from '../daemon/book.js';
@@ -24,6 +25,8 @@ export interface LoadOptions {
   readonly seconds: number;
   readonly warmupSeconds: number;
   readonly accounts: number;
+  /** Transfers offered per second on a fixed schedule (an open loop), or null: each client submits again as soon as answered. */
+  readonly ratePerSec: number | null;
 }
 
 /** The load's command-line flags, for `parseArgs`: defaults that finish in about a minute. */
@@ -32,15 +35,19 @@ export const loadFlags = {
   seconds: { type: 'string', default: '10' },
   'warmup-seconds': { type: 'string', default: '2' },
   accounts: { type: 'string', default: '1000' },
+  /** Paced load: what latency is below saturation, where a closed loop only shows queueing (p50 = connections / throughput). */
+  rate: { type: 'string' },
 } as const;
 
 /** The load, from the values `parseArgs` read for `loadFlags`. */
-export function loadOptions(values: { connections: string; seconds: string; 'warmup-seconds': string; accounts: string }): LoadOptions {
-  const options = { connections: Number(values.connections), seconds: Number(values.seconds), warmupSeconds: Number(values['warmup-seconds']), accounts: Number(values.accounts) };
-  for (const [name, value] of Object.entries(options)) {
+export function loadOptions(values: { connections: string; seconds: string; 'warmup-seconds': string; accounts: string; rate?: string }): LoadOptions {
+  const counts = { connections: Number(values.connections), seconds: Number(values.seconds), warmupSeconds: Number(values['warmup-seconds']), accounts: Number(values.accounts) };
+  for (const [name, value] of Object.entries(counts)) {
     if (!Number.isSafeInteger(value) || value < (name === 'warmupSeconds' ? 0 : name === 'accounts' ? 2 : 1)) throw new Error(`bad ${name}: ${value}`);
   }
-  return options;
+  const ratePerSec = values.rate === undefined ? null : Number(values.rate);
+  if (ratePerSec !== null && !(Number.isSafeInteger(ratePerSec) && ratePerSec >= 1)) throw new Error(`bad rate: ${values.rate}`);
+  return { ...counts, ratePerSec };
 }
 
 const repoRoot = new URL('../../', import.meta.url).pathname;
@@ -136,7 +143,8 @@ export type Outcome = { readonly ok: false } | { readonly ok: true; readonly ref
 
 /**
  * `connections` clients, each submitting transfer after transfer (`submit(n)`) for the
- * warm-up and then the measured seconds; only the measured window counts.
+ * warm-up and then the measured seconds; only the measured window counts. With a rate,
+ * the transfers are due on a fixed schedule instead (an open loop bounded by the clients).
  */
 export async function closedLoop(options: LoadOptions, submit: (n: number) => Promise<Outcome>): Promise<Run> {
   const startMs = performance.now();
@@ -147,10 +155,19 @@ export async function closedLoop(options: LoadOptions, submit: (n: number) => Pr
   let counter = 0;
   const latenciesMs: number[] = [];
   const submittedAt = new Map<string, number>();
+  // Paced: the nth transfer is due at startMs + n / rate. A client free before then waits
+  // and is timed from when it sends (a timer's lateness is the generator's, not the
+  // server's); one late because every client was busy is timed from when it was due, so
+  // queueing is counted.
+  const rate = options.ratePerSec;
   const worker = async () => {
     while (performance.now() < endMs) {
       const n = ++counter;
-      const t0 = performance.now();
+      const dueMs = rate === null ? performance.now() : startMs + (n * 1000) / rate;
+      if (dueMs >= endMs) break;
+      const waitMs = dueMs - performance.now();
+      if (waitMs > 0) await sleep(waitMs);
+      const t0 = waitMs > 0 ? performance.now() : dueMs;
       const outcome = await submit(n);
       const t1 = performance.now();
       if (t0 < measureFromMs) continue;

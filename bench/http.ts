@@ -7,7 +7,11 @@
  * same run on the same machine, the same figures for a bare Fastify route that does
  * nothing: the ceiling. Nothing is asserted.
  *
- *   npm run build && node dist/bench/http.js [--stores leveldb,postgres] [--write-buffer-mib 4,64] [--profile-dir DIR] [--connections 64] [--seconds 10] [--accounts 1000]
+ *   npm run build && node dist/bench/http.js [--stores leveldb,postgres] [--write-buffer-mib 4,64] [--rate N] [--profile-dir DIR] [--connections 64] [--seconds 10] [--accounts 1000]
+ *
+ * `--rate N` offers N transfers/s on a fixed schedule (an open loop) instead of each
+ * connection submitting again once answered: latency below saturation, where the closed
+ * loop's p50 is only connections / throughput.
  *
  * `--write-buffer-mib` runs ledgerd on LevelDB once per size of LevelDB's write buffer
  * (`store.writeBufferBytes`), side by side; each LevelDB row says how much LevelDB
@@ -85,7 +89,7 @@ async function main(): Promise<void> {
   await stopServer(bare.child);
   rows.push({ name: 'bare Fastify route (ceiling)', run: ceiling, decidedMs: null, cpuUsPerAck: null, mainUsPerAck: null, levelWrites: null });
   const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
-  console.log(`HTTP bench: ${connections} connections, ${seconds} s measured after ${warmupSeconds} s warm-up, ${accounts} accounts, ${cpus().length} cores, Node ${process.version}`);
+  console.log(`HTTP bench: ${connections} connections, ${options.ratePerSec === null ? 'each submitting again once answered' : `${options.ratePerSec} transfers/s offered on a fixed schedule`}, ${seconds} s measured after ${warmupSeconds} s warm-up, ${accounts} accounts, ${cpus().length} cores, Node ${process.version}`);
   console.log('| target | acks/s | ack p50 | ack p99 | submit-to-decided p99 | refused | server CPU per ack (all threads / main) |');
   console.log('|---|---|---|---|---|---|---|');
   for (const r of rows) {

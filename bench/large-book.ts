@@ -207,14 +207,14 @@ interface BookFigures {
 async function underLoad(s: Served): Promise<Pick<BookFigures, 'queryLoad' | 'queriesPerS' | 'transferLoad' | 'acksPerS'>> {
   const pid = s.child.pid!;
   const queried = await peakMemory(pid, () =>
-    closedLoop({ connections: 8, seconds: loadSeconds, warmupSeconds: 1, accounts: 2 }, async (n) => {
+    closedLoop({ connections: 8, seconds: loadSeconds, warmupSeconds: 1, accounts: 2, ratePerSec: null }, async (n) => {
       // Every other query is the first page of any customer: what a load spread over the book touches.
       const path = n % 2 === 0 ? s.queries[(n / 2) % s.queries.length]!.path : `/v1/movements?account=${encodeURIComponent(benchAccount(Math.floor(Math.random() * s.manifest.shape.customers)))}&asset=USD&limit=${pageLimit}`;
       const r = await timed(s, path);
       return { ok: r.status === 200 };
     }),
   );
-  const transferred = await peakMemory(pid, () => drive(s.url, s.manifest.operatorKey, { connections: 32, seconds: loadSeconds, warmupSeconds: 1, accounts: Math.min(1000, s.manifest.shape.customers) }));
+  const transferred = await peakMemory(pid, () => drive(s.url, s.manifest.operatorKey, { connections: 32, seconds: loadSeconds, warmupSeconds: 1, accounts: Math.min(1000, s.manifest.shape.customers), ratePerSec: null }));
   if (transferred.result.refused > 0) console.log(`  ${s.label}: ${transferred.result.refused} transfers refused`);
   return { queryLoad: queried.peak, queriesPerS: queried.result.acks / loadSeconds, transferLoad: transferred.peak, acksPerS: transferred.result.acks / loadSeconds };
 }
