@@ -115,7 +115,7 @@ export const levelBlockCacheBytes = 8 * 1024 * 1024;
  * own 4 MiB makes level-0 tables of ~1 MiB, each merged with the whole of level 1 (10 MiB)
  * since every round's keys span the key space: measured 14x write amplification, the
  * busiest thread of a loaded daemon. 64 MiB cuts the CPU per acknowledged transfer by
- * ~16-21% under steady HTTP load (docs/performance.md, LevelDB's write buffer); the cost
+ * ~13-22% under steady HTTP load (docs/performance.md, LevelDB's write buffer); the cost
  * is memory and up to ~0.35 s more to reopen after a crash (the log replayed).
  */
 export const levelWriteBufferBytes = 64 * 1024 * 1024;
