@@ -210,10 +210,23 @@ function parseFile(path: string, text: string): Record<string, unknown> {
   return doc as Record<string, unknown>;
 }
 
-function integerSetting(value: unknown, name: string, bound: { default: number; min: number; max: number }): number {
+interface IntegerBound {
+  readonly default: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+function integerSetting(value: unknown, name: string, bound: IntegerBound): number {
   const v = value ?? bound.default;
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < bound.min || v > bound.max) throw new ConfigError(`${name} must be an integer in ${bound.min}..${bound.max}`);
   return v;
+}
+
+/** Every member a table of bounds names, read from `given` (its default when absent) and checked; `section.member` in errors. */
+function integerSettings<K extends string>(given: Record<string, unknown>, section: string, bounds: Readonly<Record<K, IntegerBound>>): Record<K, number> {
+  const out = {} as Record<K, number>;
+  for (const name of Object.keys(bounds) as K[]) out[name] = integerSetting(given[name], `${section}.${name}`, bounds[name]);
+  return out;
 }
 
 function settlementSettings(value: unknown): SettlementConfig {
@@ -221,11 +234,7 @@ function settlementSettings(value: unknown): SettlementConfig {
   if (typeof section !== 'object' || section === null || Array.isArray(section)) throw new ConfigError('settlement must be an object');
   const given = section as Record<string, unknown>;
   for (const key of Object.keys(given)) if (!Object.hasOwn(settlementNumeric, key)) throw new ConfigError(`settlement: unknown setting ${key}`);
-  const out = {} as Record<keyof SettlementConfig, number>;
-  for (const [name, bound] of Object.entries(settlementNumeric) as [keyof SettlementConfig, (typeof settlementNumeric)[keyof SettlementConfig]][]) {
-    out[name] = integerSetting(given[name], `settlement.${name}`, bound);
-  }
-  return Object.freeze(out);
+  return Object.freeze(integerSettings(given, 'settlement', settlementNumeric));
 }
 
 function stringSetting(value: unknown, name: string): string | undefined {
@@ -244,24 +253,14 @@ function storeSetting(value: unknown, env: NodeJS.ProcessEnv): StoreConfig {
     for (const key of Object.keys(fields)) if (key !== 'kind' && !Object.hasOwn(levelNumeric, key)) throw new ConfigError(`store: unknown setting ${key} for kind leveldb`);
     // A URL meant to move the book to PostgreSQL must not be ignored while the daemon keeps another book.
     if (envUrl !== undefined) throw new ConfigError('LEDGERD_STORE_URL is set but the store is leveldb: set store.kind to postgres in the config file, or unset it');
-    return Object.freeze({
-      kind: 'leveldb',
-      openFilesMax: integerSetting(fields.openFilesMax, 'store.openFilesMax', levelNumeric.openFilesMax),
-      writeBufferBytes: integerSetting(fields.writeBufferBytes, 'store.writeBufferBytes', levelNumeric.writeBufferBytes),
-    });
+    return Object.freeze({ kind: 'leveldb', ...integerSettings(fields, 'store', levelNumeric) });
   }
   if (fields.kind !== 'postgres') throw new ConfigError('store.kind must be leveldb or postgres');
   for (const key of Object.keys(fields)) if (!['kind', 'url', ...Object.keys(postgresNumeric)].includes(key)) throw new ConfigError(`store: unknown setting ${key}`);
   const url = (envUrl === undefined || envUrl === '' ? undefined : envUrl) ?? stringSetting(fields.url, 'store.url');
   if (url === undefined) throw new ConfigError('store.url (or LEDGERD_STORE_URL) is required for a postgres store');
   if (!/^postgres(ql)?:\/\//.test(url)) throw new ConfigError('store.url must be a postgres:// URL');
-  const numbers = {} as Record<keyof typeof postgresNumeric, number>;
-  for (const [name, bound] of Object.entries(postgresNumeric) as [keyof typeof postgresNumeric, (typeof postgresNumeric)[keyof typeof postgresNumeric]][]) {
-    const n = fields[name] ?? bound.default;
-    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < bound.min || n > bound.max) throw new ConfigError(`store.${name} must be an integer in ${bound.min}..${bound.max}`);
-    numbers[name] = n;
-  }
-  return Object.freeze({ kind: 'postgres', url, ...numbers });
+  return Object.freeze({ kind: 'postgres', url, ...integerSettings(fields, 'store', postgresNumeric) });
 }
 
 /**
