@@ -11,6 +11,7 @@ import type { Kernel } from '../src/book/kernel.js';
 import type { Config } from './config.js';
 import { EventHub } from './events.js';
 import { authenticator } from './http/auth.js';
+import { CursorSeal } from './http/cursors.js';
 import { logRequests } from './http/request-log.js';
 import { clientErrorHandler, frameworkRefusal, onUnmetExpectation, pathParamLengthMax, refusalOf, sendRefusal } from './http/replies.js';
 import { Metrics } from './metrics.js';
@@ -50,6 +51,8 @@ export interface AppOptions {
   readonly version: string;
   /** The metrics GET /metrics serves; made here when the caller has none (its store writes are then not timed). */
   readonly metrics?: Metrics;
+  /** The key listing cursors are sealed with (daemon/http/cursors.ts). */
+  readonly cursorKey: Uint8Array;
 }
 
 /** Logger options: the daemon's level, secrets redacted, to stderr (stdout carries the readiness line). */
@@ -150,7 +153,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     events.closeAll();
   });
 
-  const context: RouteContext = { kernel, config, clock: options.clock, settlement: options.settlement };
+  const context: RouteContext = { kernel, config, clock: options.clock, settlement: options.settlement, cursors: new CursorSeal(options.cursorKey) };
   serviceRoutes(app, openApi, options.version);
   transferRoutes(app, context);
   reservationRoutes(app, context);

@@ -28,11 +28,11 @@ export const settlementPendingCountMax = 10_000;
 export const layerSymbolLengthMax = 64;
 /** A reclaim signature's text: an ed25519 signature is 128 hex characters; room past it, so a wrong one is refused as invalid, not malformed. */
 export const reclaimSignatureLengthMax = 256;
-/** Cursor text of an accounts page (hex of the last account key): bounds what is decoded. */
+/** Cursor text of an accounts page (hex of the last account key, then its MAC): bounds what is decoded. */
 export const accountsCursorLengthMax = 256;
-/** Cursor text of a grants page (hex of the last grant key). */
+/** Cursor text of a grants page (hex of the next grant key, then its MAC). */
 export const grantsCursorLengthMax = 512;
-/** Cursor text of a movements page (hex of a position and a filter). */
+/** Cursor text of a movements page (hex of a position and a filter, then its MAC). */
 export const movementsCursorLengthMax = 64;
 
 // ---------------------------------------------------------------- settlement flows
