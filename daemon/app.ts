@@ -12,6 +12,7 @@ import type { Config } from './config.js';
 import { EventHub } from './events.js';
 import { authenticator } from './http/auth.js';
 import { CursorSeal } from './http/cursors.js';
+import { lingerOnClose } from './http/linger.js';
 import { logRequests } from './http/request-log.js';
 import { clientErrorHandler, frameworkRefusal, onUnmetExpectation, pathParamLengthMax, refusalOf, sendRefusal } from './http/replies.js';
 import { Metrics } from './metrics.js';
@@ -125,8 +126,11 @@ export function buildApp(options: AppOptions): FastifyInstance {
     // Requests in flight when draining began close their connection as they finish,
     // so shutdown does not wait for keep-alive timeouts.
     if (draining) reply.header('connection', 'close');
-    // Answered before its body arrived (a refusal from a hook): the rest of the body is not read, the connection closes.
-    if (!request.raw.complete) reply.header('connection', 'close');
+    // Answered before its body arrived (a refusal from a hook): the rest of the body is not read, the connection closes, lingering.
+    if (!request.raw.complete) {
+      reply.header('connection', 'close');
+      lingerOnClose(request.raw.socket);
+    }
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {

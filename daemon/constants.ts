@@ -15,6 +15,15 @@ export const loggedUrlLengthMax = 256;
 export const unroutedPathEchoLengthMax = 200;
 /** Longest `Expect` header value a refusal quotes back (an expectation is a short token). */
 export const expectHeaderEchoLengthMax = 64;
+/**
+ * Lingering close (daemon/http/linger.ts): after a reply sent before the request was read
+ * whole, what the daemon still reads and discards before it closes, and for how long at most.
+ * Above any body a client would send for this API (bodyBytesMax is at most 1 MiB).
+ */
+export const lingerBytesMax = 8 * 1024 * 1024;
+export const lingerMs = 2_000;
+/** How often a lingering connection's bytes are counted against lingerBytesMax. */
+export const lingerCheckMs = 50;
 
 // ---------------------------------------------------------------- routes
 

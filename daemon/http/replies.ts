@@ -13,6 +13,7 @@ import { DamagedRecord } from '../../src/model/decode.js';
 import { isStoreUnavailable } from '../../src/store/level.js';
 import { isPostgresUnavailable } from '../../src/store/postgres.js';
 import { type Wire, stringifyWire } from '../../src/queries/wire.js';
+import { lingerOnClose } from './linger.js';
 import { httpStatus, retriable } from './status.js';
 import { expectHeaderEchoLengthMax } from '../constants.js';
 
@@ -132,5 +133,6 @@ export function onUnmetExpectation(request: IncomingMessage, response: ServerRes
   const expect = String(request.headers.expect ?? '').slice(0, expectHeaderEchoLengthMax);
   const body = refusalBody(refusal('ERR-MalformedCommand', `unsupported Expect header ${JSON.stringify(expect)}; only 100-continue is understood`));
   response.shouldKeepAlive = false;
+  lingerOnClose(request.socket);
   response.writeHead(400, { 'content-type': jsonType, 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
 }
