@@ -14,6 +14,7 @@ import { isStoreUnavailable } from '../../src/store/level.js';
 import { isPostgresUnavailable } from '../../src/store/postgres.js';
 import { type Wire, stringifyWire } from '../../src/queries/wire.js';
 import { lingerOnClose } from './linger.js';
+import { oneLine } from '../../src/one-line.js';
 import { httpStatus, retriable } from './status.js';
 import { expectHeaderEchoLengthMax } from '../constants.js';
 
@@ -48,7 +49,8 @@ function validationRefusal(error: FastifyError, request: FastifyRequest): Refusa
   const what = contexts[context] ?? context;
   const params = first.params as Record<string, unknown>;
   // The member's full path, so a nested failure (destination.account) is told from a top-level one.
-  const path = first.instancePath.replace(/^\//, '').replaceAll('/', '.');
+  // A member's name is the caller's (a record's key, an unknown member): kept on one line.
+  const path = oneLine(first.instancePath.replace(/^\//, '').replaceAll('/', '.'));
   const under = (name: string) => (path ? `${path}.${name}` : name);
   if (first.keyword === 'required') {
     const name = under(String(params.missingProperty));
@@ -57,7 +59,7 @@ function validationRefusal(error: FastifyError, request: FastifyRequest): Refusa
     }
     return refusal('ERR-MalformedCommand', `${what} ${name} is required`);
   }
-  if (first.keyword === 'additionalProperties') return refusal('ERR-MalformedCommand', `unknown ${what} ${under(String(params.additionalProperty))}`);
+  if (first.keyword === 'additionalProperties') return refusal('ERR-MalformedCommand', `unknown ${what} ${under(oneLine(String(params.additionalProperty)))}`);
   return refusal('ERR-MalformedCommand', `${what}${path ? ` ${path}` : ''} ${first.message ?? 'is invalid'}`);
 }
 
