@@ -1,15 +1,16 @@
 /**
  * Issue 20 item 11: `--timeout-ms` bounds the whole ledgerctl command, its own retries and its wait
  * for a decision included. The built CLI is timed (wall clock, process start to exit) against a
- * closed port and against a listener that accepts and never answers; a usage error run the same
- * way gives what starting the process costs on this machine, which is taken off.
+ * closed port and against a listener that accepts and never answers; the same command given a
+ * URL it refuses before connecting (exit 2) gives what starting it costs on this machine now,
+ * which is taken off.
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from './support/daemon.js';
 import { configDir, ledgerctl } from './support/ledgerctl.js';
 
-const timeoutMs = 200;
+const timeoutMs = 100;
 /** Above the bound: scheduling on a loaded machine, and the last attempt's own connect. */
 const slackMs = 400;
 
@@ -31,10 +32,17 @@ afterAll(async () => {
   await new Promise<void>((done) => blackhole.close(() => done()));
 });
 
-async function timed(args: readonly string[], url: string): Promise<{ code: number | null; stderr: string; ms: number }> {
-  const started = performance.now();
-  const run = await ledgerctl(args, { LEDGER_URL: url, LEDGER_TOKEN: 'ledger_ak_x', LEDGERCTL_CONFIG_DIR: configDir() });
-  return { code: run.code, stderr: run.stderr, ms: performance.now() - started };
+/** The quicker of two runs (what the machine's load adds is noise, not the command's time); both must exit with `code`. */
+async function timed(args: readonly string[], url: string, code: number): Promise<{ stderr: string; ms: number }> {
+  let best = { stderr: '', ms: Infinity };
+  for (let i = 0; i < 2; i++) {
+    const started = performance.now();
+    const run = await ledgerctl(args, { LEDGER_URL: url, LEDGER_TOKEN: 'ledger_ak_x', LEDGERCTL_CONFIG_DIR: configDir() });
+    const ms = performance.now() - started;
+    expect(run.code, run.stderr).toBe(code);
+    if (ms < best.ms) best = { stderr: run.stderr, ms };
+  }
+  return best;
 }
 
 const transfer = ['transfers', 'create', '--from', 'did:ledger:acct:alice', '--to', 'did:ledger:acct:bob', '--amount', '1', '--asset', 'USD', '--timeout-ms', String(timeoutMs)];
@@ -46,12 +54,10 @@ describe('--timeout-ms', () => {
     ['a listener that never answers', () => `http://127.0.0.1:${(blackhole.address() as { port: number }).port}`],
   ] as const) {
     it(`bounds a whole submission and a read against ${what}`, async () => {
-      // Starting node and ledgerctl, as this machine does it now: a usage error reaches no service.
-      const start = await timed(['transfers', 'create', '--timeout-ms', String(timeoutMs)], target());
-      expect(start.code).toBe(2);
       for (const args of [transfer, read]) {
-        const run = await timed(args, target());
-        expect(run.code, run.stderr).toBe(3);
+        // Starting node and this command, as this machine does it now: a URL of another scheme is refused before any connection.
+        const start = await timed(args, 'ftp://127.0.0.1/', 2);
+        const run = await timed(args, target(), 3);
         expect(run.ms - start.ms, `${args[0]} ${args[1]}: ${Math.round(run.ms)} ms, starting ${Math.round(start.ms)} ms\n${run.stderr}`).toBeLessThan(timeoutMs + slackMs);
       }
     });
