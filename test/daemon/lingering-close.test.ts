@@ -117,3 +117,15 @@ describe('a lingering connection', () => {
     expect(reply).toContain('ERR-MalformedCommand');
   });
 });
+
+describe('a request refused before it became one (headers over the bound)', () => {
+  it('gets its refusal, and the daemon closes the connection whether or not the client goes on sending', async () => {
+    const oversizedHead = `POST /v1/transfers HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(64 * 1024)}\r\nContent-Length: 1073741824\r\n\r\n`;
+    for (const send of [true, false]) {
+      const { reply, lastedMs } = await endlessBody(oversizedHead, send);
+      expect(reply.split('\r\n')[0], reply.slice(0, 200)).toBe('HTTP/1.1 400 Bad Request');
+      expect(reply).toContain('ERR-MalformedCommand');
+      expect(lastedMs).toBeLessThan(15_000);
+    }
+  });
+});
