@@ -44,11 +44,15 @@ export class LedgerClient {
   private readonly agent: Agent;
   readonly baseUrl: URL;
 
-  /** `timeoutMs` bounds each request, from sending it to the last byte of its answer (`--timeout-ms`). */
+  /**
+   * `timeoutMs` bounds each request, from sending it to the last byte of its answer (`--timeout-ms`);
+   * `deadlineAtMs` bounds them all together (the whole command's `--timeout-ms`, retries included).
+   */
   constructor(
     baseUrl: string,
     private readonly token: string | undefined,
     readonly timeoutMs: number,
+    readonly deadlineAtMs = Infinity,
   ) {
     this.agent = new Agent({ connect: { timeout: Math.min(connectTimeoutMs, timeoutMs) }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
     try {
@@ -57,6 +61,16 @@ export class LedgerClient {
       throw new UsageError(`not a URL: ${baseUrl}`);
     }
     if (this.baseUrl.protocol !== 'http:' && this.baseUrl.protocol !== 'https:') throw new UsageError(`not an http(s) URL: ${baseUrl}`);
+  }
+
+  /** What is left of the command's time for one more request or wait: never more than `timeoutMs`. */
+  remainingMs(): number {
+    return Math.min(this.timeoutMs, this.deadlineAtMs - Date.now());
+  }
+
+  /** The same service with no bound on the whole (a dashboard polls for as long as it runs); each request is still bounded. */
+  withoutDeadline(): LedgerClient {
+    return new LedgerClient(this.baseUrl.href, this.token, this.timeoutMs);
   }
 
   url(path: string, query: Query = {}): URL {
@@ -136,9 +150,12 @@ export class LedgerClient {
   private async exchange(method: 'GET' | 'POST', url: URL, body: unknown, extra: Record<string, string>, bytesMax: number): Promise<{ status: number; text: string }> {
     const headers: Record<string, string> = { ...this.auth(), ...extra };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const signal = AbortSignal.timeout(this.timeoutMs);
+    const noAnswer = () => new UnreachableError(`no answer from ${this.baseUrl.origin} within ${this.timeoutMs} ms (--timeout-ms)`);
+    const allowedMs = this.remainingMs();
+    if (allowedMs <= 0) throw noAnswer();
+    const signal = AbortSignal.timeout(allowedMs);
     const bounded = <T>(run: () => Promise<T>) => this.call(run).catch((error: unknown) => {
-      if (signal.aborted) throw new UnreachableError(`no answer from ${this.baseUrl.origin} within ${this.timeoutMs} ms (--timeout-ms)`);
+      if (signal.aborted) throw noAnswer();
       throw error;
     });
     const response = await bounded(() => request(url, { method, dispatcher: this.agent, headers, signal, body: body === undefined ? undefined : JSON.stringify(body) }));

@@ -32,6 +32,8 @@ export class Context {
   private store: ProfileStore | undefined;
   private opened: LedgerClient | undefined;
   private madeClientKey: string | undefined;
+  /** When the invocation began: `--timeout-ms` counts from here. */
+  private readonly startedAtMs = Date.now();
 
   constructor(
     readonly io: Io,
@@ -109,7 +111,7 @@ export class Context {
     store.put(name, { ...saved, assets: [...symbols].sort() });
   }
 
-  /** `--timeout-ms`: the bound of each request and of a wait for a decision. */
+  /** `--timeout-ms`: the bound of the whole command (every request, retry and wait for a decision in it). */
   get timeoutMs(): number {
     return integer('--timeout-ms', this.globals.timeoutMs ?? String(timeoutDefaultMs), 1, timeoutMaxMs);
   }
@@ -118,7 +120,7 @@ export class Context {
   async connect(): Promise<void> {
     await this.out.prepare();
     if (this.globals.color === false || (this.io.env.NO_COLOR ?? '') !== '') noColor();
-    this.opened ??= new LedgerClient(await this.url(), await this.token(), this.timeoutMs);
+    this.opened ??= new LedgerClient(await this.url(), await this.token(), this.timeoutMs, this.startedAtMs + this.timeoutMs);
   }
 
   /**

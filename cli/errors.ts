@@ -3,6 +3,8 @@
  * 0 ok, 1 refused by the service, 2 usage, 3 cannot reach the service; and 4, the token is missing,
  * unknown or expired (HTTP 401), so a script tells "sign in again" from a business refusal.
  */
+import { oneLine } from '../src/one-line.js';
+
 export const exitCodes = { ok: 0, refused: 1, usage: 2, unreachable: 3, unauthenticated: 4 } as const;
 export type ExitCode = (typeof exitCodes)[keyof typeof exitCodes];
 
@@ -30,7 +32,8 @@ export class RefusedError extends CliError {
     readonly retryAfterS: number | null = null,
     exitCode: ExitCode = exitCodes.refused,
   ) {
-    super(`${code}: ${description}`, exitCode);
+    // The description may echo what a caller sent: one line, so it cannot forge the lines after it.
+    super(`${oneLine(code)}: ${oneLine(description)}`, exitCode);
   }
 }
 

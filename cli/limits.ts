@@ -3,8 +3,8 @@
 /** Connecting to the service. */
 export const connectTimeoutMs = 5_000;
 /**
- * `--timeout-ms`: default and largest bound of each request (a submission's attempts included; an
- * event stream's headers, not its quiet body) and of the wait for a decision (CONTRACT 11).
+ * `--timeout-ms`: default and largest bound of a whole command: its requests (an event stream's
+ * headers, not its quiet body), a submission's attempts and the wait for a decision (CONTRACT 11).
  */
 export const timeoutDefaultMs = 10_000;
 export const timeoutMaxMs = 3_600_000;

@@ -66,7 +66,7 @@ export class Output {
   result(value: unknown, human: () => string): void {
     if (this.flags.field !== undefined) {
       const text = fieldText(value, this.flags.field);
-      return this.write(this.machine ? text : safeLines(text));
+      return this.write(this.machine ? text : safe(text));
     }
     switch (this.format) {
       case 'table':
@@ -108,7 +108,7 @@ export class Output {
     // On a stream, `--field` picks the field out of each record.
     if (this.flags.field !== undefined) {
       const text = fieldText(value, this.flags.field);
-      return this.write(this.machine ? text : safeLines(text));
+      return this.write(this.machine ? text : safe(text));
     }
     if (this.format === 'yaml') this.io.stdout.write(`---\n${this.yaml(value)}`);
     else this.io.stdout.write(`${JSON.stringify(value)}\n`);

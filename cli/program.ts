@@ -108,7 +108,7 @@ export function buildProgram(io: Io, make: MakeContext = contextFor(io)): Comman
     .option('-o, --output <format>', `output format: ${formats.join(', ')} (default: table on a terminal, else json)`)
     .option('--no-color', 'no colours or styles on a terminal (also when $NO_COLOR is set)')
     .option('--field <path>', 'print only this field of the result, raw (for example result.account)')
-    .option('--timeout-ms <ms>', 'bound of each request and of the wait for a decision', String(timeoutDefaultMs))
+    .option('--timeout-ms <ms>', 'bound of the whole command: its requests, retries and wait for a decision', String(timeoutDefaultMs))
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
     .configureOutput({ writeOut: (s) => void io.stdout.write(s), writeErr: (s) => void io.stderr.write(safeLines(s)) })
     .exitOverride();

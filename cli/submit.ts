@@ -81,8 +81,12 @@ export async function send(ctx: Context, path: string, body: unknown, flags: Sub
       return await ctx.client().command(path, body, { clientKey, onBehalfOf: flags.onBehalfOf });
     } catch (error) {
       if (!(error instanceof UnreachableError)) throw error;
-      if (attempt >= submitAttemptsMax) throw new UnreachableError(`${error.message} (after ${attempt} attempts); whether it was received is unknown: running it again with --client-key ${clientKey} is safe`);
-      await delay(submitRetryDelayMs * 2 ** (attempt - 1));
+      const pauseMs = submitRetryDelayMs * 2 ** (attempt - 1);
+      // A retry that could not be answered within --timeout-ms is not made: the bound is the whole command's.
+      if (attempt >= submitAttemptsMax || ctx.client().remainingMs() <= pauseMs) {
+        throw new UnreachableError(`${error.message} (after ${attempt} attempt${attempt === 1 ? '' : 's'}); whether it was received is unknown: running it again with --client-key ${clientKey} is safe`);
+      }
+      await delay(pauseMs);
     }
   }
 }

@@ -13,11 +13,14 @@ export const operationPath = (reference: string) => `/v1/operations/${encodeURIC
 
 export async function waitForDecision(client: LedgerClient, reference: string, timeoutMs: number, progress: WaitProgress = () => {}): Promise<OperationView> {
   const read = () => client.get<OperationView>(operationPath(reference));
+  const timedOut = (state: string) => new CliError(`timed out after ${timeoutMs} ms waiting for ${reference} (still ${state}); go on waiting with: ledgerctl operations wait ${reference}`, exitCodes.refused);
+  // The command's time may be spent already (on sending it): out of time, not out of reach.
+  if (client.remainingMs() <= 0) throw timedOut('undecided');
   let view = await read();
   progress(view);
   if (isDecided(view.state)) return view;
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  const timer = setTimeout(() => controller.abort(), client.remainingMs());
   let lost: string | null = null;
   try {
     for await (const item of followEvents(client, { signal: controller.signal, reconnect: true })) {
@@ -34,7 +37,7 @@ export async function waitForDecision(client: LedgerClient, reference: string, t
   }
   // Out of time while the service could not be reached is that failure (exit 3), not a slow decision.
   if (lost !== null) throw new UnreachableError(`${lost} (gave up waiting for ${reference} after ${timeoutMs} ms)`);
-  throw new CliError(`timed out after ${timeoutMs} ms waiting for ${reference} (still ${view.state}); go on waiting with: ledgerctl operations wait ${reference}`, exitCodes.refused);
+  throw timedOut(view.state);
 }
 
 /** A decided operation that did not succeed, as the failure the process ends with (exit 1). */

@@ -11,6 +11,8 @@ import type { Kernel } from '../src/book/kernel.js';
 import type { Config } from './config.js';
 import { EventHub } from './events.js';
 import { authenticator } from './http/auth.js';
+import { CursorSeal } from './http/cursors.js';
+import { lingerOnClose } from './http/linger.js';
 import { logRequests } from './http/request-log.js';
 import { clientErrorHandler, frameworkRefusal, onUnmetExpectation, pathParamLengthMax, refusalOf, sendRefusal } from './http/replies.js';
 import { Metrics } from './metrics.js';
@@ -50,6 +52,8 @@ export interface AppOptions {
   readonly version: string;
   /** The metrics GET /metrics serves; made here when the caller has none (its store writes are then not timed). */
   readonly metrics?: Metrics;
+  /** The key listing cursors are sealed with (daemon/http/cursors.ts). */
+  readonly cursorKey: Uint8Array;
 }
 
 /** Logger options: the daemon's level, secrets redacted, to stderr (stdout carries the readiness line). */
@@ -122,8 +126,11 @@ export function buildApp(options: AppOptions): FastifyInstance {
     // Requests in flight when draining began close their connection as they finish,
     // so shutdown does not wait for keep-alive timeouts.
     if (draining) reply.header('connection', 'close');
-    // Answered before its body arrived (a refusal from a hook): the rest of the body is not read, the connection closes.
-    if (!request.raw.complete) reply.header('connection', 'close');
+    // Answered before its body arrived (a refusal from a hook): the rest of the body is not read, the connection closes, lingering.
+    if (!request.raw.complete) {
+      reply.header('connection', 'close');
+      lingerOnClose(request.raw.socket);
+    }
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -150,7 +157,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     events.closeAll();
   });
 
-  const context: RouteContext = { kernel, config, clock: options.clock, settlement: options.settlement };
+  const context: RouteContext = { kernel, config, clock: options.clock, settlement: options.settlement, cursors: new CursorSeal(options.cursorKey) };
   serviceRoutes(app, openApi, options.version);
   transferRoutes(app, context);
   reservationRoutes(app, context);

@@ -32,12 +32,12 @@ const apiKeyBytes = 32;
 const daemonSecretBytes = 32;
 
 /** What the daemon's keys are for: each is HMAC-SHA256 of the secret over its label, so none reveals another ('book': the book's identity in backups). */
-export type DaemonKeyUse = 'ids' | 'challenges' | 'book';
+export type DaemonKeyUse = 'ids' | 'challenges' | 'book' | 'cursors';
 
 /**
  * The daemon's own keys, derived from `DIR/daemon.key` (0600): the id key (the book's
  * ids are enciphered sequence numbers, src/model/ids.ts) and the challenge key (challenges are
- * MAC'd, src/auth/challenges.ts). Made at init, or at the first start of an older book.
+ * MAC'd, src/auth/challenges.ts), the cursor key (listing cursors are MAC'd, daemon/http/cursors.ts). Made at init, or at the first start of an older book.
  * Part of the book's state: ids are drawn under it, so it is backed up with the book.
  */
 export async function daemonKeys(dataDir: string): Promise<Record<DaemonKeyUse, Uint8Array>> {
@@ -46,7 +46,7 @@ export async function daemonKeys(dataDir: string): Promise<Record<DaemonKeyUse, 
   const secret = Buffer.from((await readFile(path, 'utf8')).trim(), 'base64url');
   if (secret.length !== daemonSecretBytes) throw new Error(`${path} does not hold a ${daemonSecretBytes}-byte secret`);
   const derive = (use: DaemonKeyUse) => createHmac('sha256', secret).update(`ledgerd ${use} v1`).digest();
-  return { ids: derive('ids'), challenges: derive('challenges'), book: derive('book') };
+  return { ids: derive('ids'), challenges: derive('challenges'), book: derive('book'), cursors: derive('cursors') };
 }
 
 /** Where the book of `dataDir` is kept under the `store` setting. */

@@ -15,6 +15,15 @@ export const loggedUrlLengthMax = 256;
 export const unroutedPathEchoLengthMax = 200;
 /** Longest `Expect` header value a refusal quotes back (an expectation is a short token). */
 export const expectHeaderEchoLengthMax = 64;
+/**
+ * Lingering close (daemon/http/linger.ts): after a reply sent before the request was read
+ * whole, what the daemon still reads and discards before it closes, and for how long at most.
+ * Above any body a client would send for this API (bodyBytesMax is at most 1 MiB).
+ */
+export const lingerBytesMax = 8 * 1024 * 1024;
+export const lingerMs = 2_000;
+/** How often a lingering connection's bytes are counted against lingerBytesMax. */
+export const lingerCheckMs = 50;
 
 // ---------------------------------------------------------------- routes
 
@@ -28,11 +37,11 @@ export const settlementPendingCountMax = 10_000;
 export const layerSymbolLengthMax = 64;
 /** A reclaim signature's text: an ed25519 signature is 128 hex characters; room past it, so a wrong one is refused as invalid, not malformed. */
 export const reclaimSignatureLengthMax = 256;
-/** Cursor text of an accounts page (hex of the last account key): bounds what is decoded. */
+/** Cursor text of an accounts page (hex of the last account key, then its MAC): bounds what is decoded. */
 export const accountsCursorLengthMax = 256;
-/** Cursor text of a grants page (hex of the last grant key). */
+/** Cursor text of a grants page (hex of the next grant key, then its MAC). */
 export const grantsCursorLengthMax = 512;
-/** Cursor text of a movements page (hex of a position and a filter). */
+/** Cursor text of a movements page (hex of a position and a filter, then its MAC). */
 export const movementsCursorLengthMax = 64;
 
 // ---------------------------------------------------------------- settlement flows

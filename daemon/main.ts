@@ -21,12 +21,13 @@ import { migratePauseHook } from './test-hooks.js';
 import { StartupFailure, exitCodes } from './failures.js';
 import { ConfigError, loadConfig } from './config.js';
 import { serve } from './serve.js';
+import { oneLine } from '../src/one-line.js';
 
 const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 function fail(message: string, exitCode: number): never {
-  // One line: a message holding a newline (a file's contents quoted) stays on it.
-  process.stderr.write(`ledgerd: ${message.replaceAll('\n', ' ')}\n`);
+  // One line: a message holding a newline or a control character (a file's contents quoted) stays on it.
+  process.stderr.write(`ledgerd: ${oneLine(message)}\n`);
   process.exit(exitCode);
 }
 
@@ -74,12 +75,13 @@ async function check(options: { dataDir?: string; config?: string }): Promise<vo
   } catch (error) {
     if (error instanceof StartupFailure) throw error;
     // A record that cannot even be decoded is damage too, not a failure of the check.
-    process.stdout.write(`the book cannot be read through: ${(error as Error).message}\nledgerd check: ${place.name}: damaged\n`);
+    process.stdout.write(`the book cannot be read through: ${oneLine((error as Error).message)}\nledgerd check: ${place.name}: damaged\n`);
     process.exit(exitCodes.damaged);
   } finally {
     await store.close();
   }
-  for (const line of report.problems) process.stdout.write(`${line}\n`);
+  // A problem may quote what the book holds (a customer's text): one line each, whatever it holds.
+  for (const line of report.problems) process.stdout.write(`${oneLine(line)}\n`);
   const counts = `${report.accounts} accounts, ${report.balances} balances, ${report.postings} journal entries, journal position ${report.view}, ${report.checkpoints} checkpoints`;
   if (report.problemCount === 0) {
     process.stdout.write(`ledgerd check: ${place.name}: ${counts}: consistent\n`);

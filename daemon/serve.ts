@@ -96,7 +96,7 @@ export async function serve(config: Config, version: string): Promise<void> {
     settlement: { instance: config.settlement.instance, instructionExpiryBlocks: config.settlement.instructionExpiryBlocks, layerHeight: () => layer.currentHead.height },
   });
   const settlement = await openSettlement({ store, layer, kernel, clerk: await loadClerk(config.dataDir), config: config.settlement, clock });
-  const app = buildApp({ kernel, config, clock, logger: loggerOptions(config), version, metrics, settlement });
+  const app = buildApp({ kernel, config, clock, logger: loggerOptions(config), version, metrics, settlement, cursorKey: secrets.cursors });
   report = (line) => line(app.log);
   for (const line of early.splice(0)) report(line);
 

@@ -13,6 +13,8 @@ import { DamagedRecord } from '../../src/model/decode.js';
 import { isStoreUnavailable } from '../../src/store/level.js';
 import { isPostgresUnavailable } from '../../src/store/postgres.js';
 import { type Wire, stringifyWire } from '../../src/queries/wire.js';
+import { lingerOnClose } from './linger.js';
+import { oneLine } from '../../src/one-line.js';
 import { httpStatus, retriable } from './status.js';
 import { expectHeaderEchoLengthMax } from '../constants.js';
 
@@ -47,7 +49,8 @@ function validationRefusal(error: FastifyError, request: FastifyRequest): Refusa
   const what = contexts[context] ?? context;
   const params = first.params as Record<string, unknown>;
   // The member's full path, so a nested failure (destination.account) is told from a top-level one.
-  const path = first.instancePath.replace(/^\//, '').replaceAll('/', '.');
+  // A member's name is the caller's (a record's key, an unknown member): kept on one line.
+  const path = oneLine(first.instancePath.replace(/^\//, '').replaceAll('/', '.'));
   const under = (name: string) => (path ? `${path}.${name}` : name);
   if (first.keyword === 'required') {
     const name = under(String(params.missingProperty));
@@ -56,7 +59,7 @@ function validationRefusal(error: FastifyError, request: FastifyRequest): Refusa
     }
     return refusal('ERR-MalformedCommand', `${what} ${name} is required`);
   }
-  if (first.keyword === 'additionalProperties') return refusal('ERR-MalformedCommand', `unknown ${what} ${under(String(params.additionalProperty))}`);
+  if (first.keyword === 'additionalProperties') return refusal('ERR-MalformedCommand', `unknown ${what} ${under(oneLine(String(params.additionalProperty)))}`);
   return refusal('ERR-MalformedCommand', `${what}${path ? ` ${path}` : ''} ${first.message ?? 'is invalid'}`);
 }
 
@@ -132,5 +135,6 @@ export function onUnmetExpectation(request: IncomingMessage, response: ServerRes
   const expect = String(request.headers.expect ?? '').slice(0, expectHeaderEchoLengthMax);
   const body = refusalBody(refusal('ERR-MalformedCommand', `unsupported Expect header ${JSON.stringify(expect)}; only 100-continue is understood`));
   response.shouldKeepAlive = false;
+  lingerOnClose(request.socket);
   response.writeHead(400, { 'content-type': jsonType, 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
 }

@@ -46,7 +46,7 @@ function treasuryLimits(value: unknown): Record<string, bigint> {
   return limits;
 }
 
-export function accountRoutes(app: FastifyInstance, { kernel }: RouteContext): void {
+export function accountRoutes(app: FastifyInstance, { kernel, cursors }: RouteContext): void {
   app.post(
     '/v1/accounts',
     {
@@ -101,8 +101,10 @@ export function accountRoutes(app: FastifyInstance, { kernel }: RouteContext): v
       const query = request.query as Query;
       const owner = parseIdentityId(query.owner, 'owner');
       const limit = limitQuery(query.limit!);
-      const page = await withView(request, (view) => view.accountsOf(callerOf(request), owner, limit, query.cursor ?? null));
-      return wireReply(reply, accountsPageView(page));
+      const listing = `accounts of ${owner}`;
+      const after = query.cursor === undefined ? null : cursors.open(listing, query.cursor);
+      const page = await withView(request, (view) => view.accountsOf(callerOf(request), owner, limit, after));
+      return wireReply(reply, accountsPageView({ ...page, next: page.next === null ? null : cursors.seal(listing, page.next) }));
     },
   );
 

@@ -4,6 +4,7 @@ import type { Kernel } from '../../src/book/kernel.js';
 import type { BookView } from '../../src/queries/queries.js';
 import type { Config } from '../config.js';
 import { callerOf } from '../http/auth.js';
+import type { CursorSeal } from '../http/cursors.js';
 import type { SnapshotSlots } from '../snapshot-slots.js';
 import type { Settlement } from '../settlement.js';
 
@@ -12,6 +13,7 @@ export interface RouteContext {
   readonly config: Config;
   readonly clock: () => number;
   readonly settlement: Settlement;
+  readonly cursors: CursorSeal;
 }
 
 declare module 'fastify' {

@@ -12,6 +12,7 @@ import { parseAccountId, parseGrantId, parseIdentityId } from '../../src/model/v
 import type { Wire } from '../../src/queries/wire.js';
 import { callerOf, requireOperator } from '../http/auth.js';
 import { acknowledge } from '../http/command.js';
+import type { CursorSeal } from '../http/cursors.js';
 import { type Query, limitQuery } from '../http/query.js';
 import { wireReply } from '../http/replies.js';
 import {
@@ -78,16 +79,20 @@ const listingQuery = object({
   cursor: str("the previous page's next", { pattern: '^[0-9a-fA-F]+$', maxLength: grantsCursorLengthMax }),
 });
 
-function pageQuery(request: FastifyRequest): GrantPageQuery {
+/** A grants listing's cursors are sealed for its subject (`grants of ID`). */
+const listingOf = (subject: string) => `grants of ${subject}`;
+
+function pageQuery(request: FastifyRequest, cursors: CursorSeal, subject: string): GrantPageQuery {
   const { limit, cursor } = request.query as Query;
-  return { limit: limit === undefined ? grantsListedMax : limitQuery(limit), cursor: cursor ?? null };
+  return { limit: limit === undefined ? grantsListedMax : limitQuery(limit), cursor: cursor === undefined ? null : cursors.open(listingOf(subject), cursor) };
 }
 
-function pageOf(page: GrantPage, subject: { identity: string } | { account: string }): Wire {
-  return { items: page.grants.map((g) => grantListingItem(g) as Wire), ...subject, ...(page.next === null ? {} : { next: page.next }) };
+function pageOf(page: GrantPage, cursors: CursorSeal, subject: { identity: string } | { account: string }): Wire {
+  const next = page.next === null ? {} : { next: cursors.seal(listingOf(Object.values(subject)[0]!), page.next) };
+  return { items: page.grants.map((g) => grantListingItem(g) as Wire), ...subject, ...next };
 }
 
-export function grantRoutes(app: FastifyInstance, { kernel }: RouteContext): void {
+export function grantRoutes(app: FastifyInstance, { kernel, cursors }: RouteContext): void {
   app.post(
     '/v1/grants',
     { schema: { operationId: 'issueGrant', summary: 'Delegate bounded authority (terms flat, kind delegated)', headers: commandHeaders, querystring: noQuery, body: termsSchema, response: replies } },
@@ -139,8 +144,8 @@ export function grantRoutes(app: FastifyInstance, { kernel }: RouteContext): voi
     },
     async (request, reply) => {
       const identity = parseIdentityId((request.params as { identity: string }).identity);
-      const page = await withView(request, (view) => view.identityGrants(callerOf(request), identity, pageQuery(request)));
-      return wireReply(reply, pageOf(page, { identity }));
+      const page = await withView(request, (view) => view.identityGrants(callerOf(request), identity, pageQuery(request, cursors, identity)));
+      return wireReply(reply, pageOf(page, cursors, { identity }));
     },
   );
 
@@ -156,8 +161,8 @@ export function grantRoutes(app: FastifyInstance, { kernel }: RouteContext): voi
     },
     async (request, reply) => {
       const id = parseAccountId((request.params as { account: string }).account);
-      const page = await withView(request, (view) => view.accountGrants(callerOf(request), id, pageQuery(request)));
-      return wireReply(reply, pageOf(page, { account: id }));
+      const page = await withView(request, (view) => view.accountGrants(callerOf(request), id, pageQuery(request, cursors, id)));
+      return wireReply(reply, pageOf(page, cursors, { account: id }));
     },
   );
 }

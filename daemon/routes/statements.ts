@@ -12,7 +12,7 @@ import { movementsCursorLengthMax } from '../constants.js';
 
 const statementBounds = ['account', 'asset', 'from', 'to'];
 
-export function statementRoutes(app: FastifyInstance, _context: RouteContext): void {
+export function statementRoutes(app: FastifyInstance, { cursors }: RouteContext): void {
   app.get(
     '/v1/statements',
     {
@@ -78,10 +78,10 @@ export function statementRoutes(app: FastifyInstance, _context: RouteContext): v
           toMs,
           asset: query.asset === undefined ? null : parseAssetSymbol(query.asset),
           direction: (query.direction as 'debit' | 'credit' | undefined) ?? null,
-          cursor: query.cursor ?? null,
+          cursor: query.cursor === undefined ? null : cursors.open('movements', query.cursor),
         }),
       );
-      return wireReply(reply, movementsPageView(page));
+      return wireReply(reply, movementsPageView({ ...page, next: page.next === null ? null : cursors.seal('movements', page.next) }));
     },
   );
 }

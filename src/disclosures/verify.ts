@@ -1,6 +1,6 @@
 /**
  * Verifying a disclosure (CONTRACT 9, spec endpoint 21). Self-contained on purpose:
- * it imports nothing but node:crypto and canonical JSON (which imports nothing), so that `ledgerctl disclosures verify --offline`
+ * it imports nothing but node:crypto, canonical JSON and one-line quoting (which import nothing), so that `ledgerctl disclosures verify --offline`
  * (which imports no kernel code) runs the very checks the daemon runs, and so that it
  * reads as the format's reference (docs/disclosures.md).
  *
@@ -9,10 +9,12 @@
  * `checkpoint` (this deployment's instance, one of its final checkpoints, same
  * commitment, root and size), `proofs` (every leaf is the subject's and its RFC 9162
  * path leads to kernel_root) and `assertion` (the evidence supports it as far as the
- * shape allows).
+ * shape allows). A value of the disclosure a report line names is quoted on one line
+ * (src/one-line.ts), so no value can add a line of its own to the report.
  */
 import { createHash, createPublicKey, verify as verifySignature } from 'node:crypto';
 import { canonicalJson } from '../model/canonical.js';
+import { oneLine, quoted } from '../one-line.js';
 
 export const disclosureSignaturePrefix = 'ledger-disclosure:v1:';
 
@@ -141,7 +143,7 @@ function parse(hex: string): Parsed {
   const b = body as Record<string, unknown>;
   if (canonicalJson(b) !== text) fail('the bytes are not canonical JSON');
   if (!sameKeys(b, ['v', 'instance', 'clerk', 'subject', 'assertion', 'checkpoint', 'recipient', 'issued_at', 'evidence', 'signature'])) fail('the members are not those of a disclosure');
-  if (b.v !== 1) fail(`version ${String(b.v)} is not 1`);
+  if (b.v !== 1) fail(`version ${quoted(b.v)} is not 1`);
   if (!isUint(b.instance) || b.instance > 0xffff_ffff) fail('instance is not a uint32');
   if (typeof b.clerk !== 'string' || !hex64.test(b.clerk)) fail('clerk is not a 32-byte hex key');
   if (typeof b.subject !== 'string') fail('subject is not an account');
@@ -245,12 +247,12 @@ function checkAssertion(d: Parsed, leaves: readonly Leaf[]): string {
       }
       const total = sum(leaves);
       if (a.bound_kind === 'at_least' ? total < bound : a.bound_kind === 'at_most' ? total > bound : fail('bound_kind is not at_least or at_most')) {
-        fail(`the entries sum to ${total}, which is not ${String(a.bound_kind).replace('_', ' ')} ${bound}`);
+        fail(`the entries sum to ${total}, which is not ${(a.bound_kind as string).replace('_', ' ')} ${bound}`);
       }
       return completeness;
     }
     case 'holds_at_least': {
-      if (a.kind !== 'available') fail(`kind ${String(a.kind)} is not supported`);
+      if (a.kind !== 'available') fail(`kind ${quoted(a.kind)} is not supported`);
       const amount = amountOf(a.amount, 'amount');
       if (leaves.length !== 1) fail('holds_at_least rests on exactly one entry');
       const [last] = leaves;
@@ -259,7 +261,7 @@ function checkAssertion(d: Parsed, leaves: readonly Leaf[]): string {
       return completeness;
     }
     default:
-      return fail(`shape ${String(a.shape)} is not one the service makes`);
+      return fail(`shape ${quoted(a.shape)} is not one the service makes`);
   }
 }
 
@@ -272,7 +274,7 @@ export async function verifyDisclosure(hex: unknown, trust: Trust): Promise<Veri
       lines.push(`${name}: ok${typeof value === 'string' ? value : ''}`);
       return value;
     } catch (error) {
-      lines.push(`${name}: failed: ${error instanceof CheckFailed ? error.message : `unexpected: ${(error as Error).message}`}`);
+      lines.push(`${name}: failed: ${error instanceof CheckFailed ? error.message : `unexpected: ${oneLine((error as Error).message)}`}`);
       throw new CheckFailed(name);
     }
   };

@@ -308,7 +308,7 @@ export class BookView {
     const prefixes = await this.indexPrefixes(await this.subjectAccounts(actor, q), q.asset);
     const fingerprint = filterFingerprint(q);
     let startSeq = q.fromMs === null ? 1 : await this.firstSeqAtOrAfter(q.fromMs, this.view);
-    if (q.cursor !== null) startSeq = Math.max(startSeq, parseCursor(q.cursor, fingerprint));
+    if (q.cursor !== null) startSeq = Math.max(startSeq, parseCursor(q.cursor, fingerprint, this.view));
     const endSeq = q.toMs === null ? this.view + 1 : await this.firstSeqAtOrAfter(q.toMs, this.view);
 
     const source = new MergedSeqs(this.snap, prefixes, startSeq, endSeq);
@@ -407,12 +407,15 @@ function makeCursor(seq: number, fingerprint: string): string {
   return seqHex(seq) + fingerprint;
 }
 
-function parseCursor(cursor: string, fingerprint: string): number {
+/** The position a cursor names: one a page of this view could end at (1..view+1), else a refusal. */
+function parseCursor(cursor: string, fingerprint: string, view: number): number {
   if (cursor.length !== cursorSeqHexLength + cursorFilterHexLength || !/^[0-9a-f]+$/.test(cursor)) {
     refuse('ERR-MalformedCommand', 'cursor is not one this service issued');
   }
   if (cursor.slice(cursorSeqHexLength) !== fingerprint) refuse('ERR-MalformedCommand', 'cursor belongs to a query with other filters');
-  return parseSeqHex(cursor.slice(0, cursorSeqHexLength));
+  const seq = Number.parseInt(cursor.slice(0, cursorSeqHexLength), 16);
+  if (!(seq >= 1 && seq <= view + 1)) refuse('ERR-MalformedCommand', 'cursor names no position of the journal');
+  return seq;
 }
 
 /** An account listing's cursor: the last account of the page as hex, the next page starting after it. */

@@ -17,7 +17,8 @@ export class MemoryStore implements Store {
   entries(range: Range) {
     return scan(this.keys, this.values, range);
   }
-  async write(ops: readonly BatchOp[]): Promise<void> {
+  /** `_sync` is the port's: memory has no log to flush. */
+  async write(ops: readonly BatchOp[], _sync?: boolean): Promise<void> {
     for (const op of ops) {
       const i = lowerBound(this.keys, op.key);
       const present = this.keys[i] === op.key;

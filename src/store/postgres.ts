@@ -282,7 +282,8 @@ export class PgStore extends Reader implements Store {
     return new PgStore(new Statements(table), kernelPool, snapshotPool, options.fence ?? null, options.onFenced ?? (() => {}), options.afterClose ?? (async () => {}));
   }
 
-  async write(ops: readonly BatchOp[]): Promise<void> {
+  /** `_sync` is the port's: every commit here is durable. */
+  async write(ops: readonly BatchOp[], _sync?: boolean): Promise<void> {
     if (ops.length === 0) return;
     if (this.closed) throw new Error('the store is closed');
     // The last op on a key decides it, as in a LevelDB batch.

@@ -62,7 +62,7 @@ describe('challenge issuance', () => {
     const bytes = Buffer.from(challenge, 'base64url');
     for (const at of [1, 2, 5, 20, bytes.length - 1]) {
       const tampered = Buffer.from(bytes);
-      tampered[at] ^= 1;
+      tampered[at]! ^= 1;
       expect(openChallenge(macKey, tampered.toString('base64url'), alice), `byte ${at}`).toMatchObject({ error: 'ERR-CredentialInvalid' });
     }
     expect(openChallenge(macKey, randomBytes(32).toString('base64url'), null)).toMatchObject({ error: 'ERR-CredentialInvalid' });

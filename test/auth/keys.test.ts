@@ -73,7 +73,7 @@ describe('scheme api-key', () => {
     const drawn = drawApiKey(bytes);
     expect(drawn.token).toBe(`ledger_ak_${bytes.toString('base64url')}`);
     expect(drawn.hash).toBe(hashToken(drawn.token));
-    const credential: Credential = { id: cred, identity: alice, scheme: 'api-key', verifier: null, scope: null, createdAtMs: nowMs };
+    const credential: Credential = { id: cred, identity: alice, scheme: 'api-key', verifier: null, scope: null, createdAtMs: nowMs, webauthnId: null, counter: 0 };
     const writes = credentialWrites(credential, drawn.token);
     expect(writes.some((w) => w.type === 'put' && w.value.includes(drawn.token))).toBe(false);
     const view = viewOf(writes.map((w) => ({ key: w.key, value: w.type === 'put' ? w.value : undefined })));

@@ -106,7 +106,7 @@ describe('shell completion', () => {
   // A profile store with two profiles, saved account names and cached asset symbols, one of them hostile.
   const store = configDir();
   const pwned = join(store, 'pwned');
-  const env = { ...process.env, LEDGERCTL_CONFIG_DIR: store };
+  const env: NodeJS.ProcessEnv = { ...process.env, LEDGERCTL_CONFIG_DIR: store };
   delete env.LEDGER_PROFILE;
   beforeAll(async () => {
     const profiles = await ProfileStore.open(store);

@@ -7,7 +7,6 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { decided, refused, useDaemon } from './support.js';
 
 const alice = 'did:ledger:acct:alice';
-const bob = 'did:ledger:acct:bob';
 const aliceId = 'did:ledger:id:alice';
 const shared = useDaemon({ alice: 100_000n, bob: 100n });
 const op = shared.as('operator');
@@ -106,7 +105,7 @@ describe('GET /v1/accounts?owner=', () => {
     expect(await refused(list(op, { limit: '10' }))).toEqual(unbounded);
     expect(await refused(list(op, { owner: aliceId, limit: '1001' }))).toEqual(unbounded);
     expect(await refused(list(op, { owner: aliceId, limit: '99999999999999999999' }))).toEqual(unbounded);
-    for (const query of [
+    for (const query of <Record<string, string>[]>[
       { owner: aliceId, limit: '0' },
       { owner: aliceId, limit: 'ten' },
       { owner: 'alice', limit: '10' },

@@ -68,7 +68,7 @@ beforeAll(async () => {
   await importGenesis(store, customersGenesis({ alice: 0n }), nowMs, [...principalCredentialWrites(builtInPrincipals, { operator: 'x'.repeat(43), identities: 'y'.repeat(43) }, nowMs), ...credentialWrites(alice, aliceKey)]);
   kernel = await Kernel.open({ store, clock: Date.now, ids: sequentialIds });
   const config = loadConfig({ flags: {}, env: {}, readFile: () => null });
-  app = buildApp({ kernel, config, clock: Date.now, logger: false, version: 'test', settlement: await openSettlement({ store, layer: await openLayer(store, config.settlement), kernel, clerk: testClerk(), config: config.settlement, clock: Date.now }) });
+  app = buildApp({ kernel, config, clock: Date.now, logger: false, version: 'test', settlement: await openSettlement({ store, layer: await openLayer(store, config.settlement), kernel, clerk: testClerk(), config: config.settlement, clock: Date.now }), cursorKey: randomBytes(32) });
 });
 
 afterAll(async () => {

@@ -222,7 +222,7 @@ describe('challenges cost nothing until used', () => {
     const made = await completed(identities, '/v1/identities', { scheme: 'webauthn-es256', passkey: auth.register(await challenge('register')) });
     const credential = made.result.credential!;
     const forged = Buffer.from((await challenge('authenticate')), 'base64url');
-    forged[forged.length - 1] ^= 1;
+    forged[forged.length - 1]! ^= 1;
     for (const over of [forged.toString('base64url'), await challenge('register')]) {
       expect(refusalOf(await anonymous.post('/v1/auth/passkey', { assertion: auth.assert(over), credential }, null))).toEqual({ status: 401, error: 'ERR-CredentialInvalid' });
     }

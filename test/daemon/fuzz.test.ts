@@ -10,7 +10,7 @@
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import { httpStatus } from '../../daemon/http/status.js';
-import { type ErrorCode, isErrorCode } from '../../src/errors.js';
+import { isErrorCode } from '../../src/errors.js';
 import { type Reply, useDaemon } from './support.js';
 
 const alice = 'did:ledger:acct:alice';

@@ -121,7 +121,7 @@ describe('ledgerd migrate', () => {
       const replayed = await events(daemon.url, expected.events.length);
       expect(replayed).toMatchObject(expected.events);
 
-      const { alice, bob } = expected.accounts as Record<string, string>;
+      const { alice, bob } = expected.accounts as { alice: string; bob: string };
       // A statement over the whole book: the journal's time index was rebuilt from the old entries.
       const statement = await op.get(`/v1/statements?account=${alice}&asset=USD&from=0&to=${Date.now()}`);
       expect(statement.status).toBe(200);

@@ -5,6 +5,7 @@
  * failing under a checkpoint is ERR-DecisionUnavailable and the next one follows the
  * store; anchors the layer did not take are sent again.
  */
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../daemon/app.js';
 import { loadConfig } from '../../daemon/config.js';
@@ -34,7 +35,7 @@ beforeAll(async () => {
   kernel = await Kernel.open({ store, clock: Date.now, ids: sequentialIds });
   const config = loadConfig({ flags: {}, env: {}, readFile: () => JSON.stringify({ settlement: { blockIntervalMs: 0, checkpointIntervalMs: 0 } }) });
   settlement = await openSettlement({ store, layer: await openLayer(store, config.settlement), kernel, clerk: testClerk(), config: config.settlement, clock: Date.now });
-  app = buildApp({ kernel, config, clock: Date.now, logger: false, version: 'test', settlement });
+  app = buildApp({ kernel, config, clock: Date.now, logger: false, version: 'test', settlement, cursorKey: randomBytes(32) });
 });
 afterAll(async () => {
   await app.close();

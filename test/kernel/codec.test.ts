@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../daemon/http/digest.js';
 import { decodeIndexedPosting, decodeLeaf, decodeOperation, encodeIndexedPosting, encodeLeaf, encodeOperation } from '../../src/model/codec.js';
 import { balanceView, movementView } from '../../src/queries/views.js';
+import type { Wire } from '../../src/queries/wire.js';
 import type { Operation, Posting } from '../../src/model/model.js';
 
 const id = (prefix: string) => fc.stringMatching(/^[A-Za-z0-9._-]{1,64}$/).map((s) => `${prefix}${s}`);
@@ -34,7 +35,7 @@ const posting: fc.Arbitrary<Posting> = fc.record({
   ),
   reference,
   after: fc.record({ available: signed, reserved: amount, encumbered: amount }),
-}) as fc.Arbitrary<Posting>;
+}) as unknown as fc.Arbitrary<Posting>;
 
 describe('record codec', () => {
   it('writes each posting\'s leaf as CONTRACT 9\'s canonical JSON, and reads postings back unchanged', () => {
@@ -42,7 +43,7 @@ describe('record codec', () => {
       fc.property(posting, (p) => {
         const leaf = encodeLeaf(p);
         // Independently: the movement view less its reference, with `after`, through the generic canonical encoder.
-        const { reference: _reference, ...members } = movementView(p);
+        const { reference: _reference, ...members } = movementView(p) as Record<string, Wire>;
         expect(leaf).toBe(canonicalJson({ ...members, after: balanceView(p.after) }));
         expect(decodeLeaf(leaf, p.reference)).toEqual(p);
         expect(decodeIndexedPosting(encodeIndexedPosting(leaf, p.reference))).toEqual(p);
@@ -82,7 +83,7 @@ describe('record codec', () => {
       const generic = JSON.stringify(op, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
       expect(JSON.parse(encodeOperation(op))).toEqual(JSON.parse(generic));
       // The second encoding of the same command (its decision) reuses the first's text.
-      const decided = { ...op, state: 'Completed', hold: null };
+      const decided: Operation = { ...op, state: 'Completed', hold: null };
       expect(decodeOperation(encodeOperation(decided))).toEqual(decided);
     }
   });

@@ -178,7 +178,7 @@ describe('delegated grants', () => {
     const b = await book();
     const genuine = (await b.decided(actorOf(alice), delegated({}))).result!.grant! as GrantId;
     // A book from before the bound: more held index entries than a holder may have.
-    await b.store.write(Array.from({ length: grantsHeldMax }, (_, i) => ({ type: 'put' as const, key: heldGrantKey(bob, `${genuine}-${String(i).padStart(3, '0')}` as GrantId), value: '' })));
+    await b.store.write(Array.from({ length: grantsHeldMax }, (_, i) => ({ type: 'put' as const, key: heldGrantKey(bob, `${genuine}-${String(i).padStart(3, '0')}` as GrantId), value: '' })), true);
     expect(await submittedWith(b.kernel.submit(submission(actorOf(bob), transfer(aliceAccount, bobAccount, 5n))))).toBe('ERR-UnboundedGrant');
     await b.kernel.close();
   });

@@ -9,6 +9,7 @@ import { journalChunkLeaves } from '../../src/model/codec.js';
 import { journalChunkEntriesMax } from '../../src/constants.js';
 import { journalLeaves } from '../../src/queries/journal.js';
 import { balanceView, movementView } from '../../src/queries/views.js';
+import type { Wire } from '../../src/queries/wire.js';
 import { actorOf, customersGenesis, openBook, operator, submission, transfer } from '../support/book.js';
 import type { Posting } from '../../src/model/model.js';
 import type { ReadView } from '../../src/store/port.js';
@@ -26,7 +27,7 @@ async function collect(view: ReadView, from: number, to: number): Promise<string
 
 /** The leaf as CONTRACT 9 defines it, built with the generic canonical encoder from a posting's view. */
 function expectedLeaf(p: Posting): string {
-  const { reference: _reference, ...members } = movementView(p);
+  const { reference: _reference, ...members } = movementView(p) as Record<string, Wire>;
   return canonicalJson({ ...members, after: balanceView(p.after) });
 }
 

@@ -85,7 +85,8 @@ interface Setup {
 
 /** alice gives bob a grant over her account, bob narrows it to carol, alice holds a reservation. */
 async function setup(): Promise<Setup> {
-  const { kernel, store, clock } = await openBook({ genesis: customersGenesis({ alice: 1_000n, bob: 1_000n, carol: 1_000n }) });
+  const store = new MemoryStore();
+  const { kernel, clock } = await openBook({ store, genesis: customersGenesis({ alice: 1_000n, bob: 1_000n, carol: 1_000n }) });
   const decided = async (by: number, command: Command) => {
     const ack = await kernel.submit(submission(actorOf(identity(by)), command));
     await kernel.idle();

@@ -65,7 +65,7 @@ describe('writes reported failed that landed', () => {
       const op = await kernel.operation(ack.operation.ref);
       expect(op?.state).toBe('Completed');
       expect(op?.result?.postings).toHaveLength(2);
-      expect(kernel.currentHead.postingSeq).toBe(op!.result!.postings.at(-1));
+      expect(kernel.currentHead.postingSeq).toBe(op!.result!.postings!.at(-1));
       expect(await available(kernel, bob)).toBe(7n);
       const view = await kernel.openView();
       expect((await view.trialBalance(null)).unbalanced).toEqual([]);

@@ -90,7 +90,7 @@ describe('key order', () => {
     await fc.assert(
       fc.asyncProperty(fc.uniqueArray(fc.string({ unit: 'binary', minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 40 }), async (keys) => {
         // Lone surrogates are not UTF-8: both stores would write U+FFFD for them, merging keys.
-        const clean = keys.filter((k) => k.isWellFormed());
+        const clean = keys.filter((k) => !/\p{Cs}/u.test(k));
         const ops = clean.map((k) => ({ type: 'put' as const, key: k, value: k }));
         await level.write(ops, false);
         await postgres.write(ops, false);

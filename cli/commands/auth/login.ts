@@ -56,7 +56,7 @@ async function withPasskey(ctx: Context, profileName: string): Promise<SignedIn>
 }
 
 async function withApiKey(ctx: Context, apiKey: string): Promise<SignedIn> {
-  const client = new LedgerClient(ctx.client().baseUrl.href, apiKey, ctx.timeoutMs);
+  const client = new LedgerClient(ctx.client().baseUrl.href, apiKey, ctx.timeoutMs, ctx.client().deadlineAtMs);
   try {
     const who = await client.get<Whoami>('/v1/whoami');
     return { token: apiKey, principal: who.principal, credential: who.credential, expiresAt: who.expires_at };

@@ -33,7 +33,8 @@ export async function runDashboard(ctx: Context, options: DashboardOptions): Pro
   if (!isTerminal(ctx.io.stdout) || !isTerminal(ctx.io.stdin)) throw new UsageError('the dashboard needs a terminal; for scripts use: ledgerctl events tail --json');
   const after = options.after === undefined ? null : integer('--after', options.after, 0, Number.MAX_SAFE_INTEGER);
   const refreshMs = integer('--refresh-ms', options.refreshMs ?? '1000', refreshMsMin, refreshMsMax);
-  const client = ctx.client();
+  // Polls for as long as it runs: each request is bounded by --timeout-ms, not the whole.
+  const client = ctx.client().withoutDeadline();
   // Without the registry (the service down at start) amounts show in minor units; the stream says why.
   const amount = await Money.read(client).then((money) => money.show, () => undefined);
   let principal: string | undefined;
