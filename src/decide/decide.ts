@@ -30,7 +30,8 @@ import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, PartyId
 import { type GrantReads, GrantStage, debitAuthority, decideIssueGrant, decideRevokeGrant, grantAuthority } from './decide-grants.js';
 import { type AuthEffects, type ChallengeGate, type RecordReads, type RecordWrite, decideCreateIdentity, decideRegisterCredential } from './decide-auth.js';
 import { decideRegisterParty } from './decide-parties.js';
-import { type CustodyEffects, decideCustody, restrictionRefusal } from '../custody/decide-custody.js';
+import { type CustodyEffects, decideCustody } from '../custody/decide-custody.js';
+import { commandGate } from './gates.js';
 import { type RecoveryTerms, ownedTermsRefusal } from '../custody/terms.js';
 
 export interface Reads extends RecordReads, GrantReads {
@@ -323,7 +324,7 @@ function fromCustody(effects: CustodyEffects | Refusal): Decision {
 export function decide(op: Operation, reads: Reads, input: DecisionInput): Decision {
   const actor: Actor = { principal: op.actor.principal, credential: op.actor.credential, onBehalfOf: op.actor.onBehalfOf, scope: op.scope };
   const cmd = op.command;
-  const restricted = restrictionRefusal(actor, reads, input.principals);
+  const restricted = commandGate(actor, [], reads, input.principals);
   if (restricted) return reject(restricted);
   if (isCustodyCommand(cmd)) return fromCustody(decideCustody(cmd, actor, reads, { atMs: input.atMs, principals: input.principals, terms: input.terms, ref: op.ref, challenges: input.challenges }));
   switch (cmd.type) {
