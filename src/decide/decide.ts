@@ -5,7 +5,6 @@
  * the store, so the same commands in the same order give the same book.
  */
 import { fail } from '../assert.js';
-import { accountsPerIdentityMax } from '../constants.js';
 import { type Refusal, refusal } from '../errors.js';
 import { type Actor, type Principals, opensAccountFor, unreachableAccount } from '../auth/authority.js';
 import { finishing } from './precheck.js';
@@ -30,7 +29,7 @@ import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, PartyId
 import { type GrantReads, GrantStage, debitAuthority, decideIssueGrant, decideRevokeGrant, grantAuthority } from './decide-grants.js';
 import { type AuthEffects, type ChallengeGate, type RecordReads, type RecordWrite, decideCreateIdentity, decideRegisterCredential } from './decide-auth.js';
 import { decideRegisterParty } from './decide-parties.js';
-import { type CustodyEffects, decideCustody } from '../custody/decide-custody.js';
+import { type CustodyEffects, accountRoomRefusal, decideCustody } from '../custody/decide-custody.js';
 import { commandGate } from './gates.js';
 import { type RecoveryTerms, ownedTermsRefusal } from '../custody/terms.js';
 
@@ -303,9 +302,8 @@ function decideOpenAccount(cmd: Extract<Command, { type: 'open_account' }>, acto
   if (unacknowledged) return reject(unacknowledged);
   const owner = reads.identity(cmd.owner);
   if (owner === undefined) return reject(refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers identity ${cmd.owner}`));
-  if (owner.accounts.length >= accountsPerIdentityMax) {
-    return reject(refusal('ERR-BoundExceeded', `identity ${cmd.owner} already owns ${accountsPerIdentityMax} accounts, the most allowed`));
-  }
+  const full = accountRoomRefusal(owner);
+  if (full) return reject(full);
   for (const symbol of Object.keys(cmd.treasuryLimits)) {
     if (reads.asset(symbol as AssetSymbol) === undefined) return reject(refusal('ERR-UnknownAsset', `treasury limit names unknown asset ${symbol}`));
   }

@@ -126,3 +126,38 @@ describe('balances (CONTRACT 11)', () => {
     expect(read.body.balances).toEqual([{ asset: 'USD', available: '7', reserved: '0', encumbered: '0' }]);
   });
 });
+
+describe('bounds one principal could fill for another (CONTRACT 8)', () => {
+  it('hands an account over only when its new owner accepts the succession by completing it', async () => {
+    const bob = shared.as('bob');
+    const carol = shared.as('carol');
+    const account = await openAccount('bob');
+    const { pending } = (await completed(bob, `/v1/accounts/${account}/custody/changes`, { kind: 'succession', new_owner: id('carol') })).result;
+    // Whoever opened it cannot complete it: that would hand carol an account she never asked for.
+    expect(await outcome(bob, `/v1/accounts/${account}/custody/changes/${pending}/complete`, {})).toBe('ERR-NotAuthorised');
+    expect((await bob.get(`/v1/accounts/${account}/custody`)).body).toMatchObject({ owner: id('bob'), successor: id('carol'), epoch: 0 });
+    expect(await outcome(carol, `/v1/accounts/${account}/custody/changes/${pending}/complete`, {})).toBe('ok');
+    expect((await carol.get(`/v1/accounts/${account}/custody`)).body).toMatchObject({ owner: id('carol'), successor: null, epoch: 1, changes: [{ pending, state: 'completed' }] });
+  });
+
+  it('does not count closed accounts toward an identity\'s bound on accounts', async () => {
+    const identities = shared.as('identities');
+    const owner = (await completed(identities, '/v1/identities', { scheme: 'api-key' })).result.identity as string;
+    const open = () => identities.post('/v1/accounts', { owner, kind: 'customer', custody: 'delegated' }, undefined, freshKey());
+    const accounts: string[] = [];
+    // accountsPerIdentityMax (256) open accounts, in rounds of 64.
+    for (let round = 0; round < 4; round++) {
+      const replies = await Promise.all(Array.from({ length: 64 }, open));
+      for (const r of replies) {
+        expect(r.status, r.text).toBe(202);
+        accounts.push((await decided(identities, r.body.operation_reference)).body.result.account);
+      }
+    }
+    const refused = (await decided(identities, (await open()).body.operation_reference)).body;
+    expect(refused.error).toMatchObject({ error: 'ERR-BoundExceeded' });
+    await completed(shared.as('operator'), `/v1/accounts/${accounts[0]}/close`, {});
+    const reopened = (await decided(identities, (await open()).body.operation_reference)).body;
+    expect(reopened.error, JSON.stringify(reopened)).toBeUndefined();
+    expect((await identities.get(`/v1/accounts?owner=${owner}&limit=1000`)).body.items).toHaveLength(257);
+  }, 60_000);
+});
