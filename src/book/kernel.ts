@@ -174,10 +174,11 @@ export class Kernel {
   /**
    * The gates of a command the edge decides at once, outside the rounds (decide/gates.ts),
    * against the committed book: refused (thrown) as a kernel command would be. The
-   * kernel must be accepting commands (not stopping, its store writable).
+   * kernel must be deciding, its store writable; the backlog's bounds are the rounds'
+   * (a command decided at once takes no place in them, so a flood there does not block it).
    */
   async gate(actor: Actor, accounts: readonly GatedAccount[]): Promise<void> {
-    this.intake.ensureAccepting();
+    this.intake.ensureHealthy();
     const ids = accounts.map((a) => a.id);
     const [identityText, ...accountTexts] = await this.store.getMany([keys.identity(actor.principal), ...ids.map(keys.account)]);
     const found = new Map(ids.map((id, i) => [id, accountTexts[i] === undefined ? undefined : decodeAccount(accountTexts[i]!)]));
