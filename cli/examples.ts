@@ -32,6 +32,7 @@ export const examples: Readonly<Record<string, readonly string[]>> = {
   ],
   'custody changes cancel': ['ledgerctl custody changes cancel savings OP'],
   'custody changes complete': ['ledgerctl custody changes complete savings OP'],
+  'custody changes accept': ['ledgerctl --profile heir custody changes accept did:ledger:acct:savings OP'],
   'assets list': ['ledgerctl assets list'],
   'assets register': ['ledgerctl assets register GBP --kind fiat --precision 2'],
   'assets bind': ['ledgerctl assets bind USD --location 5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e'],

@@ -34,8 +34,10 @@ export const movementsScanMax = 4 * movementsPageLimitMax;
 export const movementsScanChunkEntries = 256;
 /** (Account, asset) indexes one movements read may merge. */
 export const movementsMergeMax = 1024;
-/** Accounts one identity may own (bounds the merge of a movements-by-identity read). */
+/** Accounts one identity may own open (not closed: CONTRACT 8, closed ones do not count). */
 export const accountsPerIdentityMax = 256;
+/** Accounts, closed ones included, one identity's record lists (bounds the record and a movements-by-identity read). */
+export const accountsKeptPerIdentityMax = 4 * accountsPerIdentityMax;
 /** Custody changes (recoveries, successions) an account keeps for its custody view; older finished ones are dropped. */
 export const custodyChangesKeptMax = 64;
 /** Recovery delay (CONTRACT 8: `recovery.delayMs`), default 72 h, at most a year. */

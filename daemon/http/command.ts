@@ -33,8 +33,8 @@ async function actingCaller(request: FastifyRequest): Promise<Actor> {
   const caller = callerOf(request);
   const onBehalfOf = onBehalfOfHeader(request);
   if (onBehalfOf === null) return caller;
-  const mayAct = await withView(request, (view) => view.mayActOnBehalfOf(caller.principal, onBehalfOf));
-  if (!mayAct) refuse('ERR-NotAuthorised', `the initiating principal holds no authority that covers acting on behalf of ${onBehalfOf}`);
+  const refused = await withView(request, (view) => view.onBehalfOfRefusal(caller.principal, onBehalfOf));
+  if (refused) refuse(refused.error, refused.description);
   return { ...caller, onBehalfOf };
 }
 

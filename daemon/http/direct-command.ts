@@ -6,11 +6,17 @@
  * second effect; the same key with another request is ERR-ClientKeyReused. The reply
  * is terminal (`Completed`) and stored under `dck/<principal>/<sha256 of the key>`.
  *
+ * Before it is decided, a command passes the gates every kernel command passes
+ * (src/decide/gates.ts, through `Kernel.gate`): the caller's restriction, the accounts
+ * it names, the kernel accepting commands. A repeat is answered from its stored reply
+ * before any gate, as the kernel answers repeats.
+ *
  * A refusal stores nothing: the caller may try again under the same key.
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kernel } from '../../src/book/kernel.js';
+import type { GatedAccount } from '../../src/decide/gates.js';
 import { refuse } from '../../src/errors.js';
 import { check, recordJson } from '../../src/model/decode.js';
 import type { Wire } from '../../src/queries/wire.js';
@@ -32,10 +38,11 @@ export class DirectCommands {
   ) {}
 
   /**
-   * Answers `request` with the stored reply of its client key, or decides it with
-   * `decide` (a refusal throws) and stores and answers the reply carrying its result.
+   * Answers `request` with the stored reply of its client key, or gates it (`accounts`:
+   * those it names) and decides it with `decide` (a refusal throws), and stores and
+   * answers the reply carrying its result.
    */
-  async answer(request: FastifyRequest, reply: FastifyReply, decide: () => Promise<Record<string, Wire>>): Promise<string> {
+  async answer(request: FastifyRequest, reply: FastifyReply, accounts: readonly GatedAccount[], decide: () => Promise<Record<string, Wire>>): Promise<string> {
     const caller = callerOf(request);
     const behalf = request.headers['on-behalf-of'];
     if (behalf !== undefined && behalf !== caller.principal) refuse('ERR-NotAuthorised', 'the initiating principal holds no authority that covers this command on behalf of another identity (taken in its own name only)');
@@ -55,6 +62,7 @@ export class DirectCommands {
         return check.object(record, 'reply', what) as Wire;
       }
       if (await this.kernel.tookClientKey(caller.principal, clientKey)) refuse('ERR-ClientKeyReused', 'the client key was used for another request');
+      await this.kernel.gate(caller, accounts);
       const result = await decide();
       const answer: Wire = {
         client_key: clientKey,

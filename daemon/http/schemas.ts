@@ -109,7 +109,8 @@ const resultSchema = object({
   settlement: { type: 'object', description: 'the result of a settlement command (spec 2.2; docs/settlement.md)' },
 });
 
-export const commandReplySchema = object(
+/** Spec 2.1's reply, one component: every command route answers it (test/daemon/command-replies.test.ts). */
+export const commandReplySchema = component('CommandReply', object(
   {
     client_key: str('the client key the command was taken under'),
     client_key_derived: { type: 'boolean' },
@@ -122,7 +123,7 @@ export const commandReplySchema = object(
     result: resultSchema,
   },
   ['client_key', 'client_key_derived', 'operation_reference', 'terminal'],
-);
+));
 
 export const operationViewSchema = object(
   {

@@ -8,7 +8,8 @@ import { refuse } from '../../src/errors.js';
 import type { Account } from '../../src/model/model.js';
 import type { BookView } from '../../src/queries/queries.js';
 import type { Wire } from '../../src/queries/wire.js';
-import { parseAccountId, parseAssetSymbol, parseIdentityId, parseLimitMinor } from '../../src/model/values.js';
+import { type AccountId, parseAccountId, parseAssetSymbol, parseIdentityId, parseLimitMinor } from '../../src/model/values.js';
+import type { Actor } from '../../src/auth/authority.js';
 import { accountBalancesView, accountView, accountsPageView, custodyView } from '../../src/queries/views.js';
 import { callerOf } from '../http/auth.js';
 import { acknowledge } from '../http/command.js';
@@ -108,20 +109,28 @@ export function accountRoutes(app: FastifyInstance, { kernel, cursors }: RouteCo
     },
   );
 
-  readAccount(app, 'getAccount', '/v1/accounts/:account', 'An account the caller reaches, or whose owner it holds a live grant over', accountViewSchema, accountView);
-  readAccount(app, 'getAccountCustody', '/v1/accounts/:account/custody', "An account's custody: mode, epoch (a reclaim proof signs it) and pending changes", custodyViewSchema, custodyView);
-  readAccount(app, 'getAccountBalances', '/v1/accounts/:account/balances', 'An account\'s balances (available, reserved, encumbered) in every asset it has held', accountBalancesSchema, async (account, view) =>
-    accountBalancesView(account, view.view, await view.balances(account.id)),
+  const viewable = (view: BookView, actor: Actor, id: AccountId) => view.viewableAccount(actor, id);
+  readAccount(app, 'getAccount', '/v1/accounts/:account', 'An account the caller reaches, or whose owner it holds a live grant over', accountViewSchema, viewable, accountView);
+  readAccount(app, 'getAccountCustody', '/v1/accounts/:account/custody', "An account's custody: mode, epoch (a reclaim proof signs it) and pending changes", custodyViewSchema, viewable, custodyView);
+  readAccount(
+    app,
+    'getAccountBalances',
+    '/v1/accounts/:account/balances',
+    "An account's balances (available, reserved, encumbered) in every asset it has held: the owner's, the operator's, the identities principal's, and a live grant's that names this account (CONTRACT 11)",
+    accountBalancesSchema,
+    (view, actor, id) => view.balancesAccount(actor, id),
+    async (account, view) => accountBalancesView(account, view.view, await view.balances(account.id)),
   );
 }
 
-/** A read of one account, reachable like the account view (endpoint 12), rendered by `render` from the same view. */
+/** A read of one account, reachable as `reach` says, rendered by `render` from the same view. */
 function readAccount(
   app: FastifyInstance,
   operationId: string,
   path: string,
   summary: string,
   schema: Schema,
+  reach: (view: BookView, actor: Actor, id: AccountId) => Promise<Account>,
   render: (account: Account, view: BookView) => Wire | Promise<Wire>,
 ): void {
   app.get(
@@ -129,7 +138,7 @@ function readAccount(
     { schema: { operationId, summary, params: object({ account: accountId }, ['account']), querystring: noQuery, response: responses({ 200: schema }) } },
     async (request, reply) => {
       const id = parseAccountId((request.params as { account: string }).account);
-      const wire = await withView(request, async (view) => render(await view.viewableAccount(callerOf(request), id), view));
+      const wire = await withView(request, async (view) => render(await reach(view, callerOf(request), id), view));
       return wireReply(reply, wire);
     },
   );

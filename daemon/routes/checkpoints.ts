@@ -43,7 +43,7 @@ export function checkpointRoutes(app: FastifyInstance, { kernel, clock, settleme
     },
     async (request, reply) => {
       requireOperator(request, kernel, 'taking checkpoints');
-      return settlement.direct.answer(request, reply, async () => {
+      return settlement.direct.answer(request, reply, [], async () => {
         const nowMs = clock();
         await settlement.requireServing(nowMs);
         // The view is taken first: a caller over its snapshot bound is refused before a checkpoint is taken.

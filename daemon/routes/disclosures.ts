@@ -49,18 +49,20 @@ export function disclosureRoutes(app: FastifyInstance, { kernel, clock, settleme
     },
     async (request, reply) => {
       const caller = callerOf(request);
-      return settlement.direct.answer(request, reply, async () => {
-        const body = request.body as DisclosureBody;
-        const assets = kernel.assetList.map((a) => a.id);
-        const assertion = parseAssertion(body.assertion, new Set(assets));
-        const recipient = parseRecipient(body.recipient_identity, body.recipient_reference);
+      const body = request.body as DisclosureBody;
+      const assets = kernel.assetList.map((a) => a.id);
+      // What the request says is checked first, as at any command's edge; then the gates every command passes.
+      const assertion = parseAssertion(body.assertion, new Set(assets));
+      const recipient = parseRecipient(body.recipient_identity, body.recipient_reference);
+      const subject = parseAccountId(body.subject, 'subject');
+      return settlement.direct.answer(request, reply, [{ id: subject, moves: false }], async () => {
         // The snapshot counts against the caller's slots as every query's does (daemon/snapshot-slots.ts).
         return request.server.snapshots.hold(caller, async () => {
           const view = store.snapshot();
           try {
             const hex = await disclose(
               {
-                actor: caller, operator: kernel.principals.operator, subject: parseAccountId(body.subject, 'subject'), assertion,
+                actor: caller, operator: kernel.principals.operator, subject, assertion,
                 checkpoint: body.checkpoint ?? null, legalObligation: body.legal_obligation ?? null, recipient,
               },
               {

@@ -22,7 +22,8 @@ import { layerSymbolLengthMax, settlementPendingCountMax } from '../constants.js
 
 const hex32 = str('32 bytes, lowercase hex', { pattern: '^[0-9a-f]{64}$' });
 const replies = responses({ 200: commandReplySchema, 202: commandReplySchema });
-const settlementReply = object({ settlement: { type: 'object' } }, ['settlement']);
+/** Commands decided at once (daemon/http/direct-command.ts): their reply is terminal. */
+const decidedAtOnce = responses({ 200: commandReplySchema });
 const destinationSchema = {
   oneOf: [object({ account: hex32 }, ['account']), object({ instance: { type: 'integer', minimum: 0, maximum: 0xffff_ffff }, account_ref: hex32 }, ['instance', 'account_ref'])],
 };
@@ -160,29 +161,31 @@ export function settlementRoutes(app: FastifyInstance, { kernel, config, clock, 
         operationId: 'rescanInbox', summary: `Operator: the inbox positions from..to (at most ${rescanSeqsMax}) the book never took in, holds as unassociated, or holds and the layer no longer shows`,
         headers: commandHeaders, querystring: noQuery,
         body: object({ from: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER }, to: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } }, ['from', 'to']),
-        response: responses({ 200: settlementReply }),
+        response: decidedAtOnce,
       },
       preHandler: operatorOnly('rescanning the settlement layer'),
     },
     async (request, reply) => {
-      await settlement.requireServing(clock());
       const { from, to } = request.body as { from: number; to: number };
       if (to < from || to - from >= rescanSeqsMax) refuse('ERR-QueryUnbounded', `a rescan covers from..to, from ≤ to, at most ${rescanSeqsMax} positions`);
-      const head = layer.currentHead;
-      const onLayer = new Map((await layer.inbox(from, to)).map((r) => [r.coordinate.seq, r]));
-      const inBook = new Map(
-        (await kernel.settlementRecords(settlementKeys.depositPrefix, settlementKeys.deposit(from), to - from + 1))
-          .map(([key, text]) => [parseInt(key.slice(settlementKeys.depositPrefix.length), 16), decodeDepositRecord(text)!] as const)
-          .filter(([seq]) => seq <= to),
-      );
-      const missing = [...onLayer.values()]
-        .filter((r) => r.height !== null && r.height <= head.finalHeight && (inBook.get(r.coordinate.seq) === undefined || inBook.get(r.coordinate.seq)!.verdict === 'recorded'))
-        .map((r) => ({ digest: r.coordinate.digest, seq: r.coordinate.seq }));
-      const unassociated = [...inBook.values()].filter((d) => d.verdict === 'unassociated').length;
-      const unknown = [...inBook]
-        .filter(([seq, d]) => d.verdict !== 'recorded' && onLayer.get(seq)?.coordinate.digest !== d.digest)
-        .map(([seq, d]) => ({ digest: d.digest, instance: layer.instance, seq }));
-      return wireReply(reply, { settlement: { rescan: { missing, unassociated, unknown } } });
+      return settlement.direct.answer(request, reply, [], async () => {
+        await settlement.requireServing(clock());
+        const head = layer.currentHead;
+        const onLayer = new Map((await layer.inbox(from, to)).map((r) => [r.coordinate.seq, r]));
+        const inBook = new Map(
+          (await kernel.settlementRecords(settlementKeys.depositPrefix, settlementKeys.deposit(from), to - from + 1))
+            .map(([key, text]) => [parseInt(key.slice(settlementKeys.depositPrefix.length), 16), decodeDepositRecord(text)!] as const)
+            .filter(([seq]) => seq <= to),
+        );
+        const missing = [...onLayer.values()]
+          .filter((r) => r.height !== null && r.height <= head.finalHeight && (inBook.get(r.coordinate.seq) === undefined || inBook.get(r.coordinate.seq)!.verdict === 'recorded'))
+          .map((r) => ({ digest: r.coordinate.digest, seq: r.coordinate.seq }));
+        const unassociated = [...inBook.values()].filter((d) => d.verdict === 'unassociated').length;
+        const unknown = [...inBook]
+          .filter(([seq, d]) => d.verdict !== 'recorded' && onLayer.get(seq)?.coordinate.digest !== d.digest)
+          .map(([seq, d]) => ({ digest: d.digest, instance: layer.instance, seq }));
+        return { settlement: { rescan: { missing, unassociated, unknown } } };
+      });
     },
   );
 
@@ -191,11 +194,12 @@ export function settlementRoutes(app: FastifyInstance, { kernel, config, clock, 
     {
       schema: {
         operationId: 'compareSettlement', summary: 'Operator: per bound asset, what the book records as held on the layer against what the layer holds, at the last final block taken in',
-        headers: commandHeaders, querystring: noQuery, body: object({}), response: responses({ 200: settlementReply }),
+        headers: commandHeaders, querystring: noQuery, body: object({}), response: decidedAtOnce,
       },
       preHandler: operatorOnly('comparing the book with the settlement layer'),
     },
-    async (request, reply) => wireReply(reply, { settlement: { comparison: comparisonView(await withView(request, (view) => settlement.compare(view, clock()))) } }),
+    async (request, reply) =>
+      settlement.direct.answer(request, reply, [], async () => ({ settlement: { comparison: comparisonView(await withView(request, (view) => settlement.compare(view, clock()))) } })),
   );
 
   app.get(
@@ -252,7 +256,7 @@ export function settlementRoutes(app: FastifyInstance, { kernel, config, clock, 
         operationId: 'placeLayerDeposit', summary: 'Operator, embedded layer only: place a deposit in the inbox for the account `account_ref` names',
         headers: commandHeaders, querystring: noQuery,
         body: object({ asset: assetSymbol, amount, account_ref: hex32, reference }, ['asset', 'amount', 'account_ref']),
-        response: responses({ 200: object({ terminal: { type: 'boolean' }, result: { type: 'object' } }, ['terminal', 'result']) }),
+        response: decidedAtOnce,
       },
       preHandler: operatorOnly('placing deposits on the settlement layer'),
     },
@@ -260,11 +264,13 @@ export function settlementRoutes(app: FastifyInstance, { kernel, config, clock, 
       const body = request.body as Record<string, unknown>;
       const symbol = parseAssetSymbol(body.asset);
       const amountMinor = parseAmountMinor(body.amount);
-      const asset = kernel.assetList.find((a) => a.id === symbol);
-      if (asset === undefined) refuse('ERR-UnknownAsset', `asset ${symbol} is not registered`);
-      if (asset.binding !== 'bound' || asset.location === null) refuse('ERR-UnsupportedLeg', `asset ${symbol} is not bound to the settlement layer`);
-      const record = await layer.placeDeposit({ location: asset.location, amountMinor, accountRef: body.account_ref as string });
-      return wireReply(reply, { terminal: true, state: 'Completed', result: { settlement: { coordinate: { ...record.coordinate } } } });
+      return settlement.direct.answer(request, reply, [], async () => {
+        const asset = kernel.assetList.find((a) => a.id === symbol);
+        if (asset === undefined) refuse('ERR-UnknownAsset', `asset ${symbol} is not registered`);
+        if (asset.binding !== 'bound' || asset.location === null) refuse('ERR-UnsupportedLeg', `asset ${symbol} is not bound to the settlement layer`);
+        const record = await layer.placeDeposit({ location: asset.location, amountMinor, accountRef: body.account_ref as string });
+        return { settlement: { coordinate: { ...record.coordinate } } };
+      });
     },
   );
 

@@ -12,7 +12,7 @@ import { refuse } from '../errors.js';
 import type { Account } from '../model/model.js';
 import type { ReadView } from '../store/port.js';
 import { type GrantId, type IdentityId, parseGrantId } from '../model/values.js';
-import { grantKey, heldGrantPrefix, overGrantKey, prefixEnd } from '../model/keys.js';
+import { grantKey, heldGrantPrefix, overGrantKey, prefixEnd, revokedHeldPrefix } from '../model/keys.js';
 
 async function idsUnder(view: ReadView, prefix: string, from: string, max: number): Promise<GrantId[]> {
   const ids: GrantId[] = [];
@@ -72,16 +72,29 @@ export async function anyUnder(view: ReadView, prefix: string): Promise<boolean>
 }
 
 /**
- * Whether `holder` holds a grant over `owner` that works at `nowMs`: not revoked (a
- * revocation reaches every narrowing) and not expired (a narrowing never outlives its parent).
+ * Whether `holder` holds a grant over `owner` that works at `nowMs` (and that `covers`
+ * accepts): not revoked (a revocation reaches every narrowing) and not expired (a
+ * narrowing never outlives its parent).
  */
-export async function holdsLiveGrantOver(view: ReadView, holder: IdentityId, owner: IdentityId, nowMs: number): Promise<boolean> {
+export async function holdsLiveGrantOver(view: ReadView, holder: IdentityId, owner: IdentityId, nowMs: number, covers: (grant: Grant) => boolean = () => true): Promise<boolean> {
   const held = await idsUnder(view, heldGrantPrefix(holder), '', grantsHeldMax + 1);
   if (held.length > grantsHeldMax) refuse('ERR-UnboundedGrant', `${holder} holds more than ${grantsHeldMax} grants; revoke some`);
   if (held.length === 0) return false;
   const over = await view.getMany(held.map((id) => overGrantKey(owner, id)));
   const grants = await grantsOf(view, held.filter((_, i) => over[i] !== undefined));
-  return grants.some((g) => g.revokedAtMs === null && (g.terms.expiresAtMs === null || nowMs < g.terms.expiresAtMs));
+  return grants.some((g) => g.revokedAtMs === null && (g.terms.expiresAtMs === null || nowMs < g.terms.expiresAtMs) && covers(g));
+}
+
+/**
+ * Whether `holder` held a grant over `owner` that was revoked (among the latest it held,
+ * as the decisions read them: decide-grants.ts), so that its use is ERR-AuthorityRevoked.
+ */
+export async function heldRevokedGrantOver(view: ReadView, holder: IdentityId, owner: IdentityId): Promise<boolean> {
+  const revoked: GrantId[] = [];
+  const prefix = revokedHeldPrefix(holder);
+  for await (const [key] of view.entries({ gte: prefix, lt: prefixEnd(prefix), limit: grantsHeldMax, reverse: true })) revoked.push(key.slice(prefix.length) as GrantId);
+  if (revoked.length === 0) return false;
+  return (await view.getMany(revoked.map((id) => overGrantKey(owner, id)))).some((text) => text !== undefined);
 }
 
 /**
@@ -94,4 +107,14 @@ export function grantCoversAccount(grant: Grant, account: Account): boolean {
   if (subject === 'delegated_accounts') return account.custody === 'delegated';
   if ('account' in subject) return subject.account === account.id;
   return 'asset' in subject;
+}
+
+/**
+ * Whether a grant's subject names `account` itself: `{account}` naming it, or
+ * `"delegated_accounts"` while it is in delegated custody (CONTRACT 11: who reads its balances).
+ */
+export function grantNamesAccount(grant: Grant, account: Account): boolean {
+  const { subject } = grant.terms;
+  if (subject === 'delegated_accounts') return account.custody === 'delegated';
+  return 'account' in subject && subject.account === account.id;
 }

@@ -272,12 +272,17 @@ export class Intake {
   }
 
   ensureAccepting(principal: string | null = null): void {
-    if (this.host.health.fatal || this.host.health.closing) refuse('ERR-DecisionUnavailable', 'the service is stopping or has stopped deciding');
-    if (this.host.health.writeFailure) refuse('ERR-DecisionUnavailable', 'the store cannot write right now');
+    this.ensureHealthy();
     if (principal !== null && (this.backlogByPrincipal.get(principal) ?? 0) >= this.host.backlogPerPrincipalMax) {
       refuse('ERR-DecisionUnavailable', `this caller's share of the decision backlog is at its bound of ${this.host.backlogPerPrincipalMax} commands`);
     }
     if (this.backlog >= this.host.backlogMax) refuse('ERR-DecisionUnavailable', `the decision backlog is at its bound of ${this.host.backlogMax} commands`);
+  }
+
+  /** The kernel is deciding and its store writable: what any command needs, whichever path decides it. */
+  ensureHealthy(): void {
+    if (this.host.health.fatal || this.host.health.closing) refuse('ERR-DecisionUnavailable', 'the service is stopping or has stopped deciding');
+    if (this.host.health.writeFailure) refuse('ERR-DecisionUnavailable', 'the store cannot write right now');
   }
 
   countBacklog(principal: string, delta: 1 | -1): void {

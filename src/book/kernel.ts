@@ -14,7 +14,7 @@
  * decided twice. The clock and id sources are passed in.
  */
 import { assert, fail } from '../assert.js';
-import { type Principals, builtInPrincipals } from '../auth/authority.js';
+import { type Actor, type Principals, builtInPrincipals } from '../auth/authority.js';
 import { type ChallengePurpose, type ChallengeRecord, challengeKey, issueChallenge, openChallenge } from '../auth/challenges.js';
 import { challengeMacKeyBytes } from '../auth/constants.js';
 import { type Credential, decodeCredential, resolveToken } from '../auth/credentials.js';
@@ -22,7 +22,8 @@ import * as bounds from '../constants.js';
 import { type RecoveryTerms, recoveryTerms } from '../custody/terms.js';
 import type { DirectCommand } from '../decide/decide-auth.js';
 import { type Refusal, refusal, refuse } from '../errors.js';
-import { decodeHead } from '../model/codec.js';
+import { decodeAccount, decodeHead, decodeIdentity } from '../model/codec.js';
+import { type GatedAccount, commandGate } from '../decide/gates.js';
 import type { IdSource } from '../model/ids.js';
 import { credentialKey, keys, prefixEnd, storeLayout } from '../model/keys.js';
 import type { Asset, Head, Operation } from '../model/model.js';
@@ -168,6 +169,22 @@ export class Kernel {
    */
   decideDirect(command: DirectCommand): Promise<Refusal | null> {
     return this.decider.decideDirect(command);
+  }
+
+  /**
+   * The gates of a command the edge decides at once, outside the rounds (decide/gates.ts),
+   * against the committed book: refused (thrown) as a kernel command would be. The
+   * kernel must be deciding, its store writable; the backlog's bounds are the rounds'
+   * (a command decided at once takes no place in them, so a flood there does not block it).
+   */
+  async gate(actor: Actor, accounts: readonly GatedAccount[]): Promise<void> {
+    this.intake.ensureHealthy();
+    const ids = accounts.map((a) => a.id);
+    const [identityText, ...accountTexts] = await this.store.getMany([keys.identity(actor.principal), ...ids.map(keys.account)]);
+    const found = new Map(ids.map((id, i) => [id, accountTexts[i] === undefined ? undefined : decodeAccount(accountTexts[i]!)]));
+    const identity = identityText === undefined ? undefined : decodeIdentity(identityText);
+    const refused = commandGate(actor, accounts, { identity: (id) => (id === actor.principal ? identity : undefined), account: (id) => found.get(id) }, this.principals);
+    if (refused) refuse(refused.error, refused.description);
   }
 
   /** What a round's decisions are given besides their reads: fixed for the round. */

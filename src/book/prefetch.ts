@@ -189,7 +189,8 @@ export class BookReader {
 
   /**
    * What completing a custody change reads besides the account: the change's new owner
-   * and the recovery's destination, every balance of which the sweep may credit. The
+   * and the recovery's destination, every balance of which the sweep may credit; and what
+   * a close reads: the owner, whose closed accounts stop counting toward its bound. The
    * change is on the committed account record: the precheck accepted the completion only
    * once the change was decided, so it was opened in an earlier round.
    */
@@ -197,7 +198,7 @@ export class BookReader {
     const extra = new Set<string>();
     for (const op of batch) {
       const c = op.command;
-      if (c.type !== 'complete_custody_change') continue;
+      if (c.type !== 'complete_custody_change' && c.type !== 'close_account') continue;
       const needs = custodyNeeds(c, { account: (id) => overlay.accounts.get(keys.account(id)) });
       for (const id of needs.identities) identityIds.add(id);
       for (const id of needs.accounts) {

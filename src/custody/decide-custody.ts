@@ -10,7 +10,7 @@ import { type Actor, type Principals, inScope, unreachableAccount } from '../aut
 import { reclaimMessage } from '../auth/challenges.js';
 import { type Credential, decodeCredential } from '../auth/credentials.js';
 import { verifyKeySignature } from '../auth/keys.js';
-import { accountsPerIdentityMax, custodyChangesKeptMax } from '../constants.js';
+import { accountsKeptPerIdentityMax, accountsPerIdentityMax, custodyChangesKeptMax } from '../constants.js';
 import { type ChallengeGate, type RecordReads, type RecordWrite, takeChallenge } from '../decide/decide-auth.js';
 import { type Refusal, refusal } from '../errors.js';
 import type { Account, Authority, Balance, CustodyChange, CustodyCommand, Identity, OperationResult } from '../model/model.js';
@@ -63,6 +63,23 @@ function closedRefusal(account: Account): Refusal | null {
 function named(reads: CustodyReads, id: AccountId, actor: Actor, principals: Principals): Account | Refusal {
   const account = reads.account(id);
   return account === undefined || !inScope(actor, id) ? unreachableAccount(actor, id, principals) : account;
+}
+
+/**
+ * Whether `identity` has room for one more account (opened for it, or handed to it):
+ * at most accountsPerIdentityMax open ones, closed ones not counted (CONTRACT 8), and at
+ * most accountsKeptPerIdentityMax listed in all, closed ones included.
+ */
+export function accountRoomRefusal(identity: Identity): Refusal | null {
+  const open = identity.accounts.length - (identity.closedAccounts ?? 0);
+  if (open >= accountsPerIdentityMax) return refusal('ERR-BoundExceeded', `identity ${identity.id} already owns ${accountsPerIdentityMax} open accounts, the most allowed; closed accounts do not count`);
+  if (identity.accounts.length >= accountsKeptPerIdentityMax) return refusal('ERR-BoundExceeded', `identity ${identity.id} has owned ${accountsKeptPerIdentityMax} accounts, closed ones included, the most one identity keeps`);
+  return null;
+}
+
+/** The owner's record with one more of its accounts closed (none to count for an identity not in the book). */
+function closedOne(owner: Identity | undefined): Identity[] {
+  return owner === undefined ? [] : [{ ...owner, closedAccounts: (owner.closedAccounts ?? 0) + 1 }];
 }
 
 /** Whether `principal`'s commands can be restricted at all: the built-in principals cannot (lifecycleGate), so their identity is never read. */
@@ -156,7 +173,9 @@ function changeGate(cmd: Extract<CustodyCommand, { type: 'cancel_custody_change'
   // Nobody learns of a change it could not see: the account's readers and whoever opened it.
   if (isRefusal(account)) return account;
   if (change === undefined) return refusal('ERR-UnknownOperation', `no custody change ${cmd.pending} on account ${account.id}`);
-  const mayMove = cmd.type === 'cancel_custody_change' ? actor.principal === change.openedBy || actor.principal === account.owner : actor.principal === change.openedBy;
+  // Nobody is handed an account unasked (CONTRACT 8): the new owner completes a succession, accepting it.
+  const completer = change.kind === 'succession' ? change.newOwner : change.openedBy;
+  const mayMove = cmd.type === 'cancel_custody_change' ? actor.principal === change.openedBy || actor.principal === account.owner : actor.principal === completer;
   if (!mayMove) return notAuthorised(`${cmd.type === 'cancel_custody_change' ? 'cancelling' : 'completing'} custody change ${change.pending}`);
   if (change.state !== 'pending') return invalidTransition(`custody change ${change.pending} is already ${change.state}`);
   if (cmd.type === 'complete_custody_change') {
@@ -308,7 +327,8 @@ function decideComplete(cmd: Extract<CustodyCommand, { type: 'complete_custody_c
     const from = reads.identity(account.owner);
     const to = reads.identity(change.newOwner);
     if (from === undefined || to === undefined) return notAuthorised(`identity ${change.newOwner}`);
-    if (to.accounts.length >= accountsPerIdentityMax) return refusal('ERR-BoundExceeded', `identity ${to.id} already owns ${accountsPerIdentityMax} accounts, the most allowed`);
+    const full = accountRoomRefusal(to);
+    if (full) return full;
     return effects({
       accounts: [{ ...completed, owner: change.newOwner, epoch: account.epoch + 1 }],
       identities: [
@@ -331,6 +351,7 @@ function decideComplete(cmd: Extract<CustodyCommand, { type: 'complete_custody_c
   const authority: Authority = { credential: actor.credential, grant: null, kind: 'recovery', onBehalfOf: null, principal: actor.principal };
   return effects({
     accounts: [{ ...completed, status: 'closed', epoch: account.epoch + 1 }],
+    identities: closedOne(reads.identity(account.owner)),
     sweep: { from: account.id, to: to.id, authority, amounts },
     result,
   });
@@ -346,7 +367,7 @@ function decideLifecycle(cmd: CustodyCommand, actor: Actor, reads: CustodyDecisi
       const b = reads.balance(subject.id, asset);
       if (b.available !== 0n || b.reserved !== 0n || b.encumbered !== 0n) return refusal('ERR-AccountNotEmpty', `account ${subject.id} still holds ${asset}`);
     }
-    return effects({ accounts: [{ ...subject, status: 'closed' }] });
+    return effects({ accounts: [{ ...subject, status: 'closed' }], identities: closedOne(reads.identity(subject.owner)) });
   }
   return effects({ accounts: [{ ...subject, status: cmd.type === 'freeze_account' ? 'frozen' : 'active' }] });
 }
@@ -380,6 +401,11 @@ export function custodyNeeds(cmd: CustodyCommand, reads: Pick<CustodyReads, 'acc
     case 'restrict_identity':
     case 'unrestrict_identity':
       return { accounts: [], identities: [cmd.identity] };
+    case 'close_account': {
+      // A close counts against its owner's accounts no more: the owner is known once the account is read.
+      const owner = reads?.account(cmd.account)?.owner;
+      return { accounts: [cmd.account], identities: owner === undefined ? [] : [owner] };
+    }
     default:
       return { accounts: [cmd.account], identities: [] };
   }

@@ -5,7 +5,6 @@
  * the store, so the same commands in the same order give the same book.
  */
 import { fail } from '../assert.js';
-import { accountsPerIdentityMax } from '../constants.js';
 import { type Refusal, refusal } from '../errors.js';
 import { type Actor, type Principals, opensAccountFor, unreachableAccount } from '../auth/authority.js';
 import { finishing } from './precheck.js';
@@ -30,7 +29,8 @@ import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, PartyId
 import { type GrantReads, GrantStage, debitAuthority, decideIssueGrant, decideRevokeGrant, grantAuthority } from './decide-grants.js';
 import { type AuthEffects, type ChallengeGate, type RecordReads, type RecordWrite, decideCreateIdentity, decideRegisterCredential } from './decide-auth.js';
 import { decideRegisterParty } from './decide-parties.js';
-import { type CustodyEffects, decideCustody, restrictionRefusal } from '../custody/decide-custody.js';
+import { type CustodyEffects, accountRoomRefusal, decideCustody } from '../custody/decide-custody.js';
+import { commandGate } from './gates.js';
 import { type RecoveryTerms, ownedTermsRefusal } from '../custody/terms.js';
 
 export interface Reads extends RecordReads, GrantReads {
@@ -302,9 +302,8 @@ function decideOpenAccount(cmd: Extract<Command, { type: 'open_account' }>, acto
   if (unacknowledged) return reject(unacknowledged);
   const owner = reads.identity(cmd.owner);
   if (owner === undefined) return reject(refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers identity ${cmd.owner}`));
-  if (owner.accounts.length >= accountsPerIdentityMax) {
-    return reject(refusal('ERR-BoundExceeded', `identity ${cmd.owner} already owns ${accountsPerIdentityMax} accounts, the most allowed`));
-  }
+  const full = accountRoomRefusal(owner);
+  if (full) return reject(full);
   for (const symbol of Object.keys(cmd.treasuryLimits)) {
     if (reads.asset(symbol as AssetSymbol) === undefined) return reject(refusal('ERR-UnknownAsset', `treasury limit names unknown asset ${symbol}`));
   }
@@ -323,7 +322,7 @@ function fromCustody(effects: CustodyEffects | Refusal): Decision {
 export function decide(op: Operation, reads: Reads, input: DecisionInput): Decision {
   const actor: Actor = { principal: op.actor.principal, credential: op.actor.credential, onBehalfOf: op.actor.onBehalfOf, scope: op.scope };
   const cmd = op.command;
-  const restricted = restrictionRefusal(actor, reads, input.principals);
+  const restricted = commandGate(actor, [], reads, input.principals);
   if (restricted) return reject(restricted);
   if (isCustodyCommand(cmd)) return fromCustody(decideCustody(cmd, actor, reads, { atMs: input.atMs, principals: input.principals, terms: input.terms, ref: op.ref, challenges: input.challenges }));
   switch (cmd.type) {

@@ -11,7 +11,8 @@ import { type Refusal, refusal } from '../errors.js';
 import type { Account, Asset, Authority, Command, Identity, Operation } from '../model/model.js';
 import { isCustodyCommand, terminalStates } from '../model/model.js';
 import type { AccountId, AssetSymbol, GrantId, IdentityId } from '../model/values.js';
-import { custodyNeeds, custodyPrecheck, restrictionRefusal } from '../custody/decide-custody.js';
+import { custodyNeeds, custodyPrecheck } from '../custody/decide-custody.js';
+import { commandGate } from './gates.js';
 import { type RecoveryTerms, ownedTermsRefusal } from '../custody/terms.js';
 
 export interface PrecheckReads extends GrantReads {
@@ -90,7 +91,8 @@ export function finishing(
 }
 
 export function precheck(command: Command, actor: Actor, reads: PrecheckReads, principals: Principals, nowMs: number, terms: RecoveryTerms): Refusal | null {
-  return restrictionRefusal(actor, reads, principals) ?? precheckCommand(command, actor, reads, principals, nowMs, terms);
+  // The gates every path shares (gates.ts); the accounts a kernel command names are gated by its own decision, after its authority.
+  return commandGate(actor, [], reads, principals) ?? precheckCommand(command, actor, reads, principals, nowMs, terms);
 }
 
 function precheckCommand(command: Command, actor: Actor, reads: PrecheckReads, principals: Principals, nowMs: number, terms: RecoveryTerms): Refusal | null {

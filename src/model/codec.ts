@@ -96,6 +96,7 @@ export function decodeIdentity(text: string): Identity {
   check.string(j, 'id', what);
   check.integer(j, 'createdAtMs', what);
   check.strings(j, 'accounts', what);
+  if (j.closedAccounts !== undefined) check.integer(j, 'closedAccounts', what);
   return j as unknown as Identity;
 }
 export const encodeHead = (h: Head): string => JSON.stringify(h);

@@ -23,8 +23,10 @@ export interface Asset {
 export interface Identity {
   readonly id: IdentityId;
   readonly createdAtMs: number;
-  /** Accounts this identity owns, in opening order (bounded by accountsPerIdentityMax). */
+  /** Accounts this identity owns, in opening order, closed ones included (bounded by accountsKeptPerIdentityMax). */
   readonly accounts: readonly AccountId[];
+  /** How many of `accounts` are closed, which do not count toward accountsPerIdentityMax (CONTRACT 8); absent in records from before: none counted. */
+  readonly closedAccounts?: number;
   /** Restricted by the operator (CONTRACT 10): its commands are refused; absent in records from before. */
   readonly restricted?: boolean;
 }

@@ -10,7 +10,7 @@ import { type Actor, type Principals, inScope, reaches, unreachableAccount } fro
 import { grantWithinScope } from '../auth/grants.js';
 import { type Grant } from '../model/model.js';
 import { type Party } from '../decide/decide-parties.js';
-import { type GrantPage, type GrantPageQuery, anyUnder, grantCoversAccount, grantPage, holdsLiveGrantOver } from '../auth/grant-queries.js';
+import { type GrantPage, type GrantPageQuery, anyUnder, grantCoversAccount, grantNamesAccount, grantPage, heldRevokedGrantOver, holdsLiveGrantOver } from '../auth/grant-queries.js';
 import {
   decodeAccount,
   decodeBalanceText,
@@ -20,7 +20,7 @@ import {
   decodeIndexedPosting,
 } from '../model/codec.js';
 import { assetsMax, integratingPartiesMax, movementsMergeMax, movementsScanChunkEntries, movementsScanMax, statementMovementsMax } from '../constants.js';
-import { refuse } from '../errors.js';
+import { type Refusal, refusal, refuse } from '../errors.js';
 import type { Account, Asset, Balance, Head, Identity, Operation, Posting } from '../model/model.js';
 import { zeroBalance } from '../model/model.js';
 import { readTotals, totalMinor } from '../book/totals.js';
@@ -150,12 +150,30 @@ export class BookView {
   }
 
   /**
-   * Whether `caller` may name `identity` in `on-behalf-of`: an identity of the book
-   * over which it holds a live grant (the operator and the identities principal: any).
+   * The balances' reach (CONTRACT 11): whoever reaches the account, and a holder of a
+   * live grant that names this account (within the credential's scope); a grant over
+   * another account of the same owner reads only the account view.
    */
-  async mayActOnBehalfOf(caller: IdentityId, identity: IdentityId): Promise<boolean> {
-    if ((await this.snap.get(keys.identity(identity))) === undefined) return false;
-    return caller === this.principals.operator || caller === this.principals.identities || this.holdsGrantOver(caller, identity);
+  async balancesAccount(actor: Actor, id: AccountId): Promise<Account> {
+    const account = await this.account(id);
+    if (account === undefined) this.unreachable(actor, id);
+    if (reaches(actor, account, this.principals)) return account;
+    const named = inScope(actor, id) && (await holdsLiveGrantOver(this.snap, actor.principal, account.owner, this.timeFloorMs, (g) => grantNamesAccount(g, account)));
+    if (!named) this.unreachable(actor, id);
+    return account;
+  }
+
+  /**
+   * Why `caller` may not name `identity` in `on-behalf-of`, or null when it may: an
+   * identity of the book over which it holds a live grant (the operator and the
+   * identities principal: any). One whose grants over it were revoked is told so
+   * (ERR-AuthorityRevoked, CONTRACT 5), as the use of a revoked grant is everywhere.
+   */
+  async onBehalfOfRefusal(caller: IdentityId, identity: IdentityId): Promise<Refusal | null> {
+    const notAuthorised = refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers acting on behalf of ${identity}`);
+    if ((await this.snap.get(keys.identity(identity))) === undefined) return notAuthorised;
+    if (caller === this.principals.operator || caller === this.principals.identities || (await this.holdsGrantOver(caller, identity))) return null;
+    return (await heldRevokedGrantOver(this.snap, caller, identity)) ? refusal('ERR-AuthorityRevoked', `the grants ${caller} held over ${identity} were revoked`) : notAuthorised;
   }
 
   /** Whether `holder` holds a live grant over `identity` (it may act on its behalf). */

@@ -75,11 +75,15 @@ describe('reclaiming custody (ledgerctl accounts reclaim)', () => {
 describe('custody changes and the lifecycle', () => {
   it('opens and cancels a succession, freezes, unfreezes, closes and restricts', async () => {
     const { identity, account } = await holder('gina');
-    const heir = (await ok('--profile', 'identities', 'identities', 'create', '--scheme', 'api-key')).json().result.identity as string;
+    const heir = (await ok('--profile', 'identities', 'identities', 'create', '--scheme', 'api-key', '--save-as', 'heir')).json().result.identity as string;
     const opened = (await ok('--profile', 'gina', 'custody', 'changes', 'open', 'savings', '--kind', 'succession', '--new-owner', heir)).json();
     expect(opened.result).toMatchObject({ pending: opened.operation_reference, effective_at: expect.any(Number) });
     expect((await ok('--profile', 'gina', 'accounts', 'custody', 'savings')).json()).toMatchObject({ successor: heir, changes: [{ state: 'pending', kind: 'succession' }] });
-    const early = await run('--profile', 'gina', 'custody', 'changes', 'complete', 'savings', opened.operation_reference);
+    // The new owner accepts a succession (CONTRACT 8); the owner who opened it cannot complete it.
+    const byOwner = await run('--profile', 'gina', 'custody', 'changes', 'complete', 'savings', opened.operation_reference);
+    expect(byOwner.code).toBe(1);
+    expect(byOwner.stderr).toMatch(/ERR-NotAuthorised/);
+    const early = await run('--profile', 'heir', 'custody', 'changes', 'accept', account, opened.operation_reference);
     expect(early.code).toBe(1);
     expect(early.stderr).toMatch(/ERR-RecoveryNotElapsed/);
     await ok('--profile', 'gina', 'custody', 'changes', 'cancel', 'savings', opened.operation_reference);

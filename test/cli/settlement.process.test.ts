@@ -67,7 +67,7 @@ describe('settlement from ledgerctl', () => {
     expect(rescan.json()).toEqual({ missing: [], unassociated: 0, unknown: [] });
     const unbounded = await run(['settlement', 'rescan', '--from', '1', '--to', '5000']);
     expect(unbounded.code).toBe(1);
-    expect(unbounded.stderr).toMatch(/^ERR-QueryUnbounded: /);
+    expect(unbounded.stderr).toMatch(/^ERR-QueryUnbounded: /m);
 
     const observed = await run(['settlement', 'observe', '--seq', '1', '--digest', '00'.repeat(32), '--instance', '1']);
     expect(observed.code).toBe(1);

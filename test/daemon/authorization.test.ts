@@ -155,6 +155,12 @@ const rows: Row[] = [
     expect: { none: anonymous, owner: 'ok', holder: 'ok', beyond: 'ok', identities: 'ok', operator: 'ok', rest: no },
   },
   {
+    route: 'GET /v1/accounts/{account}/balances (alice second account)',
+    call: async (k) => readOutcome(await api(k).get(`/v1/accounts/${aliceSecond}/balances`)),
+    // CONTRACT 11: the holders' grants name alice's first account, so they read only the account view of her second.
+    expect: { none: anonymous, owner: 'ok', scoped: 'ok', identities: 'ok', operator: 'ok', rest: no },
+  },
+  {
     route: 'GET /v1/accounts (owner alice)',
     call: async (k) => readOutcome(await api(k).get(`/v1/accounts?owner=${id('alice')}&limit=10`)),
     // A scoped credential of alice lists the accounts in its scope; a holder of a grant over her lists none.
@@ -202,7 +208,8 @@ const rows: Row[] = [
   {
     route: 'POST /v1/credentials (api-key, on behalf of alice)',
     call: async (k) => commandOutcome(k, await api(k).post('/v1/credentials', { marker: 'ordinary', scheme: 'api-key' }, undefined, { ...freshKey(), 'on-behalf-of': id('alice') })),
-    expect: { none: anonymous, owner: 'ok', scoped: 'ok', identities: 'ok', rest: no },
+    // dave's only grant over alice was revoked: naming her is the use of a revoked grant (CONTRACT 5).
+    expect: { none: anonymous, owner: 'ok', scoped: 'ok', identities: 'ok', revoked: 'ERR-AuthorityRevoked', rest: no },
   },
   {
     route: 'POST /v1/credentials (api-key, own set)',
@@ -314,12 +321,13 @@ const rows: Row[] = [
     expect: { none: anonymous, owner: 'ok', rest: no },
   },
   {
-    route: 'POST /v1/accounts/{account}/custody/changes/{pending}/complete (a succession alice opened, before its delay)',
+    route: 'POST /v1/accounts/{account}/custody/changes/{pending}/complete (a succession alice opened to bob, before its delay)',
     call: async (k) => {
       const { account, pending } = await aliceSuccession();
       return commandOutcome(k, await api(k).post(`/v1/accounts/${account}/custody/changes/${pending}/complete`, {}, undefined, freshKey()));
     },
-    expect: { none: anonymous, owner: 'ERR-RecoveryNotElapsed', rest: no },
+    // The new owner accepts a succession by completing it (CONTRACT 8); whoever opened it may not.
+    expect: { none: anonymous, other: 'ERR-RecoveryNotElapsed', rest: no },
   },
   {
     route: 'POST /v1/accounts/{account}/freeze (a fresh account of alice)',
@@ -507,7 +515,8 @@ describe('what a refusal tells', () => {
     expect(moved.authorities[0]).toMatchObject({ kind: 'delegated', principal: id('carol'), on_behalf_of: id('alice'), grant: expect.stringMatching(/^did:ledger:grant:/) });
     expect(refusalOf(await onBehalf('holder', 'bob'))).toEqual({ status: 403, error: no });
     expect(refusalOf(await onBehalf('party', 'alice'))).toEqual({ status: 403, error: no });
-    expect(refusalOf(await onBehalf('revoked', 'alice'))).toEqual({ status: 403, error: no });
+    // dave's only grant over alice was revoked: its use, named through the header, is told as such (CONTRACT 5).
+    expect(refusalOf(await onBehalf('revoked', 'alice'))).toEqual({ status: 403, error: 'ERR-AuthorityRevoked' });
   });
 
   it('lists integrating parties with their principals', async () => {

@@ -249,18 +249,19 @@ describe('recovery and succession (CONTRACT 8)', () => {
     expect(pending).toBe(opened.operation_reference);
     expect(opened.result.effective_at).toBe(opened.decided_at + delayMs);
     expect(await custodyOf(account)).toMatchObject({ owner: id('alice'), successor: id('dave'), epoch: 0, changes: [{ kind: 'succession', pending, state: 'pending', effective_at: opened.result.effective_at, initiated_at: opened.decided_at }] });
-    // A second change while one is pending, completing early, by anyone else, a reclaim meanwhile.
+    // A second change while one is pending, completing early, by anyone but the new owner (who accepts it by completing it).
     expect(refusal(await as('alice').post(`/v1/accounts/${account}/custody/changes`, { kind: 'succession', new_owner: id('carol') }, undefined, freshKey()))).toEqual({ status: 409, error: 'ERR-InvalidTransition' });
-    expect(refusal(await as('alice').post(`/v1/accounts/${account}/custody/changes/${pending}/complete`, {}, undefined, freshKey()))).toEqual({ status: 409, error: 'ERR-RecoveryNotElapsed' });
-    expect(refusal(await as('dave').post(`/v1/accounts/${account}/custody/changes/${pending}/complete`, {}, undefined, freshKey()))).toEqual({ status: 403, error: 'ERR-NotAuthorised' });
+    expect(refusal(await as('dave').post(`/v1/accounts/${account}/custody/changes/${pending}/complete`, {}, undefined, freshKey()))).toEqual({ status: 409, error: 'ERR-RecoveryNotElapsed' });
+    expect(refusal(await as('alice').post(`/v1/accounts/${account}/custody/changes/${pending}/complete`, {}, undefined, freshKey()))).toEqual({ status: 403, error: 'ERR-NotAuthorised' });
     expect(refusal(await as('alice').post(`/v1/accounts/${account}/custody/changes/nope/complete`, {}, undefined, freshKey()))).toEqual({ status: 404, error: 'ERR-UnknownOperation' });
     await pastTheDelay();
-    const done = await completed(as('alice'), await as('alice').post(`/v1/accounts/${account}/custody/changes/${pending}/complete`, {}, undefined, freshKey()));
+    expect(refusal(await as('alice').post(`/v1/accounts/${account}/custody/changes/${pending}/complete`, {}, undefined, freshKey()))).toEqual({ status: 403, error: 'ERR-NotAuthorised' });
+    const done = await completed(as('dave'), await as('dave').post(`/v1/accounts/${account}/custody/changes/${pending}/complete`, {}, undefined, freshKey()));
     expect(done.result).toMatchObject({ pending, effective_at: opened.result.effective_at });
     expect(await custodyOf(account)).toMatchObject({ owner: id('dave'), successor: null, epoch: 1, custody: 'owned', changes: [{ pending, state: 'completed' }] });
     expect((await as('dave').get(`/v1/accounts?owner=${id('dave')}&limit=10`)).body.items.map((a: { account: string }) => a.account)).toContain(account);
     expect(refusal(await as('alice').get(`/v1/accounts/${account}`))).toEqual({ status: 403, error: 'ERR-NotAuthorised' });
-    expect(refusal(await as('alice').post(`/v1/accounts/${account}/custody/changes/${pending}/complete`, {}, undefined, freshKey()))).toEqual({ status: 409, error: 'ERR-InvalidTransition' });
+    expect(refusal(await as('dave').post(`/v1/accounts/${account}/custody/changes/${pending}/complete`, {}, undefined, freshKey()))).toEqual({ status: 409, error: 'ERR-InvalidTransition' });
     expect(refusal(await as('dave').post(`/v1/accounts/${account}/custody/changes/${pending}/cancel`, {}, undefined, freshKey()))).toEqual({ status: 409, error: 'ERR-InvalidTransition' });
   });
 

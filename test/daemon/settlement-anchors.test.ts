@@ -14,7 +14,7 @@ const checkpointStatus = async (op: Client, number: number) => (await op.get(`/v
 async function compared(op: Client): Promise<{ anchors: number[]; height: number }> {
   const sync = await op.post('/v1/ops/settlement/sync', {}, undefined, key());
   expect((await decided(op, sync.body.operation_reference)).body.state).toBe('Completed');
-  return (await op.post('/v1/ops/settlement/comparisons', {})).body.settlement.comparison;
+  return (await op.post('/v1/ops/settlement/comparisons', {}, undefined, key())).body.result.settlement.comparison;
 }
 
 describe('settlement comparison anchors', () => {

@@ -20,7 +20,7 @@ describe('intake by itself', () => {
     expect((await usd()).binding).toBe('bound');
     const ref = (await operator.get('/v1/accounts/did:ledger:acct:alice')).body.deposit_ref as string;
     for (let i = 0; i < 1200; i += 100) {
-      const placed = await Promise.all(Array.from({ length: 100 }, () => operator.post('/v1/ops/layer/deposits', { asset: 'USD', amount: '1', account_ref: ref })));
+      const placed = await Promise.all(Array.from({ length: 100 }, (_, j) => operator.post('/v1/ops/layer/deposits', { asset: 'USD', amount: '1', account_ref: ref }, undefined, { 'client-key': `deposit-${i + j}` })));
       expect(placed.every((r) => r.status === 200)).toBe(true);
     }
     // One request: blocks of 1 000 and 200 deposits, then one to make both final.
@@ -31,7 +31,7 @@ describe('intake by itself', () => {
       available = ((await operator.get('/v1/accounts/did:ledger:acct:alice/balances')).body.balances as { asset: string; available: string }[]).find((b) => b.asset === 'USD')?.available ?? '0';
     }
     expect(available).toBe('1200');
-    const comparison = (await operator.post('/v1/ops/settlement/comparisons', {})).body.settlement.comparison;
+    const comparison = (await operator.post('/v1/ops/settlement/comparisons', {}, undefined, { 'client-key': 'intake-comparison' })).body.result.settlement.comparison;
     expect(comparison).toMatchObject({ differs: false, cut: 1200 });
   }, 60_000);
 });

@@ -40,7 +40,7 @@ async function trial(seed: number, steps: number): Promise<void> {
       if (!serving) return;
       const reply = await op.post('/v1/ops/settlement/sync', {}, undefined, key());
       expect((await decided(op, reply.body.operation_reference)).body.state, at(what)).toBe('Completed');
-      const comparison = (await op.post('/v1/ops/settlement/comparisons', {})).body.settlement.comparison;
+      const comparison = (await op.post('/v1/ops/settlement/comparisons', {}, undefined, key())).body.result.settlement.comparison;
       expect(comparison.differs, at(`${what}: ${JSON.stringify(comparison.rows)}`)).toBe(false);
     };
     await sync('bound');
@@ -50,7 +50,7 @@ async function trial(seed: number, steps: number): Promise<void> {
       const account = pick(accounts);
       const amount = String(1 + Math.floor(random() * 120));
       if (kind === 'deposit') {
-        const placed = await op.post('/v1/ops/layer/deposits', { asset: 'USD', amount, account_ref: refs[account] });
+        const placed = await op.post('/v1/ops/layer/deposits', { asset: 'USD', amount, account_ref: refs[account] }, undefined, key());
         expect(placed.status, at(what)).toBe(200);
       } else if (kind === 'withdraw') {
         const reply = await customer(account).post('/v1/withdrawals', { account, amount, asset: 'USD', destination: { account: 'cd'.repeat(32) } }, undefined, key());

@@ -47,11 +47,11 @@ describe('settlement flows', () => {
     const operator = shared.as('operator');
     const ref = await depositRef('did:ledger:acct:alice');
     expect(ref).toMatch(/^[0-9a-f]{64}$/);
-    const placed = await operator.post('/v1/ops/layer/deposits', { asset: 'USD', amount: '500', account_ref: ref });
+    const placed = await operator.post('/v1/ops/layer/deposits', { asset: 'USD', amount: '500', account_ref: ref }, undefined, key());
     expect(placed.status).toBe(200);
     const coordinate = placed.body.result.settlement.coordinate;
     expect(coordinate).toMatchObject({ instance: 1 });
-    const stray = (await operator.post('/v1/ops/layer/deposits', { asset: 'USD', amount: '7', account_ref: 'ee'.repeat(32) })).body.result.settlement.coordinate;
+    const stray = (await operator.post('/v1/ops/layer/deposits', { asset: 'USD', amount: '7', account_ref: 'ee'.repeat(32) }, undefined, key())).body.result.settlement.coordinate;
     await blocks(operator, 1);
     await new Promise((r) => setTimeout(r, 50));
     expect((await balance(operator, 'did:ledger:acct:alice'))!.available).toBe('1000');
@@ -65,10 +65,10 @@ describe('settlement flows', () => {
     expect(await refused(operator.post('/v1/ops/settlement/observations', { coordinate: { ...coordinate, digest: '00'.repeat(32) } }))).toEqual({ status: 409, error: 'ERR-EvidenceInsufficient' });
     expect(await refused(operator.post('/v1/ops/settlement/observations', { coordinate: { ...coordinate, seq: 999 } }))).toEqual({ status: 409, error: 'ERR-EvidenceInsufficient' });
     // The stray value is on the layer for no account: the comparison differs by it.
-    const compared = (await operator.post('/v1/ops/settlement/comparisons', {})).body.settlement.comparison;
+    const compared = (await operator.post('/v1/ops/settlement/comparisons', {}, undefined, key())).body.result.settlement.comparison;
     expect(compared.differs).toBe(true);
     expect(compared.rows).toEqual([{ asset: 'USD', book: '500', layer: '507', difference: '7' }]);
-    const rescan = (await operator.post('/v1/ops/settlement/rescans', { from: 1, to: 10 })).body.settlement.rescan;
+    const rescan = (await operator.post('/v1/ops/settlement/rescans', { from: 1, to: 10 }, undefined, key())).body.result.settlement.rescan;
     expect(rescan).toEqual({ missing: [], unassociated: 1, unknown: [] });
   });
 
@@ -92,7 +92,7 @@ describe('settlement flows', () => {
     await blocks(operator, 2);
     await until(() => op(w.body.operation_reference), (r) => r.body.state === 'Completed');
     expect(await balance(operator, 'did:ledger:acct:alice')).toMatchObject({ available: '1300', encumbered: '0' });
-    const compared = (await operator.post('/v1/ops/settlement/comparisons', {})).body.settlement.comparison;
+    const compared = (await operator.post('/v1/ops/settlement/comparisons', {}, undefined, key())).body.result.settlement.comparison;
     expect(compared.rows).toEqual([{ asset: 'USD', book: '300', layer: '307', difference: '7' }]);
     // Insufficient: decided Rejected.
     const big = await alice.post('/v1/withdrawals', { account: 'did:ledger:acct:alice', amount: '100000', asset: 'USD', destination: away }, undefined, key());
@@ -200,7 +200,7 @@ describe('settlement flows', () => {
     expect(await balance(operator, 'did:ledger:acct:alice')).toMatchObject({ available: '1289', encumbered: '0' });
     const sync = await operator.post('/v1/ops/settlement/sync', {}, undefined, key());
     expect((await decided(operator, sync.body.operation_reference)).body.result.settlement.moved).toEqual([]);
-    const compared = (await operator.post('/v1/ops/settlement/comparisons', {})).body.settlement.comparison;
+    const compared = (await operator.post('/v1/ops/settlement/comparisons', {}, undefined, key())).body.result.settlement.comparison;
     expect(compared.rows).toEqual([{ asset: 'USD', book: '289', layer: '296', difference: '7' }]);
     // A checkpoint's comparison is the same comparison, with its rows.
     const checkpoint = await operator.post('/v1/ops/checkpoints', {}, undefined, key());

@@ -1,7 +1,8 @@
 /**
- * `custody changes open|cancel|complete` (CONTRACT 8): recoveries (by the account's recovery
- * authority, sweeping into `--to`) and successions (by the owner), completed once their delay
- * has passed. The custody view (`accounts custody`) tells the whole story.
+ * `custody changes open|cancel|complete|accept` (CONTRACT 8): recoveries (opened by the
+ * account's recovery authority, sweeping into `--to`, completed by it) and successions (opened
+ * by the owner, accepted by the new owner, who completes them: nobody is handed an account
+ * unasked), once their delay has passed. The custody view (`accounts custody`) tells the whole story.
  */
 import type { Command } from 'commander';
 import { type MakeContext, action } from '../../command.js';
@@ -34,20 +35,22 @@ export function buildChanges(parent: Command, make: MakeContext): Command {
       await submit(ctx, `/v1/accounts/${encodeURIComponent(account)}/custody/changes`, { kind: options.kind, new_owner: options.newOwner, to }, options);
     }),
   );
-  for (const [verb, description] of [
-    ['cancel', 'cancel a pending change (the owner, or whoever opened it)'],
-    ['complete', 'complete a pending change once its effective_at has passed (whoever opened it)'],
+  // `accept` is `complete` by its other name: what the new owner of a succession does.
+  for (const [verb, route, description] of [
+    ['cancel', 'cancel', 'cancel a pending change (the owner, or whoever opened it)'],
+    ['complete', 'complete', 'complete a pending change once its effective_at has passed (a recovery: whoever opened it; a succession: its new owner)'],
+    ['accept', 'complete', 'accept a succession handed to you: complete it, as its new owner, once its effective_at has passed'],
   ] as const) {
     withSubmitFlags(
       changes
         .command(verb)
-        .description(`${description} (POST /v1/accounts/{account}/custody/changes/{pending}/${verb})`)
+        .description(`${description} (POST /v1/accounts/{account}/custody/changes/{pending}/${route})`)
         .argument('<account>', 'did:ledger:acct:<id>, a saved name or a ledger alias')
         .argument('<pending>', 'the operation reference that opened the change'),
     ).action(
       action(make, async (ctx: Context, name: string, pending: string, options: SubmitFlags) => {
         const account = await accountOf(ctx, 'account', name);
-        await submit(ctx, `/v1/accounts/${encodeURIComponent(account)}/custody/changes/${encodeURIComponent(pending)}/${verb}`, {}, options);
+        await submit(ctx, `/v1/accounts/${encodeURIComponent(account)}/custody/changes/${encodeURIComponent(pending)}/${route}`, {}, options);
       }),
     );
   }

@@ -5,7 +5,7 @@ import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
 import { details, show, table, time } from '../../output.js';
 import { integer } from '../../parse.js';
-import { type SubmitFlags, submit, withSubmitFlags } from '../../submit.js';
+import { type SubmitFlags, send, submit, withSubmitFlags } from '../../submit.js';
 
 export interface SettlementStatus {
   declared_at: number;
@@ -83,12 +83,21 @@ export async function runSync(ctx: Context, options: SubmitFlags): Promise<void>
   await submit(ctx, '/v1/ops/settlement/sync', {}, options);
 }
 
-export function buildCompare(parent: Command, make: MakeContext): Command {
-  return parent.command('compare').description('per bound asset, the book against the layer at the last final block taken in (POST /v1/ops/settlement/comparisons)').action(action(make, runCompare));
+/** `--client-key` of a command the service decides at once: a retry with it gets the first reply again. */
+const withClientKey = (command: Command) => command.option('--client-key <key>', 'idempotency key (at most 256 characters): a retry with it gets the first reply again (default: a random one, shown on stderr)');
+
+/** The `result.settlement` of a command the service decides at once (its reply is terminal). */
+async function settlementResult<T>(ctx: Context, path: string, body: unknown, clientKey: string | undefined): Promise<T> {
+  const reply = await send(ctx, path, body, { clientKey });
+  return (reply.result as { settlement: T }).settlement;
 }
 
-export async function runCompare(ctx: Context): Promise<void> {
-  const { settlement } = await ctx.client().post<{ settlement: { comparison: Comparison } }>('/v1/ops/settlement/comparisons', {});
+export function buildCompare(parent: Command, make: MakeContext): Command {
+  return withClientKey(parent.command('compare').description('per bound asset, the book against the layer at the last final block taken in (POST /v1/ops/settlement/comparisons)')).action(action(make, runCompare));
+}
+
+export async function runCompare(ctx: Context, options: { clientKey?: string } = {}): Promise<void> {
+  const settlement = await settlementResult<{ comparison: Comparison }>(ctx, '/v1/ops/settlement/comparisons', {}, options.clientKey);
   const c = settlement.comparison;
   ctx.out.result(c as unknown as Json, () =>
     [
@@ -110,17 +119,18 @@ const seqOf = (value: string, flag: string): number => integer(flag, value, 1, N
 const instanceMax = 0xffff_ffff;
 
 export function buildRescan(parent: Command, make: MakeContext): Command {
-  return parent
-    .command('rescan')
-    .description('inbox positions from..to the book never took in, holds unassociated, or holds and the layer no longer shows (POST /v1/ops/settlement/rescans)')
-    .requiredOption('--from <seq>', 'first inbox position')
-    .requiredOption('--to <seq>', 'last inbox position (at most 1000 positions)')
-    .action(action(make, runRescan));
+  return withClientKey(
+    parent
+      .command('rescan')
+      .description('inbox positions from..to the book never took in, holds unassociated, or holds and the layer no longer shows (POST /v1/ops/settlement/rescans)')
+      .requiredOption('--from <seq>', 'first inbox position')
+      .requiredOption('--to <seq>', 'last inbox position (at most 1000 positions)'),
+  ).action(action(make, runRescan));
 }
 
-export async function runRescan(ctx: Context, options: { from: string; to: string }): Promise<void> {
+export async function runRescan(ctx: Context, options: { from: string; to: string; clientKey?: string }): Promise<void> {
   const body = { from: seqOf(options.from, '--from'), to: seqOf(options.to, '--to') };
-  const { settlement } = await ctx.client().post<{ settlement: { rescan: { missing: Json[]; unassociated: number; unknown: Json[] } } }>('/v1/ops/settlement/rescans', body);
+  const settlement = await settlementResult<{ rescan: { missing: Json[]; unassociated: number; unknown: Json[] } }>(ctx, '/v1/ops/settlement/rescans', body, options.clientKey);
   const r = settlement.rescan;
   ctx.out.result(r as unknown as Json, () => details({ missing: show(r.missing), unassociated: String(r.unassociated), unknown: show(r.unknown) }));
 }
