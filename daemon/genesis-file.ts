@@ -8,7 +8,7 @@
  */
 import { close, constants, createReadStream, fstat, open, read } from 'node:fs';
 import { promisify } from 'node:util';
-import { type Duplex, pipeline } from 'node:stream';
+import { type Duplex, Transform, pipeline } from 'node:stream';
 import parser from 'stream-json/parser.js';
 import { Refused, refuse } from '../src/errors.js';
 import type { GenesisSource } from '../src/book/genesis.js';
@@ -41,11 +41,31 @@ export async function openGenesisFile(path: string): Promise<GenesisFile> {
 /** File-system calls of one pass's stream: a stream torn down closes its descriptor whatever `autoClose` says, and the next pass needs it. */
 const keepOpen = { open, read, close: (_fd: number, done: (error: NodeJS.ErrnoException | null) => void) => done(null) };
 
+/** The parser's tokens in arrays of up to 1 024, so the walk awaits once per batch, not per token. */
+function batches(): Transform {
+  let batch: Token[] = [];
+  return new Transform({
+    objectMode: true,
+    transform(token: Token, _encoding, done) {
+      batch.push(token);
+      if (batch.length === 1024) {
+        this.push(batch);
+        batch = [];
+      }
+      done();
+    },
+    flush(done) {
+      if (batch.length > 0) this.push(batch);
+      done();
+    },
+  });
+}
+
 function genesisFromFd(path: string, fd: number): GenesisSource {
   // pipeline() tears every stage down on an error and hands it to the reader of the last.
   const ignore = () => {};
-  const tokens = (): AsyncIterable<Token> =>
-    pipeline(createReadStream(path, { fd, start: 0, autoClose: false, fs: keepOpen }), parser.asStream({ packValues: false, streamValues: true }), ignore) as unknown as Duplex & AsyncIterable<Token>;
+  const tokens = (): AsyncIterable<Token[]> =>
+    pipeline(createReadStream(path, { fd, start: 0, autoClose: false, fs: keepOpen }), parser.asStream({ packValues: false, streamValues: true }), batches(), ignore) as unknown as Duplex & AsyncIterable<Token[]>;
   /** The walk's refusals as they are; the parser's, as "not JSON"; the file system's, as unreadable. */
   async function* walk(wanted: string | null, onSection?: (name: string) => void): AsyncGenerator<unknown> {
     try {

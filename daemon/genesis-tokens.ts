@@ -25,18 +25,18 @@ interface Container {
 }
 
 /**
- * Walks the tokens of a whole document, refusing the first thing out of shape, and
+ * Walks the tokens of a whole document (in batches), refusing the first thing out of shape, and
  * yields the entries of `wanted` (none when null), stopping once that section ends.
  * `onSection` hears each section's name as it begins.
  */
-export async function* genesisEntries(tokens: AsyncIterable<Token>, wanted: string | null, onSection: (name: string) => void = () => {}): AsyncGenerator<unknown> {
+export async function* genesisEntries(tokens: AsyncIterable<readonly Token[]>, wanted: string | null, onSection: (name: string) => void = () => {}): AsyncGenerator<unknown> {
   const stack: Container[] = [];
   const seen = new Set<string>();
   let begun = false;
   let section: string | null = null;
   let entry = -1;
   let entryChars = 0;
-  let text: string[] = [];
+  let text = '';
   let textChars = 0;
   const where = () => (section === null ? 'document' : entry < 0 || stack.length < 2 ? section : `${section}[${entry}]`);
   const building = () => section !== null && section === wanted;
@@ -90,18 +90,19 @@ export async function* genesisEntries(tokens: AsyncIterable<Token>, wanted: stri
     top.key = name;
   };
 
-  for await (const token of tokens) {
+  // Tokens come in batches: one await per token would cost more than the parse.
+  for await (const batch of tokens) for (const token of batch) {
     const name = token.name;
     if (name === 'startObject' || name === 'startArray') open(name === 'startArray', name === 'startObject');
     else if (name === 'startString' || name === 'startNumber' || name === 'trueValue' || name === 'falseValue' || name === 'nullValue') begin(false);
     if (name === 'startKey' || name === 'startString' || name === 'startNumber') {
-      text = [];
+      text = '';
       textChars = 0;
     } else if (name === 'stringChunk' || name === 'numberChunk') {
       const chunk = token.value as string;
       textChars += chunk.length;
       if (textChars > genesisValueCharsMax) entryError(where(), `holds a string, member name or number longer than ${genesisValueCharsMax} characters`);
-      text.push(chunk);
+      text += chunk;
     }
     // Everything inside a section's array is some entry's.
     if (stack.length >= 2) {
@@ -109,9 +110,9 @@ export async function* genesisEntries(tokens: AsyncIterable<Token>, wanted: stri
       if (entryChars > genesisEntryCharsMax) entryError(where(), `is longer than ${genesisEntryCharsMax} characters`);
     }
     let done: unknown;
-    if (name === 'endKey') key(text.join(''));
-    else if (name === 'endString') done = place(text.join(''));
-    else if (name === 'endNumber') done = place(Number(text.join('')));
+    if (name === 'endKey') key(text);
+    else if (name === 'endString') done = place(text);
+    else if (name === 'endNumber') done = place(Number(text));
     else if (name === 'trueValue' || name === 'falseValue' || name === 'nullValue') done = place(token.value);
     else if (name === 'endObject' || name === 'endArray') {
       const closed = stack.pop()!;
