@@ -58,9 +58,9 @@ export async function* genesisEntries(tokens: AsyncIterable<readonly Token[]>, w
       if (container && depth - 1 > genesisEntryDepthMax) entryError(where(), `nests deeper than ${genesisEntryDepthMax} levels`);
     }
   };
-  const open = (array: boolean, tokenIsObject: boolean) => {
+  const open = (array: boolean) => {
     begin(true);
-    if (stack.length === 0 && !tokenIsObject) entryError('document', 'must be an object');
+    if (stack.length === 0 && array) entryError('document', 'must be an object');
     if (stack.length === 1 && !array) entryError(where(), 'must be an array');
     const value = stack.length >= 2 && building() ? (array ? [] : (Object.create(null) as Record<string, unknown>)) : null;
     stack.push({ array, value, members: array ? null : new Set(), key: null });
@@ -93,7 +93,7 @@ export async function* genesisEntries(tokens: AsyncIterable<readonly Token[]>, w
   // Tokens come in batches: one await per token would cost more than the parse.
   for await (const batch of tokens) for (const token of batch) {
     const name = token.name;
-    if (name === 'startObject' || name === 'startArray') open(name === 'startArray', name === 'startObject');
+    if (name === 'startObject' || name === 'startArray') open(name === 'startArray');
     else if (name === 'startString' || name === 'startNumber' || name === 'trueValue' || name === 'falseValue' || name === 'nullValue') begin(false);
     if (name === 'startKey' || name === 'startString' || name === 'startNumber') {
       text = '';
