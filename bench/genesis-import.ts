@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { importGenesisSource } from '../src/book/genesis.js';
 import { LevelStore } from '../src/store/level.js';
-import { genesisFile } from '../daemon/genesis-file.js';
+import { openGenesisFile } from '../daemon/genesis-file.js';
 
 const { values } = parseArgs({ options: { accounts: { type: 'string', default: '100000' } } });
 const accounts = Number(values.accounts);
@@ -45,7 +45,9 @@ try {
   const rssBeforeMiB = process.memoryUsage().rss / 2 ** 20;
   const store = await LevelStore.open(join(dir, 'book'));
   const startMs = performance.now();
-  await importGenesisSource(store, genesisFile(file), Date.now());
+  const genesis = await openGenesisFile(file);
+  await importGenesisSource(store, genesis, Date.now());
+  await genesis.close();
   const elapsedMs = performance.now() - startMs;
   await store.close();
   // maxRSS is in KiB; the file was written before, with little memory, so the peak is the import's.

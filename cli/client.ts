@@ -6,7 +6,7 @@ import { Agent, errors as undiciErrors, request } from 'undici';
 import type { Readable } from 'node:stream';
 import type { ApiError, CommandReply } from './api.js';
 import { RefusedError, UnreachableError, UsageError, exitCodes } from './errors.js';
-import { clientKeyLengthMax, connectTimeoutMs } from './limits.js';
+import { clientKeyLengthMax, connectTimeoutMs, replyBytesMax } from './limits.js';
 
 export type Query = Record<string, string | number | undefined>;
 
@@ -120,7 +120,7 @@ export class LedgerClient {
         signal: options.signal,
       }),
     );
-    if (response.statusCode >= 400) throw refusalOf(response.statusCode, response.headers['retry-after'], await response.body.text());
+    if (response.statusCode >= 400) throw refusalOf(response.statusCode, response.headers['retry-after'], await this.call(() => this.textOf(response.body, replyBytesMax)));
     return response.body;
   }
 
@@ -138,7 +138,7 @@ export class LedgerClient {
   }
 
   private async send<T>(method: 'GET' | 'POST', url: URL, body: unknown, extra: Record<string, string>): Promise<T> {
-    const { status, text } = await this.exchange(method, url, body, { ...extra, accept: 'application/json' }, Infinity);
+    const { status, text } = await this.exchange(method, url, body, { ...extra, accept: 'application/json' }, replyBytesMax);
     try {
       return JSON.parse(text) as T;
     } catch {
@@ -159,36 +159,38 @@ export class LedgerClient {
       throw error;
     });
     const response = await bounded(() => request(url, { method, dispatcher: this.agent, headers, signal, body: body === undefined ? undefined : JSON.stringify(body) }));
-    const text = await bounded(() => textOf(response.body, bytesMax));
+    const text = await bounded(() => this.textOf(response.body, bytesMax));
     if (response.statusCode >= 400) throw refusalOf(response.statusCode, response.headers['retry-after'], text);
     return { status: response.statusCode, text };
+  }
+
+  /**
+   * A body as text, refused once it passes `bytesMax` (the rest is not read): a service that
+   * answers without end is broken or not a ledgerd, and cannot be used (exit 3).
+   */
+  private async textOf(body: Readable, bytesMax: number): Promise<string> {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      bytes += chunk.length;
+      if (bytes > bytesMax) {
+        body.destroy();
+        throw new UnreachableError(`${this.baseUrl.origin} answered more than ${bytesMax} bytes, the bound of one answer: not a ledgerd, or a broken one`);
+      }
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks).toString('utf8');
   }
 
   private async call<T>(run: () => Promise<T>): Promise<T> {
     try {
       return await run();
     } catch (error) {
-      if (error instanceof undiciErrors.RequestAbortedError) throw error;
+      if (error instanceof undiciErrors.RequestAbortedError || error instanceof UnreachableError) throw error;
       if (isUnreachable(error)) throw new UnreachableError(`cannot reach ${this.baseUrl.origin}: ${describe(error)}`);
       throw error;
     }
   }
-}
-
-/** A body as text, refused once it passes `bytesMax` (the rest is not read). */
-async function textOf(body: Readable, bytesMax: number): Promise<string> {
-  if (bytesMax === Infinity) return (body as Readable & { text(): Promise<string> }).text();
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    bytes += chunk.length;
-    if (bytes > bytesMax) {
-      body.destroy();
-      throw new RefusedError('ERR-Internal', `the service answered more than ${bytesMax} bytes`);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function describe(error: unknown): string {

@@ -26,6 +26,17 @@ export const movementsPagesMax = 100_000;
 /** Reconnecting an event stream: first and largest pause between attempts. */
 export const reconnectDelayMinMs = 200;
 export const reconnectDelayMaxMs = 5_000;
+/**
+ * Bytes of one answer of the service (a view, a page, a reply, a refusal) read before it is refused
+ * as broken (exit 3): room for a full page of movements with 1 KiB references, many times over.
+ */
+export const replyBytesMax = 16 * 1024 * 1024;
+/** Bytes of a file (or stdin) a flag names (`--legs`, `--terms`, `@file` values): room for a disclosure, whose POST body is bounded at 4 MiB. */
+export const inputFileBytesMax = 4 * 1024 * 1024;
+/** How long a read of stdin that found nothing yet (a non-blocking pipe) waits before it reads again. */
+export const stdinPollMs = 5;
+/** Bytes of one line of a backup stream (one store entry; a journal chunk is the largest, a few MiB) before it is refused. */
+export const backupLineBytesMax = 64 * 1024 * 1024;
 /** Bytes of one server-sent event before the stream is treated as broken. */
 export const eventBytesMax = 1 << 20;
 /** Client-key length (spec 8), checked before sending so a runbook learns at once. */

@@ -60,7 +60,7 @@ export function renderManPage(program: Command, version: string): string {
     `.TP\n${exitCodes.ok}\n${roff('Success.')}`,
     `.TP\n${exitCodes.refused}\n${roff('Refused by the service: its code and description are printed on stderr as ERR-Code: description. A decided operation that was rejected or expired, or a wait for a decision that ran out of --timeout-ms, also exits 1.')}`,
     `.TP\n${exitCodes.usage}\n${roff('Usage error: one line on stderr, and the help command that shows the usage.')}`,
-    `.TP\n${exitCodes.unreachable}\n${roff('The service cannot be reached (connection refused, no answer within --timeout-ms, unknown host).')}`,
+    `.TP\n${exitCodes.unreachable}\n${roff('The service cannot be reached (connection refused, no answer within --timeout-ms, unknown host), or it answered past the bound of one answer (16 MiB; a backup line, 64 MiB): a broken service, or not a ledgerd.')}`,
     `.TP\n${exitCodes.unauthenticated}\n${roff('Not signed in: the token is missing, unknown or expired (ERR-CredentialInvalid). Sign in again (auth login) or give another token.')}`,
     '.SH ENVIRONMENT',
     `.TP\n${bold('LEDGER_URL')}\n${roff('The service address.')}`,

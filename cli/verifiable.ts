@@ -7,6 +7,7 @@ import { chainProblem } from '../src/disclosures/verify.js';
 import type { Context } from './context.js';
 import { CliError, UsageError, exitCodes } from './errors.js';
 import { checkpointPagesMax } from './limits.js';
+import { inputFile } from './parse.js';
 
 export interface CheckpointView {
   number: number;
@@ -66,10 +67,5 @@ export async function readCheckpointsFile(path: string): Promise<CheckpointsFile
 
 /** A value given inline or as `@file` (its text, trimmed). */
 export async function inlineOrFile(flag: string, text: string): Promise<string> {
-  if (!text.startsWith('@')) return text.trim();
-  try {
-    return (await readFile(text.slice(1), 'utf8')).trim();
-  } catch (error) {
-    throw new UsageError(`${flag} ${text}: ${(error as Error).message}`);
-  }
+  return text.startsWith('@') ? inputFile(flag, text.slice(1)).trim() : text.trim();
 }

@@ -5,8 +5,8 @@
  * transaction), so a failure at any instant leaves a whole book or none.
  */
 import { existsSync } from 'node:fs';
-import { open, rename, rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { open, readFile, readdir, rename, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
@@ -69,6 +69,27 @@ async function finishMigrationSwap(bookDir: string): Promise<void> {
   await syncDir(dirname(bookDir));
 }
 
+/**
+ * Why a LevelDB book that would not open is damaged, when it is: its CURRENT file or the
+ * manifest CURRENT names is gone, or LevelDB reports corruption. Null for anything else
+ * (a directory this user cannot read, a lock), which is the data dir's failure.
+ */
+async function levelDamage(bookDir: string, error: unknown): Promise<string | null> {
+  let names: string[];
+  let current: string;
+  try {
+    names = await readdir(bookDir);
+    if (!names.includes('CURRENT')) return 'its CURRENT file (naming the manifest of its tables) is missing';
+    current = (await readFile(join(bookDir, 'CURRENT'), 'utf8')).trim();
+  } catch {
+    return null;
+  }
+  if (!/^MANIFEST-[0-9]+$/.test(current)) return 'its CURRENT file does not name a manifest';
+  if (!names.includes(current)) return `its manifest ${current} (the list of its tables, named by CURRENT) is missing`;
+  const cause = (error as { cause?: { message?: unknown } }).cause?.message;
+  return typeof cause === 'string' && cause.startsWith('Corruption:') ? `LevelDB reports ${cause}` : null;
+}
+
 function levelPlace(dataDir: string, bookDir: string, { openFilesMax, writeBufferBytes }: LevelTuning): BookPlace {
   const tuning: LevelTuning = { openFilesMax, writeBufferBytes };
   const openBook = async () => {
@@ -76,6 +97,8 @@ function levelPlace(dataDir: string, bookDir: string, { openFilesMax, writeBuffe
       await finishMigrationSwap(bookDir);
       return await LevelStore.open(bookDir, { createIfMissing: false, ...tuning });
     } catch (error) {
+      const damage = await levelDamage(bookDir, error);
+      if (damage !== null) throw new StartupFailure(`the book in ${bookDir} is damaged: ${damage}; it cannot be opened or checked: restore it from a backup (ledgerd restore)`, exitCodes.damaged);
       throw dataDirFailure(dataDir, error);
     }
   };

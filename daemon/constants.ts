@@ -27,8 +27,8 @@ export const lingerCheckMs = 50;
 
 // ---------------------------------------------------------------- routes
 
-/** Alias parts are opaque strings of a prior system; bounded like any input. */
-export const aliasPartLengthMax = 256;
+/** Alias parts: the kernel's bound (genesis makes them), so a lookup takes every alias a book can hold. */
+export { aliasPartLengthMax } from '../src/constants.js';
 /** A disclosure's legal obligation is named, not argued: bounded like a reference. */
 export const legalObligationLengthMax = 1024;
 /** Pending instructions the settlement status counts exactly; past it the count says "at least". */
@@ -61,3 +61,12 @@ export const checkAccountPageEntries = 512;
 export const backupPageEntries = 512;
 /** Entries written per batch while restoring (unsynced; the id epoch's write, last, syncs them all before the rename). */
 export const restoreBatchEntries = 1_000;
+
+// ---------------------------------------------------------------- genesis file (docs/daemon.md, Input bounds)
+
+/** Characters of one string, member name or number in a genesis file: the longest a valid one holds is an alias part (256). */
+export const genesisValueCharsMax = 4_096;
+/** Characters of one entry of a genesis file, every value and mark counted: room for a treasury's limits in each of 4 096 assets. */
+export const genesisEntryCharsMax = 1 << 20;
+/** Levels of objects and arrays in one entry: the entry, and an account's `treasury_limits` in it. */
+export const genesisEntryDepthMax = 2;

@@ -1,60 +1,89 @@
 /**
- * A genesis file read as a stream (issue 10): one pass checks that it is JSON and
- * lists its top-level sections, then each section is streamed entry by entry when
- * the import asks for it. Nothing holds more than one entry of the file at a time.
+ * A genesis file read as a stream (issue 10): one pass checks the whole document's
+ * shape and bounds (genesis-tokens.ts) and lists its sections, then each section is
+ * streamed entry by entry when the import asks for it. Nothing holds more than one
+ * entry of the file at a time. The file is opened once, and must be a regular file:
+ * the passes read it again from its start, which a pipe (`<(…)`, a FIFO) cannot give,
+ * and opening a FIFO with no writer would wait for ever.
  */
-import { createReadStream } from 'node:fs';
-import { type Duplex, pipeline } from 'node:stream';
+import { close, constants, createReadStream, fstat, open, read } from 'node:fs';
+import { promisify } from 'node:util';
+import { type Duplex, Transform, pipeline } from 'node:stream';
 import parser from 'stream-json/parser.js';
-import pick from 'stream-json/filters/pick.js';
-import streamArray from 'stream-json/streamers/stream-array.js';
 import { Refused, refuse } from '../src/errors.js';
-import { type GenesisSource, genesisSections } from '../src/book/genesis.js';
+import type { GenesisSource } from '../src/book/genesis.js';
 import { StartupFailure, exitCodes, fsReason } from './failures.js';
+import { type Token, genesisEntries } from './genesis-tokens.js';
 
-const documentError = (message: string): never => refuse('ERR-MalformedCommand', `genesis document: ${message}`);
-
-// pipeline() tears every stage down on an error and hands it to the reader of the last.
-const ignore = () => {};
-const tokens = (path: string, ...stages: Duplex[]): Duplex => pipeline(createReadStream(path), parser.asStream({ streamValues: false }), ...stages, ignore) as unknown as Duplex;
-
-/** The file's sections, each an array; stops at the first name that is not a section. */
-async function readSections(path: string): Promise<string[]> {
-  const found: string[] = [];
-  let depth = 0;
-  let expectSection: string | null = null;
-  try {
-    for await (const token of tokens(path) as AsyncIterable<{ name: string; value?: unknown }>) {
-      if (depth === 0 && token.name !== 'startObject') documentError('must be an object');
-      if (expectSection !== null) {
-        if (token.name !== 'startArray') refuse('ERR-MalformedCommand', `genesis ${expectSection}: must be an array`);
-        expectSection = null;
-      }
-      if (depth === 1 && token.name === 'keyValue') {
-        const name = String(token.value);
-        found.push(name);
-        if (!(genesisSections as readonly string[]).includes(name)) return found;
-        expectSection = name;
-      }
-      if (token.name === 'startObject' || token.name === 'startArray') depth++;
-      else if (token.name === 'endObject' || token.name === 'endArray') depth--;
-    }
-  } catch (error) {
-    if (error instanceof Refused) throw error;
-    if (error instanceof Error && 'code' in error) throw new StartupFailure(`cannot read genesis file ${path}: ${fsReason(error)}`, exitCodes.config);
-    documentError(`is not JSON (${error instanceof Error ? error.message : String(error)})`);
-    throw error;
-  }
-  if (depth !== 0) documentError('is not JSON (ends early)');
-  return found;
+/** A genesis file held open: its source, and `close` once the import is done. */
+export interface GenesisFile extends GenesisSource {
+  close(): Promise<void>;
 }
 
-export function genesisFile(path: string): GenesisSource {
-  return {
-    sections: () => readSections(path),
-    entries: async function* (section) {
-      const items = tokens(path, pick.asStream({ filter: section, once: true }), streamArray.asStream());
-      for await (const item of items as AsyncIterable<{ value: unknown }>) yield item.value;
+const unreadable = (path: string, error: unknown) => new StartupFailure(`cannot read genesis file ${path}: ${fsReason(error)}`, exitCodes.config);
+
+/** Opens the file without waiting on it (O_NONBLOCK: a FIFO with no writer opens at once) and refuses anything but a regular file. */
+export async function openGenesisFile(path: string): Promise<GenesisFile> {
+  let fd: number;
+  try {
+    fd = await promisify(open)(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (error) {
+    throw unreadable(path, error);
+  }
+  const closeFile = () => promisify(close)(fd);
+  if (!(await promisify(fstat)(fd)).isFile()) {
+    await closeFile();
+    throw new StartupFailure(`genesis file ${path} is not a regular file (a pipe, a socket or a device): ledgerd reads it section by section, from its start each time; save it to a file and give that`, exitCodes.config);
+  }
+  return { ...genesisFromFd(path, fd), close: closeFile };
+}
+
+/** File-system calls of one pass's stream: a stream torn down closes its descriptor whatever `autoClose` says, and the next pass needs it. */
+const keepOpen = { open, read, close: (_fd: number, done: (error: NodeJS.ErrnoException | null) => void) => done(null) };
+
+/** The parser's tokens in arrays of up to 1 024, so the walk awaits once per batch, not per token. */
+function batches(): Transform {
+  let batch: Token[] = [];
+  return new Transform({
+    objectMode: true,
+    transform(token: Token, _encoding, done) {
+      batch.push(token);
+      if (batch.length === 1024) {
+        this.push(batch);
+        batch = [];
+      }
+      done();
     },
+    flush(done) {
+      if (batch.length > 0) this.push(batch);
+      done();
+    },
+  });
+}
+
+function genesisFromFd(path: string, fd: number): GenesisSource {
+  // pipeline() tears every stage down on an error and hands it to the reader of the last.
+  const ignore = () => {};
+  const tokens = (): AsyncIterable<Token[]> =>
+    pipeline(createReadStream(path, { fd, start: 0, autoClose: false, fs: keepOpen }), parser.asStream({ packValues: false, streamValues: true }), batches(), ignore) as unknown as Duplex & AsyncIterable<Token[]>;
+  /** The walk's refusals as they are; the parser's, as "not JSON"; the file system's, as unreadable. */
+  async function* walk(wanted: string | null, onSection?: (name: string) => void): AsyncGenerator<unknown> {
+    try {
+      yield* genesisEntries(tokens(), wanted, onSection);
+    } catch (error) {
+      if (error instanceof Refused) throw error;
+      // The walk stopped reading once its section ended: the stream was torn down on purpose.
+      if ((error as { code?: unknown }).code === 'ERR_STREAM_PREMATURE_CLOSE') return;
+      if (error instanceof Error && 'code' in error) throw unreadable(path, error);
+      refuse('ERR-MalformedCommand', `genesis document: is not JSON (${error instanceof Error ? error.message : String(error)})`);
+    }
+  }
+  return {
+    sections: async () => {
+      const found: string[] = [];
+      for await (const _ of walk(null, (name) => found.push(name)));
+      return found;
+    },
+    entries: (section) => walk(section),
   };
 }

@@ -10,7 +10,7 @@ import { Command, CommanderError } from 'commander';
 import { Refused } from '../src/errors.js';
 import { storeLayout } from '../src/model/keys.js';
 import { defaultGenesis, genesisSource } from '../src/book/genesis.js';
-import { genesisFile } from './genesis-file.js';
+import { openGenesisFile } from './genesis-file.js';
 import { BookExists, initBook, placeOf, prepareDataDir } from './book.js';
 import { bookPaths } from './data-dir.js';
 import { checkBook } from './check.js';
@@ -42,11 +42,15 @@ async function init(options: { dataDir?: string; config?: string; genesis?: stri
   // Streamed section by section into a book built aside: a bad file leaves no book behind.
   const path = options.genesis;
   await prepareDataDir(dataDir);
+  // Opened (and refused if it is no regular file) before anything is built.
+  const file = path === undefined ? null : await openGenesisFile(path);
   try {
-    await initBook(dataDir, path === undefined ? genesisSource(defaultGenesis()) : genesisFile(path), Date.now(), store);
+    await initBook(dataDir, file ?? genesisSource(defaultGenesis()), Date.now(), store);
   } catch (error) {
     if (error instanceof Refused) throw new StartupFailure(`genesis file ${path}: ${error.refusal.description}; fix the file`, exitCodes.config);
     throw error;
+  } finally {
+    await file?.close();
   }
   const paths = bookPaths(dataDir);
   process.stdout.write(`ledgerd: book created in ${placeOf(dataDir, store).name}\noperator API key: ${paths.operatorKey}\nidentities API key: ${paths.identitiesKey}\n`);

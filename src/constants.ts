@@ -122,6 +122,12 @@ export const levelBlockCacheBytes = 8 * 1024 * 1024;
  */
 export const levelWriteBufferBytes = 64 * 1024 * 1024;
 
+/**
+ * Alias and archived-identifier parts (source, name): 1 to this many of `[A-Za-z0-9._:@/+-]`
+ * (ids' characters and the separators prior systems' identifiers use; nothing a terminal
+ * or a log line would act on). Genesis makes them; lookups take at most this many too.
+ */
+export const aliasPartLengthMax = 256;
 /** Genesis: entries of each kind, and entries written per batch while importing. */
 export const genesisEntriesMax = 10_000_000;
 export const genesisEntriesPerWrite = 10_000;

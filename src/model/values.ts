@@ -2,7 +2,7 @@
  * Identifiers, symbols, amounts and times, parsed once at the edge into typed values
  * (CONTRACT 3). Past the edge, the kernel trusts these brands and never re-parses.
  */
-import { amountDigitsMax, amountMinorMax, idLengthMax, referenceBytesMax, symbolLengthMax } from '../constants.js';
+import { aliasPartLengthMax, amountDigitsMax, amountMinorMax, idLengthMax, referenceBytesMax, symbolLengthMax } from '../constants.js';
 import { refuse } from '../errors.js';
 
 declare const brand: unique symbol;
@@ -29,6 +29,7 @@ export type IdKind = keyof typeof idPrefix;
 const idPart = new RegExp(`^[A-Za-z0-9._-]{1,${idLengthMax}}$`);
 const symbolPattern = new RegExp(`^[A-Z][A-Z0-9]{0,${symbolLengthMax - 1}}$`);
 const digitsPattern = /^(0|[1-9][0-9]*)$/;
+const aliasPartPattern = new RegExp(`^[A-Za-z0-9._:@/+-]{1,${aliasPartLengthMax}}$`);
 const uintPattern = /^[0-9]+$/;
 const fractionPattern = /^(0|[1-9][0-9]*)\.[0-9]+$/;
 
@@ -68,6 +69,12 @@ export function parseAssetSymbol(value: unknown, field = 'asset'): AssetSymbol {
     refuse('ERR-MalformedCommand', `${field} is not a valid asset symbol (1-${symbolLengthMax} of A-Z0-9, first a letter)`);
   }
   return value as AssetSymbol;
+}
+
+/** An alias's (or archived identifier's) source or name (constants.ts says which). */
+export function parseAliasPart(value: unknown, field: string): string {
+  if (typeof value !== 'string' || !aliasPartPattern.test(value)) refuse('ERR-MalformedCommand', `${field} must be 1-${aliasPartLengthMax} of A-Z a-z 0-9 . _ : @ / + -`);
+  return value;
 }
 
 /**

@@ -6,6 +6,7 @@ import type { Context } from '../../context.js';
 import { isUnreachable } from '../../client.js';
 import { CliError, UnreachableError, exitCodes } from '../../errors.js';
 import { isTerminal } from '../../io.js';
+import { backupLineBytesMax } from '../../limits.js';
 
 /** How often the progress line on a terminal is redrawn. */
 const progressEveryMs = 250;
@@ -24,16 +25,27 @@ export function buildBackup(parent: Command, make: MakeContext): Command {
  */
 class BackupVerifier {
   private readonly hash = createHash('sha256');
-  private pending = Buffer.alloc(0);
+  /** Bytes not hashed yet: the line being read, in the chunks it came in (never joined until the end). */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
   bytes = 0;
 
   push(chunk: Buffer): void {
+    if (chunk.length === 0) return;
     this.bytes += chunk.length;
-    this.pending = Buffer.concat([this.pending, chunk]);
-    const lastBreak = this.pending.lastIndexOf(0x0a, this.pending.length - 2);
-    if (lastBreak < 0) return;
-    this.hash.update(this.pending.subarray(0, lastBreak + 1));
-    this.pending = this.pending.subarray(lastBreak + 1);
+    const last = this.pending.at(-1);
+    // A line after the pending bytes has begun when a break comes before this chunk's last byte, or ended them.
+    const lastBreak = chunk.lastIndexOf(0x0a, chunk.length - 2);
+    if (lastBreak >= 0 || last?.[last.length - 1] === 0x0a) {
+      for (const piece of this.pending) this.hash.update(piece);
+      this.hash.update(chunk.subarray(0, lastBreak + 1));
+      this.pending = [];
+      this.pendingBytes = 0;
+      chunk = chunk.subarray(lastBreak + 1);
+    }
+    this.pending.push(chunk);
+    this.pendingBytes += chunk.length;
+    if (this.pendingBytes > backupLineBytesMax) throw new UnreachableError(`a line of more than ${backupLineBytesMax} bytes, longer than any record`);
   }
 
   /** The trailer's entry count, once its checksum matches; a damaged or truncated stream is an error. */
@@ -42,7 +54,7 @@ class BackupVerifier {
     type Trailer = { end?: unknown; entries?: unknown; sha256?: unknown } | null;
     let trailer: Trailer;
     try {
-      trailer = JSON.parse(this.pending.toString('utf8')) as Trailer;
+      trailer = JSON.parse(Buffer.concat(this.pending).toString('utf8')) as Trailer;
     } catch {
       trailer = null;
     }
