@@ -52,3 +52,10 @@ export const checkAccountPageEntries = 512;
 export const backupPageEntries = 512;
 /** Entries written per batch while restoring (unsynced; the id epoch's write, last, syncs them all before the rename). */
 export const restoreBatchEntries = 1_000;
+/**
+ * Longest line of a backup a restore reads (and a backup writes): past it the file is
+ * refused (exit 3) before memory grows with the line. Each line is one store entry; the
+ * largest the daemon writes (a journal chunk of journalChunkEntriesMax leaves, each with a
+ * reference of at most referenceBytesMax) is a small fraction of it.
+ */
+export const backupLineBytesMax = 64 * 1024 * 1024;

@@ -15,6 +15,8 @@ import { BookExists, initBook, placeOf, prepareDataDir } from './book.js';
 import { bookPaths } from './data-dir.js';
 import { checkBook } from './check.js';
 import { restoreBook } from './restore.js';
+import type { BackupTrust } from './backup-format.js';
+import { readVerifyKey } from './backup-key.js';
 import { migrateBook } from './migrate.js';
 import { layoutOf } from '../src/book/migrate-layout.js';
 import { migratePauseHook } from './test-hooks.js';
@@ -41,23 +43,36 @@ async function init(options: { dataDir?: string; config?: string; genesis?: stri
   // Streamed section by section into a book built aside: a bad file leaves no book behind.
   const path = options.genesis;
   await prepareDataDir(dataDir);
+  let made;
   try {
-    await initBook(dataDir, path === undefined ? genesisSource(defaultGenesis()) : genesisFile(path), Date.now(), store);
+    made = await initBook(dataDir, path === undefined ? genesisSource(defaultGenesis()) : genesisFile(path), Date.now(), store);
   } catch (error) {
     if (error instanceof Refused) throw new StartupFailure(`genesis file ${path}: ${error.refusal.description}; fix the file`, exitCodes.config);
     throw error;
   }
   const paths = bookPaths(dataDir);
-  process.stdout.write(`ledgerd: book created in ${placeOf(dataDir, store).name}\noperator API key: ${paths.operatorKey}\nidentities API key: ${paths.identitiesKey}\n`);
+  process.stdout.write(
+    `ledgerd: book created in ${placeOf(dataDir, store).name}\noperator API key: ${paths.operatorKey}\nidentities API key: ${paths.identitiesKey}\n` +
+      `${backupKeyLine(made.backupKey)}\n`,
+  );
 }
 
-async function restore(options: { from: string; dataDir?: string; config?: string }): Promise<void> {
+/** The backup key's public half, as init and restore print it: the operator keeps it apart from the backups (docs/operations.md, Backups). */
+const backupKeyLine = (hex: string) => `backup verify key: ${hex} (keep it apart from the backups: ledgerd restore --verify-key needs it)`;
+
+async function restore(options: { from: string; dataDir?: string; config?: string; verifyKey?: string; acceptUnverified?: boolean; identity?: string }): Promise<void> {
+  if ((options.verifyKey === undefined) === (options.acceptUnverified !== true)) {
+    throw new StartupFailure('restore needs --verify-key KEY (the backup key\'s public half, printed by ledgerd init and kept in DIR/backup.pub of the source), or --accept-unverified for a file you vouch for by other means, not both', exitCodes.usage);
+  }
+  const trust: BackupTrust = options.verifyKey === undefined ? { unverified: true } : { verifyKey: await readVerifyKey(options.verifyKey) };
   const { dataDir, store } = bookOptions(options);
-  const { header, trailer } = await restoreBook(options.from, dataDir, store);
+  if ('unverified' in trust) process.stderr.write(`ledgerd: WARNING: restoring ${options.from} WITHOUT verifying its signature (--accept-unverified): whoever could write the file chose what the restored book holds\n`);
+  const { header, trailer, backupKey } = await restoreBook({ from: options.from, trust, identity: options.identity }, dataDir, store);
   const head = header.head as { postingSeq?: unknown };
   process.stdout.write(
-    `ledgerd: book restored in ${placeOf(dataDir, store).name} from ${options.from}: ${trailer.entries} entries, journal position ${String(head.postingSeq)}, taken at ${new Date(header.createdAtMs).toISOString()}\n` +
-      'the API keys are the source book\'s (the backup carries only their hashes): bring operator.key and identities.key from it\n',
+    `ledgerd: book restored in ${placeOf(dataDir, store).name} from ${options.from}: ${trailer.entries} entries, journal position ${String(head.postingSeq)}, taken at ${new Date(header.createdAtMs).toISOString()}, ${'unverified' in trust ? 'NOT VERIFIED' : 'signature verified'}\n` +
+      'the API keys are the source book\'s (the backup carries only their hashes): bring operator.key and identities.key from it\n' +
+      `${backupKeyLine(backupKey)}; backups of this book are signed by it, not by the source's key\n`,
   );
 }
 
@@ -132,6 +147,9 @@ program
   .command('restore')
   .description('make a book from a backup (ledgerctl ops backup) in a data dir that holds none')
   .requiredOption('--from <file>', 'the backup file')
+  .option('--verify-key <key>', 'the public half of the source book\'s backup key (64 hex digits, or a file holding them, as DIR/backup.pub): the backup must be signed by it')
+  .option('--accept-unverified', 'restore a file without verifying its signature (an unsigned backup of an older ledgerd, or a lost key): only for a file you vouch for by other means')
+  .option('--identity <file>', 'an age identity file (age-keygen), for a backup encrypted to its recipient')
   .option('--data-dir <dir>', 'data directory (default: $LEDGERD_DATA_DIR, else ./.ledgerd)')
   .option('--config <file>', 'config file naming the store (default: $LEDGERD_CONFIG, else DIR/ledgerd.json when present)')
   .action(restore);
