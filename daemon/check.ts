@@ -9,7 +9,9 @@
  *   balance must match the fold.
  * - every checkpoint: its kernel_root recomputed from the journal (one pass over it), its
  *   commitment, and its link to the one before.
- * Accounts are listed by their records (the only read here below the query layer). A
+ * - what check-records.ts checks below the query layer: records outside the layout,
+ *   credentials and tokens against their principals, daemon.key against the book.
+ * Accounts are listed by their records (the other read here below the query layer). A
  * record that does not decode is a problem of its account (or its checkpoint), and the
  * check goes on with the next; one met in a pass over the whole book ends that pass
  * alone.
@@ -28,6 +30,8 @@ import type { ReadView, Store } from '../src/store/port.js';
 import type { AccountId, AssetSymbol, CredentialId } from '../src/model/values.js';
 import { keys, prefixEnd } from '../src/model/keys.js';
 import { checkAccountPageEntries, checkProblemsListedMax } from './constants.js';
+import { checkCredentials, checkDaemonKey, checkForeignRecords } from './check-records.js';
+import type { IdSource } from '../src/model/ids.js';
 
 export interface CheckReport {
   readonly accounts: number;
@@ -43,7 +47,8 @@ const operator: Actor = { principal: builtInPrincipals.operator, credential: 'di
 
 const showBalance = (b: Balance) => `available ${b.available}, reserved ${b.reserved}, encumbered ${b.encumbered}`;
 
-export async function checkBook(store: Store): Promise<CheckReport> {
+/** `ids`: the ids of the data dir's daemon.key, or null when it has none. */
+export async function checkBook(store: Store, ids: IdSource | null): Promise<CheckReport> {
   const problems: string[] = [];
   let problemCount = 0;
   const problem = (text: string) => {
@@ -101,6 +106,9 @@ export async function checkBook(store: Store): Promise<CheckReport> {
     if (tbAccounts !== null && accounts !== tbAccounts) problem(`the head counts ${tbAccounts} accounts; ${accounts} account records exist`);
     // Each damaged checkpoint is named by checkCheckpoints, which goes on with the next.
     const checkpoints = await checkCheckpoints(snap, problem);
+    await pass('credentials', () => checkCredentials(snap, problem));
+    await checkForeignRecords(snap, problem);
+    await checkDaemonKey(snap, ids, problem);
     return { accounts, balances, postings, checkpoints, view: view.view, problemCount, problems };
   } finally {
     await view.close();

@@ -59,3 +59,5 @@ export const restoreBatchEntries = 1_000;
  * reference of at most referenceBytesMax) is a small fraction of it.
  */
 export const backupLineBytesMax = 64 * 1024 * 1024;
+/** `ledgerd check`: operation references deciphered under the data dir's daemon.key (any one drawn under another key tells). */
+export const checkOperationRefsMax = 256;

@@ -5,13 +5,14 @@
  * stderr and an exit code of failures.ts: 2 usage, 3 configuration (or a bad backup
  * file), 4 data dir, 5 listen address, 6 a book check found problems, 1 anything else.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { type IdSource, keyedIds } from '../src/model/ids.js';
 import { Command, CommanderError } from 'commander';
 import { Refused } from '../src/errors.js';
 import { storeLayout } from '../src/model/keys.js';
 import { defaultGenesis, genesisSource } from '../src/book/genesis.js';
 import { genesisFile } from './genesis-file.js';
-import { BookExists, initBook, placeOf, prepareDataDir } from './book.js';
+import { BookExists, deriveDaemonKeys, initBook, placeOf, prepareDataDir } from './book.js';
 import { bookPaths } from './data-dir.js';
 import { checkBook } from './check.js';
 import { restoreBook } from './restore.js';
@@ -85,7 +86,7 @@ async function check(options: { dataDir?: string; config?: string }): Promise<vo
   try {
     const layout = await layoutOf(store);
     if (layout !== storeLayout) throw new StartupFailure(`${place.name} holds a book in store layout ${layout}; this ledgerd reads ${storeLayout}${layout === '1' ? ': run ledgerd migrate on it first' : ''}`, exitCodes.dataDir);
-    report = await checkBook(store);
+    report = await checkBook(store, await dataDirIds(dataDir));
   } catch (error) {
     if (error instanceof StartupFailure) throw error;
     // A record that cannot even be decoded is damage too, not a failure of the check.
@@ -103,6 +104,15 @@ async function check(options: { dataDir?: string; config?: string }): Promise<vo
   const unlisted = report.problemCount - report.problems.length;
   process.stdout.write(`ledgerd check: ${place.name}: ${counts}: ${report.problemCount} problems${unlisted > 0 ? ` (${unlisted} not listed)` : ''}\n`);
   process.exit(exitCodes.damaged);
+}
+
+/** The ids of the data dir's daemon.key (read, never made), or null when it has none. */
+async function dataDirIds(dataDir: string): Promise<IdSource | null> {
+  const path = bookPaths(dataDir).daemonKey;
+  if (!existsSync(path)) return null;
+  const derived = deriveDaemonKeys(readFileSync(path, 'utf8'));
+  if (derived === null) throw new StartupFailure(`${path} does not hold a daemon key`, exitCodes.dataDir);
+  return keyedIds(derived.ids);
 }
 
 async function migrate(options: { dataDir?: string; config?: string }): Promise<void> {

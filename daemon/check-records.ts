@@ -1,0 +1,120 @@
+/**
+ * The parts of `ledgerd check` that read records below the query layer, each against
+ * evidence independent of the record itself (docs/operations.md, Backups):
+ * - every record is in a space of the layout (a restore refuses others; a book may
+ *   still hold one planted in its store);
+ * - every credential belongs to a principal of the book, and every bearer token to a
+ *   credential of the principal it names, with that credential's scheme: one API key per
+ *   API-key credential, every session expiring and in the session expiry index;
+ * - the data dir's daemon.key is the one the book's operation references were drawn under.
+ */
+import { builtInPrincipals } from '../src/auth/authority.js';
+import { decodeCredential, decodeTokenGrant, type Credential } from '../src/auth/credentials.js';
+import { DamagedRecord } from '../src/model/decode.js';
+import type { IdSource } from '../src/model/ids.js';
+import { credentialKey, expiryKey, keySpaces, keys, ownedKey, prefixEnd, spaceHolding } from '../src/model/keys.js';
+import type { Range, ReadView } from '../src/store/port.js';
+import { checkAccountPageEntries, checkOperationRefsMax } from './constants.js';
+
+type Problem = (text: string) => void;
+
+/** A key as a problem line quotes it: JSON-escaped (no control character reaches the terminal) and cut short. */
+const quoted = (key: string) => JSON.stringify(key.length > 100 ? `${key.slice(0, 100)}…` : key);
+
+/** The entries of one space in key order, a page at a time, at most `max`. */
+async function* spaceEntries(view: ReadView, space: string, max = Infinity): AsyncGenerator<[string, string]> {
+  let after: string | null = null;
+  let seen = 0;
+  while (seen < max) {
+    const page: [string, string][] = [];
+    for await (const entry of view.entries({ gt: after ?? space, lt: prefixEnd(space), limit: Math.min(checkAccountPageEntries, max - seen) })) page.push(entry);
+    if (page.length === 0) return;
+    after = page[page.length - 1]![0];
+    seen += page.length;
+    yield* page;
+  }
+}
+
+async function firstEntry(view: ReadView, range: Omit<Range, 'limit'>): Promise<string | null> {
+  for await (const [key] of view.entries({ ...range, limit: 1 })) return key;
+  return null;
+}
+
+/** Names every record no part of the layout owns; the spaces it owns are stepped over in one seek each. */
+export async function checkForeignRecords(view: ReadView, problem: Problem): Promise<void> {
+  let range: Omit<Range, 'limit'> = {};
+  for (let key = await firstEntry(view, range); key !== null; key = await firstEntry(view, range)) {
+    const space = spaceHolding(key);
+    if (space !== null && space !== keySpaces.meta && key !== space) {
+      range = { gte: prefixEnd(space) };
+      continue;
+    }
+    if (!ownedKey(key)) problem(`record ${quoted(key)} is in no space of the book's layout: planted or damaged (no code reads it; a restore refuses it)`);
+    range = { gt: key };
+  }
+}
+
+/** Every credential belongs to a principal of the book; every token to its credential, as that credential's scheme makes them. */
+export async function checkCredentials(view: ReadView, problem: Problem): Promise<void> {
+  const principalKnown = async (principal: string) =>
+    principal === builtInPrincipals.operator || principal === builtInPrincipals.identities || (await view.get(keys.identity(principal))) !== undefined;
+  for await (const [key, text] of spaceEntries(view, keySpaces.credential)) {
+    const id = key.slice(keySpaces.credential.length);
+    try {
+      const credential = decodeCredential(text);
+      if (credential.id !== id) problem(`credential ${quoted(id)}: its record names ${quoted(credential.id)}`);
+      if (!(await principalKnown(credential.identity))) problem(`credential ${quoted(id)} belongs to ${quoted(credential.identity)}, no principal of the book`);
+    } catch (error) {
+      if (!(error instanceof DamagedRecord)) throw error;
+      problem(`credential ${quoted(id)}: ${error.message}`);
+    }
+  }
+  // Which API-key credentials have a key already (one registration stores one).
+  const keyed = new Set<string>();
+  for await (const [key, text] of spaceEntries(view, keySpaces.token)) {
+    // A token is named by its credential, never by its hash (the lookup key of a secret).
+    try {
+      const grant = decodeTokenGrant(text);
+      const of = `${grant.scheme === 'api-key' ? 'an API key' : 'a session'} of credential ${quoted(grant.credential)}`;
+      if (key.slice(keySpaces.token.length) !== grant.hash) problem(`${of} is stored under another token's hash`);
+      const credentialText = await view.get(credentialKey(grant.credential));
+      if (credentialText === undefined) {
+        problem(`${of}: no such credential (the token acts for ${quoted(grant.principal)})`);
+        continue;
+      }
+      let credential: Credential;
+      try {
+        credential = decodeCredential(credentialText);
+      } catch {
+        continue; // Named above, as its credential.
+      }
+      if (grant.principal !== credential.identity) problem(`${of} acts for ${quoted(grant.principal)}, not for the credential's principal ${quoted(credential.identity)}`);
+      if (grant.scheme !== credential.scheme) problem(`${of}: the credential's scheme is ${credential.scheme}`);
+      if (grant.scope !== undefined && JSON.stringify(grant.scope) !== JSON.stringify(credential.scope)) problem(`${of} reaches other accounts than its credential`);
+      if (grant.scheme === 'api-key') {
+        if (grant.expiresAtMs !== null) problem(`${of} expires; API keys do not`);
+        if (keyed.has(grant.credential)) problem(`${of} is a second one: one registration stores one API key`);
+        keyed.add(grant.credential);
+      } else if (grant.expiresAtMs === null) {
+        problem(`${of} never expires`);
+      } else if ((await view.get(expiryKey('tokx', grant.expiresAtMs, grant.hash))) === undefined) {
+        problem(`${of} is missing from the session expiry index`);
+      }
+    } catch (error) {
+      if (!(error instanceof DamagedRecord)) throw error;
+      problem(`a token record: ${error.message}`);
+    }
+  }
+}
+
+/** The book's first operation references decipher under the data dir's daemon.key: else it is another book's key, and every id would be misread. */
+export async function checkDaemonKey(view: ReadView, ids: IdSource | null, problem: Problem): Promise<void> {
+  let read = 0;
+  let foreign = 0;
+  for await (const [key] of spaceEntries(view, keySpaces.operation, checkOperationRefsMax)) {
+    read++;
+    if (ids === null || ids.cseqOf(key.slice(keySpaces.operation.length)) === null) foreign++;
+  }
+  if (ids === null && read > 0) problem('daemon.key: the data dir has none, and the book\'s ids were drawn under one (bring the book\'s own, from its data dir or a backup of it)');
+  else if (foreign > 0) problem(`daemon.key: ${foreign} of the book's first ${read} operation references were not drawn under it: it is not this book's key (bring the book's own, from its data dir or a backup of it)`);
+}
