@@ -6,13 +6,22 @@
  * - every credential belongs to a principal of the book, and every bearer token to a
  *   credential of the principal it names, with that credential's scheme: one API key per
  *   API-key credential, every session expiring and in the session expiry index;
- * - the data dir's daemon.key is the one the book's operation references were drawn under.
+ * - the data dir's daemon.key is the one the book's operation references were drawn under;
+ * - the head's counters against the records they count (the journal's chunks run without
+ *   a gap to its position, the event chunks to its last event) and the embedded
+ *   settlement layer's chain against its meta and what the book took in from it. LevelDB
+ *   replays a damaged write-ahead log past the damage, silently dropping what stood in it
+ *   (its `paranoid_checks`, which would refuse to open, is not among classic-level's
+ *   options: docs/operations.md), so what was dropped shows only as such a gap.
  */
 import { builtInPrincipals } from '../src/auth/authority.js';
 import { decodeCredential, decodeTokenGrant, type Credential } from '../src/auth/credentials.js';
-import { DamagedRecord } from '../src/model/decode.js';
+import { decodeHead } from '../src/model/codec.js';
+import { DamagedRecord, recordJsonList } from '../src/model/decode.js';
+import { checkLayerChain } from '../src/settlement/embedded.js';
+import { decodeSettlementMeta } from '../src/settlement/book.js';
 import type { IdSource } from '../src/model/ids.js';
-import { credentialKey, expiryKey, keySpaces, keys, ownedKey, prefixEnd, spaceHolding } from '../src/model/keys.js';
+import { credentialKey, expiryKey, keySpaces, keys, ownedKey, prefixEnd, settlementKeys, spaceHolding } from '../src/model/keys.js';
 import type { Range, ReadView } from '../src/store/port.js';
 import { checkAccountPageEntries, checkOperationRefsMax } from './constants.js';
 
@@ -117,4 +126,41 @@ export async function checkDaemonKey(view: ReadView, ids: IdSource | null, probl
   }
   if (ids === null && read > 0) problem('daemon.key: the data dir has none, and the book\'s ids were drawn under one (bring the book\'s own, from its data dir or a backup of it)');
   else if (foreign > 0) problem(`daemon.key: ${foreign} of the book's first ${read} operation references were not drawn under it: it is not this book's key (bring the book's own, from its data dir or a backup of it)`);
+}
+
+/** The first position a chunk's key names (16 hex digits), or null for a key of another shape. */
+const chunkStart = (key: string, space: string): number | null => (/^[0-9a-f]{16}$/.test(key.slice(space.length)) ? parseInt(key.slice(space.length), 16) : null);
+
+/**
+ * Chunks of a space run without a gap: each begins where the one before ended, and the
+ * last ends at `last` (the head's counter). `from`: where the first must begin (null: the
+ * oldest may have been pruned, as event chunks are).
+ */
+async function checkChunks(view: ReadView, space: string, what: string, from: number | null, last: number, count: (value: string) => number, problem: Problem): Promise<void> {
+  let next = from;
+  for await (const [key, value] of spaceEntries(view, space)) {
+    const start = chunkStart(key, space);
+    if (start === null) {
+      problem(`${what}: chunk ${quoted(key)} is not named by its first position`);
+      continue;
+    }
+    if (next !== null && start !== next) problem(`${what}: ${next}..${start - 1} missing (the chunk after them begins at ${start}): records were lost`);
+    next = start + count(value);
+  }
+  if (next !== null && next - 1 !== last) problem(`${what}: the head counts ${last}; the chunks end at ${next - 1}: records were lost`);
+}
+
+/** The head's counters and the settlement layer's chain, each against the records it accounts for. */
+export async function checkCounters(view: ReadView, problem: Problem): Promise<void> {
+  const headText = await view.get(keys.head);
+  if (headText === undefined) {
+    problem('the book has no head record');
+    return;
+  }
+  const head = decodeHead(headText);
+  await checkChunks(view, keySpaces.journal, 'journal entries', 1, head.postingSeq, (value) => value.split('\n').length, problem);
+  await checkChunks(view, keySpaces.event, 'events', null, head.eventSeq, (value) => recordJsonList(value, 'event chunk').length, problem);
+  const layerHeight = await checkLayerChain(view, problem);
+  const taken = decodeSettlementMeta(await view.get(settlementKeys.meta)).height;
+  if (layerHeight !== null && taken > layerHeight) problem(`settlement: the book took in the layer's blocks up to ${taken}; the layer holds ${layerHeight}: records were lost`);
 }

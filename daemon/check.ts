@@ -30,7 +30,7 @@ import type { ReadView, Store } from '../src/store/port.js';
 import type { AccountId, AssetSymbol, CredentialId } from '../src/model/values.js';
 import { keys, prefixEnd } from '../src/model/keys.js';
 import { checkAccountPageEntries, checkProblemsListedMax } from './constants.js';
-import { checkCredentials, checkDaemonKey, checkForeignRecords } from './check-records.js';
+import { checkCounters, checkCredentials, checkDaemonKey, checkForeignRecords } from './check-records.js';
 import type { IdSource } from '../src/model/ids.js';
 
 export interface CheckReport {
@@ -109,6 +109,7 @@ export async function checkBook(store: Store, ids: IdSource | null): Promise<Che
     await pass('credentials', () => checkCredentials(snap, problem));
     await checkForeignRecords(snap, problem);
     await checkDaemonKey(snap, ids, problem);
+    await pass('counters', () => checkCounters(snap, problem));
     return { accounts, balances, postings, checkpoints, view: view.view, problemCount, problems };
   } finally {
     await view.close();
