@@ -23,6 +23,7 @@ import { decodeSettlementMeta } from '../src/settlement/book.js';
 import type { IdSource } from '../src/model/ids.js';
 import { credentialKey, expiryKey, keySpaces, keys, ownedKey, prefixEnd, settlementKeys, spaceHolding } from '../src/model/keys.js';
 import type { Range, ReadView } from '../src/store/port.js';
+import { pagedEntries } from '../src/store/paged.js';
 import { checkAccountPageEntries, checkOperationRefsMax } from './constants.js';
 
 type Problem = (text: string) => void;
@@ -31,18 +32,7 @@ type Problem = (text: string) => void;
 const quoted = (key: string) => JSON.stringify(key.length > 100 ? `${key.slice(0, 100)}…` : key);
 
 /** The entries of one space in key order, a page at a time, at most `max`. */
-async function* spaceEntries(view: ReadView, space: string, max = Infinity): AsyncGenerator<[string, string]> {
-  let after: string | null = null;
-  let seen = 0;
-  while (seen < max) {
-    const page: [string, string][] = [];
-    for await (const entry of view.entries({ gt: after ?? space, lt: prefixEnd(space), limit: Math.min(checkAccountPageEntries, max - seen) })) page.push(entry);
-    if (page.length === 0) return;
-    after = page[page.length - 1]![0];
-    seen += page.length;
-    yield* page;
-  }
-}
+const spaceEntries = (view: ReadView, space: string, max = Infinity) => pagedEntries(view, space, checkAccountPageEntries, max);
 
 async function firstEntry(view: ReadView, range: Omit<Range, 'limit'>): Promise<string | null> {
   for await (const [key] of view.entries({ ...range, limit: 1 })) return key;

@@ -28,7 +28,8 @@ import { BookView } from '../src/queries/queries.js';
 import { sameBalance, verifyTotals } from '../src/book/totals.js';
 import type { ReadView, Store } from '../src/store/port.js';
 import type { AccountId, AssetSymbol, CredentialId } from '../src/model/values.js';
-import { keys, prefixEnd } from '../src/model/keys.js';
+import { keys } from '../src/model/keys.js';
+import { pagedEntries } from '../src/store/paged.js';
 import { checkAccountPageEntries, checkProblemsListedMax } from './constants.js';
 import { checkCounters, checkCredentials, checkDaemonKey, checkForeignRecords } from './check-records.js';
 import type { IdSource } from '../src/model/ids.js';
@@ -118,14 +119,7 @@ export async function checkBook(store: Store, ids: IdSource | null): Promise<Che
 
 /** Every account's id and stored record, a page at a time. */
 async function* accountRecords(store: ReadView): AsyncGenerator<[AccountId, string]> {
-  let after: string | null = null;
-  for (;;) {
-    const page: [string, string][] = [];
-    for await (const entry of store.entries({ gt: after ?? keys.accountPrefix, lt: prefixEnd(keys.accountPrefix), limit: checkAccountPageEntries })) page.push(entry);
-    if (page.length === 0) return;
-    after = page[page.length - 1]![0];
-    for (const [key, record] of page) yield [key.slice(keys.accountPrefix.length) as AccountId, record];
-  }
+  for await (const [key, record] of pagedEntries(store, keys.accountPrefix, checkAccountPageEntries)) yield [key.slice(keys.accountPrefix.length) as AccountId, record];
 }
 
 /** The account's entries in `asset`, folded from zero in journal order; a recorded `after` that differs from the fold is a problem (the first one only). */

@@ -25,6 +25,7 @@ import { canonicalJson } from '../model/canonical.js';
 import { type Json, check, damaged, members, recordJson } from '../model/decode.js';
 import type { BatchOp, ReadView, Store } from '../store/port.js';
 import { SerialChanges } from '../store/serial.js';
+import { pagedEntries } from '../store/paged.js';
 import type { Anchor, Attestation, InboxRecord, Instruction, LayerBlock, LayerHead, LayerStatus, SettlementAdapter } from './adapter.js';
 import { layerKeys, prefixEnd } from '../model/keys.js';
 
@@ -487,19 +488,12 @@ export async function checkLayerChain(store: ReadView, problem: (text: string) =
     if (!reported) problem(`settlement layer: ${what} (its meta says height ${meta.height}): records were lost`);
     reported = true;
   };
-  let after: string | null = null;
-  for (;;) {
-    const page: [string, string][] = [];
-    for await (const entry of store.entries({ gt: after ?? layerKeys.blockPrefix, lt: prefixEnd(layerKeys.blockPrefix), limit: layerBlocksReadMax })) page.push(entry);
-    if (page.length === 0) break;
-    after = page[page.length - 1]![0];
-    for (const [, value] of page) {
-      const block = decodeBlock(value);
-      if (block.height !== expected) broken(`block ${expected}${block.height > expected + 1 ? `..${block.height - 1}` : ''} missing before block ${block.height}`);
-      else if (block.previous !== previous) broken(`block ${block.height} does not name block ${expected - 1}'s digest`);
-      expected = block.height + 1;
-      previous = block.digest;
-    }
+  for await (const [, value] of pagedEntries(store, layerKeys.blockPrefix, layerBlocksReadMax)) {
+    const block = decodeBlock(value);
+    if (block.height !== expected) broken(`block ${expected}${block.height > expected + 1 ? `..${block.height - 1}` : ''} missing before block ${block.height}`);
+    else if (block.previous !== previous) broken(`block ${block.height} does not name block ${expected - 1}'s digest`);
+    expected = block.height + 1;
+    previous = block.digest;
   }
   if (expected - 1 !== meta.height) broken(`its last block is ${expected - 1}`);
   else if (previous !== meta.lastDigest) broken(`block ${meta.height} is not the one its meta names`);
