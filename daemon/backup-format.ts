@@ -176,7 +176,9 @@ export async function readBackup(
         throw new BadBackup(`the trailer does not match what came before (${entries} entries read): the file is damaged`);
       }
       if ('verifyKey' in trust && !signatureHolds(trust.verifyKey, entries, sha256, trailer.signature)) {
-        throw new BadBackup('its signature does not verify under the key given: it was not made by the backup key of that book, or was altered since; restore it only once you know where it came from');
+        // The key the file names is the writer's word (a forger names theirs): said, so an operator who gave the wrong kept key can tell.
+        const named = typeof header.signedBy === 'string' && /^[0-9a-f]{64}$/.test(header.signedBy) ? ` (the file says it was signed by ${header.signedBy})` : '';
+        throw new BadBackup(`its signature does not verify under the key given${named}: it was not made by the backup key of that book, or was altered since; restore it only once you know where it came from`);
       }
       continue;
     }
