@@ -20,6 +20,8 @@ import { configDir, ledgerctl } from '../cli/support/ledgerctl.js';
 import { addConfig, client, ledgerdRun, refusalOf, startDaemon, until, useDaemon, useTempDirs, writeBook } from './support.js';
 
 const newDir = useTempDirs();
+/** Each test runs several ledgerd processes (restores, checks, daemons): on a loaded machine one takes tens of seconds. */
+const slowTestMs = 180_000;
 const shared = useDaemon({ alice: 1_000n, bob: 0n }, { backup: { allowPlaintext: true } });
 const verifyKey = () => readFileSync(join(shared.dir, 'backup.pub'), 'utf8').trim();
 const ctl = (args: string[], url = shared.daemon.url, token = shared.keys.operator) => ledgerctl([...args, '--json'], { LEDGER_URL: url, LEDGER_TOKEN: token, LEDGERCTL_CONFIG_DIR: configDir() });
@@ -112,7 +114,7 @@ describe('authenticated backups', () => {
     expect(checked.stdout).toContain('an API key of credential "did:ledger:cred:operator" is a second one');
     expect(checked.stdout).toContain('credential "did:ledger:cred:ghost" belongs to "did:ledger:id:ghost", no principal of the book');
     expect(checked.stdout).not.toContain(hash);
-  });
+  }, slowTestMs);
 
   it('restores a signed backup with the kept key, and the restored book draws a backup key of its own', async () => {
     const file = await plainBackup();
@@ -136,7 +138,7 @@ describe('authenticated backups', () => {
     const init = await ledgerdRun(['init', '--data-dir', fresh]);
     expect(init.code, init.stderr).toBe(0);
     expect(init.stdout).toContain(`backup verify key: ${readFileSync(join(fresh, 'backup.pub'), 'utf8').trim()}`);
-  });
+  }, slowTestMs);
 
   it('refuses records no part of the layout owns, naming the key, and check lists those planted in a book', async () => {
     const parts = parse(readFileSync(await plainBackup(), 'utf8'));
@@ -157,7 +159,7 @@ describe('authenticated backups', () => {
     const checked = await ledgerdRun(['check', '--data-dir', good.target]);
     expect(checked.code).toBe(6);
     for (const key of ['meta/zz', 'zzz/a', 'acct']) expect(checked.stdout).toContain(`record "${key}" is in no space of the book's layout`);
-  });
+  }, slowTestMs);
 
   it('ties the carried daemon.key to the book: a swapped key is refused (exit 3), and check names one swapped in a data dir', async () => {
     const parts = parse(readFileSync(await plainBackup(), 'utf8'));
@@ -181,7 +183,7 @@ describe('authenticated backups', () => {
     const checked = await ledgerdRun(['check', '--data-dir', good.target]);
     expect(checked.code).toBe(6);
     expect(checked.stdout).toMatch(/daemon\.key: \d+ of the book's first \d+ operation references were not drawn under it/);
-  });
+  }, slowTestMs);
 
   it('refuses a line past the bound (one endless line) with exit 3, leaving nothing half-made', async () => {
     const dir = newDir();
@@ -200,7 +202,7 @@ describe('authenticated backups', () => {
     expect(r.code).toBe(3);
     expect(r.stderr).toContain(`a line is longer than ${64 * 1024 * 1024} bytes`);
     expect(noBookIn(target)).toBe(true);
-  });
+  }, slowTestMs);
 });
 
 describe('backups encrypted to an age recipient', () => {
@@ -292,7 +294,7 @@ describe('backups encrypted to an age recipient', () => {
       expect(r.stderr).toContain(says);
       expect(noBookIn(into)).toBe(true);
     }
-  });
+  }, slowTestMs);
 });
 
 describe('a backup client that stops reading', () => {
@@ -337,5 +339,5 @@ describe('a backup client that stops reading', () => {
     } finally {
       expect(await daemon.stop()).toBe(0);
     }
-  });
+  }, slowTestMs);
 });

@@ -91,5 +91,6 @@ describe('backup, restore and check on PostgreSQL', () => {
     const damaged = await ledgerdRun(['check', '--data-dir', toPostgres]);
     expect(damaged.code).toBe(6);
     expect(damaged.stdout).toContain(`${bob} USD: balance is available`);
-  });
+    // Four checks (one under load) and two restores, each a ledgerd of its own.
+  }, 180_000);
 });
