@@ -106,8 +106,8 @@ export class LedgerClient {
   }
 
   /** A large body (a backup), read as it arrives: each wait for more of it is bounded by `timeoutMs`, not the whole. */
-  download(path: string, accept: string): Promise<Readable> {
-    return this.body(path, {}, { accept, bodyTimeout: this.timeoutMs, signal: undefined });
+  download(path: string, accept: string, query: Query = {}): Promise<Readable> {
+    return this.body(path, query, { accept, bodyTimeout: this.timeoutMs, signal: undefined });
   }
 
   private async body(path: string, query: Query, options: { accept: string; bodyTimeout: number; signal: AbortSignal | undefined }): Promise<Readable> {

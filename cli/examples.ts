@@ -60,7 +60,7 @@ export const examples: Readonly<Record<string, readonly string[]>> = {
   'grants issue': ['ledgerctl grants issue --principal did:ledger:id:agent --subject-account savings --ops transfer --per-operation 500', 'ledgerctl grants issue --terms terms.json'],
   'grants list': ['ledgerctl grants list --account savings', 'ledgerctl grants list --identity did:ledger:id:agent --all --json'],
   'grants revoke': ['ledgerctl grants revoke GRANT'],
-  'ops backup': ['ledgerctl ops backup --out /srv/backups/book-$(date +%F).backup'],
+  'ops backup': ['ledgerctl ops backup --recipient "$(cat /srv/backups/recipient.txt)" --out /srv/backups/book-$(date +%F).age'],
   'ops issuance-grant': ['ledgerctl ops issuance-grant --principal did:ledger:id:operator --subject-account treasury:USD --ops transfer --per-operation 100000 --justification "ticket 42"'],
   'ops parties': ['ledgerctl ops parties'],
   'checkpoints list': ['ledgerctl checkpoints list', 'ledgerctl checkpoints list --all --json > checkpoints.ndjson'],

@@ -2,8 +2,9 @@
  * The book and its data dir (CONTRACT 1): the book in `DIR/book` (LevelDB) or in a
  * PostgreSQL database (book-place.ts), and in the data dir the operator's and the
  * identities principal's API keys (`DIR/operator.key`, `DIR/identities.key`) and the
- * clerk's ed25519 signing key (`DIR/clerk.key`, public half in `DIR/clerk.pub`), and the
- * daemon's own secret (`DIR/daemon.key`).
+ * clerk's ed25519 signing key (`DIR/clerk.key`, public half in `DIR/clerk.pub`), the
+ * backup key (`DIR/backup.key`, `DIR/backup.pub`; backup-key.ts), and the daemon's own
+ * secret (`DIR/daemon.key`).
  * Secret files are mode 0600 and nothing else holds the secrets in clear: the book
  * keeps only their hashes.
  */
@@ -17,6 +18,7 @@ import { damaged } from '../src/model/decode.js';
 import { idEpochMax } from '../src/model/ids.js';
 import type { ReadView } from '../src/store/port.js';
 import { writeClerkKeys } from './clerk.js';
+import { writeBackupKey } from './backup-key.js';
 import { bookPaths, writeAtomically } from './data-dir.js';
 import { BookExists, type BookPlace, bookPlace } from './book-place.js';
 import type { StoreConfig } from './config.js';
@@ -43,8 +45,15 @@ export type DaemonKeyUse = 'ids' | 'challenges' | 'book' | 'cursors';
 export async function daemonKeys(dataDir: string): Promise<Record<DaemonKeyUse, Uint8Array>> {
   const path = bookPaths(dataDir).daemonKey;
   if (!existsSync(path)) await writeAtomically(path, `${randomBytes(daemonSecretBytes).toString('base64url')}\n`, 0o600);
-  const secret = Buffer.from((await readFile(path, 'utf8')).trim(), 'base64url');
-  if (secret.length !== daemonSecretBytes) throw new Error(`${path} does not hold a ${daemonSecretBytes}-byte secret`);
+  const keys = deriveDaemonKeys(await readFile(path, 'utf8'));
+  if (keys === null) throw new Error(`${path} does not hold a ${daemonSecretBytes}-byte secret`);
+  return keys;
+}
+
+/** The keys derived from a daemon.key's text, or null when it does not hold a secret. */
+export function deriveDaemonKeys(text: string): Record<DaemonKeyUse, Uint8Array> | null {
+  const secret = Buffer.from(text.trim(), 'base64url');
+  if (secret.length !== daemonSecretBytes) return null;
   const derive = (use: DaemonKeyUse) => createHmac('sha256', secret).update(`ledgerd ${use} v1`).digest();
   return { ids: derive('ids'), challenges: derive('challenges'), book: derive('book'), cursors: derive('cursors') };
 }
@@ -84,7 +93,7 @@ export function drawApiKey(): string {
  * Creates a sealed book for `dataDir` where `store` says. It is built beside its final
  * place and put there last, so a crash at any point leaves either a whole book or none.
  */
-export async function initBook(dataDir: string, genesis: GenesisSource, nowMs: number, store: StoreConfig): Promise<void> {
+export async function initBook(dataDir: string, genesis: GenesisSource, nowMs: number, store: StoreConfig): Promise<{ backupKey: string }> {
   const paths = bookPaths(dataDir);
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const place = placeOf(dataDir, store);
@@ -102,7 +111,9 @@ export async function initBook(dataDir: string, genesis: GenesisSource, nowMs: n
   await writeAtomically(paths.operatorKey, `${keys.operator}\n`, 0o600);
   await writeAtomically(paths.identitiesKey, `${keys.identities}\n`, 0o600);
   await writeClerkKeys(dataDir);
+  const backupKey = await writeBackupKey(dataDir);
   await building.place(await bookIdentity(dataDir));
+  return { backupKey };
 }
 
 /**

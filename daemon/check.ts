@@ -9,7 +9,9 @@
  *   balance must match the fold.
  * - every checkpoint: its kernel_root recomputed from the journal (one pass over it), its
  *   commitment, and its link to the one before.
- * Accounts are listed by their records (the only read here below the query layer). A
+ * - what check-records.ts checks below the query layer: records outside the layout,
+ *   credentials and tokens against their principals, daemon.key against the book.
+ * Accounts are listed by their records (the other read here below the query layer). A
  * record that does not decode is a problem of its account (or its checkpoint), and the
  * check goes on with the next; one met in a pass over the whole book ends that pass
  * alone.
@@ -26,8 +28,11 @@ import { BookView } from '../src/queries/queries.js';
 import { sameBalance, verifyTotals } from '../src/book/totals.js';
 import type { ReadView, Store } from '../src/store/port.js';
 import type { AccountId, AssetSymbol, CredentialId } from '../src/model/values.js';
-import { keys, prefixEnd } from '../src/model/keys.js';
+import { keys } from '../src/model/keys.js';
+import { pagedEntries } from '../src/store/paged.js';
 import { checkAccountPageEntries, checkProblemsListedMax } from './constants.js';
+import { checkCounters, checkCredentials, checkDaemonKey, checkForeignRecords } from './check-records.js';
+import type { IdSource } from '../src/model/ids.js';
 
 export interface CheckReport {
   readonly accounts: number;
@@ -43,7 +48,8 @@ const operator: Actor = { principal: builtInPrincipals.operator, credential: 'di
 
 const showBalance = (b: Balance) => `available ${b.available}, reserved ${b.reserved}, encumbered ${b.encumbered}`;
 
-export async function checkBook(store: Store): Promise<CheckReport> {
+/** `ids`: the ids of the data dir's daemon.key, or null when it has none. */
+export async function checkBook(store: Store, ids: IdSource | null): Promise<CheckReport> {
   const problems: string[] = [];
   let problemCount = 0;
   const problem = (text: string) => {
@@ -101,6 +107,10 @@ export async function checkBook(store: Store): Promise<CheckReport> {
     if (tbAccounts !== null && accounts !== tbAccounts) problem(`the head counts ${tbAccounts} accounts; ${accounts} account records exist`);
     // Each damaged checkpoint is named by checkCheckpoints, which goes on with the next.
     const checkpoints = await checkCheckpoints(snap, problem);
+    await pass('credentials', () => checkCredentials(snap, problem));
+    await checkForeignRecords(snap, problem);
+    await checkDaemonKey(snap, ids, problem);
+    await pass('counters', () => checkCounters(snap, problem));
     return { accounts, balances, postings, checkpoints, view: view.view, problemCount, problems };
   } finally {
     await view.close();
@@ -109,14 +119,7 @@ export async function checkBook(store: Store): Promise<CheckReport> {
 
 /** Every account's id and stored record, a page at a time. */
 async function* accountRecords(store: ReadView): AsyncGenerator<[AccountId, string]> {
-  let after: string | null = null;
-  for (;;) {
-    const page: [string, string][] = [];
-    for await (const entry of store.entries({ gt: after ?? keys.accountPrefix, lt: prefixEnd(keys.accountPrefix), limit: checkAccountPageEntries })) page.push(entry);
-    if (page.length === 0) return;
-    after = page[page.length - 1]![0];
-    for (const [key, record] of page) yield [key.slice(keys.accountPrefix.length) as AccountId, record];
-  }
+  for await (const [key, record] of pagedEntries(store, keys.accountPrefix, checkAccountPageEntries)) yield [key.slice(keys.accountPrefix.length) as AccountId, record];
 }
 
 /** The account's entries in `asset`, folded from zero in journal order; a recorded `after` that differs from the fold is a problem (the first one only). */

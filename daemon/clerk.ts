@@ -1,8 +1,10 @@
 /**
- * The clerk (CONTRACT 9): the ed25519 key pair that signs disclosures, `DIR/clerk.key`
- * (PKCS#8 PEM, 0600) and `DIR/clerk.pub` (the public key as hex, 0644). Made at init,
- * or at the first start of a book that has none; a `clerk.pub` of an older book (PEM)
- * is rewritten as hex from the private key.
+ * The data dir's ed25519 key pairs: a private key (PKCS#8 PEM, 0600) with its public half
+ * beside it (hex, 0644). Two are kept: the clerk's (CONTRACT 9), `DIR/clerk.key` and
+ * `DIR/clerk.pub`, which signs disclosures; and the backup key, `DIR/backup.key` and
+ * `DIR/backup.pub`, which signs backups (backup-key.ts). Each is made at init, or at the
+ * first start of a book that has none; an older `clerk.pub` (PEM) is rewritten as hex from
+ * the private key.
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -21,21 +23,39 @@ export function rawPublicKeyHex(key: KeyObject): string {
   return der.subarray(der.length - 32).toString('hex');
 }
 
-/** Writes a new clerk key pair into `dataDir`. */
-export async function writeClerkKeys(dataDir: string): Promise<void> {
-  const paths = bookPaths(dataDir);
-  const pair = generateKeyPairSync('ed25519');
-  await writeAtomically(paths.clerkKey, pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), 0o600);
-  await writeAtomically(paths.clerkPublicKey, `${rawPublicKeyHex(pair.publicKey)}\n`, 0o644);
+/** Where one key pair of the data dir is kept. */
+export interface KeyPairPaths {
+  readonly privateKey: string;
+  readonly publicKey: string;
 }
 
-export async function loadClerk(dataDir: string): Promise<Clerk> {
-  const paths = bookPaths(dataDir);
-  if (!existsSync(paths.clerkKey)) await writeClerkKeys(dataDir);
-  const privateKey = createPrivateKey(await readFile(paths.clerkKey, 'utf8'));
-  if (privateKey.asymmetricKeyType !== 'ed25519') throw new Error(`${paths.clerkKey} does not hold an ed25519 key`);
+const clerkPaths = (dataDir: string): KeyPairPaths => ({ privateKey: bookPaths(dataDir).clerkKey, publicKey: bookPaths(dataDir).clerkPublicKey });
+
+/** Writes a new key pair at `paths`; its public half, hex. */
+export async function writeKeyPair(paths: KeyPairPaths): Promise<string> {
+  const pair = generateKeyPairSync('ed25519');
+  const publicKeyHex = rawPublicKeyHex(pair.publicKey);
+  await writeAtomically(paths.privateKey, pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), 0o600);
+  await writeAtomically(paths.publicKey, `${publicKeyHex}\n`, 0o644);
+  return publicKeyHex;
+}
+
+/** The key pair at `paths` (made if absent), with its public half rewritten when it does not match. */
+export async function loadKeyPair(paths: KeyPairPaths): Promise<Clerk> {
+  if (!existsSync(paths.privateKey)) await writeKeyPair(paths);
+  const privateKey = createPrivateKey(await readFile(paths.privateKey, 'utf8'));
+  if (privateKey.asymmetricKeyType !== 'ed25519') throw new Error(`${paths.privateKey} does not hold an ed25519 key`);
   const publicKeyHex = rawPublicKeyHex(privateKey);
-  const published = existsSync(paths.clerkPublicKey) ? (await readFile(paths.clerkPublicKey, 'utf8')).trim() : '';
-  if (published !== publicKeyHex) await writeAtomically(paths.clerkPublicKey, `${publicKeyHex}\n`, 0o644);
+  const published = existsSync(paths.publicKey) ? (await readFile(paths.publicKey, 'utf8')).trim() : '';
+  if (published !== publicKeyHex) await writeAtomically(paths.publicKey, `${publicKeyHex}\n`, 0o644);
   return { publicKeyHex, sign: (bytes) => sign(null, bytes, privateKey) };
+}
+
+/** Writes a new clerk key pair into `dataDir`. */
+export async function writeClerkKeys(dataDir: string): Promise<void> {
+  await writeKeyPair(clerkPaths(dataDir));
+}
+
+export function loadClerk(dataDir: string): Promise<Clerk> {
+  return loadKeyPair(clerkPaths(dataDir));
 }

@@ -108,6 +108,15 @@ export interface Config {
   readonly settlement: SettlementConfig;
   /** Recovery terms (CONTRACT 8): the authority (an identity of the book; null: the identities principal) and the delay. */
   readonly recovery: { readonly authority: string | null; readonly delayMs: number };
+  /** Backups (CONTRACT 13): whether one may be served unencrypted, and how long a client may stop reading one before it is cut off. */
+  readonly backup: BackupConfig;
+}
+
+export interface BackupConfig {
+  /** A backup without `recipient` (the book's secrets in clear on the wire and on disk): refused unless true. */
+  readonly allowPlaintext: boolean;
+  /** A backup whose client reads nothing for this long is cut off, freeing the one backup slot and its snapshot. */
+  readonly stallTimeoutMs: number;
 }
 
 export interface SettlementConfig {
@@ -124,7 +133,7 @@ export interface SettlementConfig {
   readonly statusFreshMs: number;
 }
 
-type Tunable = Exclude<keyof Config, 'dataDir' | 'listen' | 'logLevel' | 'relyingParty' | 'backlogPerPrincipalMax' | 'snapshotsPerPrincipalMax' | 'snapshotsNonOperatorMax' | 'store' | 'settlement' | 'recovery'>;
+type Tunable = Exclude<keyof Config, 'dataDir' | 'listen' | 'logLevel' | 'relyingParty' | 'backlogPerPrincipalMax' | 'snapshotsPerPrincipalMax' | 'snapshotsNonOperatorMax' | 'store' | 'settlement' | 'recovery' | 'backup'>;
 
 /** Every numeric setting with its default and bounds (inclusive). */
 const numeric: Record<Tunable, { default: number; min: number; max: number }> = {
@@ -196,7 +205,7 @@ function readIfPresent(path: string): string | null {
   }
 }
 
-const fileKeys = new Set<string>([...Object.keys(numeric), 'snapshotsPerPrincipalMax', 'listen', 'logLevel', 'relyingParty', 'store', 'settlement', 'recovery']);
+const fileKeys = new Set<string>([...Object.keys(numeric), 'snapshotsPerPrincipalMax', 'listen', 'logLevel', 'relyingParty', 'store', 'settlement', 'recovery', 'backup']);
 
 function parseFile(path: string, text: string): Record<string, unknown> {
   let doc: unknown;
@@ -303,6 +312,7 @@ export function loadConfig(sources: ConfigSources): Config {
     listen: Object.freeze(parseListen(flags.listen ?? env.LEDGERD_LISTEN ?? stringSetting(file.listen, 'listen') ?? defaults.listen)),
     logLevel: logLevel as LogLevel,
     recovery,
+    backup: backupSetting(file.backup),
     relyingParty: Object.freeze({
       id: env.LEDGERD_RP_ID ?? stringSetting(rp.id, 'relyingParty.id') ?? defaults.relyingParty.id,
       origin: env.LEDGERD_RP_ORIGIN ?? stringSetting(rp.origin, 'relyingParty.origin') ?? defaults.relyingParty.origin,
@@ -333,4 +343,18 @@ function recoverySetting(value: unknown): Config['recovery'] {
   const authority = stringSetting(r.authority, 'recovery.authority') ?? null;
   if (authority !== null && !isIdentityId(authority)) throw new ConfigError('recovery.authority must be an identity, did:ledger:id:<id>');
   return Object.freeze({ authority, delayMs });
+}
+
+/** The `backup` settings' bounds (inclusive). */
+const backupNumeric = { stallTimeoutMs: { default: 60_000, min: 1_000, max: 3_600_000 } } as const;
+
+/** `backup`: `{allowPlaintext?, stallTimeoutMs?}` (CONTRACT 13: plaintext only when allowed). */
+function backupSetting(value: unknown): BackupConfig {
+  const section = value ?? {};
+  if (typeof section !== 'object' || section === null || Array.isArray(section)) throw new ConfigError('backup must be an object {allowPlaintext, stallTimeoutMs}');
+  const given = section as Record<string, unknown>;
+  for (const key of Object.keys(given)) if (key !== 'allowPlaintext' && !Object.hasOwn(backupNumeric, key)) throw new ConfigError(`backup: unknown setting ${key}`);
+  const allowPlaintext = given.allowPlaintext ?? false;
+  if (typeof allowPlaintext !== 'boolean') throw new ConfigError('backup.allowPlaintext must be true or false');
+  return Object.freeze({ allowPlaintext, ...integerSettings(given, 'backup', backupNumeric) });
 }

@@ -70,3 +70,13 @@ export const genesisValueCharsMax = 4_096;
 export const genesisEntryCharsMax = 1 << 20;
 /** Levels of objects and arrays in one entry: the entry, and an account's `treasury_limits` in it. */
 export const genesisEntryDepthMax = 2;
+
+/**
+ * Longest line of a backup a restore reads (and a backup writes): past it the file is
+ * refused (exit 3) before memory grows with the line. Each line is one store entry; the
+ * largest the daemon writes (a journal chunk of journalChunkEntriesMax leaves, each with a
+ * reference of at most referenceBytesMax) is a small fraction of it.
+ */
+export const backupLineBytesMax = 64 * 1024 * 1024;
+/** `ledgerd check`: operation references deciphered under the data dir's daemon.key (any one drawn under another key tells). */
+export const checkOperationRefsMax = 256;

@@ -5,16 +5,19 @@
  * stderr and an exit code of failures.ts: 2 usage, 3 configuration (or a bad backup
  * file), 4 data dir, 5 listen address, 6 a book check found problems, 1 anything else.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { type IdSource, keyedIds } from '../src/model/ids.js';
 import { Command, CommanderError } from 'commander';
 import { Refused } from '../src/errors.js';
 import { storeLayout } from '../src/model/keys.js';
 import { defaultGenesis, genesisSource } from '../src/book/genesis.js';
 import { openGenesisFile } from './genesis-file.js';
-import { BookExists, initBook, placeOf, prepareDataDir } from './book.js';
+import { BookExists, deriveDaemonKeys, initBook, placeOf, prepareDataDir } from './book.js';
 import { bookPaths } from './data-dir.js';
 import { checkBook } from './check.js';
 import { restoreBook } from './restore.js';
+import type { BackupTrust } from './backup-format.js';
+import { readVerifyKey } from './backup-key.js';
 import { migrateBook } from './migrate.js';
 import { layoutOf } from '../src/book/migrate-layout.js';
 import { migratePauseHook } from './test-hooks.js';
@@ -44,8 +47,9 @@ async function init(options: { dataDir?: string; config?: string; genesis?: stri
   await prepareDataDir(dataDir);
   // Opened (and refused if it is no regular file) before anything is built.
   const file = path === undefined ? null : await openGenesisFile(path);
+  let made;
   try {
-    await initBook(dataDir, file ?? genesisSource(defaultGenesis()), Date.now(), store);
+    made = await initBook(dataDir, file ?? genesisSource(defaultGenesis()), Date.now(), store);
   } catch (error) {
     if (error instanceof Refused) throw new StartupFailure(`genesis file ${path}: ${error.refusal.description}; fix the file`, exitCodes.config);
     throw error;
@@ -53,16 +57,28 @@ async function init(options: { dataDir?: string; config?: string; genesis?: stri
     await file?.close();
   }
   const paths = bookPaths(dataDir);
-  process.stdout.write(`ledgerd: book created in ${placeOf(dataDir, store).name}\noperator API key: ${paths.operatorKey}\nidentities API key: ${paths.identitiesKey}\n`);
+  process.stdout.write(
+    `ledgerd: book created in ${placeOf(dataDir, store).name}\noperator API key: ${paths.operatorKey}\nidentities API key: ${paths.identitiesKey}\n` +
+      `${backupKeyLine(made.backupKey)}\n`,
+  );
 }
 
-async function restore(options: { from: string; dataDir?: string; config?: string }): Promise<void> {
+/** The backup key's public half, as init and restore print it: the operator keeps it apart from the backups (docs/operations.md, Backups). */
+const backupKeyLine = (hex: string) => `backup verify key: ${hex} (keep it apart from the backups: ledgerd restore --verify-key needs it)`;
+
+async function restore(options: { from: string; dataDir?: string; config?: string; verifyKey?: string; acceptUnverified?: boolean; identity?: string }): Promise<void> {
+  if ((options.verifyKey === undefined) === (options.acceptUnverified !== true)) {
+    throw new StartupFailure('restore needs --verify-key KEY (the backup key\'s public half, printed by ledgerd init and kept in DIR/backup.pub of the source), or --accept-unverified for a file you vouch for by other means, not both', exitCodes.usage);
+  }
+  const trust: BackupTrust = options.verifyKey === undefined ? { unverified: true } : { verifyKey: await readVerifyKey(options.verifyKey) };
   const { dataDir, store } = bookOptions(options);
-  const { header, trailer } = await restoreBook(options.from, dataDir, store);
+  if ('unverified' in trust) process.stderr.write(`ledgerd: WARNING: restoring ${options.from} WITHOUT verifying its signature (--accept-unverified): whoever could write the file chose what the restored book holds\n`);
+  const { header, trailer, backupKey } = await restoreBook({ from: options.from, trust, identity: options.identity }, dataDir, store);
   const head = header.head as { postingSeq?: unknown };
   process.stdout.write(
-    `ledgerd: book restored in ${placeOf(dataDir, store).name} from ${options.from}: ${trailer.entries} entries, journal position ${String(head.postingSeq)}, taken at ${new Date(header.createdAtMs).toISOString()}\n` +
-      'the API keys are the source book\'s (the backup carries only their hashes): bring operator.key and identities.key from it\n',
+    `ledgerd: book restored in ${placeOf(dataDir, store).name} from ${options.from}: ${trailer.entries} entries, journal position ${String(head.postingSeq)}, taken at ${new Date(header.createdAtMs).toISOString()}, ${'unverified' in trust ? 'NOT VERIFIED' : 'signature verified'}\n` +
+      'the API keys are the source book\'s (the backup carries only their hashes): bring operator.key and identities.key from it\n' +
+      `${backupKeyLine(backupKey)}; backups of this book are signed by it, not by the source's key\n`,
   );
 }
 
@@ -75,7 +91,7 @@ async function check(options: { dataDir?: string; config?: string }): Promise<vo
   try {
     const layout = await layoutOf(store);
     if (layout !== storeLayout) throw new StartupFailure(`${place.name} holds a book in store layout ${layout}; this ledgerd reads ${storeLayout}${layout === '1' ? ': run ledgerd migrate on it first' : ''}`, exitCodes.dataDir);
-    report = await checkBook(store);
+    report = await checkBook(store, await dataDirIds(dataDir));
   } catch (error) {
     if (error instanceof StartupFailure) throw error;
     // A record that cannot even be decoded is damage too, not a failure of the check.
@@ -94,6 +110,15 @@ async function check(options: { dataDir?: string; config?: string }): Promise<vo
   const unlisted = report.problemCount - report.problems.length;
   process.stdout.write(`ledgerd check: ${place.name}: ${counts}: ${report.problemCount} problems${unlisted > 0 ? ` (${unlisted} not listed)` : ''}\n`);
   process.exit(exitCodes.damaged);
+}
+
+/** The ids of the data dir's daemon.key (read, never made), or null when it has none. */
+async function dataDirIds(dataDir: string): Promise<IdSource | null> {
+  const path = bookPaths(dataDir).daemonKey;
+  if (!existsSync(path)) return null;
+  const derived = deriveDaemonKeys(readFileSync(path, 'utf8'));
+  if (derived === null) throw new StartupFailure(`${path} does not hold a daemon key`, exitCodes.dataDir);
+  return keyedIds(derived.ids);
 }
 
 async function migrate(options: { dataDir?: string; config?: string }): Promise<void> {
@@ -138,6 +163,9 @@ program
   .command('restore')
   .description('make a book from a backup (ledgerctl ops backup) in a data dir that holds none')
   .requiredOption('--from <file>', 'the backup file')
+  .option('--verify-key <key>', 'the public half of the source book\'s backup key (64 hex digits, or a file holding them, as DIR/backup.pub): the backup must be signed by it')
+  .option('--accept-unverified', 'restore a file without verifying its signature (an unsigned backup of an older ledgerd, or a lost key): only for a file you vouch for by other means')
+  .option('--identity <file>', 'an age identity file (age-keygen), for a backup encrypted to its recipient')
   .option('--data-dir <dir>', 'data directory (default: $LEDGERD_DATA_DIR, else ./.ledgerd)')
   .option('--config <file>', 'config file naming the store (default: $LEDGERD_CONFIG, else DIR/ledgerd.json when present)')
   .action(restore);

@@ -1,24 +1,54 @@
 /**
- * `ledgerd restore --from FILE --data-dir DIR`: a book from a backup (backup-format.ts),
- * with the data dir keys it carries. Like init, the book is built beside its final
- * place (`DIR/book.restore`, or a table beside `ledgerd_kv`) and put in place last: a crash, or a backup found
- * truncated or altered at its trailer, leaves no book behind.
+ * `ledgerd restore --from FILE --data-dir DIR (--verify-key KEY | --accept-unverified)
+ * [--identity FILE]`: a book from a backup (backup-format.ts), with the data dir keys it
+ * carries. Like init, the book is built beside its final place (`DIR/book.restore`, or a
+ * table beside `ledgerd_kv`) and put in place last: a crash, or a backup found truncated,
+ * altered, unsigned, foreign or too long at any line, leaves no book behind.
+ *
+ * What a restore vouches for (docs/operations.md, Backups): the backup key's signature
+ * over the whole file; every record in a space of the layout; the carried daemon.key the
+ * one of the book it names, and the one its operation references were enciphered under.
+ * A file encrypted to an age recipient (routes/backup.ts) is decrypted as it is read.
  */
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { Decrypter } from 'age-encryption';
+import { keyedIds, type IdSource } from '../src/model/ids.js';
 import { DamagedRecord } from '../src/model/decode.js';
 import type { BatchOp } from '../src/store/port.js';
-import { BadBackup, type BackupHeader, type BackupTrailer, type CarriedFile, carriedFiles, readBackup } from './backup-format.js';
-import { BookExists, bookIdentity, drawIdsEpoch, idsEpoch, placeOf, prepareDataDir } from './book.js';
-import { writeAtomically } from './data-dir.js';
+import { BadBackup, type BackupHeader, type BackupTrailer, type BackupTrust, type CarriedFile, boundedLines, carriedFiles, readBackup } from './backup-format.js';
+import { writeBackupKey } from './backup-key.js';
+import { BookExists, bookIdentity, deriveDaemonKeys, drawIdsEpoch, idsEpoch, placeOf, prepareDataDir } from './book.js';
+import { readSmallFile, writeAtomically } from './data-dir.js';
 import type { StoreConfig } from './config.js';
 import { StartupFailure, exitCodes, fsReason } from './failures.js';
-import { keys } from '../src/model/keys.js';
+import { keySpaces, keys } from '../src/model/keys.js';
 import { restoreBatchEntries } from './constants.js';
 
 const carriedModes: Record<CarriedFile, number> = { 'daemon.key': 0o600, 'clerk.key': 0o600, 'clerk.pub': 0o644 };
 
-export async function restoreBook(from: string, dataDir: string, storeConfig: StoreConfig): Promise<{ header: BackupHeader; trailer: BackupTrailer }> {
+/** The first line of every age file (age-encryption.org/v1). */
+const ageMagic = Buffer.from('age-encryption.org/v1\n');
+/** Longest identity file `--identity` reads (an age-keygen file is under 200 bytes). */
+const identityFileBytesMax = 64 * 1024;
+
+export interface RestoreSource {
+  readonly from: string;
+  readonly trust: BackupTrust;
+  /** An age identity file, for a backup encrypted to its recipient. */
+  readonly identity: string | undefined;
+}
+
+export interface Restored {
+  readonly header: BackupHeader;
+  readonly trailer: BackupTrailer;
+  /** The restored book's new backup key, public half (hex). */
+  readonly backupKey: string;
+}
+
+export async function restoreBook(source: RestoreSource, dataDir: string, storeConfig: StoreConfig): Promise<Restored> {
+  const { from } = source;
   let input;
   try {
     input = await open(from, 'r');
@@ -26,6 +56,7 @@ export async function restoreBook(from: string, dataDir: string, storeConfig: St
     throw new StartupFailure(`cannot read backup file ${from}: ${fsReason(error)}`, exitCodes.config);
   }
   try {
+    const lines = boundedLines(await plainBytes(input, source));
     await prepareDataDir(dataDir);
     const place = placeOf(dataDir, storeConfig);
     if (await place.exists()) throw new BookExists(`${place.name} already holds a book`);
@@ -35,12 +66,22 @@ export async function restoreBook(from: string, dataDir: string, storeConfig: St
     try {
       let batch: BatchOp[] = [];
       let entries = 0;
-      read = await readBackup(input.readLines(), async (key, value) => {
-        batch.push({ type: 'put', key, value });
-        entries++;
-        if (batch.length < restoreBatchEntries) return;
-        await store.write(batch, false);
-        batch = [];
+      let ids: IdSource | null = null;
+      read = await readBackup(lines, source.trust, {
+        onHeader: (header) => {
+          ids = keyedIds(carriedKeysOf(header).ids);
+        },
+        onEntry: async (key, value) => {
+          // The carried key must be the one the book's ids were drawn under: else every reference would be misread.
+          if (key.startsWith(keySpaces.operation) && ids!.cseqOf(key.slice(keySpaces.operation.length)) === null) {
+            throw new BadBackup(`operation ${JSON.stringify(key.slice(keySpaces.operation.length, 100))} was not drawn under the daemon.key the backup carries: the key does not belong to this book`);
+          }
+          batch.push({ type: 'put', key, value });
+          entries++;
+          if (batch.length < restoreBatchEntries) return;
+          await store.write(batch, false);
+          batch = [];
+        },
       });
       if (entries === 0) throw new BadBackup('the backup holds no entries');
       if (batch.length > 0) await store.write(batch, false);
@@ -62,9 +103,58 @@ export async function restoreBook(from: string, dataDir: string, storeConfig: St
       const text = read.header.files[name];
       if (text !== undefined) await writeAtomically(join(dataDir, name), text, carriedModes[name]);
     }
+    // Never the source's: whoever held that one's secret could sign backups this book would take.
+    const backupKey = await writeBackupKey(dataDir);
     await building.place(await bookIdentity(dataDir));
-    return read;
+    return { ...read, backupKey };
   } finally {
     await input.close();
   }
+}
+
+/** The daemon keys of the carried daemon.key, which must be the ones of the book the header names. */
+function carriedKeysOf(header: BackupHeader): NonNullable<ReturnType<typeof deriveDaemonKeys>> {
+  const carried = deriveDaemonKeys(header.files['daemon.key']);
+  if (carried === null) throw new BadBackup('its daemon.key holds no secret');
+  if (Buffer.from(carried.book).toString('hex') !== header.book) throw new BadBackup('its daemon.key is not the key of the book it names: the key was swapped');
+  return carried;
+}
+
+/** The file's plain bytes: as they are, or decrypted with the identity when the file is encrypted to an age recipient. */
+async function plainBytes(input: Awaited<ReturnType<typeof open>>, source: RestoreSource): Promise<AsyncIterable<Uint8Array>> {
+  const { buffer, bytesRead } = await input.read(Buffer.alloc(ageMagic.length), 0, ageMagic.length, 0);
+  const encrypted = bytesRead === ageMagic.length && buffer.equals(ageMagic);
+  const bytes = input.createReadStream({ start: 0, autoClose: false });
+  if (!encrypted) {
+    if (source.identity !== undefined) throw new StartupFailure(`backup file ${source.from} is not encrypted to an age recipient: restore it without --identity (or find the encrypted copy)`, exitCodes.config);
+    return bytes;
+  }
+  if (source.identity === undefined) throw new StartupFailure(`backup file ${source.from} is encrypted to an age recipient: give its identity file with --identity FILE`, exitCodes.config);
+  const decrypter = new Decrypter();
+  let plain: ReadableStream<Uint8Array>;
+  try {
+    for (const identity of await readIdentities(source.identity)) decrypter.addIdentity(identity);
+    plain = await decrypter.decrypt(Readable.toWeb(bytes) as ReadableStream<Uint8Array>);
+  } catch (error) {
+    if (error instanceof StartupFailure) throw error;
+    throw new StartupFailure(`backup file ${source.from} does not decrypt with ${source.identity}: ${(error as Error).message}`, exitCodes.config);
+  }
+  return decrypted(plain);
+}
+
+/** A decryption that fails midway (a chunk altered or cut off) is a bad backup like any other. */
+async function* decrypted(plain: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
+  try {
+    yield* plain as unknown as AsyncIterable<Uint8Array>;
+  } catch (error) {
+    throw new BadBackup(`it does not decrypt: ${(error as Error).message} (altered or truncated)`);
+  }
+}
+
+/** The age identities of an identity file (as age-keygen writes it: comments, then `AGE-SECRET-KEY-1…` lines). */
+async function readIdentities(path: string): Promise<string[]> {
+  const text = await readSmallFile(path, identityFileBytesMax, 'identity file');
+  const identities = text.split('\n').map((line) => line.trim()).filter((line) => line.startsWith('AGE-SECRET-KEY-1'));
+  if (identities.length === 0) throw new StartupFailure(`identity file ${path} holds no age X25519 identity (an AGE-SECRET-KEY-1… line, as age-keygen writes)`, exitCodes.config);
+  return identities;
 }

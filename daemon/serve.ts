@@ -17,6 +17,7 @@ import { listenFailure } from './failures.js';
 import { Metrics } from './metrics.js';
 import { type Config, ConfigError } from './config.js';
 import { loadClerk } from './clerk.js';
+import { loadBackupKey } from './backup-key.js';
 import { openLayer, openSettlement } from './settlement.js';
 import type { IdentityId } from '../src/model/values.js';
 import { poisonHook } from './test-hooks.js';
@@ -27,8 +28,8 @@ export async function serve(config: Config, version: string): Promise<void> {
   const place = placeOf(config.dataDir, config.store);
   if (!(await place.exists())) {
     try {
-      await initBook(config.dataDir, genesisSource(defaultGenesis()), Date.now(), config.store);
-      process.stderr.write(`ledgerd: created a book with the embedded defaults in ${place.name} (API keys in operator.key and identities.key in ${config.dataDir})\n`);
+      const { backupKey } = await initBook(config.dataDir, genesisSource(defaultGenesis()), Date.now(), config.store);
+      process.stderr.write(`ledgerd: created a book with the embedded defaults in ${place.name} (API keys in operator.key and identities.key in ${config.dataDir}; backup verify key ${backupKey})\n`);
     } catch (error) {
       // Another ledgerd made the database's book first: serve that one (the data dir must then be a copy of its maker's).
       if (!(error instanceof BookExists)) throw error;
@@ -38,6 +39,8 @@ export async function serve(config: Config, version: string): Promise<void> {
     throw new StartupFailure(`${config.dataDir} has no daemon.key, and the book in ${place.name} exists: copy the data dir of the ledgerd that made the book`, exitCodes.dataDir);
   }
   const secrets = await daemonKeys(config.dataDir);
+  // A book from before backups were signed draws its backup key now (its public half in DIR/backup.pub).
+  await loadBackupKey(config.dataDir);
   const clock = Date.now;
   let stopping: Promise<void> | null = null;
   // The kernel may report before the app (and its logger) exists (a poison or a store failure on reopen): held until then.

@@ -263,3 +263,24 @@ export const checkpointKeys = {
   prefix: s.checkpoint,
   ingested: `${s.checkpointIngest}ingested`,
 };
+
+// ---- ownership ----
+
+/** The meta records the layout names (every `meta/` key of `keys`). */
+const metaRecords: ReadonlySet<string> = new Set(Object.values(keys as Record<string, unknown>).filter((k): k is string => typeof k === 'string' && k.startsWith(s.meta)));
+const spaces: readonly string[] = Object.values(keySpaces);
+
+/**
+ * Whether some part of the layout owns `key`: one of the meta records it names, or a key
+ * inside one of its spaces. A restore refuses any other record, and `ledgerd check` names
+ * it: no code reads it, so it can only be damage or a planted record.
+ */
+export function ownedKey(key: string): boolean {
+  if (key.startsWith(s.meta)) return metaRecords.has(key);
+  return spaces.some((space) => key.length > space.length && key.startsWith(space));
+}
+
+/** The layout's space holding `key`, or null; a scan of the store skips past it in one seek. */
+export function spaceHolding(key: string): string | null {
+  return spaces.find((space) => key.startsWith(space)) ?? null;
+}

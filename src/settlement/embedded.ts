@@ -23,8 +23,9 @@ import {
 import { refuse } from '../errors.js';
 import { canonicalJson } from '../model/canonical.js';
 import { type Json, check, damaged, members, recordJson } from '../model/decode.js';
-import type { BatchOp, Store } from '../store/port.js';
+import type { BatchOp, ReadView, Store } from '../store/port.js';
 import { SerialChanges } from '../store/serial.js';
+import { pagedEntries } from '../store/paged.js';
 import type { Anchor, Attestation, InboxRecord, Instruction, LayerBlock, LayerHead, LayerStatus, SettlementAdapter } from './adapter.js';
 import { layerKeys, prefixEnd } from '../model/keys.js';
 
@@ -465,4 +466,36 @@ function decodeLocation(text: string): Attestation {
     decimals: check.integer(j, 'decimals', what),
     status: check.oneOf(j, 'status', attestationStatuses, what),
   };
+}
+
+/**
+ * `ledgerd check`: the embedded layer's chain as its records hold it, against its meta:
+ * every block from 1 to the meta's height present, hashing to its digest and naming the
+ * one before (genesisDigest for the first), the last one the meta's `lastDigest`. A store
+ * that silently lost records (a damaged write-ahead log replayed past the damage) leaves a
+ * gap or a broken link here, though every record left decodes. Returns the meta's height
+ * (null: no embedded layer in this book).
+ */
+export async function checkLayerChain(store: ReadView, problem: (text: string) => void): Promise<number | null> {
+  const text = await store.get(layerKeys.meta);
+  if (text === undefined) return null;
+  const meta = decodeMeta(text);
+  let expected = 1;
+  let previous = genesisDigest;
+  let reported = false;
+  const broken = (what: string) => {
+    // The first break only: past it every link is off by the same gap.
+    if (!reported) problem(`settlement layer: ${what} (its meta says height ${meta.height}): records were lost`);
+    reported = true;
+  };
+  for await (const [, value] of pagedEntries(store, layerKeys.blockPrefix, layerBlocksReadMax)) {
+    const block = decodeBlock(value);
+    if (block.height !== expected) broken(`block ${expected}${block.height > expected + 1 ? `..${block.height - 1}` : ''} missing before block ${block.height}`);
+    else if (block.previous !== previous) broken(`block ${block.height} does not name block ${expected - 1}'s digest`);
+    expected = block.height + 1;
+    previous = block.digest;
+  }
+  if (expected - 1 !== meta.height) broken(`its last block is ${expected - 1}`);
+  else if (previous !== meta.lastDigest) broken(`block ${meta.height} is not the one its meta names`);
+  return meta.height;
 }

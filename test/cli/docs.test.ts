@@ -94,7 +94,7 @@ describe('man/ledgerd.8', () => {
       expect(flat, row.setting).toContain(` ${row.setting} Default: ${asRendered(row.defaultText)}.${bounds}`);
     }
     // The members of the settings that are objects, each with its bounds.
-    for (const setting of ['store', 'settlement', 'recovery']) {
+    for (const setting of ['store', 'settlement', 'recovery', 'backup']) {
       for (const member of Object.keys(config[setting] as object)) expect(flat, `${setting}.${member}`).toContain(member);
     }
   });

@@ -22,6 +22,8 @@ const acct = (name: string) => `did:ledger:acct:${name}`;
 const alice = acct('alice');
 const bob = acct('bob');
 const treasury = 'did:ledger:acct:treasury-USD';
+/** Backups are served encrypted (CONTRACT 13): to this recipient, whose identity no test needs. */
+const backupRecipient = 'age19xmxjfvwkf7sdyh0wm63kadu3p324kthjwssf7u0zh9nl29qxshql6ulqe';
 
 const tokens = {} as Record<Kind, string | null>;
 const api = (kind: Kind): Client => client(() => shared.daemon.url, () => tokens[kind]!);
@@ -251,7 +253,7 @@ const rows: Row[] = [
     expect: { none: anonymous, operator: 'ok', rest: no },
   },
   { route: 'GET /v1/ops/integrating-parties', call: async (k) => readOutcome(await api(k).get('/v1/ops/integrating-parties')), expect: { none: anonymous, operator: 'ok', rest: no } },
-  { route: 'GET /v1/ops/backup', call: async (k) => readOutcome(await api(k).get('/v1/ops/backup')), expect: { none: anonymous, operator: 'ok', rest: no } },
+  { route: 'GET /v1/ops/backup', call: async (k) => readOutcome(await api(k).get(`/v1/ops/backup?recipient=${backupRecipient}`)), expect: { none: anonymous, operator: 'ok', rest: no } },
   {
     route: 'POST /v1/ops/integrating-parties',
     call: async (k) => commandOutcome(k, await api(k).post('/v1/ops/integrating-parties', { principals: [id('bob')] }, undefined, freshKey())),

@@ -16,8 +16,11 @@ import { client, decided, ledgerdRun, movements, refusalOf, refused, startDaemon
 const newDir = useTempDirs();
 const accounts = ['alice', 'bob', 'carol'].map((name) => `did:ledger:acct:${name}`);
 const [alice, bob, carol] = accounts as [string, string, string];
-const shared = useDaemon({ alice: 1_000_000n, bob: 1_000_000n, carol: 0n });
+const shared = useDaemon({ alice: 1_000_000n, bob: 1_000_000n, carol: 0n }, { backup: { allowPlaintext: true } });
 const op = shared.as('operator');
+
+/** The source book's backup key, public half, as the operator keeps it. */
+const verifyKey = () => readFileSync(join(shared.dir, 'backup.pub'), 'utf8').trim();
 
 const backup = (out: string, token = shared.keys.operator) =>
   ledgerctl(['ops', 'backup', '--out', out, '--json'], { LEDGER_URL: shared.daemon.url, LEDGER_TOKEN: token, LEDGERCTL_CONFIG_DIR: configDir() });
@@ -81,7 +84,7 @@ describe('backup, restore and check', () => {
     expect(sourceRefs.size).toBe(refs.length + later.length);
 
     const restoredDir = join(dir, 'restored');
-    const restored = await ledgerdRun(['restore', '--from', file, '--data-dir', restoredDir]);
+    const restored = await ledgerdRun(['restore', '--from', file, '--data-dir', restoredDir, '--verify-key', verifyKey()]);
     expect(restored.code, restored.stderr).toBe(0);
     expect(readFileSync(join(restoredDir, 'daemon.key'), 'utf8')).toBe(readFileSync(join(shared.dir, 'daemon.key'), 'utf8'));
     expect(statSync(join(restoredDir, 'daemon.key')).mode & 0o777).toBe(0o600);
@@ -195,7 +198,7 @@ describe('backup, restore and check', () => {
     const whole = readFileSync(file, 'utf8');
     const truncated = join(dir, 'truncated');
     writeFileSync(truncated, whole.slice(0, whole.lastIndexOf('\n', whole.length - 2) + 1));
-    const fromTruncated = await ledgerdRun(['restore', '--from', truncated, '--data-dir', join(dir, 't')]);
+    const fromTruncated = await ledgerdRun(['restore', '--from', truncated, '--data-dir', join(dir, 't'), '--verify-key', verifyKey()]);
     expect(fromTruncated.code).toBe(3);
     expect(fromTruncated.stderr).toContain('truncated');
     expect(existsSync(join(dir, 't', 'book'))).toBe(false);
@@ -204,11 +207,11 @@ describe('backup, restore and check', () => {
     const bumped = whole.replace(/\\"a\\":\\"(\d+)\\"/, (_m, n: string) => `\\"a\\":\\"${BigInt(n) + 1n}\\"`);
     expect(bumped).not.toBe(whole);
     writeFileSync(altered, bumped);
-    const fromAltered = await ledgerdRun(['restore', '--from', altered, '--data-dir', join(dir, 'a')]);
+    const fromAltered = await ledgerdRun(['restore', '--from', altered, '--data-dir', join(dir, 'a'), '--verify-key', verifyKey()]);
     expect(fromAltered.code).toBe(3);
     expect(fromAltered.stderr).toContain('damaged');
     expect(existsSync(join(dir, 'a', 'book'))).toBe(false);
-    const onBook = await ledgerdRun(['restore', '--from', file, '--data-dir', shared.dir]);
+    const onBook = await ledgerdRun(['restore', '--from', file, '--data-dir', shared.dir, '--verify-key', verifyKey()]);
     expect(onBook.code).toBe(4);
   });
 });

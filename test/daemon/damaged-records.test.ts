@@ -13,6 +13,8 @@ import { describe, expect, it } from 'vitest';
 import { builtInPrincipals } from '../../src/auth/authority.js';
 import { LevelStore } from '../../src/store/level.js';
 import { backupLines } from '../../daemon/backup-format.js';
+import { deriveDaemonKeys } from '../../daemon/book.js';
+import { testClerk } from '../support/clerk.js';
 import { type Client, type Daemon, client, decided, ledgerdRun, refusalOf, startDaemon, until, useTempDirs, writeBook } from './support.js';
 
 const newDir = useTempDirs();
@@ -167,12 +169,15 @@ describe('damaged records', () => {
     await writeBook(source, { alice: 10n });
     const store = await LevelStore.open(join(source, 'book'), { createIfMissing: false });
     const file = join(source, 'backup');
+    const backupKey = testClerk();
     try {
       await store.write([{ type: 'put', key: 'meta/ids-epoch', value: 'seven' }], true);
       const snap = store.snapshot();
       let text = '';
       try {
-        for await (const line of backupLines(snap, 'source', { 'daemon.key': randomBytes(32).toString('base64url') }, Date.now())) text += line;
+        const daemonKey = randomBytes(32).toString('base64url');
+        const book = Buffer.from(deriveDaemonKeys(daemonKey)!.book).toString('hex');
+        for await (const line of backupLines(snap, book, { 'daemon.key': daemonKey }, Date.now(), backupKey)) text += line;
       } finally {
         await snap.close();
       }
@@ -181,7 +186,7 @@ describe('damaged records', () => {
       await store.close();
     }
     const target = newDir();
-    const restored = await ledgerdRun(['restore', '--from', file, '--data-dir', target]);
+    const restored = await ledgerdRun(['restore', '--from', file, '--data-dir', target, '--verify-key', backupKey.publicKeyHex]);
     expect(restored.code).toBe(3);
     expect(restored.stderr).toBe(
       `ledgerd: backup file ${file}: its meta/ids-epoch record is damaged (damaged ids epoch record: meta/ids-epoch is not an integer 0..281474976710655), so the book it was taken from is damaged; run \`ledgerd check\` on that book, and restore from an earlier backup of it\n`,

@@ -44,6 +44,9 @@ describe('docs/daemon.md configuration table', () => {
       } else if (row.setting === 'recovery') {
         const recovery = actual as { authority: string | null; delayMs: number };
         expect(row.defaultText).toBe(`\`{authority: ${JSON.stringify(recovery.authority)}, delayMs: ${recovery.delayMs}}\``);
+      } else if (row.setting === 'backup') {
+        const backup = actual as { allowPlaintext: boolean; stallTimeoutMs: number };
+        expect(row.defaultText).toBe(`\`{allowPlaintext: ${backup.allowPlaintext}, stallTimeoutMs: ${backup.stallTimeoutMs}}\``);
       } else if (row.setting === 'store') {
         const members = Object.entries(actual as Record<string, unknown>).map(([k, v]) => `${k}: ${JSON.stringify(v)}`);
         expect(row.defaultText).toBe(`\`{${members.join(', ')}}\``);
@@ -92,10 +95,12 @@ describe('docs/daemon.md configuration table', () => {
       ...membersOf(leveldb!).map((m) => ({ ...m, setting: 'store', base: { kind: 'leveldb' } })),
       ...membersOf(postgres!).map((m) => ({ ...m, setting: 'store', base: { kind: 'postgres', url: 'postgres://db/book' } })),
       ...membersOf(boundsText('settlement')).map((m) => ({ ...m, setting: 'settlement', base: {} })),
+      ...membersOf(boundsText('backup')).map((m) => ({ ...m, setting: 'backup', base: {} })),
     ];
     expect(quoted.map((q) => `${q.setting}.${q.name}`).sort()).toEqual([
       ...Object.keys(config.settlement as object).map((name) => `settlement.${name}`),
       'store.leaseMs', 'store.openFilesMax', 'store.poolSize', 'store.writeBufferBytes',
+      'backup.stallTimeoutMs',
     ].sort());
     for (const { setting, name, defaultText, range, base } of quoted) {
       const [low, high] = range.split('–').map((t) => t.trim());

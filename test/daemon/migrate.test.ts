@@ -29,8 +29,12 @@ const newDir = useTempDirs();
 async function layout1DataDir(edit: (entries: Map<string, string>) => void = () => {}): Promise<string> {
   const dir = newDir();
   const entries = new Map<string, string>();
-  const { header } = await readBackup(createInterface({ input: createReadStream(join(fixture, 'book.backup')), crlfDelay: Infinity }), async (key, value) => {
-    entries.set(key, value);
+  // The fixture is a stage-1 backup: unsigned (format version 1).
+  const { header } = await readBackup(createInterface({ input: createReadStream(join(fixture, 'book.backup')), crlfDelay: Infinity }), { unverified: true }, {
+    onHeader: () => {},
+    onEntry: async (key, value) => {
+      entries.set(key, value);
+    },
   });
   edit(entries);
   const store = await LevelStore.open(join(dir, 'book'));
@@ -197,7 +201,8 @@ describe('ledgerd migrate', () => {
 
   it('migrates a stage-1 backup restored by this ledgerd (a book lost before the upgrade)', async () => {
     const dir = newDir();
-    const restored = await ledgerdRun(['restore', '--from', join(fixture, 'book.backup'), '--data-dir', dir]);
+    // A backup of a stage-1 ledgerd is unsigned: restored only as unverified.
+    const restored = await ledgerdRun(['restore', '--from', join(fixture, 'book.backup'), '--data-dir', dir, '--accept-unverified']);
     expect(restored.code).toBe(0);
     writeFileSync(join(dir, 'operator.key'), `${keys.operator}\n`, { mode: 0o600 });
     expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(layout1Refusal);

@@ -23,7 +23,7 @@ function everyKey(): string[] {
     else if (typeof value === 'function') out.push((value as (...args: unknown[]) => string)(...Array.from({ length: value.length }, () => 1)));
   };
   for (const [name, value] of Object.entries(layout)) {
-    if (['keySpaces', 'expirySpaces', 'storeLayout', 'seqHex', 'parseSeqHex', 'prefixEnd', 'expiryKey', 'expiryScanEnd'].includes(name)) continue;
+    if (['keySpaces', 'expirySpaces', 'storeLayout', 'seqHex', 'parseSeqHex', 'prefixEnd', 'expiryKey', 'expiryScanEnd', 'ownedKey', 'spaceHolding'].includes(name)) continue;
     if (typeof value === 'object' && value !== null) for (const member of Object.values(value)) take(member);
     else take(value);
   }
@@ -58,6 +58,13 @@ describe('key layout', () => {
       const spaces = everySpace.filter((space) => key.startsWith(space));
       expect(spaces, `${key} lies in one space`).toHaveLength(1);
     }
+  });
+
+  it('owns every record key it builds, and no key outside its spaces or its meta records', () => {
+    for (const key of everyKey()) if (!everySpace.includes(key) && !key.endsWith('/')) expect(layout.ownedKey(key), key).toBe(true);
+    for (const key of ['zzz/a', 'meta/zz', 'meta/', 'acct/', 'acct', '', 'Meta/head']) expect(layout.ownedKey(key), key).toBe(false);
+    expect(layout.spaceHolding('acct/x')).toBe('acct/');
+    expect(layout.spaceHolding('zzz/x')).toBe(null);
   });
 
   it('keeps the keys a replay compares byte for byte', () => {

@@ -16,7 +16,7 @@ daemonsOnPostgres();
 const newDir = useTempDirs();
 const alice = 'did:ledger:acct:alice';
 const bob = 'did:ledger:acct:bob';
-const shared = useDaemon({ alice: 1_000_000n, bob: 1_000_000n });
+const shared = useDaemon({ alice: 1_000_000n, bob: 1_000_000n }, { backup: { allowPlaintext: true } });
 const op = shared.as('operator');
 
 describe('backup, restore and check on PostgreSQL', () => {
@@ -52,7 +52,7 @@ describe('backup, restore and check on PostgreSQL', () => {
     addConfig(toPostgres, { store: { kind: 'postgres', url: store.url } });
     const toLevel = join(dir, 'level');
     for (const target of [toPostgres, toLevel]) {
-      const restored = await ledgerdRun(['restore', '--from', file, '--data-dir', target]);
+      const restored = await ledgerdRun(['restore', '--from', file, '--data-dir', target, '--verify-key', join(shared.dir, 'backup.pub')]);
       expect(restored.code, restored.stderr).toBe(0);
       const checked = await ledgerdRun(['check', '--data-dir', target]);
       expect(checked.code, checked.stdout).toBe(0);
@@ -72,7 +72,7 @@ describe('backup, restore and check on PostgreSQL', () => {
     }
 
     // A database that holds a book is refused, and nothing of it changes.
-    const again = await ledgerdRun(['restore', '--from', file, '--data-dir', toPostgres]);
+    const again = await ledgerdRun(['restore', '--from', file, '--data-dir', toPostgres, '--verify-key', join(shared.dir, 'backup.pub')]);
     expect(again.code).toBe(4);
     expect(again.stderr).toContain('already holds a book');
 
@@ -91,5 +91,6 @@ describe('backup, restore and check on PostgreSQL', () => {
     const damaged = await ledgerdRun(['check', '--data-dir', toPostgres]);
     expect(damaged.code).toBe(6);
     expect(damaged.stdout).toContain(`${bob} USD: balance is available`);
-  });
+    // Four checks (one under load) and two restores, each a ledgerd of its own.
+  }, 180_000);
 });
