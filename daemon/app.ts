@@ -14,7 +14,7 @@ import { authenticator } from './http/auth.js';
 import { logRequests } from './http/request-log.js';
 import { clientErrorHandler, frameworkRefusal, onUnmetExpectation, pathParamLengthMax, refusalOf, sendRefusal } from './http/replies.js';
 import { Metrics } from './metrics.js';
-import { SnapshotSlots } from './snapshot-slots.js';
+import { SnapshotSlots, readSlotBounds } from './snapshot-slots.js';
 import type { Settlement } from './settlement.js';
 import { OpenApi } from './openapi.js';
 import { custodyRoutes } from './routes/custody.js';
@@ -92,7 +92,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.decorateRequest('actor', null);
   app.decorateRequest('bearer', null);
   app.decorateRequest('rawBody', null);
-  app.decorate('snapshots', new SnapshotSlots(kernel, { perPrincipalMax: config.snapshotsPerPrincipalMax, nonOperatorMax: config.snapshotsNonOperatorMax }));
+  const metrics = options.metrics ?? new Metrics(options.version);
+  app.decorate('snapshots', new SnapshotSlots(kernel, readSlotBounds(config), metrics.readSlots));
   logRequests(app);
 
   const openApi = new OpenApi();
@@ -174,7 +175,6 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const offCheckpoints = options.settlement.checkpoints.onChange((changed) => {
     for (const checkpoint of changed) events.broadcast('checkpoint', stringifyWire(checkpointView(checkpoint)));
   });
-  const metrics = options.metrics ?? new Metrics(options.version);
   metrics.attach({ backlog: () => kernel.backlog, streams: () => events.streamCount });
   const offDecisions = kernel.onDecision(metrics.observeDecision);
   // Decisions at debug: which operation, its command type and where it went.

@@ -16,6 +16,7 @@ import { LruCache } from '../../src/book/cache.js';
 import { refuse } from '../../src/errors.js';
 import type { Kernel } from '../../src/book/kernel.js';
 import { rememberedTokensMax } from '../constants.js';
+import { withSourceSlot } from '../routes/context.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -46,12 +47,13 @@ interface Remembered {
 
 export function authenticator(kernel: Kernel, options: { cacheMs: number; clock: () => number }) {
   const remembered = new LruCache<Remembered>(rememberedTokensMax);
-  const lookup = async (token: string): Promise<Remembered | null> => {
+  const lookup = async (token: string, request: FastifyRequest): Promise<Remembered | null> => {
     const nowMs = options.clock();
     const hash = createHash('sha256').update(token).digest('hex');
     const known = remembered.get(hash);
     if (known !== undefined && nowMs < known.rememberedUntilMs) return known.bearer.expiresAtMs !== null && nowMs >= known.bearer.expiresAtMs ? null : known;
-    const caller = await kernel.authenticate(token);
+    // A read of the store before the caller is known: charged to the source address's slots.
+    const caller = await withSourceSlot(request, () => kernel.authenticate(token));
     if (caller === null) return null;
     // The scope goes with the caller: a scoped credential reaches only its accounts (spec 5.5).
     const found: Remembered = {
@@ -65,7 +67,7 @@ export function authenticator(kernel: Kernel, options: { cacheMs: number; clock:
   return async (request: FastifyRequest): Promise<void> => {
     if (request.is404 || request.routeOptions.config.public) return;
     const match = bearerPattern.exec(request.headers.authorization ?? '');
-    const found = match ? await lookup(match[1]!) : null;
+    const found = match ? await lookup(match[1]!, request) : null;
     if (found === null) refuse('ERR-CredentialInvalid', 'the bearer token is missing, unknown or expired');
     request.actor = found.actor;
     request.bearer = found.bearer;

@@ -2,7 +2,8 @@
  * GET /v1/ops/backup (operator only): the whole book, streamed from one store snapshot
  * in the backup format (daemon/backup-format.ts), while the daemon goes on deciding.
  * Pulled a page at a time as the client reads: a slow client holds the reads back, and
- * memory stays at one page. One backup at a time.
+ * memory stays at one page. One backup at a time, in one of the operator's read slots
+ * (daemon/snapshot-slots.ts) for as long as it streams.
  */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -12,7 +13,8 @@ import type { FastifyInstance } from 'fastify';
 import { refuse } from '../../src/errors.js';
 import { type CarriedFile, type CarriedFiles, backupLines, carriedFiles } from '../backup-format.js';
 import { daemonKeys } from '../book.js';
-import { requireOperator } from '../http/auth.js';
+import { callerOf, requireOperator } from '../http/auth.js';
+import type { Held } from '../snapshot-slots.js';
 import { noQuery, responses } from '../http/schemas.js';
 import type { RouteContext } from './context.js';
 
@@ -58,6 +60,13 @@ export function backupRoutes(app: FastifyInstance, { kernel, config, clock }: Ro
         running--;
         throw error;
       }
+      let slot: Held;
+      try {
+        slot = await request.server.snapshots.acquire(request.server.snapshots.principal(callerOf(request).principal));
+      } catch (error) {
+        running--;
+        throw error;
+      }
       const taken = kernel.storeForChecks.snapshot();
       let started = false;
       let released = false;
@@ -66,6 +75,7 @@ export function backupRoutes(app: FastifyInstance, { kernel, config, clock }: Ro
         released = true;
         running--;
         await taken.close().catch(() => {});
+        slot.release();
       };
       async function* lines() {
         started = true;

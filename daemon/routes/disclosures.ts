@@ -11,7 +11,7 @@ import { callerOf } from '../http/auth.js';
 import type { Query } from '../http/query.js';
 import { wireReply } from '../http/replies.js';
 import { accountId, commandHeaders, commandReplySchema, identityId, object, reference, responses, str } from '../http/schemas.js';
-import type { RouteContext } from './context.js';
+import { type RouteContext, withSlot } from './context.js';
 import { legalObligationLengthMax } from '../constants.js';
 
 interface DisclosureBody {
@@ -55,7 +55,7 @@ export function disclosureRoutes(app: FastifyInstance, { kernel, clock, settleme
         const assertion = parseAssertion(body.assertion, new Set(assets));
         const recipient = parseRecipient(body.recipient_identity, body.recipient_reference);
         // The snapshot counts against the caller's slots as every query's does (daemon/snapshot-slots.ts).
-        return request.server.snapshots.hold(caller, async () => {
+        return withSlot(request, async () => {
           const view = store.snapshot();
           try {
             const hex = await disclose(
