@@ -11,6 +11,7 @@ import type { Kernel } from '../src/book/kernel.js';
 import type { Config } from './config.js';
 import { EventHub } from './events.js';
 import { authenticator } from './http/auth.js';
+import { edgeLimits } from './http/edge-limits.js';
 import { logRequests } from './http/request-log.js';
 import { clientErrorHandler, frameworkRefusal, onUnmetExpectation, pathParamLengthMax, refusalOf, sendRefusal } from './http/replies.js';
 import { Metrics } from './metrics.js';
@@ -117,7 +118,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.addHook('onRequest', async (_request, reply) => {
     if (draining) return sendRefusal(reply, refusal('ERR-DecisionUnavailable', 'the service is shutting down; retry with the same client key'), config.retryAfterSeconds);
   });
+  const edge = edgeLimits(app, config, options.clock);
+  app.addHook('onRequest', edge.beforeAuthentication);
   app.addHook('onRequest', authenticator(kernel, { cacheMs: config.authCacheMs, clock: options.clock }));
+  app.addHook('onRequest', edge.afterAuthentication);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
     // Requests in flight when draining began close their connection as they finish,

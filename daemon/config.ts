@@ -119,6 +119,12 @@ export interface Config {
   readonly sessionLifetimeMs: number;
   /** How long a bearer token's lookup is remembered (0: never); a revoked token may work this long. */
   readonly authCacheMs: number;
+  /** Connections open at once from one address; past it, its requests are refused ERR-DecisionUnavailable and closed. */
+  readonly connectionsPerSourceMax: number;
+  /** Requests a second from one address, before authentication (a second's worth may come at once). */
+  readonly requestsPerSourcePerSecond: number;
+  /** Requests a second from one principal, once authenticated (a second's worth may come at once). */
+  readonly requestsPerPrincipalPerSecond: number;
   /** The `Retry-After` of ERR-DecisionUnavailable, integer seconds. */
   readonly retryAfterSeconds: number;
   /** How long a graceful shutdown may take before the process gives up and exits 1. */
@@ -167,6 +173,9 @@ const numeric: Record<Tunable, { default: number; min: number; max: number }> = 
   sseHeartbeatMs: { default: 15_000, min: 1_000, max: 600_000 },
   sessionLifetimeMs: { default: sessionLifetimeDefaultMs, min: 60_000, max: sessionLifetimeMaxMs },
   authCacheMs: { default: 1_000, min: 0, max: 60_000 },
+  connectionsPerSourceMax: { default: 1_024, min: 1, max: 65_536 },
+  requestsPerSourcePerSecond: { default: 20_000, min: 1, max: 1_000_000 },
+  requestsPerPrincipalPerSecond: { default: 10_000, min: 1, max: 1_000_000 },
   retryAfterSeconds: { default: 1, min: 1, max: 3_600 },
   shutdownTimeoutMs: { default: 30_000, min: 1_000, max: 600_000 },
 };

@@ -65,5 +65,5 @@ describe('reads on LevelDB under load', () => {
     expect(Object.keys(report.statuses).sort()).toEqual(['200', '503']);
     expect(report.statuses['503']).toBeGreaterThan(1_000);
     expect({ badRefusals: report.badRefusals, failures: report.failures, samples: report.failureSamples }).toEqual({ badRefusals: 0, failures: 0, samples: [] });
-  });
+  }, 120_000);
 });

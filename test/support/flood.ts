@@ -35,7 +35,7 @@ export interface FloodReport {
 const script = `
 import { Pool } from 'undici';
 const o = JSON.parse(process.argv[1]);
-const pool = new Pool(o.url, { connections: o.connections, pipelining: 1, connect: o.localAddress ? { localAddress: o.localAddress, timeout: 30000 } : { timeout: 30000 } });
+const pool = new Pool(o.url, { connections: o.connections, pipelining: 1, connect: { timeout: 30000 }, ...(o.localAddress ? { localAddress: o.localAddress } : {}) });
 const statuses = {};
 let badRefusals = 0, failures = 0, key = 0;
 const failureSamples = [];
