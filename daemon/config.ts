@@ -366,7 +366,8 @@ function readSlotSettings(store: StoreConfig, file: Record<string, unknown>, req
   const snapshotsPerPrincipalMax = integerSetting(file.snapshotsPerPrincipalMax, 'snapshotsPerPrincipalMax', { default: Math.max(1, Math.floor(snapshotsMax / 2)), ...b.snapshotsPerPrincipalMax });
   shareBelowPool('snapshotsPerPrincipalMax', snapshotsPerPrincipalMax, 'snapshotsMax', snapshotsMax, 'snapshotsOperatorReserved', snapshotsOperatorReserved);
   const snapshotQueuePerPrincipalMax = integerSetting(file.snapshotQueuePerPrincipalMax, 'snapshotQueuePerPrincipalMax', b.snapshotQueuePerPrincipalMax);
-  const snapshotQueueWaitMs = integerSetting(file.snapshotQueueWaitMs, 'snapshotQueueWaitMs', b.snapshotQueueWaitMs);
+  // By default at most half the request's own timeout, so a shorter timeout set alone still starts.
+  const snapshotQueueWaitMs = integerSetting(file.snapshotQueueWaitMs, 'snapshotQueueWaitMs', { ...b.snapshotQueueWaitMs, default: Math.min(b.snapshotQueueWaitMs.default, Math.floor(requestTimeoutMs / 2)) });
   // A read that could wait past the request's own timeout would end in a timeout instead of a refusal.
   if (snapshotQueueWaitMs >= requestTimeoutMs) throw new ConfigError('snapshotQueueWaitMs must be below requestTimeoutMs');
   return { snapshotsMax, snapshotsOperatorReserved, snapshotsPerPrincipalMax, snapshotQueuePerPrincipalMax, snapshotQueueWaitMs };
