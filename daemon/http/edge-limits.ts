@@ -62,6 +62,9 @@ class RetryAfters {
 
 type Limits = Pick<Config, 'connectionsPerSourceMax' | 'requestsPerSourcePerSecond' | 'requestsPerPrincipalPerSecond' | 'retryAfterSeconds'>;
 
+/** Routes that hold a slot of their own for as long as they stream (events, backups). */
+const streamRoutes: ReadonlySet<string> = new Set(['/v1/events', '/v1/ops/backup']);
+
 type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
 /** The edge's hooks: one to run before authentication (per address), one after it (per principal). */
@@ -77,9 +80,11 @@ export function edgeLimits(app: FastifyInstance, limits: Limits, clock: () => nu
   const refuseHere = (reply: FastifyReply, why: string) =>
     sendRefusal(reply, refusal('ERR-DecisionUnavailable', `${why}; retry after ${limits.retryAfterSeconds} s`), limits.retryAfterSeconds);
 
-  // Every other overload refusal of a principal, wherever it was decided, starts its wait.
+  // Every other overload refusal of a principal, wherever it was decided, starts its wait; a stream or a backup
+  // refused for want of a slot of its own is not load, and does not.
   app.addHook('onSend', async (request) => {
     if (request.refusalCode !== 'ERR-DecisionUnavailable' || request.actor === null || tooSoon.has(request)) return;
+    if (streamRoutes.has(request.routeOptions.url ?? '')) return;
     toldToWait.told(request.actor.principal, clock() + limits.retryAfterSeconds * 1000);
   });
 
