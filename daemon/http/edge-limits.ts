@@ -7,10 +7,11 @@
  * - before authentication, at most `requestsPerSourcePerSecond` from one address;
  * - after it, at most `requestsPerPrincipalPerSecond` from one principal;
  * - a principal refused ERR-DecisionUnavailable (its backlog share, its read queue, a rate
- *   above) was told `Retry-After`: until then at most `overloadedRequestsPerSecond` of its
- *   requests go further, the rest are refused here, at the cost of a header lookup, instead
- *   of going through parsing, validation and the kernel to be refused again. A client
- *   that honours Retry-After barely meets this; one that resends at once is slowed to it.
+ *   above) `floodRefusalsPerSecond` times in a second is resending through its refusals,
+ *   ignoring Retry-After: until its last Retry-After has passed at most
+ *   `overloadedRequestsPerSecond` of its requests go further, the rest are refused here, at
+ *   the cost of a header lookup, instead of going through parsing, validation and the
+ *   kernel to be refused again. A client that honours Retry-After never meets this.
  *
  * All refusals are 503 ERR-DecisionUnavailable with Retry-After (CONTRACT 6).
  */
@@ -18,7 +19,7 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { refusal } from '../../src/errors.js';
 import type { Config } from '../config.js';
-import { edgeKeysMax, overloadedRequestsPerSecond } from '../constants.js';
+import { edgeKeysMax, floodRefusalsPerSecond, overloadedRequestsPerSecond } from '../constants.js';
 import { sendRefusal } from './replies.js';
 
 /** A token bucket per key (one second's worth of burst), at most `edgeKeysMax` keys: the least recently used goes first. */
@@ -41,22 +42,30 @@ class Buckets {
   }
 }
 
-/** Until when each principal was told to come back (Retry-After), bounded like the buckets. */
-class RetryAfters {
-  private readonly untilMs = new Map<string, number>();
+/**
+ * Principals flooding through their refusals: one refused for load `floodRefusalsPerSecond`
+ * times within a second is held to the trickle until its last Retry-After has passed.
+ * Bounded like the buckets.
+ */
+class Flooders {
+  private readonly state = new Map<string, { sinceMs: number; refusals: number; untilMs: number }>();
 
-  told(key: string, untilMs: number): void {
-    this.untilMs.delete(key);
-    this.untilMs.set(key, untilMs);
-    if (this.untilMs.size > edgeKeysMax) this.untilMs.delete(this.untilMs.keys().next().value!);
+  refused(key: string, nowMs: number, retryAfterMs: number): void {
+    const s = this.state.get(key) ?? { sinceMs: nowMs, refusals: 0, untilMs: 0 };
+    this.state.delete(key);
+    if (nowMs - s.sinceMs >= 1_000) {
+      s.sinceMs = nowMs;
+      s.refusals = 0;
+    }
+    s.refusals += 1;
+    if (s.refusals >= floodRefusalsPerSecond) s.untilMs = nowMs + retryAfterMs;
+    this.state.set(key, s);
+    if (this.state.size > edgeKeysMax) this.state.delete(this.state.keys().next().value!);
   }
 
-  waiting(key: string, nowMs: number): boolean {
-    const until = this.untilMs.get(key);
-    if (until === undefined) return false;
-    if (nowMs < until) return true;
-    this.untilMs.delete(key);
-    return false;
+  flooding(key: string, nowMs: number): boolean {
+    const s = this.state.get(key);
+    return s !== undefined && nowMs < s.untilMs;
   }
 }
 
@@ -73,7 +82,7 @@ export function edgeLimits(app: FastifyInstance, limits: Limits, clock: () => nu
   const sources = new Buckets(limits.requestsPerSourcePerSecond);
   const principals = new Buckets(limits.requestsPerPrincipalPerSecond);
   const overloaded = new Buckets(overloadedRequestsPerSecond);
-  const toldToWait = new RetryAfters();
+  const flooders = new Flooders();
   // Refused because they came too soon: these do not start a new wait (a client's requests already under way
   // when it was first refused must not push its wait on and on).
   const tooSoon = new WeakSet<FastifyRequest>();
@@ -85,7 +94,7 @@ export function edgeLimits(app: FastifyInstance, limits: Limits, clock: () => nu
   app.addHook('onSend', async (request) => {
     if (request.refusalCode !== 'ERR-DecisionUnavailable' || request.actor === null || tooSoon.has(request)) return;
     if (streamRoutes.has(request.routeOptions.url ?? '')) return;
-    toldToWait.told(request.actor.principal, clock() + limits.retryAfterSeconds * 1000);
+    flooders.refused(request.actor.principal, clock(), limits.retryAfterSeconds * 1000);
   });
 
   return {
@@ -100,7 +109,7 @@ export function edgeLimits(app: FastifyInstance, limits: Limits, clock: () => nu
       if (request.actor === null) return;
       const { principal } = request.actor;
       const nowMs = clock();
-      if (toldToWait.waiting(principal, nowMs) && !overloaded.take(principal, nowMs)) {
+      if (flooders.flooding(principal, nowMs) && !overloaded.take(principal, nowMs)) {
         tooSoon.add(request);
         return refuseHere(reply, 'the caller was refused for load and told to retry later; it is too soon');
       }

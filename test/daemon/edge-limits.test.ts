@@ -10,10 +10,17 @@ import { type Reply, addConfig, refusalOf, startDaemon, useDaemon, useTempDirs, 
 
 const shared = useDaemon(
   { alice: 1_000_000n, bob: 1_000n, payee: 0n },
-  // A small backlog (a share of 1) so that alice is refused for load at once.
-  { requestsPerSourcePerSecond: 200, requestsPerPrincipalPerSecond: 20, backlogMax: 2 },
+  { requestsPerPrincipalPerSecond: 20 },
 );
 const newDir = useTempDirs();
+
+/** A daemon of the test's own, with `settings`. */
+async function ownDaemon(settings: Record<string, unknown>) {
+  const dir = newDir();
+  await writeBook(dir, {});
+  addConfig(dir, settings);
+  return startDaemon({ dataDir: dir });
+}
 
 /** A connection from `localAddress` to `url`, open once connected. */
 function openTo(localAddress: string, url = shared.daemon.url): Promise<Socket> {
@@ -51,10 +58,7 @@ function expectOverloaded(r: Reply, why: RegExp): void {
 
 describe('the edge under floods', () => {
   it('refuses a connection past connectionsPerSourceMax from one address (503, Retry-After, closed) and serves it again once one closes', async () => {
-    const dir = newDir();
-    await writeBook(dir, {});
-    addConfig(dir, { connectionsPerSourceMax: 4 });
-    const daemon = await startDaemon({ dataDir: dir });
+    const daemon = await ownDaemon({ connectionsPerSourceMax: 4 });
     const open = (localAddress: string) => openTo(localAddress, daemon.url);
     const held = await Promise.all(Array.from({ length: 4 }, () => open('127.0.0.5')));
     try {
@@ -77,26 +81,29 @@ describe('the edge under floods', () => {
   });
 
   it('refuses requests past requestsPerSourcePerSecond from one address before authentication, and serves other addresses', async () => {
-    const sockets = await Promise.all(Array.from({ length: 20 }, () => openTo('127.0.0.7')));
+    const daemon = await ownDaemon({ requestsPerSourcePerSecond: 20 });
+    const sockets = await Promise.all(Array.from({ length: 4 }, () => openTo('127.0.0.7', daemon.url)));
     try {
-      // 600 requests at once from one address, 30 per connection, one after another on each.
+      // 80 requests at once from one address, 20 per connection, one after another on each.
       const answers = (
         await Promise.all(
           sockets.map(async (s) => {
             const out: string[] = [];
-            for (let i = 0; i < 30; i++) out.push(await exchange(s, health));
+            for (let i = 0; i < 20; i++) out.push(await exchange(s, health));
             return out;
           }),
         )
       ).flat();
       const refused = answers.filter((a) => a.startsWith('HTTP/1.1 503 '));
-      expect(refused.length).toBeGreaterThanOrEqual(50);
-      for (const a of refused) expect(a).toMatch(/retry-after: 1\r\n[\s\S]*more than 200 requests a second from this address/i);
-      expect(answers.filter((a) => a.startsWith('HTTP/1.1 200 ')).length).toBeGreaterThanOrEqual(200);
+      expect(refused.length).toBeGreaterThanOrEqual(10);
+      for (const a of refused) expect(a).toMatch(/retry-after: 1\r\n[\s\S]*more than 20 requests a second from this address/i);
+      expect(answers.filter((a) => a.startsWith('HTTP/1.1 200 ')).length).toBeGreaterThanOrEqual(20);
+      // Another address has its own.
+      expect(await exchange(await openTo('127.0.0.8', daemon.url), health)).toMatch(/^HTTP\/1\.1 200 /);
     } finally {
       for (const s of sockets) s.destroy();
     }
-    expect((await shared.as('bob').get('/v1/health')).status).toBe(200);
+    expect(await daemon.stop()).toBe(0);
   });
 
   it('refuses requests past requestsPerPrincipalPerSecond of one principal, and serves another meanwhile', async () => {
@@ -109,21 +116,22 @@ describe('the edge under floods', () => {
     expect((await bob.get('/v1/accounts/did:ledger:acct:bob')).status).toBe(200);
   });
 
-  it("holds a principal told Retry-After to a trickle until then, refusing the rest at the edge, and serves it after", async () => {
+  it('holds a principal resending through its refusals to a trickle until its Retry-After has passed, refusing the rest at the edge, and serves it after', async () => {
     await new Promise((r) => setTimeout(r, 1_100));
     const alice = shared.as('alice');
-    let key = 0;
-    const send = () => alice.post('/v1/transfers', { legs: [{ amount: '1', asset: 'USD', from: 'did:ledger:acct:alice', to: 'did:ledger:acct:payee' }] }, undefined, { 'client-key': `trickle-${Date.now()}-${++key}` });
-    // Her share of the backlog is 1: of 15 at once, most are refused for load, which tells her Retry-After.
-    const first = await Promise.all(Array.from({ length: 15 }, send));
-    expect(first.filter((r) => r.status === 503).length).toBeGreaterThan(0);
-    // Resent at once, ignoring Retry-After: past the trickle (64 a second) refused at the edge, as too soon.
-    const again = await Promise.all(Array.from({ length: 100 }, send));
-    const tooSoon = again.filter((r) => r.status === 503 && /too soon/.test(r.body.description));
+    const read = () => alice.get('/v1/accounts/did:ledger:acct:alice');
+    // Waves of 400 reads at once, past her rate (20 a second), until over 256 refusals land within a second and the
+    // edge holds her to its trickle: then what is past the trickle is refused as too soon (a few waves on a slow machine).
+    let tooSoon: Reply[] = [];
+    for (let wave = 0; wave < 5 && tooSoon.length === 0; wave++) {
+      const replies = await Promise.all(Array.from({ length: 400 }, read));
+      for (const r of replies) if (r.status !== 200) expectOverloaded(r, /more than 20 requests a second from this principal|too soon/);
+      tooSoon = replies.filter((r) => r.status === 503 && /too soon/.test(r.body.description));
+    }
     expect(tooSoon.length).toBeGreaterThan(0);
     for (const r of tooSoon) expectOverloaded(r, /told to retry later/);
-    // Once Retry-After has passed (and the bucket refilled), she is served.
+    // Once her last Retry-After has passed (and her rate refilled), she is served.
     await new Promise((r) => setTimeout(r, 1_200));
-    expect((await send()).status).toBe(202);
+    expect((await read()).status).toBe(200);
   });
 });
