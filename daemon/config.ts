@@ -174,8 +174,8 @@ const numeric: Record<Tunable, { default: number; min: number; max: number }> = 
   sessionLifetimeMs: { default: sessionLifetimeDefaultMs, min: 60_000, max: sessionLifetimeMaxMs },
   authCacheMs: { default: 1_000, min: 0, max: 60_000 },
   connectionsPerSourceMax: { default: 1_024, min: 1, max: 65_536 },
-  requestsPerSourcePerSecond: { default: 20_000, min: 1, max: 1_000_000 },
-  requestsPerPrincipalPerSecond: { default: 10_000, min: 1, max: 1_000_000 },
+  requestsPerSourcePerSecond: { default: 50_000, min: 1, max: 1_000_000 },
+  requestsPerPrincipalPerSecond: { default: 20_000, min: 1, max: 1_000_000 },
   retryAfterSeconds: { default: 1, min: 1, max: 3_600 },
   shutdownTimeoutMs: { default: 30_000, min: 1_000, max: 600_000 },
 };
