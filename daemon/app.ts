@@ -120,7 +120,9 @@ export function buildApp(options: AppOptions): FastifyInstance {
   });
   const edge = edgeLimits(app, config, options.clock);
   app.addHook('onRequest', edge.beforeAuthentication);
-  app.addHook('onRequest', authenticator(kernel, { cacheMs: config.authCacheMs, clock: options.clock }));
+  const auth = authenticator(kernel, { cacheMs: config.authCacheMs, clock: options.clock });
+  app.addHook('onRequest', auth.authenticate);
+  app.addHook('onClose', async () => auth.close());
   app.addHook('onRequest', edge.afterAuthentication);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);

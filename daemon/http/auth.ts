@@ -66,7 +66,7 @@ export function authenticator(kernel: Kernel, options: { cacheMs: number; clock:
   const underWay = new Map<string, Promise<Remembered | null>>();
   // Bumped when tokens are forgotten: a lookup begun before is answered but not remembered.
   let generation = 0;
-  kernel.onDecision(({ operation }) => {
+  const off = kernel.onDecision(({ operation }) => {
     if (leavesTokensAlone.has(operation.command.type)) return;
     generation += 1;
     remembered.clear();
@@ -102,7 +102,7 @@ export function authenticator(kernel: Kernel, options: { cacheMs: number; clock:
     underWay.set(hash, reading);
     return reading;
   };
-  return async (request: FastifyRequest): Promise<void> => {
+  const authenticate = async (request: FastifyRequest): Promise<void> => {
     if (request.is404 || request.routeOptions.config.public) return;
     const match = bearerPattern.exec(request.headers.authorization ?? '');
     const found = match ? await lookup(match[1]!, request) : null;
@@ -110,6 +110,8 @@ export function authenticator(kernel: Kernel, options: { cacheMs: number; clock:
     request.actor = found.actor;
     request.bearer = found.bearer;
   };
+  /** `close` stops listening to the kernel's decisions (when the app closes). */
+  return { authenticate, close: off };
 }
 
 /** Refuses a caller that is not the operator (the /v1/ops routes). */
