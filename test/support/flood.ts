@@ -27,6 +27,8 @@ export interface FloodReport {
   readonly statuses: Record<string, number>;
   /** 503s that were not ERR-DecisionUnavailable with an integer Retry-After. */
   readonly badRefusals: number;
+  /** 503s the edge gave before reading the request's body, for coming too soon after a Retry-After (docs/daemon.md, "Floods"). */
+  readonly tooSoon: number;
   /** Requests that got no reply (a reset, a timeout). */
   readonly failures: number;
   readonly failureSamples: string[];
@@ -37,7 +39,7 @@ import { Pool } from 'undici';
 const o = JSON.parse(process.argv[1]);
 const pool = new Pool(o.url, { connections: o.connections, pipelining: 1, connect: { timeout: 30000 }, ...(o.localAddress ? { localAddress: o.localAddress } : {}) });
 const statuses = {};
-let badRefusals = 0, failures = 0, key = 0;
+let badRefusals = 0, tooSoon = 0, failures = 0, key = 0;
 const failureSamples = [];
 let on = true;
 const stop = () => { on = false; };
@@ -56,8 +58,9 @@ await Promise.all(Array.from({ length: o.connections }, async (_, i) => {
       const text = await res.body.text();
       statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
       if (res.statusCode === 503) {
-        let error = null;
-        try { error = JSON.parse(text).error; } catch {}
+        let error = null, description = '';
+        try { ({ error, description } = JSON.parse(text)); } catch {}
+        if (/too soon/.test(description)) tooSoon++;
         if (error !== 'ERR-DecisionUnavailable' || !/^[1-9][0-9]*$/.test(String(res.headers['retry-after']))) badRefusals++;
       }
     } catch (e) {
@@ -68,7 +71,7 @@ await Promise.all(Array.from({ length: o.connections }, async (_, i) => {
   }
 }));
 await pool.close();
-process.stdout.write(JSON.stringify({ statuses, badRefusals, failures, failureSamples }) + '\\n');
+process.stdout.write(JSON.stringify({ statuses, badRefusals, tooSoon, failures, failureSamples }) + '\\n');
 `;
 
 export interface Flood {
