@@ -13,10 +13,11 @@ import { EventHub } from './events.js';
 import { authenticator } from './http/auth.js';
 import { CursorSeal } from './http/cursors.js';
 import { lingerOnClose } from './http/linger.js';
+import { edgeLimits } from './http/edge-limits.js';
 import { logRequests } from './http/request-log.js';
 import { clientErrorHandler, frameworkRefusal, onUnmetExpectation, pathParamLengthMax, refusalOf, sendRefusal } from './http/replies.js';
 import { Metrics } from './metrics.js';
-import { SnapshotSlots } from './snapshot-slots.js';
+import { SnapshotSlots, readSlotBounds } from './snapshot-slots.js';
 import type { Settlement } from './settlement.js';
 import { OpenApi } from './openapi.js';
 import { custodyRoutes } from './routes/custody.js';
@@ -96,7 +97,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.decorateRequest('actor', null);
   app.decorateRequest('bearer', null);
   app.decorateRequest('rawBody', null);
-  app.decorate('snapshots', new SnapshotSlots(kernel, { perPrincipalMax: config.snapshotsPerPrincipalMax, nonOperatorMax: config.snapshotsNonOperatorMax }));
+  const metrics = options.metrics ?? new Metrics(options.version);
+  app.decorate('snapshots', new SnapshotSlots(kernel, readSlotBounds(config), metrics.readSlots));
   logRequests(app);
 
   const openApi = new OpenApi();
@@ -120,7 +122,12 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.addHook('onRequest', async (_request, reply) => {
     if (draining) return sendRefusal(reply, refusal('ERR-DecisionUnavailable', 'the service is shutting down; retry with the same client key'), config.retryAfterSeconds);
   });
-  app.addHook('onRequest', authenticator(kernel, { cacheMs: config.authCacheMs, clock: options.clock }));
+  const edge = edgeLimits(app, config, options.clock);
+  app.addHook('onRequest', edge.beforeAuthentication);
+  const auth = authenticator(kernel, { cacheMs: config.authCacheMs, clock: options.clock });
+  app.addHook('onRequest', auth.authenticate);
+  app.addHook('onClose', async () => auth.close());
+  app.addHook('onRequest', edge.afterAuthentication);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
     // Requests in flight when draining began close their connection as they finish,
@@ -181,7 +188,6 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const offCheckpoints = options.settlement.checkpoints.onChange((changed) => {
     for (const checkpoint of changed) events.broadcast('checkpoint', stringifyWire(checkpointView(checkpoint)));
   });
-  const metrics = options.metrics ?? new Metrics(options.version);
   metrics.attach({ backlog: () => kernel.backlog, streams: () => events.streamCount });
   const offDecisions = kernel.onDecision(metrics.observeDecision);
   // Decisions at debug: which operation, its command type and where it went.

@@ -40,7 +40,8 @@ export type StoreConfig =
 
 /** Bounds of the PostgreSQL store's settings (inclusive). */
 const postgresNumeric = {
-  poolSize: { default: 8, min: 1, max: 100 },
+  // At least 2: one connection shared by all would be one principal's whole pool (docs/daemon.md, "Reads under load").
+  poolSize: { default: 8, min: 2, max: 100 },
   leaseMs: { default: 10_000, min: 1_000, max: 600_000 },
 } as const;
 
@@ -57,8 +58,20 @@ const levelNumeric = {
 /** The book on LevelDB with its defaults. */
 export const leveldbStoreDefault: StoreConfig = Object.freeze({ kind: 'leveldb', openFilesMax: levelNumeric.openFilesMax.default, writeBufferBytes: levelNumeric.writeBufferBytes.default });
 
-/** `snapshotsPerPrincipalMax`'s bounds; its default is derived from the pool (`snapshotBounds`). */
-const snapshotsPerPrincipalRange = { min: 1, max: 100 } as const;
+/**
+ * The read slots' settings (daemon/snapshot-slots.ts); the defaults of the first three
+ * are derived from the store (`readSlotSettings`). On LevelDB a slot is an open snapshot,
+ * cheap (docs/performance.md, "Open snapshots"); on PostgreSQL a pooled connection.
+ */
+const readSlotsNumeric = {
+  snapshotsMax: { min: 2, max: 1_000 },
+  snapshotsOperatorReserved: { min: 0, max: 998 },
+  snapshotsPerPrincipalMax: { min: 1, max: 999 },
+  snapshotQueuePerPrincipalMax: { default: 64, min: 0, max: 10_000 },
+  snapshotQueueWaitMs: { default: 5_000, min: 1, max: 60_000 },
+} as const;
+/** Read slots on LevelDB by default: far more than PostgreSQL's pool, as a snapshot holds no connection. */
+const levelSnapshotsMaxDefault = 64;
 
 export interface Config {
   readonly dataDir: string;
@@ -74,10 +87,16 @@ export interface Config {
   readonly backlogMax: number;
   /** One principal's share of the backlog: 1/backlogShareDivisor of `backlogMax`, rounded up (derived, not set). */
   readonly backlogPerPrincipalMax: number;
-  /** Snapshots (queries in progress) one principal may hold at once; past it, ERR-DecisionUnavailable. Default: half of `poolSize`. */
+  /** Reads of the book (each one snapshot) in progress at once, all principals together; on PostgreSQL at most `poolSize`. */
+  readonly snapshotsMax: number;
+  /** Of `snapshotsMax`, the slots only the operator may take. */
+  readonly snapshotsOperatorReserved: number;
+  /** Reads one principal may run at once; a fraction of what all but the operator share. */
   readonly snapshotsPerPrincipalMax: number;
-  /** On PostgreSQL, snapshots all principals but the operator may hold together: `poolSize` less the operator's quarter (derived, not set); null on LevelDB. */
-  readonly snapshotsNonOperatorMax: number | null;
+  /** Reads of one principal waiting for a slot; past it, ERR-DecisionUnavailable. */
+  readonly snapshotQueuePerPrincipalMax: number;
+  /** How long a read waits for a slot before it is refused ERR-DecisionUnavailable; below `requestTimeoutMs`. */
+  readonly snapshotQueueWaitMs: number;
   readonly cacheEntries: number;
   readonly bodyBytesMax: number;
   /** Request line and headers together (Node's maxHeaderSize). */
@@ -100,6 +119,12 @@ export interface Config {
   readonly sessionLifetimeMs: number;
   /** How long a bearer token's lookup is remembered (0: never); a revoked token may work this long. */
   readonly authCacheMs: number;
+  /** Connections open at once from one address; past it, its requests are refused ERR-DecisionUnavailable and closed. */
+  readonly connectionsPerSourceMax: number;
+  /** Requests a second from one address, before authentication (a second's worth may come at once). */
+  readonly requestsPerSourcePerSecond: number;
+  /** Requests a second from one principal, once authenticated (a second's worth may come at once). */
+  readonly requestsPerPrincipalPerSecond: number;
   /** The `Retry-After` of ERR-DecisionUnavailable, integer seconds. */
   readonly retryAfterSeconds: number;
   /** How long a graceful shutdown may take before the process gives up and exits 1. */
@@ -133,27 +158,33 @@ export interface SettlementConfig {
   readonly statusFreshMs: number;
 }
 
-type Tunable = Exclude<keyof Config, 'dataDir' | 'listen' | 'logLevel' | 'relyingParty' | 'backlogPerPrincipalMax' | 'snapshotsPerPrincipalMax' | 'snapshotsNonOperatorMax' | 'store' | 'settlement' | 'recovery' | 'backup'>;
+type ReadSlotSetting = keyof typeof readSlotsNumeric;
+type Tunable = Exclude<keyof Config, 'dataDir' | 'listen' | 'logLevel' | 'relyingParty' | 'backlogPerPrincipalMax' | ReadSlotSetting | 'store' | 'settlement' | 'recovery' | 'backup'>;
 
 /** Every numeric setting with its default and bounds (inclusive). */
 const numeric: Record<Tunable, { default: number; min: number; max: number }> = {
   transferDeadlineMs: { default: transferDeadlineDefaultMs, min: 1, max: deadlineHorizonMaxMs },
   reservationDeadlineMs: { default: reservationDeadlineDefaultMs, min: 1, max: deadlineHorizonMaxMs },
-  backlogMax: { default: backlogCommandsMax, min: 1, max: backlogCommandsMax },
+  // At least 2: a principal's share (an eighth, rounded up) of a backlog of 1 would be all of it.
+  backlogMax: { default: backlogCommandsMax, min: 2, max: backlogCommandsMax },
   cacheEntries: { default: cacheEntriesDefault, min: cacheEntriesMin, max: 10_000_000 },
   bodyBytesMax: { default: 64 * 1024, min: 4 * 1024, max: 1024 * 1024 },
   headerBytesMax: { default: 16 * 1024, min: 4 * 1024, max: 64 * 1024 },
   requestTimeoutMs: { default: 30_000, min: 1_000, max: 600_000 },
   keepAliveTimeoutMs: { default: 72_000, min: 1_000, max: 600_000 },
-  sseConnectionsMax: { default: 256, min: 1, max: 10_000 },
-  sseConnectionsPerPrincipalMax: { default: 8, min: 1, max: 10_000 },
-  sseOperatorConnectionsReserved: { default: 8, min: 0, max: 9_999 },
+  // Room for the smallest share below the operator's reserve: a principal never holds all that others share.
+  sseConnectionsMax: { default: 256, min: 2, max: 10_000 },
+  sseConnectionsPerPrincipalMax: { default: 8, min: 1, max: 9_999 },
+  sseOperatorConnectionsReserved: { default: 8, min: 0, max: 9_998 },
   sseBufferedBytesMax: { default: 1024 * 1024, min: 64 * 1024, max: 64 * 1024 * 1024 },
   sseBufferedBytesTotalMax: { default: 64 * 1024 * 1024, min: 64 * 1024, max: 1024 * 1024 * 1024 },
   sseReplayPageEvents: { default: 100, min: 1, max: 1_000 },
   sseHeartbeatMs: { default: 15_000, min: 1_000, max: 600_000 },
   sessionLifetimeMs: { default: sessionLifetimeDefaultMs, min: 60_000, max: sessionLifetimeMaxMs },
   authCacheMs: { default: 1_000, min: 0, max: 60_000 },
+  connectionsPerSourceMax: { default: 1_024, min: 1, max: 65_536 },
+  requestsPerSourcePerSecond: { default: 50_000, min: 1, max: 1_000_000 },
+  requestsPerPrincipalPerSecond: { default: 20_000, min: 1, max: 1_000_000 },
   retryAfterSeconds: { default: 1, min: 1, max: 3_600 },
   shutdownTimeoutMs: { default: 30_000, min: 1_000, max: 600_000 },
 };
@@ -205,7 +236,7 @@ function readIfPresent(path: string): string | null {
   }
 }
 
-const fileKeys = new Set<string>([...Object.keys(numeric), 'snapshotsPerPrincipalMax', 'listen', 'logLevel', 'relyingParty', 'store', 'settlement', 'recovery', 'backup']);
+const fileKeys = new Set<string>([...Object.keys(numeric), ...Object.keys(readSlotsNumeric), 'listen', 'logLevel', 'relyingParty', 'store', 'settlement', 'recovery', 'backup']);
 
 function parseFile(path: string, text: string): Record<string, unknown> {
   let doc: unknown;
@@ -293,6 +324,7 @@ export function loadConfig(sources: ConfigSources): Config {
   if (tunables.sseOperatorConnectionsReserved >= tunables.sseConnectionsMax) {
     throw new ConfigError('sseOperatorConnectionsReserved must be below sseConnectionsMax (other principals need a stream too)');
   }
+  shareBelowPool('sseConnectionsPerPrincipalMax', tunables.sseConnectionsPerPrincipalMax, 'sseConnectionsMax', tunables.sseConnectionsMax, 'sseOperatorConnectionsReserved', tunables.sseOperatorConnectionsReserved);
   const rpFile = file.relyingParty ?? {};
   if (typeof rpFile !== 'object' || rpFile === null || Array.isArray(rpFile)) throw new ConfigError('relyingParty must be an object {id, origin}');
   const rp = rpFile as Record<string, unknown>;
@@ -305,7 +337,7 @@ export function loadConfig(sources: ConfigSources): Config {
   return Object.freeze({
     ...tunables,
     backlogPerPrincipalMax: Math.ceil(tunables.backlogMax / backlogShareDivisor),
-    ...snapshotBounds(store, file.snapshotsPerPrincipalMax),
+    ...readSlotSettings(store, file, tunables.requestTimeoutMs),
     settlement: settlementSettings(file.settlement),
     dataDir,
     store,
@@ -321,15 +353,34 @@ export function loadConfig(sources: ConfigSources): Config {
 }
 
 /**
- * Snapshot bounds from the pool they draw on: a principal may hold half of it, and on
- * PostgreSQL the principals but the operator together all but its quarter (rounded
- * down: a pool under 4 leaves the operator no share of its own). LevelDB has no pool;
- * its per-principal default is PostgreSQL's on the default pool.
+ * A per-principal share of a pool is a fraction of what all but the operator share:
+ * below the pool less the operator's reserve, so no principal can take all of it.
  */
-function snapshotBounds(store: StoreConfig, perPrincipal: unknown): Pick<Config, 'snapshotsPerPrincipalMax' | 'snapshotsNonOperatorMax'> {
-  const poolSize = store.kind === 'postgres' ? store.poolSize : postgresNumeric.poolSize.default;
-  const snapshotsPerPrincipalMax = integerSetting(perPrincipal, 'snapshotsPerPrincipalMax', { default: Math.max(1, Math.floor(poolSize / 2)), ...snapshotsPerPrincipalRange });
-  return { snapshotsPerPrincipalMax, snapshotsNonOperatorMax: store.kind === 'postgres' ? poolSize - Math.floor(poolSize / 4) : null };
+function shareBelowPool(share: string, shareValue: number, pool: string, poolValue: number, reserve: string, reserveValue: number): void {
+  if (shareValue >= poolValue - reserveValue) throw new ConfigError(`${share} must be below ${pool} less ${reserve} (${poolValue - reserveValue}): one principal would hold every slot the others share`);
+}
+
+/**
+ * The read slots: `snapshotsMax` is 64 on LevelDB and the pool on PostgreSQL (each
+ * read holds a pooled connection, so no more); the operator reserves a quarter of them
+ * (rounded down) and a principal runs half (at least 1). Both defaults keep a
+ * principal's share below what all but the operator share, for every pool of 2 or more.
+ */
+function readSlotSettings(store: StoreConfig, file: Record<string, unknown>, requestTimeoutMs: number): Pick<Config, ReadSlotSetting> {
+  const poolSize = store.kind === 'postgres' ? store.poolSize : null;
+  const b = readSlotsNumeric;
+  const snapshotsMax = integerSetting(file.snapshotsMax, 'snapshotsMax', { default: poolSize ?? levelSnapshotsMaxDefault, ...b.snapshotsMax });
+  if (poolSize !== null && snapshotsMax > poolSize) throw new ConfigError(`snapshotsMax must be at most store.poolSize (${poolSize}) on PostgreSQL: each read holds a pooled connection`);
+  const snapshotsOperatorReserved = integerSetting(file.snapshotsOperatorReserved, 'snapshotsOperatorReserved', { default: Math.floor(snapshotsMax / 4), ...b.snapshotsOperatorReserved });
+  if (snapshotsOperatorReserved >= snapshotsMax) throw new ConfigError('snapshotsOperatorReserved must be below snapshotsMax (other principals need a slot too)');
+  const snapshotsPerPrincipalMax = integerSetting(file.snapshotsPerPrincipalMax, 'snapshotsPerPrincipalMax', { default: Math.max(1, Math.floor(snapshotsMax / 2)), ...b.snapshotsPerPrincipalMax });
+  shareBelowPool('snapshotsPerPrincipalMax', snapshotsPerPrincipalMax, 'snapshotsMax', snapshotsMax, 'snapshotsOperatorReserved', snapshotsOperatorReserved);
+  const snapshotQueuePerPrincipalMax = integerSetting(file.snapshotQueuePerPrincipalMax, 'snapshotQueuePerPrincipalMax', b.snapshotQueuePerPrincipalMax);
+  // By default at most half the request's own timeout, so a shorter timeout set alone still starts.
+  const snapshotQueueWaitMs = integerSetting(file.snapshotQueueWaitMs, 'snapshotQueueWaitMs', { ...b.snapshotQueueWaitMs, default: Math.min(b.snapshotQueueWaitMs.default, Math.floor(requestTimeoutMs / 2)) });
+  // A read that could wait past the request's own timeout would end in a timeout instead of a refusal.
+  if (snapshotQueueWaitMs >= requestTimeoutMs) throw new ConfigError('snapshotQueueWaitMs must be below requestTimeoutMs');
+  return { snapshotsMax, snapshotsOperatorReserved, snapshotsPerPrincipalMax, snapshotQueuePerPrincipalMax, snapshotQueueWaitMs };
 }
 
 /** `recovery`: `{authority?, delayMs?}` (CONTRACT 8); the authority must be an identity of the book (checked when the book opens). */

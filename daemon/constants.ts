@@ -9,6 +9,16 @@
 export const requestTimeoutCheckMs = 1_000;
 /** Tokens the authenticator remembers at once (bounds the cache's memory). */
 export const rememberedTokensMax = 10_000;
+/** Addresses and principals the edge's rate limits remember at once (the least recently seen are forgotten first). */
+export const edgeKeysMax = 100_000;
+/**
+ * Requests a second a principal flooding through its refusals still gets past the edge until
+ * its Retry-After has passed: enough for a client's retries to find the room that frees, few enough
+ * that resending at once costs the daemon little.
+ */
+export const overloadedRequestsPerSecond = 64;
+/** Refusals for load in one second that show a principal resending through them (a client waiting as told gets a few). */
+export const floodRefusalsPerSecond = 256;
 /** Longest path (with its query) a log line quotes. */
 export const loggedUrlLengthMax = 256;
 /** Longest path an unrouted request's refusal quotes back: a client cannot make the answer as long as its URL. */

@@ -8,6 +8,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DecisionEvent } from '../src/book/kernel.js';
 import type { BatchOp, Store } from '../src/store/port.js';
+import type { RefusalReason, Share, SlotObserver } from './snapshot-slots.js';
 
 /** States that end a command's first decision: the latency histogram measures submission to one of these. */
 const firstDecisionStates: ReadonlySet<string> = new Set(['Completed', 'Rejected', 'Reserved']);
@@ -16,6 +17,8 @@ const firstDecisionStates: ReadonlySet<string> = new Set(['Completed', 'Rejected
 const decisionLatencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Seconds: one fsync'd LevelDB batch. */
 const storeWriteBuckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
+/** Seconds: a read's wait for a slot, from none up to the longest `snapshotQueueWaitMs`. */
+const readWaitBuckets = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 export interface MetricsSources {
   /** Commands acknowledged and not yet decided. */
@@ -31,6 +34,9 @@ export class Metrics {
   private readonly decisionLatency: Histogram;
   private readonly storeWrite: Histogram;
   private sources: MetricsSources | null = null;
+  private readonly readsQueued: Gauge<'share'>;
+  private readonly readWait: Histogram<'share'>;
+  private readonly readRefusals: Counter<'share' | 'reason'>;
 
   constructor(version: string) {
     const registers = [this.registry];
@@ -46,6 +52,10 @@ export class Metrics {
     new Gauge({ name: 'ledgerd_event_streams', help: 'Event streams (GET /v1/events) open', registers, collect() {
       this.set(source((s) => s.streams(), 0));
     } });
+    this.readsQueued = new Gauge({ name: 'ledgerd_reads_queued', help: 'Reads of the book waiting for a slot, by share (operator or principals)', labelNames: ['share'], registers });
+    this.readWait = new Histogram({ name: 'ledgerd_read_wait_seconds', help: 'How long reads that waited for a slot waited, by share', labelNames: ['share'], buckets: readWaitBuckets, registers });
+    this.readRefusals = new Counter({ name: 'ledgerd_read_refusals_total', help: 'Reads refused a slot, by share and reason (queue_full, wait_expired)', labelNames: ['share', 'reason'], registers });
+    for (const share of ['operator', 'principals'] as const) this.readsQueued.set({ share }, 0);
     new Gauge({ name: 'ledgerd_build_info', help: 'Always 1; the version running', labelNames: ['version'], registers }).set({ version }, 1);
   }
 
@@ -53,6 +63,13 @@ export class Metrics {
   attach(sources: MetricsSources): void {
     this.sources = sources;
   }
+
+  /** What the read slots report (daemon/snapshot-slots.ts). */
+  readonly readSlots: SlotObserver = {
+    queued: (share: Share, delta: number) => this.readsQueued.inc({ share }, delta),
+    waited: (share: Share, waitedMs: number) => this.readWait.observe({ share }, waitedMs / 1000),
+    refused: (share: Share, reason: RefusalReason) => this.readRefusals.inc({ share, reason }),
+  };
 
   /** An `onDecision` listener. */
   readonly observeDecision = ({ operation }: DecisionEvent): void => {

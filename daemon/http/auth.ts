@@ -5,8 +5,10 @@
  * compares in constant time) and never logged.
  *
  * A successful lookup is remembered, by the token's hash, for `authCacheMs` (a store
- * read per request is the largest cost of a small command): a revoked token may keep
- * working that long. An expired session is refused at once, cached or not.
+ * read per request is the largest cost of a small command), and lookups of one token
+ * under way at once are one read: a flood of one bearer costs one read per
+ * `authCacheMs`. A decision that may change credentials forgets them all at once; an
+ * expired session is refused at once, cached or not.
  */
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
@@ -15,7 +17,9 @@ import type { Scheme } from '../../src/model/model.js';
 import { LruCache } from '../../src/book/cache.js';
 import { refuse } from '../../src/errors.js';
 import type { Kernel } from '../../src/book/kernel.js';
+import { tokenTextLengthMax } from '../../src/auth/constants.js';
 import { rememberedTokensMax } from '../constants.js';
+import { withSourceSlot } from '../routes/context.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -44,14 +48,35 @@ interface Remembered {
   readonly rememberedUntilMs: number;
 }
 
+/**
+ * Commands whose decision cannot change what a bearer token authenticates (money,
+ * grants, accounts, assets, settlement). Any other decided command (a new kind among
+ * them) forgets every remembered token at once, so a credential revoked or removed
+ * stops working with the decision that did it, not `authCacheMs` later.
+ */
+const leavesTokensAlone: ReadonlySet<string> = new Set([
+  'transfer', 'reserve', 'capture', 'release', 'withdraw', 'settle', 'observe', 'open_account', 'issue_grant', 'revoke_grant',
+  'register_party', 'freeze_account', 'unfreeze_account', 'close_account', 'register_asset', 'bind_asset', 'deprecate_asset',
+  'open_custody_change', 'cancel_custody_change',
+]);
+
 export function authenticator(kernel: Kernel, options: { cacheMs: number; clock: () => number }) {
   const remembered = new LruCache<Remembered>(rememberedTokensMax);
-  const lookup = async (token: string): Promise<Remembered | null> => {
+  // One store read per token at a time: a flood of one bearer waits on the lookup already under way.
+  const underWay = new Map<string, Promise<Remembered | null>>();
+  // Bumped when tokens are forgotten: a lookup begun before is answered but not remembered.
+  let generation = 0;
+  const off = kernel.onDecision(({ operation }) => {
+    if (leavesTokensAlone.has(operation.command.type)) return;
+    generation += 1;
+    remembered.clear();
+    underWay.clear();
+  });
+  const read = async (token: string, hash: string, request: FastifyRequest): Promise<Remembered | null> => {
+    const begun = generation;
     const nowMs = options.clock();
-    const hash = createHash('sha256').update(token).digest('hex');
-    const known = remembered.get(hash);
-    if (known !== undefined && nowMs < known.rememberedUntilMs) return known.bearer.expiresAtMs !== null && nowMs >= known.bearer.expiresAtMs ? null : known;
-    const caller = await kernel.authenticate(token);
+    // A read of the store before the caller is known: charged to the source address's slots.
+    const caller = await withSourceSlot(request, () => kernel.authenticate(token));
     if (caller === null) return null;
     // The scope goes with the caller: a scoped credential reaches only its accounts (spec 5.5).
     const found: Remembered = {
@@ -59,17 +84,34 @@ export function authenticator(kernel: Kernel, options: { cacheMs: number; clock:
       bearer: { scheme: caller.scheme, expiresAtMs: caller.expiresAtMs },
       rememberedUntilMs: nowMs + options.cacheMs,
     };
-    if (options.cacheMs > 0) remembered.set(hash, found);
+    if (options.cacheMs > 0 && begun === generation) remembered.set(hash, found);
     return found;
   };
-  return async (request: FastifyRequest): Promise<void> => {
+  const lookup = async (token: string, request: FastifyRequest): Promise<Remembered | null> => {
+    // Bounded before hashing, as the store's lookup is: no caller makes us hash a long header.
+    if (token.length > tokenTextLengthMax) return null;
+    const nowMs = options.clock();
+    const hash = createHash('sha256').update(token).digest('hex');
+    const known = remembered.get(hash);
+    if (known !== undefined && nowMs < known.rememberedUntilMs) return known.bearer.expiresAtMs !== null && nowMs >= known.bearer.expiresAtMs ? null : known;
+    const pending = underWay.get(hash);
+    if (pending !== undefined) return pending;
+    const reading = read(token, hash, request).finally(() => {
+      if (underWay.get(hash) === reading) underWay.delete(hash);
+    });
+    underWay.set(hash, reading);
+    return reading;
+  };
+  const authenticate = async (request: FastifyRequest): Promise<void> => {
     if (request.is404 || request.routeOptions.config.public) return;
     const match = bearerPattern.exec(request.headers.authorization ?? '');
-    const found = match ? await lookup(match[1]!) : null;
+    const found = match ? await lookup(match[1]!, request) : null;
     if (found === null) refuse('ERR-CredentialInvalid', 'the bearer token is missing, unknown or expired');
     request.actor = found.actor;
     request.bearer = found.bearer;
   };
+  /** `close` stops listening to the kernel's decisions (when the app closes). */
+  return { authenticate, close: off };
 }
 
 /** Refuses a caller that is not the operator (the /v1/ops routes). */

@@ -7,7 +7,7 @@
  * went wrong (the reason is logged).
  */
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { challengeView } from '../../src/auth/challenges.js';
 import { challengeBytesMin, tokenBytesMin } from '../../src/auth/constants.js';
 import { type SessionView, drawSession, sessionView } from '../../src/auth/keys.js';
@@ -17,7 +17,7 @@ import { type CredentialId, parseCredentialId, parseIdentityId } from '../../src
 import { callerOf } from '../http/auth.js';
 import { wireReply } from '../http/replies.js';
 import { credentialId, identityId, noQuery, nullable, object, responses, str, uintNumber } from '../http/schemas.js';
-import type { RouteContext } from './context.js';
+import { type RouteContext, withSourceSlot } from './context.js';
 
 const base64url = (description: string) => str(description, { pattern: '^[A-Za-z0-9_-]+$' });
 
@@ -50,8 +50,8 @@ export function authRoutes(app: FastifyInstance, { kernel, config, clock }: Rout
   const decoy = decoyPasskeyKey();
 
   /** Verifies a sign-in, has the kernel decide it, and gives the session, or why not. */
-  async function signIn(assertion: PasskeyAssertion, id: CredentialId): Promise<SessionView | Refusal> {
-    const stored = await kernel.credential(id);
+  async function signIn(request: FastifyRequest, assertion: PasskeyAssertion, id: CredentialId): Promise<SessionView | Refusal> {
+    const stored = await withSourceSlot(request, () => kernel.credential(id));
     const known = stored !== undefined && stored.scheme === 'webauthn-es256' && stored.verifier !== null && stored.webauthnId !== null;
     const challenge = ceremonyChallenge(assertion.client_data_json);
     if (typeof challenge !== 'string') return challenge;
@@ -107,7 +107,7 @@ export function authRoutes(app: FastifyInstance, { kernel, config, clock }: Rout
     },
     async (request, reply) => {
       const body = request.body as { assertion: unknown; credential: unknown };
-      const outcome = await signIn(parsePasskeyAssertion(body.assertion), parseCredentialId(body.credential));
+      const outcome = await signIn(request, parsePasskeyAssertion(body.assertion), parseCredentialId(body.credential));
       if ('session' in outcome) return wireReply(reply, { ...outcome });
       if (outcome.error === 'ERR-DecisionUnavailable') refuse(outcome.error, outcome.description);
       // One answer for every failure, so an anonymous caller learns nothing (not even

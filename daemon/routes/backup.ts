@@ -4,7 +4,8 @@
  * backup key and encrypted to the age X25519 recipient (CONTRACT 13; plaintext only when
  * the config sets `backup.allowPlaintext`), while the daemon goes on deciding. Pulled a
  * page at a time as the client reads: a slow client holds the reads back, and memory
- * stays at one page. One backup at a time; a client that reads nothing for
+ * stays at one page. One backup at a time, in one of the operator's read slots
+ * (daemon/snapshot-slots.ts) for as long as it streams; a client that reads nothing for
  * `backup.stallTimeoutMs` is cut off, so it cannot hold the slot and its snapshot.
  */
 import { existsSync } from 'node:fs';
@@ -17,7 +18,8 @@ import { refuse } from '../../src/errors.js';
 import { type CarriedFile, type CarriedFiles, backupLines, carriedFiles } from '../backup-format.js';
 import { loadBackupKey } from '../backup-key.js';
 import { daemonKeys } from '../book.js';
-import { requireOperator } from '../http/auth.js';
+import { callerOf, requireOperator } from '../http/auth.js';
+import type { Held } from '../snapshot-slots.js';
 import { object, responses, str } from '../http/schemas.js';
 import type { RouteContext } from './context.js';
 
@@ -92,6 +94,13 @@ export function backupRoutes(app: FastifyInstance, { kernel, config, clock }: Ro
         running--;
         throw error;
       }
+      let slot: Held;
+      try {
+        slot = await request.server.snapshots.acquire(request.server.snapshots.principal(callerOf(request).principal));
+      } catch (error) {
+        running--;
+        throw error;
+      }
       const taken = kernel.storeForChecks.snapshot();
       let started = false;
       let released = false;
@@ -100,6 +109,7 @@ export function backupRoutes(app: FastifyInstance, { kernel, config, clock }: Ro
         released = true;
         running--;
         await taken.close().catch(() => {});
+        slot.release();
       };
       const stalled = () => {
         request.log.warn({ stallTimeoutMs: config.backup.stallTimeoutMs }, 'a backup client read nothing for backup.stallTimeoutMs: cut off');

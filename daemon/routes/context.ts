@@ -18,12 +18,36 @@ export interface RouteContext {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The per-principal bounds on snapshots every query reads (daemon/snapshot-slots.ts). */
+    /** The slots every pooled read of the book takes, shared fairly between principals (daemon/snapshot-slots.ts). */
     snapshots: SnapshotSlots;
+  }
+  interface FastifyRequest {
+    /** How long this request's reads waited for a slot in all (null: none waited); the request log says it. */
+    readWaitedMs: number | null;
   }
 }
 
-/** Runs `read` on one consistent view of the book, within the caller's snapshot bounds, and always closes it. */
+/** Notes a read's wait on its request, for the request log. */
+export const noteWait = (request: FastifyRequest) => (waitedMs: number) => {
+  request.readWaitedMs = (request.readWaitedMs ?? 0) + waitedMs;
+};
+
+/** Runs `read` on one consistent view of the book, in one of the caller's read slots, and always closes it. */
 export function withView<T>(request: FastifyRequest, read: (view: BookView) => Promise<T>): Promise<T> {
-  return request.server.snapshots.withView(callerOf(request), read);
+  const slots = request.server.snapshots;
+  return slots.withView(slots.principal(callerOf(request).principal), read, noteWait(request));
 }
+
+/** Runs `read`, which reads the store itself (not through a view), in one of the caller's read slots. */
+export function withSlot<T>(request: FastifyRequest, read: () => Promise<T>): Promise<T> {
+  const slots = request.server.snapshots;
+  return slots.hold(slots.principal(callerOf(request).principal), read, noteWait(request));
+}
+
+/** Runs `read` before the caller is known (a credential looked up to authenticate it): in the source address's slots. */
+export function withSourceSlot<T>(request: FastifyRequest, read: () => Promise<T>): Promise<T> {
+  return request.server.snapshots.hold(sourceReader(request), read, noteWait(request));
+}
+
+/** Before authentication a read is charged to the address it came from. */
+export const sourceReader = (request: FastifyRequest) => ({ key: `source:${request.ip}`, operator: false });

@@ -22,7 +22,7 @@ import { acknowledge, isRepeat } from '../http/command.js';
 import { wireReply } from '../http/replies.js';
 import { accountId, commandHeaders, commandReplySchema, credentialId, identityId, mechanismsSchema, noQuery, nullable, object, operationRef, recoveryTermsSchema, reference, responses, str } from '../http/schemas.js';
 import { assertionSchema, relyingPartyOf } from './auth.js';
-import { type RouteContext, withView } from './context.js';
+import { type RouteContext, withSlot, withView } from './context.js';
 import { reclaimSignatureLengthMax } from '../constants.js';
 
 const replies = responses({ 200: commandReplySchema, 202: commandReplySchema });
@@ -92,7 +92,7 @@ export function custodyRoutes(app: FastifyInstance, { kernel, config, clock }: R
     if (await isRepeat(kernel, request)) return { scheme: 'webauthn-es256', challenge, counter: 0 };
     const gate = await withView(request, async (view) => reclaimGate({ account, acknowledged }, callerOf(request), await view.account(account), { principals: kernel.principals, terms }));
     if ('error' in gate) refuse(gate.error, gate.description);
-    const stored = await kernel.credential(credential);
+    const stored = await withSlot(request, () => kernel.credential(credential));
     if (stored === undefined || stored.scheme !== 'webauthn-es256' || stored.identity !== gate.owner) refuse('ERR-CredentialInvalid', `proof_credential ${credential} is not a passkey of the owner's set`);
     const record = await kernel.challenge(challenge, null);
     const taken = 'error' in record ? record : consumeChallenge(record, { purpose: 'authenticate', identity: null, nowMs: clock() });

@@ -11,7 +11,7 @@ import { callerOf } from '../http/auth.js';
 import type { Query } from '../http/query.js';
 import { wireReply } from '../http/replies.js';
 import { accountId, commandHeaders, commandReplySchema, identityId, object, reference, responses, str } from '../http/schemas.js';
-import type { RouteContext } from './context.js';
+import { type RouteContext, withSlot } from './context.js';
 import { legalObligationLengthMax } from '../constants.js';
 
 interface DisclosureBody {
@@ -57,7 +57,7 @@ export function disclosureRoutes(app: FastifyInstance, { kernel, clock, settleme
       const subject = parseAccountId(body.subject, 'subject');
       return settlement.direct.answer(request, reply, [{ id: subject, moves: false }], async () => {
         // The snapshot counts against the caller's slots as every query's does (daemon/snapshot-slots.ts).
-        return request.server.snapshots.hold(caller, async () => {
+        return withSlot(request, async () => {
           const view = store.snapshot();
           try {
             const hex = await disclose(

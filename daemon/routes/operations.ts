@@ -6,7 +6,7 @@ import { operationView } from '../../src/queries/views.js';
 import { callerOf } from '../http/auth.js';
 import { wireReply } from '../http/replies.js';
 import { noQuery, object, operationRef, operationViewSchema, responses } from '../http/schemas.js';
-import type { RouteContext } from './context.js';
+import { type RouteContext, withSlot } from './context.js';
 
 export function operationRoutes(app: FastifyInstance, { kernel }: RouteContext): void {
   app.get(
@@ -21,7 +21,7 @@ export function operationRoutes(app: FastifyInstance, { kernel }: RouteContext):
     },
     async (request, reply) => {
       const { operation_reference: ref } = request.params as { operation_reference: string };
-      const op = await kernel.operation(ref);
+      const op = await withSlot(request, () => kernel.operation(ref));
       if (op === undefined || !operationVisible(op, callerOf(request), kernel.principals)) refuse('ERR-UnknownOperation', `no operation ${ref} is visible to the caller`);
       return wireReply(reply, operationView(op));
     },

@@ -16,7 +16,7 @@ import { acknowledge, deadlineOf } from '../http/command.js';
 import { wireReply } from '../http/replies.js';
 import { accountId, amount, assetSymbol, commandHeaders, commandReplySchema, noQuery, object, reference, responses, str, uintNumber } from '../http/schemas.js';
 import { comparisonView } from '../../src/checkpoints/views.js';
-import { type RouteContext, withView } from './context.js';
+import { type RouteContext, withSlot, withView } from './context.js';
 import { settlementKeys } from '../../src/model/keys.js';
 import { layerSymbolLengthMax, settlementPendingCountMax } from '../constants.js';
 
@@ -173,7 +173,7 @@ export function settlementRoutes(app: FastifyInstance, { kernel, config, clock, 
         const head = layer.currentHead;
         const onLayer = new Map((await layer.inbox(from, to)).map((r) => [r.coordinate.seq, r]));
         const inBook = new Map(
-          (await kernel.settlementRecords(settlementKeys.depositPrefix, settlementKeys.deposit(from), to - from + 1))
+          (await withSlot(request, () => kernel.settlementRecords(settlementKeys.depositPrefix, settlementKeys.deposit(from), to - from + 1)))
             .map(([key, text]) => [parseInt(key.slice(settlementKeys.depositPrefix.length), 16), decodeDepositRecord(text)!] as const)
             .filter(([seq]) => seq <= to),
         );
@@ -222,14 +222,19 @@ export function settlementRoutes(app: FastifyInstance, { kernel, config, clock, 
       },
       preHandler: operatorOnly('reading the settlement status'),
     },
-    async (_request, reply) => {
+    async (request, reply) => {
       const nowMs = clock();
       const status = await layer.status(nowMs);
-      const meta = decodeSettlementMeta(await kernel.settlementRecord(settlementKeys.meta));
+      // One record per registered asset at most, so assetsMax bounds the attestations read.
+      const [metaText, pendingRecords, attestationRecords] = await withSlot(request, async () => [
+        await kernel.settlementRecord(settlementKeys.meta),
+        await kernel.settlementRecords(settlementKeys.pendingPrefix, settlementKeys.pendingPrefix, settlementPendingCountMax + 1),
+        await kernel.settlementRecords(settlementKeys.attestationPrefix, settlementKeys.attestationPrefix, assetsMax),
+      ] as const);
+      const meta = decodeSettlementMeta(metaText);
       const head = layer.currentHead;
-      const pending = (await kernel.settlementRecords(settlementKeys.pendingPrefix, settlementKeys.pendingPrefix, settlementPendingCountMax + 1)).length;
-      // One record per registered asset at most, so assetsMax bounds the read.
-      const attestations = (await kernel.settlementRecords(settlementKeys.attestationPrefix, settlementKeys.attestationPrefix, assetsMax)).map(([key, text]) => {
+      const pending = pendingRecords.length;
+      const attestations = attestationRecords.map(([key, text]) => {
         const { verdict, mismatch, height, operation } = decodeAttestationRecord(text);
         return { asset: key.slice(settlementKeys.attestationPrefix.length), verdict, mismatch, height, operation_reference: operation };
       });

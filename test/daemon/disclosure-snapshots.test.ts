@@ -2,7 +2,8 @@
  * A disclosure reads one snapshot of the book, like a query, so it counts against the
  * caller's `snapshotsPerPrincipalMax` (daemon/snapshot-slots.ts): one principal making
  * disclosures in parallel cannot hold unbounded snapshots (on PostgreSQL each holds a
- * pool connection). With a bound of 1, a flood of disclosures by one principal overlaps
+ * pool connection). With a bound of 1 and no queue (so a read past the share is refused
+ * at once, not made to wait), a flood of disclosures by one principal overlaps
  * (each waits on several reads of the store), so some are refused at once while the
  * others and other principals are served.
  */
@@ -22,7 +23,7 @@ let key = 0;
 beforeAll(async () => {
   const dir = newDir();
   const keys = await writeBook(dir, { alice: 1_000n, bob: 1_000n });
-  writeFileSync(join(dir, 'ledgerd.json'), JSON.stringify({ snapshotsPerPrincipalMax: 1, settlement: { blockIntervalMs: 0, checkpointIntervalMs: 0, finalityDepth: 1 } }));
+  writeFileSync(join(dir, 'ledgerd.json'), JSON.stringify({ snapshotsPerPrincipalMax: 1, snapshotQueuePerPrincipalMax: 0, settlement: { blockIntervalMs: 0, checkpointIntervalMs: 0, finalityDepth: 1 } }));
   daemon = await startDaemon({ dataDir: dir });
   op = client(() => daemon.url, keys.operator);
   alice = client(() => daemon.url, keys.customers.alice!);

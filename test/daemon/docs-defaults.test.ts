@@ -16,10 +16,13 @@ function quantity(text: string): number {
   return Number(m[1]!.replaceAll(' ', '')) * (m[2] === undefined ? 1 : units[m[2]]!);
 }
 
-/** "0 – 9 999, below `sseConnectionsMax`": the range, and the setting this one must stay below. */
-function boundsOf(text: string): { range: string; below: string | null } {
-  const m = /^(.*?)(?:, below `([A-Za-z]+)`)?$/.exec(text)!;
-  return { range: m[1]!, below: m[2] ?? null };
+/**
+ * "0 – 9 998, below `sseConnectionsMax`": the range, and the setting this one must stay below;
+ * "…, below `sseConnectionsMax` less `sseOperatorConnectionsReserved`": a share below a pool less a reserve.
+ */
+function boundsOf(text: string): { range: string; below: string | null; less: string | null } {
+  const m = /^(.*?)(?:, below `([A-Za-z]+)`(?: less `([A-Za-z]+)`)?)?$/.exec(text)!;
+  return { range: m[1]!, below: m[2] ?? null, less: m[3] ?? null };
 }
 
 describe('docs/daemon.md configuration table', () => {
@@ -70,19 +73,26 @@ describe('docs/daemon.md configuration table', () => {
     const byName = new Map(numeric.map((row) => [row.setting, row]));
     for (const row of numeric) {
       const { min, max } = endsOf(row);
-      // A setting that must stay below another is tried with that one at its highest, and the other way round.
+      // A setting that must stay below another is tried with that one at its highest (and a reserve taken from it at its
+      // lowest), and the other way round: what must stay below it, or below a pool less it, at their lowest.
       const companions: Record<string, number> = {};
-      const below = ranges.get(row.setting)!.below;
+      const { below, less } = ranges.get(row.setting)!;
       if (below !== null) companions[below] = endsOf(byName.get(below)!).max;
-      for (const [other, r] of ranges) if (r.below === row.setting) companions[other] = endsOf(byName.get(other)!).min;
+      if (less !== null) companions[less] = endsOf(byName.get(less)!).min;
+      for (const [other, r] of ranges) if (r.below === row.setting || r.less === row.setting) companions[other] = endsOf(byName.get(other)!).min;
       const at = (value: number) => withSettings({ ...companions, [row.setting]: value });
       expect(at(min), `${row.setting} at ${min}`).not.toThrow();
       expect(at(max), `${row.setting} at ${max}`).not.toThrow();
       expect(at(min - 1), `${row.setting} below ${min}`).toThrow(ConfigError);
       expect(at(max + 1), `${row.setting} above ${max}`).toThrow(ConfigError);
     }
-    // And the relation itself holds: equal is refused.
-    for (const [name, r] of ranges) if (r.below !== null) expect(withSettings({ [name]: 5, [r.below]: 5 })).toThrow(ConfigError);
+    // And the relation itself holds: equal is refused (a share equal to the pool less the reserve too).
+    for (const [name, r] of ranges) {
+      if (r.below === null) continue;
+      const reserve = r.less === null ? {} : { [r.less]: 3 };
+      expect(withSettings({ [name]: 5, [r.below]: r.less === null ? 5 : 8, ...reserve })).toThrow(ConfigError);
+      if (r.less !== null) expect(withSettings({ [name]: 4, [r.below]: 8, ...reserve })).not.toThrow();
+    }
   });
 
   it("quotes the store's and the settlement layer's own settings as the daemon applies them: default, both ends accepted, one beyond either refused", () => {

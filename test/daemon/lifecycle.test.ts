@@ -252,7 +252,8 @@ describe('ledgerd serve', () => {
   it('answers ERR-DecisionUnavailable with an integer Retry-After past the backlog bound; retries get exactly one effect', async () => {
     const dir = newDir();
     const keys = await writeBook(dir, { alice: 1_000_000n, bob: 0n });
-    writeFileSync(join(dir, 'ledgerd.json'), JSON.stringify({ backlogMax: 1 }));
+    // The smallest backlog (a principal's share of it, an eighth rounded up, is 1).
+    writeFileSync(join(dir, 'ledgerd.json'), JSON.stringify({ backlogMax: 2 }));
     const daemon = await startDaemon({ dataDir: dir });
     try {
       const api = client(daemon.url, keys.customers.alice!);
@@ -272,6 +273,8 @@ describe('ledgerd serve', () => {
       const refs = await Promise.all(Array.from({ length: count }, (_, i) => submitOnce(i + 1)));
       expect(unavailable).toBeGreaterThan(0);
       expect(new Set(refs).size).toBe(count);
+      // These retries ignored Retry-After, so the edge holds the caller to a trickle until it passes (docs/daemon.md, "Floods").
+      await new Promise((res) => setTimeout(res, 1_100));
       for (const ref of refs) expect((await decided(api, ref)).body.state).toBe('Completed');
       const moves = await api.get('/v1/movements?account=did:ledger:acct:alice&limit=1000&direction=debit');
       expect(moves.status, moves.text).toBe(200);

@@ -107,7 +107,15 @@ describe('loadConfig', () => {
     expect(bad('not json')).toThrow(ConfigError);
     // The operator's share of event streams leaves at least one to everyone else.
     expect(bad('{"sseConnectionsMax":8,"sseOperatorConnectionsReserved":8}')).toThrow(ConfigError);
-    expect(bad('{"sseConnectionsMax":9,"sseOperatorConnectionsReserved":8}')()).toMatchObject({ sseConnectionsMax: 9, sseOperatorConnectionsReserved: 8 });
+    expect(bad('{"sseConnectionsMax":10,"sseOperatorConnectionsReserved":8,"sseConnectionsPerPrincipalMax":1}')()).toMatchObject({ sseConnectionsMax: 10, sseOperatorConnectionsReserved: 8 });
+    // Shares that add up (issue 20 item 9): a per-principal share is below what all but the operator share, for every pool.
+    expect(bad('{"sseConnectionsMax":16}')).toThrow(/sseConnectionsPerPrincipalMax must be below sseConnectionsMax less sseOperatorConnectionsReserved/);
+    expect(bad('{"sseConnectionsMax":17}')()).toMatchObject({ sseConnectionsMax: 17, sseConnectionsPerPrincipalMax: 8 });
+    expect(bad('{"snapshotsMax":8,"snapshotsOperatorReserved":4,"snapshotsPerPrincipalMax":4}')).toThrow(/snapshotsPerPrincipalMax must be below/);
+    expect(bad('{"snapshotsOperatorReserved":60}')).toThrow(/snapshotsPerPrincipalMax must be below/);
+    expect(bad('{"store":{"kind":"postgres","url":"postgres://x","poolSize":4},"snapshotsMax":5}')).toThrow(/at most store.poolSize/);
+    expect(bad('{"backlogMax":1}')).toThrow(ConfigError);
+    expect(bad('{"snapshotQueueWaitMs":30000}')).toThrow(/below requestTimeoutMs/);
     expect(() => loadConfig({ flags: { config: '/none.json' }, env: {}, readFile: files({}) })).toThrow(ConfigError);
     for (const listen of ['8470', 'host:', 'host:99999', '::1:80', 'a b:1']) expect(() => parseListen(listen)).toThrow(ConfigError);
   });

@@ -1,8 +1,10 @@
 /**
- * Snapshot bounds on PostgreSQL (docs/daemon.md, snapshotsPerPrincipalMax): every query
- * holds a pooled connection while it reads, so one principal flooding slow queries must
- * not queue everyone else. The queries are made slow for real: the test locks the book's
- * table, so every snapshot read waits in PostgreSQL holding its connection.
+ * Read slots on PostgreSQL (docs/daemon.md, "Reads under load"): every read holds a pooled
+ * connection, so each principal runs at most its share of the pool and its further reads
+ * wait their turn in its own queue, bounded in length and in time; only those past either
+ * bound are refused (503 ERR-DecisionUnavailable, Retry-After). The reads are made slow for
+ * real: the test locks the book's table, so every snapshot read waits in PostgreSQL holding
+ * its connection.
  */
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -65,41 +67,78 @@ function flood(request: () => Promise<Reply>, count: number): { replies: Reply[]
   return { replies, all };
 }
 
-describe('snapshots on PostgreSQL, bounded per principal with a share for the operator', () => {
-  it('refuses a principal past its bound at once (503 ERR-DecisionUnavailable, Retry-After) while others and the operator still get a connection', async () => {
+const metricValue = (text: string, name: string) => Number(new RegExp(`^${name.replace(/[{}"]/g, (c) => `\\${c}`)} ([0-9.]+)$`, 'm').exec(text)?.[1] ?? NaN);
+
+describe('reads on PostgreSQL: a share of the pool per principal, the rest waits its turn', () => {
+  it("answers one principal's 32 concurrent reads all 200 on the default pool, within the wait bound, and logs that they waited", async () => {
     const dir = newDir();
-    // A pool of 8: a principal may hold 4 snapshots, all but the operator together 6.
+    // The default pool (8): a principal runs 4 reads at once, the other 28 wait in its queue.
+    const store = { ...(await postgresStore()), poolSize: 8 };
+    const keys = await writeBook(dir, { alice: 1_000n }, store);
+    daemon = await startDaemon({ dataDir: dir, env: { LEDGERD_LOG_LEVEL: 'info' } });
+    const alice = client(daemon.url, keys.customers.alice!);
+    expect((await alice.get(movementsOf('alice'))).status).toBe(200);
+    const startedMs = Date.now();
+    const replies = await Promise.all(Array.from({ length: 32 }, () => alice.get(movementsOf('alice'))));
+    const tookMs = Date.now() - startedMs;
+    expect(replies.map((r) => r.status)).toEqual(Array(32).fill(200));
+    // snapshotQueueWaitMs's default bounds each wait: the whole burst ends well within it.
+    expect(tookMs).toBeLessThan(5_000);
+    await until('the request log is written', () => daemon!.stderr.filter((l) => l.includes('"url":"/v1/movements')).length >= 33);
+    const logged = daemon.stderr.filter((l) => l.includes('"url":"/v1/movements')).map((l) => JSON.parse(l) as { status: number; waitedMs?: number });
+    // Those that waited their turn say so, with how long.
+    const waited = logged.filter((l) => l.waitedMs !== undefined);
+    expect(waited.length).toBeGreaterThan(0);
+    for (const l of waited) expect(l.status === 200 && l.waitedMs! >= 1).toBe(true);
+  });
+
+  it("queues a principal's reads past its share, refuses those past the queue's length at once, and those past the wait when it runs out; others and the operator still read", async () => {
+    const dir = newDir();
+    // A pool of 8: a principal runs 4 reads, all but the operator 6; queues of 3, waits of 1.5 s.
     const store = { ...(await postgresStore()), poolSize: 8 };
     const keys = await writeBook(dir, { alice: 1_000n, bob: 0n, carol: 0n }, store);
-    addConfig(dir, quiet);
+    addConfig(dir, { ...quiet, snapshotQueuePerPrincipalMax: 3, snapshotQueueWaitMs: 1_500 });
     daemon = await startDaemon({ dataDir: dir });
     const as = (key: string) => client(daemon!.url, key);
     const [alice, bob, carol, op] = [as(keys.customers.alice!), as(keys.customers.bob!), as(keys.customers.carol!), as(keys.operator)];
     for (const [who, name] of [[alice, 'alice'], [bob, 'bob'], [carol, 'carol'], [op, 'alice']] as const) expect((await who.get(movementsOf(name))).status).toBe(200);
+    const metrics = async () => (await op.get('/metrics')).text;
 
     const lock = await lockBook(store.url);
     try {
-      // Alice floods: 4 reads take connections and wait; the other 8 are refused at once, not queued.
-      const aliceFlood = flood(() => alice.get(movementsOf('alice')), 12);
-      await until("alice's excess is refused", () => aliceFlood.replies.length === 8);
+      // Alice sends 10: 4 take connections and wait in PostgreSQL, 3 wait in her queue, 3 are refused at once.
+      const aliceFlood = flood(() => alice.get(movementsOf('alice')), 10);
+      await until("alice's excess is refused", () => aliceFlood.replies.length === 3);
       for (const r of aliceFlood.replies) {
         expect(refusalOf(r)).toEqual({ status: 503, error: 'ERR-DecisionUnavailable' });
         expect(r.headers['retry-after']).toBe('1');
+        expect(r.body.description).toMatch(/queue 3 more/);
       }
       await until("alice's 4 reads wait in PostgreSQL", async () => (await lock.waiting()) === 4);
+      let text = await metrics();
+      expect(metricValue(text, 'ledgerd_reads_queued{share="principals"}')).toBe(3);
+      expect(metricValue(text, 'ledgerd_read_refusals_total{share="principals",reason="queue_full"}')).toBe(3);
 
-      // Bob still gets connections (2: the principals but the operator are now at their 6) ...
-      const bobReads = flood(() => bob.get(movementsOf('bob')), 2);
-      await until("bob's reads wait in PostgreSQL", async () => (await lock.waiting()) === 6);
-      // ... carol is refused, the pool's rest being the operator's ...
-      expect(refusalOf(await carol.get(movementsOf('carol')))).toEqual({ status: 503, error: 'ERR-DecisionUnavailable' });
-      // ... and the operator still gets its share.
+      // Bob gets 2 connections (the principals but the operator are at their 6), his third waits;
+      // carol's read waits too, and the operator's reads take its reserve.
+      const bobReads = flood(() => bob.get(movementsOf('bob')), 3);
+      const carolRead = flood(() => carol.get(movementsOf('carol')), 1);
       const opReads = flood(() => op.get(movementsOf('alice')), 2);
-      await until("the operator's reads wait in PostgreSQL", async () => (await lock.waiting()) === 8);
-      expect(aliceFlood.replies.length + bobReads.replies.length + opReads.replies.length).toBe(8);
+      await until('bob and the operator hold the rest of the pool', async () => (await lock.waiting()) === 8);
+
+      // The queued reads' wait runs out: refused 503 with Retry-After, never a timeout.
+      await until("the queued reads' wait runs out", () => aliceFlood.replies.length === 6 && bobReads.replies.length === 1 && carolRead.replies.length === 1);
+      for (const r of [...aliceFlood.replies.slice(3), ...bobReads.replies, ...carolRead.replies]) {
+        expect(refusalOf(r)).toEqual({ status: 503, error: 'ERR-DecisionUnavailable' });
+        expect(r.headers['retry-after']).toBe('1');
+        expect(r.body.description).toMatch(/waited 1500 ms/);
+      }
+      text = await metrics();
+      expect(metricValue(text, 'ledgerd_reads_queued{share="principals"}')).toBe(0);
+      expect(metricValue(text, 'ledgerd_read_refusals_total{share="principals",reason="wait_expired"}')).toBe(5);
 
       await lock.release();
-      const answered = [...(await aliceFlood.all).filter((r) => r.status !== 503), ...(await bobReads.all), ...(await opReads.all)];
+      const answered = [...(await aliceFlood.all).filter((r) => r.status !== 503), ...(await bobReads.all).filter((r) => r.status !== 503), ...(await opReads.all)];
       expect(answered.map((r) => r.status)).toEqual(Array(8).fill(200));
     } finally {
       await lock.release();
@@ -108,24 +147,31 @@ describe('snapshots on PostgreSQL, bounded per principal with a share for the op
     for (const [who, name] of [[alice, 'alice'], [bob, 'bob'], [carol, 'carol'], [op, 'alice']] as const) expect((await who.get(movementsOf(name))).status).toBe(200);
   });
 
-  it('takes snapshotsPerPrincipalMax from the config', async () => {
+  it('serves waiting principals in turn as slots free: a flood queued first does not keep a later reader waiting behind all of it', async () => {
     const dir = newDir();
-    const store = { ...(await postgresStore()), poolSize: 8 };
-    const keys = await writeBook(dir, { alice: 1_000n }, store);
-    addConfig(dir, { ...quiet, snapshotsPerPrincipalMax: 1 });
+    // A pool of 4 (2 per principal, 3 for all but the operator): alice fills her 2 and queues 20; bob's first read
+    // runs at once on the third connection and his next 3 queue behind alice's 20, in arrival order.
+    const store = { ...(await postgresStore()), poolSize: 4 };
+    const keys = await writeBook(dir, { alice: 1_000n, bob: 0n }, store);
+    addConfig(dir, { ...quiet, snapshotQueuePerPrincipalMax: 20 });
     daemon = await startDaemon({ dataDir: dir });
-    const alice = client(daemon.url, keys.customers.alice!);
-    expect((await alice.get(movementsOf('alice'))).status).toBe(200);
+    const [alice, bob] = [client(daemon.url, keys.customers.alice!), client(daemon.url, keys.customers.bob!)];
+    for (const [who, name] of [[alice, 'alice'], [bob, 'bob']] as const) expect((await who.get(movementsOf(name))).status).toBe(200);
 
+    const order: string[] = [];
     const lock = await lockBook(store.url);
     try {
-      const aliceFlood = flood(() => alice.get(movementsOf('alice')), 3);
-      await until("alice's excess is refused", () => aliceFlood.replies.length === 2);
-      for (const r of aliceFlood.replies) expect(refusalOf(r)).toEqual({ status: 503, error: 'ERR-DecisionUnavailable' });
+      const aliceReads = flood(() => alice.get(movementsOf('alice')).then((r) => (order.push('alice'), r)), 22);
+      await until("alice's 2 reads wait in PostgreSQL", async () => (await lock.waiting()) === 2);
+      const bobReads = flood(() => bob.get(movementsOf('bob')).then((r) => (order.push('bob'), r)), 4);
+      await until("bob's first read waits in PostgreSQL", async () => (await lock.waiting()) === 3);
       await lock.release();
-      expect((await aliceFlood.all).filter((r) => r.status === 200)).toHaveLength(1);
+      expect([...(await aliceReads.all), ...(await bobReads.all)].map((r) => r.status)).toEqual(Array(26).fill(200));
     } finally {
       await lock.release();
     }
+    // Round-robin: bob's 4 are all answered before alice's last few, not after her whole queue.
+    const lastBob = order.lastIndexOf('bob');
+    expect(lastBob).toBeLessThan(order.length - 10);
   });
 });

@@ -22,17 +22,20 @@ describe('the store setting', () => {
     expect(withFile({ store: { kind: 'postgres' } }, { LEDGERD_STORE_URL: 'postgres://b/y' }).store).toMatchObject({ url: 'postgres://b/y' });
   });
 
-  it('derives the snapshot bounds from the pool: half of it per principal, all but its quarter for the principals but the operator', () => {
+  it('derives the read slots from the store: 64 on LevelDB, the pool on PostgreSQL; a quarter reserved for the operator, half per principal', () => {
     const bounds = (settings: Record<string, unknown>) => {
-      const { snapshotsPerPrincipalMax, snapshotsNonOperatorMax } = withFile(settings);
-      return [snapshotsPerPrincipalMax, snapshotsNonOperatorMax];
+      const { snapshotsMax, snapshotsOperatorReserved, snapshotsPerPrincipalMax } = withFile(settings);
+      return [snapshotsMax, snapshotsOperatorReserved, snapshotsPerPrincipalMax];
     };
     const pgStore = (poolSize: number) => ({ store: { kind: 'postgres', url: 'postgres://x', poolSize } });
-    expect(bounds({})).toEqual([4, null]);
-    expect(bounds(pgStore(8))).toEqual([4, 6]);
-    expect(bounds(pgStore(20))).toEqual([10, 15]);
-    expect(bounds(pgStore(1))).toEqual([1, 1]);
-    expect(bounds({ ...pgStore(8), snapshotsPerPrincipalMax: 2 })).toEqual([2, 6]);
+    expect(bounds({})).toEqual([64, 16, 32]);
+    expect(bounds(pgStore(8))).toEqual([8, 2, 4]);
+    expect(bounds(pgStore(20))).toEqual([20, 5, 10]);
+    expect(bounds(pgStore(2))).toEqual([2, 0, 1]);
+    expect(bounds({ ...pgStore(8), snapshotsPerPrincipalMax: 2 })).toEqual([8, 2, 2]);
+    expect(bounds({ ...pgStore(8), snapshotsMax: 4 })).toEqual([4, 1, 2]);
+    // Every pool the store takes gives defaults that start: a principal's share below what the others share.
+    for (let pool = 2; pool <= 100; pool++) expect(() => withFile(pgStore(pool))).not.toThrow();
   });
 
   it('refuses an unknown kind or setting, a missing or foreign url, bounds crossed, and a store url for a LevelDB book', () => {
@@ -42,7 +45,7 @@ describe('the store setting', () => {
       [{ store: { kind: 'postgres' } }, {}, /store.url .* is required/],
       [{ store: { kind: 'postgres', url: 'mysql://x' } }, {}, /postgres:\/\/ URL/],
       [{ store: { kind: 'postgres', url: 'postgres://x', pool: 3 } }, {}, /unknown setting pool/],
-      [{ store: { kind: 'postgres', url: 'postgres://x', poolSize: 0 } }, {}, /store.poolSize must be an integer in 1..100/],
+      [{ store: { kind: 'postgres', url: 'postgres://x', poolSize: 1 } }, {}, /store.poolSize must be an integer in 2..100/],
       [{ store: { kind: 'postgres', url: 'postgres://x', leaseMs: 999 } }, {}, /store.leaseMs must be an integer in 1000..600000/],
       [{ store: { kind: 'leveldb', url: 'postgres://x' } }, {}, /unknown setting url/],
       [{ store: { kind: 'leveldb', openFilesMax: 73 } }, {}, /store.openFilesMax must be an integer in 74..50000/],
