@@ -11,6 +11,7 @@ import type { Kernel } from '../src/book/kernel.js';
 import type { Config } from './config.js';
 import { EventHub } from './events.js';
 import { authenticator } from './http/auth.js';
+import { checkRouteRoles } from './http/roles.js';
 import { logRequests } from './http/request-log.js';
 import { clientErrorHandler, frameworkRefusal, onUnmetExpectation, pathParamLengthMax, refusalOf, sendRefusal } from './http/replies.js';
 import { Metrics } from './metrics.js';
@@ -33,6 +34,7 @@ import { settlementRoutes } from './routes/settlement.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { operationRoutes } from './routes/operations.js';
 import { partyRoutes } from './routes/parties.js';
+import { memberRoutes } from './routes/members.js';
 import { reservationRoutes } from './routes/reservations.js';
 import { serviceRoutes } from './routes/service.js';
 import { statementRoutes } from './routes/statements.js';
@@ -91,12 +93,14 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.server.on('checkExpectation', onUnmetExpectation);
   app.decorateRequest('actor', null);
   app.decorateRequest('bearer', null);
+  app.decorateRequest('member', null);
   app.decorateRequest('rawBody', null);
   app.decorate('snapshots', new SnapshotSlots(kernel, { perPrincipalMax: config.snapshotsPerPrincipalMax, nonOperatorMax: config.snapshotsNonOperatorMax }));
   logRequests(app);
 
   const openApi = new OpenApi();
   app.addHook('onRoute', (route) => openApi.collect(route));
+  checkRouteRoles(app);
 
   // One parser: JSON objects only, kept as text too for the raw `reference`.
   app.removeAllContentTypeParsers();
@@ -163,6 +167,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   credentialRoutes(app, context);
   grantRoutes(app, context);
   partyRoutes(app, context);
+  memberRoutes(app, context);
   backupRoutes(app, context);
   layerRoutes(app, context);
   checkpointRoutes(app, context);

@@ -16,6 +16,11 @@ import { LruCache } from '../../src/book/cache.js';
 import { refuse } from '../../src/errors.js';
 import type { Kernel } from '../../src/book/kernel.js';
 import { rememberedTokensMax } from '../constants.js';
+import type { Command, Role } from '../../src/model/model.js';
+import { commandRole } from '../../src/auth/members.js';
+import { requireRole } from './roles.js';
+
+const changesMembers = (command: Command): boolean => commandRole(command) === 'admin';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -28,7 +33,14 @@ declare module 'fastify' {
     actor: Actor | null;
     /** What the bearer is (GET /v1/whoami): its scheme and, for a session, when it expires. */
     bearer: Bearer | null;
+    /** The operator's member the bearer is (CONTRACT 13), with its role as of authentication; null for any other caller. */
+    member: MemberCaller | null;
   }
+}
+
+export interface MemberCaller {
+  readonly name: string;
+  readonly role: Role;
 }
 
 export interface Bearer {
@@ -41,6 +53,7 @@ const bearerPattern = /^Bearer +([\x21-\x7e]+) *$/i;
 interface Remembered {
   readonly actor: Actor;
   readonly bearer: Bearer;
+  readonly member: MemberCaller | null;
   readonly rememberedUntilMs: number;
 }
 
@@ -53,15 +66,23 @@ export function authenticator(kernel: Kernel, options: { cacheMs: number; clock:
     if (known !== undefined && nowMs < known.rememberedUntilMs) return known.bearer.expiresAtMs !== null && nowMs >= known.bearer.expiresAtMs ? null : known;
     const caller = await kernel.authenticate(token);
     if (caller === null) return null;
+    // An operator credential works only while it is a live member (CONTRACT 13); its role goes with the request.
+    const member = caller.principal === kernel.principals.operator ? await kernel.member(caller.credential) : null;
+    if (member !== null && (member === undefined || member.removedAtMs !== null)) return null;
     // The scope goes with the caller: a scoped credential reaches only its accounts (spec 5.5).
     const found: Remembered = {
       actor: { principal: caller.principal, credential: caller.credential, onBehalfOf: null, scope: caller.scope ?? null },
       bearer: { scheme: caller.scheme, expiresAtMs: caller.expiresAtMs },
+      member: member === null ? null : { name: member.name, role: member.role },
       rememberedUntilMs: nowMs + options.cacheMs,
     };
     if (options.cacheMs > 0) remembered.set(hash, found);
     return found;
   };
+  // A member added, changed or removed: every remembered lookup is read again, so a removal or demotion holds at once.
+  kernel.onDecision(({ operation }) => {
+    if (operation.state === 'Completed' && changesMembers(operation.command)) remembered.clear();
+  });
   return async (request: FastifyRequest): Promise<void> => {
     if (request.is404 || request.routeOptions.config.public) return;
     const match = bearerPattern.exec(request.headers.authorization ?? '');
@@ -69,6 +90,8 @@ export function authenticator(kernel: Kernel, options: { cacheMs: number; clock:
     if (found === null) refuse('ERR-CredentialInvalid', 'the bearer token is missing, unknown or expired');
     request.actor = found.actor;
     request.bearer = found.bearer;
+    request.member = found.member;
+    requireRole(request);
   };
 }
 

@@ -11,7 +11,8 @@ import { type Credential, type TokenGrant, decodeCredential } from '../auth/cred
 import { type Refusal, refusal } from '../errors.js';
 import type { Command, Identity, NewCredential, OperationResult } from '../model/model.js';
 import type { AccountId, CredentialId, IdentityId } from '../model/values.js';
-import { credentialKey, expiryKey, tokenKey } from '../model/keys.js';
+import { credentialKey, expiryKey, memberKey, memberPrefix, tokenKey } from '../model/keys.js';
+import { type MemberReads, decideNewMember, memberOf } from '../auth/members.js';
 
 /** Records read and written by key, as stored text (the overlay holds them for a round). */
 export interface RecordReads {
@@ -55,7 +56,7 @@ export function recordNeeds(command: Command | DirectCommand): string[] {
     case 'register_credential':
       return command.credential.challenge === null ? [] : [challengeKey(command.credential.challenge)];
     case 'sign_in':
-      return [challengeKey(command.challenge), credentialKey(command.credential)];
+      return [challengeKey(command.challenge), credentialKey(command.credential), memberKey(command.credential)];
     case 'reclaim':
       return command.proof.scheme === 'key' ? [credentialKey(command.credential)] : [credentialKey(command.credential), challengeKey(command.proof.challenge)];
     default:
@@ -136,7 +137,7 @@ export function decideCreateIdentity(
 export function decideRegisterCredential(
   command: Extract<Command, { type: 'register_credential' }>,
   actor: Actor,
-  reads: RecordReads,
+  reads: RecordReads & MemberReads,
   input: { atMs: number; principals: Principals; newCredentialId: CredentialId; challenges: ChallengeGate },
 ): AuthEffects | Refusal {
   const target = reads.identity(command.identity);
@@ -151,8 +152,17 @@ export function decideRegisterCredential(
       return refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers account ${account}`);
     }
   }
+  // Operator credentials are members, named and with a role (CONTRACT 13); no other set has members.
+  if ((command.identity === input.principals.operator) !== (command.member !== undefined)) {
+    return refusal('ERR-NotAuthorised', 'the initiating principal holds no authority that covers this registration: operator credentials are added as members (POST /v1/ops/members)');
+  }
   const writes = registration(reads, command.credential, input.newCredentialId, command.identity, scope, command.identity, input);
   if ('error' in writes) return writes;
+  if (command.member !== undefined) {
+    const member = decideNewMember(reads, memberPrefix, { ...command.member, credential: input.newCredentialId, scheme: command.credential.scheme, atMs: input.atMs, by: actor.credential });
+    if ('error' in member) return member;
+    writes.push(member);
+  }
   return { records: writes, newIdentity: null, result: { credential: input.newCredentialId } };
 }
 
@@ -161,6 +171,8 @@ export function decideSignIn(command: DirectCommand, reads: RecordReads, atMs: n
   const text = reads.record(credentialKey(command.credential));
   const credential = text === undefined ? undefined : decodeCredential(text);
   if (credential === undefined || credential.scheme !== 'webauthn-es256') return invalid('no passkey credential by that id');
+  const member = memberOf(reads, credential.id);
+  if (member !== undefined && member.removedAtMs !== null) return invalid('the credential is a removed member of the operator');
   // Decided here too: two sign-ins verified against the same stored counter race to this point.
   if ((credential.counter > 0 || command.counter > 0) && command.counter <= credential.counter) {
     return invalid('the sign counter did not increase (replay or cloned authenticator)');

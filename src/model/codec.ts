@@ -211,10 +211,10 @@ function decodeLeg(j: Json): Leg {
 }
 
 /** Commands with no bigint member (custody's and these): stored as they stand. */
-type PlainCommand = CustodyCommand | Extract<Command, { type: 'release' | 'create_identity' | 'register_credential' | 'revoke_grant' | 'register_party' | 'register_asset' | 'bind_asset' | 'deprecate_asset' }>;
+type PlainCommand = CustodyCommand | Extract<Command, { type: 'release' | 'create_identity' | 'register_credential' | 'revoke_grant' | 'register_party' | 'set_member_role' | 'remove_member' | 'register_asset' | 'bind_asset' | 'deprecate_asset' }>;
 const plainCommandTypes: ReadonlySet<string> = new Set([
   ...custodyCommandTypes,
-  ...(['release', 'create_identity', 'register_credential', 'revoke_grant', 'register_party', 'register_asset', 'bind_asset', 'deprecate_asset'] satisfies PlainCommand['type'][]),
+  ...(['release', 'create_identity', 'register_credential', 'revoke_grant', 'register_party', 'set_member_role', 'remove_member', 'register_asset', 'bind_asset', 'deprecate_asset'] satisfies PlainCommand['type'][]),
 ]);
 const isPlainCommand = (c: Command): c is PlainCommand => plainCommandTypes.has(c.type);
 

@@ -19,6 +19,8 @@ import {
   decodeOperation,
   decodeIndexedPosting,
 } from '../model/codec.js';
+import { membersMax } from '../constants.js';
+import { type Member, decodeMember } from '../auth/members.js';
 import { assetsMax, integratingPartiesMax, movementsMergeMax, movementsScanChunkEntries, movementsScanMax, statementMovementsMax } from '../constants.js';
 import { refuse } from '../errors.js';
 import type { Account, Asset, Balance, Head, Identity, Operation, Posting } from '../model/model.js';
@@ -26,7 +28,7 @@ import { zeroBalance } from '../model/model.js';
 import { readTotals, totalMinor } from '../book/totals.js';
 import type { ReadView, Snapshot } from '../store/port.js';
 import { type AccountId, type AssetSymbol, type IdentityId, isAccountId } from '../model/values.js';
-import { keys, overGrantPrefix, parseSeqHex, partyGrantPrefix, partyPrefix, prefixEnd, seqHex } from '../model/keys.js';
+import { keys, memberPrefix, overGrantPrefix, parseSeqHex, partyGrantPrefix, partyPrefix, prefixEnd, seqHex } from '../model/keys.js';
 
 export interface StatementQuery {
   readonly account: AccountId;
@@ -191,6 +193,13 @@ export class BookView {
     const out: Party[] = [];
     for await (const [, text] of this.snap.entries({ gte: partyPrefix, lt: prefixEnd(partyPrefix), limit: integratingPartiesMax })) out.push(decodeParty(text));
     return out;
+  }
+
+  /** Every member of the operator, removed ones too (CONTRACT 13), in name order. */
+  async members(): Promise<Member[]> {
+    const out: Member[] = [];
+    for await (const [, text] of this.snap.entries({ gte: memberPrefix, lt: prefixEnd(memberPrefix), limit: membersMax })) out.push(decodeMember(text));
+    return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.addedAtMs - b.addedAtMs));
   }
 
   /** Every asset the account has held (each has a balance record from its first posting), in symbol order. */
