@@ -35,6 +35,7 @@ import { metricsRoutes } from './routes/metrics.js';
 import { operationRoutes } from './routes/operations.js';
 import { partyRoutes } from './routes/parties.js';
 import { memberRoutes } from './routes/members.js';
+import { auditRoutes } from './routes/audit.js';
 import { reservationRoutes } from './routes/reservations.js';
 import { serviceRoutes } from './routes/service.js';
 import { statementRoutes } from './routes/statements.js';
@@ -168,6 +169,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   grantRoutes(app, context);
   partyRoutes(app, context);
   memberRoutes(app, context);
+  auditRoutes(app, context);
   backupRoutes(app, context);
   layerRoutes(app, context);
   checkpointRoutes(app, context);

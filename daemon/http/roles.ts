@@ -39,6 +39,7 @@ export const routeRoles: Readonly<Record<string, Role>> = {
   listMovements: 'auditor',
   'GET /metrics': 'auditor',
   listMembers: 'auditor',
+  listAudit: 'auditor',
   // Commands: operators and admins.
   openAccount: 'operator',
   createTransfer: 'operator',

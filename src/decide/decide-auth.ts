@@ -32,13 +32,16 @@ export interface AuthEffects {
 }
 
 /** Decisions the decider takes at once for a waiting caller: not acknowledged commands. */
-export type DirectCommand = {
-  readonly type: 'sign_in';
-  readonly credential: CredentialId;
-  readonly challenge: string;
-  readonly counter: number;
-  readonly session: TokenGrant;
-};
+export type DirectCommand =
+  | {
+      readonly type: 'sign_in';
+      readonly credential: CredentialId;
+      readonly challenge: string;
+      readonly counter: number;
+      readonly session: TokenGrant;
+    }
+  /** A member took a backup (CONTRACT 13): its audit item, written before the backup streams. */
+  | { readonly type: 'record_backup'; readonly credential: CredentialId };
 
 /** What taking a challenge needs beyond the store: the key challenges are MAC'd under, and whether the used-set is at its bound. */
 export interface ChallengeGate {
@@ -57,6 +60,8 @@ export function recordNeeds(command: Command | DirectCommand): string[] {
       return command.credential.challenge === null ? [] : [challengeKey(command.credential.challenge)];
     case 'sign_in':
       return [challengeKey(command.challenge), credentialKey(command.credential), memberKey(command.credential)];
+    case 'record_backup':
+      return [memberKey(command.credential)];
     case 'reclaim':
       return command.proof.scheme === 'key' ? [credentialKey(command.credential)] : [credentialKey(command.credential), challengeKey(command.proof.challenge)];
     default:
@@ -167,7 +172,7 @@ export function decideRegisterCredential(
 }
 
 /** Sign-in with a passkey whose assertion verified at the edge: takes the challenge, moves the counter, opens the session. */
-export function decideSignIn(command: DirectCommand, reads: RecordReads, atMs: number, challenges: ChallengeGate): RecordWrite[] | Refusal {
+export function decideSignIn(command: Extract<DirectCommand, { type: 'sign_in' }>, reads: RecordReads, atMs: number, challenges: ChallengeGate): RecordWrite[] | Refusal {
   const text = reads.record(credentialKey(command.credential));
   const credential = text === undefined ? undefined : decodeCredential(text);
   if (credential === undefined || credential.scheme !== 'webauthn-es256') return invalid('no passkey credential by that id');

@@ -103,6 +103,7 @@ export function decodeHead(text: string): Head {
   const what = 'head';
   const j = recordJson(text, what);
   for (const name of ['decidedCseq', 'postingSeq', 'eventSeq', 'lastAtMs', 'accounts']) check.integer(j, name, what);
+  if (j.auditSeq !== undefined) check.integer(j, 'auditSeq', what);
   return j as unknown as Head;
 }
 
@@ -357,7 +358,7 @@ export function encodeOperation(o: Operation): string {
     '{"ref":', str(o.ref), ',"cseq":', o.cseq, ',"command":', cachedJson(encodedCommands, o.command, encodeCommand),
     ',"actor":', cachedJson(encodedActors, o.actor, (a) => a), ',"scope":', str(o.scope ?? null), ',"state":"', o.state,
     '","submittedAtMs":', o.submittedAtMs, ',"decidedAtMs":', str(o.decidedAtMs), ',"clientKey":', str(o.clientKey), ',"clientKeyDerived":', o.clientKeyDerived,
-    ',"reference":', str(o.reference), ',"result":', str(o.result), ',"error":', str(o.error), ',"hold":', str(encodeHold(o.hold)), '}',
+    ',"reference":', str(o.reference), ',"result":', str(o.result), ',"error":', str(o.error), ',"hold":', str(encodeHold(o.hold)), o.act === undefined ? '' : `,"act":${str(o.act)}`, '}',
   ].join('');
 }
 const operationStates = members<OperationState>({ Received: true, Reserved: true, Instructed: true, Submitted: true, Completed: true, Rejected: true, Expired: true, Captured: true, Released: true });
@@ -375,6 +376,7 @@ export function decodeOperationJson(j: Json): Operation {
   check.nullableInteger(j, 'decidedAtMs', what);
   check.string(j, 'clientKey', what);
   check.string(check.object(j, 'actor', what), 'principal', what);
+  if (j.act !== undefined) check.string(j, 'act', what);
   const command = check.object(j, 'command', what);
   return {
     ...(j as unknown as Operation),

@@ -330,6 +330,8 @@ export interface Operation {
   readonly result: OperationResult | null;
   readonly error: Refusal | null;
   readonly hold: Hold | null;
+  /** A member's command: the route it came by (its operationId), for the audit trail (CONTRACT 13). */
+  readonly act?: string;
 }
 
 /** The head of the book, rewritten by every decision write. */
@@ -344,6 +346,8 @@ export interface Head {
   readonly lastAtMs: number;
   /** Accounts in the book. */
   readonly accounts: number;
+  /** Last audit item's sequence number (CONTRACT 13); absent in books from before the trail: 0. */
+  readonly auditSeq?: number;
 }
 
 /** How a credential proves its holder (spec 5). */

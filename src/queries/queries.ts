@@ -19,7 +19,8 @@ import {
   decodeOperation,
   decodeIndexedPosting,
 } from '../model/codec.js';
-import { membersMax } from '../constants.js';
+import { auditScanMax, membersMax } from '../constants.js';
+import { type AuditItem, decodeAuditItem } from '../auth/audit.js';
 import { type Member, decodeMember } from '../auth/members.js';
 import { assetsMax, integratingPartiesMax, movementsMergeMax, movementsScanChunkEntries, movementsScanMax, statementMovementsMax } from '../constants.js';
 import { refuse } from '../errors.js';
@@ -28,7 +29,7 @@ import { zeroBalance } from '../model/model.js';
 import { readTotals, totalMinor } from '../book/totals.js';
 import type { ReadView, Snapshot } from '../store/port.js';
 import { type AccountId, type AssetSymbol, type IdentityId, isAccountId } from '../model/values.js';
-import { keys, memberPrefix, overGrantPrefix, parseSeqHex, partyGrantPrefix, partyPrefix, prefixEnd, seqHex } from '../model/keys.js';
+import { auditKey, auditPrefix, keys, memberPrefix, overGrantPrefix, parseSeqHex, partyGrantPrefix, partyPrefix, prefixEnd, seqHex } from '../model/keys.js';
 
 export interface StatementQuery {
   readonly account: AccountId;
@@ -193,6 +194,26 @@ export class BookView {
     const out: Party[] = [];
     for await (const [, text] of this.snap.entries({ gte: partyPrefix, lt: prefixEnd(partyPrefix), limit: integratingPartiesMax })) out.push(decodeParty(text));
     return out;
+  }
+
+  /**
+   * A page of the audit trail, oldest first, after `afterSeq`: at most `limit` items, of
+   * `member` alone when named. A filtered page reads at most `auditScanMax` items, so it
+   * may hold fewer than `limit` and still carry `next` (the seq to go on after).
+   */
+  async audit(q: { afterSeq: number; limit: number; member: string | null }): Promise<{ items: AuditItem[]; nextAfterSeq: number | null }> {
+    const items: AuditItem[] = [];
+    let last = q.afterSeq;
+    let scanned = 0;
+    for await (const [, text] of this.snap.entries({ gte: auditKey(q.afterSeq + 1), lt: prefixEnd(auditPrefix), limit: auditScanMax })) {
+      const item = decodeAuditItem(text);
+      last = item.seq;
+      scanned++;
+      if (q.member === null || item.member === q.member) items.push(item);
+      if (items.length === q.limit) break;
+    }
+    const more = items.length === q.limit || scanned === auditScanMax;
+    return { items, nextAfterSeq: more ? last : null };
   }
 
   /** Every member of the operator, removed ones too (CONTRACT 13), in name order. */
