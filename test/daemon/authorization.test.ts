@@ -249,6 +249,7 @@ const rows: Row[] = [
   },
   { route: 'GET /v1/ops/integrating-parties', call: async (k) => readOutcome(await api(k).get('/v1/ops/integrating-parties')), expect: { none: anonymous, operator: 'ok', rest: no } },
   { route: 'GET /v1/ops/backup', call: async (k) => readOutcome(await api(k).get('/v1/ops/backup')), expect: { none: anonymous, operator: 'ok', admin: 'ok', member: no, auditor: no, rest: no } },
+  { route: 'GET /v1/ops/audit', call: async (k) => readOutcome(await api(k).get('/v1/ops/audit?limit=5')), expect: { none: anonymous, operator: 'ok', auditor: 'ok', rest: no } },
   { route: 'GET /v1/ops/members', call: async (k) => readOutcome(await api(k).get('/v1/ops/members')), expect: { none: anonymous, operator: 'ok', auditor: 'ok', rest: no } },
   {
     route: 'POST /v1/ops/members (a fresh api-key member)',
