@@ -72,6 +72,10 @@ describe('members of the operator', () => {
     expect(await outcome(root(), '/v1/ops/members', { name: 'taken', role: 'operator', scheme: 'api-key' })).toMatchObject({ error: 'ERR-InvalidTransition' });
     // A credential of the operator's set that is no member: refused (it would carry no name and no role).
     expect(await outcome(root(), '/v1/credentials', { marker: 'ordinary', scheme: 'api-key' })).toMatchObject({ status: 403, error: 'ERR-NotAuthorised' });
+    // Nor may the identities principal slip a credential into the operator's set on its behalf.
+    const slipped = await shared.as('identities').post('/v1/credentials', { marker: 'ordinary', scheme: 'api-key' }, undefined, { ...freshKey(), 'on-behalf-of': 'did:ledger:id:operator' });
+    expect(slipped.status === 403 ? 'ERR-NotAuthorised' : (await decided(root(), slipped.body.operation_reference)).body.error?.error).toBe('ERR-NotAuthorised');
+    expect(slipped.body.api_key ?? null).toBeNull();
     // Not the operator: no members.
     expect(await outcome(shared.as('alice'), '/v1/ops/members', { name: 'mallory', role: 'admin', scheme: 'api-key' })).toMatchObject({ status: 403, error: 'ERR-NotAuthorised' });
     expect((await shared.as('alice').get('/v1/ops/members')).status).toBe(403);
