@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { SoftwareAuthenticator } from '../support/authenticator.js';
 import { type Client, client, decided, refusalOf, useDaemon } from './support.js';
 
-const shared = useDaemon({ alice: 1_000n, bob: 0n });
+// Token lookups remembered a minute: a removal or a role change must hold at once all the same.
+const shared = useDaemon({ alice: 1_000n, bob: 0n }, { authCacheMs: 60_000 });
 const root = () => shared.as('operator');
 const anonymous = client(() => shared.daemon.url, '');
 let counter = 0;
