@@ -1,14 +1,8 @@
-/**
- * The operator audit trail (CONTRACT 13): GET /v1/ops/audit, oldest first, paged, by
- * member when asked (auditor and up); and how a route records an act decided at once
- * (a backup taken): through the decider, in a batch of its own, before the act goes on.
- */
+/** The operator audit trail (CONTRACT 13): GET /v1/ops/audit, oldest first, paged, by member when asked (auditor and up). */
 import type { FastifyInstance } from 'fastify';
 import type { AuditItem } from '../../src/auth/audit.js';
 import type { Wire } from '../../src/queries/wire.js';
-import type { Kernel } from '../../src/book/kernel.js';
 import { auditPageMax } from '../../src/constants.js';
-import type { DirectCommand } from '../../src/decide/decide-auth.js';
 import { refuse } from '../../src/errors.js';
 import { seqHex } from '../../src/model/keys.js';
 import { requireOperator } from '../http/auth.js';
@@ -47,12 +41,6 @@ function itemView(item: AuditItem): Wire {
     ...(item.justification === null ? {} : { justification: item.justification }),
     ...(item.approval === null ? {} : { approval: item.approval }),
   };
-}
-
-/** Records a member's act decided at once (its audit item), or refuses as the decision did. */
-export async function recordAct(kernel: Kernel, command: DirectCommand): Promise<void> {
-  const refused = await kernel.decideDirect(command);
-  if (refused !== null) refuse(refused.error, refused.description);
 }
 
 export function auditRoutes(app: FastifyInstance, { kernel }: RouteContext): void {

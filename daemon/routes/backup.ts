@@ -13,7 +13,7 @@ import { refuse } from '../../src/errors.js';
 import { type CarriedFile, type CarriedFiles, backupLines, carriedFiles } from '../backup-format.js';
 import { daemonKeys } from '../book.js';
 import { callerOf, requireOperator } from '../http/auth.js';
-import { recordAct } from './audit.js';
+import { recordAct } from '../http/direct-command.js';
 import { noQuery, responses } from '../http/schemas.js';
 import type { RouteContext } from './context.js';
 
@@ -49,7 +49,7 @@ export function backupRoutes(app: FastifyInstance, { kernel, config, clock }: Ro
     async (request, reply) => {
       requireOperator(request, kernel, 'a backup of the book');
       // The member's act is on the trail before the snapshot is taken, so the backup carries it (CONTRACT 13).
-      await recordAct(kernel, { type: 'record_backup', credential: callerOf(request).credential });
+      await recordAct(kernel, { type: 'record_act', credential: callerOf(request).credential, act: 'backup', operation: null, justification: null, writes: [] });
       if (running >= backupsConcurrentMax) refuse('ERR-DecisionUnavailable', 'a backup is being taken already; retry when it ends');
       running++;
       let files: CarriedFiles;

@@ -51,9 +51,9 @@ export class AuditTrail {
     return this.seq;
   }
 
-  /** A member's act other than a command (a sign-in, a backup). */
-  act(member: Member, act: string, atMs: number): void {
-    this.items.push({ seq: ++this.seq, atMs, member: member.name, credential: member.credential, act, operation: null, proposal: null, justification: null, approval: null });
+  /** A member's act other than a command of the rounds (a sign-in, a backup, a command decided at once). */
+  act(member: Member, act: string, atMs: number, about: { operation: string | null; justification: string | null } = { operation: null, justification: null }): void {
+    this.items.push({ seq: ++this.seq, atMs, member: member.name, credential: member.credential, act, ...about, proposal: null, approval: null });
   }
 
   /** A member's command, decided (completed or rejected) in this round. */

@@ -196,9 +196,10 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
   const directOutcomes = direct.map((command) => {
     context.beforeDecide({ kind: 'direct', command });
     const member = memberOf(overlay, command.credential);
-    if (command.type === 'record_backup') {
+    if (command.type === 'record_act') {
       if (member === undefined || member.removedAtMs !== null) return refusal('ERR-CredentialInvalid', 'the credential is no live member of the operator');
-      audit.act(member, 'backup', atMs);
+      audit.act(member, command.act, atMs, { operation: command.operation, justification: command.justification });
+      for (const w of command.writes) writes.push({ type: 'put', key: w.key, value: w.value });
       return null;
     }
     const outcome = decideSignIn(command, overlay, atMs, challengeGate(context));

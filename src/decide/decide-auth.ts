@@ -40,8 +40,18 @@ export type DirectCommand =
       readonly counter: number;
       readonly session: TokenGrant;
     }
-  /** A member took a backup (CONTRACT 13): its audit item, written before the backup streams. */
-  | { readonly type: 'record_backup'; readonly credential: CredentialId };
+  /**
+   * A member's act decided outside the rounds (a backup taken, a checkpoint or disclosure made):
+   * its audit item (CONTRACT 13), written in one batch with `writes` (the act's stored reply).
+   */
+  | {
+      readonly type: 'record_act';
+      readonly credential: CredentialId;
+      readonly act: string;
+      readonly operation: string | null;
+      readonly justification: string | null;
+      readonly writes: readonly { readonly key: string; readonly value: string }[];
+    };
 
 /** What taking a challenge needs beyond the store: the key challenges are MAC'd under, and whether the used-set is at its bound. */
 export interface ChallengeGate {
@@ -60,7 +70,7 @@ export function recordNeeds(command: Command | DirectCommand): string[] {
       return command.credential.challenge === null ? [] : [challengeKey(command.credential.challenge)];
     case 'sign_in':
       return [challengeKey(command.challenge), credentialKey(command.credential), memberKey(command.credential)];
-    case 'record_backup':
+    case 'record_act':
       return [memberKey(command.credential)];
     case 'reclaim':
       return command.proof.scheme === 'key' ? [credentialKey(command.credential)] : [credentialKey(command.credential), challengeKey(command.proof.challenge)];

@@ -82,6 +82,27 @@ describe('the audit trail', () => {
     expect(auditLines).toHaveLength(trail.length);
   });
 
+  it('records commands decided at once (checkpoints, disclosures) in the batch of their reply, once', async () => {
+    const before = (await wholeTrail(root(), '', 1000)).length;
+    const key = freshKey();
+    const checkpoint = await root().post('/v1/ops/checkpoints', {}, undefined, key);
+    expect(checkpoint.status, checkpoint.text).toBe(200);
+    expect((await root().post('/v1/ops/checkpoints', {}, undefined, key)).body).toEqual(checkpoint.body);
+    expect((await root().post('/v1/ops/layer/blocks', { count: 3 }, undefined, freshKey())).status).toBe(200);
+    const disclosure = { subject: 'did:ledger:acct:alice', assertion: { shape: 'holds_at_least', amount: '1', asset: 'USD', kind: 'available' }, legal_obligation: 'subpoena 12\u0007', recipient_reference: 'ab'.repeat(32) };
+    let made = await root().post('/v1/disclosures', disclosure, undefined, freshKey());
+    for (let i = 0; i < 50 && made.status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      made = await root().post('/v1/disclosures', disclosure, undefined, freshKey());
+    }
+    expect(made.status, made.text).toBe(200);
+    const added = (await wholeTrail(root(), '', 1000)).slice(before);
+    expect(added.map((i) => [i.member, i.act, i.operation_reference, i.justification ?? null])).toEqual([
+      ['root', 'createCheckpoint', checkpoint.body.operation_reference, null],
+      ['root', 'createDisclosure', made.body.operation_reference, 'subpoena 12\u0007'],
+    ]);
+  });
+
   it('is the operator members\' to read, and refuses a malformed page', async () => {
     expect(refusalOf(await shared.as('alice').get('/v1/ops/audit'))).toEqual({ status: 403, error: 'ERR-NotAuthorised' });
     expect(refusalOf(await shared.as('identities').get('/v1/ops/audit'))).toEqual({ status: 403, error: 'ERR-NotAuthorised' });
