@@ -12,7 +12,9 @@ import { memberKey } from '../../src/model/keys.js';
 import { sequentialIds } from '../../src/model/ids.js';
 import type { Command, Role } from '../../src/model/model.js';
 import type { CredentialId } from '../../src/model/values.js';
-import { customersGenesis, openBook, operator, submission, testChallengeKey } from '../support/book.js';
+import { actorOf, customersGenesis, openBook, operator, submission, testChallengeKey, transfer } from '../support/book.js';
+import { MemoryStore } from '../../src/store/memory.js';
+import type { BatchOp } from '../../src/store/port.js';
 
 async function book() {
   const b = await openBook({ genesis: customersGenesis({ alice: 1_000n, bob: 0n }) });
@@ -31,7 +33,46 @@ async function book() {
   return { ...b, decided, member };
 }
 
+/** A memory store that keeps every batch written, to see what went together. */
+class RecordingStore extends MemoryStore {
+  readonly batches: (readonly BatchOp[])[] = [];
+  override async write(ops: readonly BatchOp[]): Promise<void> {
+    this.batches.push(ops);
+    return super.write(ops);
+  }
+}
+
 describe('members in the kernel', () => {
+  it('writes a member command\'s audit item in the batch of its decision, and none for others', async () => {
+    const store = new RecordingStore();
+    const { kernel } = await openBook({ genesis: customersGenesis({ alice: 1_000n, bob: 0n }), store });
+    const ack = await kernel.submit(submission(operator, { type: 'freeze_account', account: 'did:ledger:acct:bob' as never, justification: 'audit me' }));
+    const customer = await kernel.submit(submission(actorOf('did:ledger:id:alice'), transfer('did:ledger:acct:alice', 'did:ledger:acct:bob', 1n)));
+    await kernel.idle();
+    const decision = store.batches.filter((b) => b.some((op) => op.type === 'put' && op.key === `op/${ack.operation.ref}` && op.value.includes('"Completed"')));
+    expect(decision).toHaveLength(1);
+    const items = decision[0]!.filter((op) => op.key.startsWith('au/'));
+    expect(items).toHaveLength(1);
+    expect(JSON.parse((items[0] as { value: string }).value)).toMatchObject({ seq: 1, member: 'root', act: 'freeze_account', operation: ack.operation.ref, justification: 'audit me' });
+    const all = store.batches.flat().filter((op) => op.key.startsWith('au/'));
+    expect(all).toHaveLength(1);
+    expect((await kernel.operation(customer.operation.ref))!.state).not.toBe('Received');
+    expect(JSON.parse((await store.get('meta/head'))!).auditSeq).toBe(1);
+    await kernel.close();
+  });
+
+  it('decides two admins removing each other in one round in order: the second is refused', async () => {
+    const { kernel, member } = await book();
+    const ada = await member('ada', 'admin');
+    const first = await kernel.submit(submission(ada, { type: 'remove_member', member: rootCredential }));
+    const second = await kernel.submit(submission(operator, { type: 'remove_member', member: ada.credential }));
+    await kernel.idle();
+    expect((await kernel.operation(first.operation.ref))!.state).toBe('Completed');
+    expect((await kernel.operation(second.operation.ref))!.error?.error).toBe('ERR-CredentialInvalid');
+    expect(await kernel.member(ada.credential)).toMatchObject({ removedAtMs: null, role: 'admin' });
+    await kernel.close();
+  });
+
   it('adopts the operator credential of a book without members as root, once', async () => {
     const { kernel, store, clock } = await book();
     expect(await kernel.member(rootCredential)).toMatchObject({ name: 'root', role: 'admin', scheme: 'api-key', addedBy: null, removedAtMs: null });
