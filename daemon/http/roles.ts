@@ -81,7 +81,7 @@ export const routeRoles: Readonly<Record<string, Role>> = {
   backupBook: 'admin',
 };
 
-const routeName = (route: { schema?: unknown; method: unknown; url?: string }): string => (route.schema as { operationId?: string } | undefined)?.operationId ?? `${String(route.method)} ${route.url ?? ""}`;
+const routeName = (route: { schema?: unknown; method: unknown; url?: string }): string => (route.schema as { operationId?: string } | undefined)?.operationId ?? `${String(route.method)} ${route.url ?? ''}`;
 
 /** Refuses to serve a protected route the table does not name. */
 export function checkRouteRoles(app: FastifyInstance): void {
