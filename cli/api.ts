@@ -188,6 +188,17 @@ export interface GrantListing {
   next?: string;
 }
 
+/** GET /v1/ops/members (CONTRACT 13). */
+export interface MembersListing {
+  items: { credential: string; name: string; role: string; scheme: string; added_at: number; added_by: string | null; removed_at: number | null }[];
+}
+
+/** GET /v1/ops/audit (CONTRACT 13). */
+export interface AuditPage {
+  items: { seq: number; at: number; member: string; credential: string; act: string; operation_reference?: string; proposal?: string; justification?: string; approval?: string }[];
+  next?: string;
+}
+
 export interface PartiesListing {
   items: { party: string; principals: { principal: string; tied_at: number }[]; registered_at: number }[];
 }

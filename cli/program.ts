@@ -39,6 +39,7 @@ import { buildIdentityCreate } from './commands/identities/create.js';
 import { buildBackup } from './commands/ops/backup.js';
 import { buildIssuanceGrant } from './commands/ops/issuance-grant.js';
 import { buildParties } from './commands/ops/parties.js';
+import { buildAudit, buildMembers } from './commands/ops/members.js';
 import { buildCompletion } from './commands/completion/completion.js';
 import { buildDashboard } from './commands/dashboard/dashboard.js';
 import { buildTail } from './commands/events/tail.js';
@@ -88,7 +89,7 @@ const nouns: readonly (readonly [string, string, readonly Builder[]])[] = [
   ['settlement', 'the book against the settlement layer (operator)', [buildSettlementStatus, buildSync, buildCompare, buildRescan, buildObserve]],
   ['operations', 'the outcome of commands', [buildOperationShow, buildWait]],
   ['grants', 'delegated authority', [buildIssue, buildGrantList, buildRevoke]],
-  ['ops', "the operator's own commands", [buildBackup, buildIssuanceGrant, buildParties, buildIdentityRestrictions]],
+  ['ops', "the operator's own commands", [buildBackup, buildIssuanceGrant, buildParties, buildIdentityRestrictions, buildMembers, buildAudit]],
   ['checkpoints', 'the book anchored on the settlement layer', [buildCheckpointList, buildCheckpointShow, buildCheckpointCreate, buildCheckpointWait, buildCheckpointExport]],
   ['disclosures', 'signed assertions about an account, and verifying them', [buildDisclosureCreate, buildDisclosureShow, buildDisclosureVerify]],
   ['events', 'the event stream', [buildTail]],

@@ -14,6 +14,7 @@ import { authenticator } from './http/auth.js';
 import { CursorSeal } from './http/cursors.js';
 import { lingerOnClose } from './http/linger.js';
 import { edgeLimits } from './http/edge-limits.js';
+import { checkRouteRoles } from './http/roles.js';
 import { logRequests } from './http/request-log.js';
 import { clientErrorHandler, frameworkRefusal, onUnmetExpectation, pathParamLengthMax, refusalOf, sendRefusal } from './http/replies.js';
 import { Metrics } from './metrics.js';
@@ -36,6 +37,8 @@ import { settlementRoutes } from './routes/settlement.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { operationRoutes } from './routes/operations.js';
 import { partyRoutes } from './routes/parties.js';
+import { memberRoutes } from './routes/members.js';
+import { auditRoutes } from './routes/audit.js';
 import { reservationRoutes } from './routes/reservations.js';
 import { serviceRoutes } from './routes/service.js';
 import { statementRoutes } from './routes/statements.js';
@@ -96,6 +99,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.server.on('checkExpectation', onUnmetExpectation);
   app.decorateRequest('actor', null);
   app.decorateRequest('bearer', null);
+  app.decorateRequest('member', null);
   app.decorateRequest('rawBody', null);
   const metrics = options.metrics ?? new Metrics(options.version);
   app.decorate('snapshots', new SnapshotSlots(kernel, readSlotBounds(config), metrics.readSlots));
@@ -103,6 +107,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
 
   const openApi = new OpenApi();
   app.addHook('onRoute', (route) => openApi.collect(route));
+  checkRouteRoles(app);
 
   // One parser: JSON objects only, kept as text too for the raw `reference`.
   app.removeAllContentTypeParsers();
@@ -177,6 +182,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
   credentialRoutes(app, context);
   grantRoutes(app, context);
   partyRoutes(app, context);
+  memberRoutes(app, context);
+  auditRoutes(app, context);
   backupRoutes(app, context);
   layerRoutes(app, context);
   checkpointRoutes(app, context);

@@ -47,6 +47,11 @@ export const recoveryDelayMaxMs = 366 * 24 * 3600 * 1000;
 export const assetsMax = 4096;
 /** Integrating parties in the book (their listing, GET /v1/ops/integrating-parties, is one page). */
 export const integratingPartiesMax = 1024;
+/** Member records of the operator principal, removed ones included (CONTRACT 13; GET /v1/ops/members is one page). */
+export const membersMax = 256;
+/** Audit items one page of GET /v1/ops/audit answers, and reads when filtered by member (CONTRACT 13). */
+export const auditPageMax = 1000;
+export const auditScanMax = 10_000;
 /** Principals tied to one integrating party. */
 export const partyPrincipalsMax = 16;
 /** Grants one grant listing answers (GET /v1/identities/{identity}/grants, /v1/accounts/{account}/grants). */

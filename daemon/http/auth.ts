@@ -20,6 +20,8 @@ import type { Kernel } from '../../src/book/kernel.js';
 import { tokenTextLengthMax } from '../../src/auth/constants.js';
 import { rememberedTokensMax } from '../constants.js';
 import { withSourceSlot } from '../routes/context.js';
+import type { Role } from '../../src/model/model.js';
+import { requireRole } from './roles.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -32,7 +34,14 @@ declare module 'fastify' {
     actor: Actor | null;
     /** What the bearer is (GET /v1/whoami): its scheme and, for a session, when it expires. */
     bearer: Bearer | null;
+    /** The operator's member the bearer is (CONTRACT 13), with its role as of authentication; null for any other caller. */
+    member: MemberCaller | null;
   }
+}
+
+export interface MemberCaller {
+  readonly name: string;
+  readonly role: Role;
 }
 
 export interface Bearer {
@@ -45,14 +54,16 @@ const bearerPattern = /^Bearer +([\x21-\x7e]+) *$/i;
 interface Remembered {
   readonly actor: Actor;
   readonly bearer: Bearer;
+  readonly member: MemberCaller | null;
   readonly rememberedUntilMs: number;
 }
 
 /**
  * Commands whose decision cannot change what a bearer token authenticates (money,
  * grants, accounts, assets, settlement). Any other decided command (a new kind among
- * them) forgets every remembered token at once, so a credential revoked or removed
- * stops working with the decision that did it, not `authCacheMs` later.
+ * them, and every change of the operator's members) forgets every remembered token at
+ * once, so a credential revoked or a member removed or demoted stops working with the
+ * decision that did it, not `authCacheMs` later.
  */
 const leavesTokensAlone: ReadonlySet<string> = new Set([
   'transfer', 'reserve', 'capture', 'release', 'withdraw', 'settle', 'observe', 'open_account', 'issue_grant', 'revoke_grant',
@@ -78,10 +89,14 @@ export function authenticator(kernel: Kernel, options: { cacheMs: number; clock:
     // A read of the store before the caller is known: charged to the source address's slots.
     const caller = await withSourceSlot(request, () => kernel.authenticate(token));
     if (caller === null) return null;
+    // An operator credential works only while it is a live member (CONTRACT 13); its role goes with the request.
+    const member = caller.principal === kernel.principals.operator ? await withSourceSlot(request, () => kernel.member(caller.credential)) : null;
+    if (member !== null && (member === undefined || member.removedAtMs !== null)) return null;
     // The scope goes with the caller: a scoped credential reaches only its accounts (spec 5.5).
     const found: Remembered = {
       actor: { principal: caller.principal, credential: caller.credential, onBehalfOf: null, scope: caller.scope ?? null },
       bearer: { scheme: caller.scheme, expiresAtMs: caller.expiresAtMs },
+      member: member === null ? null : { name: member.name, role: member.role },
       rememberedUntilMs: nowMs + options.cacheMs,
     };
     if (options.cacheMs > 0 && begun === generation) remembered.set(hash, found);
@@ -109,6 +124,8 @@ export function authenticator(kernel: Kernel, options: { cacheMs: number; clock:
     if (found === null) refuse('ERR-CredentialInvalid', 'the bearer token is missing, unknown or expired');
     request.actor = found.actor;
     request.bearer = found.bearer;
+    request.member = found.member;
+    requireRole(request);
   };
   /** `close` stops listening to the kernel's decisions (when the app closes). */
   return { authenticate, close: off };

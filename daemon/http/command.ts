@@ -68,6 +68,8 @@ export async function submitFrom(kernel: Kernel, request: FastifyRequest, comman
     clientKey: typeof clientKey === 'string' ? clientKey : null,
     requestDigest: digestOf(request, actor),
     reference,
+    // A member's command names its route on the audit trail (CONTRACT 13).
+    ...(request.member === null ? {} : { act: (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId }),
   });
 }
 

@@ -25,8 +25,26 @@ import { keys } from '../../src/model/keys.js';
 import { callerOf } from './auth.js';
 import { requestDigest } from './digest.js';
 import { wireReply } from './replies.js';
+import type { DirectCommand } from '../../src/decide/decide-auth.js';
 
 const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+const operationIdOf = (request: FastifyRequest): string => (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId ?? request.routeOptions.url ?? '';
+
+/** What a command decided at once was justified by: a disclosure's legal obligation. */
+function justificationOf(body: unknown): string | null {
+  const obligation = (body as { legal_obligation?: unknown } | null)?.legal_obligation;
+  return typeof obligation === 'string' ? obligation : null;
+}
+
+/**
+ * Records a member's act decided at once (its audit item, with `writes` in the same batch),
+ * through the decider so the trail stays numbered in order; or refuses as the decision did.
+ */
+export async function recordAct(kernel: Kernel, command: DirectCommand): Promise<void> {
+  const refused = await kernel.decideDirect(command);
+  if (refused !== null) refuse(refused.error, refused.description);
+}
 
 export class DirectCommands {
   /** Keys being decided now: a second request under one waits for the first. */
@@ -74,7 +92,10 @@ export class DirectCommands {
         result,
       };
       // The request is kept with its reply: what was asked, and under which justification.
-      await this.store.write([{ type: 'put', key: storeKey, value: JSON.stringify({ digest, request: request.body ?? null, reply: answer }) }], true);
+      const record = { key: storeKey, value: JSON.stringify({ digest, request: request.body ?? null, reply: answer }) };
+      // A member's act goes on the audit trail in the batch that stores its reply (CONTRACT 13).
+      if (request.member === null) await this.store.write([{ type: 'put', ...record }], true);
+      else await recordAct(this.kernel, { type: 'record_act', credential: caller.credential, act: operationIdOf(request), operation: answer.operation_reference as string, justification: justificationOf(request.body), writes: [record] });
       return answer;
     })();
     this.inFlight.set(storeKey, run);

@@ -18,7 +18,8 @@ import { tokenBytesMin } from '../../src/auth/constants.js';
 import { drawApiKey, parseKeyVerifier } from '../../src/auth/keys.js';
 import { ceremonyChallenge, parsePasskeyRegistration, verifyPasskeyRegistration } from '../../src/auth/webauthn.js';
 import { accountsPerIdentityMax } from '../../src/constants.js';
-import type { Scheme } from '../../src/model/model.js';
+import type { Role, Scheme } from '../../src/model/model.js';
+import { memberName, memberRole } from './members.js';
 import { refuse } from '../../src/errors.js';
 import type { Command, NewCredential, Operation } from '../../src/model/model.js';
 import { type IdentityId, parseAccountId, parseIdentityId } from '../../src/model/values.js';
@@ -138,6 +139,26 @@ export function credentialRoutes(app: FastifyInstance, { kernel, config, clock }
       if (scope !== null && new Set(scope).size !== scope.length) refuse('ERR-MalformedCommand', 'scope names an account twice');
       const { credential, apiKey } = await newCredential(body);
       return register(request, reply, { type: 'register_credential', identity, credential, scope }, apiKey);
+    },
+  );
+
+  app.post(
+    '/v1/ops/members',
+    {
+      schema: {
+        operationId: 'addMember', summary: "Admin: add a member to the operator, a credential of the operator's set with a name and a role (CONTRACT 13)",
+        headers: commandHeaders,
+        querystring: noQuery,
+        body: object({ name: memberName, role: memberRole, scheme, verifier, passkey: nullable(passkey), reference }, ['name', 'role']),
+        response: replies,
+      },
+    },
+    async (request, reply) => {
+      const body = request.body as CredentialBody & { name: string; role: Role };
+      if (callerOf(request).principal !== kernel.principals.operator) refuse('ERR-NotAuthorised', 'the initiating principal holds no authority that covers members of the operator (operator only)');
+      if (request.headers['on-behalf-of'] !== undefined) refuse('ERR-MalformedCommand', 'members are added by the operator for itself: no on-behalf-of');
+      const { credential, apiKey } = await newCredential(body);
+      return register(request, reply, { type: 'register_credential', identity: kernel.principals.operator, credential, scope: null, member: { name: body.name, role: body.role } }, apiKey);
     },
   );
 

@@ -13,6 +13,7 @@ import type { Scheme } from '../model/model.js';
 import type { BatchOp, ReadView } from '../store/port.js';
 import type { AccountId, CredentialId, IdentityId } from '../model/values.js';
 import { credentialKey, tokenKey } from '../model/keys.js';
+import { memberWrite, rootMember } from './members.js';
 
 
 export interface Credential {
@@ -98,7 +99,13 @@ export function principalCredentialWrites(principals: Principals, keys: { operat
     webauthnId: null,
     counter: 0,
   });
-  return [...credentialWrites(make(principals.operator, 'operator'), keys.operator), ...credentialWrites(make(principals.identities, 'identities'), keys.identities)];
+  // The operator's key is its first member's, `root` (CONTRACT 13).
+  const root = memberWrite(rootMember(nowMs));
+  return [
+    ...credentialWrites(make(principals.operator, 'operator'), keys.operator),
+    { type: 'put', key: root.key, value: root.value! },
+    ...credentialWrites(make(principals.identities, 'identities'), keys.identities),
+  ];
 }
 
 /** Resolves a bearer token to the caller, or null when missing, unknown or expired. */

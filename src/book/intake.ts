@@ -258,6 +258,7 @@ export class Intake {
       result: null,
       error: null,
       hold: null,
+      ...(sub.act === undefined ? {} : { act: sub.act }),
     };
     let resolve!: () => void;
     let reject!: (e: unknown) => void;

@@ -63,6 +63,8 @@ export interface Submission {
   /** Lowercase hex SHA-256 identifying the request (CONTRACT 4); a reused key must match it. */
   readonly requestDigest: string;
   readonly reference: ReferenceJson | null;
+  /** A member's command: the route's operationId, kept for the audit trail. */
+  readonly act?: string;
 }
 
 export interface Acknowledgement {

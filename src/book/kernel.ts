@@ -25,7 +25,8 @@ import { type Refusal, refusal, refuse } from '../errors.js';
 import { decodeAccount, decodeHead, decodeIdentity } from '../model/codec.js';
 import { type GatedAccount, commandGate } from '../decide/gates.js';
 import type { IdSource } from '../model/ids.js';
-import { credentialKey, keys, prefixEnd, storeLayout } from '../model/keys.js';
+import { credentialKey, keys, memberKey, memberPrefix, prefixEnd, storeLayout } from '../model/keys.js';
+import { type Member, decodeMember, memberWrite, rootMember } from '../auth/members.js';
 import type { Asset, Head, Operation } from '../model/model.js';
 import type { CredentialId, IdentityId } from '../model/values.js';
 import { BookView } from '../queries/queries.js';
@@ -49,6 +50,16 @@ export type { Acknowledgement, DecisionEvent, KernelOptions, KernelSettlement, P
  * follows), recovery.ts (store failures), events.ts (listeners and stored events),
  * state.ts (head, assets, totals, cache).
  */
+/**
+ * A book from before members (CONTRACT 13) has none: its operator credential, whose key
+ * is DIR/operator.key, becomes `root` (admin) on its first start, in one write.
+ */
+async function adoptRootMember(store: Store, nowMs: number): Promise<void> {
+  for await (const _ of store.entries({ gte: memberPrefix, lt: prefixEnd(memberPrefix), limit: 1 })) return;
+  const root = memberWrite(rootMember(nowMs));
+  await store.write([{ type: 'put', key: root.key, value: root.value! }], true);
+}
+
 export class Kernel {
   readonly principals: Principals;
   /** What every identity is shown before owned custody, and what a reclaim fixes on its account. */
@@ -143,6 +154,7 @@ export class Kernel {
     const head = decodeHead(headText);
     const cseqText = await store.get(keys.cseq);
     const nextCseq = Math.max(head.decidedCseq, cseqText === undefined ? 0 : Number(cseqText)) + 1;
+    await adoptRootMember(store, options.clock());
     const kernel = new Kernel(options, await loadAssets(store), head, nextCseq);
     await kernel.state.loadTotals();
     await kernel.state.countChallenges();
@@ -238,6 +250,12 @@ export class Kernel {
 
   operation(ref: string): Promise<Operation | undefined> {
     return this.reader.operation(ref);
+  }
+
+  /** The operator's member a credential is (CONTRACT 13), as committed now; undefined for none. */
+  async member(credential: CredentialId): Promise<Member | undefined> {
+    const text = await this.store.get(memberKey(credential));
+    return text === undefined ? undefined : decodeMember(text);
   }
 
   /** The caller a bearer token authenticates, or null (missing, unknown, expired). */

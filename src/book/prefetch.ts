@@ -11,7 +11,8 @@ import { type DirectCommand, recordNeeds } from '../decide/decide-auth.js';
 import { precheckNeeds } from '../decide/precheck.js';
 import { decodeAccount, decodeBalanceText, decodeIdentity } from '../model/codec.js';
 import type { IdSource } from '../model/ids.js';
-import { type ExpirySpace, expiryScanEnd, expirySpaces, keys, partyPrefix, prefixEnd, settlementKeys } from '../model/keys.js';
+import { type ExpirySpace, expiryScanEnd, expirySpaces, keys, memberKey, memberPrefix, partyPrefix, prefixEnd, settlementKeys } from '../model/keys.js';
+import { commandRole } from '../auth/members.js';
 import { type Account, type Asset, type Balance, type Command, type Identity, type Operation, isCustodyCommand, zeroBalance } from '../model/model.js';
 import type { AccountId, GrantId } from '../model/values.js';
 import { readOperation } from '../queries/queries.js';
@@ -74,6 +75,7 @@ export class BookReader {
   private async prefetch(assets: ReadonlyMap<string, Asset>, batch: readonly Operation[], expiring: readonly Operation[], direct: readonly DirectCommand[]): Promise<Overlay> {
     const overlay = new Overlay(assets);
     await this.loadRecords(overlay, [...batch.map((op) => op.command), ...direct].flatMap(recordNeeds));
+    await this.loadMembers(overlay, batch);
     const accountIds = new Set<string>();
     const balanceKeys = new Set<string>();
     const identityIds = new Set<string>();
@@ -145,6 +147,9 @@ export class BookReader {
           break;
         case 'revoke_grant':
           break;
+        case 'set_member_role':
+        case 'remove_member':
+          break;
         case 'register_party':
           for (const principal of c.principals) identityIds.add(principal);
           await loadList(this.store, overlay, partyPrefix, bounds.integratingPartiesMax);
@@ -207,6 +212,17 @@ export class BookReader {
       }
     }
     await this.load(overlay.accounts, [...extra].map(keys.account), decodeAccount);
+  }
+
+  /**
+   * The member record of each operator command's credential (the decision checks it is
+   * live and its role, CONTRACT 13), and every member when a command changes members.
+   */
+  private async loadMembers(overlay: Overlay, batch: readonly Operation[]): Promise<void> {
+    const acting = batch.filter((op) => op.actor.principal === this.principals.operator).map((op) => memberKey(op.actor.credential));
+    const changing = batch.some((op) => commandRole(op.command) === 'admin');
+    const all = changing ? (await loadList(this.store, overlay, memberPrefix, bounds.membersMax)).map(memberKey) : [];
+    await this.loadRecords(overlay, [...new Set([...acting, ...all])].filter((key) => !overlay.records.has(key)));
   }
 
   /** Loads records by key into `overlay` (as stored text; undefined when absent), in one round trip. */

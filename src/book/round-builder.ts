@@ -16,6 +16,8 @@ import { expiryHash } from '../auth/expiry.js';
 import type { Principals } from '../auth/authority.js';
 import type { RecoveryTerms } from '../custody/terms.js';
 import { type Refusal, refusal } from '../errors.js';
+import { AuditTrail } from '../auth/audit.js';
+import { memberOf } from '../auth/members.js';
 import { encodeAccount, encodeAsset, encodeBalance, encodeHead, encodeIdentity, encodeIndexedPosting, encodeJournalChunk, encodeLeaf, encodeOperation } from '../model/codec.js';
 import type { IdSource } from '../model/ids.js';
 import { keySpaces, keys, parseSeqHex, settlementKeys, tokenKey, usedChallengeKey } from '../model/keys.js';
@@ -142,9 +144,17 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
     record({ ...reservation, state: 'Expired', hold: null, result: { postings: [...(reservation.result?.postings ?? []), ...postings] } });
   }
 
+  // Every member's act decided in this round, in this round's batch (CONTRACT 13); the daemon's own intake of the layer is none.
+  const audit = new AuditTrail(input.head.auditSeq ?? 0);
+  const auditCommand = (op: Operation) => {
+    if (op.actor.principal !== context.principals.operator || op.command.type === 'settle') return;
+    const member = memberOf(overlay, op.actor.credential);
+    if (member !== undefined) audit.command(member, op, atMs);
+  };
   for (const op of batch) {
     const decision: Decision = decideOne(op, overlay, atMs, poisonRef, context);
     writes.push({ type: 'del', key: keys.command(op.cseq) });
+    auditCommand(op);
     if (!decision.ok) {
       record({ ...op, state: decision.state, decidedAtMs: atMs, error: decision.error });
       continue;
@@ -185,10 +195,20 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
 
   const directOutcomes = direct.map((command) => {
     context.beforeDecide({ kind: 'direct', command });
+    const member = memberOf(overlay, command.credential);
+    if (command.type === 'record_act') {
+      if (member === undefined || member.removedAtMs !== null) return refusal('ERR-CredentialInvalid', 'the credential is no live member of the operator');
+      audit.act(member, command.act, atMs, { operation: command.operation, justification: command.justification });
+      for (const w of command.writes) writes.push({ type: 'put', key: w.key, value: w.value });
+      return null;
+    }
     const outcome = decideSignIn(command, overlay, atMs, challengeGate(context));
-    if (!('error' in outcome)) for (const r of outcome) overlay.setRecord(r.key, r.value);
-    return 'error' in outcome ? outcome : null;
+    if ('error' in outcome) return outcome;
+    for (const r of outcome) overlay.setRecord(r.key, r.value);
+    if (member !== undefined) audit.act(member, 'sign_in', atMs);
+    return null;
   });
+  writes.push(...audit.writes());
   // Challenges taken this round: each adds its expiry index entry to the used-set.
   const challengesTaken = [...overlay.dirtyRecords].filter((key) => key.startsWith(keySpaces.challengeExpiry) && overlay.records.get(key) !== undefined).length;
   const pruned = pruneExpiredAuth(input.reads.expiredAuth ?? [], overlay);
@@ -241,6 +261,7 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
     eventSeq: eventStart + events.length,
     lastAtMs: atMs,
     accounts: input.head.accounts + accountsOpened,
+    ...(audit.lastSeq === 0 ? {} : { auditSeq: audit.lastSeq }),
   };
   writes.push({ type: 'put', key: keys.head, value: encodeHead(head) });
   return { writes, head, overlay, totals, events, eventStart, directOutcomes, challengesAdded: challengesTaken - pruned.challenges, expiring, assets: overlay.dirtyAssets, droppedEventChunk };

@@ -11,7 +11,8 @@ import { type Credential, type TokenGrant, decodeCredential } from '../auth/cred
 import { type Refusal, refusal } from '../errors.js';
 import type { Command, Identity, NewCredential, OperationResult } from '../model/model.js';
 import type { AccountId, CredentialId, IdentityId } from '../model/values.js';
-import { credentialKey, expiryKey, tokenKey } from '../model/keys.js';
+import { credentialKey, expiryKey, memberKey, memberPrefix, tokenKey } from '../model/keys.js';
+import { type MemberReads, decideNewMember, memberOf } from '../auth/members.js';
 
 /** Records read and written by key, as stored text (the overlay holds them for a round). */
 export interface RecordReads {
@@ -31,13 +32,26 @@ export interface AuthEffects {
 }
 
 /** Decisions the decider takes at once for a waiting caller: not acknowledged commands. */
-export type DirectCommand = {
-  readonly type: 'sign_in';
-  readonly credential: CredentialId;
-  readonly challenge: string;
-  readonly counter: number;
-  readonly session: TokenGrant;
-};
+export type DirectCommand =
+  | {
+      readonly type: 'sign_in';
+      readonly credential: CredentialId;
+      readonly challenge: string;
+      readonly counter: number;
+      readonly session: TokenGrant;
+    }
+  /**
+   * A member's act decided outside the rounds (a backup taken, a checkpoint or disclosure made):
+   * its audit item (CONTRACT 13), written in one batch with `writes` (the act's stored reply).
+   */
+  | {
+      readonly type: 'record_act';
+      readonly credential: CredentialId;
+      readonly act: string;
+      readonly operation: string | null;
+      readonly justification: string | null;
+      readonly writes: readonly { readonly key: string; readonly value: string }[];
+    };
 
 /** What taking a challenge needs beyond the store: the key challenges are MAC'd under, and whether the used-set is at its bound. */
 export interface ChallengeGate {
@@ -55,7 +69,9 @@ export function recordNeeds(command: Command | DirectCommand): string[] {
     case 'register_credential':
       return command.credential.challenge === null ? [] : [challengeKey(command.credential.challenge)];
     case 'sign_in':
-      return [challengeKey(command.challenge), credentialKey(command.credential)];
+      return [challengeKey(command.challenge), credentialKey(command.credential), memberKey(command.credential)];
+    case 'record_act':
+      return [memberKey(command.credential)];
     case 'reclaim':
       return command.proof.scheme === 'key' ? [credentialKey(command.credential)] : [credentialKey(command.credential), challengeKey(command.proof.challenge)];
     default:
@@ -136,7 +152,7 @@ export function decideCreateIdentity(
 export function decideRegisterCredential(
   command: Extract<Command, { type: 'register_credential' }>,
   actor: Actor,
-  reads: RecordReads,
+  reads: RecordReads & MemberReads,
   input: { atMs: number; principals: Principals; newCredentialId: CredentialId; challenges: ChallengeGate },
 ): AuthEffects | Refusal {
   const target = reads.identity(command.identity);
@@ -151,16 +167,27 @@ export function decideRegisterCredential(
       return refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers account ${account}`);
     }
   }
+  // Operator credentials are members, named and with a role (CONTRACT 13); no other set has members.
+  if ((command.identity === input.principals.operator) !== (command.member !== undefined)) {
+    return refusal('ERR-NotAuthorised', 'the initiating principal holds no authority that covers this registration: operator credentials are added as members (POST /v1/ops/members)');
+  }
   const writes = registration(reads, command.credential, input.newCredentialId, command.identity, scope, command.identity, input);
   if ('error' in writes) return writes;
+  if (command.member !== undefined) {
+    const member = decideNewMember(reads, memberPrefix, { ...command.member, credential: input.newCredentialId, scheme: command.credential.scheme, atMs: input.atMs, by: actor.credential });
+    if ('error' in member) return member;
+    writes.push(member);
+  }
   return { records: writes, newIdentity: null, result: { credential: input.newCredentialId } };
 }
 
 /** Sign-in with a passkey whose assertion verified at the edge: takes the challenge, moves the counter, opens the session. */
-export function decideSignIn(command: DirectCommand, reads: RecordReads, atMs: number, challenges: ChallengeGate): RecordWrite[] | Refusal {
+export function decideSignIn(command: Extract<DirectCommand, { type: 'sign_in' }>, reads: RecordReads, atMs: number, challenges: ChallengeGate): RecordWrite[] | Refusal {
   const text = reads.record(credentialKey(command.credential));
   const credential = text === undefined ? undefined : decodeCredential(text);
   if (credential === undefined || credential.scheme !== 'webauthn-es256') return invalid('no passkey credential by that id');
+  const member = memberOf(reads, credential.id);
+  if (member !== undefined && member.removedAtMs !== null) return invalid('the credential is a removed member of the operator');
   // Decided here too: two sign-ins verified against the same stored counter race to this point.
   if ((credential.counter > 0 || command.counter > 0) && command.counter <= credential.counter) {
     return invalid('the sign counter did not increase (replay or cloned authenticator)');

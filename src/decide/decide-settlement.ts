@@ -14,6 +14,7 @@ import { type Decision, type DecisionInput, type Entry, type Move, type Reads, a
 import type { Asset, Command, DepositFact, Operation, OperationState, SettleBlock, SettlementCommand } from '../model/model.js';
 import type { AccountId, AssetSymbol } from '../model/values.js';
 import type { RecordWrite } from './decide-auth.js';
+import { memberRefusal } from '../auth/members.js';
 import {
   type AttestationRecord,
   type DepositRecord,
@@ -49,6 +50,12 @@ export const isSettlementCommand = (command: Command): command is SettlementComm
 /** Every command's decision: settlement commands here, the rest in decide.ts. */
 export function decideCommand(op: Operation, reads: SettlementReads, input: SettlementInput): Decision {
   const cmd = op.command;
+  // An operator command is its member's: live when decided (a removal in flight wins) and of the role it needs (CONTRACT 13).
+  // The daemon's own takings-in of the layer are no member's act.
+  if (op.actor.principal === input.principals.operator && cmd.type !== 'settle') {
+    const unfit = memberRefusal(reads, op.actor.credential, cmd);
+    if (unfit) return reject(unfit);
+  }
   if (!isSettlementCommand(cmd)) return decide(op, reads, input);
   const actor: Actor = { principal: op.actor.principal, credential: op.actor.credential, onBehalfOf: op.actor.onBehalfOf, scope: op.scope };
   if (cmd.type === 'withdraw') return decideWithdraw(op, cmd, actor, reads, input);

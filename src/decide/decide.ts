@@ -29,6 +29,8 @@ import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, PartyId
 import { type GrantReads, GrantStage, debitAuthority, decideIssueGrant, decideRevokeGrant, grantAuthority } from './decide-grants.js';
 import { type AuthEffects, type ChallengeGate, type RecordReads, type RecordWrite, decideCreateIdentity, decideRegisterCredential } from './decide-auth.js';
 import { decideRegisterParty } from './decide-parties.js';
+import { decideMemberChange } from '../auth/members.js';
+import { memberPrefix } from '../model/keys.js';
 import { type CustodyEffects, accountRoomRefusal, decideCustody } from '../custody/decide-custody.js';
 import { commandGate } from './gates.js';
 import { type RecoveryTerms, ownedTermsRefusal } from '../custody/terms.js';
@@ -351,6 +353,11 @@ export function decide(op: Operation, reads: Reads, input: DecisionInput): Decis
     case 'register_party': {
       const registered = decideRegisterParty(cmd, actor, reads, input);
       return isRefusal(registered) ? reject(registered) : done('Completed', [], { records: registered.records, result: { party: registered.party } });
+    }
+    case 'set_member_role':
+    case 'remove_member': {
+      const changed = decideMemberChange(cmd, reads, memberPrefix, input.atMs);
+      return isRefusal(changed) ? reject(changed) : done('Completed', [], { records: [changed] });
     }
     default:
       // Settlement commands are decided by decide-settlement.ts, which leans on this module.

@@ -44,6 +44,8 @@ export function precheckNeeds(command: Command): { accounts: AccountId[]; operat
     case 'register_credential':
     case 'revoke_grant':
     case 'register_party':
+    case 'set_member_role':
+    case 'remove_member':
     case 'register_asset':
     case 'bind_asset':
     case 'deprecate_asset':
@@ -152,6 +154,7 @@ function precheckCommand(command: Command, actor: Actor, reads: PrecheckReads, p
     case 'register_credential': {
       const mayRegister = actor.principal === command.identity || (actor.principal === principals.identities && actor.onBehalfOf === command.identity);
       if (!mayRegister) return notAuthorisedOver(`registering credentials for ${command.identity}`);
+      if ((command.identity === principals.operator) !== (command.member !== undefined)) return notAuthorisedOver('this registration: operator credentials are added as members (POST /v1/ops/members)');
       const outside = (command.scope ?? []).find((account) => !inScope(actor, account));
       return outside === undefined ? null : notAuthorisedOver(`account ${outside}`);
     }
@@ -166,6 +169,9 @@ function precheckCommand(command: Command, actor: Actor, reads: PrecheckReads, p
     }
     case 'register_party':
       return actor.principal === principals.operator ? null : notAuthorisedOver('registering integrating parties (operator only)');
+    case 'set_member_role':
+    case 'remove_member':
+      return actor.principal === principals.operator ? null : notAuthorisedOver('members of the operator (operator only)');
     case 'withdraw': {
       const asset = reads.asset(command.asset);
       if (asset === undefined) return refusal('ERR-UnknownAsset', `asset ${command.asset} is not registered`);

@@ -104,6 +104,7 @@ export function decodeHead(text: string): Head {
   const what = 'head';
   const j = recordJson(text, what);
   for (const name of ['decidedCseq', 'postingSeq', 'eventSeq', 'lastAtMs', 'accounts']) check.integer(j, name, what);
+  if (j.auditSeq !== undefined) check.integer(j, 'auditSeq', what);
   return j as unknown as Head;
 }
 
@@ -212,10 +213,10 @@ function decodeLeg(j: Json): Leg {
 }
 
 /** Commands with no bigint member (custody's and these): stored as they stand. */
-type PlainCommand = CustodyCommand | Extract<Command, { type: 'release' | 'create_identity' | 'register_credential' | 'revoke_grant' | 'register_party' | 'register_asset' | 'bind_asset' | 'deprecate_asset' }>;
+type PlainCommand = CustodyCommand | Extract<Command, { type: 'release' | 'create_identity' | 'register_credential' | 'revoke_grant' | 'register_party' | 'set_member_role' | 'remove_member' | 'register_asset' | 'bind_asset' | 'deprecate_asset' }>;
 const plainCommandTypes: ReadonlySet<string> = new Set([
   ...custodyCommandTypes,
-  ...(['release', 'create_identity', 'register_credential', 'revoke_grant', 'register_party', 'register_asset', 'bind_asset', 'deprecate_asset'] satisfies PlainCommand['type'][]),
+  ...(['release', 'create_identity', 'register_credential', 'revoke_grant', 'register_party', 'set_member_role', 'remove_member', 'register_asset', 'bind_asset', 'deprecate_asset'] satisfies PlainCommand['type'][]),
 ]);
 const isPlainCommand = (c: Command): c is PlainCommand => plainCommandTypes.has(c.type);
 
@@ -358,7 +359,7 @@ export function encodeOperation(o: Operation): string {
     '{"ref":', str(o.ref), ',"cseq":', o.cseq, ',"command":', cachedJson(encodedCommands, o.command, encodeCommand),
     ',"actor":', cachedJson(encodedActors, o.actor, (a) => a), ',"scope":', str(o.scope ?? null), ',"state":"', o.state,
     '","submittedAtMs":', o.submittedAtMs, ',"decidedAtMs":', str(o.decidedAtMs), ',"clientKey":', str(o.clientKey), ',"clientKeyDerived":', o.clientKeyDerived,
-    ',"reference":', str(o.reference), ',"result":', str(o.result), ',"error":', str(o.error), ',"hold":', str(encodeHold(o.hold)), '}',
+    ',"reference":', str(o.reference), ',"result":', str(o.result), ',"error":', str(o.error), ',"hold":', str(encodeHold(o.hold)), o.act === undefined ? '' : `,"act":${str(o.act)}`, '}',
   ].join('');
 }
 const operationStates = members<OperationState>({ Received: true, Reserved: true, Instructed: true, Submitted: true, Completed: true, Rejected: true, Expired: true, Captured: true, Released: true });
@@ -376,6 +377,7 @@ export function decodeOperationJson(j: Json): Operation {
   check.nullableInteger(j, 'decidedAtMs', what);
   check.string(j, 'clientKey', what);
   check.string(check.object(j, 'actor', what), 'principal', what);
+  if (j.act !== undefined) check.string(j, 'act', what);
   const command = check.object(j, 'command', what);
   return {
     ...(j as unknown as Operation),

@@ -102,6 +102,10 @@ export const keySpaces = {
   checkpointIngest: 'cpi/',
   /** Stored replies of commands decided at once, by principal then SHA-256 of the client key. */
   directReply: 'dck/',
+  /** Members of the operator principal (CONTRACT 13), by credential. */
+  member: 'mem/',
+  /** The operator audit trail (CONTRACT 13), by sequence number. */
+  audit: 'au/',
 } as const;
 
 const s = keySpaces;
@@ -209,6 +213,10 @@ export const partyGrantPrefix = (identity: string, party: string) => `${s.partyG
 
 export const partyKey = (id: PartyId): string => `${s.party}${id}`;
 export const partyPrefix = s.party;
+export const memberKey = (credential: string): string => `${s.member}${credential}`;
+export const memberPrefix = s.member;
+export const auditKey = (seq: number): string => `${s.audit}${seqHex(seq)}`;
+export const auditPrefix = s.audit;
 
 // ---- settlement ----
 

@@ -99,6 +99,9 @@ export function moved(b: Balance, layer: Layer, signedMinor: bigint): Balance {
 }
 
 
+/** A member's role (CONTRACT 13); roles nest: admin ⊃ operator ⊃ auditor. */
+export type Role = 'auditor' | 'operator' | 'admin';
+
 export type AuthorityKind = 'owner' | 'delegated' | 'operator' | 'issuance' | 'recovery';
 
 /** Who acted and under what authority; recorded on every posting (spec 2.7). */
@@ -234,11 +237,16 @@ export type Command =
       readonly credential: NewCredential;
       /** Accounts it reaches, or null for all of the identity's (within the presenting credential's scope). */
       readonly scope: readonly AccountId[] | null;
+      /** POST /v1/ops/members: the credential joins the operator's set as this member (CONTRACT 13). */
+      readonly member?: { readonly name: string; readonly role: Role };
     }
   | { readonly type: 'issue_grant'; readonly terms: GrantTerms; readonly justification: string | null }
   | { readonly type: 'revoke_grant'; readonly grant: GrantId }
   /** POST /v1/ops/integrating-parties: the operator ties principals (identities) to a new party. */
   | { readonly type: 'register_party'; readonly principals: readonly IdentityId[] }
+  /** POST /v1/ops/members/{credential}/role and /remove (CONTRACT 13): an admin changes a member. */
+  | { readonly type: 'set_member_role'; readonly member: CredentialId; readonly role: Role }
+  | { readonly type: 'remove_member'; readonly member: CredentialId }
   | CustodyCommand
   | SettlementCommand;
 
@@ -324,6 +332,8 @@ export interface Operation {
   readonly result: OperationResult | null;
   readonly error: Refusal | null;
   readonly hold: Hold | null;
+  /** A member's command: the route it came by (its operationId), for the audit trail (CONTRACT 13). */
+  readonly act?: string;
 }
 
 /** The head of the book, rewritten by every decision write. */
@@ -338,6 +348,8 @@ export interface Head {
   readonly lastAtMs: number;
   /** Accounts in the book. */
   readonly accounts: number;
+  /** Last audit item's sequence number (CONTRACT 13); absent in books from before the trail: 0. */
+  readonly auditSeq?: number;
 }
 
 /** How a credential proves its holder (spec 5). */

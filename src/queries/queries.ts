@@ -19,6 +19,9 @@ import {
   decodeOperation,
   decodeIndexedPosting,
 } from '../model/codec.js';
+import { auditScanMax, membersMax } from '../constants.js';
+import { type AuditItem, decodeAuditItem } from '../auth/audit.js';
+import { type Member, decodeMember } from '../auth/members.js';
 import { assetsMax, integratingPartiesMax, movementsMergeMax, movementsScanChunkEntries, movementsScanMax, statementMovementsMax } from '../constants.js';
 import { type Refusal, refusal, refuse } from '../errors.js';
 import type { Account, Asset, Balance, Head, Identity, Operation, Posting } from '../model/model.js';
@@ -26,7 +29,7 @@ import { zeroBalance } from '../model/model.js';
 import { readTotals, totalMinor } from '../book/totals.js';
 import type { ReadView, Snapshot } from '../store/port.js';
 import { type AccountId, type AssetSymbol, type IdentityId, isAccountId } from '../model/values.js';
-import { keys, overGrantPrefix, parseSeqHex, partyGrantPrefix, partyPrefix, prefixEnd, seqHex } from '../model/keys.js';
+import { auditKey, auditPrefix, keys, memberPrefix, overGrantPrefix, parseSeqHex, partyGrantPrefix, partyPrefix, prefixEnd, seqHex } from '../model/keys.js';
 
 export interface StatementQuery {
   readonly account: AccountId;
@@ -209,6 +212,33 @@ export class BookView {
     const out: Party[] = [];
     for await (const [, text] of this.snap.entries({ gte: partyPrefix, lt: prefixEnd(partyPrefix), limit: integratingPartiesMax })) out.push(decodeParty(text));
     return out;
+  }
+
+  /**
+   * A page of the audit trail, oldest first, after `afterSeq`: at most `limit` items, of
+   * `member` alone when named. A filtered page reads at most `auditScanMax` items, so it
+   * may hold fewer than `limit` and still carry `next` (the seq to go on after).
+   */
+  async audit(q: { afterSeq: number; limit: number; member: string | null }): Promise<{ items: AuditItem[]; nextAfterSeq: number | null }> {
+    const items: AuditItem[] = [];
+    let last = q.afterSeq;
+    let scanned = 0;
+    for await (const [, text] of this.snap.entries({ gte: auditKey(q.afterSeq + 1), lt: prefixEnd(auditPrefix), limit: auditScanMax })) {
+      const item = decodeAuditItem(text);
+      last = item.seq;
+      scanned++;
+      if (q.member === null || item.member === q.member) items.push(item);
+      if (items.length === q.limit) break;
+    }
+    const more = items.length === q.limit || scanned === auditScanMax;
+    return { items, nextAfterSeq: more ? last : null };
+  }
+
+  /** Every member of the operator, removed ones too (CONTRACT 13), in name order. */
+  async members(): Promise<Member[]> {
+    const out: Member[] = [];
+    for await (const [, text] of this.snap.entries({ gte: memberPrefix, lt: prefixEnd(memberPrefix), limit: membersMax })) out.push(decodeMember(text));
+    return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.addedAtMs - b.addedAtMs));
   }
 
   /** Every asset the account has held (each has a balance record from its first posting), in symbol order. */

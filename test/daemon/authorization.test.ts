@@ -12,7 +12,10 @@ import { independentlyVerify } from '../support/independent-verifier.js';
 import '../../src/auth/keys.js';
 import { type Client, type Reply, client, decided, refusalOf, useDaemon } from './support.js';
 
-const kinds = ['none', 'owner', 'other', 'scoped', 'holder', 'beyond', 'revoked', 'party', 'identities', 'operator'] as const;
+// `operator` is root (admin, DIR/operator.key); `admin`, `member` (role operator) and `auditor` are members added to the
+// operator (CONTRACT 13); `removed` a member removed since. Unless a row names them, `admin` and `member` get what `operator`
+// gets, `auditor` that on a GET and ERR-NotAuthorised on anything else, `removed` what `none` gets.
+const kinds = ['none', 'owner', 'other', 'scoped', 'holder', 'beyond', 'revoked', 'party', 'identities', 'operator', 'admin', 'member', 'auditor', 'removed'] as const;
 type Kind = (typeof kinds)[number];
 type Outcome = 'ok' | `ERR-${string}`;
 
@@ -216,7 +219,8 @@ const rows: Row[] = [
   {
     route: 'POST /v1/credentials (api-key, own set)',
     call: async (k) => commandOutcome(k, await api(k).post('/v1/credentials', { marker: 'ordinary', scheme: 'api-key' }, undefined, freshKey())),
-    expect: { none: anonymous, rest: 'ok' },
+    // The operator's credentials are members, added by POST /v1/ops/members only (CONTRACT 13).
+    expect: { none: anonymous, operator: no, rest: 'ok' },
   },
   {
     route: 'POST /v1/credentials (scoped to alice first account)',
@@ -253,7 +257,24 @@ const rows: Row[] = [
     expect: { none: anonymous, operator: 'ok', rest: no },
   },
   { route: 'GET /v1/ops/integrating-parties', call: async (k) => readOutcome(await api(k).get('/v1/ops/integrating-parties')), expect: { none: anonymous, operator: 'ok', rest: no } },
-  { route: 'GET /v1/ops/backup', call: async (k) => readOutcome(await api(k).get(`/v1/ops/backup?recipient=${backupRecipient}`)), expect: { none: anonymous, operator: 'ok', rest: no } },
+  { route: 'GET /v1/ops/backup', call: async (k) => readOutcome(await api(k).get(`/v1/ops/backup?recipient=${backupRecipient}`)), expect: { none: anonymous, operator: 'ok', admin: 'ok', member: no, auditor: no, rest: no } },
+  { route: 'GET /v1/ops/audit', call: async (k) => readOutcome(await api(k).get('/v1/ops/audit?limit=5')), expect: { none: anonymous, operator: 'ok', auditor: 'ok', rest: no } },
+  { route: 'GET /v1/ops/members', call: async (k) => readOutcome(await api(k).get('/v1/ops/members')), expect: { none: anonymous, operator: 'ok', auditor: 'ok', rest: no } },
+  {
+    route: 'POST /v1/ops/members (a fresh api-key member)',
+    call: async (k) => commandOutcome(k, await api(k).post('/v1/ops/members', { name: `matrix-${++memberCounter}`, role: 'auditor', scheme: 'api-key' }, undefined, freshKey())),
+    expect: { none: anonymous, operator: 'ok', admin: 'ok', member: no, rest: no },
+  },
+  {
+    route: 'POST /v1/ops/members/{credential}/role (a fresh member, to operator)',
+    call: async (k) => commandOutcome(k, await api(k).post(`/v1/ops/members/${await freshMember()}/role`, { role: 'operator' }, undefined, freshKey())),
+    expect: { none: anonymous, operator: 'ok', admin: 'ok', member: no, rest: no },
+  },
+  {
+    route: 'POST /v1/ops/members/{credential}/remove (a fresh member)',
+    call: async (k) => commandOutcome(k, await api(k).post(`/v1/ops/members/${await freshMember()}/remove`, {}, undefined, freshKey())),
+    expect: { none: anonymous, operator: 'ok', admin: 'ok', member: no, rest: no },
+  },
   {
     route: 'POST /v1/ops/integrating-parties',
     call: async (k) => commandOutcome(k, await api(k).post('/v1/ops/integrating-parties', { principals: [id('bob')] }, undefined, freshKey())),
@@ -383,7 +404,7 @@ const rows: Row[] = [
     expect: { none: anonymous, operator: 'ERR-ObservationUnassociated', rest: no },
   },
   { route: 'POST /v1/ops/settlement/rescans', call: async (k) => readOutcome(await api(k).post('/v1/ops/settlement/rescans', { from: 1, to: 10 })), expect: { none: anonymous, operator: 'ok', rest: no } },
-  { route: 'POST /v1/ops/settlement/comparisons', call: async (k) => readOutcome(await api(k).post('/v1/ops/settlement/comparisons', {})), expect: { none: anonymous, operator: 'ok', rest: no } },
+  { route: 'POST /v1/ops/settlement/comparisons', call: async (k) => readOutcome(await api(k).post('/v1/ops/settlement/comparisons', {})), expect: { none: anonymous, operator: 'ok', auditor: 'ok', rest: no } },
   { route: 'GET /v1/ops/settlement/status', call: async (k) => readOutcome(await api(k).get('/v1/ops/settlement/status')), expect: { none: anonymous, operator: 'ok', rest: no } },
   {
     route: 'POST /v1/ops/layer/deposits',
@@ -397,6 +418,12 @@ const rows: Row[] = [
     expect: { none: anonymous, operator: 'ok', rest: no },
   },
 ];
+
+let memberCounter = 0;
+/** A member root added just now (an auditor): its credential. */
+const freshMember = async () => (await decidedAs('operator', '/v1/ops/members', { name: `matrix-${++memberCounter}`, role: 'auditor', scheme: 'api-key' })).view.result.credential as string;
+/** Adds a member as root and answers its API key. */
+const memberKey = async (name: string, role: string) => (await decidedAs('operator', '/v1/ops/members', { name, role, scheme: 'api-key' })).reply.api_key as string;
 
 let symbolCounter = 0;
 const newSymbol = () => `MX${++symbolCounter}`;
@@ -423,6 +450,12 @@ beforeAll(async () => {
     identities: keys.identities,
     operator: keys.operator,
   });
+  tokens.admin = await memberKey('matrix-admin', 'admin');
+  tokens.member = await memberKey('matrix-operator', 'operator');
+  tokens.auditor = await memberKey('matrix-auditor', 'auditor');
+  tokens.removed = await memberKey('matrix-removed', 'operator');
+  const removed = (await api('removed').get('/v1/whoami')).body.credential;
+  await decidedAs('operator', `/v1/ops/members/${removed}/remove`, {});
   aliceSecond = (await decidedAs('owner', '/v1/accounts', { owner: id('alice'), kind: 'customer', custody: 'delegated' })).view.result.account;
   tokens.scoped = (await decidedAs('owner', '/v1/credentials', { marker: 'ordinary', scheme: 'api-key', scope: [aliceSecond] })).reply.api_key;
   expect(tokens.scoped).toMatch(/^ledger_ak_/);
@@ -449,6 +482,17 @@ beforeAll(async () => {
   independentlyVerify(aliceDisclosure, { clerk: clerk.public_key, instance: clerk.instance, checkpoints: (await api('owner').get('/v1/checkpoints')).body.items.reverse() });
 });
 
+/** What a member kind gets where a row does not name it (see `kinds`). */
+function memberDefault(row: Row, kind: Kind): Outcome | undefined {
+  const operator = row.expect.operator ?? row.expect.rest;
+  const none = row.expect.none ?? row.expect.rest;
+  if (kind === 'admin' || kind === 'member') return operator;
+  if (kind === 'removed') return none;
+  // A route that answers everyone alike (the public ones) takes no role.
+  if (kind === 'auditor') return none === row.expect.rest ? row.expect.rest : row.route.startsWith('GET ') ? operator : no;
+  return undefined;
+}
+
 describe('authorization matrix', () => {
   it('has a row for every route the daemon serves', async () => {
     const { paths } = (await api('operator').get('/v1/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
@@ -463,7 +507,7 @@ describe('authorization matrix', () => {
       const want: Partial<Record<Kind, Outcome>> = {};
       for (const kind of kinds) {
         got[kind] = await row.call(kind);
-        want[kind] = row.expect[kind] ?? row.expect.rest;
+        want[kind] = row.expect[kind] ?? memberDefault(row, kind) ?? row.expect.rest;
       }
       expect(got).toEqual(want);
     });

@@ -35,6 +35,9 @@ const commandRoutes: { path: string; body: Json; strings: string[] }[] = [
   { path: '/v1/reservations/op_0000000000000001/capture', body: { to: bob, amount: '1' }, strings: ['to', 'amount'] },
   { path: '/v1/reservations/op_0000000000000001/release', body: {}, strings: [] },
   { path: '/v1/accounts', body: { custody: 'delegated', kind: 'customer', owner: 'did:ledger:id:alice' }, strings: ['custody', 'kind', 'owner'] },
+  { path: '/v1/ops/members', body: { name: 'fuzz', role: 'auditor', scheme: 'api-key' }, strings: ['name', 'role', 'scheme'] },
+  { path: '/v1/ops/members/did:ledger:cred:operator/role', body: { role: 'operator' }, strings: ['role'] },
+  { path: '/v1/ops/members/did:ledger:cred:operator/remove', body: {}, strings: [] },
 ];
 const queryRoutes: { path: string; query: Record<string, string>; known: string[]; required: string[]; parsed: string[] }[] = [
   { path: '/v1/statements', query: { account: alice, asset: 'USD', from: '0', to: '1' }, known: ['account', 'asset', 'from', 'to', 'as_of'], required: ['account', 'asset', 'from', 'to'], parsed: ['account', 'asset', 'from', 'to', 'as_of'] },
@@ -45,6 +48,7 @@ const queryRoutes: { path: string; query: Record<string, string>; known: string[
   { path: '/v1/aliases', query: { source: 'ledger', name: 'treasury:USD' }, known: ['source', 'name'], required: [], parsed: [] },
   { path: '/v1/operations/op_0000000000000001', query: {}, known: [], required: [], parsed: [] },
   { path: '/v1/events', query: {}, known: ['after'], required: [], parsed: ['after'] },
+  { path: '/v1/ops/members', query: {}, known: [], required: [], parsed: [] },
   { path: '/v1/health', query: {}, known: [], required: [], parsed: [] },
   { path: '/v1/openapi.json', query: {}, known: [], required: [], parsed: [] },
 ];
