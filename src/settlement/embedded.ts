@@ -46,7 +46,7 @@ interface Meta {
 type MempoolItem =
   | { readonly kind: 'anchor'; readonly anchor: Anchor }
   | { readonly kind: 'deposit'; readonly seq: number }
-  | { readonly kind: 'instruction'; readonly instruction: Instruction }
+  | { readonly kind: 'instruction'; readonly instruction: Instruction; readonly source: string }
   | { readonly kind: 'attestation'; readonly location: string };
 
 export interface EmbeddedLayerOptions {
@@ -152,11 +152,11 @@ export class EmbeddedLayer implements SettlementAdapter {
     });
   }
 
-  submitInstruction(instruction: Instruction): Promise<void> {
+  submitInstruction(instruction: Instruction, source = ''): Promise<void> {
     return this.changes.run(async () => {
       assert(/^[0-9a-f]{64}$/.test(instruction.digest) && instruction.amountMinor > 0n, 'an instruction is a digest and a positive amount');
       if ((await this.store.get(layerKeys.instruction(instruction.digest))) !== undefined) return;
-      await this.enqueue({ kind: 'instruction', instruction }, [{ type: 'put', key: layerKeys.instruction(instruction.digest), value: '' }]);
+      await this.enqueue({ kind: 'instruction', instruction, source }, [{ type: 'put', key: layerKeys.instruction(instruction.digest), value: '' }]);
     });
   }
 
@@ -179,8 +179,11 @@ export class EmbeddedLayer implements SettlementAdapter {
 
   /**
    * Makes `count` blocks at `atMs`, in one write. A serving layer puts in each block
-   * what waits in its mempool (at most layerBlockItemsMax items each, in arrival
-   * order); a layer that is not serving still advances its height but carries nothing.
+   * what waits in its mempool and can be carried (at most layerBlockItemsMax items each),
+   * shared fairly (`fairOrder`): each source's items in arrival order, the sources taken
+   * in turn. An instruction the layer cannot pay yet takes no place and keeps no one
+   * out: it waits where it is (until its expiry). A layer that is not serving still
+   * advances its height but carries nothing.
    */
   produceBlocks(count: number, atMs: number): Promise<LayerBlock[]> {
     return this.changes.run(async () => {
@@ -191,16 +194,15 @@ export class EmbeddedLayer implements SettlementAdapter {
       let held = { ...this.meta.held };
       let mempool = this.mempool;
       const locations = await this.loadLocations(mempool);
+      // Once a block carries nothing, the next ones do too until an instruction waiting reaches its expiry: no need to look again.
+      let idleThrough = -1;
       for (let i = 0; i < count; i++) {
         height++;
-        const taken = this.meta.serving ? mempool.slice(0, layerBlockItemsMax) : [];
-        mempool = mempool.slice(taken.length);
-        const content = await this.fill(height, taken, held, locations, writes);
+        const content = this.meta.serving && height > idleThrough ? await this.fill(height, mempool, held, locations, writes) : { block: emptyBlock(), held, carried: new Set<number>() };
+        if (content.carried.size === 0) idleThrough = mempool.reduce((low, { item }) => (item.kind === 'instruction' ? Math.min(low, item.instruction.expiryHeight) : low), Number.MAX_SAFE_INTEGER);
         held = content.held;
-        // Instructions not yet due wait on; taken items are gone from the mempool either way.
-        mempool = [...content.waiting, ...mempool];
-        for (const { n } of taken) writes.push({ type: 'del', key: layerKeys.mempool(n) });
-        for (const w of content.waiting) writes.push({ type: 'put', key: layerKeys.mempool(w.n), value: encodeMempoolItem(w.item) });
+        mempool = mempool.filter(({ n }) => !content.carried.has(n));
+        for (const n of content.carried) writes.push({ type: 'del', key: layerKeys.mempool(n) });
         inboxCut = content.block.deposits.reduce((cut, d) => Math.max(cut, d.coordinate.seq), inboxCut);
         const body = { height, atMs, previous: lastDigest, serving: this.meta.serving, ...content.block, inboxCut, held };
         const block: LayerBlock = { ...body, digest: blockDigest(body) };
@@ -269,13 +271,18 @@ export class EmbeddedLayer implements SettlementAdapter {
     this.mempool = [...this.mempool, { n, item }];
   }
 
-  /** What one block carries of `taken`, the holdings after it, and the instructions that wait for a later block. */
-  private async fill(height: number, taken: readonly { n: number; item: MempoolItem }[], heldBefore: Record<string, bigint>, locations: ReadonlyMap<string, Attestation>, writes: BatchOp[]) {
+  /**
+   * What one block at `height` carries of the mempool (at most layerBlockItemsMax items,
+   * in `fairOrder`), the holdings after it, and the mempool numbers it carried. An
+   * instruction not payable now is passed over and stays; one past its expiry is carried
+   * as `expired`.
+   */
+  private async fill(height: number, mempool: readonly { n: number; item: MempoolItem }[], heldBefore: Record<string, bigint>, locations: ReadonlyMap<string, Attestation>, writes: BatchOp[]) {
     const held = { ...heldBefore };
-    const block = { anchors: [] as Anchor[], deposits: [] as InboxRecord[], instructions: [] as Instruction[], expired: [] as string[], attestations: [] as Attestation[] };
-    const waiting: { n: number; item: MempoolItem }[] = [];
-    for (const entry of taken) {
-      const { item } = entry;
+    const block = emptyBlock();
+    const carried = new Set<number>();
+    for (const { n, item } of fairOrder(mempool)) {
+      if (carried.size >= layerBlockItemsMax) break;
       if (item.kind === 'anchor') {
         block.anchors.push(item.anchor);
         writes.push({ type: 'put', key: layerKeys.anchor(item.anchor.number), value: JSON.stringify({ height }) });
@@ -290,8 +297,8 @@ export class EmbeddedLayer implements SettlementAdapter {
         const { instruction } = item;
         const available = held[instruction.location] ?? 0n;
         if (height > instruction.expiryHeight) block.expired.push(instruction.digest);
-        // The layer cannot pay out what it does not hold: the instruction waits (until its expiry).
-        else if (available < instruction.amountMinor) waiting.push(entry);
+        // The layer cannot pay out what it does not hold: the instruction waits (until its expiry), taking no place.
+        else if (available < instruction.amountMinor) continue;
         else {
           block.instructions.push(instruction);
           held[instruction.location] = available - instruction.amountMinor;
@@ -301,8 +308,9 @@ export class EmbeddedLayer implements SettlementAdapter {
         // A location the layer does not know is not attested: the request is dropped.
         if (attestation !== undefined) block.attestations.push(attestation);
       }
+      carried.add(n);
     }
-    return { block, held, waiting };
+    return { block, held, carried };
   }
 
   private async loadLocations(mempool: readonly { item: MempoolItem }[]): Promise<Map<string, Attestation>> {
@@ -334,6 +342,37 @@ async function readState(store: Store): Promise<{ meta: Meta; mempool: { n: numb
     mempool.push({ n, item: decodeMempoolItem(value) });
   }
   return { meta, mempool };
+}
+
+function emptyBlock() {
+  return { anchors: [] as Anchor[], deposits: [] as InboxRecord[], instructions: [] as Instruction[], expired: [] as string[], attestations: [] as Attestation[] };
+}
+
+/** Which queue of the mempool an item waits in: instructions per source (who asked), the rest per kind. */
+const laneOf = (item: MempoolItem): string => (item.kind === 'instruction' ? `instruction:${item.source}` : item.kind);
+
+/**
+ * The mempool in the order a block takes it: each lane (laneOf) in arrival order, the
+ * lanes in turn (one item of each, round after round, lanes ordered by their oldest
+ * item), so one source with many items waiting delays others by at most one item per turn.
+ */
+function* fairOrder<T extends { readonly item: MempoolItem }>(mempool: readonly T[]): Generator<T> {
+  const lanes = new Map<string, T[]>();
+  for (const entry of mempool) {
+    const lane = lanes.get(laneOf(entry.item));
+    if (lane === undefined) lanes.set(laneOf(entry.item), [entry]);
+    else lane.push(entry);
+  }
+  const queues = [...lanes.values()];
+  for (let turn = 0; queues.length > 0; turn++) {
+    for (let i = 0; i < queues.length; ) {
+      const queue = queues[i]!;
+      if (turn < queue.length) {
+        yield queue[turn]!;
+        i++;
+      } else queues.splice(i, 1);
+    }
+  }
 }
 
 function headOf(height: number, finalityDepth: number): LayerHead {
@@ -444,11 +483,13 @@ function decodeMempoolItem(text: string): MempoolItem {
       return { kind: 'attestation', location: check.string(j, 'location', what) };
     case 'instruction': {
       const instruction = check.object(j, 'instruction', what);
+      // Items stored before sources were kept share one lane.
+      const source = j.source === undefined ? '' : check.string(j, 'source', what);
       check.string(instruction, 'digest', what);
       check.string(instruction, 'location', what);
       check.object(instruction, 'destination', what);
       check.integer(instruction, 'expiryHeight', what);
-      return { kind: 'instruction', instruction: withAmount<Instruction>(instruction, what) };
+      return { kind: 'instruction', instruction: withAmount<Instruction>(instruction, what), source };
     }
   }
 }
