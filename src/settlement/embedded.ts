@@ -74,6 +74,12 @@ export class EmbeddedLayer implements SettlementAdapter {
   /** The mempool, in arrival order, as keys and items (bounded by layerMempoolItemsMax). */
   private mempool: { readonly n: number; readonly item: MempoolItem }[];
   private readonly listeners = new Set<(blocks: readonly LayerBlock[]) => void>();
+  /**
+   * Blocks up to this height carry nothing unless the mempool changes: a block carried
+   * nothing, so the next ones do not either until a waiting instruction passes its expiry
+   * (held and the mempool stay as they are). Spares a walk over a mempool of unpayable items per block.
+   */
+  private quietThrough = -1;
   /** Changes run one at a time, in call order; a store failure under one is refused and the state read back. */
   private readonly changes = new SerialChanges(() => this.reload(), { code: 'ERR-SettlementLayerUnavailable', what: "the settlement layer's store failed" });
   /** Changes run one at a time, in call order. */
@@ -194,12 +200,10 @@ export class EmbeddedLayer implements SettlementAdapter {
       let held = { ...this.meta.held };
       let mempool = this.mempool;
       const locations = await this.loadLocations(mempool);
-      // Once a block carries nothing, the next ones do too until an instruction waiting reaches its expiry: no need to look again.
-      let idleThrough = -1;
       for (let i = 0; i < count; i++) {
         height++;
-        const content = this.meta.serving && height > idleThrough ? await this.fill(height, mempool, held, locations, writes) : { block: emptyBlock(), held, carried: new Set<number>() };
-        if (content.carried.size === 0) idleThrough = mempool.reduce((low, { item }) => (item.kind === 'instruction' ? Math.min(low, item.instruction.expiryHeight) : low), Number.MAX_SAFE_INTEGER);
+        const content = this.meta.serving && height > this.quietThrough ? await this.fill(height, mempool, held, locations, writes) : { block: emptyBlock(), held, carried: new Set<number>() };
+        if (this.meta.serving && content.carried.size === 0) this.quietThrough = mempool.reduce((low, { item }) => (item.kind === 'instruction' ? Math.min(low, item.instruction.expiryHeight) : low), Number.MAX_SAFE_INTEGER);
         held = content.held;
         mempool = mempool.filter(({ n }) => !content.carried.has(n));
         for (const n of content.carried) writes.push({ type: 'del', key: layerKeys.mempool(n) });
@@ -251,6 +255,7 @@ export class EmbeddedLayer implements SettlementAdapter {
       const meta: Meta = { ...this.meta, serving, servingSinceMs: atMs };
       await this.store.write([{ type: 'put', key: layerKeys.meta, value: encodeMeta(meta) }], this.sync);
       this.meta = meta;
+      this.quietThrough = -1;
     });
   }
 
@@ -260,6 +265,7 @@ export class EmbeddedLayer implements SettlementAdapter {
     const { meta, mempool } = await readState(this.store);
     this.meta = meta;
     this.mempool = mempool;
+    this.quietThrough = -1;
   }
 
   private async enqueue(item: MempoolItem, more: BatchOp[], metaChange: Partial<Meta> = {}): Promise<void> {
@@ -269,6 +275,7 @@ export class EmbeddedLayer implements SettlementAdapter {
     await this.store.write([...more, { type: 'put', key: layerKeys.mempool(n), value: encodeMempoolItem(item) }, { type: 'put', key: layerKeys.meta, value: encodeMeta(meta) }], this.sync);
     this.meta = meta;
     this.mempool = [...this.mempool, { n, item }];
+    this.quietThrough = -1;
   }
 
   /**
