@@ -49,6 +49,35 @@ type MempoolItem =
   | { readonly kind: 'instruction'; readonly instruction: Instruction; readonly source: string }
   | { readonly kind: 'attestation'; readonly location: string };
 
+/**
+ * A run of empty blocks, kept as one record at its first height and rewritten as the run
+ * grows, so an idle layer's store stays the same size. Its blocks are rebuilt from it
+ * whole (their digests chained from `previous`): each carries the time the run began,
+ * nothing, and the holdings and inbox cut it began with.
+ */
+interface EmptyRun {
+  readonly from: number;
+  readonly to: number;
+  /** When the run began: every block of it carries this time. */
+  readonly atMs: number;
+  /** When its last block was made (the status declaration on reopen; in no digest). */
+  readonly lastAtMs: number;
+  /** The digest of the block before `from`. */
+  readonly previous: string;
+  /** The digest of its last block: a read that reaches it checks the run was rebuilt as made. */
+  readonly digest: string;
+  readonly serving: boolean;
+  readonly inboxCut: number;
+  readonly held: Readonly<Record<string, bigint>>;
+}
+
+/** The digest of a run's block at some height: where the last read of a run stopped, so reading on from there costs no walk from its start. */
+interface RunCursor {
+  readonly from: number;
+  readonly height: number;
+  readonly digest: string;
+}
+
 export interface EmbeddedLayerOptions {
   readonly store: Store;
   readonly instance: number;
@@ -80,11 +109,14 @@ export class EmbeddedLayer implements SettlementAdapter {
    * (held and the mempool stay as they are). Spares a walk over a mempool of unpayable items per block.
    */
   private quietThrough = -1;
+  /** The run of empty blocks the head is in, or null when the head block carries something. */
+  private run: EmptyRun | null;
+  private runCursor: RunCursor | null = null;
   /** Changes run one at a time, in call order; a store failure under one is refused and the state read back. */
   private readonly changes = new SerialChanges(() => this.reload(), { code: 'ERR-SettlementLayerUnavailable', what: "the settlement layer's store failed" });
   /** Changes run one at a time, in call order. */
 
-  private constructor(options: EmbeddedLayerOptions, meta: Meta, mempool: { n: number; item: MempoolItem }[], activeAtMs: number) {
+  private constructor(options: EmbeddedLayerOptions, meta: Meta, mempool: { n: number; item: MempoolItem }[], run: EmptyRun | null, activeAtMs: number) {
     assert(Number.isSafeInteger(options.instance) && options.instance >= 0 && options.instance <= 0xffff_ffff, 'the instance is a uint32');
     assert(Number.isSafeInteger(options.finalityDepth) && options.finalityDepth >= 0, 'the finality depth is a count of blocks');
     this.store = options.store;
@@ -96,13 +128,15 @@ export class EmbeddedLayer implements SettlementAdapter {
     this.activeAtMs = activeAtMs;
     this.meta = meta;
     this.mempool = mempool;
+    this.run = run;
   }
 
   /** Opens the layer where the store left it (a fresh store: genesis, serving). */
   static async open(options: EmbeddedLayerOptions): Promise<EmbeddedLayer> {
-    const { meta, mempool } = await readState(options.store);
-    const head = meta.height === 0 ? undefined : await options.store.get(layerKeys.block(meta.height));
-    return new EmbeddedLayer(options, meta, mempool, Math.max(meta.servingSinceMs, head === undefined ? 0 : decodeBlock(head).atMs));
+    const { meta, mempool, run } = await readState(options.store);
+    const head = run !== null || meta.height === 0 ? undefined : await options.store.get(layerKeys.block(meta.height));
+    const headAtMs = run !== null ? run.lastAtMs : head === undefined ? 0 : decodeBlock(head).atMs;
+    return new EmbeddedLayer(options, meta, mempool, run, Math.max(meta.servingSinceMs, headAtMs));
   }
 
   async head(): Promise<LayerHead> {
@@ -127,8 +161,37 @@ export class EmbeddedLayer implements SettlementAdapter {
     return { serving: this.meta.serving, declaredAtMs: this.activeAtMs, freshUntilMs: this.activeAtMs + this.statusFreshMs };
   }
 
-  blocks(fromHeight: number, toHeight: number): Promise<LayerBlock[]> {
-    return this.readRange(fromHeight, toHeight, layerBlocksReadMax, layerKeys.block, decodeBlock);
+  /** Blocks `from`..`to`: stored blocks as they are, blocks of an empty run rebuilt from its record. */
+  async blocks(fromHeight: number, toHeight: number): Promise<LayerBlock[]> {
+    assert(Number.isSafeInteger(fromHeight) && fromHeight >= 1 && toHeight - fromHeight < layerBlocksReadMax, 'a read of the layer is bounded');
+    const out: LayerBlock[] = [];
+    if (toHeight < fromHeight) return out;
+    // A run that began before `from` is stored at its first height: the record at or before `from` is read first.
+    const records: string[] = [];
+    for await (const [, value] of this.store.entries({ gte: layerKeys.blockPrefix, lte: layerKeys.block(fromHeight), reverse: true, limit: 1 })) records.push(value);
+    for await (const [, value] of this.store.entries({ gt: layerKeys.block(fromHeight), lte: layerKeys.block(toHeight), limit: layerBlocksReadMax })) records.push(value);
+    for (const text of records) {
+      const stored = decodeStoredBlock(text);
+      if ('from' in stored) out.push(...this.runBlocks(stored, Math.max(fromHeight, stored.from), Math.min(toHeight, stored.to)));
+      else if (stored.height >= fromHeight) out.push(stored);
+    }
+    return out;
+  }
+
+  /** A run's blocks `from`..`to`, their digests chained from the run's start (or from where the last read of it stopped). */
+  private runBlocks(run: EmptyRun, from: number, to: number): LayerBlock[] {
+    const out: LayerBlock[] = [];
+    if (to < from) return out;
+    const cursor = this.runCursor;
+    let [height, previous] = cursor !== null && cursor.from === run.from && cursor.height < from ? [cursor.height + 1, cursor.digest] : [run.from, run.previous];
+    for (; height <= to; height++) {
+      const block = runBlock(run, height, previous);
+      if (height >= from) out.push(block);
+      previous = block.digest;
+    }
+    if (to === run.to && previous !== run.digest) damaged(`layer block ${to}`, 'does not hash to its digest');
+    this.runCursor = { from: run.from, height: to, digest: previous };
+    return out;
   }
 
   inbox(fromSeq: number, toSeq: number): Promise<InboxRecord[]> {
@@ -199,6 +262,7 @@ export class EmbeddedLayer implements SettlementAdapter {
       let { height, lastDigest, inboxCut } = this.meta;
       let held = { ...this.meta.held };
       let mempool = this.mempool;
+      let run = this.run;
       const locations = await this.loadLocations(mempool);
       for (let i = 0; i < count; i++) {
         height++;
@@ -208,9 +272,21 @@ export class EmbeddedLayer implements SettlementAdapter {
         mempool = mempool.filter(({ n }) => !content.carried.has(n));
         for (const n of content.carried) writes.push({ type: 'del', key: layerKeys.mempool(n) });
         inboxCut = content.block.deposits.reduce((cut, d) => Math.max(cut, d.coordinate.seq), inboxCut);
-        const body = { height, atMs, previous: lastDigest, serving: this.meta.serving, ...content.block, inboxCut, held };
-        const block: LayerBlock = { ...body, digest: blockDigest(body) };
-        writes.push({ type: 'put', key: layerKeys.block(height), value: encodeBlock(block) });
+        let block: LayerBlock;
+        if (isEmpty(content.block)) {
+          // An empty block extends the run the head is in (same serving), or begins one: one record, rewritten.
+          const extended = run !== null && run.to === height - 1 && run.serving === this.meta.serving
+            ? { ...run, to: height, lastAtMs: atMs }
+            : { from: height, to: height, atMs, lastAtMs: atMs, previous: lastDigest, digest: lastDigest, serving: this.meta.serving, inboxCut, held };
+          block = runBlock(extended, height, lastDigest);
+          run = { ...extended, digest: block.digest };
+          writes.push({ type: 'put', key: layerKeys.block(run.from), value: encodeRun(run) });
+        } else {
+          run = null;
+          const body = { height, atMs, previous: lastDigest, serving: this.meta.serving, ...content.block, inboxCut, held };
+          block = { ...body, digest: blockDigest(body) };
+          writes.push({ type: 'put', key: layerKeys.block(height), value: encodeBlock(block) });
+        }
         made.push(block);
         lastDigest = block.digest;
       }
@@ -219,6 +295,7 @@ export class EmbeddedLayer implements SettlementAdapter {
       await this.store.write(writes, this.sync);
       this.meta = meta;
       this.mempool = mempool;
+      this.run = run;
       this.activeAtMs = Math.max(this.activeAtMs, atMs);
       for (const listener of this.listeners) listener(made);
       return made;
@@ -262,9 +339,11 @@ export class EmbeddedLayer implements SettlementAdapter {
   // ------------------------------------------------------------ inside
 
   private async reload(): Promise<void> {
-    const { meta, mempool } = await readState(this.store);
+    const { meta, mempool, run } = await readState(this.store);
     this.meta = meta;
     this.mempool = mempool;
+    this.run = run;
+    this.runCursor = null;
     this.quietThrough = -1;
   }
 
@@ -338,7 +417,7 @@ export class EmbeddedLayer implements SettlementAdapter {
   }
 }
 
-async function readState(store: Store): Promise<{ meta: Meta; mempool: { n: number; item: MempoolItem }[] }> {
+async function readState(store: Store): Promise<{ meta: Meta; mempool: { n: number; item: MempoolItem }[]; run: EmptyRun | null }> {
   const text = await store.get(layerKeys.meta);
   const meta = text === undefined ? freshMeta() : decodeMeta(text);
   const mempool: { n: number; item: MempoolItem }[] = [];
@@ -348,7 +427,22 @@ async function readState(store: Store): Promise<{ meta: Meta; mempool: { n: numb
     assert(n < meta.mempoolNext, 'a mempool item was numbered before the meta was written');
     mempool.push({ n, item: decodeMempoolItem(value) });
   }
-  return { meta, mempool };
+  // The head is in a run of empty blocks when the last record of blocks is a run that reaches it.
+  let run: EmptyRun | null = null;
+  for await (const [, value] of store.entries({ gte: layerKeys.blockPrefix, lt: prefixEnd(layerKeys.blockPrefix), reverse: true, limit: 1 })) {
+    const last = decodeStoredBlock(value);
+    if ('from' in last && last.to === meta.height) run = last;
+  }
+  return { meta, mempool, run };
+}
+
+const isEmpty = (b: ReturnType<typeof emptyBlock>) =>
+  b.anchors.length + b.deposits.length + b.instructions.length + b.expired.length + b.attestations.length === 0;
+
+/** The block a run holds at `height`, after the block whose digest is `previous`. */
+function runBlock(run: EmptyRun, height: number, previous: string): LayerBlock {
+  const body = { height, atMs: run.atMs, previous, serving: run.serving, ...emptyBlock(), inboxCut: run.inboxCut, held: run.held };
+  return { ...body, digest: blockDigest(body) };
 }
 
 function emptyBlock() {
@@ -438,6 +532,24 @@ function decodeBlock(text: string): LayerBlock {
   };
   if (blockDigest(block) !== block.digest) damaged(named, 'does not hash to its digest');
   return block;
+}
+
+function encodeRun(run: EmptyRun): string {
+  return JSON.stringify({ run: { ...run, held: heldJson(run.held) } });
+}
+
+/** A record of `L/b/`: a block, or a run of empty blocks (`{run}`). */
+function decodeStoredBlock(text: string): LayerBlock | EmptyRun {
+  const what = 'layer block';
+  const j = recordJson(text, what);
+  if (j.run === undefined) return decodeBlock(text);
+  const run = check.object(j, 'run', what);
+  const from = check.integer(run, 'from', what);
+  const named = `layer block run from ${from}`;
+  for (const name of ['to', 'atMs', 'lastAtMs', 'inboxCut']) check.integer(run, name, named);
+  for (const name of ['previous', 'digest']) check.digestHex(run, name, named);
+  check.boolean(run, 'serving', named);
+  return { ...(run as unknown as EmptyRun), held: check.decimals(run, 'held', named) };
 }
 
 function encodeMeta(meta: Meta): string {
