@@ -6,8 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LevelStore } from '../../src/store/level.js';
-import { client, refused, startDaemon, useTempDirs, writeBook } from './support.js';
+import { bookRecords, client, refused, startDaemon, useTempDirs, writeBook } from './support.js';
 
 const newDir = useTempDirs();
 
@@ -40,21 +39,6 @@ describe('POST /v1/ops/layer/blocks', () => {
     const dir = newDir();
     const keys = await writeBook(dir, { alice: 100n });
     writeFileSync(join(dir, 'ledgerd.json'), JSON.stringify({ settlement: { blockIntervalMs: 0 } }));
-    /** Records and bytes (keys and values) in the book once the daemon stopped. */
-    const measure = async () => {
-      const store = await LevelStore.open(join(dir, 'book'));
-      let records = 0;
-      let bytes = 0;
-      try {
-        for await (const [key, value] of store.entries({ gte: '', limit: Number.MAX_SAFE_INTEGER })) {
-          records++;
-          bytes += key.length + value.length;
-        }
-      } finally {
-        await store.close();
-      }
-      return { records, bytes };
-    };
     // 1 000 blocks, then 1 000 more: heights of four digits either way, so even the counters keep their length.
     const run = async () => {
       const daemon = await startDaemon({ dataDir: dir });
@@ -63,7 +47,7 @@ describe('POST /v1/ops/layer/blocks', () => {
       } finally {
         expect(await daemon.stop()).toBe(0);
       }
-      return measure();
+      return bookRecords(dir);
     };
     const idle = await run();
     expect(await run()).toEqual(idle);
