@@ -353,7 +353,8 @@ export class EmbeddedLayer implements SettlementAdapter {
     const meta: Meta = { ...this.meta, ...metaChange, mempoolNext: n + 1 };
     await this.store.write([...more, { type: 'put', key: layerKeys.mempool(n), value: encodeMempoolItem(item) }, { type: 'put', key: layerKeys.meta, value: encodeMeta(meta) }], this.sync);
     this.meta = meta;
-    this.mempool = [...this.mempool, { n, item }];
+    // Appended in place (changes run one at a time): a copy per item would make a flood of submissions quadratic, and hold up the anchors queued behind it.
+    this.mempool.push({ n, item });
     this.quietThrough = -1;
   }
 
