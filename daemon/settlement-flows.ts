@@ -110,7 +110,7 @@ export function settlementFlows(layer: EmbeddedLayer): SettlementFlows {
         amountMinor: BigInt(instruction.amount),
         destination: destination.account !== undefined ? { account: destination.account } : { instance: destination.instance!, accountRef: destination.account_ref! },
         expiryHeight: (op.result!.settlement!.instruction as { expiry: number }).expiry,
-      });
+      }, op.actor.principal);
     }
     if (op.command.type === 'bind_asset' && op.state === 'Completed') {
       const asset = kernel.assetList.find((a) => a.id === (op.command as { asset: string }).asset);

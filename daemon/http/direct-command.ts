@@ -46,6 +46,18 @@ export async function recordAct(kernel: Kernel, command: DirectCommand): Promise
   if (refused !== null) refuse(refused.error, refused.description);
 }
 
+/**
+ * A command whose result is large and can be made again exactly (a disclosure): its
+ * reply is stored without the result, with what `rebuild` needs, so what a caller makes
+ * the daemon keep stays small (docs/reliability.md, Bytes kept per request).
+ */
+export interface CompactResult {
+  /** What to keep of the result. */
+  keep(result: Record<string, Wire>): Wire;
+  /** The result again, byte for byte, from what was kept and the request as stored. */
+  rebuild(kept: Wire, request: unknown): Promise<Record<string, Wire>>;
+}
+
 export class DirectCommands {
   /** Keys being decided now: a second request under one waits for the first. */
   private readonly inFlight = new Map<string, Promise<unknown>>();
@@ -60,7 +72,7 @@ export class DirectCommands {
    * those it names) and decides it with `decide` (a refusal throws), and stores and
    * answers the reply carrying its result.
    */
-  async answer(request: FastifyRequest, reply: FastifyReply, accounts: readonly GatedAccount[], decide: () => Promise<Record<string, Wire>>): Promise<string> {
+  async answer(request: FastifyRequest, reply: FastifyReply, accounts: readonly GatedAccount[], decide: () => Promise<Record<string, Wire>>, compact?: CompactResult): Promise<string> {
     const caller = callerOf(request);
     const behalf = request.headers['on-behalf-of'];
     if (behalf !== undefined && behalf !== caller.principal) refuse('ERR-NotAuthorised', 'the initiating principal holds no authority that covers this command on behalf of another identity (taken in its own name only)');
@@ -77,7 +89,9 @@ export class DirectCommands {
         const what = `direct command reply ${storeKey}`;
         const record = recordJson(stored, what);
         if (check.string(record, 'digest', what) !== digest) refuse('ERR-ClientKeyReused', 'the client key was used for another request');
-        return check.object(record, 'reply', what) as Wire;
+        const answered = check.object(record, 'reply', what) as Record<string, Wire>;
+        if (record.kept === undefined || compact === undefined) return answered;
+        return { ...answered, result: await compact.rebuild(record.kept as Wire, record.request) };
       }
       if (await this.kernel.tookClientKey(caller.principal, clientKey)) refuse('ERR-ClientKeyReused', 'the client key was used for another request');
       await this.kernel.gate(caller, accounts);
@@ -92,7 +106,8 @@ export class DirectCommands {
         result,
       };
       // The request is kept with its reply: what was asked, and under which justification.
-      const record = { key: storeKey, value: JSON.stringify({ digest, request: request.body ?? null, reply: answer }) };
+      const kept = compact === undefined ? { reply: answer } : { reply: { ...answer, result: undefined }, kept: compact.keep(result) };
+      const record = { key: storeKey, value: JSON.stringify({ digest, request: request.body ?? null, ...kept }) };
       // A member's act goes on the audit trail in the batch that stores its reply (CONTRACT 13).
       if (request.member === null) await this.store.write([{ type: 'put', ...record }], true);
       else await recordAct(this.kernel, { type: 'record_act', credential: caller.credential, act: operationIdOf(request), operation: answer.operation_reference as string, justification: justificationOf(request.body), writes: [record] });

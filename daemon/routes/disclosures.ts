@@ -4,8 +4,9 @@
  * deployment's final checkpoints and clerk key by any authenticated caller.
  */
 import type { FastifyInstance } from 'fastify';
-import { disclose, parseAssertion, parseRecipient } from '../../src/disclosures/disclose.js';
+import { type DisclosureMade, disclose, disclosureMade, parseAssertion, parseRecipient, rebuildDisclosure } from '../../src/disclosures/disclose.js';
 import { type Trust, verifyDisclosure } from '../../src/disclosures/verify.js';
+import { check, recordJson } from '../../src/model/decode.js';
 import { parseAccountId } from '../../src/model/values.js';
 import { callerOf } from '../http/auth.js';
 import type { Query } from '../http/query.js';
@@ -50,31 +51,42 @@ export function disclosureRoutes(app: FastifyInstance, { kernel, clock, settleme
     async (request, reply) => {
       const caller = callerOf(request);
       const body = request.body as DisclosureBody;
-      const assets = kernel.assetList.map((a) => a.id);
       // What the request says is checked first, as at any command's edge; then the gates every command passes.
-      const assertion = parseAssertion(body.assertion, new Set(assets));
-      const recipient = parseRecipient(body.recipient_identity, body.recipient_reference);
       const subject = parseAccountId(body.subject, 'subject');
-      return settlement.direct.answer(request, reply, [{ id: subject, moves: false }], async () => {
-        // The snapshot counts against the caller's slots as every query's does (daemon/snapshot-slots.ts).
+      /** The disclosure `asked` asks for, made (or, with `made`, made again) on one snapshot held against the caller's slots (daemon/snapshot-slots.ts). */
+      const make = (asked: DisclosureBody, made?: DisclosureMade) => {
+        const assets = kernel.assetList.map((a) => a.id);
+        const assertion = parseAssertion(asked.assertion, new Set(assets));
+        const recipient = parseRecipient(asked.recipient_identity, asked.recipient_reference);
+        const about = parseAccountId(asked.subject, 'subject');
         return withSlot(request, async () => {
           const view = store.snapshot();
           try {
-            const hex = await disclose(
-              {
-                actor: caller, operator: kernel.principals.operator, subject, assertion,
-                checkpoint: body.checkpoint ?? null, legalObligation: body.legal_obligation ?? null, recipient,
-              },
-              {
-                view, checkpoints, assets, instance: layer.instance, clerk, nowMs: clock(),
-                operationPostings: async (ref) => (await kernel.operation(ref))?.result?.postings,
-              },
-            );
-            return { disclosure: hex };
+            const asking = {
+              actor: caller, operator: kernel.principals.operator, subject: about, assertion,
+              checkpoint: asked.checkpoint ?? null, legalObligation: asked.legal_obligation ?? null, recipient,
+            };
+            const context = {
+              view, checkpoints, assets, instance: layer.instance, clerk, nowMs: clock(),
+              operationPostings: async (ref: string) => (await kernel.operation(ref))?.result?.postings,
+            };
+            return { disclosure: made === undefined ? await disclose(asking, context) : await rebuildDisclosure(asking, made, context) };
           } finally {
             await view.close();
           }
         });
+      };
+      // Refused now, before the gates, when the request itself is malformed.
+      parseAssertion(body.assertion, new Set(kernel.assetList.map((a) => a.id)));
+      parseRecipient(body.recipient_identity, body.recipient_reference);
+      // A disclosure is kept as what it was made at (its checkpoint and time), not whole: a repeat rebuilds it byte for byte.
+      return settlement.direct.answer(request, reply, [{ id: subject, moves: false }], () => make(body), {
+        keep: (result) => ({ ...disclosureMade(result.disclosure as string) }),
+        rebuild: (kept, asked) => {
+          const what = 'kept disclosure';
+          const j = recordJson(JSON.stringify(kept), what);
+          return make(asked as DisclosureBody, { checkpoint: check.integer(j, 'checkpoint', what), issuedAtMs: check.integer(j, 'issuedAtMs', what) });
+        },
       });
     },
   );

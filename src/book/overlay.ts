@@ -26,8 +26,22 @@ export class Overlay implements Reads {
 
   /** Assets registered or changed by this round's decisions. */
   readonly dirtyAssets = new Map<string, Asset>();
+  /** Per asset, the totals as committed before the round (`withTotals`) and what the round's balances moved since. */
+  private committedTotals: ReadonlyMap<string, Balance> = new Map();
+  private readonly totalDeltas = new Map<string, Balance>();
 
   constructor(private readonly assets: ReadonlyMap<string, Asset>) {}
+
+  /** The per-asset totals the round starts from (the decider's; an intake's prechecks read none). */
+  withTotals(totals: ReadonlyMap<string, Balance>): this {
+    this.committedTotals = totals;
+    return this;
+  }
+  total(asset: AssetSymbol): Balance {
+    const delta = this.totalDeltas.get(asset) ?? zeroBalance;
+    const base = this.committedTotals.get(asset) ?? zeroBalance;
+    return { available: base.available + delta.available, reserved: base.reserved + delta.reserved, encumbered: base.encumbered + delta.encumbered };
+  }
 
   asset(symbol: AssetSymbol): Asset | undefined {
     return this.dirtyAssets.get(symbol) ?? this.assets.get(symbol);
@@ -105,6 +119,13 @@ export class Overlay implements Reads {
   }
   setBalance(account: AccountId, asset: AssetSymbol, balance: Balance): void {
     const key = keys.balance(account, asset);
+    const before = this.balance(account, asset);
+    const delta = this.totalDeltas.get(asset) ?? zeroBalance;
+    this.totalDeltas.set(asset, {
+      available: delta.available + balance.available - before.available,
+      reserved: delta.reserved + balance.reserved - before.reserved,
+      encumbered: delta.encumbered + balance.encumbered - before.encumbered,
+    });
     this.balances.set(key, balance);
     this.dirtyBalances.add(key);
   }

@@ -21,7 +21,7 @@ import { memberOf } from '../auth/members.js';
 import { encodeAccount, encodeAsset, encodeBalance, encodeHead, encodeIdentity, encodeIndexedPosting, encodeJournalChunk, encodeLeaf, encodeOperation } from '../model/codec.js';
 import type { IdSource } from '../model/ids.js';
 import { keySpaces, keys, parseSeqHex, settlementKeys, tokenKey, usedChallengeKey } from '../model/keys.js';
-import { type Account, type Asset, type Balance, type Head, type Operation, type Posting, moved, zeroBalance } from '../model/model.js';
+import { type Account, type Asset, type Balance, type Head, type Operation, type Posting, moved, withinAmountCeiling, zeroBalance } from '../model/model.js';
 import type { AssetSymbol } from '../model/values.js';
 import { depositRefOf } from '../settlement/book.js';
 import type { BatchOp } from '../store/port.js';
@@ -88,7 +88,7 @@ export interface BuiltRound {
 /** Decides a round in memory: the batch to write and what follows it. Reads and writes nothing. */
 export function buildRound(input: RoundInput, context: RoundContext): BuiltRound {
   const { atMs, batch, expiring, direct, poisonRef } = input;
-  const { overlay } = input.reads;
+  const overlay = input.reads.overlay.withTotals(input.totals);
   const writes: BatchOp[] = [];
   const events: Operation[] = [];
   let postingSeq = input.head.postingSeq;
@@ -236,6 +236,7 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
     // A round of transfers alone moves no layer's total: nothing to write.
     if (delta.available === 0n && delta.reserved === 0n && delta.encumbered === 0n) continue;
     const total = plusBalance(totals.get(asset) ?? input.totals.get(asset)!, delta);
+    assert(withinAmountCeiling(total), `the totals in ${asset} stay within the amount ceiling`);
     totals.set(asset, total);
     writes.push(totalsWrite(asset, total));
   }
@@ -329,4 +330,5 @@ function assertWithinFloor(account: Account | undefined, asset: AssetSymbol, aft
   if (account === undefined) fail('entries name known accounts');
   if (after.available < availableFloorMinor(account, asset)) fail(`${account.id} available in ${asset} stays above its floor`);
   if (after.reserved < 0n || after.encumbered < 0n) fail(`${account.id} reserved and encumbered in ${asset} stay non-negative`);
+  if (!withinAmountCeiling(after)) fail(`${account.id} in ${asset} stays within the amount ceiling`);
 }

@@ -7,10 +7,10 @@
  * instance are passed in.
  */
 import { assetsMax, pendingWithdrawalsPerAccountMax } from '../constants.js';
-import { refusal } from '../errors.js';
+import { type Refusal, refusal } from '../errors.js';
 import type { Actor } from '../auth/authority.js';
 import { GrantStage, debitAuthority } from './decide-grants.js';
-import { type Decision, type DecisionInput, type Entry, type Move, type Reads, availableFloorMinor, decide, done, isRefusal, movable, open, pair, reject } from './decide.js';
+import { type Decision, type DecisionInput, type Entry, type Move, type Reads, availableFloorMinor, ceilingRefusal, decide, done, isRefusal, movable, open, pair, reject } from './decide.js';
 import type { Asset, Command, DepositFact, Operation, OperationState, SettleBlock, SettlementCommand } from '../model/model.js';
 import type { AccountId, AssetSymbol } from '../model/values.js';
 import type { RecordWrite } from './decide-auth.js';
@@ -47,8 +47,16 @@ const settlementTypes = new Set<Command['type']>(['register_asset', 'bind_asset'
 
 export const isSettlementCommand = (command: Command): command is SettlementCommand => settlementTypes.has(command.type);
 
-/** Every command's decision: settlement commands here, the rest in decide.ts. */
+/** Every command's decision (settlement commands here, the rest in decide.ts), refused whole if it would pass the amount ceiling. */
 export function decideCommand(op: Operation, reads: SettlementReads, input: SettlementInput): Decision {
+  const decision = decideAny(op, reads, input);
+  if (!decision.ok) return decision;
+  // Entries first, then the operations moved: the order the round posts them in.
+  const over = ceilingRefusal(reads, [...decision.entries, ...(decision.moves ?? []).flatMap((m) => m.entries)]);
+  return over === null ? decision : reject(over);
+}
+
+function decideAny(op: Operation, reads: SettlementReads, input: SettlementInput): Decision {
   const cmd = op.command;
   // An operator command is its member's: live when decided (a removal in flight wins) and of the role it needs (CONTRACT 13).
   // The daemon's own takings-in of the layer are no member's act.
@@ -155,6 +163,8 @@ class Intake {
   /** The latest attestation per asset this decision met (one record each). */
   private readonly attested = new Map<string, AttestationRecord>();
   private condition: string | null = null;
+  /** Why the last deposit taken in was held rather than credited: crediting it would pass the amount ceiling. */
+  private overCeiling: Refusal | null = null;
 
   constructor(
     private readonly op: Operation,
@@ -187,6 +197,7 @@ class Intake {
       return reject(refusal('ERR-ObservationDuplicate', `coordinate ${deposit.seq} was ${known.verdict} before`));
     }
     const verdict = this.deposit(deposit, final);
+    if (this.overCeiling !== null) return reject(this.overCeiling);
     if (verdict === 'unassociated') return reject(refusal('ERR-ObservationUnassociated', `inbox record ${deposit.seq} relates to no account of the book in a bound asset`));
     return this.outcome({ verdict, coordinate: { digest: deposit.digest, instance: this.input.instance, seq: deposit.seq } });
   }
@@ -242,7 +253,10 @@ class Intake {
     const at = this.reads.assetAt(deposit.location);
     const asset = at === undefined ? undefined : this.asset(at.id);
     const associated = account !== undefined && account.status === 'active' && asset !== undefined && asset.binding === 'bound';
-    const verdict = !associated ? 'unassociated' : final ? 'applied' : 'recorded';
+    const credit = associated ? pair({ account: settlementAccountId, layer: 'available' }, { account: account.id, layer: 'available' }, asset.id, deposit.amountMinor, 'deposit', 'completed', [this.op.actor]) : [];
+    // A credit past the ceiling is held, not credited: the intake goes on, and an observation once there is room applies it.
+    this.overCeiling = associated && final ? ceilingRefusal(this.reads, [...this.entries, ...credit]) : null;
+    const verdict = !associated ? 'unassociated' : final && this.overCeiling === null ? 'applied' : 'recorded';
     const record: DepositRecord = {
       digest: deposit.digest,
       verdict,
@@ -253,9 +267,7 @@ class Intake {
     };
     this.deposits.set(deposit.seq, record);
     this.records.push({ key: settlementKeys.deposit(deposit.seq), value: JSON.stringify(record) });
-    if (verdict === 'applied') {
-      this.entries.push(...pair({ account: settlementAccountId, layer: 'available' }, { account: account!.id, layer: 'available' }, asset!.id, deposit.amountMinor, 'deposit', 'completed', [this.op.actor]));
-    }
+    if (verdict === 'applied') this.entries.push(...credit);
     return verdict;
   }
 

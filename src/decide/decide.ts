@@ -24,7 +24,7 @@ import type {
   PostingKind,
   PostingStatus,
 } from '../model/model.js';
-import { isCustodyCommand, moved } from '../model/model.js';
+import { isCustodyCommand, moved, withinAmountCeiling } from '../model/model.js';
 import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, PartyId } from '../model/values.js';
 import { type GrantReads, GrantStage, debitAuthority, decideIssueGrant, decideRevokeGrant, grantAuthority } from './decide-grants.js';
 import { type AuthEffects, type ChallengeGate, type RecordReads, type RecordWrite, decideCreateIdentity, decideRegisterCredential } from './decide-auth.js';
@@ -41,6 +41,8 @@ export interface Reads extends RecordReads, GrantReads {
   identity(id: string): Identity | undefined;
   balance(account: AccountId, asset: AssetSymbol): Balance;
   operation(ref: string): Operation | undefined;
+  /** An asset's totals over every account, layer by layer, as the round has them so far. */
+  total(asset: AssetSymbol): Balance;
   /** Every registered asset, in registration order. */
   assetSymbols(): readonly AssetSymbol[];
 }
@@ -127,6 +129,28 @@ function fromAuth(effects: AuthEffects | Refusal): Decision {
 /** The lowest `available` an account may reach in an asset. */
 export function availableFloorMinor(account: Account, asset: AssetSymbol): bigint {
   return account.kind === 'treasury' ? -(account.treasuryLimits[asset] ?? 0n) : 0n;
+}
+
+/**
+ * ERR-PrecisionExceeded when posting `entries` would take an account's balance or an
+ * asset's totals past what an amount can carry (withinAmountCeiling): the command is
+ * refused whole and nothing moves (docs/architecture.md, Decisions).
+ */
+export function ceilingRefusal(reads: Reads, entries: readonly Entry[]): Refusal | null {
+  const balances = new Map<string, Balance>();
+  const totals = new Map<AssetSymbol, Balance>();
+  // Entry by entry, as the round posts them: a leg may not pass the ceiling on its way either.
+  for (const e of entries) {
+    const signed = e.direction === 'credit' ? e.amountMinor : -e.amountMinor;
+    const key = `${e.account}/${e.asset}`;
+    const balance = moved(balances.get(key) ?? reads.balance(e.account, e.asset), e.layer, signed);
+    const total = moved(totals.get(e.asset) ?? reads.total(e.asset), e.layer, signed);
+    if (!withinAmountCeiling(balance)) return refusal('ERR-PrecisionExceeded', `the balance of ${e.account} in ${e.asset} would pass 2^128 - 1, the most an amount can carry`);
+    if (!withinAmountCeiling(total)) return refusal('ERR-PrecisionExceeded', `the book's totals in ${e.asset} would pass 2^128 - 1, the most an amount can carry`);
+    balances.set(key, balance);
+    totals.set(e.asset, total);
+  }
+  return null;
 }
 
 export function movable(reads: Reads, symbol: AssetSymbol): Refusal | null {

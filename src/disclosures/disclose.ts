@@ -128,6 +128,32 @@ export async function disclose(request: DisclosureRequest, context: DisclosureCo
   if ('identity' in request.recipient && (await view.get(keys.identity(request.recipient.identity))) === undefined) {
     refuse('ERR-MalformedCommand', 'recipient_identity is not an identity of the book');
   }
+  return signedDisclosure(request, context);
+}
+
+/** What a disclosure was made at, kept so that a repeat rebuilds it (`rebuildDisclosure`). */
+export interface DisclosureMade {
+  readonly checkpoint: number;
+  readonly issuedAtMs: number;
+}
+
+export function disclosureMade(hex: string): DisclosureMade {
+  const made = JSON.parse(Buffer.from(hex, 'hex').toString('utf8')) as { checkpoint: { number: number }; issued_at: number };
+  return { checkpoint: made.checkpoint.number, issuedAtMs: made.issued_at };
+}
+
+/**
+ * The disclosure a request made, byte for byte, from what was kept of it: everything it
+ * rests on is fixed once its checkpoint is final (the journal up to the checkpoint, its
+ * proofs, the clerk's deterministic ed25519 signature). Its authority was decided when it
+ * was made: a repeat answers what was made then.
+ */
+export function rebuildDisclosure(request: DisclosureRequest, made: DisclosureMade, context: DisclosureContext): Promise<string> {
+  return signedDisclosure({ ...request, checkpoint: made.checkpoint }, { ...context, nowMs: made.issuedAtMs });
+}
+
+async function signedDisclosure(request: DisclosureRequest, context: DisclosureContext): Promise<string> {
+  const { view } = context;
   const checkpoint = await finalCheckpoint(request.checkpoint, context.checkpoints);
   if (!(await coversSubject(view, request.subject, context.assets, checkpoint.entrySequence))) {
     refuse('ERR-NotDisclosable', `checkpoint ${checkpoint.number} covers no entry of ${request.subject}`);

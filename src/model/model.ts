@@ -2,6 +2,7 @@
  * The book's records. Amounts are bigint minor units; times are ms since the epoch.
  * Records are encoded for the store by codec.ts (bigint as decimal text).
  */
+import { amountMinorMax } from '../constants.js';
 import type { Refusal } from '../errors.js';
 import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId, PartyId, ReferenceJson } from './values.js';
 
@@ -96,6 +97,17 @@ export function moved(b: Balance, layer: Layer, signedMinor: bigint): Balance {
     case 'encumbered':
       return { available: b.available, reserved: b.reserved, encumbered: b.encumbered + signedMinor };
   }
+}
+
+/**
+ * Whether a balance (an account's in one asset, or an asset's totals) stays within what
+ * the codec and CONTRACT 3 carry: each layer, and their sum, at most 2^128 - 1 either
+ * side of zero. The sum bounds a reservation's return to available, so an expiry (which
+ * no one can refuse) never passes the ceiling either. Genesis openings use it too.
+ */
+export function withinAmountCeiling(b: Balance): boolean {
+  const inRange = (v: bigint) => v <= amountMinorMax && v >= -amountMinorMax;
+  return inRange(b.available) && inRange(b.reserved) && inRange(b.encumbered) && inRange(b.available + b.reserved + b.encumbered);
 }
 
 

@@ -102,8 +102,12 @@ export interface SettlementAdapter {
   inbox(fromSeq: number, toSeq: number): Promise<InboxRecord[]>;
   /** Hands the layer an anchor to carry in a block. Submitting the same anchor again changes nothing. */
   submitAnchor(anchor: Anchor): Promise<void>;
-  /** Hands the layer an instruction; it takes effect in a block at a height ≤ its expiry, or never. */
-  submitInstruction(instruction: Instruction): Promise<void>;
+  /**
+   * Hands the layer an instruction; it takes effect in a block at a height ≤ its expiry, or never.
+   * `source` names who asked for it (the withdrawal's principal): a layer that shares its
+   * capacity shares it per source, so one caller's instructions never keep others' out.
+   */
+  submitInstruction(instruction: Instruction, source?: string): Promise<void>;
   /** Asks the layer to attest what `location` is. */
   requestAttestation(location: string): Promise<void>;
   /** Called with each run of new blocks once they are durable; returns the unsubscribe. */

@@ -47,8 +47,37 @@ interface Meta {
 type MempoolItem =
   | { readonly kind: 'anchor'; readonly anchor: Anchor }
   | { readonly kind: 'deposit'; readonly seq: number }
-  | { readonly kind: 'instruction'; readonly instruction: Instruction }
+  | { readonly kind: 'instruction'; readonly instruction: Instruction; readonly source: string }
   | { readonly kind: 'attestation'; readonly location: string };
+
+/**
+ * A run of empty blocks, kept as one record at its first height and rewritten as the run
+ * grows, so an idle layer's store stays the same size. Its blocks are rebuilt from it
+ * whole (their digests chained from `previous`): each carries the time the run began,
+ * nothing, and the holdings and inbox cut it began with.
+ */
+interface EmptyRun {
+  readonly from: number;
+  readonly to: number;
+  /** When the run began: every block of it carries this time. */
+  readonly atMs: number;
+  /** When its last block was made (the status declaration on reopen; in no digest). */
+  readonly lastAtMs: number;
+  /** The digest of the block before `from`. */
+  readonly previous: string;
+  /** The digest of its last block: a read that reaches it checks the run was rebuilt as made. */
+  readonly digest: string;
+  readonly serving: boolean;
+  readonly inboxCut: number;
+  readonly held: Readonly<Record<string, bigint>>;
+}
+
+/** The digest of a run's block at some height: where the last read of a run stopped, so reading on from there costs no walk from its start. */
+interface RunCursor {
+  readonly from: number;
+  readonly height: number;
+  readonly digest: string;
+}
 
 export interface EmbeddedLayerOptions {
   readonly store: Store;
@@ -75,11 +104,20 @@ export class EmbeddedLayer implements SettlementAdapter {
   /** The mempool, in arrival order, as keys and items (bounded by layerMempoolItemsMax). */
   private mempool: { readonly n: number; readonly item: MempoolItem }[];
   private readonly listeners = new Set<(blocks: readonly LayerBlock[]) => void>();
+  /**
+   * Blocks up to this height carry nothing unless the mempool changes: a block carried
+   * nothing, so the next ones do not either until a waiting instruction passes its expiry
+   * (held and the mempool stay as they are). Spares a walk over a mempool of unpayable items per block.
+   */
+  private quietThrough = -1;
+  /** The run of empty blocks the head is in, or null when the head block carries something. */
+  private run: EmptyRun | null;
+  private runCursor: RunCursor | null = null;
   /** Changes run one at a time, in call order; a store failure under one is refused and the state read back. */
   private readonly changes = new SerialChanges(() => this.reload(), { code: 'ERR-SettlementLayerUnavailable', what: "the settlement layer's store failed" });
   /** Changes run one at a time, in call order. */
 
-  private constructor(options: EmbeddedLayerOptions, meta: Meta, mempool: { n: number; item: MempoolItem }[], activeAtMs: number) {
+  private constructor(options: EmbeddedLayerOptions, meta: Meta, mempool: { n: number; item: MempoolItem }[], run: EmptyRun | null, activeAtMs: number) {
     assert(Number.isSafeInteger(options.instance) && options.instance >= 0 && options.instance <= 0xffff_ffff, 'the instance is a uint32');
     assert(Number.isSafeInteger(options.finalityDepth) && options.finalityDepth >= 0, 'the finality depth is a count of blocks');
     this.store = options.store;
@@ -91,13 +129,15 @@ export class EmbeddedLayer implements SettlementAdapter {
     this.activeAtMs = activeAtMs;
     this.meta = meta;
     this.mempool = mempool;
+    this.run = run;
   }
 
   /** Opens the layer where the store left it (a fresh store: genesis, serving). */
   static async open(options: EmbeddedLayerOptions): Promise<EmbeddedLayer> {
-    const { meta, mempool } = await readState(options.store);
-    const head = meta.height === 0 ? undefined : await options.store.get(layerKeys.block(meta.height));
-    return new EmbeddedLayer(options, meta, mempool, Math.max(meta.servingSinceMs, head === undefined ? 0 : decodeBlock(head).atMs));
+    const { meta, mempool, run } = await readState(options.store);
+    const head = run !== null || meta.height === 0 ? undefined : await options.store.get(layerKeys.block(meta.height));
+    const headAtMs = run !== null ? run.lastAtMs : head === undefined ? 0 : decodeBlock(head).atMs;
+    return new EmbeddedLayer(options, meta, mempool, run, Math.max(meta.servingSinceMs, headAtMs));
   }
 
   async head(): Promise<LayerHead> {
@@ -122,8 +162,37 @@ export class EmbeddedLayer implements SettlementAdapter {
     return { serving: this.meta.serving, declaredAtMs: this.activeAtMs, freshUntilMs: this.activeAtMs + this.statusFreshMs };
   }
 
-  blocks(fromHeight: number, toHeight: number): Promise<LayerBlock[]> {
-    return this.readRange(fromHeight, toHeight, layerBlocksReadMax, layerKeys.block, decodeBlock);
+  /** Blocks `from`..`to`: stored blocks as they are, blocks of an empty run rebuilt from its record. */
+  async blocks(fromHeight: number, toHeight: number): Promise<LayerBlock[]> {
+    assert(Number.isSafeInteger(fromHeight) && fromHeight >= 1 && toHeight - fromHeight < layerBlocksReadMax, 'a read of the layer is bounded');
+    const out: LayerBlock[] = [];
+    if (toHeight < fromHeight) return out;
+    // A run that began before `from` is stored at its first height: the record at or before `from` is read first.
+    const records: string[] = [];
+    for await (const [, value] of this.store.entries({ gte: layerKeys.blockPrefix, lte: layerKeys.block(fromHeight), reverse: true, limit: 1 })) records.push(value);
+    for await (const [, value] of this.store.entries({ gt: layerKeys.block(fromHeight), lte: layerKeys.block(toHeight), limit: layerBlocksReadMax })) records.push(value);
+    for (const text of records) {
+      const stored = decodeStoredBlock(text);
+      if ('from' in stored) out.push(...this.runBlocks(stored, Math.max(fromHeight, stored.from), Math.min(toHeight, stored.to)));
+      else if (stored.height >= fromHeight) out.push(stored);
+    }
+    return out;
+  }
+
+  /** A run's blocks `from`..`to`, their digests chained from the run's start (or from where the last read of it stopped). */
+  private runBlocks(run: EmptyRun, from: number, to: number): LayerBlock[] {
+    const out: LayerBlock[] = [];
+    if (to < from) return out;
+    const cursor = this.runCursor;
+    let [height, previous] = cursor !== null && cursor.from === run.from && cursor.height < from ? [cursor.height + 1, cursor.digest] : [run.from, run.previous];
+    for (; height <= to; height++) {
+      const block = runBlock(run, height, previous);
+      if (height >= from) out.push(block);
+      previous = block.digest;
+    }
+    if (to === run.to && previous !== run.digest) damaged(`layer block ${to}`, 'does not hash to its digest');
+    this.runCursor = { from: run.from, height: to, digest: previous };
+    return out;
   }
 
   inbox(fromSeq: number, toSeq: number): Promise<InboxRecord[]> {
@@ -153,11 +222,11 @@ export class EmbeddedLayer implements SettlementAdapter {
     });
   }
 
-  submitInstruction(instruction: Instruction): Promise<void> {
+  submitInstruction(instruction: Instruction, source = ''): Promise<void> {
     return this.changes.run(async () => {
       assert(/^[0-9a-f]{64}$/.test(instruction.digest) && instruction.amountMinor > 0n, 'an instruction is a digest and a positive amount');
       if ((await this.store.get(layerKeys.instruction(instruction.digest))) !== undefined) return;
-      await this.enqueue({ kind: 'instruction', instruction }, [{ type: 'put', key: layerKeys.instruction(instruction.digest), value: '' }]);
+      await this.enqueue({ kind: 'instruction', instruction, source }, [{ type: 'put', key: layerKeys.instruction(instruction.digest), value: '' }]);
     });
   }
 
@@ -180,8 +249,11 @@ export class EmbeddedLayer implements SettlementAdapter {
 
   /**
    * Makes `count` blocks at `atMs`, in one write. A serving layer puts in each block
-   * what waits in its mempool (at most layerBlockItemsMax items each, in arrival
-   * order); a layer that is not serving still advances its height but carries nothing.
+   * what waits in its mempool and can be carried (at most layerBlockItemsMax items each),
+   * shared fairly (`fairOrder`): each source's items in arrival order, the sources taken
+   * in turn. An instruction the layer cannot pay yet takes no place and keeps no one
+   * out: it waits where it is (until its expiry). A layer that is not serving still
+   * advances its height but carries nothing.
    */
   produceBlocks(count: number, atMs: number): Promise<LayerBlock[]> {
     return this.changes.run(async () => {
@@ -191,21 +263,31 @@ export class EmbeddedLayer implements SettlementAdapter {
       let { height, lastDigest, inboxCut } = this.meta;
       let held = { ...this.meta.held };
       let mempool = this.mempool;
+      let run = this.run;
       const locations = await this.loadLocations(mempool);
       for (let i = 0; i < count; i++) {
         height++;
-        const taken = this.meta.serving ? mempool.slice(0, layerBlockItemsMax) : [];
-        mempool = mempool.slice(taken.length);
-        const content = await this.fill(height, taken, held, locations, writes);
+        const content = this.meta.serving && height > this.quietThrough ? await this.fill(height, mempool, held, locations, writes) : { block: emptyBlock(), held, carried: new Set<number>() };
+        if (this.meta.serving && content.carried.size === 0) this.quietThrough = mempool.reduce((low, { item }) => (item.kind === 'instruction' ? Math.min(low, item.instruction.expiryHeight) : low), Number.MAX_SAFE_INTEGER);
         held = content.held;
-        // Instructions not yet due wait on; taken items are gone from the mempool either way.
-        mempool = [...content.waiting, ...mempool];
-        for (const { n } of taken) writes.push({ type: 'del', key: layerKeys.mempool(n) });
-        for (const w of content.waiting) writes.push({ type: 'put', key: layerKeys.mempool(w.n), value: encodeMempoolItem(w.item) });
+        mempool = mempool.filter(({ n }) => !content.carried.has(n));
+        for (const n of content.carried) writes.push({ type: 'del', key: layerKeys.mempool(n) });
         inboxCut = content.block.deposits.reduce((cut, d) => Math.max(cut, d.coordinate.seq), inboxCut);
-        const body = { height, atMs, previous: lastDigest, serving: this.meta.serving, ...content.block, inboxCut, held };
-        const block: LayerBlock = { ...body, digest: blockDigest(body) };
-        writes.push({ type: 'put', key: layerKeys.block(height), value: encodeBlock(block) });
+        let block: LayerBlock;
+        if (isEmpty(content.block)) {
+          // An empty block extends the run the head is in (same serving), or begins one: one record, rewritten.
+          const extended = run !== null && run.to === height - 1 && run.serving === this.meta.serving
+            ? { ...run, to: height, lastAtMs: atMs }
+            : { from: height, to: height, atMs, lastAtMs: atMs, previous: lastDigest, digest: lastDigest, serving: this.meta.serving, inboxCut, held };
+          block = runBlock(extended, height, lastDigest);
+          run = { ...extended, digest: block.digest };
+          writes.push({ type: 'put', key: layerKeys.block(run.from), value: encodeRun(run) });
+        } else {
+          run = null;
+          const body = { height, atMs, previous: lastDigest, serving: this.meta.serving, ...content.block, inboxCut, held };
+          block = { ...body, digest: blockDigest(body) };
+          writes.push({ type: 'put', key: layerKeys.block(height), value: encodeBlock(block) });
+        }
         made.push(block);
         lastDigest = block.digest;
       }
@@ -214,6 +296,7 @@ export class EmbeddedLayer implements SettlementAdapter {
       await this.store.write(writes, this.sync);
       this.meta = meta;
       this.mempool = mempool;
+      this.run = run;
       this.activeAtMs = Math.max(this.activeAtMs, atMs);
       for (const listener of this.listeners) listener(made);
       return made;
@@ -250,15 +333,19 @@ export class EmbeddedLayer implements SettlementAdapter {
       const meta: Meta = { ...this.meta, serving, servingSinceMs: atMs };
       await this.store.write([{ type: 'put', key: layerKeys.meta, value: encodeMeta(meta) }], this.sync);
       this.meta = meta;
+      this.quietThrough = -1;
     });
   }
 
   // ------------------------------------------------------------ inside
 
   private async reload(): Promise<void> {
-    const { meta, mempool } = await readState(this.store);
+    const { meta, mempool, run } = await readState(this.store);
     this.meta = meta;
     this.mempool = mempool;
+    this.run = run;
+    this.runCursor = null;
+    this.quietThrough = -1;
   }
 
   private async enqueue(item: MempoolItem, more: BatchOp[], metaChange: Partial<Meta> = {}): Promise<void> {
@@ -267,16 +354,23 @@ export class EmbeddedLayer implements SettlementAdapter {
     const meta: Meta = { ...this.meta, ...metaChange, mempoolNext: n + 1 };
     await this.store.write([...more, { type: 'put', key: layerKeys.mempool(n), value: encodeMempoolItem(item) }, { type: 'put', key: layerKeys.meta, value: encodeMeta(meta) }], this.sync);
     this.meta = meta;
-    this.mempool = [...this.mempool, { n, item }];
+    // Appended in place (changes run one at a time): a copy per item would make a flood of submissions quadratic, and hold up the anchors queued behind it.
+    this.mempool.push({ n, item });
+    this.quietThrough = -1;
   }
 
-  /** What one block carries of `taken`, the holdings after it, and the instructions that wait for a later block. */
-  private async fill(height: number, taken: readonly { n: number; item: MempoolItem }[], heldBefore: Record<string, bigint>, locations: ReadonlyMap<string, Attestation>, writes: BatchOp[]) {
+  /**
+   * What one block at `height` carries of the mempool (at most layerBlockItemsMax items,
+   * in `fairOrder`), the holdings after it, and the mempool numbers it carried. An
+   * instruction not payable now is passed over and stays; one past its expiry is carried
+   * as `expired`.
+   */
+  private async fill(height: number, mempool: readonly { n: number; item: MempoolItem }[], heldBefore: Record<string, bigint>, locations: ReadonlyMap<string, Attestation>, writes: BatchOp[]) {
     const held = { ...heldBefore };
-    const block = { anchors: [] as Anchor[], deposits: [] as InboxRecord[], instructions: [] as Instruction[], expired: [] as string[], attestations: [] as Attestation[] };
-    const waiting: { n: number; item: MempoolItem }[] = [];
-    for (const entry of taken) {
-      const { item } = entry;
+    const block = emptyBlock();
+    const carried = new Set<number>();
+    for (const { n, item } of fairOrder(mempool)) {
+      if (carried.size >= layerBlockItemsMax) break;
       if (item.kind === 'anchor') {
         block.anchors.push(item.anchor);
         writes.push({ type: 'put', key: layerKeys.anchor(item.anchor.number), value: JSON.stringify({ height }) });
@@ -291,8 +385,8 @@ export class EmbeddedLayer implements SettlementAdapter {
         const { instruction } = item;
         const available = held[instruction.location] ?? 0n;
         if (height > instruction.expiryHeight) block.expired.push(instruction.digest);
-        // The layer cannot pay out what it does not hold: the instruction waits (until its expiry).
-        else if (available < instruction.amountMinor) waiting.push(entry);
+        // The layer cannot pay out what it does not hold: the instruction waits (until its expiry), taking no place.
+        else if (available < instruction.amountMinor) continue;
         else {
           block.instructions.push(instruction);
           held[instruction.location] = available - instruction.amountMinor;
@@ -302,8 +396,9 @@ export class EmbeddedLayer implements SettlementAdapter {
         // A location the layer does not know is not attested: the request is dropped.
         if (attestation !== undefined) block.attestations.push(attestation);
       }
+      carried.add(n);
     }
-    return { block, held, waiting };
+    return { block, held, carried };
   }
 
   private async loadLocations(mempool: readonly { item: MempoolItem }[]): Promise<Map<string, Attestation>> {
@@ -324,7 +419,7 @@ export class EmbeddedLayer implements SettlementAdapter {
   }
 }
 
-async function readState(store: Store): Promise<{ meta: Meta; mempool: { n: number; item: MempoolItem }[] }> {
+async function readState(store: Store): Promise<{ meta: Meta; mempool: { n: number; item: MempoolItem }[]; run: EmptyRun | null }> {
   const text = await store.get(layerKeys.meta);
   const meta = text === undefined ? freshMeta() : decodeMeta(text);
   const mempool: { n: number; item: MempoolItem }[] = [];
@@ -334,7 +429,53 @@ async function readState(store: Store): Promise<{ meta: Meta; mempool: { n: numb
     assert(n < meta.mempoolNext, 'a mempool item was numbered before the meta was written');
     mempool.push({ n, item: decodeMempoolItem(value) });
   }
-  return { meta, mempool };
+  // The head is in a run of empty blocks when the last record of blocks is a run that reaches it.
+  let run: EmptyRun | null = null;
+  for await (const [, value] of store.entries({ gte: layerKeys.blockPrefix, lt: prefixEnd(layerKeys.blockPrefix), reverse: true, limit: 1 })) {
+    const last = decodeStoredBlock(value);
+    if ('from' in last && last.to === meta.height) run = last;
+  }
+  return { meta, mempool, run };
+}
+
+const isEmpty = (b: ReturnType<typeof emptyBlock>) =>
+  b.anchors.length + b.deposits.length + b.instructions.length + b.expired.length + b.attestations.length === 0;
+
+/** The block a run holds at `height`, after the block whose digest is `previous`. */
+function runBlock(run: EmptyRun, height: number, previous: string): LayerBlock {
+  const body = { height, atMs: run.atMs, previous, serving: run.serving, ...emptyBlock(), inboxCut: run.inboxCut, held: run.held };
+  return { ...body, digest: blockDigest(body) };
+}
+
+function emptyBlock() {
+  return { anchors: [] as Anchor[], deposits: [] as InboxRecord[], instructions: [] as Instruction[], expired: [] as string[], attestations: [] as Attestation[] };
+}
+
+/** Which queue of the mempool an item waits in: instructions per source (who asked), the rest per kind. */
+const laneOf = (item: MempoolItem): string => (item.kind === 'instruction' ? `instruction:${item.source}` : item.kind);
+
+/**
+ * The mempool in the order a block takes it: each lane (laneOf) in arrival order, the
+ * lanes in turn (one item of each, round after round, lanes ordered by their oldest
+ * item), so one source with many items waiting delays others by at most one item per turn.
+ */
+function* fairOrder<T extends { readonly item: MempoolItem }>(mempool: readonly T[]): Generator<T> {
+  const lanes = new Map<string, T[]>();
+  for (const entry of mempool) {
+    const lane = lanes.get(laneOf(entry.item));
+    if (lane === undefined) lanes.set(laneOf(entry.item), [entry]);
+    else lane.push(entry);
+  }
+  const queues = [...lanes.values()];
+  for (let turn = 0; queues.length > 0; turn++) {
+    for (let i = 0; i < queues.length; ) {
+      const queue = queues[i]!;
+      if (turn < queue.length) {
+        yield queue[turn]!;
+        i++;
+      } else queues.splice(i, 1);
+    }
+  }
 }
 
 function headOf(height: number, finalityDepth: number): LayerHead {
@@ -395,6 +536,24 @@ function decodeBlock(text: string): LayerBlock {
   return block;
 }
 
+function encodeRun(run: EmptyRun): string {
+  return JSON.stringify({ run: { ...run, held: heldJson(run.held) } });
+}
+
+/** A record of `L/b/`: a block, or a run of empty blocks (`{run}`). */
+function decodeStoredBlock(text: string): LayerBlock | EmptyRun {
+  const what = 'layer block';
+  const j = recordJson(text, what);
+  if (j.run === undefined) return decodeBlock(text);
+  const run = check.object(j, 'run', what);
+  const from = check.integer(run, 'from', what);
+  const named = `layer block run from ${from}`;
+  for (const name of ['to', 'atMs', 'lastAtMs', 'inboxCut']) check.integer(run, name, named);
+  for (const name of ['previous', 'digest']) check.digestHex(run, name, named);
+  check.boolean(run, 'serving', named);
+  return { ...(run as unknown as EmptyRun), held: check.decimals(run, 'held', named) };
+}
+
 function encodeMeta(meta: Meta): string {
   return JSON.stringify({ ...meta, held: heldJson(meta.held) });
 }
@@ -445,11 +604,13 @@ function decodeMempoolItem(text: string): MempoolItem {
       return { kind: 'attestation', location: check.string(j, 'location', what) };
     case 'instruction': {
       const instruction = check.object(j, 'instruction', what);
+      // Items stored before sources were kept share one lane.
+      const source = j.source === undefined ? '' : check.string(j, 'source', what);
       check.string(instruction, 'digest', what);
       check.string(instruction, 'location', what);
       check.object(instruction, 'destination', what);
       check.integer(instruction, 'expiryHeight', what);
-      return { kind: 'instruction', instruction: withAmount<Instruction>(instruction, what) };
+      return { kind: 'instruction', instruction: withAmount<Instruction>(instruction, what), source };
     }
   }
 }

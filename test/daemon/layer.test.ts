@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { client, refused, startDaemon, useTempDirs, writeBook } from './support.js';
+import { bookRecords, client, refused, startDaemon, useTempDirs, writeBook } from './support.js';
 
 const newDir = useTempDirs();
 
@@ -33,6 +33,24 @@ describe('POST /v1/ops/layer/blocks', () => {
     } finally {
       await daemon.stop();
     }
+  });
+
+  it('keeps an idle book the same size however many empty blocks it makes', async () => {
+    const dir = newDir();
+    const keys = await writeBook(dir, { alice: 100n });
+    writeFileSync(join(dir, 'ledgerd.json'), JSON.stringify({ settlement: { blockIntervalMs: 0 } }));
+    // 1 000 blocks, then 1 000 more: heights of four digits either way, so even the counters keep their length.
+    const run = async () => {
+      const daemon = await startDaemon({ dataDir: dir });
+      try {
+        expect((await client(() => daemon.url, keys.operator).post('/v1/ops/layer/blocks', { count: 1000 })).status).toBe(200);
+      } finally {
+        expect(await daemon.stop()).toBe(0);
+      }
+      return bookRecords(dir);
+    };
+    const idle = await run();
+    expect(await run()).toEqual(idle);
   });
 
   it('makes blocks by itself every blockIntervalMs', async () => {

@@ -16,6 +16,7 @@ import { builtInPrincipals } from '../../src/auth/authority.js';
 import { credentialWrites, principalCredentialWrites } from '../../src/auth/credentials.js';
 import { importGenesis } from '../../src/book/genesis.js';
 import { LevelStore } from '../../src/store/level.js';
+import { prefixEnd } from '../../src/model/keys.js';
 import type { CredentialId, IdentityId } from '../../src/model/values.js';
 import { customersGenesis } from '../support/book.js';
 import { type StoreMatrix, useStores } from '../support/stores.js';
@@ -317,4 +318,20 @@ export async function ledgerdRun(args: string[], env: NodeJS.ProcessEnv = {}): P
     const e = error as { code: number; stdout: string; stderr: string };
     return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
+}
+
+/** Records and bytes (keys and values) under `prefix` in a stopped daemon's LevelDB book. */
+export async function bookRecords(dataDir: string, prefix = ''): Promise<{ records: number; bytes: number }> {
+  const store = await LevelStore.open(join(dataDir, 'book'));
+  let records = 0;
+  let bytes = 0;
+  try {
+    for await (const [key, value] of store.entries({ gte: prefix, ...(prefix === '' ? {} : { lt: prefixEnd(prefix) }), limit: Number.MAX_SAFE_INTEGER })) {
+      records++;
+      bytes += key.length + value.length;
+    }
+  } finally {
+    await store.close();
+  }
+  return { records, bytes };
 }

@@ -205,6 +205,18 @@ describe('round builder', () => {
     const kept = buildRound({ ...past, reads: { ...past.reads, overlay: input([pay(7, 30n)], [], funded).reads.overlay, oldestEventChunks: [keys.eventChunk(1), keys.eventChunk(3)] } }, context);
     expect(writesOf(kept)).not.toContain(`del ${keys.eventChunk(1)}`);
   });
+
+  it('refuses a command that would take a balance past 2^128 - 1, and asserts the ceiling on what it posts', () => {
+    const max = (1n << 128n) - 1n;
+    const full = input([pay(7, 30n)], [], funded);
+    full.reads.overlay.balances.set(keys.balance(bob, usd), { available: max - 10n, reserved: 0n, encumbered: 0n });
+    const round = buildRound(full, context);
+    expect(round.events[0]).toMatchObject({ state: 'Rejected', error: { error: 'ERR-PrecisionExceeded' } });
+    expect(round.writes.some((w) => w.key === keys.balance(bob, usd))).toBe(false);
+    // A reservation expiring back to available is no one's to refuse: a book past the ceiling is a bug the round trips on.
+    const over = reservation(3, 20n, atMs - 1);
+    expect(() => buildRound(input([], [over], { available: max, reserved: 20n, encumbered: 0n }), context)).toThrow(/within the amount ceiling/);
+  });
 });
 
 /** A memory store whose reads throw while `refusing`. */

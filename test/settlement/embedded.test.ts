@@ -119,12 +119,34 @@ describe('the embedded settlement layer', () => {
   it('refuses to read a block whose bytes no longer hash to its digest', async () => {
     const store = new MemoryStore();
     const layer = await open(store);
+    await layer.submitAnchor({ number: 1, commitment: hex(1) });
     const [block] = await layer.produceBlocks(1, 1);
     expect(blockDigest(block!)).toBe(block!.digest);
     const key = 'L/b/0000000000000001';
     const text = (await store.get(key))!;
     await store.write([{ type: 'put', key, value: text.replace('"atMs":1', '"atMs":2') }], false);
     await expect(layer.blocks(1, 1)).rejects.toThrow('damaged layer block 1 record: does not hash to its digest');
+  });
+
+  it('keeps a run of empty blocks as one record, rebuilds its blocks as they were made, and refuses one tampered with', async () => {
+    const store = new MemoryStore();
+    const layer = await open(store);
+    const made = [...(await layer.produceBlocks(5, 1)), ...(await layer.produceBlocks(5, 9))];
+    let records = 0;
+    for await (const _ of store.entries({ gte: 'L/b/', lt: 'L/b0', limit: 100 })) records++;
+    expect(records).toBe(1);
+    expect(await layer.blocks(1, 10)).toEqual(made);
+    expect(await layer.blocks(4, 7)).toEqual(made.slice(3, 7));
+    // Reopened, it reads the same chain, and the next block with content chains to the run's last.
+    const again = await open(store);
+    expect(await again.blocks(1, 10)).toEqual(made);
+    await again.submitAnchor({ number: 1, commitment: hex(1) });
+    const [next] = await again.produceBlocks(1, 20);
+    expect(next!.previous).toBe(made[9]!.digest);
+    const key = 'L/b/0000000000000001';
+    const text = (await store.get(key))!;
+    await store.write([{ type: 'put', key, value: text.replace('"atMs":1', '"atMs":2') }], false);
+    await expect((await open(store)).blocks(1, 10)).rejects.toThrow('damaged layer block 10 record: does not hash to its digest');
   });
 
   it('tells its listeners of each run of blocks once it is written', async () => {
