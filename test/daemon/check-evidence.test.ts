@@ -28,7 +28,16 @@ it('names what a damaged write-ahead log lost, which LevelDB drops silently on o
       const moved = await alice.post('/v1/transfers', { legs: [{ from: 'did:ledger:acct:alice', to: 'did:ledger:acct:bob', asset: 'USD', amount: '1' }] }, undefined, { 'client-key': `wal-${i}` });
       await decided(op, moved.body.operation_reference);
     }
-    for (let i = 0; i < 150; i++) expect((await op.post('/v1/ops/layer/blocks', { count: 2 })).status).toBe(200);
+    const bind = await op.post('/v1/ops/assets/USD/binding', { location: 'ab'.repeat(32) }, undefined, { 'client-key': 'wal-bind' });
+    await decided(op, bind.body.operation_reference);
+    for (let i = 0; i < 50 && ((await op.get('/v1/assets')).body as { id: string; binding: string }[]).find((a) => a.id === 'USD')!.binding !== 'bound'; i++) {
+      await op.post('/v1/ops/layer/blocks', { count: 1 });
+    }
+    // Each block carries a deposit: a run of empty blocks is one record rewritten in place, which a lost log block would not show.
+    for (let i = 0; i < 150; i++) {
+      expect((await op.post('/v1/ops/layer/deposits', { asset: 'USD', amount: '1', account_ref: 'ee'.repeat(32) }, undefined, { 'client-key': `wal-deposit-${i}` })).status).toBe(200);
+      expect((await op.post('/v1/ops/layer/blocks', { count: 1 })).status).toBe(200);
+    }
   } finally {
     expect(await daemon.stop()).toBe(0);
   }
