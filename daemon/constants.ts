@@ -18,6 +18,11 @@ export const expectHeaderEchoLengthMax = 64;
 
 // ---------------------------------------------------------------- routes
 
+/** Commands in one batch (CONTRACT 4): more, or none, is ERR-BatchTooLarge. */
+export const batchCommandsMax = 1_000;
+/** A batch's body (CONTRACT 4): 1,000 one-leg transfers with references fit; larger is ERR-BatchTooLarge. */
+export const batchBodyBytesMax = 4 * 1024 * 1024;
+
 /** Alias parts are opaque strings of a prior system; bounded like any input. */
 export const aliasPartLengthMax = 256;
 /** A disclosure's legal obligation is named, not argued: bounded like a reference. */
