@@ -184,6 +184,26 @@ describe('POST /v1/batches: client keys', () => {
   });
 });
 
+/** Atomic store writes so far (intake's submission writes and the decider's rounds), from /metrics. */
+async function storeWrites(): Promise<number> {
+  const r = await op.get('/metrics');
+  const line = /^ledgerd_store_write_seconds_count (\d+)$/m.exec(r.text);
+  expect(line, r.text.slice(0, 200)).not.toBeNull();
+  return Number(line![1]);
+}
+
+describe('POST /v1/batches: intake', () => {
+  it('takes a batch of 1,000 in fewer than 50 store writes, submissions and decisions together', async () => {
+    const before = await storeWrites();
+    const r = await batch(asAlice, Array.from({ length: 1_000 }, (_, i) => transfer('1', { client_key: key(`writes-${i}`) })));
+    expect(r.status).toBe(202);
+    await decideAll(asAlice, r);
+    const writes = (await storeWrites()) - before;
+    // One submission write for the batch, a few decision rounds, and whatever the settlement layer wrote meanwhile.
+    expect(writes).toBeLessThan(50);
+  });
+});
+
 describe('POST /v1/batches: the book', () => {
   it('keeps the trial balance at zero', async () => {
     await until(() => op.get('/v1/trial-balance'), (r) => r.status === 200);
