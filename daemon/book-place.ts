@@ -200,6 +200,8 @@ export interface ServeEvents {
   /** This daemon lost the book to another (a stall past its lease): it must stop deciding. */
   readonly onLost: () => void;
   readonly onConnectionError: (error: Error) => void;
+  /** Writes have been stuck for longer than the lease, so the lease is no longer renewed (true), or they work again (false). */
+  readonly onRenewalHeld: (held: boolean) => void;
   /** The database may lose commits it acknowledged (fsync or synchronous_commit off): named settings, for a warning. */
   readonly onUnsafeDatabase: (settings: string) => void;
 }
@@ -240,6 +242,7 @@ export async function openServedBook(dataDir: string, bookDir: string, store: St
       onWaiting: (current) => events.onWaiting(current.holder, current.expiresAtMs),
       onLost: events.onLost,
       onRenewFailure: events.onConnectionError,
+      onRenewalHeld: events.onRenewalHeld,
       onConnectionError: events.onConnectionError,
     }, signal);
     return leased === null ? null : { store: leased, release: () => leased.close() };

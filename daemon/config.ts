@@ -36,12 +36,15 @@ export type StoreConfig =
       readonly poolSize: number;
       /** How long the serving daemon's hold on the book lasts from its last renewal (docs/operations.md). */
       readonly leaseMs: number;
+      /** The longest any one statement (or wait for a lock) may run before the database cancels it: a stuck database answers 503, never a hang. */
+      readonly statementTimeoutMs: number;
     };
 
 /** Bounds of the PostgreSQL store's settings (inclusive). */
 const postgresNumeric = {
   poolSize: { default: 8, min: 1, max: 100 },
   leaseMs: { default: 10_000, min: 1_000, max: 600_000 },
+  statementTimeoutMs: { default: 5_000, min: 100, max: 600_000 },
 } as const;
 
 /**

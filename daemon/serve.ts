@@ -60,6 +60,12 @@ export async function serve(config: Config, version: string): Promise<void> {
         void stop(exitCodes.failed);
       }),
     onConnectionError: (error) => report((log) => log.warn({ err: { message: error.message } }, 'a connection to the book\'s database failed')),
+    onRenewalHeld: (held) =>
+      report((log) =>
+        held
+          ? log.error({ leaseMs: config.store.kind === 'postgres' ? config.store.leaseMs : null }, 'writes to the book\'s database have failed or hung for longer than the lease: no longer renewing it, so a standby can take the book over')
+          : log.warn('writes to the book\'s database work again: renewing the lease again'),
+      ),
     onUnsafeDatabase: (settings) =>
       report((log) => log.error({ settings }, 'the book\'s database may lose what it acknowledged on a crash (it runs with these off): acknowledged commands could be lost; turn them on (docs/operations.md)')),
   }, waiting.signal);

@@ -37,6 +37,8 @@ export interface LeaseEvents {
   readonly onLost?: () => void;
   /** A renewal failed (the database is unreachable); it is tried again at the next interval. */
   readonly onRenewFailure?: (error: Error) => void;
+  /** Renewals stopped (or started again) because of `mayRenew`: told once per change. */
+  readonly onRenewalHeld?: (held: boolean) => void;
 }
 
 const takeSql = `UPDATE ledgerd_lease SET holder = $1, epoch = epoch + 1, expires_at = clock_timestamp() + $2 * interval '1 millisecond'
@@ -49,7 +51,10 @@ const currentSql = `SELECT holder, (extract(epoch FROM expires_at) * 1000)::floa
 export class PgLease {
   private renewTimer: NodeJS.Timeout | null = null;
   private renewing = false;
+  private renewalHeld = false;
   private lost = false;
+  /** Whether the holder can still decide: when not (its writes stuck past the lease), renewals stop so a standby may take over. */
+  mayRenew: () => boolean = () => true;
   private released = false;
 
   private constructor(
@@ -125,7 +130,13 @@ export class PgLease {
     if (this.renewing || this.released) return;
     this.renewing = true;
     try {
-      await this.renew();
+      // A holder that cannot write lets its lease lapse rather than keep the book from a standby that might.
+      const may = this.mayRenew();
+      if (may === this.renewalHeld) {
+        this.renewalHeld = !may;
+        this.events.onRenewalHeld?.(this.renewalHeld);
+      }
+      if (may) await this.renew();
     } catch (error) {
       // Unreachable for now: writes are fenced anyway, so nothing is risked by trying again later.
       this.events.onRenewFailure?.(error as Error);
@@ -156,7 +167,10 @@ export async function openLeasedStore(
       await pool.end();
       return null;
     }
-    return await PgStore.open({
+    let opened: PgStore | null = null;
+    // Stuck past the lease (a held lock, a stalled server): stop renewing, so a standby may serve the book.
+    lease.mayRenew = () => opened === null || opened.trouble.forMs(Date.now()) < timings.leaseMs;
+    opened = await PgStore.open({
       connection,
       table,
       fence: () => lease.fence,
@@ -168,6 +182,7 @@ export async function openLeasedStore(
         await pool.end();
       },
     });
+    return opened;
   } catch (error) {
     await pool.end().catch(() => {});
     throw error;

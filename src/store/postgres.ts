@@ -13,8 +13,14 @@ import type { BatchOp, Range, ReadView, Snapshot, Store } from './port.js';
 export const pgRangePageEntries = 1_000;
 /** Connections of the kernel's own reads and writes (a submission write and a decision write may overlap). */
 export const pgKernelConnections = 4;
-/** How long a query waits for a pooled connection before it fails (and the caller answers ERR-DecisionUnavailable). */
+/** The longest a query waits for a pooled connection before it fails (and the caller answers ERR-DecisionUnavailable); the statement bound when shorter. */
 export const pgConnectWaitMs = 10_000;
+/** A statement's (and a lock wait's) bound where the config gives none: tools and tests that open a book directly. */
+export const pgStatementTimeoutDefaultMs = 5_000;
+/** The client's own bound on an answer, past the server's statement timeout: a server that stopped answering (SIGSTOP, a dead link) is given up on. */
+const pgAnswerMarginMs = 2_000;
+/** TCP keepalive on every connection: a peer gone without a word is noticed by the kernel, not by the next query's timeout alone. */
+const pgKeepAliveInitialDelayMs = 10_000;
 
 /** The book's table; a book being built lives beside it under another name until it is renamed into place. */
 export const bookTable = 'ledgerd_kv';
@@ -28,10 +34,13 @@ export class LeaseLost extends Error {
   readonly code = leaseLostCode;
 }
 
-/** SQLSTATE classes (and client-side codes) of a database that cannot serve right now, as opposed to bugs. */
-const unavailableStates = ['08', '53', '57P', '40001', '40P01', '25006', leaseLostCode];
+/**
+ * SQLSTATE classes (and client-side codes) of a database that cannot serve right now, as opposed to bugs:
+ * 57014 is a statement cancelled by statement_timeout, 55P03 a lock not granted within lock_timeout.
+ */
+const unavailableStates = ['08', '53', '57P', '57014', '55P03', '40001', '40P01', '25006', leaseLostCode];
 const unavailableClientCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN']);
-const unavailableMessages = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end|the store is closed/;
+const unavailableMessages = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end|the store is closed|Query read timeout/;
 
 export function isPostgresUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
@@ -44,6 +53,8 @@ export interface PgConnection {
   readonly url: string;
   /** Connections of snapshots (queries, backups, checks) at once. */
   readonly poolSize: number;
+  /** Statement and lock-wait bound (the config's `store.statementTimeoutMs`); default `pgStatementTimeoutDefaultMs`. */
+  readonly statementTimeoutMs?: number;
 }
 
 /** The fencing token a write must still hold when it commits (the lease's holder and epoch). */
@@ -54,7 +65,20 @@ export interface Fence {
 
 /** A pool that never lets a socket error escape: pg-pool emits idle clients' errors on the pool, and an unheard one kills the process. */
 export function pgPool(connection: PgConnection, max: number, onError: (error: Error) => void = () => {}): pg.Pool {
-  const pool = new pg.Pool({ connectionString: connection.url, max, connectionTimeoutMillis: pgConnectWaitMs, application_name: 'ledgerd' });
+  const statementTimeoutMs = connection.statementTimeoutMs ?? pgStatementTimeoutDefaultMs;
+  const pool = new pg.Pool({
+    connectionString: connection.url,
+    max,
+    // Waiting for a pooled connection (or making one) is bounded like a statement: behind a stuck database, queued reads fail in time too.
+    connectionTimeoutMillis: Math.min(pgConnectWaitMs, statementTimeoutMs),
+    application_name: 'ledgerd',
+    // Every statement and lock wait bounded by the server, and every answer by the client: a held lock or a stalled server is a refusal, never a hang.
+    statement_timeout: statementTimeoutMs,
+    lock_timeout: statementTimeoutMs,
+    query_timeout: statementTimeoutMs + pgAnswerMarginMs,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: pgKeepAliveInitialDelayMs,
+  });
   pool.on('error', onError);
   return pool;
 }
@@ -249,8 +273,40 @@ export interface PgStoreOptions {
   readonly afterClose?: () => Promise<void>;
 }
 
+/**
+ * How long the book's writes have been failing or unfinished: from the start of the oldest
+ * write still running, or of the first of an unbroken run of failed writes. A decider stuck
+ * this way for longer than its lease stops renewing it (postgres-lease.ts), so a standby can
+ * take the book over instead of waiting behind it.
+ */
+export class WriteTrouble {
+  private readonly running = new Map<number, number>();
+  private next = 0;
+  private failingSinceMs: number | null = null;
+
+  started(nowMs: number): number {
+    const token = this.next++;
+    this.running.set(token, nowMs);
+    return token;
+  }
+
+  ended(token: number, ok: boolean): void {
+    const startedAtMs = this.running.get(token)!;
+    this.running.delete(token);
+    if (ok) this.failingSinceMs = null;
+    else this.failingSinceMs ??= startedAtMs;
+  }
+
+  forMs(nowMs: number): number {
+    let since = this.failingSinceMs ?? nowMs;
+    for (const startedAtMs of this.running.values()) since = Math.min(since, startedAtMs);
+    return nowMs - since;
+  }
+}
+
 export class PgStore extends Reader implements Store {
   private closed = false;
+  readonly trouble = new WriteTrouble();
 
   private constructor(
     statements: Statements,
@@ -304,8 +360,15 @@ export class PgStore extends Reader implements Store {
       return;
     }
     const { holder, epoch } = this.fence();
-    const result = await this.kernelPool.query(this.statements.fencedWrite, [dels, putKeys, putValues, holder, epoch.toString()]);
-    if ((result.rows[0] as { written: number }).written === 1) return;
+    const token = this.trouble.started(Date.now());
+    let written = false;
+    try {
+      const result = await this.kernelPool.query(this.statements.fencedWrite, [dels, putKeys, putValues, holder, epoch.toString()]);
+      written = (result.rows[0] as { written: number }).written === 1;
+    } finally {
+      this.trouble.ended(token, written);
+    }
+    if (written) return;
     this.onFenced();
     throw new LeaseLost('the write was fenced off: another ledgerd holds the lease now');
   }

@@ -36,10 +36,10 @@ export function daemonsOnPostgres(options: { durable?: boolean } = {}): StoreMat
 }
 
 /** A book's database for this file's daemons: the `store` setting pointing at a fresh database. */
-export async function postgresStore(leaseMs = 10_000): Promise<Extract<StoreConfig, { kind: 'postgres' }>> {
+export async function postgresStore(leaseMs = 10_000, statementTimeoutMs = 5_000): Promise<Extract<StoreConfig, { kind: 'postgres' }>> {
   if (postgres === null) throw new Error('call daemonsOnPostgres() first');
   const connection = await postgres.database();
-  return { kind: 'postgres', url: connection.url, poolSize: connection.poolSize, leaseMs };
+  return { kind: 'postgres', url: connection.url, poolSize: connection.poolSize, leaseMs, statementTimeoutMs };
 }
 
 /** Adds settings to the data dir's ledgerd.json (made if absent). */
@@ -87,7 +87,7 @@ export async function writeBook(dataDir: string, customers: Record<string, bigin
   if (on !== undefined || postgres !== null) {
     // Through the daemon's own way of building a book on PostgreSQL: aside, then renamed into place, bound to the data dir.
     const store = on ?? (await postgresStore());
-    addConfig(dataDir, { store: { kind: store.kind, url: store.url, poolSize: store.poolSize, leaseMs: store.leaseMs } });
+    addConfig(dataDir, { store: { kind: store.kind, url: store.url, poolSize: store.poolSize, leaseMs: store.leaseMs, statementTimeoutMs: store.statementTimeoutMs } });
     const building = await placeOf(dataDir, store).build('init');
     await importGenesis(building.store, customersGenesis(customers), nowMs, extras);
     await building.place(await bookIdentity(dataDir));
