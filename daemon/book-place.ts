@@ -7,7 +7,6 @@
 import { existsSync } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { LevelStore, type LevelTuning } from '../src/store/level.js';
@@ -16,6 +15,7 @@ import { PgStore, bookTable, dropBookTable, holdClient, pgPool, prepareSchema, t
 import type { Store } from '../src/store/port.js';
 import type { StoreConfig } from './config.js';
 import { StartupFailure, dataDirFailure, exitCodes } from './failures.js';
+import { lockServeDir } from './serve-lock.js';
 
 export class BookExists extends Error {
   override name = 'BookExists';
@@ -236,17 +236,32 @@ export async function openServedBook(dataDir: string, bookDir: string, store: St
   } finally {
     await pool.end();
   }
-  const holder = `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
+  // No other process serves from this dir while this lock is held: a lease naming this host and dir is a dead predecessor's.
+  const lock = await lockServeDir(dataDir);
+  const holder = `${lock.place}/${process.pid}/${randomBytes(4).toString('hex')}`;
+  const ownPlace = `${lock.place}/`;
   try {
     const leased = await openLeasedStore(store, holder, leaseTimings(store.leaseMs), {
+      reclaimable: (current) => current.startsWith(ownPlace),
       onWaiting: (current) => events.onWaiting(current.holder, current.expiresAtMs),
       onLost: events.onLost,
       onRenewFailure: events.onConnectionError,
       onRenewalHeld: events.onRenewalHeld,
       onConnectionError: events.onConnectionError,
     }, signal);
-    return leased === null ? null : { store: leased, release: () => leased.close() };
+    if (leased === null) {
+      await lock.release();
+      return null;
+    }
+    return {
+      store: leased,
+      release: async () => {
+        await leased.close();
+        await lock.release();
+      },
+    };
   } catch (error) {
+    await lock.release();
     throw databaseFailure(store, error);
   }
 }

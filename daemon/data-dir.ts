@@ -13,6 +13,8 @@ export const bookPaths = (dataDir: string) => ({
   clerkKey: join(dataDir, 'clerk.key'),
   clerkPublicKey: join(dataDir, 'clerk.pub'),
   daemonKey: join(dataDir, 'daemon.key'),
+  /** Held (an OS lock) by the ledgerd serving from this data dir when the book is on PostgreSQL, as LevelDB's own lock does for `book/`. */
+  serveLock: join(dataDir, 'serve.lock'),
 });
 
 export async function writeAtomically(path: string, text: string, mode: number): Promise<void> {

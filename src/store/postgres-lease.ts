@@ -37,6 +37,13 @@ export interface LeaseEvents {
   readonly onLost?: () => void;
   /** A renewal failed (the database is unreachable); it is tried again at the next interval. */
   readonly onRenewFailure?: (error: Error) => void;
+  /**
+   * Whether a lease `holder` names a dead predecessor of this daemon (its own host and data
+   * dir, whose lock this daemon now holds): taken at once instead of waiting for it to lapse.
+   * Safe for the reason expiry takeover is: the takeover waits for a write in flight, which
+   * then commits first or is fenced.
+   */
+  readonly reclaimable?: (holder: string) => boolean;
   /** Renewals stopped (or started again) because of `mayRenew`: told once per change. */
   readonly onRenewalHeld?: (held: boolean) => void;
 }
@@ -45,6 +52,8 @@ const takeSql = `UPDATE ledgerd_lease SET holder = $1, epoch = epoch + 1, expire
   WHERE id = 1 AND expires_at <= clock_timestamp() RETURNING epoch::text AS epoch`;
 const renewSql = `UPDATE ledgerd_lease SET expires_at = clock_timestamp() + $3 * interval '1 millisecond'
   WHERE id = 1 AND holder = $1 AND epoch = $2 RETURNING 1`;
+const reclaimSql = `UPDATE ledgerd_lease SET holder = $1, epoch = epoch + 1, expires_at = clock_timestamp() + $2 * interval '1 millisecond'
+  WHERE id = 1 AND holder = $3 RETURNING epoch::text AS epoch`;
 const releaseSql = `UPDATE ledgerd_lease SET expires_at = '-infinity' WHERE id = 1 AND holder = $1 AND epoch = $2`;
 const currentSql = `SELECT holder, (extract(epoch FROM expires_at) * 1000)::float8 AS "expiresAtMs" FROM ledgerd_lease WHERE id = 1`;
 
@@ -71,16 +80,21 @@ export class PgLease {
    * busy book never delays a renewal. Resolves null when `signal` aborts the wait.
    */
   static async acquire(pool: pg.Pool, holder: string, timings: LeaseTimings, events: LeaseEvents = {}, signal?: AbortSignal): Promise<PgLease | null> {
+    const won = (row: { epoch: string }) => {
+      const lease = new PgLease(pool, holder, BigInt(row.epoch), timings, events);
+      lease.scheduleRenewal();
+      return lease;
+    };
     let lastSeen: string | null = null;
     while (!signal?.aborted) {
-      const taken = await pool.query(takeSql, [holder, timings.leaseMs]);
-      const row = taken.rows[0] as { epoch: string } | undefined;
-      if (row !== undefined) {
-        const lease = new PgLease(pool, holder, BigInt(row.epoch), timings, events);
-        lease.scheduleRenewal();
-        return lease;
-      }
+      const taken = (await pool.query(takeSql, [holder, timings.leaseMs])).rows[0] as { epoch: string } | undefined;
+      if (taken !== undefined) return won(taken);
       const current = (await pool.query(currentSql)).rows[0] as LeaseHolding | undefined;
+      if (current !== undefined && current.holder !== '' && events.reclaimable?.(current.holder) === true) {
+        // Compare and swap on the holder seen: a lease that changed hands meanwhile is not touched.
+        const reclaimed = (await pool.query(reclaimSql, [holder, timings.leaseMs, current.holder])).rows[0] as { epoch: string } | undefined;
+        if (reclaimed !== undefined) return won(reclaimed);
+      }
       if (current !== undefined && current.holder !== lastSeen) {
         lastSeen = current.holder;
         events.onWaiting?.(current);
