@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { LevelStore, type LevelTuning } from '../src/store/level.js';
 import { leaseTimings, openLeasedStore } from '../src/store/postgres-lease.js';
-import { PgStore, bookTable, dropBookTable, holdClient, pgPool, prepareSchema, tableExists } from '../src/store/postgres.js';
+import { PgStore, bookTable, dropBookTable, holdClient, missingServingRights, pgPool, prepareSchema, tableExists } from '../src/store/postgres.js';
 import type { Store } from '../src/store/port.js';
 import type { StoreConfig } from './config.js';
 import { StartupFailure, dataDirFailure, exitCodes } from './failures.js';
@@ -219,6 +219,15 @@ export async function openServedBook(dataDir: string, bookDir: string, store: St
   const pool = pgPool(store, 1, events.onConnectionError);
   try {
     await prepareSchema(pool);
+    if (await tableExists(pool, bookTable)) {
+      const missing = await missingServingRights(pool);
+      if (missing.length > 0) {
+        throw new StartupFailure(
+          `the role ledgerd connects to ${databaseName(store.url)} as lacks ${missing.join(', ')}: grant them (docs/operations.md, "PostgreSQL roles")`,
+          exitCodes.dataDir,
+        );
+      }
+    }
     const bound = ((await pool.query('SELECT book FROM ledgerd_lease WHERE id = 1')).rows[0] as { book: string }).book;
     // An acknowledged command must outlive a crash of the database: say so loudly when it may not.
     const durability = (await pool.query("SELECT current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS synchronous_commit")).rows[0] as Record<string, string>;

@@ -108,6 +108,8 @@ export async function holdClient(pool: pg.Pool): Promise<{ readonly client: pg.P
  * are made when built.
  */
 export async function prepareSchema(pool: pg.Pool): Promise<void> {
+  // A prepared database takes no DDL: a serving role with data rights alone (docs/operations.md) meets none.
+  if (await tableExists(pool, 'ledgerd_lease')) return;
   const held = await holdClient(pool);
   const { client } = held;
   try {
@@ -128,6 +130,24 @@ export async function prepareSchema(pool: pg.Pool): Promise<void> {
   } finally {
     held.release();
   }
+}
+
+/** What serving a book needs of the role on each table: reads, the writes of a round, and the lease's renewals. */
+const servingRights: Readonly<Record<string, readonly string[]>> = {
+  [bookTable]: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+  ledgerd_lease: ['SELECT', 'UPDATE'],
+};
+
+/** The rights serving needs that the connecting role lacks, as `RIGHT on TABLE` (none: it may serve). */
+export async function missingServingRights(pool: pg.Pool): Promise<string[]> {
+  const missing: string[] = [];
+  for (const [table, rights] of Object.entries(servingRights)) {
+    for (const right of rights) {
+      const result = await pool.query('SELECT has_table_privilege($1, $2) AS granted', [table, right]);
+      if (!(result.rows[0] as { granted: boolean }).granted) missing.push(`${right} on ${table}`);
+    }
+  }
+  return missing;
 }
 
 export async function tableExists(pool: pg.Pool, table: string): Promise<boolean> {

@@ -118,5 +118,5 @@ describe('ledgerd on PostgreSQL when a statement cannot finish', () => {
       await primary.stop('SIGKILL');
       await standby.stop();
     }
-  });
+  }, 120_000);
 });
