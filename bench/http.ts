@@ -25,12 +25,11 @@
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
-import { leveldbStoreDefault, type StoreConfig } from '../daemon/config.js';
+import { leveldbStoreDefault, postgresStoreOf, type StoreConfig } from '../daemon/config.js';
 import { measureSyncLatency } from './fsync.js';
 import { percentile } from './percentile.js';
 import { drive, loadFlags, loadOptions, runLedgerd, startServer, stopServer } from './http-load.js';
 import { BenchStores, parseStores } from './stores.js';
-import { pgStatementTimeoutDefaultMs } from '../src/store/postgres.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -76,7 +75,7 @@ async function main(): Promise<void> {
   for (const kind of parseStores(args.stores)) {
     const variants: { store: StoreConfig; label: string }[] =
       kind === 'postgres'
-        ? [{ store: { kind, statementTimeoutMs: pgStatementTimeoutDefaultMs, ...(await stores.database()), leaseMs: stores.leaseMs }, label: kind }]
+        ? [{ store: postgresStoreOf({ ...(await stores.database()), leaseMs: stores.leaseMs }), label: kind }]
         : writeBufferMiB.map((mib) => ({ store: mib === null ? leveldbStoreDefault : { ...leveldbStoreDefault, writeBufferBytes: mib * 2 ** 20 }, label: mib === null ? kind : `${kind}, write buffer ${mib} MiB` }));
     for (const { store, label } of variants) {
       for (const batchSize of options.batchSize === null ? [null] : [null, options.batchSize]) {

@@ -202,8 +202,8 @@ export interface ServeEvents {
   readonly onConnectionError: (error: Error) => void;
   /** Writes have been stuck for longer than the lease, so the lease is no longer renewed (true), or they work again (false). */
   readonly onRenewalHeld: (held: boolean) => void;
-  /** The database may lose commits it acknowledged (fsync or synchronous_commit off): named settings, for a warning. */
-  readonly onUnsafeDatabase: (settings: string) => void;
+  /** The database may lose commits it acknowledged (the settings named), or may not any longer (null): read at start and every `durabilityCheckMs`. */
+  readonly onDurability: (risk: string | null) => void;
 }
 
 /**
@@ -229,10 +229,6 @@ export async function openServedBook(dataDir: string, bookDir: string, store: St
       }
     }
     const bound = ((await pool.query('SELECT book FROM ledgerd_lease WHERE id = 1')).rows[0] as { book: string }).book;
-    // An acknowledged command must outlive a crash of the database: say so loudly when it may not.
-    const durability = (await pool.query("SELECT current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS synchronous_commit")).rows[0] as Record<string, string>;
-    const unsafe = Object.entries(durability).filter(([, value]) => value === 'off');
-    if (unsafe.length > 0) events.onUnsafeDatabase(unsafe.map(([name]) => `${name} = off`).join(', '));
     if (bound !== identity) {
       throw new StartupFailure(
         `the data dir ${dataDir} is not this book's (its daemon.key differs from the one the book in ${databaseName(store.url)} was made with): give every ledgerd of one book a copy of the data dir that made it`,
@@ -256,6 +252,8 @@ export async function openServedBook(dataDir: string, bookDir: string, store: St
       onLost: events.onLost,
       onRenewFailure: events.onConnectionError,
       onRenewalHeld: events.onRenewalHeld,
+      // An acknowledged command must outlive a crash of the database: watched all the time, not at start alone.
+      durability: { refuse: store.durability === 'refuse', checkMs: store.durabilityCheckMs, onChange: events.onDurability },
       onConnectionError: events.onConnectionError,
     }, signal);
     if (leased === null) {

@@ -31,6 +31,8 @@ export class Metrics {
   private readonly decisionLatency: Histogram;
   private readonly storeWrite: Histogram;
   private sources: MetricsSources | null = null;
+  /** Whether the store keeps what it acknowledges (the PostgreSQL store's last reading of the server's settings). */
+  durable: () => boolean = () => true;
 
   constructor(version: string) {
     const registers = [this.registry];
@@ -39,12 +41,16 @@ export class Metrics {
     this.rejections = new Counter({ name: 'ledgerd_rejections_total', help: 'Commands decided Rejected, by refusal code', labelNames: ['code'], registers });
     this.decisionLatency = new Histogram({ name: 'ledgerd_decision_latency_seconds', help: 'From a command\'s acknowledgement to its first decision', buckets: decisionLatencyBuckets, registers });
     this.storeWrite = new Histogram({ name: 'ledgerd_store_write_seconds', help: 'Duration of one atomic store write (a batch)', buckets: storeWriteBuckets, registers });
+    const durable = () => this.durable();
     const source = <T>(read: (s: MetricsSources) => T, none: T): T => (this.sources === null ? none : read(this.sources));
     new Gauge({ name: 'ledgerd_backlog_commands', help: 'Commands acknowledged and not yet decided', registers, collect() {
       this.set(source((s) => s.backlog(), 0));
     } });
     new Gauge({ name: 'ledgerd_event_streams', help: 'Event streams (GET /v1/events) open', registers, collect() {
       this.set(source((s) => s.streams(), 0));
+    } });
+    new Gauge({ name: 'ledgerd_store_durable', help: 'Always 1 on LevelDB; on PostgreSQL 1 while the server\'s settings keep what it acknowledges (fsync, synchronous_commit), 0 when they may not', registers, collect() {
+      this.set(durable() ? 1 : 0);
     } });
     new Gauge({ name: 'ledgerd_build_info', help: 'Always 1; the version running', labelNames: ['version'], registers }).set({ version }, 1);
   }

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import { type Fence, type PgConnection, PgStore, pgPool } from './postgres.js';
+import { type Fence, type PgConnection, PgStore, type PgStoreOptions, pgPool } from './postgres.js';
 
 /**
  * One decider at a time on a PostgreSQL book: the lease row (`ledgerd_lease`, one row)
@@ -170,7 +170,7 @@ export async function openLeasedStore(
   connection: PgConnection,
   holder: string,
   timings: LeaseTimings,
-  events: LeaseEvents & { readonly onConnectionError?: (error: Error) => void } = {},
+  events: LeaseEvents & { readonly onConnectionError?: (error: Error) => void; readonly durability?: PgStoreOptions['durability'] } = {},
   signal?: AbortSignal,
   table?: string,
 ): Promise<PgStore | null> {
@@ -190,6 +190,7 @@ export async function openLeasedStore(
       fence: () => lease.fence,
       onFenced: () => lease.noteLost(),
       onConnectionError: events.onConnectionError,
+      durability: events.durability,
       // After the last write: the lease goes (a standby takes over at its next try), then its connection.
       afterClose: async () => {
         await lease.release().catch(() => {});

@@ -28,6 +28,13 @@ const tableName = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** SQLSTATE of a write refused by the fence: the daemon no longer holds the lease. */
 export const leaseLostCode = 'LDLSE';
+/** Code of a write refused because the server's settings may lose it (`durability: refuse`). */
+export const notDurableCode = 'LDDUR';
+
+export class NotDurable extends Error {
+  override name = 'NotDurable';
+  readonly code = notDurableCode;
+}
 
 export class LeaseLost extends Error {
   override name = 'LeaseLost';
@@ -38,7 +45,7 @@ export class LeaseLost extends Error {
  * SQLSTATE classes (and client-side codes) of a database that cannot serve right now, as opposed to bugs:
  * 57014 is a statement cancelled by statement_timeout, 55P03 a lock not granted within lock_timeout.
  */
-const unavailableStates = ['08', '53', '57P', '57014', '55P03', '40001', '40P01', '25006', leaseLostCode];
+const unavailableStates = ['08', '53', '57P', '57014', '55P03', '40001', '40P01', '25006', leaseLostCode, notDurableCode];
 const unavailableClientCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN']);
 const unavailableMessages = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end|the store is closed|Query read timeout/;
 
@@ -148,6 +155,21 @@ export async function missingServingRights(pool: pg.Pool): Promise<string[]> {
     }
   }
   return missing;
+}
+
+/**
+ * Why the server may lose a commit it acknowledged, from the settings of a session like the
+ * writer's own (per-role and per-database settings included), or null when it may not:
+ * fsync off, synchronous_commit off, or local while a synchronous standby is named (the
+ * commit then waits for no standby: "on two machines" no longer holds).
+ */
+export async function durabilityRisk(pool: pg.Pool): Promise<string | null> {
+  const row = (await pool.query("SELECT current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS commit, current_setting('synchronous_standby_names') AS standbys")).rows[0] as Record<string, string>;
+  const risks: string[] = [];
+  if (row.fsync === 'off') risks.push('fsync = off');
+  if (row.commit === 'off') risks.push('synchronous_commit = off');
+  else if (row.commit === 'local' && row.standbys !== '') risks.push('synchronous_commit = local while synchronous_standby_names is set (commits wait for no standby)');
+  return risks.length === 0 ? null : risks.join(', ');
 }
 
 export async function tableExists(pool: pg.Pool, table: string): Promise<boolean> {
@@ -291,6 +313,8 @@ export interface PgStoreOptions {
   readonly onConnectionError?: (error: Error) => void;
   /** Run once the store is closed (the lease is given up after the last write). */
   readonly afterClose?: () => Promise<void>;
+  /** Watch the server's durability settings (the serving daemon): every `checkMs`, at open and at each recovery. */
+  readonly durability?: { readonly refuse: boolean; readonly checkMs: number; readonly onChange: (risk: string | null) => void };
 }
 
 /**
@@ -327,6 +351,10 @@ export class WriteTrouble {
 export class PgStore extends Reader implements Store {
   private closed = false;
   readonly trouble = new WriteTrouble();
+  /** Why the server may lose an acknowledged commit now (null: it may not), as last read. */
+  risk: string | null = null;
+  private durabilityTimer: NodeJS.Timeout | null = null;
+  private durabilityWatch: PgStoreOptions['durability'] | null = null;
 
   private constructor(
     statements: Statements,
@@ -355,12 +383,38 @@ export class PgStore extends Reader implements Store {
       await Promise.all([kernelPool.end(), snapshotPool.end()]);
       throw error;
     }
-    return new PgStore(new Statements(table), kernelPool, snapshotPool, options.fence ?? null, options.onFenced ?? (() => {}), options.afterClose ?? (async () => {}));
+    const store = new PgStore(new Statements(table), kernelPool, snapshotPool, options.fence ?? null, options.onFenced ?? (() => {}), options.afterClose ?? (async () => {}));
+    if (options.durability !== undefined) await store.watchDurability(options.durability);
+    return store;
+  }
+
+  private async watchDurability(watch: NonNullable<PgStoreOptions['durability']>): Promise<void> {
+    this.durabilityWatch = watch;
+    await this.checkDurability();
+    const tick = () => {
+      this.durabilityTimer = setTimeout(() => void this.checkDurability().catch(() => {}).finally(() => !this.closed && tick()), watch.checkMs);
+      this.durabilityTimer.unref();
+    };
+    tick();
+  }
+
+  /** Reads the server's settings again; told to the watcher when the verdict changes. */
+  private async checkDurability(): Promise<void> {
+    const watch = this.durabilityWatch;
+    if (watch === null || watch === undefined || this.closed) return;
+    const risk = await durabilityRisk(this.kernelPool);
+    if (risk !== this.risk) watch.onChange(risk);
+    this.risk = risk;
+  }
+
+  private refuseIfNotDurable(): void {
+    if (this.risk !== null && this.durabilityWatch?.refuse === true) throw new NotDurable(`the book's database may lose what it acknowledges (${this.risk}): nothing is written until that is mended`);
   }
 
   async write(ops: readonly BatchOp[]): Promise<void> {
     if (ops.length === 0) return;
     if (this.closed) throw new Error('the store is closed');
+    this.refuseIfNotDurable();
     // The last op on a key decides it, as in a LevelDB batch.
     const last = new Map<string, string | null>();
     for (const op of ops) last.set(op.key, op.type === 'put' ? op.value : null);
@@ -397,6 +451,9 @@ export class PgStore extends Reader implements Store {
   async recover(): Promise<void> {
     if (this.closed) throw new Error('the store is closed');
     await this.kernelPool.query('SELECT 1');
+    // After a failure (a reconnect among them) the settings are read again before writing resumes.
+    await this.checkDurability();
+    this.refuseIfNotDurable();
   }
 
   snapshot(): Snapshot {
@@ -406,6 +463,7 @@ export class PgStore extends Reader implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.durabilityTimer) clearTimeout(this.durabilityTimer);
     await Promise.all([this.kernelPool.end(), this.snapshotPool.end()]);
     await this.afterClose();
   }

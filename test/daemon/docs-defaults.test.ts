@@ -95,7 +95,7 @@ describe('docs/daemon.md configuration table', () => {
     ];
     expect(quoted.map((q) => `${q.setting}.${q.name}`).sort()).toEqual([
       ...Object.keys(config.settlement as object).map((name) => `settlement.${name}`),
-      'store.leaseMs', 'store.openFilesMax', 'store.poolSize', 'store.statementTimeoutMs', 'store.writeBufferBytes',
+      'store.durabilityCheckMs', 'store.leaseMs', 'store.openFilesMax', 'store.poolSize', 'store.statementTimeoutMs', 'store.writeBufferBytes',
     ].sort());
     for (const { setting, name, defaultText, range, base } of quoted) {
       const [low, high] = range.split('–').map((t) => t.trim());
