@@ -27,6 +27,8 @@ export interface LoadOptions {
   readonly accounts: number;
   /** Transfers offered per second on a fixed schedule (an open loop), or null: each client submits again as soon as answered. */
   readonly ratePerSec: number | null;
+  /** Transfers per request through POST /v1/batches, or null (or absent): one POST /v1/transfers each. */
+  readonly batchSize?: number | null;
 }
 
 /** The load's command-line flags, for `parseArgs`: defaults that finish in about a minute. */
@@ -37,17 +39,21 @@ export const loadFlags = {
   accounts: { type: 'string', default: '1000' },
   /** Paced load: what latency is below saturation, where a closed loop only shows queueing (p50 = connections / throughput). */
   rate: { type: 'string' },
+  /** Transfers per POST /v1/batches (1-1000); ledgerd rows run single requests and then batches of this size. */
+  batch: { type: 'string' },
 } as const;
 
 /** The load, from the values `parseArgs` read for `loadFlags`. */
-export function loadOptions(values: { connections: string; seconds: string; 'warmup-seconds': string; accounts: string; rate?: string }): LoadOptions {
+export function loadOptions(values: { connections: string; seconds: string; 'warmup-seconds': string; accounts: string; rate?: string; batch?: string }): LoadOptions {
   const counts = { connections: Number(values.connections), seconds: Number(values.seconds), warmupSeconds: Number(values['warmup-seconds']), accounts: Number(values.accounts) };
   for (const [name, value] of Object.entries(counts)) {
     if (!Number.isSafeInteger(value) || value < (name === 'warmupSeconds' ? 0 : name === 'accounts' ? 2 : 1)) throw new Error(`bad ${name}: ${value}`);
   }
   const ratePerSec = values.rate === undefined ? null : Number(values.rate);
   if (ratePerSec !== null && !(Number.isSafeInteger(ratePerSec) && ratePerSec >= 1)) throw new Error(`bad rate: ${values.rate}`);
-  return { ...counts, ratePerSec };
+  const batchSize = values.batch === undefined ? null : Number(values.batch);
+  if (batchSize !== null && !(Number.isSafeInteger(batchSize) && batchSize >= 1 && batchSize <= 1000)) throw new Error(`bad batch: ${values.batch}`);
+  return { ...counts, ratePerSec, batchSize };
 }
 
 const repoRoot = new URL('../../', import.meta.url).pathname;
@@ -138,8 +144,8 @@ export function transferPair(n: number, accounts: number): { from: number; to: n
   return { from, to: (from + 1 + (n % (accounts - 1))) % accounts };
 }
 
-/** What one submission gave: refused, or accepted (with ledgerd's operation reference). */
-export type Outcome = { readonly ok: false } | { readonly ok: true; readonly reference?: string };
+/** What one submission gave: refused, or accepted (with ledgerd's operation reference, or a batch's acknowledged ones). */
+export type Outcome = { readonly ok: false } | { readonly ok: true; readonly reference?: string; readonly references?: readonly string[] };
 
 /**
  * `connections` clients, each submitting transfer after transfer (`submit(n)`) for the
@@ -175,9 +181,9 @@ export async function closedLoop(options: LoadOptions, submit: (n: number) => Pr
         refused++;
         continue;
       }
-      acks++;
+      acks += outcome.references?.length ?? 1;
       latenciesMs.push(t1 - t0);
-      if (outcome.reference) submittedAt.set(outcome.reference, t0);
+      for (const reference of outcome.references ?? (outcome.reference ? [outcome.reference] : [])) submittedAt.set(reference, t0);
     }
   };
   await Promise.all(Array.from({ length: options.connections }, worker));
@@ -189,10 +195,21 @@ export async function drive(url: string, token: string, options: LoadOptions): P
   const pool = new Pool(url, { connections: options.connections, pipelining: 1 });
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   try {
-    return await closedLoop(options, async (n) => {
+    const transferBody = (n: number) => {
       const { from, to } = transferPair(n, options.accounts);
-      const body = JSON.stringify({ legs: [{ amount: '1', asset: 'USD', from: benchAccount(from), to: benchAccount(to) }], reference: n });
-      const res = await pool.request({ method: 'POST', path: '/v1/transfers', headers, body });
+      return { legs: [{ amount: '1', asset: 'USD', from: benchAccount(from), to: benchAccount(to) }], reference: n };
+    };
+    const size = options.batchSize ?? null;
+    return await closedLoop(options, async (n) => {
+      if (size !== null) {
+        const commands = Array.from({ length: size }, (_, i) => ({ command: 'transfer', body: transferBody(n * size + i) }));
+        const res = await pool.request({ method: 'POST', path: '/v1/batches', headers, body: JSON.stringify({ commands }) });
+        const text = await res.body.text();
+        if (res.statusCode < 200 || res.statusCode > 299) return { ok: false };
+        const items = (JSON.parse(text) as { items: { operation_reference?: string }[] }).items;
+        return { ok: true, references: items.flatMap((item) => (item.operation_reference === undefined ? [] : [item.operation_reference])) };
+      }
+      const res = await pool.request({ method: 'POST', path: '/v1/transfers', headers, body: JSON.stringify(transferBody(n)) });
       const text = await res.body.text();
       if (res.statusCode < 200 || res.statusCode > 299) return { ok: false };
       return { ok: true, reference: (JSON.parse(text) as { operation_reference?: string }).operation_reference };
@@ -237,7 +254,7 @@ export async function runLedgerd(
   options: LoadOptions,
   nodeArgs: string[] = [],
   store: StoreConfig = leveldbStoreDefault,
-): Promise<{ run: Run; decidedMs: number[]; operatorKey: string; cpuUsPerAck: number; mainThreadCpuUsPerAck: number; levelWrites: LevelWrites | null }> {
+): Promise<{ run: Run; decidedMs: number[]; decidedPerSec: number; operatorKey: string; cpuUsPerAck: number; mainThreadCpuUsPerAck: number; levelWrites: LevelWrites | null }> {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-http-'));
   try {
     const operatorKey = drawApiKey();
@@ -259,11 +276,17 @@ export async function runLedgerd(
     const waitUntil = performance.now() + decisionWaitMs;
     while ([...run.submittedAt.keys()].some((ref) => !events.decidedAt.has(ref)) && performance.now() < waitUntil) await new Promise((r) => setTimeout(r, 100));
     const decidedMs = [...run.submittedAt].flatMap(([ref, t]) => (events.decidedAt.has(ref) ? [events.decidedAt.get(ref)! - t] : [])).sort((a, b) => a - b);
+    // Decided per second: the measured window's transfers over the span from the first's submission to the last's decision.
+    const submitted = [...run.submittedAt.values()];
+    const decidedTimes = [...run.submittedAt.keys()].flatMap((ref) => (events.decidedAt.has(ref) ? [events.decidedAt.get(ref)!] : []));
+    const spanMs = decidedTimes.length === 0 ? 0 : decidedTimes.reduce((a, b) => Math.max(a, b)) - submitted.reduce((a, b) => Math.min(a, b));
+    const decidedPerSec = spanMs > 0 ? (decidedTimes.length * 1000) / spanMs : 0;
     events.close();
     await stopServer(ledgerd.child);
     return {
       run,
       decidedMs,
+      decidedPerSec,
       operatorKey,
       cpuUsPerAck: (cpuMs * 1000) / Math.max(1, run.acks),
       mainThreadCpuUsPerAck: (mainCpuMs * 1000) / Math.max(1, run.acks),

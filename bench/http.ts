@@ -7,7 +7,10 @@
  * same run on the same machine, the same figures for a bare Fastify route that does
  * nothing: the ceiling. Nothing is asserted.
  *
- *   npm run build && node dist/bench/http.js [--stores leveldb,postgres] [--write-buffer-mib 4,64] [--rate N] [--profile-dir DIR] [--connections 64] [--seconds 10] [--accounts 1000]
+ *   npm run build && node dist/bench/http.js [--stores leveldb,postgres] [--write-buffer-mib 4,64] [--rate N] [--batch N] [--profile-dir DIR] [--connections 64] [--seconds 10] [--accounts 1000]
+ *
+ * `--batch N` runs each ledgerd twice, side by side: one transfer per POST /v1/transfers, then
+ * N per POST /v1/batches (acks/s counts transfers; ack latency is per request).
  *
  * `--rate N` offers N transfers/s on a fixed schedule (an open loop) instead of each
  * connection submitting again once answered: latency below saturation, where the closed
@@ -22,7 +25,7 @@
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
-import { leveldbStoreDefault, type StoreConfig } from '../daemon/config.js';
+import { leveldbStoreDefault, postgresStoreOf, type StoreConfig } from '../daemon/config.js';
 import { measureSyncLatency } from './fsync.js';
 import { percentile } from './percentile.js';
 import { drive, loadFlags, loadOptions, runLedgerd, startServer, stopServer } from './http-load.js';
@@ -72,12 +75,15 @@ async function main(): Promise<void> {
   for (const kind of parseStores(args.stores)) {
     const variants: { store: StoreConfig; label: string }[] =
       kind === 'postgres'
-        ? [{ store: { kind, ...(await stores.database()), leaseMs: stores.leaseMs }, label: kind }]
+        ? [{ store: postgresStoreOf({ ...(await stores.database()), leaseMs: stores.leaseMs }), label: kind }]
         : writeBufferMiB.map((mib) => ({ store: mib === null ? leveldbStoreDefault : { ...leveldbStoreDefault, writeBufferBytes: mib * 2 ** 20 }, label: mib === null ? kind : `${kind}, write buffer ${mib} MiB` }));
     for (const { store, label } of variants) {
-      const ledgerd = await runLedgerd(options, profile, store);
-      operatorKey = ledgerd.operatorKey;
-      rows.push({ name: `ledgerd POST /v1/transfers, ${label}`, run: ledgerd.run, decidedMs: ledgerd.decidedMs as number[] | null, cpuUsPerAck: ledgerd.cpuUsPerAck as number | null, mainUsPerAck: ledgerd.mainThreadCpuUsPerAck as number | null, levelWrites: ledgerd.levelWrites });
+      for (const batchSize of options.batchSize === null ? [null] : [null, options.batchSize]) {
+        const ledgerd = await runLedgerd({ ...options, batchSize }, profile, store);
+        operatorKey = ledgerd.operatorKey;
+        const route = batchSize === null ? 'POST /v1/transfers' : `POST /v1/batches of ${batchSize}`;
+        rows.push({ name: `ledgerd ${route}, ${label}`, run: ledgerd.run, decidedPerSec: ledgerd.decidedPerSec as number | null, decidedMs: ledgerd.decidedMs as number[] | null, cpuUsPerAck: ledgerd.cpuUsPerAck as number | null, mainUsPerAck: ledgerd.mainThreadCpuUsPerAck as number | null, levelWrites: ledgerd.levelWrites });
+      }
     }
   }
   await stores.stop();
@@ -85,17 +91,17 @@ async function main(): Promise<void> {
   const disk = await measureSyncLatency();
 
   const bare = await startServer([new URL(import.meta.url).pathname, '--ceiling-server']);
-  const ceiling = await drive(bare.url, operatorKey, options);
+  const ceiling = await drive(bare.url, operatorKey, { ...options, batchSize: null });
   await stopServer(bare.child);
-  rows.push({ name: 'bare Fastify route (ceiling)', run: ceiling, decidedMs: null, cpuUsPerAck: null, mainUsPerAck: null, levelWrites: null });
+  rows.push({ name: 'bare Fastify route (ceiling)', run: ceiling, decidedPerSec: null, decidedMs: null, cpuUsPerAck: null, mainUsPerAck: null, levelWrites: null });
   const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
   console.log(`HTTP bench: ${connections} connections, ${options.ratePerSec === null ? 'each submitting again once answered' : `${options.ratePerSec} transfers/s offered on a fixed schedule`}, ${seconds} s measured after ${warmupSeconds} s warm-up, ${accounts} accounts, ${cpus().length} cores, Node ${process.version}`);
-  console.log('| target | acks/s | ack p50 | ack p99 | submit-to-decided p99 | refused | server CPU per ack (all threads / main) |');
-  console.log('|---|---|---|---|---|---|---|');
+  console.log('| target | acks/s | decided/s | ack p50 | ack p99 | submit-to-decided p99 | refused | server CPU per ack (all threads / main) |');
+  console.log('|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
     const sorted = [...r.run.latenciesMs].sort((a, b) => a - b);
     const decided = r.decidedMs === null ? 'n/a' : `${fmt(percentile(r.decidedMs, 99))} (${r.decidedMs.length} of ${r.run.submittedAt.size} seen)`;
-    console.log(`| ${r.name} | ${Math.round(r.run.acks / r.run.elapsedS)} | ${fmt(percentile(sorted, 50))} | ${fmt(percentile(sorted, 99))} | ${decided} | ${r.run.refused} | ${r.cpuUsPerAck === null || r.mainUsPerAck === null ? 'n/a' : `${r.cpuUsPerAck.toFixed(0)} / ${r.mainUsPerAck.toFixed(0)} µs`} |`);
+    console.log(`| ${r.name} | ${Math.round(r.run.acks / r.run.elapsedS)} | ${r.decidedPerSec === null ? 'n/a' : Math.round(r.decidedPerSec)} | ${fmt(percentile(sorted, 50))} | ${fmt(percentile(sorted, 99))} | ${decided} | ${r.run.refused} | ${r.cpuUsPerAck === null || r.mainUsPerAck === null ? 'n/a' : `${r.cpuUsPerAck.toFixed(0)} / ${r.mainUsPerAck.toFixed(0)} µs`} |`);
   }
   console.log(`disk: fdatasync of a 1 KiB append p50 ${fmt(disk.fdatasync.p50Ms)}, p99 ${fmt(disk.fdatasync.p99Ms)}; LevelDB sync write of 2 entries p50 ${fmt(disk.levelSyncWrite.p50Ms)}, p99 ${fmt(disk.levelSyncWrite.p99Ms)}`);
   for (const r of rows.slice(0, -1)) {

@@ -85,18 +85,18 @@ export class LedgerClient {
 
   /** A command (spec 4): `client-key` and `on-behalf-of` headers, a command reply back. */
   async command(path: string, body: unknown, headers: CommandHeaders = {}): Promise<CommandReply> {
+    return this.post<CommandReply>(path, body, headers);
+  }
+
+  /** A POST (a command, a batch of them, or one of the two /v1/auth routes) with the command headers given. */
+  async post<T>(path: string, body: unknown, headers: CommandHeaders = {}): Promise<T> {
     const extra: Record<string, string> = {};
     if (headers.clientKey !== undefined) {
       if (headers.clientKey.length === 0 || headers.clientKey.length > clientKeyLengthMax) throw new UsageError(`--client-key must be 1-${clientKeyLengthMax} characters`);
       extra['client-key'] = headers.clientKey;
     }
     if (headers.onBehalfOf !== undefined) extra['on-behalf-of'] = headers.onBehalfOf;
-    return this.send<CommandReply>('POST', this.url(path), body, extra);
-  }
-
-  /** A POST that is not a command (the two /v1/auth routes). */
-  async post<T>(path: string, body: unknown): Promise<T> {
-    return this.send<T>('POST', this.url(path), body, {});
+    return this.send<T>('POST', this.url(path), body, extra);
   }
 
   /** An open event stream's body; the caller reads it until it ends or `signal` aborts. */

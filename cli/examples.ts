@@ -42,6 +42,7 @@ export const examples: Readonly<Record<string, readonly string[]>> = {
     'ledgerctl transfers create --from treasury:USD --to savings --amount 1000 --asset USD',
     'ledgerctl transfers create --legs legs.json --client-key step-7',
     'ledgerctl transfers create --from ACCT --to ACCT --amount 5 --asset USD --no-wait --field operation_reference',
+    'ledgerctl transfers create --batch payroll-2026-11.ndjson --client-key-prefix payroll-2026-11',
   ],
   'reservations create': ['ledgerctl reservations create --payer savings --amount 1234 --asset USD --deadline 2026-12-01T00:00:00Z'],
   'reservations capture': ['ledgerctl reservations capture OP --to merchant', 'ledgerctl reservations capture OP --to merchant --amount 1000'],

@@ -47,3 +47,15 @@ export const clientKeyLengthMax = 256;
 export const checkpointPagesMax = 10_000;
 /** How often `checkpoints wait` reads the checkpoint. */
 export const checkpointPollMs = 200;
+/** `transfers create --batch`: the file's bytes (read whole, once). */
+export const batchFileBytesMax = 64 * 1024 * 1024;
+/** Commands per `POST /v1/batches` and its body's bytes (CONTRACT 4), less room for the envelope. */
+export const batchCommandsMax = 1_000;
+export const batchBodyBytesMax = 4 * 1024 * 1024 - 1024;
+/** Submissions of one batch item the service turned away for now (ERR-DecisionUnavailable), same key each time, and the pause between. */
+export const batchAttemptsMax = 10;
+export const batchRetryDelayMs = 1_000;
+/** Undecided items read one by one when the event stream's wait runs out (the rest are reported undecided). */
+export const batchRereadsMax = 1_000;
+/** How often the progress line on a terminal is redrawn. */
+export const progressRedrawMs = 100;

@@ -25,6 +25,7 @@ import { custodyRoutes } from './routes/custody.js';
 import { accountRoutes } from './routes/accounts.js';
 import { authRoutes } from './routes/auth.js';
 import { backupRoutes } from './routes/backup.js';
+import { batchRoutes } from './routes/batches.js';
 import { bookRoutes } from './routes/book.js';
 import type { RouteContext } from './routes/context.js';
 import { checkpointRoutes } from './routes/checkpoints.js';
@@ -173,6 +174,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   serviceRoutes(app, openApi, options.version);
   transferRoutes(app, context);
   reservationRoutes(app, context);
+  batchRoutes(app, context);
   accountRoutes(app, context);
   custodyRoutes(app, context);
   statementRoutes(app, context);

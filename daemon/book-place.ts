@@ -7,15 +7,15 @@
 import { existsSync } from 'node:fs';
 import { open, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { LevelStore, type LevelTuning } from '../src/store/level.js';
 import { leaseTimings, openLeasedStore } from '../src/store/postgres-lease.js';
-import { PgStore, bookTable, dropBookTable, holdClient, pgPool, prepareSchema, tableExists } from '../src/store/postgres.js';
+import { PgStore, bookTable, dropBookTable, holdClient, missingServingRights, pgPool, prepareSchema, tableExists } from '../src/store/postgres.js';
 import type { Store } from '../src/store/port.js';
 import type { StoreConfig } from './config.js';
 import { StartupFailure, dataDirFailure, exitCodes } from './failures.js';
+import { lockServeDir } from './serve-lock.js';
 
 export class BookExists extends Error {
   override name = 'BookExists';
@@ -223,8 +223,10 @@ export interface ServeEvents {
   /** This daemon lost the book to another (a stall past its lease): it must stop deciding. */
   readonly onLost: () => void;
   readonly onConnectionError: (error: Error) => void;
-  /** The database may lose commits it acknowledged (fsync or synchronous_commit off): named settings, for a warning. */
-  readonly onUnsafeDatabase: (settings: string) => void;
+  /** Writes have been stuck for longer than the lease, so the lease is no longer renewed (true), or they work again (false). */
+  readonly onRenewalHeld: (held: boolean) => void;
+  /** The database may lose commits it acknowledged (the settings named), or may not any longer (null): read at start and every `durabilityCheckMs`. */
+  readonly onDurability: (risk: string | null) => void;
 }
 
 /**
@@ -240,11 +242,16 @@ export async function openServedBook(dataDir: string, bookDir: string, store: St
   const pool = pgPool(store, 1, events.onConnectionError);
   try {
     await prepareSchema(pool);
+    if (await tableExists(pool, bookTable)) {
+      const missing = await missingServingRights(pool);
+      if (missing.length > 0) {
+        throw new StartupFailure(
+          `the role ledgerd connects to ${databaseName(store.url)} as lacks ${missing.join(', ')}: grant them (docs/operations.md, "PostgreSQL roles")`,
+          exitCodes.dataDir,
+        );
+      }
+    }
     const bound = ((await pool.query('SELECT book FROM ledgerd_lease WHERE id = 1')).rows[0] as { book: string }).book;
-    // An acknowledged command must outlive a crash of the database: say so loudly when it may not.
-    const durability = (await pool.query("SELECT current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS synchronous_commit")).rows[0] as Record<string, string>;
-    const unsafe = Object.entries(durability).filter(([, value]) => value === 'off');
-    if (unsafe.length > 0) events.onUnsafeDatabase(unsafe.map(([name]) => `${name} = off`).join(', '));
     if (bound !== identity) {
       throw new StartupFailure(
         `the data dir ${dataDir} is not this book's (its daemon.key differs from the one the book in ${databaseName(store.url)} was made with): give every ledgerd of one book a copy of the data dir that made it`,
@@ -257,16 +264,34 @@ export async function openServedBook(dataDir: string, bookDir: string, store: St
   } finally {
     await pool.end();
   }
-  const holder = `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
+  // No other process serves from this dir while this lock is held: a lease naming this host and dir is a dead predecessor's.
+  const lock = await lockServeDir(dataDir);
+  const holder = `${lock.place}/${process.pid}/${randomBytes(4).toString('hex')}`;
+  const ownPlace = `${lock.place}/`;
   try {
     const leased = await openLeasedStore(store, holder, leaseTimings(store.leaseMs), {
+      reclaimable: (current) => current.startsWith(ownPlace),
       onWaiting: (current) => events.onWaiting(current.holder, current.expiresAtMs),
       onLost: events.onLost,
       onRenewFailure: events.onConnectionError,
+      onRenewalHeld: events.onRenewalHeld,
+      // An acknowledged command must outlive a crash of the database: watched all the time, not at start alone.
+      durability: { refuse: store.durability === 'refuse', checkMs: store.durabilityCheckMs, onChange: events.onDurability },
       onConnectionError: events.onConnectionError,
     }, signal);
-    return leased === null ? null : { store: leased, release: () => leased.close() };
+    if (leased === null) {
+      await lock.release();
+      return null;
+    }
+    return {
+      store: leased,
+      release: async () => {
+        await leased.close();
+        await lock.release();
+      },
+    };
   } catch (error) {
+    await lock.release();
     throw databaseFailure(store, error);
   }
 }

@@ -36,6 +36,12 @@ export type StoreConfig =
       readonly poolSize: number;
       /** How long the serving daemon's hold on the book lasts from its last renewal (docs/operations.md). */
       readonly leaseMs: number;
+      /** The longest any one statement (or wait for a lock) may run before the database cancels it: a stuck database answers 503, never a hang. */
+      readonly statementTimeoutMs: number;
+      /** How often the server's durability settings are read again (besides at start and after a failure). */
+      readonly durabilityCheckMs: number;
+      /** With settings that may lose an acknowledged commit: `refuse` to write (503) until they are mended, or serve `degraded` (logged, metric 0). */
+      readonly durability: 'refuse' | 'degraded';
     };
 
 /** Bounds of the PostgreSQL store's settings (inclusive). */
@@ -43,6 +49,8 @@ const postgresNumeric = {
   // At least 2: one connection shared by all would be one principal's whole pool (docs/daemon.md, "Reads under load").
   poolSize: { default: 8, min: 2, max: 100 },
   leaseMs: { default: 10_000, min: 1_000, max: 600_000 },
+  statementTimeoutMs: { default: 5_000, min: 100, max: 600_000 },
+  durabilityCheckMs: { default: 10_000, min: 1_000, max: 3_600_000 },
 } as const;
 
 /**
@@ -283,6 +291,11 @@ function stringSetting(value: unknown, name: string): string | undefined {
   return value;
 }
 
+/** A PostgreSQL store's setting with the defaults for whatever `fields` leaves out (tools and tests that point at a database). */
+export function postgresStoreOf(fields: Record<string, unknown>): Extract<StoreConfig, { kind: 'postgres' }> {
+  return storeSetting({ ...fields, kind: 'postgres' }, {}) as Extract<StoreConfig, { kind: 'postgres' }>;
+}
+
 /** The `store` setting; `$LEDGERD_STORE_URL` overrides its `url`. */
 function storeSetting(value: unknown, env: NodeJS.ProcessEnv): StoreConfig {
   const doc = value ?? { kind: 'leveldb' };
@@ -296,11 +309,13 @@ function storeSetting(value: unknown, env: NodeJS.ProcessEnv): StoreConfig {
     return Object.freeze({ kind: 'leveldb', ...integerSettings(fields, 'store', levelNumeric) });
   }
   if (fields.kind !== 'postgres') throw new ConfigError('store.kind must be leveldb or postgres');
-  for (const key of Object.keys(fields)) if (!['kind', 'url', ...Object.keys(postgresNumeric)].includes(key)) throw new ConfigError(`store: unknown setting ${key}`);
+  for (const key of Object.keys(fields)) if (!['kind', 'url', 'durability', ...Object.keys(postgresNumeric)].includes(key)) throw new ConfigError(`store: unknown setting ${key}`);
+  const durability = fields.durability ?? 'refuse';
+  if (durability !== 'refuse' && durability !== 'degraded') throw new ConfigError('store.durability must be refuse or degraded');
   const url = (envUrl === undefined || envUrl === '' ? undefined : envUrl) ?? stringSetting(fields.url, 'store.url');
   if (url === undefined) throw new ConfigError('store.url (or LEDGERD_STORE_URL) is required for a postgres store');
   if (!/^postgres(ql)?:\/\//.test(url)) throw new ConfigError('store.url must be a postgres:// URL');
-  return Object.freeze({ kind: 'postgres', url, ...integerSettings(fields, 'store', postgresNumeric) });
+  return Object.freeze({ kind: 'postgres', url, durability, ...integerSettings(fields, 'store', postgresNumeric) });
 }
 
 /**

@@ -37,6 +37,11 @@ export const lingerCheckMs = 50;
 
 // ---------------------------------------------------------------- routes
 
+/** Commands in one batch (CONTRACT 4): more, or none, is ERR-BatchTooLarge. */
+export const batchCommandsMax = 1_000;
+/** A batch's body (CONTRACT 4): 1,000 one-leg transfers with references fit; larger is ERR-BatchTooLarge. */
+export const batchBodyBytesMax = 4 * 1024 * 1024;
+
 /** Alias parts: the kernel's bound (genesis makes them), so a lookup takes every alias a book can hold. */
 export { aliasPartLengthMax } from '../src/constants.js';
 /** A disclosure's legal obligation is named, not argued: bounded like a reference. */

@@ -16,6 +16,8 @@ export const bookPaths = (dataDir: string) => ({
   daemonKey: join(dataDir, 'daemon.key'),
   backupKey: join(dataDir, 'backup.key'),
   backupPublicKey: join(dataDir, 'backup.pub'),
+  /** Held (an OS lock) by the ledgerd serving from this data dir when the book is on PostgreSQL, as LevelDB's own lock does for `book/`. */
+  serveLock: join(dataDir, 'serve.lock'),
 });
 
 export async function writeAtomically(path: string, text: string, mode: number): Promise<void> {

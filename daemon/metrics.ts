@@ -37,6 +37,8 @@ export class Metrics {
   private readonly readsQueued: Gauge<'share'>;
   private readonly readWait: Histogram<'share'>;
   private readonly readRefusals: Counter<'share' | 'reason'>;
+  /** Whether the store keeps what it acknowledges (the PostgreSQL store's last reading of the server's settings). */
+  durable: () => boolean = () => true;
 
   constructor(version: string) {
     const registers = [this.registry];
@@ -45,6 +47,7 @@ export class Metrics {
     this.rejections = new Counter({ name: 'ledgerd_rejections_total', help: 'Commands decided Rejected, by refusal code', labelNames: ['code'], registers });
     this.decisionLatency = new Histogram({ name: 'ledgerd_decision_latency_seconds', help: 'From a command\'s acknowledgement to its first decision', buckets: decisionLatencyBuckets, registers });
     this.storeWrite = new Histogram({ name: 'ledgerd_store_write_seconds', help: 'Duration of one atomic store write (a batch)', buckets: storeWriteBuckets, registers });
+    const durable = () => this.durable();
     const source = <T>(read: (s: MetricsSources) => T, none: T): T => (this.sources === null ? none : read(this.sources));
     new Gauge({ name: 'ledgerd_backlog_commands', help: 'Commands acknowledged and not yet decided', registers, collect() {
       this.set(source((s) => s.backlog(), 0));
@@ -56,6 +59,9 @@ export class Metrics {
     this.readWait = new Histogram({ name: 'ledgerd_read_wait_seconds', help: 'How long reads that waited for a slot waited, by share', labelNames: ['share'], buckets: readWaitBuckets, registers });
     this.readRefusals = new Counter({ name: 'ledgerd_read_refusals_total', help: 'Reads refused a slot, by share and reason (queue_full, wait_expired)', labelNames: ['share', 'reason'], registers });
     for (const share of ['operator', 'principals'] as const) this.readsQueued.set({ share }, 0);
+    new Gauge({ name: 'ledgerd_store_durable', help: 'Always 1 on LevelDB; on PostgreSQL 1 while the server\'s settings keep what it acknowledges (fsync, synchronous_commit), 0 when they may not', registers, collect() {
+      this.set(durable() ? 1 : 0);
+    } });
     new Gauge({ name: 'ledgerd_build_info', help: 'Always 1; the version running', labelNames: ['version'], registers }).set({ version }, 1);
   }
 

@@ -15,6 +15,7 @@ import { bookPaths } from './data-dir.js';
 import { StartupFailure, exitCodes } from './failures.js';
 import { listenFailure } from './failures.js';
 import { Metrics } from './metrics.js';
+import { PgStore } from '../src/store/postgres.js';
 import { type Config, ConfigError } from './config.js';
 import { loadClerk } from './clerk.js';
 import { loadBackupKey } from './backup-key.js';
@@ -63,8 +64,20 @@ export async function serve(config: Config, version: string): Promise<void> {
         void stop(exitCodes.failed);
       }),
     onConnectionError: (error) => report((log) => log.warn({ err: { message: error.message } }, 'a connection to the book\'s database failed')),
-    onUnsafeDatabase: (settings) =>
-      report((log) => log.error({ settings }, 'the book\'s database may lose what it acknowledged on a crash (it runs with these off): acknowledged commands could be lost; turn them on (docs/operations.md)')),
+    onRenewalHeld: (held) =>
+      report((log) =>
+        held
+          ? log.error({ leaseMs: config.store.kind === 'postgres' ? config.store.leaseMs : null }, 'writes to the book\'s database have failed or hung for longer than the lease: no longer renewing it, so a standby can take the book over')
+          : log.warn('writes to the book\'s database work again: renewing the lease again'),
+      ),
+    onDurability: (risk) =>
+      report((log) =>
+        risk === null
+          ? log.warn('the book\'s database keeps what it acknowledges again')
+          : config.store.kind === 'postgres' && config.store.durability === 'refuse'
+            ? log.error({ settings: risk }, 'the book\'s database may lose what it acknowledges on a crash: refusing every write (503) until it is mended (docs/operations.md)')
+            : log.error({ settings: risk }, 'the book\'s database may lose what it acknowledges on a crash: serving degraded, as store.durability says (docs/operations.md)'),
+      ),
   }, waiting.signal);
   process.removeListener('SIGTERM', stopWaiting);
   process.removeListener('SIGINT', stopWaiting);
@@ -76,6 +89,7 @@ export async function serve(config: Config, version: string): Promise<void> {
     throw new ConfigError(`recovery.authority ${recoveryAuthority} is not an identity of the book`);
   }
   const metrics = new Metrics(version);
+  if (store instanceof PgStore) metrics.durable = () => store.risk === null;
   const layer = await openLayer(store, config.settlement);
   const kernel = await Kernel.open({
     store: metrics.timedStore(store),

@@ -15,7 +15,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Actor } from '../../src/auth/authority.js';
 import type { Scheme } from '../../src/model/model.js';
 import { LruCache } from '../../src/book/cache.js';
-import { refuse } from '../../src/errors.js';
+import { type ErrorCode, refuse } from '../../src/errors.js';
 import type { Kernel } from '../../src/book/kernel.js';
 import { tokenTextLengthMax } from '../../src/auth/constants.js';
 import { rememberedTokensMax } from '../constants.js';
@@ -29,6 +29,8 @@ declare module 'fastify' {
     public?: boolean;
     /** Query parameters whose absence makes the query unbounded (spec 7: ERR-QueryUnbounded). */
     unboundedIfMissing?: readonly string[];
+    /** The refusal of a body over the route's bound, when not ERR-MalformedCommand. */
+    oversizedBodyRefusal?: ErrorCode;
   }
   interface FastifyRequest {
     actor: Actor | null;

@@ -29,7 +29,7 @@ declare module 'fastify' {
  * else only one it holds a live grant over (spec 5.6), and the decision then checks
  * the grant used is over that identity (postings name it only when one was used).
  */
-async function actingCaller(request: FastifyRequest): Promise<Actor> {
+export async function actingCaller(request: FastifyRequest): Promise<Actor> {
   const caller = callerOf(request);
   const onBehalfOf = onBehalfOfHeader(request);
   if (onBehalfOf === null) return caller;

@@ -65,3 +65,18 @@ export function rawMember(json: string, name: string): string | null {
   }
   return found;
 }
+
+/** The raw text of each element of the JSON array `json` (already known to be valid JSON), in order. */
+export function rawElements(json: string): string[] {
+  let i = skipWhitespace(json, 0);
+  if (json[i] !== '[') return [];
+  i = skipWhitespace(json, i + 1);
+  const elements: string[] = [];
+  while (i < json.length && json[i] !== ']') {
+    const end = endOfValue(json, i);
+    elements.push(json.slice(i, end));
+    i = skipWhitespace(json, end);
+    if (json[i] === ',') i = skipWhitespace(json, i + 1);
+  }
+  return elements;
+}

@@ -38,29 +38,39 @@ export function sendRefusal(reply: FastifyReply, r: Refusal, retryAfterSeconds: 
 
 const contexts: Record<string, string> = { querystring: 'query parameter', body: 'body member', params: 'path parameter', headers: 'header' };
 
+/** One failure of a JSON Schema check, as Fastify and Ajv report it. */
+export interface SchemaFailure {
+  readonly keyword: string;
+  readonly instancePath: string;
+  readonly params: Record<string, unknown>;
+  readonly message?: string | undefined;
+}
+
 /**
  * A schema failure as the spec's code. Spec 7: a missing bound of a bounded query
- * (the route's `unboundedIfMissing`) is ERR-QueryUnbounded; every other failure
- * (unknown parameter, wrong type, bad pattern) is ERR-MalformedCommand.
+ * (`unboundedIfMissing`, for a query string) is ERR-QueryUnbounded; every other failure
+ * (unknown parameter, wrong type, bad pattern) is ERR-MalformedCommand. `what` names the
+ * part (`body member`) and `under` the path of the value checked within it (a batch item's body).
  */
-function validationRefusal(error: FastifyError, request: FastifyRequest): Refusal {
-  const first = error.validation![0]!;
-  const context = error.validationContext ?? 'body';
-  const what = contexts[context] ?? context;
-  const params = first.params as Record<string, unknown>;
+export function schemaRefusal(first: SchemaFailure, what: string, under = '', unboundedIfMissing: readonly string[] = []): Refusal {
   // The member's full path, so a nested failure (destination.account) is told from a top-level one.
   // A member's name is the caller's (a record's key, an unknown member): kept on one line.
-  const path = oneLine(first.instancePath.replace(/^\//, '').replaceAll('/', '.'));
-  const under = (name: string) => (path ? `${path}.${name}` : name);
+  const inner = oneLine(first.instancePath.replace(/^\//, '').replaceAll('/', '.'));
+  const path = [under, inner].filter((p) => p !== '').join('.');
+  const named = (name: string) => (path ? `${path}.${name}` : name);
   if (first.keyword === 'required') {
-    const name = under(String(params.missingProperty));
-    if (context === 'querystring' && request.routeOptions.config.unboundedIfMissing?.includes(name)) {
-      return refusal('ERR-QueryUnbounded', `${what} ${name} is required: without it the query is unbounded`);
-    }
+    const name = named(String(first.params.missingProperty));
+    if (unboundedIfMissing.includes(name)) return refusal('ERR-QueryUnbounded', `${what} ${name} is required: without it the query is unbounded`);
     return refusal('ERR-MalformedCommand', `${what} ${name} is required`);
   }
-  if (first.keyword === 'additionalProperties') return refusal('ERR-MalformedCommand', `unknown ${what} ${under(oneLine(String(params.additionalProperty)))}`);
+  if (first.keyword === 'additionalProperties') return refusal('ERR-MalformedCommand', `unknown ${what} ${named(oneLine(String(first.params.additionalProperty)))}`);
   return refusal('ERR-MalformedCommand', `${what}${path ? ` ${path}` : ''} ${first.message ?? 'is invalid'}`);
+}
+
+function validationRefusal(error: FastifyError, request: FastifyRequest): Refusal {
+  const context = error.validationContext ?? 'body';
+  const unbounded = context === 'querystring' ? (request.routeOptions.config.unboundedIfMissing ?? []) : [];
+  return schemaRefusal(error.validation![0]! as SchemaFailure, contexts[context] ?? context, '', unbounded);
 }
 
 const fastifyDescriptions: Record<string, string> = {
@@ -77,7 +87,11 @@ export function refusalOf(error: FastifyError, request: FastifyRequest, bodyByte
   if (isStoreUnavailable(error) || isPostgresUnavailable(error)) return { refusal: refusal('ERR-DecisionUnavailable', 'the store cannot be read right now'), bug: false };
   // A stored record that does not decode: the book's damage (or a bug's), told to the caller without the record, logged with it.
   if (error instanceof DamagedRecord) return { refusal: refusal('ERR-Internal', 'a record of the book this request reads is damaged; the operator is told (ledgerd check names it)'), bug: true };
-  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { refusal: refusal('ERR-MalformedCommand', `the body is over ${bodyBytesMax} bytes`), bug: false };
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    // A route with its own body bound may name its own refusal (a batch too large is ERR-BatchTooLarge).
+    const code = request.routeOptions.config.oversizedBodyRefusal ?? 'ERR-MalformedCommand';
+    return { refusal: refusal(code, `the body is over ${request.routeOptions.bodyLimit ?? bodyBytesMax} bytes`), bug: false };
+  }
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {
     return { refusal: refusal('ERR-MalformedCommand', fastifyDescriptions[error.code] ?? error.message), bug: false };

@@ -46,6 +46,7 @@ export const routeRoles: Readonly<Record<string, Role>> = {
   createReservation: 'operator',
   captureReservation: 'operator',
   releaseReservation: 'operator',
+  submitBatch: 'operator',
   registerCredential: 'operator',
   createIdentity: 'operator',
   issueGrant: 'operator',

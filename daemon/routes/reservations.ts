@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { deadlineHorizonMaxMs } from '../../src/constants.js';
+import type { Command } from '../../src/model/model.js';
 import { parseAccountId, parseAmountMinor, parseAssetSymbol } from '../../src/model/values.js';
 import { acknowledge, deadlineOf } from '../http/command.js';
 import { accountId, amount, assetSymbol, commandHeaders, commandReplySchema, noQuery, object, operationRef, reference, responses } from '../http/schemas.js';
@@ -12,7 +13,40 @@ import type { RouteContext } from './context.js';
 const reservationParams = object({ operation_reference: operationRef }, ['operation_reference']);
 const replies = responses({ 200: commandReplySchema, 202: commandReplySchema });
 
-export function reservationRoutes(app: FastifyInstance, { kernel, config, clock }: RouteContext): void {
+/** The bodies these routes take (a batch item's `body` too, with `reservation` for capture and release). */
+export const reservationBodySchema = object(
+  { amount, asset: assetSymbol, payer: accountId, deadline: { type: ['integer', 'null'], minimum: 0 }, reference },
+  ['amount', 'asset', 'payer'],
+);
+export const captureBodySchema = object({ to: accountId, amount, reference }, ['to']);
+export const releaseBodySchema = object({ reference });
+
+type Body = Record<string, unknown>;
+
+export function reservationCommand(body: unknown, { config, clock }: Pick<RouteContext, 'config' | 'clock'>): Command {
+  const b = body as Body;
+  return {
+    type: 'reserve',
+    payer: parseAccountId(b.payer, 'payer'),
+    asset: parseAssetSymbol(b.asset),
+    amountMinor: parseAmountMinor(b.amount),
+    deadlineMs: deadlineOf(b.deadline, config.reservationDeadlineMs, clock(), deadlineHorizonMaxMs),
+  };
+}
+
+export function captureCommand(body: unknown, reservation: string): Command {
+  const b = body as Body;
+  return { type: 'capture', reservation, to: parseAccountId(b.to, 'to'), amountMinor: b.amount === undefined ? null : parseAmountMinor(b.amount) };
+}
+
+export function releaseCommand(reservation: string): Command {
+  return { type: 'release', reservation };
+}
+
+const reservationOf = (params: unknown) => (params as { operation_reference: string }).operation_reference;
+
+export function reservationRoutes(app: FastifyInstance, context: RouteContext): void {
+  const { kernel } = context;
   app.post(
     '/v1/reservations',
     {
@@ -20,20 +54,11 @@ export function reservationRoutes(app: FastifyInstance, { kernel, config, clock 
         operationId: 'createReservation', summary: 'Reserve value against a payer account; decided later (Reserved or Rejected)',
         headers: commandHeaders,
         querystring: noQuery,
-        body: object({ amount, asset: assetSymbol, payer: accountId, deadline: { type: ['integer', 'null'], minimum: 0 }, reference }, ['amount', 'asset', 'payer']),
+        body: reservationBodySchema,
         response: replies,
       },
     },
-    async (request, reply) => {
-      const body = request.body as Record<string, unknown>;
-      return acknowledge(kernel, request, reply, {
-        type: 'reserve',
-        payer: parseAccountId(body.payer, 'payer'),
-        asset: parseAssetSymbol(body.asset),
-        amountMinor: parseAmountMinor(body.amount),
-        deadlineMs: deadlineOf(body.deadline, config.reservationDeadlineMs, clock(), deadlineHorizonMaxMs),
-      });
-    },
+    async (request, reply) => acknowledge(kernel, request, reply, reservationCommand(request.body, context)),
   );
 
   app.post(
@@ -44,20 +69,11 @@ export function reservationRoutes(app: FastifyInstance, { kernel, config, clock 
         headers: commandHeaders,
         params: reservationParams,
         querystring: noQuery,
-        body: object({ to: accountId, amount, reference }, ['to']),
+        body: captureBodySchema,
         response: replies,
       },
     },
-    async (request, reply) => {
-      const body = request.body as Record<string, unknown>;
-      const { operation_reference: reservation } = request.params as { operation_reference: string };
-      return acknowledge(kernel, request, reply, {
-        type: 'capture',
-        reservation,
-        to: parseAccountId(body.to, 'to'),
-        amountMinor: body.amount === undefined ? null : parseAmountMinor(body.amount),
-      });
-    },
+    async (request, reply) => acknowledge(kernel, request, reply, captureCommand(request.body, reservationOf(request.params))),
   );
 
   app.post(
@@ -68,13 +84,10 @@ export function reservationRoutes(app: FastifyInstance, { kernel, config, clock 
         headers: commandHeaders,
         params: reservationParams,
         querystring: noQuery,
-        body: object({ reference }),
+        body: releaseBodySchema,
         response: replies,
       },
     },
-    async (request, reply) => {
-      const { operation_reference: reservation } = request.params as { operation_reference: string };
-      return acknowledge(kernel, request, reply, { type: 'release', reservation });
-    },
+    async (request, reply) => acknowledge(kernel, request, reply, releaseCommand(reservationOf(request.params))),
   );
 }

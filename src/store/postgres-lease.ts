@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import { type Fence, type PgConnection, PgStore, pgPool } from './postgres.js';
+import { type Fence, type PgConnection, PgStore, type PgStoreOptions, pgPool } from './postgres.js';
 
 /**
  * One decider at a time on a PostgreSQL book: the lease row (`ledgerd_lease`, one row)
@@ -37,19 +37,33 @@ export interface LeaseEvents {
   readonly onLost?: () => void;
   /** A renewal failed (the database is unreachable); it is tried again at the next interval. */
   readonly onRenewFailure?: (error: Error) => void;
+  /**
+   * Whether a lease `holder` names a dead predecessor of this daemon (its own host and data
+   * dir, whose lock this daemon now holds): taken at once instead of waiting for it to lapse.
+   * Safe for the reason expiry takeover is: the takeover waits for a write in flight, which
+   * then commits first or is fenced.
+   */
+  readonly reclaimable?: (holder: string) => boolean;
+  /** Renewals stopped (or started again) because of `mayRenew`: told once per change. */
+  readonly onRenewalHeld?: (held: boolean) => void;
 }
 
 const takeSql = `UPDATE ledgerd_lease SET holder = $1, epoch = epoch + 1, expires_at = clock_timestamp() + $2 * interval '1 millisecond'
   WHERE id = 1 AND expires_at <= clock_timestamp() RETURNING epoch::text AS epoch`;
 const renewSql = `UPDATE ledgerd_lease SET expires_at = clock_timestamp() + $3 * interval '1 millisecond'
   WHERE id = 1 AND holder = $1 AND epoch = $2 RETURNING 1`;
+const reclaimSql = `UPDATE ledgerd_lease SET holder = $1, epoch = epoch + 1, expires_at = clock_timestamp() + $2 * interval '1 millisecond'
+  WHERE id = 1 AND holder = $3 RETURNING epoch::text AS epoch`;
 const releaseSql = `UPDATE ledgerd_lease SET expires_at = '-infinity' WHERE id = 1 AND holder = $1 AND epoch = $2`;
 const currentSql = `SELECT holder, (extract(epoch FROM expires_at) * 1000)::float8 AS "expiresAtMs" FROM ledgerd_lease WHERE id = 1`;
 
 export class PgLease {
   private renewTimer: NodeJS.Timeout | null = null;
   private renewing = false;
+  private renewalHeld = false;
   private lost = false;
+  /** Whether the holder can still decide: when not (its writes stuck past the lease), renewals stop so a standby may take over. */
+  mayRenew: () => boolean = () => true;
   private released = false;
 
   private constructor(
@@ -66,16 +80,21 @@ export class PgLease {
    * busy book never delays a renewal. Resolves null when `signal` aborts the wait.
    */
   static async acquire(pool: pg.Pool, holder: string, timings: LeaseTimings, events: LeaseEvents = {}, signal?: AbortSignal): Promise<PgLease | null> {
+    const won = (row: { epoch: string }) => {
+      const lease = new PgLease(pool, holder, BigInt(row.epoch), timings, events);
+      lease.scheduleRenewal();
+      return lease;
+    };
     let lastSeen: string | null = null;
     while (!signal?.aborted) {
-      const taken = await pool.query(takeSql, [holder, timings.leaseMs]);
-      const row = taken.rows[0] as { epoch: string } | undefined;
-      if (row !== undefined) {
-        const lease = new PgLease(pool, holder, BigInt(row.epoch), timings, events);
-        lease.scheduleRenewal();
-        return lease;
-      }
+      const taken = (await pool.query(takeSql, [holder, timings.leaseMs])).rows[0] as { epoch: string } | undefined;
+      if (taken !== undefined) return won(taken);
       const current = (await pool.query(currentSql)).rows[0] as LeaseHolding | undefined;
+      if (current !== undefined && current.holder !== '' && events.reclaimable?.(current.holder) === true) {
+        // Compare and swap on the holder seen: a lease that changed hands meanwhile is not touched.
+        const reclaimed = (await pool.query(reclaimSql, [holder, timings.leaseMs, current.holder])).rows[0] as { epoch: string } | undefined;
+        if (reclaimed !== undefined) return won(reclaimed);
+      }
       if (current !== undefined && current.holder !== lastSeen) {
         lastSeen = current.holder;
         events.onWaiting?.(current);
@@ -125,7 +144,13 @@ export class PgLease {
     if (this.renewing || this.released) return;
     this.renewing = true;
     try {
-      await this.renew();
+      // A holder that cannot write lets its lease lapse rather than keep the book from a standby that might.
+      const may = this.mayRenew();
+      if (may === this.renewalHeld) {
+        this.renewalHeld = !may;
+        this.events.onRenewalHeld?.(this.renewalHeld);
+      }
+      if (may) await this.renew();
     } catch (error) {
       // Unreachable for now: writes are fenced anyway, so nothing is risked by trying again later.
       this.events.onRenewFailure?.(error as Error);
@@ -145,7 +170,7 @@ export async function openLeasedStore(
   connection: PgConnection,
   holder: string,
   timings: LeaseTimings,
-  events: LeaseEvents & { readonly onConnectionError?: (error: Error) => void } = {},
+  events: LeaseEvents & { readonly onConnectionError?: (error: Error) => void; readonly durability?: PgStoreOptions['durability'] } = {},
   signal?: AbortSignal,
   table?: string,
 ): Promise<PgStore | null> {
@@ -156,18 +181,23 @@ export async function openLeasedStore(
       await pool.end();
       return null;
     }
-    return await PgStore.open({
+    let opened: PgStore | null = null;
+    // Stuck past the lease (a held lock, a stalled server): stop renewing, so a standby may serve the book.
+    lease.mayRenew = () => opened === null || opened.trouble.forMs(Date.now()) < timings.leaseMs;
+    opened = await PgStore.open({
       connection,
       table,
       fence: () => lease.fence,
       onFenced: () => lease.noteLost(),
       onConnectionError: events.onConnectionError,
+      durability: events.durability,
       // After the last write: the lease goes (a standby takes over at its next try), then its connection.
       afterClose: async () => {
         await lease.release().catch(() => {});
         await pool.end();
       },
     });
+    return opened;
   } catch (error) {
     await pool.end().catch(() => {});
     throw error;

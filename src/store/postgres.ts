@@ -13,8 +13,14 @@ import type { BatchOp, Range, ReadView, Snapshot, Store } from './port.js';
 export const pgRangePageEntries = 1_000;
 /** Connections of the kernel's own reads and writes (a submission write and a decision write may overlap). */
 export const pgKernelConnections = 4;
-/** How long a query waits for a pooled connection before it fails (and the caller answers ERR-DecisionUnavailable). */
+/** The longest a query waits for a pooled connection before it fails (and the caller answers ERR-DecisionUnavailable); the statement bound when shorter. */
 export const pgConnectWaitMs = 10_000;
+/** A statement's (and a lock wait's) bound where the config gives none: tools and tests that open a book directly. */
+export const pgStatementTimeoutDefaultMs = 5_000;
+/** The client's own bound on an answer, past the server's statement timeout: a server that stopped answering (SIGSTOP, a dead link) is given up on. */
+const pgAnswerMarginMs = 2_000;
+/** TCP keepalive on every connection: a peer gone without a word is noticed by the kernel, not by the next query's timeout alone. */
+const pgKeepAliveInitialDelayMs = 10_000;
 
 /** The book's table; a book being built lives beside it under another name until it is renamed into place. */
 export const bookTable = 'ledgerd_kv';
@@ -22,16 +28,26 @@ const tableName = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** SQLSTATE of a write refused by the fence: the daemon no longer holds the lease. */
 export const leaseLostCode = 'LDLSE';
+/** Code of a write refused because the server's settings may lose it (`durability: refuse`). */
+export const notDurableCode = 'LDDUR';
+
+export class NotDurable extends Error {
+  override name = 'NotDurable';
+  readonly code = notDurableCode;
+}
 
 export class LeaseLost extends Error {
   override name = 'LeaseLost';
   readonly code = leaseLostCode;
 }
 
-/** SQLSTATE classes (and client-side codes) of a database that cannot serve right now, as opposed to bugs. */
-const unavailableStates = ['08', '53', '57P', '40001', '40P01', '25006', leaseLostCode];
+/**
+ * SQLSTATE classes (and client-side codes) of a database that cannot serve right now, as opposed to bugs:
+ * 57014 is a statement cancelled by statement_timeout, 55P03 a lock not granted within lock_timeout.
+ */
+const unavailableStates = ['08', '53', '57P', '57014', '55P03', '40001', '40P01', '25006', leaseLostCode, notDurableCode];
 const unavailableClientCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN']);
-const unavailableMessages = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end|the store is closed/;
+const unavailableMessages = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end|the store is closed|Query read timeout/;
 
 export function isPostgresUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
@@ -44,6 +60,8 @@ export interface PgConnection {
   readonly url: string;
   /** Connections of snapshots (queries, backups, checks) at once. */
   readonly poolSize: number;
+  /** Statement and lock-wait bound (the config's `store.statementTimeoutMs`); default `pgStatementTimeoutDefaultMs`. */
+  readonly statementTimeoutMs?: number;
 }
 
 /** The fencing token a write must still hold when it commits (the lease's holder and epoch). */
@@ -54,7 +72,20 @@ export interface Fence {
 
 /** A pool that never lets a socket error escape: pg-pool emits idle clients' errors on the pool, and an unheard one kills the process. */
 export function pgPool(connection: PgConnection, max: number, onError: (error: Error) => void = () => {}): pg.Pool {
-  const pool = new pg.Pool({ connectionString: connection.url, max, connectionTimeoutMillis: pgConnectWaitMs, application_name: 'ledgerd' });
+  const statementTimeoutMs = connection.statementTimeoutMs ?? pgStatementTimeoutDefaultMs;
+  const pool = new pg.Pool({
+    connectionString: connection.url,
+    max,
+    // Waiting for a pooled connection (or making one) is bounded like a statement: behind a stuck database, queued reads fail in time too.
+    connectionTimeoutMillis: Math.min(pgConnectWaitMs, statementTimeoutMs),
+    application_name: 'ledgerd',
+    // Every statement and lock wait bounded by the server, and every answer by the client: a held lock or a stalled server is a refusal, never a hang.
+    statement_timeout: statementTimeoutMs,
+    lock_timeout: statementTimeoutMs,
+    query_timeout: statementTimeoutMs + pgAnswerMarginMs,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: pgKeepAliveInitialDelayMs,
+  });
   pool.on('error', onError);
   return pool;
 }
@@ -84,6 +115,8 @@ export async function holdClient(pool: pg.Pool): Promise<{ readonly client: pg.P
  * are made when built.
  */
 export async function prepareSchema(pool: pg.Pool): Promise<void> {
+  // A prepared database takes no DDL: a serving role with data rights alone (docs/operations.md) meets none.
+  if (await tableExists(pool, 'ledgerd_lease')) return;
   const held = await holdClient(pool);
   const { client } = held;
   try {
@@ -104,6 +137,39 @@ export async function prepareSchema(pool: pg.Pool): Promise<void> {
   } finally {
     held.release();
   }
+}
+
+/** What serving a book needs of the role on each table: reads, the writes of a round, and the lease's renewals. */
+const servingRights: Readonly<Record<string, readonly string[]>> = {
+  [bookTable]: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+  ledgerd_lease: ['SELECT', 'UPDATE'],
+};
+
+/** The rights serving needs that the connecting role lacks, as `RIGHT on TABLE` (none: it may serve). */
+export async function missingServingRights(pool: pg.Pool): Promise<string[]> {
+  const missing: string[] = [];
+  for (const [table, rights] of Object.entries(servingRights)) {
+    for (const right of rights) {
+      const result = await pool.query('SELECT has_table_privilege($1, $2) AS granted', [table, right]);
+      if (!(result.rows[0] as { granted: boolean }).granted) missing.push(`${right} on ${table}`);
+    }
+  }
+  return missing;
+}
+
+/**
+ * Why the server may lose a commit it acknowledged, from the settings of a session like the
+ * writer's own (per-role and per-database settings included), or null when it may not:
+ * fsync off, synchronous_commit off, or local while a synchronous standby is named (the
+ * commit then waits for no standby: "on two machines" no longer holds).
+ */
+export async function durabilityRisk(pool: pg.Pool): Promise<string | null> {
+  const row = (await pool.query("SELECT current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS commit, current_setting('synchronous_standby_names') AS standbys")).rows[0] as Record<string, string>;
+  const risks: string[] = [];
+  if (row.fsync === 'off') risks.push('fsync = off');
+  if (row.commit === 'off') risks.push('synchronous_commit = off');
+  else if (row.commit === 'local' && row.standbys !== '') risks.push('synchronous_commit = local while synchronous_standby_names is set (commits wait for no standby)');
+  return risks.length === 0 ? null : risks.join(', ');
 }
 
 export async function tableExists(pool: pg.Pool, table: string): Promise<boolean> {
@@ -247,10 +313,48 @@ export interface PgStoreOptions {
   readonly onConnectionError?: (error: Error) => void;
   /** Run once the store is closed (the lease is given up after the last write). */
   readonly afterClose?: () => Promise<void>;
+  /** Watch the server's durability settings (the serving daemon): every `checkMs`, at open and at each recovery. */
+  readonly durability?: { readonly refuse: boolean; readonly checkMs: number; readonly onChange: (risk: string | null) => void };
+}
+
+/**
+ * How long the book's writes have been failing or unfinished: from the start of the oldest
+ * write still running, or of the first of an unbroken run of failed writes. A decider stuck
+ * this way for longer than its lease stops renewing it (postgres-lease.ts), so a standby can
+ * take the book over instead of waiting behind it.
+ */
+export class WriteTrouble {
+  private readonly running = new Map<number, number>();
+  private next = 0;
+  private failingSinceMs: number | null = null;
+
+  started(nowMs: number): number {
+    const token = this.next++;
+    this.running.set(token, nowMs);
+    return token;
+  }
+
+  ended(token: number, ok: boolean): void {
+    const startedAtMs = this.running.get(token)!;
+    this.running.delete(token);
+    if (ok) this.failingSinceMs = null;
+    else this.failingSinceMs ??= startedAtMs;
+  }
+
+  forMs(nowMs: number): number {
+    let since = this.failingSinceMs ?? nowMs;
+    for (const startedAtMs of this.running.values()) since = Math.min(since, startedAtMs);
+    return nowMs - since;
+  }
 }
 
 export class PgStore extends Reader implements Store {
   private closed = false;
+  readonly trouble = new WriteTrouble();
+  /** Why the server may lose an acknowledged commit now (null: it may not), as last read. */
+  risk: string | null = null;
+  private durabilityTimer: NodeJS.Timeout | null = null;
+  private durabilityWatch: PgStoreOptions['durability'] | null = null;
 
   private constructor(
     statements: Statements,
@@ -279,13 +383,39 @@ export class PgStore extends Reader implements Store {
       await Promise.all([kernelPool.end(), snapshotPool.end()]);
       throw error;
     }
-    return new PgStore(new Statements(table), kernelPool, snapshotPool, options.fence ?? null, options.onFenced ?? (() => {}), options.afterClose ?? (async () => {}));
+    const store = new PgStore(new Statements(table), kernelPool, snapshotPool, options.fence ?? null, options.onFenced ?? (() => {}), options.afterClose ?? (async () => {}));
+    if (options.durability !== undefined) await store.watchDurability(options.durability);
+    return store;
+  }
+
+  private async watchDurability(watch: NonNullable<PgStoreOptions['durability']>): Promise<void> {
+    this.durabilityWatch = watch;
+    await this.checkDurability();
+    const tick = () => {
+      this.durabilityTimer = setTimeout(() => void this.checkDurability().catch(() => {}).finally(() => !this.closed && tick()), watch.checkMs);
+      this.durabilityTimer.unref();
+    };
+    tick();
+  }
+
+  /** Reads the server's settings again; told to the watcher when the verdict changes. */
+  private async checkDurability(): Promise<void> {
+    const watch = this.durabilityWatch;
+    if (watch === null || watch === undefined || this.closed) return;
+    const risk = await durabilityRisk(this.kernelPool);
+    if (risk !== this.risk) watch.onChange(risk);
+    this.risk = risk;
+  }
+
+  private refuseIfNotDurable(): void {
+    if (this.risk !== null && this.durabilityWatch?.refuse === true) throw new NotDurable(`the book's database may lose what it acknowledges (${this.risk}): nothing is written until that is mended`);
   }
 
   /** `_sync` is the port's: every commit here is durable. */
   async write(ops: readonly BatchOp[], _sync?: boolean): Promise<void> {
     if (ops.length === 0) return;
     if (this.closed) throw new Error('the store is closed');
+    this.refuseIfNotDurable();
     // The last op on a key decides it, as in a LevelDB batch.
     const last = new Map<string, string | null>();
     for (const op of ops) last.set(op.key, op.type === 'put' ? op.value : null);
@@ -305,8 +435,15 @@ export class PgStore extends Reader implements Store {
       return;
     }
     const { holder, epoch } = this.fence();
-    const result = await this.kernelPool.query(this.statements.fencedWrite, [dels, putKeys, putValues, holder, epoch.toString()]);
-    if ((result.rows[0] as { written: number }).written === 1) return;
+    const token = this.trouble.started(Date.now());
+    let written = false;
+    try {
+      const result = await this.kernelPool.query(this.statements.fencedWrite, [dels, putKeys, putValues, holder, epoch.toString()]);
+      written = (result.rows[0] as { written: number }).written === 1;
+    } finally {
+      this.trouble.ended(token, written);
+    }
+    if (written) return;
     this.onFenced();
     throw new LeaseLost('the write was fenced off: another ledgerd holds the lease now');
   }
@@ -315,6 +452,9 @@ export class PgStore extends Reader implements Store {
   async recover(): Promise<void> {
     if (this.closed) throw new Error('the store is closed');
     await this.kernelPool.query('SELECT 1');
+    // After a failure (a reconnect among them) the settings are read again before writing resumes.
+    await this.checkDurability();
+    this.refuseIfNotDurable();
   }
 
   snapshot(): Snapshot {
@@ -324,6 +464,7 @@ export class PgStore extends Reader implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.durabilityTimer) clearTimeout(this.durabilityTimer);
     await Promise.all([this.kernelPool.end(), this.snapshotPool.end()]);
     await this.afterClose();
   }

@@ -46,6 +46,13 @@ async function commandOutcome(kind: Kind, r: Reply): Promise<Outcome> {
   return view.error === undefined ? 'ok' : view.error.error;
 }
 
+/** A batch item's outcome: its refusal at submission, else as a single command's. */
+async function batchItemOutcome(kind: Kind, item: { error?: string; operation_reference?: string }): Promise<Outcome> {
+  if (item.error !== undefined) return item.error as Outcome;
+  const view = (await decided(api(kind), item.operation_reference!)).body;
+  return view.error === undefined ? 'ok' : view.error.error;
+}
+
 const readOutcome = (r: Reply): Outcome => (r.status === 200 ? 'ok' : (refusalOf(r).error as Outcome));
 
 /** Delegated terms from alice over her first account, bounded at 100 a use. */
@@ -116,6 +123,24 @@ const rows: Row[] = [
     route: 'POST /v1/transfers (alice to bob; 500 beyond the holder bound)',
     call: async (k) => commandOutcome(k, await api(k).post('/v1/transfers', { legs: [{ from: alice, to: bob, asset: 'USD', amount: k === 'beyond' ? '500' : '1' }] }, undefined, freshKey())),
     expect: { none: anonymous, owner: 'ok', holder: 'ok', beyond: 'ERR-BoundExceeded', revoked: 'ERR-AuthorityRevoked', operator: 'ok', rest: no },
+  },
+  {
+    route: 'POST /v1/batches (one transfer alice to bob, one capture of a hold alice holds; 500 beyond the holder bound)',
+    call: async (k) => {
+      const transfer = { command: 'transfer', body: { legs: [{ from: alice, to: bob, asset: 'USD', amount: k === 'beyond' ? '500' : '1' }] }, client_key: freshKey()['client-key'] };
+      const r = await api(k).post('/v1/batches', { commands: [transfer] });
+      return r.status !== 200 && r.status !== 202 ? (refusalOf(r).error as Outcome) : batchItemOutcome(k, r.body.items[0]);
+    },
+    // Each item as its own route: the transfer row's expectations.
+    expect: { none: anonymous, owner: 'ok', holder: 'ok', beyond: 'ERR-BoundExceeded', revoked: 'ERR-AuthorityRevoked', operator: 'ok', rest: no },
+  },
+  {
+    route: 'POST /v1/batches (a capture of a hold alice holds)',
+    call: async (k) => {
+      const r = await api(k).post('/v1/batches', { commands: [{ command: 'capture', body: { reservation: await reservation(), to: bob }, client_key: freshKey()['client-key'] }] });
+      return r.status !== 200 && r.status !== 202 ? (refusalOf(r).error as Outcome) : batchItemOutcome(k, r.body.items[0]);
+    },
+    expect: { none: anonymous, owner: 'ok', operator: 'ok', rest: 'ERR-UnknownOperation' },
   },
   {
     route: 'POST /v1/reservations (payer alice; 500 beyond the holder bound)',

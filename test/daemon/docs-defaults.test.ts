@@ -109,7 +109,7 @@ describe('docs/daemon.md configuration table', () => {
     ];
     expect(quoted.map((q) => `${q.setting}.${q.name}`).sort()).toEqual([
       ...Object.keys(config.settlement as object).map((name) => `settlement.${name}`),
-      'store.leaseMs', 'store.openFilesMax', 'store.poolSize', 'store.writeBufferBytes',
+      'store.durabilityCheckMs', 'store.leaseMs', 'store.openFilesMax', 'store.poolSize', 'store.statementTimeoutMs', 'store.writeBufferBytes',
       'backup.stallTimeoutMs',
     ].sort());
     for (const { setting, name, defaultText, range, base } of quoted) {

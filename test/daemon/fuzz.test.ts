@@ -38,6 +38,7 @@ const commandRoutes: { path: string; body: Json; strings: string[] }[] = [
   { path: '/v1/ops/members', body: { name: 'fuzz', role: 'auditor', scheme: 'api-key' }, strings: ['name', 'role', 'scheme'] },
   { path: '/v1/ops/members/did:ledger:cred:operator/role', body: { role: 'operator' }, strings: ['role'] },
   { path: '/v1/ops/members/did:ledger:cred:operator/remove', body: {}, strings: [] },
+  { path: '/v1/batches', body: { commands: [{ command: 'transfer', body: { legs: [{ amount: '1', asset: 'USD', from: alice, to: bob }] } }] }, strings: ['commands'] },
 ];
 const queryRoutes: { path: string; query: Record<string, string>; known: string[]; required: string[]; parsed: string[] }[] = [
   { path: '/v1/statements', query: { account: alice, asset: 'USD', from: '0', to: '1' }, known: ['account', 'asset', 'from', 'to', 'as_of'], required: ['account', 'asset', 'from', 'to'], parsed: ['account', 'asset', 'from', 'to', 'as_of'] },
@@ -200,13 +201,21 @@ const wellFormedCommand: fc.Arbitrary<{ path: string; body: Json }> = fc.oneof(
   fc.record({ custody: fc.constantFrom('delegated', 'owned'), kind: fc.constantFrom('customer', 'treasury'), owner: fc.constantFrom('did:ledger:id:alice', 'did:ledger:id:bob', 'did:ledger:id:nobody') }).map((body) => ({ path: '/v1/accounts', body })),
 );
 
-it('answers 1,000 well-formed commands with arbitrary values by an acknowledgement or a refusal, never a 500, and stays balanced', async () => {
+it('answers 1,000 well-formed commands with arbitrary values, alone and in batches, by an acknowledgement or a refusal, never a 500, and stays balanced', async () => {
   const operator = shared.as('operator');
   await fc.assert(
     fc.asyncProperty(fc.array(fc.tuple(wellFormedCommand, fc.constantFrom('alice', 'operator')), { minLength: 20, maxLength: 20 }), async (batch) => {
       const replies = await Promise.all(batch.map(([cmd, who]) => shared.as(who).post(cmd.path, cmd.body)));
       const bad = replies.findIndex((r) => r.status !== 200 && r.status !== 202 && !isWellFormedRefusal(r));
       expect(bad, bad === -1 ? '' : `${JSON.stringify(batch[bad])} -> ${replies[bad]!.status} ${replies[bad]!.text}`).toBe(-1);
+      // The same commands again as one batch (fresh values: the single routes' keys are not repeated): each item a reply or a refusal.
+      const asBatch = batch.filter(([cmd]) => cmd.path !== '/v1/accounts').map(([cmd]) => ({ command: cmd.path === '/v1/transfers' ? 'transfer' : 'reservation', body: { ...cmd.body, reference: 'batch' } }));
+      if (asBatch.length === 0) return;
+      const r = await shared.as('alice').post('/v1/batches', { commands: asBatch });
+      expect([200, 202], r.text).toContain(r.status);
+      for (const item of r.body.items) {
+        if (item.operation_reference === undefined) expect(isWellFormedRefusal({ ...r, status: httpStatus(item.error), body: item }), JSON.stringify(item)).toBe(true);
+      }
     }),
     { numRuns: 50 },
   );

@@ -21,10 +21,12 @@ import type { CredentialId, IdentityId } from '../../src/model/values.js';
 import { customersGenesis } from '../support/book.js';
 import { type StoreMatrix, useStores } from '../support/stores.js';
 import { bookIdentity, placeOf } from '../../daemon/book.js';
-import type { StoreConfig } from '../../daemon/config.js';
+import { type StoreConfig, postgresStoreOf } from '../../daemon/config.js';
 
 /** Set by `daemonsOnPostgres`: the cluster this file's daemons keep their books in. */
 let postgres: StoreMatrix | null = null;
+/** Whether that cluster keeps what it acknowledges (fsync and synchronous_commit on): its daemons serve degraded when not. */
+let postgresDurable = false;
 
 /**
  * The daemons of this test file keep their books on PostgreSQL (the store matrix): a
@@ -33,14 +35,15 @@ let postgres: StoreMatrix | null = null;
  */
 export function daemonsOnPostgres(options: { durable?: boolean } = {}): StoreMatrix {
   postgres = useStores(options);
+  postgresDurable = options.durable === true;
   return postgres;
 }
 
 /** A book's database for this file's daemons: the `store` setting pointing at a fresh database. */
-export async function postgresStore(leaseMs = 10_000): Promise<Extract<StoreConfig, { kind: 'postgres' }>> {
+export async function postgresStore(leaseMs = 10_000, statementTimeoutMs = 5_000): Promise<Extract<StoreConfig, { kind: 'postgres' }>> {
   if (postgres === null) throw new Error('call daemonsOnPostgres() first');
   const connection = await postgres.database();
-  return { kind: 'postgres', url: connection.url, poolSize: connection.poolSize, leaseMs };
+  return postgresStoreOf({ url: connection.url, poolSize: connection.poolSize, leaseMs, statementTimeoutMs, durability: postgresDurable ? 'refuse' : 'degraded' });
 }
 
 /** Adds settings to the data dir's ledgerd.json (made if absent). */
@@ -88,7 +91,7 @@ export async function writeBook(dataDir: string, customers: Record<string, bigin
   if (on !== undefined || postgres !== null) {
     // Through the daemon's own way of building a book on PostgreSQL: aside, then renamed into place, bound to the data dir.
     const store = on ?? (await postgresStore());
-    addConfig(dataDir, { store: { kind: store.kind, url: store.url, poolSize: store.poolSize, leaseMs: store.leaseMs } });
+    addConfig(dataDir, { store });
     const building = await placeOf(dataDir, store).build('init');
     await importGenesis(building.store, customersGenesis(customers), nowMs, extras);
     await building.place(await bookIdentity(dataDir));

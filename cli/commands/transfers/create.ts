@@ -6,6 +6,7 @@ import { UsageError } from '../../errors.js';
 import { accountOf } from '../../names.js';
 import { jsonFile } from '../../parse.js';
 import { type SubmitFlags, deadlineOf, referenceOf, submit, withDeadline, withReference, withSubmitFlags } from '../../submit.js';
+import { runBatch } from './batch.js';
 
 export interface CreateOptions extends SubmitFlags {
   from?: string;
@@ -15,6 +16,8 @@ export interface CreateOptions extends SubmitFlags {
   legs?: string;
   deadline?: string;
   reference?: string;
+  batch?: string;
+  clientKeyPrefix?: string;
 }
 
 export function buildTransferCreate(parent: Command, make: MakeContext): Command {
@@ -28,7 +31,9 @@ export function buildTransferCreate(parent: Command, make: MakeContext): Command
       .option('--to <account>', 'one leg: the credited account (an identifier, a saved name or a ledger alias)')
       .option('--amount <minor>', 'one leg: minor units, a decimal integer')
       .option('--asset <symbol>', 'one leg: the asset')
-      .option('--legs <file>', 'a JSON array of legs {from, to, amount, asset} instead (- for stdin)'),
+      .option('--legs <file>', 'a JSON array of legs {from, to, amount, asset} instead (- for stdin)')
+      .option('--batch <file>', 'many transfers: a JSON array, or one JSON object a line, of transfer bodies {legs, deadline?, reference?} (- for stdin), sent in batches of up to 1000; prints a summary, exit 1 if any did not complete')
+      .option('--client-key-prefix <prefix>', 'with --batch: item i is sent under the client key PREFIX-i, so running the same file again has no second effect (default: a random prefix, shown on stderr)'),
         'decide by then or expire, nothing moved',
       ),
     ),
@@ -36,6 +41,12 @@ export function buildTransferCreate(parent: Command, make: MakeContext): Command
 }
 
 export async function runCreate(ctx: Context, options: CreateOptions): Promise<void> {
+  if (options.batch !== undefined) {
+    const single = [options.from, options.to, options.amount, options.asset, options.legs, options.deadline, options.reference, options.clientKey];
+    if (single.some((v) => v !== undefined)) throw new UsageError('--batch takes every transfer from its file: give no --from/--to/--amount/--asset/--legs/--deadline/--reference/--client-key with it');
+    return runBatch(ctx, { batch: options.batch, clientKeyPrefix: options.clientKeyPrefix, onBehalfOf: options.onBehalfOf, wait: options.wait });
+  }
+  if (options.clientKeyPrefix !== undefined) throw new UsageError('--client-key-prefix goes with --batch');
   const body = {
     legs: await legsOf(ctx, options),
     deadline: deadlineOf(options.deadline),

@@ -49,7 +49,7 @@ describe('backup, restore and check on PostgreSQL', () => {
     const toPostgres = join(dir, 'pg');
     mkdirSync(toPostgres);
     const store = await postgresStore();
-    addConfig(toPostgres, { store: { kind: 'postgres', url: store.url } });
+    addConfig(toPostgres, { store: { kind: 'postgres', url: store.url, durability: store.durability } });
     const toLevel = join(dir, 'level');
     for (const target of [toPostgres, toLevel]) {
       const restored = await ledgerdRun(['restore', '--from', file, '--data-dir', target, '--verify-key', join(shared.dir, 'backup.pub')]);

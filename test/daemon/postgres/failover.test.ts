@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type PostgresCluster, startPostgresCluster, startStandby } from '../../support/postgres-cluster.js';
 import { clusterUrl, createBookDatabase } from '../../support/stores.js';
 import { type Daemon, client, decided, ledgerd, removeDir, startDaemon, tempDir, writeBook } from '../support.js';
+import { postgresStoreOf } from '../../../daemon/config.js';
 
 const run = promisify(execFile);
 const leaseMs = 2_000;
@@ -68,7 +69,7 @@ describe('failover to a synchronous standby', () => {
 
     const dir = tempDir();
     dirs.push(dir);
-    const keys = await writeBook(dir, { alice: fundingMinor, bob: 0n, carol: 0n }, { kind: 'postgres', url: clusterUrl(primary, database), poolSize: 4, leaseMs });
+    const keys = await writeBook(dir, { alice: fundingMinor, bob: 0n, carol: 0n }, postgresStoreOf({ url: clusterUrl(primary, database), poolSize: 4, leaseMs }));
     const first = await startDaemon({ dataDir: dir });
     daemons.push(first);
 

@@ -83,7 +83,7 @@ describe('two ledgerd on one PostgreSQL book', () => {
     for (const r of replies) if (r !== 'failed') expect(r.body.error).toBe('ERR-DecisionUnavailable');
     expect(await a.stop()).toBe(1);
     // This file's cluster runs without fsync (speed): ledgerd says at start that acknowledged commands are at risk there.
-    expect(a.stderr.join('\n')).toMatch(/"settings":"fsync = off, synchronous_commit = off".*may lose what it acknowledged/);
+    expect(a.stderr.join('\n')).toMatch(/"settings":"fsync = off, synchronous_commit = off".*may lose what it acknowledges on a crash: serving degraded/);
     expect(a.stderr.join('\n')).toMatch(/another ledgerd holds the lease now/);
 
     // The book holds B's decisions and A's from before its pause, nothing else: alice paid 1 + 10.

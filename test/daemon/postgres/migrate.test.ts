@@ -11,7 +11,7 @@ const newDir = useTempDirs();
 it('has nothing to migrate in a book on PostgreSQL', async () => {
   const dir = newDir();
   const store = await postgresStore();
-  addConfig(dir, { store: { kind: 'postgres', url: store.url } });
+  addConfig(dir, { store: { kind: 'postgres', url: store.url, durability: store.durability } });
   expect((await ledgerdRun(['init', '--data-dir', dir])).code).toBe(0);
   const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
   expect(migrated.code).toBe(0);

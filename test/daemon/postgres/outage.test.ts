@@ -46,6 +46,6 @@ describe('ledgerd on PostgreSQL when the database goes away and comes back', () 
     expect((await op.get('/v1/trial-balance')).body.unbalanced).toEqual([]);
     expect(await daemon.stop()).toBe(0);
     // A durable database: no warning that acknowledged commands are at risk.
-    expect(daemon.stderr.join('\n')).not.toContain('may lose what it acknowledged');
+    expect(daemon.stderr.join('\n')).not.toContain('may lose what it acknowledges');
   });
 });

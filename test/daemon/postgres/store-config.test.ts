@@ -17,7 +17,7 @@ describe('the store setting', () => {
   it('is LevelDB by default, PostgreSQL with its defaults when named, and the url may come from the environment', () => {
     expect(loadConfig({ flags: {}, env: {}, readFile: () => null }).store).toEqual({ kind: 'leveldb', openFilesMax: 1000, writeBufferBytes: 64 * 1024 * 1024 });
     expect(withFile({ store: { kind: 'leveldb', openFilesMax: 200, writeBufferBytes: 4 << 20 } }).store).toEqual({ kind: 'leveldb', openFilesMax: 200, writeBufferBytes: 4 << 20 });
-    expect(withFile({ store: { kind: 'postgres', url: 'postgres://u:p@db:5432/book' } }).store).toEqual({ kind: 'postgres', url: 'postgres://u:p@db:5432/book', poolSize: 8, leaseMs: 10_000 });
+    expect(withFile({ store: { kind: 'postgres', url: 'postgres://u:p@db:5432/book' } }).store).toEqual({ kind: 'postgres', url: 'postgres://u:p@db:5432/book', poolSize: 8, leaseMs: 10_000, statementTimeoutMs: 5_000, durabilityCheckMs: 10_000, durability: 'refuse' });
     expect(withFile({ store: { kind: 'postgres', url: 'postgres://a/x', poolSize: 2, leaseMs: 1_000 } }, { LEDGERD_STORE_URL: 'postgresql://b/y' }).store).toMatchObject({ url: 'postgresql://b/y', poolSize: 2, leaseMs: 1_000 });
     expect(withFile({ store: { kind: 'postgres' } }, { LEDGERD_STORE_URL: 'postgres://b/y' }).store).toMatchObject({ url: 'postgres://b/y' });
   });
