@@ -23,6 +23,7 @@ import { buildChallenge } from './commands/auth/challenge.js';
 import { buildLogin } from './commands/auth/login.js';
 import { buildLogout } from './commands/auth/logout.js';
 import { buildWhoami } from './commands/auth/whoami.js';
+import { buildConsistency, buildVerify as buildCheckpointVerify } from './commands/checkpoints/consistency.js';
 import { buildCreate as buildCheckpointCreate } from './commands/checkpoints/create.js';
 import { buildExport as buildCheckpointExport } from './commands/checkpoints/export.js';
 import { buildList as buildCheckpointList } from './commands/checkpoints/list.js';
@@ -89,7 +90,7 @@ const nouns: readonly (readonly [string, string, readonly Builder[]])[] = [
   ['operations', 'the outcome of commands', [buildOperationShow, buildWait]],
   ['grants', 'delegated authority', [buildIssue, buildGrantList, buildRevoke]],
   ['ops', "the operator's own commands", [buildBackup, buildIssuanceGrant, buildParties, buildIdentityRestrictions]],
-  ['checkpoints', 'the book anchored on the settlement layer', [buildCheckpointList, buildCheckpointShow, buildCheckpointCreate, buildCheckpointWait, buildCheckpointExport]],
+  ['checkpoints', 'the book anchored on the settlement layer', [buildCheckpointList, buildCheckpointShow, buildCheckpointCreate, buildCheckpointWait, buildCheckpointExport, buildConsistency, buildCheckpointVerify]],
   ['disclosures', 'signed assertions about an account, and verifying them', [buildDisclosureCreate, buildDisclosureShow, buildDisclosureVerify]],
   ['events', 'the event stream', [buildTail]],
 ];

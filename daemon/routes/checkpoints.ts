@@ -92,6 +92,28 @@ export function checkpointRoutes(app: FastifyInstance, { kernel, clock, settleme
   );
 
   app.get(
+    '/v1/checkpoints/:number/consistency',
+    {
+      schema: {
+        operationId: 'getCheckpointConsistency', summary: 'The RFC 9162 consistency proof from an earlier final checkpoint to this one (CONTRACT 12.1)',
+        params: object({ number: digitsText('checkpoint number (the later one)') }, ['number']),
+        querystring: object({ from: digitsText('the earlier final checkpoint, 1..number') }),
+        response: responses({ 200: object({ from: checkpointSchema, to: checkpointSchema, proof: { type: 'array', items: hex64 } }, ['from', 'to', 'proof']) }),
+      },
+    },
+    async (request, reply) => {
+      // CONTRACT 12.1's order: malformed (the schema: digits, no other parameter), then from 0, then unbounded, then not final.
+      const to = uintQuery(request.params as Query, 'number')!;
+      const from = uintQuery(request.query as Query, 'from');
+      if (from === 0) refuse('ERR-MalformedCommand', 'from must be a checkpoint number, 1 or more');
+      if (from === null) refuse('ERR-QueryUnbounded', 'query parameter from is required: the earlier checkpoint');
+      if (from > to) refuse('ERR-QueryUnbounded', 'from is after the checkpoint asked');
+      const proof = await checkpoints.consistency(from, to);
+      return wireReply(reply, { from: checkpointView(proof.from), to: checkpointView(proof.to), proof: proof.proof });
+    },
+  );
+
+  app.get(
     '/v1/clerk',
     {
       schema: {

@@ -18,8 +18,8 @@ import { DamagedRecord, check, damaged, members, recordJson } from '../model/dec
 import type { SettlementAdapter } from '../settlement/adapter.js';
 import type { BatchOp, ReadView, Store } from '../store/port.js';
 import { SerialChanges } from '../store/serial.js';
-import { checkpointCommitment } from '../disclosures/verify.js';
-import { Frontier, extendFrontier } from './merkle.js';
+import { checkpointCommitment } from './verify-proofs.js';
+import { Frontier, consistencyProof, extendFrontier } from './merkle.js';
 import { checkpointKeys, keys, prefixEnd } from '../model/keys.js';
 
 export type CheckpointStatus = 'pending' | 'submitted' | 'final';
@@ -197,6 +197,27 @@ export class Checkpoints {
     const key = checkpointKeys.checkpoint(number);
     const text = await view.get(key);
     return text === undefined ? undefined : withoutFrontier(decodeRecord(key, text));
+  }
+
+  /**
+   * CONTRACT 12.1: final checkpoints `fromNumber` ≤ `toNumber` and the RFC 9162
+   * consistency proof between their trees, read from one snapshot: O(log n) stored
+   * subtrees and at most two blocks of journal leaves. ERR-AnchorNotFinal when either
+   * is unknown or not final.
+   */
+  async consistency(fromNumber: number, toNumber: number): Promise<{ from: Checkpoint; to: Checkpoint; proof: string[] }> {
+    assert(fromNumber >= 1 && fromNumber <= toNumber, 'a consistency proof runs forward');
+    const snapshot = this.store.snapshot();
+    try {
+      const [from, to] = [await this.get(fromNumber, snapshot), await this.get(toNumber, snapshot)];
+      for (const [number, c] of [[fromNumber, from], [toNumber, to]] as const) {
+        if (c?.status !== 'final') refuse('ERR-AnchorNotFinal', c === undefined ? `no checkpoint ${number}` : `checkpoint ${number} is ${c.status}, not final`);
+      }
+      assert(from!.entrySequence <= to!.entrySequence, 'a later checkpoint covers at least the entries of an earlier one');
+      return { from: from!, to: to!, proof: await consistencyProof(snapshot, from!.entrySequence, to!.entrySequence) };
+    } finally {
+      await snapshot.close();
+    }
   }
 
   /** The newest final checkpoint. */

@@ -14,6 +14,9 @@
 import { createHash, createPublicKey, verify as verifySignature } from 'node:crypto';
 import { canonicalJson } from '../model/canonical.js';
 
+// The checkpoint chain is verified where CONTRACT 12's proofs are; re-exported for the disclosure's readers.
+export { chainProblem, checkpointCommitment } from '../checkpoints/verify-proofs.js';
+
 export const disclosureSignaturePrefix = 'ledger-disclosure:v1:';
 
 /** What a verifier trusts: the clerk's key, the deployment's instance, and its final checkpoints. */
@@ -68,26 +71,6 @@ export function rootFromInclusionPath(leafText: string, index: number, size: num
     sn = Math.floor(sn / 2);
   }
   return sn === 0 ? r.toString('hex') : null;
-}
-
-/** The commitment of a checkpoint (CONTRACT 9), to check an exported chain. */
-export function checkpointCommitment(c: { instance: number; number: number; entry_sequence: number; kernel_root: string; previous: string }): string {
-  const text = canonicalJson({ instance: c.instance, number: c.number, entry_sequence: c.entry_sequence, kernel_root: c.kernel_root, previous: c.previous });
-  return sha256(Buffer.from(text, 'utf8')).toString('hex');
-}
-
-/**
- * Checks a chain of checkpoints as exported (oldest first, from number 1): each
- * commitment follows from its fields and the one before. Null when it holds, else why not.
- */
-export function chainProblem(instance: number, checkpoints: readonly TrustedCheckpoint[]): string | null {
-  let previous = '0'.repeat(64);
-  for (const [i, c] of checkpoints.entries()) {
-    if (c.number !== i + 1) return `checkpoint ${i + 1} is missing from the chain`;
-    if (checkpointCommitment({ instance, ...c, previous }) !== c.commitment) return `checkpoint ${c.number}'s commitment does not follow from its fields and the one before`;
-    previous = c.commitment;
-  }
-  return null;
 }
 
 /** ed25519 verification under a raw 32-byte public key given as hex. */

@@ -262,6 +262,7 @@ const rows: Row[] = [
   },
   { route: 'GET /v1/checkpoints', call: async (k) => readOutcome(await api(k).get('/v1/checkpoints')), expect: { none: anonymous, rest: 'ok' } },
   { route: 'GET /v1/checkpoints/{number} (1)', call: async (k) => readOutcome(await api(k).get('/v1/checkpoints/1')), expect: { none: anonymous, rest: 'ok' } },
+  { route: 'GET /v1/checkpoints/{number}/consistency (1 from 1)', call: async (k) => readOutcome(await api(k).get('/v1/checkpoints/1/consistency?from=1')), expect: { none: anonymous, rest: 'ok' } },
   { route: 'GET /v1/clerk', call: async (k) => readOutcome(await api(k).get('/v1/clerk')), expect: { none: anonymous, rest: 'ok' } },
   {
     route: 'POST /v1/disclosures (about alice first account)',
