@@ -6,6 +6,7 @@ import { Command, type HelpContext } from 'commander';
 import { buildBalance } from './commands/accounts/balance.js';
 import { buildCustody } from './commands/accounts/custody.js';
 import { buildClose, buildFreeze, buildUnfreeze } from './commands/accounts/lifecycle.js';
+import { buildLiabilities, buildVerifyLiabilities } from './commands/accounts/liabilities.js';
 import { buildReclaim } from './commands/accounts/reclaim.js';
 import { buildRecoveryMechanisms } from './commands/accounts/recovery-mechanisms.js';
 import { buildChanges } from './commands/custody/changes.js';
@@ -79,7 +80,7 @@ const nouns: readonly (readonly [string, string, readonly Builder[]])[] = [
   ['auth', 'signing in: challenges, passkey sessions, API keys', [buildChallenge, buildLogin, buildLogout, buildWhoami]],
   ['credentials', 'credentials of an identity', [buildRegister]],
   ['identities', 'identities (the identities principal)', [buildIdentityCreate, buildRecoveryTerms]],
-  ['accounts', 'ledger accounts', [buildOpen, buildAccountShow, buildBalance, buildAccountList, buildCustody, buildRecoveryMechanisms, buildReclaim, buildFreeze, buildUnfreeze, buildClose]],
+  ['accounts', 'ledger accounts', [buildOpen, buildAccountShow, buildBalance, buildAccountList, buildCustody, buildRecoveryMechanisms, buildReclaim, buildFreeze, buildUnfreeze, buildClose, buildLiabilities, buildVerifyLiabilities]],
   ['custody', 'recoveries and successions', [buildChanges]],
   ['assets', 'registered assets and their settlement-layer bindings', [buildAssetList, buildAssetRegister, buildBind, buildDeprecate]],
   ['aliases', "other systems' names for accounts", [buildLookup]],

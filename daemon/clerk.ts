@@ -4,7 +4,7 @@
  * or at the first start of a book that has none; a `clerk.pub` of an older book (PEM)
  * is rewritten as hex from the private key.
  */
-import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { bookPaths, writeAtomically } from './data-dir.js';
@@ -38,4 +38,17 @@ export async function loadClerk(dataDir: string): Promise<Clerk> {
   const published = existsSync(paths.clerkPublicKey) ? (await readFile(paths.clerkPublicKey, 'utf8')).trim() : '';
   if (published !== publicKeyHex) await writeAtomically(paths.clerkPublicKey, `${publicKeyHex}\n`, 0o644);
   return { publicKeyHex, sign: (bytes) => sign(null, bytes, privateKey) };
+}
+
+/**
+ * The key the salts of liabilities leaves derive from (CONTRACT 12.2): 32 random bytes,
+ * kept as hex in `DIR/liabilities.key` (0600), made at the first start of a book that
+ * has none. Never served, exported or carried in a backup.
+ */
+export async function loadLiabilitiesKey(dataDir: string): Promise<Buffer> {
+  const path = bookPaths(dataDir).liabilitiesKey;
+  if (!existsSync(path)) await writeAtomically(path, `${randomBytes(32).toString('hex')}\n`, 0o600);
+  const text = (await readFile(path, 'utf8')).trim();
+  if (!/^[0-9a-f]{64}$/.test(text)) throw new Error(`${path} does not hold 32 bytes of hex`);
+  return Buffer.from(text, 'hex');
 }

@@ -13,6 +13,7 @@ export const bookPaths = (dataDir: string) => ({
   clerkKey: join(dataDir, 'clerk.key'),
   clerkPublicKey: join(dataDir, 'clerk.pub'),
   daemonKey: join(dataDir, 'daemon.key'),
+  liabilitiesKey: join(dataDir, 'liabilities.key'),
 });
 
 export async function writeAtomically(path: string, text: string, mode: number): Promise<void> {

@@ -56,11 +56,13 @@ export interface SettlementOptions {
   readonly clerk: Clerk;
   readonly config: SettlementConfig;
   readonly clock: () => number;
+  /** `DIR/liabilities.key` (absent: a fresh key, for tests). */
+  readonly liabilitiesKey?: Buffer;
 }
 
-export async function openSettlement({ store, layer, kernel, clerk, config, clock }: SettlementOptions): Promise<Settlement> {
+export async function openSettlement({ store, layer, kernel, clerk, config, clock, liabilitiesKey }: SettlementOptions): Promise<Settlement> {
   const flows = settlementFlows(layer);
-  const checkpoints = await Checkpoints.open(store, layer);
+  const checkpoints = await Checkpoints.open(store, layer, liabilitiesKey);
   const timers: NodeJS.Timeout[] = [];
   const inFlight = new Set<Promise<unknown>>();
   let offBlocks: (() => void) | null = null;

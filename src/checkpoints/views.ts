@@ -4,8 +4,12 @@ import { differs } from '../settlement/comparison.js';
 import type { Wire } from '../queries/wire.js';
 import type { Checkpoint } from './checkpoints.js';
 
+/** A checkpoint object (CONTRACT 9, 12.3): version 2 adds `version`, `previous` and `liabilities`. */
 export function checkpointView(c: Checkpoint): Wire {
-  return { commitment: c.commitment, created_at: c.createdAtMs, entry_sequence: c.entrySequence, kernel_root: c.kernelRoot, number: c.number, status: c.status };
+  const v1 = { commitment: c.commitment, created_at: c.createdAtMs, entry_sequence: c.entrySequence, kernel_root: c.kernelRoot, number: c.number, status: c.status };
+  if (c.version !== 2) return v1;
+  const liabilities = Object.fromEntries(Object.entries(c.liabilities!).map(([asset, r]) => [asset, { leaves: r.leaves, root: r.root, total: r.total }]));
+  return { ...v1, liabilities, previous: c.previous, version: 2 };
 }
 
 export function comparisonView(c: Comparison): Wire {

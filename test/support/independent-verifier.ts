@@ -5,6 +5,7 @@
  * reason when anything does not hold.
  */
 import { createHash, createPublicKey, verify } from 'node:crypto';
+import { commitmentOf } from './independent-audit.js';
 
 export interface IndependentTrust {
   /** The clerk's raw ed25519 public key, hex (DIR/clerk.pub). */
@@ -76,8 +77,8 @@ export function independentlyVerify(hex: string, trust: IndependentTrust): void 
   let previous = '0'.repeat(64);
   for (const [i, c] of trust.checkpoints.entries()) {
     must(c.number === i + 1, 'chain has a gap');
-    const commitment = H(Buffer.from(canon({ instance: trust.instance, number: c.number, entry_sequence: c.entry_sequence, kernel_root: c.kernel_root, previous }), 'utf8')).toString('hex');
-    must(commitment === c.commitment, `commitment ${c.number} does not chain`);
+    // Version 1 (section 9) or 2 (CONTRACT 12.3), each by its own commitment.
+    must(commitmentOf(trust.instance, c, previous) === c.commitment, `commitment ${c.number} does not chain`);
     previous = c.commitment;
   }
   const anchored = trust.checkpoints[d.checkpoint.number - 1];
