@@ -1,6 +1,6 @@
 /** The wire shapes of checkpoints and comparisons (spec 2.2). */
 import type { Comparison } from '../settlement/comparison.js';
-import { differs } from '../settlement/comparison.js';
+import { differs, solvent } from '../settlement/comparison.js';
 import type { Wire } from '../queries/wire.js';
 import type { Checkpoint } from './checkpoints.js';
 
@@ -19,6 +19,14 @@ export function comparisonView(c: Comparison): Wire {
     cut: c.cut,
     differs: differs(c),
     height: c.height,
-    rows: c.rows.map((r) => ({ asset: r.asset, book: r.bookMinor.toString(), layer: r.layerMinor.toString(), difference: (r.layerMinor - r.bookMinor).toString() })),
+    rows: c.rows.map((r) => ({
+      asset: r.asset,
+      book: r.bookMinor.toString(),
+      layer: r.layerMinor.toString(),
+      difference: (r.layerMinor - r.bookMinor).toString(),
+      liabilities: r.liabilitiesMinor === null ? null : r.liabilitiesMinor.toString(),
+      liabilities_checkpoint: r.liabilitiesCheckpoint,
+      solvent: solvent(r),
+    })),
   };
 }

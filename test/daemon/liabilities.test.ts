@@ -53,12 +53,17 @@ async function chain(): Promise<any[]> {
  * the view must be the checkpoint's journal position), then makes it final.
  */
 async function checkpointWithBalances(): Promise<{ checkpoint: any; balances: Map<string, Map<string, any>> }> {
+  // Blocks are taken in by settle commands decided after them: wait until the book is still.
+  const position = async () => (await op.get(`/v1/accounts/${acct('alice')}/balances`)).body.view as number;
+  for (let last = -1, now = await position(); now !== last; last = now, now = await position()) await new Promise((r) => setTimeout(r, 150));
   const taken = await op.post('/v1/ops/checkpoints', {}, undefined, key());
   expect(taken.status).toBe(200);
   const checkpoint = taken.body.result.anchoring.checkpoint;
   const balances = new Map<string, Map<string, any>>();
   for (const name of customers) {
     const b = (await op.get(`/v1/accounts/${acct(name)}/balances`)).body;
+    // Read at the checkpoint's own journal position.
+    expect(b.view).toBe(checkpoint.entry_sequence);
     balances.set(name, new Map(b.balances.map((row: any) => [row.asset, row])));
   }
   await op.post('/v1/ops/layer/blocks', { count: 3 });
@@ -149,6 +154,47 @@ describe('liabilities trees', () => {
       }),
       { numRuns: 4, seed: 2026 },
     );
+  });
+
+  it('give every comparison row the newest anchored checkpoint\'s liabilities, and whether the layer covers them', async () => {
+    const env = { LEDGER_URL: daemon.url, LEDGER_TOKEN: keys.operator, LEDGERCTL_CONFIG_DIR: dir };
+    const compareAt = async (number: number) => {
+      for (let i = 0; i < 20; i++) {
+        await decided(op, (await op.post('/v1/ops/settlement/sync', {}, undefined, key())).body.operation_reference);
+        const c = (await op.post('/v1/ops/settlement/comparisons', {})).body.settlement.comparison;
+        if (c.rows[0].liabilities_checkpoint === number) return c.rows[0];
+        await op.post('/v1/ops/layer/blocks', { count: 1 });
+      }
+      throw new Error(`no comparison with checkpoint ${number}`);
+    };
+    const covered = (await checkpointWithBalances()).checkpoint;
+    const before = await compareAt(covered.number);
+    expect(before).toMatchObject({ asset: 'USD', liabilities: covered.liabilities.USD.total, liabilities_checkpoint: covered.number });
+    expect(before.solvent).toBe(BigInt(before.layer) >= BigInt(before.liabilities));
+    // A shortfall: the operator issues value from the treasury to a customer with nothing placed on the layer for it.
+    const gap = BigInt(before.layer) - BigInt(before.liabilities);
+    const shortfall = gap + 1000n > 0n ? gap + 1000n : 1n;
+    const grant = await op.post('/v1/ops/issuance-grants', { grant: { kind: 'issuance', principal: 'did:ledger:id:operator', subject: { account: 'did:ledger:acct:treasury-USD' }, ops: ['transfer'] }, justification: 'audit test' }, undefined, key());
+    expect((await decided(op, grant.body.operation_reference)).body.error).toBeUndefined();
+    const issued = await op.post('/v1/transfers', { legs: [{ from: 'did:ledger:acct:treasury-USD', to: acct('carol'), asset: 'USD', amount: shortfall.toString() }] }, undefined, key());
+    expect((await decided(op, issued.body.operation_reference)).body.state, JSON.stringify(issued.body)).toBe('Completed');
+    const short = (await checkpointWithBalances()).checkpoint;
+    const row = await compareAt(short.number);
+    expect(row).toMatchObject({ liabilities: short.liabilities.USD.total, liabilities_checkpoint: short.number, solvent: false });
+    expect(row.layer).toBe(before.layer);
+    expect(BigInt(row.liabilities)).toBe(BigInt(before.liabilities) + shortfall);
+    const table = await ledgerctl(['settlement', 'compare', '-o', 'table'], env);
+    expect(table.stdout).toMatch(new RegExp(`LIABILITIES\\s+CHECKPOINT\\s+SOLVENT\\nUSD\\s.*\\s${row.liabilities}\\s+${short.number}\\s+NO\\n`));
+    // Value placed on the layer for the treasury (not a customer's) covers it; the liabilities do not change.
+    const treasuryRef = (await op.get('/v1/accounts/did:ledger:acct:treasury-USD')).body.deposit_ref;
+    const missing = (BigInt(row.liabilities) - BigInt(row.layer)).toString();
+    expect((await op.post('/v1/ops/layer/deposits', { asset: 'USD', amount: missing, account_ref: treasuryRef })).status).toBe(200);
+    await op.post('/v1/ops/layer/blocks', { count: 3 });
+    const again = (await checkpointWithBalances()).checkpoint;
+    expect(again.liabilities.USD.total).toBe(short.liabilities.USD.total);
+    const after = await compareAt(again.number);
+    expect(after).toMatchObject({ liabilities: again.liabilities.USD.total, solvent: true });
+    expect((await ledgerctl(['settlement', 'compare', '--json'], env)).json().rows[0]).toMatchObject({ solvent: true, liabilities_checkpoint: again.number });
   });
 
   it('serve a holder its proof alone, refusing in CONTRACT 12.4 order', async () => {
