@@ -52,3 +52,6 @@ export const checkAccountPageEntries = 512;
 export const backupPageEntries = 512;
 /** Entries written per batch while restoring (unsynced; the id epoch's write, last, syncs them all before the rename). */
 export const restoreBatchEntries = 1_000;
+
+/** CONTRACT 12.7: the body of POST /v1/disclosures/verify, above the daemon's bodyBytesMax (a disclosure carries its evidence). */
+export const disclosureVerifyBodyBytesMax = 4 * 1024 * 1024;

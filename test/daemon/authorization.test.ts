@@ -283,6 +283,11 @@ const rows: Row[] = [
     expect: { none: anonymous, rest: 'ok' },
   },
   {
+    route: 'POST /v1/disclosures/verify (a disclosure alice made)',
+    call: async (k) => readOutcome(await api(k).post('/v1/disclosures/verify', { disclosure: aliceDisclosure })),
+    expect: { none: anonymous, rest: 'ok' },
+  },
+  {
     route: 'GET /v1/identities/{identity}/recovery-terms (alice)',
     call: async (k) => readOutcome(await api(k).get(`/v1/identities/${id('alice')}/recovery-terms`)),
     expect: { none: anonymous, owner: 'ok', scoped: 'ok', identities: 'ok', operator: 'ok', rest: no },

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { liabilitiesChecks, reportOf } from '../../src/checkpoints/verify-proofs.js';
 import { ledgerctl } from '../cli/support/ledgerctl.js';
 import { checkChain, liabilitiesRootOf, verifyLiabilities } from '../support/independent-audit.js';
+import { independentlyVerify } from '../support/independent-verifier.js';
 import { type Client, type Daemon, client, decided, refused, startDaemon, useTempDirs, writeBook } from './support.js';
 
 const newDir = useTempDirs();
@@ -227,6 +228,47 @@ describe('liabilities trees', () => {
     const pending = (await op.post('/v1/ops/checkpoints', {}, undefined, key())).body.result.anchoring.checkpoint.number;
     expect(await refused(as('alice').get(path(acct('alice'), `checkpoint=${pending}&asset=USD`)))).toEqual({ status: 409, error: 'ERR-AnchorNotFinal' });
     await op.post('/v1/ops/layer/blocks', { count: 3 });
+  });
+
+  it('back a v2 disclosure of holds_at_least, verified by GET and POST, offline and independently', async () => {
+    const n = (await chain()).at(-1).number;
+    const alice = as('alice');
+    const body = (extra: object) => ({ subject: acct('alice'), assertion: { shape: 'holds_at_least', amount: '1', asset: 'USD', kind: 'available' }, recipient_reference: 'ab'.repeat(32), checkpoint: n, ...extra });
+    const made = await alice.post('/v1/disclosures', body({ with_liabilities: true }), undefined, key());
+    expect(made.status, made.text).toBe(200);
+    const hex = made.body.result.disclosure;
+    const d = JSON.parse(Buffer.from(hex, 'hex').toString('utf8'));
+    expect(d.v).toBe(2);
+    expect(d.liabilities).toMatchObject({ account: acct('alice'), asset: 'USD', checkpoint: { number: n } });
+    const report = 'parse: ok\nsignature: ok\ncheckpoint: ok\nproofs: ok\nliabilities: ok\nassertion: ok (exact: the balance at the checkpoint is the one counted in the published liabilities)';
+    expect((await alice.post('/v1/disclosures/verify', { disclosure: hex })).body).toEqual({ passed: true, report });
+    expect((await alice.get(`/v1/disclosures/verify?disclosure=${hex}`)).body).toEqual({ passed: true, report });
+    const clerk = (await alice.get('/v1/clerk')).body;
+    independentlyVerify(hex, { clerk: clerk.public_key, instance: clerk.instance, checkpoints: await chain() });
+    // v1 unchanged without the flag; refusals.
+    expect(JSON.parse(Buffer.from((await alice.post('/v1/disclosures', body({}), undefined, key())).body.result.disclosure, 'hex').toString('utf8')).v).toBe(1);
+    const occurred = { subject: acct('alice'), assertion: { shape: 'operation_occurred', operation: 'x' }, recipient_reference: 'ab'.repeat(32), with_liabilities: true };
+    expect(await refused(alice.post('/v1/disclosures', occurred, undefined, key()))).toEqual({ status: 400, error: 'ERR-DisclosureUnsupported' });
+    // POST verify: exactly {disclosure: string}, at most 4 MiB, a query (no client key, nothing stored).
+    for (const bad of [{ disclosure: 5 }, { disclosure: hex, x: 1 }, {}, [hex]]) expect(await refused(alice.post('/v1/disclosures/verify', bad)), JSON.stringify(bad).slice(0, 40)).toEqual({ status: 400, error: 'ERR-MalformedCommand' });
+    expect(await refused(alice.post('/v1/disclosures/verify', { disclosure: 'ab'.repeat(2 * 1024 * 1024 + 1) }))).toEqual({ status: 400, error: 'ERR-MalformedCommand' });
+    const large = await alice.post('/v1/disclosures/verify', { disclosure: 'ab'.repeat(1024 * 1024) });
+    expect(large.status).toBe(200);
+    expect(large.body.passed).toBe(false);
+    // A changed byte fails the service's verifier and the independent one.
+    const held = await chain();
+    const changed = hex.slice(0, 100) + (hex[100] === '0' ? '1' : '0') + hex.slice(101);
+    expect((await alice.post('/v1/disclosures/verify', { disclosure: changed })).body.passed).toBe(false);
+    expect(() => independentlyVerify(changed, { clerk: clerk.public_key, instance: clerk.instance, checkpoints: held })).toThrow();
+    // ledgerctl verifies it with the POST form, and offline.
+    const file = join(dir, 'cps-d.json');
+    const env = { LEDGER_URL: daemon.url, LEDGER_TOKEN: keys.customers.alice!, LEDGERCTL_CONFIG_DIR: dir };
+    writeFileSync(join(dir, 'd2.hex'), hex);
+    expect((await ledgerctl(['disclosures', 'verify', `@${join(dir, 'd2.hex')}`], env)).json()).toEqual({ passed: true, report });
+    expect((await ledgerctl(['checkpoints', 'export', '--out', file], env)).code).toBe(0);
+    writeFileSync(join(dir, 'clerk.hex'), clerk.public_key);
+    const offline = await ledgerctl(['disclosures', 'verify', `@${join(dir, 'd2.hex')}`, '--offline', '--clerk-key', `@${join(dir, 'clerk.hex')}`, '--checkpoints', file], {});
+    expect(offline.json()).toEqual({ passed: true, report });
   });
 
   it('are fetched and verified by ledgerctl, offline with --proof; a changed byte fails', async () => {
