@@ -128,12 +128,14 @@ export async function buildLiabilities(view: ReadView, scope: LiabilitiesScope, 
   };
   const holdings = await customerHoldings(view);
   for (const asset of [...holdings.keys()].sort()) {
-    const leaves: { holding: Holding; pair: Pair }[] = [];
+    const leaves: { holding: Holding; pair: Pair; hex: string }[] = [];
     for (const [i, holding] of holdings.get(asset)!.entries()) {
-      leaves.push({ holding, pair: { hash: liabilitiesLeafHash(leafOf(scope, asset, holding) as unknown as Record<string, unknown>), sum: holding.available + holding.reserved + holding.encumbered } });
+      const hash = liabilitiesLeafHash(leafOf(scope, asset, holding) as unknown as Record<string, unknown>);
+      leaves.push({ holding, pair: { hash, sum: holding.available + holding.reserved + holding.encumbered }, hex: hash.toString('hex') });
       if (i % liabilitiesSliceLeaves === liabilitiesSliceLeaves - 1) await yieldToLoop();
     }
-    leaves.sort((a, b) => Buffer.compare(a.pair.hash, b.pair.hash));
+    // Lowercase hex orders as the bytes do; comparing strings is several times cheaper than Buffer.compare here (one synchronous sort).
+    leaves.sort((a, b) => (a.hex < b.hex ? -1 : a.hex > b.hex ? 1 : 0));
     const pairs = leaves.map((l) => l.pair);
     for (const [index, { holding: h }] of leaves.entries()) {
       await put(liabilitiesKeys.account(scope.number, asset, h.account), { i: index, a: h.available.toString(), r: h.reserved.toString(), e: h.encumbered.toString() });
