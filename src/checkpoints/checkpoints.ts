@@ -19,7 +19,7 @@ import type { SettlementAdapter } from '../settlement/adapter.js';
 import type { BatchOp, ReadView, Store } from '../store/port.js';
 import { SerialChanges } from '../store/serial.js';
 import { randomBytes } from 'node:crypto';
-import { type LiabilitiesRoot, checkpointCommitment, checkpointCommitmentV2 } from './verify-proofs.js';
+import { type LiabilitiesRoot, checkpointCommitment, checkpointCommitmentV2, firstPrevious } from './verify-proofs.js';
 import { type LiabilitiesLeaf, type LiabilitiesScope, buildLiabilities, liabilitiesProof } from './liabilities.js';
 import { Frontier, consistencyProof, extendFrontier } from './merkle.js';
 import { checkpointKeys, keys, prefixEnd } from '../model/keys.js';
@@ -50,7 +50,7 @@ interface CheckpointRecord extends Checkpoint {
   readonly frontier: readonly string[];
 }
 
-export const firstPrevious = '0'.repeat(64);
+export { firstPrevious };
 
 export class Checkpoints {
   private latestRecord: CheckpointRecord | null;
