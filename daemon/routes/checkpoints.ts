@@ -118,7 +118,8 @@ export function checkpointRoutes(app: FastifyInstance, { kernel, clock, settleme
       if (from === 0) refuse('ERR-MalformedCommand', 'from must be a checkpoint number, 1 or more');
       if (from === null) refuse('ERR-QueryUnbounded', 'query parameter from is required: the earlier checkpoint');
       if (from > to) refuse('ERR-QueryUnbounded', 'from is after the checkpoint asked');
-      const proof = await checkpoints.consistency(from, to);
+      // Its snapshot counts against the caller's slots as every query's does (daemon/snapshot-slots.ts).
+      const proof = await request.server.snapshots.hold(callerOf(request), () => checkpoints.consistency(from, to));
       return wireReply(reply, { from: checkpointView(proof.from), to: checkpointView(proof.to), proof: proof.proof });
     },
   );
@@ -165,7 +166,7 @@ export function checkpointRoutes(app: FastifyInstance, { kernel, clock, settleme
         refuse('ERR-NotAuthorised', `only the account's owner and the operator read its liabilities proof`);
       }
       if (!kernel.assetList.some((a) => a.id === asset)) refuse('ERR-UnknownAsset', `asset ${asset} is not registered`);
-      const proof = await checkpoints.liabilities(number, asset, account);
+      const proof = await request.server.snapshots.hold(caller, () => checkpoints.liabilities(number, asset, account));
       return wireReply(reply, { account, asset, instance: proof.instance, checkpoint: checkpointView(proof.checkpoint), leaf: { ...proof.leaf }, index: proof.index, path: proof.path });
     },
   );
