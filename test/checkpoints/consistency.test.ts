@@ -50,11 +50,11 @@ async function book(n: number, sizes: readonly number[]) {
   for (let first = 1, size = 1; first <= n; first += size, size = (size * 7) % 97 + 1) {
     writes.push({ type: 'put' as const, key: keys.journal(first), value: leaves.slice(first - 1, first - 1 + size).join('\n') });
   }
-  await store.write(writes, false);
+  await store.write(writes);
   const frontier = Frontier.empty();
   const roots: string[] = [];
   for (const size of sizes) {
-    await store.write(await extendFrontier(frontier, store, size), false);
+    await store.write(await extendFrontier(frontier, store, size));
     roots.push(frontier.rootHex());
   }
   return { store, model: rfc(leaves.map((l) => sha(Buffer.from([0]), Buffer.from(l, 'utf8')))), roots };

@@ -18,7 +18,13 @@ import { keys } from '../../src/model/keys.js';
 import { EmbeddedLayer } from '../../src/settlement/embedded.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { BatchOp } from '../../src/store/port.js';
+import { builtInPrincipals } from '../../src/auth/authority.js';
+import { disclose } from '../../src/disclosures/disclose.js';
+import { verifyDisclosure } from '../../src/disclosures/verify.js';
+import type { AccountId, AssetSymbol, CredentialId, IdentityId } from '../../src/model/values.js';
 import { customersGenesis } from '../support/book.js';
+import { testClerk } from '../support/clerk.js';
+import { independentlyVerify } from '../support/independent-verifier.js';
 import { checkChain, liabilitiesRootOf, verifyConsistency, verifyLiabilities } from '../support/independent-audit.js';
 
 const instance = 3;
@@ -32,9 +38,9 @@ class DyingStore extends MemoryStore {
     this.dieAt = n;
     this.seen = 0;
   }
-  override async write(ops: readonly BatchOp[], sync: boolean): Promise<void> {
+  override async write(ops: readonly BatchOp[]): Promise<void> {
     if (this.dieAt > 0 && ops.some((op) => op.key.startsWith('lt/')) && ++this.seen === this.dieAt) throw new Error('killed');
-    await super.write(ops, sync);
+    await super.write(ops);
   }
 }
 
@@ -109,7 +115,7 @@ describe('liabilities trees on a larger book', () => {
     for await (const _ of store.entries({ gte: 'lt/0000000000000002/', lt: 'lt/0000000000000003', limit: 10 })) left++;
     expect(left).toBeGreaterThan(0);
     expect(await store.get('cp/0000000000000002')).toBeUndefined();
-    await store.write(writes, false);
+    await store.write(writes);
     store.dieAtBatch(0);
     // A restart: a new Checkpoints over the book as the kill left it.
     checkpoints = await Checkpoints.open(store, layer, key);
@@ -117,7 +123,7 @@ describe('liabilities trees on a larger book', () => {
     const second = await checkpoints.take(30);
     expect(second.number).toBe(2);
     await makeFinal(checkpoints, layer, 31);
-    const chain = checkChain(instance, (await checkpoints.list(null, 10)).items.reverse().map(checkpointView));
+    const chain = checkChain(instance, (await checkpoints.list(null, 10)).items.reverse().map(checkpointView) as Record<string, any>[]);
     expect(chainProblem(instance, chain as never)).toBeNull();
     await audit(checkpoints, chain, 2, await customerBalances(store));
     await audit(checkpoints, chain, 1, before);
@@ -130,7 +136,7 @@ describe('liabilities trees on a larger book', () => {
     const subtrees = await extendFrontier(frontier, store, head.postingSeq);
     const v1 = { number: 1, entrySequence: head.postingSeq, kernelRoot: frontier.rootHex(), previous: '0'.repeat(64), createdAtMs: 5, status: 'final', height: 1, instance, frontier: frontier.peaksHex };
     const commitment = checkpointCommitment({ instance, number: 1, entry_sequence: v1.entrySequence, kernel_root: v1.kernelRoot, previous: v1.previous });
-    await store.write([...subtrees, { type: 'put', key: 'cp/0000000000000001', value: JSON.stringify({ ...v1, commitment }) }], false);
+    await store.write([...subtrees, { type: 'put', key: 'cp/0000000000000001', value: JSON.stringify({ ...v1, commitment }) }]);
     const layer = await EmbeddedLayer.open({ store, instance, finalityDepth: 1, sync: false });
     const checkpoints = await Checkpoints.open(store, layer, key);
     const second = await checkpoints.take(10);
@@ -150,5 +156,19 @@ describe('liabilities trees on a larger book', () => {
     verifyConsistency(from.entrySequence, to.entrySequence, from.kernelRoot, to.kernelRoot, proof);
     await expect(checkpoints.liabilities(1, 'USD', 'did:ledger:acct:c1')).rejects.toMatchObject({ refusal: { error: 'ERR-NotDisclosable' } });
     await audit(checkpoints, chain, 2, await customerBalances(store));
+
+    // CONTRACT 12.7: a disclosure with the liabilities proof rests on a version-2 checkpoint only.
+    const clerk = testClerk();
+    const request = (checkpoint: number) => ({
+      actor: { principal: 'did:ledger:id:c1' as IdentityId, credential: 'did:ledger:cred:c1' as CredentialId, onBehalfOf: null }, operator: builtInPrincipals.operator,
+      subject: 'did:ledger:acct:c1' as AccountId, assertion: { shape: 'holds_at_least' as const, amount: '1', asset: 'USD' as AssetSymbol, kind: 'available' as const },
+      checkpoint, legalObligation: null, recipient: { reference: 'ab'.repeat(32) }, withLiabilities: true,
+    });
+    const context = { view: store, checkpoints, assets: ['USD' as AssetSymbol], instance, clerk, nowMs: 20, operationPostings: async () => undefined };
+    await expect(disclose(request(1), context)).rejects.toMatchObject({ refusal: { error: 'ERR-NotDisclosable' } });
+    const hex = await disclose(request(2), context);
+    const trust = { clerkPublicKeyHex: clerk.publicKeyHex, instance, finalCheckpoint: (n: number) => (n === 2 ? { ...chain[1]! } as never : undefined) };
+    expect((await verifyDisclosure(hex, trust)).report).toMatch(/^parse: ok\nsignature: ok\ncheckpoint: ok\nproofs: ok\nliabilities: ok\nassertion: ok/);
+    independentlyVerify(hex, { clerk: clerk.publicKeyHex, instance, checkpoints: chain as never });
   });
 });

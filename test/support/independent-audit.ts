@@ -130,7 +130,7 @@ export function verifyLiabilities(instance: number, held: Record<string, any>, a
   for (const layer of ['available', 'reserved', 'encumbered']) must(typeof leaf[layer] === 'string' && UDEC.test(leaf[layer]), `${layer} is not an unsigned decimal`);
   const root = c.liabilities[asset];
   must(root !== undefined, 'no tree in the asset');
-  let h = H(Buffer.from([0]), Buffer.from(canon(leaf), 'utf8'));
+  let h: Buffer = H(Buffer.from([0]), Buffer.from(canon(leaf), 'utf8'));
   let s = BigInt(leaf.available) + BigInt(leaf.reserved) + BigInt(leaf.encumbered);
   must(Number.isSafeInteger(reply.index) && reply.index >= 0 && reply.index < root.leaves, 'index');
   let fn = reply.index;
