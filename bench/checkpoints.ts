@@ -7,7 +7,11 @@
  *  2. in a book of `--proof-entries` entries covered by a checkpoint, times inclusion
  *     proofs of random leaves (each reads at most one block of 256 leaves and the stored
  *     subtrees above it).
- * Usage: node dist/bench/checkpoints.js --entries 1000000 --proof-entries 10000000 [--dir PATH]
+ *  3. in a book of each of `--accounts` customer accounts (comma-separated counts), times
+ *     the checkpoint whose liabilities tree (CONTRACT 12.2) covers them all, the event
+ *     loop's longest pause meanwhile (what the decider would wait), and one holder's proof
+ *     (CONTRACT 12.4) of random accounts, each verified.
+ * Usage: node dist/bench/checkpoints.js --entries 1000000 --proof-entries 10000000 [--accounts 100000,1000000] [--only liabilities] [--dir PATH]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,13 +21,26 @@ import { Checkpoints } from '../src/checkpoints/checkpoints.js';
 import { inclusionProof } from '../src/checkpoints/merkle.js';
 import { journalChunkEntriesMax } from '../src/constants.js';
 import { rootFromInclusionPath } from '../src/disclosures/verify.js';
-import { encodeHead } from '../src/model/codec.js';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { liabilitiesChecks, reportOf } from '../src/checkpoints/verify-proofs.js';
+import { checkpointView } from '../src/checkpoints/views.js';
+import { encodeAccount, encodeBalance, encodeHead } from '../src/model/codec.js';
+import type { AccountId, IdentityId } from '../src/model/values.js';
 import { EmbeddedLayer } from '../src/settlement/embedded.js';
 import { LevelStore } from '../src/store/level.js';
 import type { BatchOp } from '../src/store/port.js';
 import { keys } from '../src/model/keys.js';
 
-const { values } = parseArgs({ options: { entries: { type: 'string', default: '1000000' }, 'proof-entries': { type: 'string', default: '10000000' }, dir: { type: 'string' }, proofs: { type: 'string', default: '20' } } });
+const { values } = parseArgs({
+  options: {
+    entries: { type: 'string', default: '1000000' },
+    'proof-entries': { type: 'string', default: '10000000' },
+    accounts: { type: 'string', default: '100000,1000000' },
+    only: { type: 'string' },
+    dir: { type: 'string' },
+    proofs: { type: 'string', default: '20' },
+  },
+});
 const entries = Number(values.entries);
 const proofEntries = Number(values['proof-entries']);
 
@@ -66,12 +83,59 @@ async function timedCheckpoint(checkpoints: Checkpoints): Promise<{ ms: number; 
 async function open(dir: string) {
   const store = await LevelStore.open(join(dir, 'book'));
   const layer = await EmbeddedLayer.open({ store, instance: 1, finalityDepth: 2 });
-  return { store, checkpoints: await Checkpoints.open(store, layer) };
+  return { store, layer, checkpoints: await Checkpoints.open(store, layer) };
+}
+
+/** A book of `count` customer accounts, each holding USD, and a short journal. */
+async function accountsBook(store: LevelStore, count: number): Promise<void> {
+  await appendJournal(store, 0, 10);
+  let batch: BatchOp[] = [];
+  for (let i = 0; i < count; i++) {
+    const id = `did:ledger:acct:c${i}` as AccountId;
+    const account = { id, owner: `did:ledger:id:c${i}` as IdentityId, kind: 'customer' as const, custody: 'delegated' as const, status: 'active' as const, openedAtMs: 1, epoch: 0, treasuryLimits: {} };
+    batch.push({ type: 'put', key: keys.account(id), value: encodeAccount(account) });
+    batch.push({ type: 'put', key: keys.balance(id, 'USD'), value: JSON.stringify(encodeBalance({ available: BigInt(1 + ((i * 7919) % 100_000)), reserved: BigInt(i % 7), encumbered: BigInt(i % 3) })) });
+    if (batch.length >= 10_000) {
+      await store.write(batch, false);
+      batch = [];
+    }
+  }
+  await store.write(batch, true);
+}
+
+async function liabilitiesAt(root: string, count: number): Promise<void> {
+  const { store, layer, checkpoints } = await open(root);
+  await accountsBook(store, count);
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
+  const { ms, rssGrowthMiB } = await timedCheckpoint(checkpoints);
+  loop.disable();
+  const c = checkpoints.latest!;
+  const usd = c.liabilities!.USD!;
+  console.log(`liabilities tree of ${count} accounts: checkpoint ${(ms / 1000).toFixed(1)} s (${Math.round(count / (ms / 1000))} leaves/s), longest event-loop pause ${(loop.max / 1e6).toFixed(0)} ms, RSS growth ${rssGrowthMiB} MiB; ${usd.leaves} leaves, total ${usd.total}`);
+  // A proof needs a final checkpoint: the anchor into a block, then that block final.
+  await checkpoints.ingest();
+  await layer.produceBlocks(3, Date.now());
+  await checkpoints.ingest();
+  const times: number[] = [];
+  for (let i = 0; i < Number(values.proofs); i++) {
+    const account = `did:ledger:acct:c${Math.floor(Math.random() * count)}`;
+    const start = performance.now();
+    const proof = await checkpoints.liabilities(c.number, 'USD', account);
+    times.push(performance.now() - start);
+    const reply = JSON.parse(JSON.stringify({ account, asset: 'USD', instance: proof.instance, checkpoint: checkpointView(proof.checkpoint), leaf: proof.leaf, index: proof.index, path: proof.path }));
+    const verified = reportOf(liabilitiesChecks(reply, { account, asset: 'USD', instance: 1, anchored: reply.checkpoint }));
+    if (!verified.passed) throw new Error(`the proof of ${account} does not verify: ${verified.report}`);
+  }
+  times.sort((a, b) => a - b);
+  console.log(`liabilities proof among ${count} accounts: median ${times[times.length >> 1]!.toFixed(1)} ms, max ${times[times.length - 1]!.toFixed(1)} ms over ${times.length} random accounts (each verified)`);
+  await store.close();
 }
 
 const root = values.dir ?? mkdtempSync(join(tmpdir(), 'ledger-checkpoints-bench-'));
 try {
-  {
+  for (const count of values.only === undefined || values.only === 'liabilities' ? values.accounts!.split(',').map(Number) : []) await liabilitiesAt(join(root, `l${count}`), count);
+  if (values.only === undefined || values.only === 'journal') {
     const { store, checkpoints } = await open(join(root, 'a'));
     const base = 100_000;
     await appendJournal(store, 0, base);
@@ -81,7 +145,7 @@ try {
     console.log(`checkpoint after ${entries} new entries (book of ${base + entries}): ${(ms / 1000).toFixed(2)} s (${Math.round(entries / (ms / 1000))} entries/s), RSS growth ${rssGrowthMiB} MiB, peak RSS ${mib(process.resourceUsage().maxRSS * 1024)} MiB`);
     await store.close();
   }
-  {
+  if (values.only === undefined || values.only === 'journal') {
     const { store, checkpoints } = await open(join(root, 'b'));
     const buildStart = performance.now();
     await appendJournal(store, 0, proofEntries);

@@ -74,6 +74,10 @@ export const examples: Readonly<Record<string, readonly string[]>> = {
   'checkpoints create': ['ledgerctl checkpoints create --client-key eod-2026-11-24 --field result.anchoring.checkpoint.number'],
   'checkpoints wait': ['ledgerctl checkpoints wait 12 --timeout-ms 60000'],
   'checkpoints export': ['ledgerctl checkpoints export --out checkpoints.json'],
+  'accounts liabilities': ['ledgerctl accounts liabilities did:ledger:acct:alice --checkpoint 12 --asset USD --out liabilities.json'],
+  'accounts verify-liabilities': ['ledgerctl accounts verify-liabilities did:ledger:acct:alice --checkpoint 12 --asset USD --checkpoints checkpoints.json --proof liabilities.json'],
+  'checkpoints consistency': ['ledgerctl checkpoints consistency 12 --from 3 --out proof.json'],
+  'checkpoints verify': ['ledgerctl checkpoints verify --from 3 --to 12 --checkpoints checkpoints.json --proof proof.json'],
   'disclosures create': [
     'ledgerctl disclosures create --subject savings --assertion \'{"shape":"holds_at_least","amount":"10000","asset":"USD","kind":"available"}\' --recipient-reference $(openssl rand -hex 32) --out proof.hex',
     'ledgerctl disclosures create --subject ACCT --assertion @assertion.json --legal-obligation "court order 17" --recipient-identity did:ledger:id:auditor',

@@ -6,6 +6,7 @@ import { Command, type HelpContext } from 'commander';
 import { buildBalance } from './commands/accounts/balance.js';
 import { buildCustody } from './commands/accounts/custody.js';
 import { buildClose, buildFreeze, buildUnfreeze } from './commands/accounts/lifecycle.js';
+import { buildLiabilities, buildVerifyLiabilities } from './commands/accounts/liabilities.js';
 import { buildReclaim } from './commands/accounts/reclaim.js';
 import { buildRecoveryMechanisms } from './commands/accounts/recovery-mechanisms.js';
 import { buildChanges } from './commands/custody/changes.js';
@@ -23,6 +24,7 @@ import { buildChallenge } from './commands/auth/challenge.js';
 import { buildLogin } from './commands/auth/login.js';
 import { buildLogout } from './commands/auth/logout.js';
 import { buildWhoami } from './commands/auth/whoami.js';
+import { buildConsistency, buildVerify as buildCheckpointVerify } from './commands/checkpoints/consistency.js';
 import { buildCreate as buildCheckpointCreate } from './commands/checkpoints/create.js';
 import { buildExport as buildCheckpointExport } from './commands/checkpoints/export.js';
 import { buildList as buildCheckpointList } from './commands/checkpoints/list.js';
@@ -79,7 +81,7 @@ const nouns: readonly (readonly [string, string, readonly Builder[]])[] = [
   ['auth', 'signing in: challenges, passkey sessions, API keys', [buildChallenge, buildLogin, buildLogout, buildWhoami]],
   ['credentials', 'credentials of an identity', [buildRegister]],
   ['identities', 'identities (the identities principal)', [buildIdentityCreate, buildRecoveryTerms]],
-  ['accounts', 'ledger accounts', [buildOpen, buildAccountShow, buildBalance, buildAccountList, buildCustody, buildRecoveryMechanisms, buildReclaim, buildFreeze, buildUnfreeze, buildClose]],
+  ['accounts', 'ledger accounts', [buildOpen, buildAccountShow, buildBalance, buildAccountList, buildCustody, buildRecoveryMechanisms, buildReclaim, buildFreeze, buildUnfreeze, buildClose, buildLiabilities, buildVerifyLiabilities]],
   ['custody', 'recoveries and successions', [buildChanges]],
   ['assets', 'registered assets and their settlement-layer bindings', [buildAssetList, buildAssetRegister, buildBind, buildDeprecate]],
   ['aliases', "other systems' names for accounts", [buildLookup]],
@@ -90,7 +92,7 @@ const nouns: readonly (readonly [string, string, readonly Builder[]])[] = [
   ['operations', 'the outcome of commands', [buildOperationShow, buildWait]],
   ['grants', 'delegated authority', [buildIssue, buildGrantList, buildRevoke]],
   ['ops', "the operator's own commands", [buildBackup, buildIssuanceGrant, buildParties, buildIdentityRestrictions, buildMembers, buildAudit]],
-  ['checkpoints', 'the book anchored on the settlement layer', [buildCheckpointList, buildCheckpointShow, buildCheckpointCreate, buildCheckpointWait, buildCheckpointExport]],
+  ['checkpoints', 'the book anchored on the settlement layer', [buildCheckpointList, buildCheckpointShow, buildCheckpointCreate, buildCheckpointWait, buildCheckpointExport, buildConsistency, buildCheckpointVerify]],
   ['disclosures', 'signed assertions about an account, and verifying them', [buildDisclosureCreate, buildDisclosureShow, buildDisclosureVerify]],
   ['events', 'the event stream', [buildTail]],
 ];

@@ -3,18 +3,15 @@
  * checkpoints file `checkpoints export` writes and `disclosures verify --offline` trusts.
  */
 import { readFile } from 'node:fs/promises';
-import { chainProblem } from '../src/disclosures/verify.js';
+import { type CheckpointObject, chainProblem } from '../src/checkpoints/verify-proofs.js';
 import type { Context } from './context.js';
 import { CliError, UsageError, exitCodes } from './errors.js';
 import { checkpointPagesMax } from './limits.js';
 import { inputFile } from './parse.js';
 
-export interface CheckpointView {
-  number: number;
+/** A checkpoint as served: version 1, or version 2 with `version`, `previous` and `liabilities` (CONTRACT 12.3). */
+export interface CheckpointView extends CheckpointObject {
   status: 'pending' | 'submitted' | 'final';
-  entry_sequence: number;
-  kernel_root: string;
-  commitment: string;
   created_at: number;
 }
 
@@ -68,4 +65,10 @@ export async function readCheckpointsFile(path: string): Promise<CheckpointsFile
 /** A value given inline or as `@file` (its text, trimmed). */
 export async function inlineOrFile(flag: string, text: string): Promise<string> {
   return text.startsWith('@') ? inputFile(flag, text.slice(1)).trim() : text.trim();
+}
+
+/** Prints a report of checks (CONTRACT 12.8: one line each, `--json` `{passed, report}`); exit 1 unless it passed. */
+export function showChecks(ctx: Context, verification: { passed: boolean; report: string }, failure: string): void {
+  ctx.out.result(verification, () => `${verification.report}\n${verification.passed ? 'passed' : 'FAILED'}`);
+  if (!verification.passed) throw new CliError(failure, exitCodes.refused);
 }

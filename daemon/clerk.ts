@@ -6,7 +6,7 @@
  * first start of a book that has none; an older `clerk.pub` (PEM) is rewritten as hex from
  * the private key.
  */
-import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { bookPaths, writeAtomically } from './data-dir.js';
@@ -58,4 +58,17 @@ export async function writeClerkKeys(dataDir: string): Promise<void> {
 
 export function loadClerk(dataDir: string): Promise<Clerk> {
   return loadKeyPair(clerkPaths(dataDir));
+}
+
+/**
+ * The key the salts of liabilities leaves derive from (CONTRACT 12.2): 32 random bytes,
+ * kept as hex in `DIR/liabilities.key` (0600), made at the first start of a book that
+ * has none. Never served, exported or carried in a backup.
+ */
+export async function loadLiabilitiesKey(dataDir: string): Promise<Buffer> {
+  const path = bookPaths(dataDir).liabilitiesKey;
+  if (!existsSync(path)) await writeAtomically(path, `${randomBytes(32).toString('hex')}\n`, 0o600);
+  const text = (await readFile(path, 'utf8')).trim();
+  if (!/^[0-9a-f]{64}$/.test(text)) throw new Error(`${path} does not hold 32 bytes of hex`);
+  return Buffer.from(text, 'hex');
 }

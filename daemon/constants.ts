@@ -95,3 +95,6 @@ export const genesisEntryDepthMax = 2;
 export const backupLineBytesMax = 64 * 1024 * 1024;
 /** `ledgerd check`: operation references deciphered under the data dir's daemon.key (any one drawn under another key tells). */
 export const checkOperationRefsMax = 256;
+
+/** CONTRACT 12.7: the body of POST /v1/disclosures/verify, above the daemon's bodyBytesMax (a disclosure carries its evidence). */
+export const disclosureVerifyBodyBytesMax = 4 * 1024 * 1024;

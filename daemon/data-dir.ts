@@ -18,6 +18,7 @@ export const bookPaths = (dataDir: string) => ({
   backupPublicKey: join(dataDir, 'backup.pub'),
   /** Held (an OS lock) by the ledgerd serving from this data dir when the book is on PostgreSQL, as LevelDB's own lock does for `book/`. */
   serveLock: join(dataDir, 'serve.lock'),
+  liabilitiesKey: join(dataDir, 'liabilities.key'),
 });
 
 export async function writeAtomically(path: string, text: string, mode: number): Promise<void> {

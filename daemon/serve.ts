@@ -17,7 +17,7 @@ import { listenFailure } from './failures.js';
 import { Metrics } from './metrics.js';
 import { PgStore } from '../src/store/postgres.js';
 import { type Config, ConfigError } from './config.js';
-import { loadClerk } from './clerk.js';
+import { loadClerk, loadLiabilitiesKey } from './clerk.js';
 import { loadBackupKey } from './backup-key.js';
 import { openLayer, openSettlement } from './settlement.js';
 import type { IdentityId } from '../src/model/values.js';
@@ -112,7 +112,7 @@ export async function serve(config: Config, version: string): Promise<void> {
     beforeDecide: poisonHook(process.env),
     settlement: { instance: config.settlement.instance, instructionExpiryBlocks: config.settlement.instructionExpiryBlocks, layerHeight: () => layer.currentHead.height },
   });
-  const settlement = await openSettlement({ store, layer, kernel, clerk: await loadClerk(config.dataDir), config: config.settlement, clock });
+  const settlement = await openSettlement({ store, layer, kernel, clerk: await loadClerk(config.dataDir), config: config.settlement, clock, liabilitiesKey: await loadLiabilitiesKey(config.dataDir) });
   const app = buildApp({ kernel, config, clock, logger: loggerOptions(config), version, metrics, settlement, cursorKey: secrets.cursors });
   report = (line) => line(app.log);
   for (const line of early.splice(0)) report(line);

@@ -56,11 +56,13 @@ export interface SettlementOptions {
   readonly clerk: Clerk;
   readonly config: SettlementConfig;
   readonly clock: () => number;
+  /** `DIR/liabilities.key` (absent: a fresh key, for tests). */
+  readonly liabilitiesKey?: Buffer;
 }
 
-export async function openSettlement({ store, layer, kernel, clerk, config, clock }: SettlementOptions): Promise<Settlement> {
+export async function openSettlement({ store, layer, kernel, clerk, config, clock, liabilitiesKey }: SettlementOptions): Promise<Settlement> {
   const flows = settlementFlows(layer);
-  const checkpoints = await Checkpoints.open(store, layer);
+  const checkpoints = await Checkpoints.open(store, layer, liabilitiesKey);
   const timers: NodeJS.Timeout[] = [];
   const inFlight = new Set<Promise<unknown>>();
   let offBlocks: (() => void) | null = null;
@@ -85,13 +87,17 @@ export async function openSettlement({ store, layer, kernel, clerk, config, cloc
       const meta = decodeSettlementMeta(await view.settlementRecord(settlementKeys.meta));
       const [block] = meta.height === 0 ? [] : await layer.blocks(meta.height, meta.height);
       const held = block?.held ?? {};
+      const anchors = await checkpoints.anchoredAt(meta.height);
+      // CONTRACT 12.6: the customers' liabilities in the newest checkpoint this comparison is the record of, if of version 2.
+      const newest = anchors.length === 0 ? undefined : await checkpoints.get(anchors[anchors.length - 1]!);
+      const liabilitiesOf = (asset: string) => (newest?.version === 2 ? { liabilitiesMinor: BigInt(newest.liabilities![asset]?.total ?? '0'), liabilitiesCheckpoint: newest.number } : { liabilitiesMinor: null, liabilitiesCheckpoint: null });
       const rows = [];
       for (const asset of kernel.assetList.filter((a) => a.binding === 'bound' && a.location !== null)) {
         const balance = await view.balance(settlementAccountId, asset.id);
         // The settlement account goes below zero by what the book records as held on the layer.
-        rows.push({ asset: asset.id, bookMinor: -(balance.available + balance.reserved + balance.encumbered), layerMinor: held[asset.location!] ?? 0n });
+        rows.push({ asset: asset.id, bookMinor: -(balance.available + balance.reserved + balance.encumbered), layerMinor: held[asset.location!] ?? 0n, ...liabilitiesOf(asset.id) });
       }
-      return { anchors: await checkpoints.anchoredAt(meta.height), atMs: nowMs, cut: meta.cut, height: meta.height, rows };
+      return { anchors, atMs: nowMs, cut: meta.cut, height: meta.height, rows };
     },
     settleCommand: flows.settleCommand,
     async start(log) {

@@ -173,6 +173,10 @@ export const rescanSeqsMax = layerInboxReadMax;
 
 /** Checkpoints (src/checkpoints/). Perfect Merkle subtrees of at least 2^this leaves are stored, so an inclusion proof reads at most 2^this leaves. */
 export const merkleStoredLevelMin = 8;
+/** Liabilities trees (CONTRACT 12.2): leaves are stored in blocks of this many (one read gives a proof's lowest levels), nodes above them one by one. */
+export const liabilitiesBlockLeaves = 256;
+/** A liabilities tree is built in slices of this many leaves, the event loop (and the decider) served between them; its records are written in batches of this many. */
+export const liabilitiesSliceLeaves = 2048;
 /** Checkpoints one listing page holds. */
 export const checkpointsPageMax = 1000;
 export const checkpointsPageDefault = 100;

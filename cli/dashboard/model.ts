@@ -26,7 +26,7 @@ export interface LayerFigures {
   takenIn: number;
   pendingInstructions: number;
   freshUntilMs: number;
-  comparison: { height: number; differs: boolean; rows: readonly { asset: string; book: string; layer: string; difference: string }[] };
+  comparison: { height: number; differs: boolean; rows: readonly { asset: string; book: string; layer: string; difference: string; liabilities: string | null; solvent: boolean | null }[] };
 }
 
 /** Per asset, what the operator-owned treasury accounts hold (signed minor units, all layers). */

@@ -27,10 +27,18 @@ export function LayerPane({ layer, nowMs }: { layer: DashboardState['layer']; no
           { header: 'BOOK', value: (r) => r.book, alignRight: true },
           { header: 'LAYER', value: (r) => r.layer, alignRight: true },
           { header: 'DIFFERENCE', value: (r) => r.difference, alignRight: true },
+          { header: 'LIABILITIES', value: (r) => r.liabilities ?? '-', alignRight: true },
+          // CONTRACT 12.6: an insolvent asset is marked so an operator sees it at a glance.
+          { header: 'SOLVENT', value: (r) => (r.solvent === null ? '-' : r.solvent ? 'yes' : 'NO: INSOLVENT') },
         ]}
         rows={layer.comparison.rows}
         empty="(no bound asset)"
       />
+      {layer.comparison.rows.some((r) => r.solvent === false) && (
+        <Text color="red" bold>
+          INSOLVENT: the layer holds less than the customers' liabilities in {layer.comparison.rows.filter((r) => r.solvent === false).map((r) => safe(r.asset)).join(', ')}
+        </Text>
+      )}
       <Text color={layer.comparison.differs ? 'red' : undefined} dimColor={!layer.comparison.differs}>
         last comparison at height {layer.comparison.height}: {layer.comparison.differs ? 'the book and the layer DIFFER' : 'no difference'}
       </Text>

@@ -10,8 +10,11 @@ import { checkpointView, comparisonView } from '../../src/checkpoints/views.js';
 import { requireOperator } from '../http/auth.js';
 import { type Query, limitQuery, uintQuery } from '../http/query.js';
 import { wireReply } from '../http/replies.js';
-import { commandHeaders, commandReplySchema, digitsText, noQuery, object, responses, str, uintNumber } from '../http/schemas.js';
-import { type RouteContext, withView } from './context.js';
+import { accountId, assetSymbol, commandHeaders, commandReplySchema, digitsText, noQuery, object, responses, str, uintNumber } from '../http/schemas.js';
+import { inScope } from '../../src/auth/authority.js';
+import { parseAccountId, parseAssetSymbol } from '../../src/model/values.js';
+import { callerOf } from '../http/auth.js';
+import { type RouteContext, withSlot, withView } from './context.js';
 
 const hex64 = str('32 bytes, lowercase hex', { pattern: '^[0-9a-f]{64}$' });
 
@@ -23,6 +26,13 @@ export const checkpointSchema = object(
     kernel_root: hex64,
     number: uintNumber("the settlement layer's anchor number"),
     status: { enum: ['pending', 'submitted', 'final'] },
+    version: { enum: [2], description: 'absent for a version-1 checkpoint (CONTRACT 12.3)' },
+    previous: { ...hex64, description: "the prior checkpoint's commitment (version 2)" },
+    liabilities: {
+      type: 'object',
+      description: 'version 2: per asset symbol, the root of its liabilities tree (CONTRACT 12.2)',
+      additionalProperties: object({ leaves: uintNumber('leaves of the tree'), root: hex64, total: str('the sum of every leaf, unsigned decimal') }, ['leaves', 'root', 'total']),
+    },
   },
   ['commitment', 'created_at', 'entry_sequence', 'kernel_root', 'number', 'status'],
 );
@@ -88,6 +98,76 @@ export function checkpointRoutes(app: FastifyInstance, { kernel, clock, settleme
       const checkpoint = await checkpoints.get(number);
       if (checkpoint === undefined) refuse('ERR-AnchorNotFinal', `no checkpoint ${number}`);
       return wireReply(reply, checkpointView(checkpoint));
+    },
+  );
+
+  app.get(
+    '/v1/checkpoints/:number/consistency',
+    {
+      schema: {
+        operationId: 'getCheckpointConsistency', summary: 'The RFC 9162 consistency proof from an earlier final checkpoint to this one (CONTRACT 12.1)',
+        params: object({ number: digitsText('checkpoint number (the later one)') }, ['number']),
+        querystring: object({ from: digitsText('the earlier final checkpoint, 1..number') }),
+        response: responses({ 200: object({ from: checkpointSchema, to: checkpointSchema, proof: { type: 'array', items: hex64 } }, ['from', 'to', 'proof']) }),
+      },
+    },
+    async (request, reply) => {
+      // CONTRACT 12.1's order: malformed (the schema: digits, no other parameter), then from 0, then unbounded, then not final.
+      const to = uintQuery(request.params as Query, 'number')!;
+      const from = uintQuery(request.query as Query, 'from');
+      if (from === 0) refuse('ERR-MalformedCommand', 'from must be a checkpoint number, 1 or more');
+      if (from === null) refuse('ERR-QueryUnbounded', 'query parameter from is required: the earlier checkpoint');
+      if (from > to) refuse('ERR-QueryUnbounded', 'from is after the checkpoint asked');
+      // Its snapshot counts against the caller's slots as every query's does (daemon/snapshot-slots.ts).
+      const proof = await withSlot(request, () => checkpoints.consistency(from, to));
+      return wireReply(reply, { from: checkpointView(proof.from), to: checkpointView(proof.to), proof: proof.proof });
+    },
+  );
+
+  const liabilityPair = object({ hash: hex64, sum: str('unsigned decimal') }, ['hash', 'sum']);
+  app.get(
+    '/v1/accounts/:account/liabilities',
+    {
+      schema: {
+        operationId: 'getAccountLiabilities', summary: "The account's proof in an asset's liabilities tree at a final checkpoint (CONTRACT 12.4): owner or operator",
+        params: object({ account: accountId }, ['account']),
+        querystring: object({ checkpoint: digitsText('a final checkpoint of version 2'), asset: assetSymbol }),
+        response: responses({
+          200: object(
+            {
+              account: str('the account'),
+              asset: assetSymbol,
+              instance: uintNumber('this deployment on the settlement layer'),
+              checkpoint: checkpointSchema,
+              leaf: object(
+                { account: str('the account'), asset: assetSymbol, available: str('unsigned decimal'), checkpoint: uintNumber('checkpoint number'), encumbered: str('unsigned decimal'), reserved: str('unsigned decimal'), salt: hex64 },
+                ['account', 'asset', 'available', 'checkpoint', 'encumbered', 'reserved', 'salt'],
+              ),
+              index: uintNumber('the leaf\'s position, by leaf hash'),
+              path: { type: 'array', items: liabilityPair },
+            },
+            ['account', 'asset', 'instance', 'checkpoint', 'leaf', 'index', 'path'],
+          ),
+        }),
+      },
+    },
+    async (request, reply) => {
+      // CONTRACT 12.4's order: malformed (the schema), unbounded, the caller, the asset, the checkpoint, the leaf.
+      const account = parseAccountId((request.params as { account: string }).account);
+      const query = request.query as Query;
+      const number = uintQuery(query, 'checkpoint');
+      const asset = query.asset === undefined ? undefined : parseAssetSymbol(query.asset);
+      if (number === null || asset === undefined) refuse('ERR-QueryUnbounded', 'query parameters checkpoint and asset are required: without them the query is unbounded');
+      const caller = callerOf(request);
+      const operator = caller.principal === kernel.principals.operator;
+      const found = await withView(request, (view) => view.account(account));
+      if (operator && found === undefined) refuse('ERR-UnknownAccount', `no account ${account}`);
+      if (!operator && (found === undefined || found.owner !== caller.principal || !inScope(caller, account))) {
+        refuse('ERR-NotAuthorised', `only the account's owner and the operator read its liabilities proof`);
+      }
+      if (!kernel.assetList.some((a) => a.id === asset)) refuse('ERR-UnknownAsset', `asset ${asset} is not registered`);
+      const proof = await withSlot(request, () => checkpoints.liabilities(number, asset, account));
+      return wireReply(reply, { account, asset, instance: proof.instance, checkpoint: checkpointView(proof.checkpoint), leaf: { ...proof.leaf }, index: proof.index, path: proof.path });
     },
   );
 

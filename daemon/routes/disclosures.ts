@@ -13,7 +13,7 @@ import type { Query } from '../http/query.js';
 import { wireReply } from '../http/replies.js';
 import { accountId, commandHeaders, commandReplySchema, identityId, object, reference, responses, str } from '../http/schemas.js';
 import { type RouteContext, withSlot } from './context.js';
-import { legalObligationLengthMax } from '../constants.js';
+import { disclosureVerifyBodyBytesMax, legalObligationLengthMax } from '../constants.js';
 
 interface DisclosureBody {
   subject: unknown;
@@ -22,6 +22,7 @@ interface DisclosureBody {
   legal_obligation?: string;
   recipient_identity?: unknown;
   recipient_reference?: unknown;
+  with_liabilities?: boolean;
 }
 
 export function disclosureRoutes(app: FastifyInstance, { kernel, clock, settlement }: RouteContext): void {
@@ -41,6 +42,7 @@ export function disclosureRoutes(app: FastifyInstance, { kernel, clock, settleme
             legal_obligation: str("the operator's justification under a legal obligation", { minLength: 1, maxLength: legalObligationLengthMax }),
             recipient_identity: identityId,
             recipient_reference: str('opaque 32-byte hex', { pattern: '^[0-9a-f]{64}$' }),
+            with_liabilities: { type: 'boolean', description: "CONTRACT 12.7: a v2 disclosure with the subject's liabilities proof (holds_at_least only; default false)" },
             reference,
           },
           ['subject', 'assertion'],
@@ -64,7 +66,7 @@ export function disclosureRoutes(app: FastifyInstance, { kernel, clock, settleme
           try {
             const asking = {
               actor: caller, operator: kernel.principals.operator, subject: about, assertion,
-              checkpoint: asked.checkpoint ?? null, legalObligation: asked.legal_obligation ?? null, recipient,
+              checkpoint: asked.checkpoint ?? null, legalObligation: asked.legal_obligation ?? null, recipient, withLiabilities: asked.with_liabilities === true,
             };
             const context = {
               view, checkpoints, assets, instance: layer.instance, clerk, nowMs: clock(),
@@ -112,6 +114,23 @@ export function disclosureRoutes(app: FastifyInstance, { kernel, clock, settleme
     async (request, reply) => {
       const { disclosure } = request.query as Query;
       return wireReply(reply, { ...(await verifyDisclosure(disclosure ?? null, trust)) });
+    },
+  );
+
+  // CONTRACT 12.7: the same check by POST, the disclosure in the body (a query string capped its size). A query, not a command: no client key, nothing stored.
+  app.post(
+    '/v1/disclosures/verify',
+    {
+      bodyLimit: disclosureVerifyBodyBytesMax,
+      schema: {
+        operationId: 'verifyDisclosureByPost', summary: 'Check a disclosure sent in the body (at most 4 MiB), as GET /v1/disclosures/verify does (no side effect)',
+        body: object({ disclosure: str('the disclosure, hex') }, ['disclosure']),
+        response: responses({ 200: object({ passed: { type: 'boolean' }, report: str('one line per check: `name: ok` or `name: failed: why`') }, ['passed', 'report']) }),
+      },
+    },
+    async (request, reply) => {
+      const { disclosure } = request.body as { disclosure: string };
+      return wireReply(reply, { ...(await verifyDisclosure(disclosure, trust)) });
     },
   );
 }

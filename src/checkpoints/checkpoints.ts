@@ -18,8 +18,10 @@ import { DamagedRecord, check, damaged, members, recordJson } from '../model/dec
 import type { SettlementAdapter } from '../settlement/adapter.js';
 import type { BatchOp, ReadView, Store } from '../store/port.js';
 import { SerialChanges } from '../store/serial.js';
-import { checkpointCommitment } from '../disclosures/verify.js';
-import { Frontier, extendFrontier } from './merkle.js';
+import { randomBytes } from 'node:crypto';
+import { type LiabilitiesRoot, checkpointCommitment, checkpointCommitmentV2, firstPrevious } from './verify-proofs.js';
+import { type LiabilitiesLeaf, type LiabilitiesScope, buildLiabilities, liabilitiesProof } from './liabilities.js';
+import { Frontier, consistencyProof, extendFrontier } from './merkle.js';
 import { checkpointKeys, keys, prefixEnd } from '../model/keys.js';
 
 export type CheckpointStatus = 'pending' | 'submitted' | 'final';
@@ -35,6 +37,10 @@ export interface Checkpoint {
   readonly status: CheckpointStatus;
   /** The layer height whose block carried its anchor; null while pending. */
   readonly height: number | null;
+  /** 2 for a checkpoint with liabilities trees (CONTRACT 12.3); absent for version 1. */
+  readonly version?: 2;
+  /** Version 2: per asset, the root object of its liabilities tree (12.2). */
+  readonly liabilities?: Readonly<Record<string, LiabilitiesRoot>>;
 }
 
 interface CheckpointRecord extends Checkpoint {
@@ -44,7 +50,7 @@ interface CheckpointRecord extends Checkpoint {
   readonly frontier: readonly string[];
 }
 
-export const firstPrevious = '0'.repeat(64);
+export { firstPrevious };
 
 export class Checkpoints {
   private latestRecord: CheckpointRecord | null;
@@ -60,6 +66,7 @@ export class Checkpoints {
   private constructor(
     private readonly store: Store,
     private readonly adapter: SettlementAdapter,
+    private readonly liabilitiesKey: Buffer,
     latest: CheckpointRecord | null,
     unfinished: Checkpoint[],
     ingestedHeight: number,
@@ -70,9 +77,14 @@ export class Checkpoints {
     for (const c of unfinished) if (c.status === 'pending') this.unsent.add(c.number);
   }
 
-  static async open(store: Store, adapter: SettlementAdapter): Promise<Checkpoints> {
+  /**
+   * `liabilitiesKey`: the key of `DIR/liabilities.key`, which the salts of every
+   * liabilities leaf derive from (a fresh one when not given: tests and benches).
+   */
+  static async open(store: Store, adapter: SettlementAdapter, liabilitiesKey: Buffer = randomBytes(32)): Promise<Checkpoints> {
+    assert(liabilitiesKey.length === 32, 'the liabilities key is 32 bytes');
     const state = await readState(store);
-    return new Checkpoints(store, adapter, state.latest, state.unfinished, state.ingestedHeight);
+    return new Checkpoints(store, adapter, liabilitiesKey, state.latest, state.unfinished, state.ingestedHeight);
   }
 
   get latest(): Checkpoint | null {
@@ -109,8 +121,10 @@ export class Checkpoints {
         const number = (last?.number ?? 0) + 1;
         const previous = last?.commitment ?? firstPrevious;
         const kernelRoot = frontier.rootHex();
-        const commitment = checkpointCommitment({ instance, number, entry_sequence: entrySequence, kernel_root: kernelRoot, previous });
-        record = { number, entrySequence, kernelRoot, commitment, previous, createdAtMs: nowMs, status: 'pending', height: null, instance, frontier: frontier.peaksHex };
+        // The trees' records go out in bounded batches ahead of the checkpoint's own (written last, below).
+        const liabilities = await buildLiabilities(snapshot, { key: this.liabilitiesKey, instance, number }, (ops) => this.store.write(ops, false));
+        const commitment = checkpointCommitmentV2({ instance, number, entry_sequence: entrySequence, kernel_root: kernelRoot, previous, liabilities });
+        record = { number, entrySequence, kernelRoot, commitment, previous, createdAtMs: nowMs, status: 'pending', height: null, version: 2, liabilities, instance, frontier: frontier.peaksHex };
       } finally {
         await snapshot.close();
       }
@@ -197,6 +211,50 @@ export class Checkpoints {
     const key = checkpointKeys.checkpoint(number);
     const text = await view.get(key);
     return text === undefined ? undefined : withoutFrontier(decodeRecord(key, text));
+  }
+
+  /**
+   * CONTRACT 12.1: final checkpoints `fromNumber` ≤ `toNumber` and the RFC 9162
+   * consistency proof between their trees, read from one snapshot: O(log n) stored
+   * subtrees and at most two blocks of journal leaves. ERR-AnchorNotFinal when either
+   * is unknown or not final.
+   */
+  async consistency(fromNumber: number, toNumber: number): Promise<{ from: Checkpoint; to: Checkpoint; proof: string[] }> {
+    assert(fromNumber >= 1 && fromNumber <= toNumber, 'a consistency proof runs forward');
+    const snapshot = this.store.snapshot();
+    try {
+      const [from, to] = [await this.get(fromNumber, snapshot), await this.get(toNumber, snapshot)];
+      for (const [number, c] of [[fromNumber, from], [toNumber, to]] as const) {
+        if (c?.status !== 'final') refuse('ERR-AnchorNotFinal', c === undefined ? `no checkpoint ${number}` : `checkpoint ${number} is ${c.status}, not final`);
+      }
+      assert(from!.entrySequence <= to!.entrySequence, 'a later checkpoint covers at least the entries of an earlier one');
+      return { from: from!, to: to!, proof: await consistencyProof(snapshot, from!.entrySequence, to!.entrySequence) };
+    } finally {
+      await snapshot.close();
+    }
+  }
+
+  /**
+   * CONTRACT 12.4: the final checkpoint `number` and the account's proof in `asset`'s
+   * liabilities tree there. ERR-AnchorNotFinal when it is unknown or not final;
+   * ERR-NotDisclosable when it is of version 1 or the account has no leaf in `asset` there.
+   */
+  async liabilities(number: number, asset: string, account: string): Promise<{ checkpoint: Checkpoint; instance: number; leaf: LiabilitiesLeaf; index: number; path: { hash: string; sum: string }[] }> {
+    const snapshot = this.store.snapshot();
+    try {
+      const key = checkpointKeys.checkpoint(number);
+      const text = number >= 1 ? await snapshot.get(key) : undefined;
+      const record = text === undefined ? undefined : decodeRecord(key, text);
+      if (record?.status !== 'final') refuse('ERR-AnchorNotFinal', record === undefined ? `no checkpoint ${number}` : `checkpoint ${number} is ${record.status}, not final`);
+      if (record.version !== 2) refuse('ERR-NotDisclosable', `checkpoint ${number} is of version 1: it has no liabilities trees`);
+      const root = record.liabilities![asset];
+      const scope: LiabilitiesScope = { key: this.liabilitiesKey, instance: record.instance, number };
+      const proof = root === undefined ? undefined : await liabilitiesProof(snapshot, scope, asset, root, account);
+      if (proof === undefined) refuse('ERR-NotDisclosable', `the account has no leaf in ${asset}'s liabilities tree at checkpoint ${number}`);
+      return { checkpoint: withoutFrontier(record), instance: record.instance, ...proof };
+    } finally {
+      await snapshot.close();
+    }
   }
 
   /** The newest final checkpoint. */
@@ -299,8 +357,7 @@ export async function checkCheckpoints(view: ReadView, problem: (text: string) =
     if (c.number !== count) problem(`checkpoint ${count} is missing (found ${c.number} next)`);
     if (previous !== null && c.previous !== previous) problem(`checkpoint ${c.number} does not link to the checkpoint before it`);
     if (rootsCheckable) rootsCheckable = await checkRoot(c, frontier, view, problem);
-    const commitment = checkpointCommitment({ instance: c.instance, number: c.number, entry_sequence: c.entrySequence, kernel_root: c.kernelRoot, previous: c.previous });
-    if (commitment !== c.commitment) problem(`checkpoint ${c.number}: its commitment does not follow from its fields`);
+    if (recordCommitment(c) !== c.commitment) problem(`checkpoint ${c.number}: its commitment does not follow from its fields`);
     previous = c.commitment;
   }
   return count;
@@ -322,6 +379,12 @@ async function checkRoot(c: CheckpointRecord, frontier: Frontier, view: ReadView
   }
   if (frontier.rootHex() !== c.kernelRoot) problem(`checkpoint ${c.number}: kernel_root is not the root of journal entries 1..${c.entrySequence}`);
   return true;
+}
+
+/** A record's commitment as its version computes it (CONTRACT 9, 12.3). */
+function recordCommitment(c: CheckpointRecord): string {
+  const fields = { instance: c.instance, number: c.number, entry_sequence: c.entrySequence, kernel_root: c.kernelRoot, previous: c.previous };
+  return c.version === 2 ? checkpointCommitmentV2({ ...fields, liabilities: c.liabilities! }) : checkpointCommitment(fields);
 }
 
 function withoutFrontier(record: CheckpointRecord): Checkpoint {
@@ -346,5 +409,14 @@ function decodeRecord(key: string, text: string): CheckpointRecord {
   check.oneOf(j, 'status', checkpointStatuses, what);
   check.nullableInteger(j, 'height', what);
   check.strings(j, 'frontier', what);
+  if (j.version !== undefined) {
+    if (j.version !== 2) damaged(what, 'version is neither absent nor 2');
+    const liabilities = check.object(j, 'liabilities', what);
+    for (const [asset, root] of Object.entries(liabilities)) {
+      const r = root as Record<string, unknown>;
+      const ok = typeof r === 'object' && r !== null && Number.isSafeInteger(r.leaves) && (r.leaves as number) >= 1 && typeof r.root === 'string' && /^[0-9a-f]{64}$/.test(r.root) && typeof r.total === 'string' && /^(0|[1-9][0-9]*)$/.test(r.total);
+      if (!ok) damaged(what, `liabilities of ${asset} is not {leaves, root, total}`);
+    }
+  }
   return j as unknown as CheckpointRecord;
 }

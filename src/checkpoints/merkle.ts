@@ -6,8 +6,8 @@
  * leaves, largest first) is extended leaf by leaf, so a checkpoint costs in proportion
  * to the entries added since the last. Every perfect subtree of at least
  * 2^merkleStoredLevelMin leaves completed on the way is kept (`mt/<level>/<index>`),
- * so that an inclusion proof reads at most one such block of leaves from the journal
- * and O(log n) stored nodes, whatever the book's size.
+ * so that an inclusion or consistency proof reads at most two such blocks of leaves
+ * from the journal and O(log n) stored nodes, whatever the book's size.
  */
 import { createHash } from 'node:crypto';
 import { assert } from '../assert.js';
@@ -106,35 +106,57 @@ export async function extendFrontier(frontier: Frontier, view: ReadView, toSeq: 
 const largestPowerOfTwoBelow = (n: number) => 2 ** Math.floor(Math.log2(n - 1));
 
 /**
- * The RFC 9162 inclusion path of leaf `index` (0-based) in the tree of the first `size`
- * leaves, leaf upward, as hex. Reads the block of 2^merkleStoredLevelMin leaves around
- * the leaf from the journal and the stored subtrees for everything above it; every
- * subtree inside the tree of `size` leaves was stored when a checkpoint covered it.
+ * The hash of any subtree D[lo:lo+n] of the tree of the first `size` leaves, from the
+ * stored subtrees (every perfect one of at least 2^merkleStoredLevelMin leaves inside
+ * the tree of `size` was stored when a checkpoint covered it) and, below them, from at
+ * most 2^merkleStoredLevelMin leaves of the journal per block, each block read once.
+ * A proof's O(log n) subtrees thus cost O(log n) stored reads and at most two blocks.
  */
-export async function inclusionProof(view: ReadView, index: number, size: number): Promise<string[]> {
-  assert(Number.isSafeInteger(index) && index >= 0 && index < size, 'the leaf is in the tree');
-  const blockLeaves = 2 ** merkleStoredLevelMin;
-  const blockStart = Math.floor(index / blockLeaves) * blockLeaves;
-  const blockEnd = Math.min(blockStart + blockLeaves, size);
-  const hashes: Buffer[] = [];
-  for await (const leaf of journalLeaves(view, blockStart + 1, blockEnd)) hashes.push(leafHash(leaf));
-  const hashOf = async (lo: number, n: number): Promise<Buffer> => {
-    if (lo >= blockStart && lo + n <= blockEnd) return rangeFromLeaves(hashes, lo - blockStart, n);
-    if (n >= blockLeaves && Number.isInteger(Math.log2(n)) && lo % n === 0) {
-      const text = await view.get(merkleKeys.node(Math.log2(n), lo / n));
+class Subtrees {
+  private readonly blockLeaves = 2 ** merkleStoredLevelMin;
+  private readonly blocks = new Map<number, Buffer[]>();
+
+  constructor(
+    private readonly view: ReadView,
+    private readonly size: number,
+  ) {}
+
+  async hash(lo: number, n: number): Promise<Buffer> {
+    assert(n >= 1 && lo + n <= this.size, 'a subtree of the tree');
+    const block = Math.floor(lo / this.blockLeaves);
+    if (n <= this.blockLeaves && Math.floor((lo + n - 1) / this.blockLeaves) === block) {
+      const start = block * this.blockLeaves;
+      return rangeFromLeaves(await this.block(block), lo - start, n);
+    }
+    if (Number.isInteger(Math.log2(n)) && lo % n === 0) {
+      const text = await this.view.get(merkleKeys.node(Math.log2(n), lo / n));
       assert(text !== undefined, `the subtree of ${n} leaves from ${lo} was stored by a checkpoint`);
       return Buffer.from(text, 'hex');
     }
-    // The tail of a right edge, short of a stored subtree: from its own leaves.
-    if (n <= blockLeaves) {
-      const tail: Buffer[] = [];
-      for await (const leaf of journalLeaves(view, lo + 1, lo + n)) tail.push(leafHash(leaf));
-      return rangeFromLeaves(tail, 0, n);
-    }
     // A right edge that is not a perfect subtree: split as RFC 6962 does.
     const k = largestPowerOfTwoBelow(n);
-    return nodeHash(await hashOf(lo, k), await hashOf(lo + k, n - k));
-  };
+    return nodeHash(await this.hash(lo, k), await this.hash(lo + k, n - k));
+  }
+
+  /** The leaf hashes of one block of the journal, cut at the tree's size. */
+  private async block(block: number): Promise<Buffer[]> {
+    const known = this.blocks.get(block);
+    if (known !== undefined) return known;
+    const start = block * this.blockLeaves;
+    const hashes: Buffer[] = [];
+    for await (const leaf of journalLeaves(this.view, start + 1, Math.min(start + this.blockLeaves, this.size))) hashes.push(leafHash(leaf));
+    this.blocks.set(block, hashes);
+    return hashes;
+  }
+}
+
+/**
+ * The RFC 9162 inclusion path of leaf `index` (0-based) in the tree of the first `size`
+ * leaves, leaf upward, as hex.
+ */
+export async function inclusionProof(view: ReadView, index: number, size: number): Promise<string[]> {
+  assert(Number.isSafeInteger(index) && index >= 0 && index < size, 'the leaf is in the tree');
+  const subtrees = new Subtrees(view, size);
   const path: Buffer[] = [];
   // PATH(m, D[lo:lo+n]) of RFC 9162, walked from the root down, then read leaf upward.
   let lo = 0;
@@ -143,16 +165,49 @@ export async function inclusionProof(view: ReadView, index: number, size: number
   while (n > 1) {
     const k = largestPowerOfTwoBelow(n);
     if (m < k) {
-      path.push(await hashOf(lo + k, n - k));
+      path.push(await subtrees.hash(lo + k, n - k));
       n = k;
     } else {
-      path.push(await hashOf(lo, k));
+      path.push(await subtrees.hash(lo, k));
       lo += k;
       m -= k;
       n -= k;
     }
   }
   return path.reverse().map((h) => h.toString('hex'));
+}
+
+/**
+ * RFC 9162 2.1.4.1 PROOF(first, D[second]): the consistency proof between the trees of
+ * the first `first` and `second` leaves, as hex in the RFC's order. Empty when `first`
+ * is 0 or equals `second`.
+ */
+export async function consistencyProof(view: ReadView, first: number, second: number): Promise<string[]> {
+  assert(Number.isSafeInteger(first) && Number.isSafeInteger(second) && first >= 0 && first <= second, 'the first tree is a prefix of the second');
+  if (first === 0 || first === second) return [];
+  const subtrees = new Subtrees(view, second);
+  // SUBPROOF(m, D[lo:lo+n], b) walked from the root down: each level adds the sibling
+  // it does not descend into; the RFC lists them deepest first.
+  const siblings: Buffer[] = [];
+  let lo = 0;
+  let n = second;
+  let m = first;
+  let whole = true;
+  while (m !== n) {
+    const k = largestPowerOfTwoBelow(n);
+    if (m <= k) {
+      siblings.push(await subtrees.hash(lo + k, n - k));
+      n = k;
+    } else {
+      siblings.push(await subtrees.hash(lo, k));
+      lo += k;
+      m -= k;
+      n -= k;
+      whole = false;
+    }
+  }
+  const proof = whole ? [] : [await subtrees.hash(lo, m)];
+  return [...proof, ...siblings.reverse()].map((h) => h.toString('hex'));
 }
 
 /** MTH over hashes[lo .. lo+n) of leaf hashes already in memory. */

@@ -22,7 +22,8 @@ import type { AccountId, AssetSymbol, IdentityId } from '../model/values.js';
 import { parseAmountMinor, parseAssetSymbol, parseIdentityId, parseLimitMinor, parseUintNumber } from '../model/values.js';
 import { journalLeaves } from '../queries/journal.js';
 import type { ReadView } from '../store/port.js';
-import { disclosureSignaturePrefix } from './verify.js';
+import { disclosureSignaturePrefix, disclosureSignaturePrefixV2 } from './verify.js';
+import { checkpointView } from '../checkpoints/views.js';
 import { keys, seqHex } from '../model/keys.js';
 
 export type Assertion =
@@ -107,6 +108,8 @@ export interface DisclosureRequest {
   readonly checkpoint: number | null;
   readonly legalObligation: string | null;
   readonly recipient: Recipient;
+  /** CONTRACT 12.7: a `v: 2` disclosure carrying the subject's liabilities proof (holds_at_least only). */
+  readonly withLiabilities: boolean;
 }
 
 export interface DisclosureContext {
@@ -128,6 +131,7 @@ export async function disclose(request: DisclosureRequest, context: DisclosureCo
   if ('identity' in request.recipient && (await view.get(keys.identity(request.recipient.identity))) === undefined) {
     refuse('ERR-MalformedCommand', 'recipient_identity is not an identity of the book');
   }
+  if (request.withLiabilities && request.assertion.shape !== 'holds_at_least') refuse('ERR-DisclosureUnsupported', 'with_liabilities goes with holds_at_least only');
   return signedDisclosure(request, context);
 }
 
@@ -155,6 +159,7 @@ export function rebuildDisclosure(request: DisclosureRequest, made: DisclosureMa
 async function signedDisclosure(request: DisclosureRequest, context: DisclosureContext): Promise<string> {
   const { view } = context;
   const checkpoint = await finalCheckpoint(request.checkpoint, context.checkpoints);
+  if (request.withLiabilities && checkpoint.version !== 2) refuse('ERR-NotDisclosable', `checkpoint ${checkpoint.number} is of version 1: it has no liabilities trees`);
   if (!(await coversSubject(view, request.subject, context.assets, checkpoint.entrySequence))) {
     refuse('ERR-NotDisclosable', `checkpoint ${checkpoint.number} covers no entry of ${request.subject}`);
   }
@@ -164,8 +169,10 @@ async function signedDisclosure(request: DisclosureRequest, context: DisclosureC
     if (canonicalJson(entry.leaf) !== entry.text) damaged(`journal entry ${entry.seq}`, 'is not canonical JSON');
     evidence.push({ leaf: entry.leaf, proof: await inclusionProof(view, entry.seq - 1, checkpoint.entrySequence) });
   }
+  const liabilities = request.withLiabilities ? await liabilitiesOf(request, checkpoint, context) : undefined;
   const unsigned = {
-    v: 1,
+    v: liabilities === undefined ? 1 : 2,
+    ...(liabilities === undefined ? {} : { liabilities }),
     instance: context.instance,
     clerk: context.clerk.publicKeyHex,
     subject: request.subject,
@@ -175,8 +182,16 @@ async function signedDisclosure(request: DisclosureRequest, context: DisclosureC
     issued_at: context.nowMs,
     evidence,
   };
-  const signature = context.clerk.sign(Buffer.from(disclosureSignaturePrefix + canonicalJson(unsigned), 'utf8')).toString('hex');
+  const prefix = liabilities === undefined ? disclosureSignaturePrefix : disclosureSignaturePrefixV2;
+  const signature = context.clerk.sign(Buffer.from(prefix + canonicalJson(unsigned), 'utf8')).toString('hex');
   return Buffer.from(canonicalJson({ ...unsigned, signature }), 'utf8').toString('hex');
+}
+
+/** The subject's proof in the asserted asset's liabilities tree (CONTRACT 12.4), as the liabilities route serves it. */
+async function liabilitiesOf(request: DisclosureRequest, checkpoint: Checkpoint, context: DisclosureContext) {
+  const asset = (request.assertion as Extract<Assertion, { shape: 'holds_at_least' }>).asset;
+  const proof = await context.checkpoints.liabilities(checkpoint.number, asset, request.subject);
+  return { account: request.subject, asset, instance: proof.instance, checkpoint: checkpointView(proof.checkpoint), leaf: { ...proof.leaf }, index: proof.index, path: proof.path };
 }
 
 /**

@@ -16,7 +16,13 @@ import { createHash, createPublicKey, verify as verifySignature } from 'node:cry
 import { canonicalJson } from '../model/canonical.js';
 import { oneLine, quoted } from '../one-line.js';
 
+// The checkpoint chain is verified where CONTRACT 12's proofs are; re-exported for the disclosure's readers.
+export { chainProblem, checkpointCommitment } from '../checkpoints/verify-proofs.js';
+import { liabilitiesChecks } from '../checkpoints/verify-proofs.js';
+
 export const disclosureSignaturePrefix = 'ledger-disclosure:v1:';
+/** CONTRACT 12.7: a disclosure carrying the subject's liabilities proof. */
+export const disclosureSignaturePrefixV2 = 'ledger-disclosure:v2:';
 
 /** What a verifier trusts: the clerk's key, the deployment's instance, and its final checkpoints. */
 export interface Trust {
@@ -39,7 +45,7 @@ export interface Verification {
   readonly report: string;
 }
 
-export type CheckName = 'parse' | 'signature' | 'checkpoint' | 'proofs' | 'assertion';
+export type CheckName = 'parse' | 'signature' | 'checkpoint' | 'proofs' | 'liabilities' | 'assertion';
 
 class CheckFailed extends Error {}
 const fail = (why: string): never => {
@@ -72,26 +78,6 @@ export function rootFromInclusionPath(leafText: string, index: number, size: num
   return sn === 0 ? r.toString('hex') : null;
 }
 
-/** The commitment of a checkpoint (CONTRACT 9), to check an exported chain. */
-export function checkpointCommitment(c: { instance: number; number: number; entry_sequence: number; kernel_root: string; previous: string }): string {
-  const text = canonicalJson({ instance: c.instance, number: c.number, entry_sequence: c.entry_sequence, kernel_root: c.kernel_root, previous: c.previous });
-  return sha256(Buffer.from(text, 'utf8')).toString('hex');
-}
-
-/**
- * Checks a chain of checkpoints as exported (oldest first, from number 1): each
- * commitment follows from its fields and the one before. Null when it holds, else why not.
- */
-export function chainProblem(instance: number, checkpoints: readonly TrustedCheckpoint[]): string | null {
-  let previous = '0'.repeat(64);
-  for (const [i, c] of checkpoints.entries()) {
-    if (c.number !== i + 1) return `checkpoint ${i + 1} is missing from the chain`;
-    if (checkpointCommitment({ instance, ...c, previous }) !== c.commitment) return `checkpoint ${c.number}'s commitment does not follow from its fields and the one before`;
-    previous = c.commitment;
-  }
-  return null;
-}
-
 /** ed25519 verification under a raw 32-byte public key given as hex. */
 function ed25519Verifies(publicKeyHex: string, message: Buffer, signatureHex: string): boolean {
   const spkiPrefix = Buffer.from('302a300506032b6570032100', 'hex');
@@ -107,11 +93,14 @@ interface Leaf {
   readonly direction: string;
   readonly amount: string;
   readonly counterparty: string | null;
-  readonly after: { readonly available: string };
+  readonly after: { readonly available: string; readonly reserved?: string; readonly encumbered?: string };
 }
 
 interface Parsed {
   readonly body: Record<string, unknown>;
+  /** 1, or 2 with `liabilities` (CONTRACT 12.7). */
+  readonly v: 1 | 2;
+  readonly liabilities?: unknown;
   readonly instance: number;
   readonly clerk: string;
   readonly subject: string;
@@ -142,8 +131,9 @@ function parse(hex: string): Parsed {
   if (!isObject(body)) fail('the disclosure is not a JSON object');
   const b = body as Record<string, unknown>;
   if (canonicalJson(b) !== text) fail('the bytes are not canonical JSON');
-  if (!sameKeys(b, ['v', 'instance', 'clerk', 'subject', 'assertion', 'checkpoint', 'recipient', 'issued_at', 'evidence', 'signature'])) fail('the members are not those of a disclosure');
-  if (b.v !== 1) fail(`version ${quoted(b.v)} is not 1`);
+  if (b.v !== 1 && b.v !== 2) fail(`version ${quoted(b.v)} is neither 1 nor 2`);
+  const names = ['v', 'instance', 'clerk', 'subject', 'assertion', 'checkpoint', 'recipient', 'issued_at', 'evidence', 'signature'];
+  if (!sameKeys(b, b.v === 2 ? [...names, 'liabilities'] : names)) fail('the members are not those of a disclosure');
   if (!isUint(b.instance) || b.instance > 0xffff_ffff) fail('instance is not a uint32');
   if (typeof b.clerk !== 'string' || !hex64.test(b.clerk)) fail('clerk is not a 32-byte hex key');
   if (typeof b.subject !== 'string') fail('subject is not an account');
@@ -162,6 +152,8 @@ function parse(hex: string): Parsed {
   if (typeof b.signature !== 'string' || !/^[0-9a-f]{128}$/.test(b.signature)) fail('signature is not 64 bytes of hex');
   return {
     body: b,
+    v: b.v as 1 | 2,
+    liabilities: b.liabilities,
     instance: b.instance as number,
     clerk: b.clerk as string,
     subject: b.subject as string,
@@ -175,7 +167,7 @@ function parse(hex: string): Parsed {
 function checkSignature(d: Parsed, trust: Trust): void {
   if (d.clerk !== trust.clerkPublicKeyHex) fail("the clerk key named is not this deployment's clerk");
   const { signature: _signature, ...unsigned } = d.body;
-  const message = Buffer.from(disclosureSignaturePrefix + canonicalJson(unsigned), 'utf8');
+  const message = Buffer.from((d.v === 2 ? disclosureSignaturePrefixV2 : disclosureSignaturePrefix) + canonicalJson(unsigned), 'utf8');
   if (!ed25519Verifies(trust.clerkPublicKeyHex, message, d.signature)) fail("the signature does not verify under the clerk's key");
 }
 
@@ -265,6 +257,38 @@ function checkAssertion(d: Parsed, leaves: readonly Leaf[]): string {
   }
 }
 
+/**
+ * CONTRACT 12.7: a `v: 2` disclosure's liabilities proof holds as 12.4 says for the
+ * subject in the asserted asset, at the disclosure's own checkpoint (already found final
+ * with that commitment). Returns the leaf.
+ */
+function checkLiabilities(d: Parsed): Record<string, unknown> {
+  const asset = d.assertion.asset;
+  if (d.assertion.shape !== 'holds_at_least' || typeof asset !== 'string') fail('a liabilities proof goes with holds_at_least only');
+  const proof = d.liabilities as Record<string, unknown> | undefined;
+  const c = (isObject(proof) && isObject(proof.checkpoint) ? proof.checkpoint : {}) as Record<string, unknown>;
+  const same = c.number === d.checkpoint.number && c.commitment === d.checkpoint.commitment && c.kernel_root === d.checkpoint.kernel_root && c.entry_sequence === d.checkpoint.entry_sequence;
+  if (!same) fail("the proof's checkpoint is not the disclosure's");
+  const anchored = { ...d.checkpoint };
+  for (const [name, check] of liabilitiesChecks(proof, { account: d.subject, asset: asset as string, instance: d.instance, anchored })) {
+    const problem = check();
+    if (problem !== null) fail(`${name}: ${problem}`);
+  }
+  return proof!.leaf as Record<string, unknown>;
+}
+
+/** The v2 `holds_at_least`: the leaf holds at least the amount, and the evidence entry's balance is the leaf's, exactly. */
+function checkExactHolding(d: Parsed, leaves: readonly Leaf[], leaf: Record<string, unknown>): string {
+  const amount = amountOf(d.assertion.amount, 'amount');
+  if (d.assertion.kind !== 'available') fail(`kind ${String(d.assertion.kind)} is not supported`);
+  if (leaves.length !== 1) fail('holds_at_least rests on exactly one entry');
+  const after = leaves[0]!.after;
+  if (leaves[0]!.asset !== d.assertion.asset) fail('the entry is in another asset');
+  if (after.available !== leaf.available || after.reserved !== leaf.reserved || after.encumbered !== leaf.encumbered) fail("the entry's balance is not the liabilities leaf's");
+  if (BigInt(leaf.available as string) < amount) fail(`the balance at the checkpoint is ${String(leaf.available)} available, less than ${amount}`);
+  return ' (exact: the balance at the checkpoint is the one counted in the published liabilities)';
+}
+
 /** Runs every check in order, stopping at the first that fails. Never throws for any input. */
 export async function verifyDisclosure(hex: unknown, trust: Trust): Promise<Verification> {
   const lines: string[] = [];
@@ -283,7 +307,10 @@ export async function verifyDisclosure(hex: unknown, trust: Trust): Promise<Veri
     await run('signature', () => checkSignature(d, trust));
     await run('checkpoint', () => checkCheckpoint(d, trust));
     const leaves = await run('proofs', () => checkProofs(d));
-    await run('assertion', () => checkAssertion(d, leaves));
+    if (d.v === 2) {
+      const leaf = await run('liabilities', () => checkLiabilities(d));
+      await run('assertion', () => checkExactHolding(d, leaves, leaf));
+    } else await run('assertion', () => checkAssertion(d, leaves));
     return { passed: true, report: lines.join('\n') };
   } catch {
     return { passed: false, report: lines.join('\n') };

@@ -100,6 +100,8 @@ export const keySpaces = {
   checkpoint: 'cp/',
   /** How far checkpoints have taken in the layer. */
   checkpointIngest: 'cpi/',
+  /** Liabilities trees (CONTRACT 12.2), by checkpoint then asset: each account's leaf, blocks of leaf hashes, the nodes above. */
+  liabilities: 'lt/',
   /** Stored replies of commands decided at once, by principal then SHA-256 of the client key. */
   directReply: 'dck/',
   /** Members of the operator principal (CONTRACT 13), by credential. */
@@ -264,6 +266,16 @@ export const layerKeys = {
 
 export const merkleKeys = {
   node: (level: number, index: number) => `${s.merkle}${level.toString(16).padStart(2, '0')}/${seqHex(index)}`,
+};
+
+/** A checkpoint's liabilities tree in one asset (checkpoints/liabilities.ts). */
+export const liabilitiesKeys = {
+  /** An account's leaf: its index and layers. */
+  account: (number: number, asset: string, account: string) => `${s.liabilities}${seqHex(number)}/${asset}/a/${account}`,
+  /** The (hash, sum) of the leaves of one block, in index order. */
+  block: (number: number, asset: string, block: number) => `${s.liabilities}${seqHex(number)}/${asset}/b/${seqHex(block)}`,
+  /** The (hash, sum) of the node over leaves lo .. lo+n-1, for nodes above a block. */
+  node: (number: number, asset: string, lo: number, n: number) => `${s.liabilities}${seqHex(number)}/${asset}/n/${seqHex(lo)}/${seqHex(n)}`,
 };
 
 export const checkpointKeys = {

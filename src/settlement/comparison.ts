@@ -8,6 +8,9 @@ export interface ComparisonRow {
   readonly asset: string;
   readonly bookMinor: bigint;
   readonly layerMinor: bigint;
+  /** CONTRACT 12.6: the customers' total in the newest anchored checkpoint, when it is of version 2; else null. */
+  readonly liabilitiesMinor: bigint | null;
+  readonly liabilitiesCheckpoint: number | null;
 }
 
 export interface Comparison {
@@ -20,3 +23,6 @@ export interface Comparison {
 }
 
 export const differs = (c: Comparison) => c.rows.some((r) => r.layerMinor !== r.bookMinor);
+
+/** CONTRACT 12.6: whether the layer holds at least the customers' liabilities; null without a version-2 checkpoint anchored. */
+export const solvent = (r: ComparisonRow): boolean | null => (r.liabilitiesMinor === null ? null : r.layerMinor >= r.liabilitiesMinor);

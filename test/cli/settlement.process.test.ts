@@ -59,7 +59,7 @@ describe('settlement from ledgerctl', () => {
 
     const compared = await run(['settlement', 'compare', '--json']);
     expect(compared.code).toBe(0);
-    expect(compared.json()).toMatchObject({ differs: false, rows: [{ asset: 'USD', book: '0', layer: '0', difference: '0' }] });
+    expect(compared.json()).toMatchObject({ differs: false, rows: [{ asset: 'USD', book: '0', layer: '0', difference: '0', liabilities: null, liabilities_checkpoint: null, solvent: null }] });
     const table = await run(['settlement', 'compare', '-o', 'table']);
     expect(table.stdout).toContain('DIFFERENCE');
 

@@ -317,6 +317,13 @@ const rows: Row[] = [
   },
   { route: 'GET /v1/checkpoints', call: async (k) => readOutcome(await api(k).get('/v1/checkpoints')), expect: { none: anonymous, rest: 'ok' } },
   { route: 'GET /v1/checkpoints/{number} (1)', call: async (k) => readOutcome(await api(k).get('/v1/checkpoints/1')), expect: { none: anonymous, rest: 'ok' } },
+  {
+    route: 'GET /v1/accounts/{account}/liabilities (alice, checkpoint 1, USD)',
+    call: async (k) => readOutcome(await api(k).get(`/v1/accounts/${alice}/liabilities?checkpoint=1&asset=USD`)),
+    // CONTRACT 12.4: the owner within its credential's scope and the operator; grant holders and the identities principal not.
+    expect: { none: anonymous, owner: 'ok', operator: 'ok', rest: 'ERR-NotAuthorised' },
+  },
+  { route: 'GET /v1/checkpoints/{number}/consistency (1 from 1)', call: async (k) => readOutcome(await api(k).get('/v1/checkpoints/1/consistency?from=1')), expect: { none: anonymous, rest: 'ok' } },
   { route: 'GET /v1/clerk', call: async (k) => readOutcome(await api(k).get('/v1/clerk')), expect: { none: anonymous, rest: 'ok' } },
   {
     route: 'POST /v1/disclosures (about alice first account)',
@@ -328,6 +335,11 @@ const rows: Row[] = [
   {
     route: 'GET /v1/disclosures/verify (a disclosure alice made)',
     call: async (k) => readOutcome(await api(k).get(`/v1/disclosures/verify?disclosure=${aliceDisclosure}`)),
+    expect: { none: anonymous, rest: 'ok' },
+  },
+  {
+    route: 'POST /v1/disclosures/verify (a disclosure alice made)',
+    call: async (k) => readOutcome(await api(k).post('/v1/disclosures/verify', { disclosure: aliceDisclosure })),
     expect: { none: anonymous, rest: 'ok' },
   },
   {

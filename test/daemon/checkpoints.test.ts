@@ -109,7 +109,8 @@ describe('checkpoints', () => {
     expect([second.number, third.number]).toEqual([2, 3]);
     expect(third.entry_sequence).toBeGreaterThan(second.entry_sequence);
     const first = (await op.get('/v1/checkpoints/1')).body;
-    const commitment = (c: any, previous: string) => sha(canonical({ instance: 7, number: c.number, entry_sequence: c.entry_sequence, kernel_root: c.kernel_root, previous })).toString('hex');
+    // CONTRACT 12.3: every checkpoint taken now is of version 2.
+    const commitment = (c: any, previous: string) => sha(canonical({ instance: 7, number: c.number, entry_sequence: c.entry_sequence, kernel_root: c.kernel_root, previous, liabilities: c.liabilities, version: 2 })).toString('hex');
     expect(first.commitment).toBe(commitment(first, '0'.repeat(64)));
     expect(second.commitment).toBe(commitment(second, first.commitment));
     expect(third.commitment).toBe(commitment(third, second.commitment));
@@ -168,7 +169,7 @@ describe('checkpoints', () => {
     await transfer('7');
     const fourth = (await op.post('/v1/ops/checkpoints', {}, undefined, { 'client-key': 'cp-4' })).body.result.anchoring.checkpoint;
     expect(fourth.number).toBe(4);
-    expect(fourth.commitment).toBe(sha(canonical({ instance: 7, number: 4, entry_sequence: fourth.entry_sequence, kernel_root: fourth.kernel_root, previous: listed[0].commitment })).toString('hex'));
+    expect(fourth.commitment).toBe(sha(canonical({ instance: 7, number: 4, entry_sequence: fourth.entry_sequence, kernel_root: fourth.kernel_root, previous: listed[0].commitment, liabilities: fourth.liabilities, version: 2 })).toString('hex'));
   });
 });
 

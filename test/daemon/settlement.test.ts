@@ -67,7 +67,7 @@ describe('settlement flows', () => {
     // The stray value is on the layer for no account: the comparison differs by it.
     const compared = (await operator.post('/v1/ops/settlement/comparisons', {}, undefined, key())).body.result.settlement.comparison;
     expect(compared.differs).toBe(true);
-    expect(compared.rows).toEqual([{ asset: 'USD', book: '500', layer: '507', difference: '7' }]);
+    expect(compared.rows).toEqual([{ asset: 'USD', book: '500', layer: '507', difference: '7', liabilities: null, liabilities_checkpoint: null, solvent: null }]);
     const rescan = (await operator.post('/v1/ops/settlement/rescans', { from: 1, to: 10 }, undefined, key())).body.result.settlement.rescan;
     expect(rescan).toEqual({ missing: [], unassociated: 1, unknown: [] });
   });
@@ -93,7 +93,7 @@ describe('settlement flows', () => {
     await until(() => op(w.body.operation_reference), (r) => r.body.state === 'Completed');
     expect(await balance(operator, 'did:ledger:acct:alice')).toMatchObject({ available: '1300', encumbered: '0' });
     const compared = (await operator.post('/v1/ops/settlement/comparisons', {}, undefined, key())).body.result.settlement.comparison;
-    expect(compared.rows).toEqual([{ asset: 'USD', book: '300', layer: '307', difference: '7' }]);
+    expect(compared.rows).toEqual([{ asset: 'USD', book: '300', layer: '307', difference: '7', liabilities: null, liabilities_checkpoint: null, solvent: null }]);
     // Insufficient: decided Rejected.
     const big = await alice.post('/v1/withdrawals', { account: 'did:ledger:acct:alice', amount: '100000', asset: 'USD', destination: away }, undefined, key());
     expect((await decided(alice, big.body.operation_reference)).body.error.error).toBe('ERR-InsufficientAvailable');
@@ -201,7 +201,7 @@ describe('settlement flows', () => {
     const sync = await operator.post('/v1/ops/settlement/sync', {}, undefined, key());
     expect((await decided(operator, sync.body.operation_reference)).body.result.settlement.moved).toEqual([]);
     const compared = (await operator.post('/v1/ops/settlement/comparisons', {}, undefined, key())).body.result.settlement.comparison;
-    expect(compared.rows).toEqual([{ asset: 'USD', book: '289', layer: '296', difference: '7' }]);
+    expect(compared.rows).toEqual([{ asset: 'USD', book: '289', layer: '296', difference: '7', liabilities: null, liabilities_checkpoint: null, solvent: null }]);
     // A checkpoint's comparison is the same comparison, with its rows.
     const checkpoint = await operator.post('/v1/ops/checkpoints', {}, undefined, key());
     expect(checkpoint.body.result.anchoring.comparison).toMatchObject({ rows: compared.rows, differs: true, height: compared.height });

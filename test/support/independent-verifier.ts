@@ -5,6 +5,7 @@
  * reason when anything does not hold.
  */
 import { createHash, createPublicKey, verify } from 'node:crypto';
+import { commitmentOf, verifyLiabilities } from './independent-audit.js';
 
 export interface IndependentTrust {
   /** The clerk's raw ed25519 public key, hex (DIR/clerk.pub). */
@@ -62,22 +63,23 @@ export function independentlyVerify(hex: string, trust: IndependentTrust): void 
   must(Buffer.from(text, 'utf8').equals(bytes), 'not UTF-8');
   const d = JSON.parse(text) as Record<string, any>;
   must(canon(d) === text, 'not canonical');
-  must(d.v === 1, 'version');
-  must(Object.keys(d).sort().join() === 'assertion,checkpoint,clerk,evidence,instance,issued_at,recipient,signature,subject,v', 'members');
+  must(d.v === 1 || d.v === 2, 'version');
+  // Version 2 (CONTRACT 12.7) adds the subject's liabilities proof.
+  must(Object.keys(d).sort().join() === `assertion,checkpoint,clerk,evidence,instance,issued_at,${d.v === 2 ? 'liabilities,' : ''}recipient,signature,subject,v`, 'members');
 
   // Signature: ed25519 by the clerk over the prefix and the canonical JSON without `signature`.
   must(d.clerk === trust.clerk, 'another clerk');
   const { signature, ...unsigned } = d;
   const key = createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), Buffer.from(trust.clerk, 'hex')]), format: 'der', type: 'spki' });
-  must(verify(null, Buffer.from('ledger-disclosure:v1:' + canon(unsigned), 'utf8'), key, Buffer.from(signature, 'hex')), 'bad signature');
+  must(verify(null, Buffer.from(`ledger-disclosure:v${d.v}:` + canon(unsigned), 'utf8'), key, Buffer.from(signature, 'hex')), 'bad signature');
 
   // Checkpoint: the commitment chain from number 1, and the disclosure's checkpoint is a final link of it.
   must(d.instance === trust.instance, 'another deployment');
   let previous = '0'.repeat(64);
   for (const [i, c] of trust.checkpoints.entries()) {
     must(c.number === i + 1, 'chain has a gap');
-    const commitment = H(Buffer.from(canon({ instance: trust.instance, number: c.number, entry_sequence: c.entry_sequence, kernel_root: c.kernel_root, previous }), 'utf8')).toString('hex');
-    must(commitment === c.commitment, `commitment ${c.number} does not chain`);
+    // Version 1 (section 9) or 2 (CONTRACT 12.3), each by its own commitment.
+    must(commitmentOf(trust.instance, c, previous) === c.commitment, `commitment ${c.number} does not chain`);
     previous = c.commitment;
   }
   const anchored = trust.checkpoints[d.checkpoint.number - 1];
@@ -123,6 +125,13 @@ export function independentlyVerify(hex: string, trust: IndependentTrust): void 
     case 'holds_at_least':
       must(a.kind === 'available' && leaves.length === 1 && leaves[0].asset === a.asset, 'not one entry in the asset');
       must(BigInt(leaves[0].after.available) >= BigInt(a.amount), 'holds less');
+      if (d.v === 2) {
+        // CONTRACT 12.7: the liabilities proof at the disclosure's checkpoint, and the entry's balance is the leaf's.
+        const p = d.liabilities;
+        must(p.checkpoint.number === d.checkpoint.number && p.checkpoint.commitment === d.checkpoint.commitment && p.checkpoint.kernel_root === root && p.checkpoint.entry_sequence === size, 'liabilities at another checkpoint');
+        const leaf = verifyLiabilities(trust.instance, anchored, d.subject, a.asset, p);
+        for (const layer of ['available', 'reserved', 'encumbered']) must(leaves[0].after[layer] === leaf[layer], `${layer} is not the leaf's`);
+      }
       break;
     default:
       throw new Error('unknown shape');

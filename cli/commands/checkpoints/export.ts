@@ -1,6 +1,6 @@
 import { open, rename } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { chainProblem } from '../../../src/disclosures/verify.js';
+import { chainProblem } from '../../../src/checkpoints/verify-proofs.js';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
 import { CliError, exitCodes } from '../../errors.js';

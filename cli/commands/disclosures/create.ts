@@ -17,6 +17,7 @@ export interface CreateOptions {
   recipientIdentity?: string;
   recipientReference?: string;
   clientKey?: string;
+  withLiabilities?: boolean;
   out?: string;
 }
 
@@ -31,6 +32,7 @@ export function buildCreate(parent: Command, make: MakeContext): Command {
     .option('--recipient-identity <identity>', 'the recipient, an identity of the book')
     .option('--recipient-reference <hex>', 'the recipient, an opaque 32-byte hex reference (never personal data)')
     .option('--client-key <key>', 'idempotency key: a retry with it gets the same disclosure (default: a random one, shown on stderr)')
+    .option('--with-liabilities', "a v2 disclosure carrying the subject's liabilities proof, so the balance is exact (holds_at_least, a version-2 checkpoint)")
     .option('--out <file>', 'also write the disclosure (hex) to this file')
     .action(action(make, runCreate));
 }
@@ -44,6 +46,7 @@ export async function runCreate(ctx: Context, options: CreateOptions): Promise<v
     legal_obligation: options.legalObligation,
     recipient_identity: options.recipientIdentity,
     recipient_reference: options.recipientReference,
+    with_liabilities: options.withLiabilities === true ? true : undefined,
   };
   const reply = await send(ctx, '/v1/disclosures', body, { clientKey: options.clientKey });
   const hex = (reply.result as { disclosure?: string } | undefined)?.disclosure ?? '';

@@ -14,7 +14,7 @@ export interface VerifyOptions {
 export function buildVerify(parent: Command, make: MakeContext): Command {
   return parent
     .command('verify')
-    .description("check a disclosure: with the service (GET /v1/disclosures/verify), or --offline from the clerk's key and a checkpoints file, with no service at all; exits 1 unless every check holds")
+    .description("check a disclosure: with the service (POST /v1/disclosures/verify), or --offline from the clerk's key and a checkpoints file, with no service at all; exits 1 unless every check holds")
     .argument('<disclosure>', 'the disclosure, hex or @file')
     .option('--offline', 'verify here, trusting only --clerk-key and --checkpoints')
     .option('--clerk-key <hex>', "the clerk's ed25519 public key, hex or @file (DIR/clerk.pub, GET /v1/clerk)")
@@ -34,7 +34,7 @@ export async function runVerify(ctx: Context, text: string, options: VerifyOptio
     verification = await verifyDisclosure(disclosure, { clerkPublicKeyHex: clerkKey, instance: file.instance, finalCheckpoint: (n) => final.get(n) });
   } else {
     if (options.clerkKey !== undefined || options.checkpoints !== undefined) throw new UsageError('--clerk-key and --checkpoints go with --offline');
-    verification = await ctx.client().get<{ passed: boolean; report: string }>('/v1/disclosures/verify', { disclosure });
+    verification = await ctx.client().post<{ passed: boolean; report: string }>('/v1/disclosures/verify', { disclosure });
   }
   ctx.out.result(verification, () => `${verification.report}\n${verification.passed ? 'passed' : 'FAILED'}`);
   if (!verification.passed) throw new CliError('the disclosure did not verify', exitCodes.refused);

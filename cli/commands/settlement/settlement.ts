@@ -33,6 +33,9 @@ interface Row {
   book: string;
   layer: string;
   difference: string;
+  liabilities: string | null;
+  liabilities_checkpoint: number | null;
+  solvent: boolean | null;
 }
 
 export interface Comparison {
@@ -108,6 +111,9 @@ export async function runCompare(ctx: Context, options: { clientKey?: string } =
           { header: 'BOOK', value: (r) => r.book, alignRight: true },
           { header: 'LAYER', value: (r) => r.layer, alignRight: true },
           { header: 'DIFFERENCE', value: (r) => r.difference, alignRight: true },
+          { header: 'LIABILITIES', value: (r) => r.liabilities ?? '-', alignRight: true },
+          { header: 'CHECKPOINT', value: (r) => (r.liabilities_checkpoint === null ? '-' : String(r.liabilities_checkpoint)), alignRight: true },
+          { header: 'SOLVENT', value: (r) => (r.solvent === null ? '-' : r.solvent ? 'yes' : 'NO') },
         ],
         c.rows,
       ),

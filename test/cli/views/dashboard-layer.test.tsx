@@ -17,7 +17,7 @@ const figures: LayerFigures = {
   takenIn: 40,
   pendingInstructions: 3,
   freshUntilMs: nowMs + 5_000,
-  comparison: { height: 40, differs: false, rows: [{ asset: 'USD', book: '300', layer: '300', difference: '0' }] },
+  comparison: { height: 40, differs: false, rows: [{ asset: 'USD', book: '300', layer: '300', difference: '0', liabilities: '250', solvent: true }] },
 };
 const frameOf = (changes: Partial<DashboardState>) => render(<Dashboard state={{ ...initialState(), connection: { state: 'live' }, pane: 'layer', ...changes }} url={url} nowMs={nowMs} />).lastFrame()!;
 
@@ -27,16 +27,22 @@ describe('the dashboard settlement-layer pane', () => {
     const frame = frameOf({ layer: figures });
     expect(frame).toContain('5 Settlement layer');
     expect(frame).toContain('height 42 · final 40 · taken in 40 · serving · pending instructions 3');
-    expect(frame).toMatch(/USD\s+300\s+300\s+0/);
+    expect(frame).toMatch(/USD\s+300\s+300\s+0\s+250\s+yes/);
+    expect(frame).not.toContain('INSOLVENT');
     expect(frame).toContain('last comparison at height 40: no difference');
   });
 
   it('says when the layer does not serve, its status is stale, the book differs, or it cannot be read', () => {
     expect(frameOf({ layer: { ...figures, serving: false } })).toContain('not serving');
     expect(frameOf({ layer: { ...figures, freshUntilMs: nowMs } })).toContain('serving (status stale)');
-    const differs = { ...figures.comparison, differs: true, rows: [{ asset: 'USD', book: '300', layer: '307', difference: '7' }] };
+    const differs = { ...figures.comparison, differs: true, rows: [{ asset: 'USD', book: '300', layer: '307', difference: '7', liabilities: null, solvent: null }] };
     expect(frameOf({ layer: { ...figures, comparison: differs } })).toContain('the book and the layer DIFFER');
     expect(frameOf({ layer: { unavailable: 'ERR-NotAuthorised: operator only\u001b[31m' } })).toContain('settlement layer: ERR-NotAuthorised: operator only');
     expect(frameOf({ layer: null })).toContain('loading');
+    // CONTRACT 12.6: an asset whose layer holds less than its customers' liabilities is marked.
+    const short = { ...figures.comparison, rows: [{ asset: 'USD', book: '300', layer: '300', difference: '0', liabilities: '301', solvent: false }] };
+    const insolvent = frameOf({ layer: { ...figures, comparison: short } });
+    expect(insolvent).toMatch(/USD\s+300\s+300\s+0\s+301\s+NO: INSOLVENT/);
+    expect(insolvent).toContain("INSOLVENT: the layer holds less than the customers' liabilities in USD");
   });
 });
