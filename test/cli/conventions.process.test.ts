@@ -144,7 +144,7 @@ describe('help', () => {
     const r = await ledgerctl(['accounts'], book.env);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toBe('error: accounts needs a verb: open, show, balance, list, custody, recovery-mechanisms, reclaim, freeze, unfreeze, close\nhint: ledgerctl help accounts\n');
+    expect(r.stderr).toBe('error: accounts needs a verb: open, show, balance, list, custody, recovery-mechanisms, reclaim, freeze, unfreeze, close, liabilities, verify-liabilities\nhint: ledgerctl help accounts\n');
     const globals = await ledgerctl(['--json', 'reservations'], book.env);
     expect(globals.code).toBe(2);
     expect(globals.stderr).toBe('error: reservations needs a verb: create, capture, release\nhint: ledgerctl help reservations\n');

@@ -102,7 +102,7 @@ describe('through a pipe', () => {
     expect((await piped('movements', '--limit', '1')).code).toBe(2);
     const noVerb = await piped('accounts');
     expect(noVerb.code).toBe(2);
-    expect(noVerb.stderr).toBe('error: accounts needs a verb: open, show, balance, list, custody, recovery-mechanisms, reclaim, freeze, unfreeze, close\nhint: ledgerctl help accounts\n');
+    expect(noVerb.stderr).toBe('error: accounts needs a verb: open, show, balance, list, custody, recovery-mechanisms, reclaim, freeze, unfreeze, close, liabilities, verify-liabilities\nhint: ledgerctl help accounts\n');
     expect((await piped('profile', 'use', 'nope')).code).toBe(2);
     expect((await piped('statements', '--account', accounts.alice, '--asset', 'USD', '--from', 'yesterday', '--to', '1')).code).toBe(2);
   });

@@ -30,9 +30,19 @@ async function balance(account: string): Promise<bigint> {
 /** An item's outcome: its refusal at submission, else its decision's code, or 'ok'. */
 const outcomeOf = (view: any): string => (typeof view.error === 'string' ? view.error : (view.error?.error ?? 'ok'));
 
-/** Every acknowledged item of a reply, decided. */
+/** Every acknowledged item of a reply, decided: read eight at a time, within a principal's share of read slots. */
 async function decideAll(api: Client, r: Reply): Promise<any[]> {
-  return Promise.all(r.body.items.map(async (item: any) => (item.operation_reference ? (await decided(api, item.operation_reference)).body : item)));
+  const items: any[] = r.body.items;
+  const views: any[] = new Array(items.length);
+  let next = 0;
+  const reader = async () => {
+    for (let i = next++; i < items.length; i = next++) {
+      const item = items[i];
+      views[i] = item.operation_reference ? (await decided(api, item.operation_reference)).body : item;
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, reader));
+  return views;
 }
 
 describe('POST /v1/batches: sizes', () => {

@@ -121,7 +121,14 @@ const samples: Record<string, () => Promise<Sample>> = {
   rescanInbox: async () => ({ who: 'operator', path: '/v1/ops/settlement/rescans', body: { from: 1, to: 10 } }),
   compareSettlement: async () => ({ who: 'operator', path: '/v1/ops/settlement/comparisons', body: {} }),
   placeLayerDeposit: async () => ({ who: 'operator', path: '/v1/ops/layer/deposits', body: { asset: 'USD', amount: '1', account_ref: 'ee'.repeat(32) } }),
+  addMember: async () => ({ who: 'operator', path: '/v1/ops/members', body: newMember() }),
+  setMemberRole: async () => ({ who: 'operator', path: `/v1/ops/members/${await freshMember()}/role`, body: { role: 'operator' } }),
+  removeMember: async () => ({ who: 'operator', path: `/v1/ops/members/${await freshMember()}/remove`, body: {} }),
 };
+
+/** A member of the operator for one sample: an auditor with an API key. */
+const newMember = () => ({ name: `replies-${++symbols}`, role: 'auditor', scheme: 'api-key' });
+const freshMember = async () => (await decidedAs('operator', '/v1/ops/members', newMember())).result.credential as string;
 
 interface Operation {
   readonly operationId: string;

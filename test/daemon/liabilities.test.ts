@@ -163,7 +163,7 @@ describe('liabilities trees', () => {
     const compareAt = async (number: number) => {
       for (let i = 0; i < 20; i++) {
         await decided(op, (await op.post('/v1/ops/settlement/sync', {}, undefined, key())).body.operation_reference);
-        const c = (await op.post('/v1/ops/settlement/comparisons', {})).body.settlement.comparison;
+        const c = (await op.post('/v1/ops/settlement/comparisons', {}, undefined, key())).body.result.settlement.comparison;
         if (c.rows[0].liabilities_checkpoint === number) return c.rows[0];
         await op.post('/v1/ops/layer/blocks', { count: 1 });
       }
