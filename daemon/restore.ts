@@ -13,7 +13,6 @@
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { Decrypter } from 'age-encryption';
 import { keyedIds, type IdSource } from '../src/model/ids.js';
 import { DamagedRecord } from '../src/model/decode.js';
 import type { BatchOp } from '../src/store/port.js';
@@ -130,6 +129,8 @@ async function plainBytes(input: Awaited<ReturnType<typeof open>>, source: Resto
     return bytes;
   }
   if (source.identity === undefined) throw new StartupFailure(`backup file ${source.from} is encrypted to an age recipient: give its identity file with --identity FILE`, exitCodes.config);
+  // Loaded only for an encrypted backup: age and its ciphers cost every other command's start.
+  const { Decrypter } = await import('age-encryption');
   const decrypter = new Decrypter();
   let plain: ReadableStream<Uint8Array>;
   try {

@@ -12,7 +12,6 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { Encrypter } from 'age-encryption';
 import type { FastifyInstance } from 'fastify';
 import { refuse } from '../../src/errors.js';
 import { type CarriedFile, type CarriedFiles, backupLines, carriedFiles } from '../backup-format.js';
@@ -53,6 +52,8 @@ async function* watched(lines: AsyncIterable<string>, stallMs: number, onStall: 
 
 /** Encrypts `plain` to `recipient` as it is pulled (age's STREAM: 64 KiB chunks, each authenticated). */
 async function encryptedTo(recipient: string, plain: Readable): Promise<Readable> {
+  // Loaded at the first encrypted backup, not at every start (age and its ciphers are ~50 modules).
+  const { Encrypter } = await import('age-encryption');
   const encrypter = new Encrypter();
   encrypter.addRecipient(recipient);
   return Readable.fromWeb((await encrypter.encrypt(Readable.toWeb(plain) as ReadableStream<Uint8Array>)) as import('node:stream/web').ReadableStream<Uint8Array>);
