@@ -13,7 +13,7 @@ import { DamagedRecord } from '../../src/model/decode.js';
 import { isStoreUnavailable } from '../../src/store/level.js';
 import { isPostgresUnavailable } from '../../src/store/postgres.js';
 import { type Wire, stringifyWire } from '../../src/queries/wire.js';
-import { lingerOnClose } from './linger.js';
+import { isLingering, lingerOnClose, lingerThenClose } from './linger.js';
 import { oneLine } from '../../src/one-line.js';
 import { httpStatus, retriable } from './status.js';
 import { expectHeaderEchoLengthMax } from '../constants.js';
@@ -120,6 +120,8 @@ export function frameworkRefusal(error: FastifyError): Refusal {
  */
 export function clientErrorHandler(bounds: { headerBytesMax: number; requestTimeoutMs: number }) {
   return (error: NodeJS.ErrnoException, socket: Socket) => {
+    // Already answered and draining: the rest of what the client sends may trip the parser again, and is ignored.
+    if (isLingering(socket)) return;
     if (error.code === 'ECONNRESET' || socket.destroyed || !socket.writable) {
       socket.destroy();
       return;
@@ -130,7 +132,9 @@ export function clientErrorHandler(bounds: { headerBytesMax: number; requestTime
         : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? `the request did not arrive whole within ${bounds.requestTimeoutMs} ms`
           : 'the request is not valid HTTP/1.1';
-    socket.end(rawRefusal(refusal('ERR-MalformedCommand', description)));
+    // The client may still be sending what made the request malformed: linger, so it reads this reply and not a reset.
+    socket.write(rawRefusal(refusal('ERR-MalformedCommand', description)));
+    lingerThenClose(socket);
   };
 }
 
