@@ -61,6 +61,11 @@ async function encryptedTo(recipient: string, plain: Readable): Promise<Readable
 
 export function backupRoutes(app: FastifyInstance, { kernel, config, clock }: RouteContext): void {
   let running = 0;
+  // A backup still streaming when the daemon stops is cut off (its client sees no trailer and keeps no file): shutdown waits for no reader.
+  const streaming = new Set<Readable>();
+  app.addHook('preClose', async () => {
+    for (const stream of streaming) stream.destroy();
+  });
   app.get(
     '/v1/ops/backup',
     {
@@ -128,6 +133,8 @@ export function backupRoutes(app: FastifyInstance, { kernel, config, clock }: Ro
         }
       }
       const plain = Readable.from(lines(), { objectMode: false });
+      streaming.add(plain);
+      plain.once('close', () => streaming.delete(plain));
       // A client gone before the first read: the generator never starts, so its finally never runs.
       plain.once('close', () => {
         if (!started) void release();
