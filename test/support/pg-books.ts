@@ -27,3 +27,15 @@ export async function createBookDatabase(cluster: PostgresCluster, name: string)
   }
   return url;
 }
+
+/** Runs `use` on a client of its own connected to `url` (an administrator's session in a test), closed after. */
+export async function withPgClient<T>(url: string, use: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: url });
+  c.on('error', () => {});
+  await c.connect();
+  try {
+    return await use(c);
+  } finally {
+    await c.end();
+  }
+}

@@ -5,25 +5,20 @@
  * with 503 until they are mended (the default), or serves degraded when the config says
  * so; the metric ledgerd_store_durable says which, and the log names the setting.
  */
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { clusterUrl } from '../../support/stores.js';
+import { withPgClient } from '../../support/pg-books.js';
 import { type Client, addConfig, client, daemonsOnPostgres, decided, postgresStore, refusalOf, startDaemon, until, useTempDirs, writeBook } from '../support.js';
 
 const matrix = daemonsOnPostgres({ durable: true });
 const newDir = useTempDirs();
 const transfer = { legs: [{ from: 'did:ledger:acct:alice', to: 'did:ledger:acct:bob', asset: 'USD', amount: '1' }] };
 
-async function setSynchronousCommit(value: 'off' | null): Promise<void> {
-  const c = new pg.Client({ connectionString: clusterUrl(matrix.cluster()) });
-  c.on('error', () => {});
-  await c.connect();
-  try {
+function setSynchronousCommit(value: 'off' | null): Promise<void> {
+  return withPgClient(clusterUrl(matrix.cluster()), async (c) => {
     await c.query(value === null ? 'ALTER SYSTEM RESET synchronous_commit' : `ALTER SYSTEM SET synchronous_commit = ${value}`);
     await c.query('SELECT pg_reload_conf()');
-  } finally {
-    await c.end();
-  }
+  });
 }
 
 const durableGauge = async (op: Client) => /^ledgerd_store_durable (\d)$/m.exec((await op.get('/metrics')).text)?.[1];

@@ -12,6 +12,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type PostgresCluster, startPostgresCluster, startStandby } from '../../support/postgres-cluster.js';
 import { clusterUrl, createBookDatabase } from '../../support/stores.js';
+import { withPgClient } from '../../support/pg-books.js';
 import { type Daemon, client, decided, ledgerd, removeDir, startDaemon, tempDir, writeBook } from '../support.js';
 import { postgresStoreOf } from '../../../daemon/config.js';
 
@@ -29,15 +30,8 @@ afterAll(async () => {
   for (const dir of dirs) await removeDir(dir);
 });
 
-async function admin<T>(cluster: PostgresCluster, use: (c: pg.Client) => Promise<T>, db = cluster.database): Promise<T> {
-  const c = new pg.Client({ connectionString: clusterUrl(cluster, db) });
-  c.on('error', () => {});
-  await c.connect();
-  try {
-    return await use(c);
-  } finally {
-    await c.end();
-  }
+function admin<T>(cluster: PostgresCluster, use: (c: pg.Client) => Promise<T>, db = cluster.database): Promise<T> {
+  return withPgClient(clusterUrl(cluster, db), use);
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -4,23 +4,14 @@
  * alone (SELECT, INSERT, UPDATE, DELETE on the book's table; SELECT, UPDATE on the lease)
  * serves an existing book; a role lacking one of them is refused at start, naming it.
  */
-import pg from 'pg';
+import { withPgClient } from '../../support/pg-books.js';
 import { describe, expect, it } from 'vitest';
 import { addConfig, client, daemonsOnPostgres, decided, ledgerdRun, postgresStore, startDaemon, useTempDirs, writeBook } from '../support.js';
 
 daemonsOnPostgres();
 const newDir = useTempDirs();
 
-async function asOwner<T>(url: string, use: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: url });
-  c.on('error', () => {});
-  await c.connect();
-  try {
-    return await use(c);
-  } finally {
-    await c.end();
-  }
-}
+const asOwner = withPgClient;
 
 /** The store's URL with another role's name and password in it. */
 function urlAs(url: string, role: string, password: string): string {
