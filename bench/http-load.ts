@@ -19,6 +19,7 @@ import { principalCredentialWrites } from '../src/auth/credentials.js';
 import { importGenesis } from '../src/book/genesis.js';
 import { benchAccount, fundedCustomersGenesis } from './genesis.js';
 import { LevelStore } from '../src/store/level.js';
+import { type Pinning, processCpuMs, treeCpuMs, unpinned } from './pinning.js';
 
 export interface LoadOptions {
   readonly connections: number;
@@ -87,8 +88,10 @@ async function writeBook(dir: string, operatorKey: string, accounts: number, sto
  * Starts a server process and resolves with its base URL once it prints its readiness
  * line (`<name> listening on <url>`, as ledgerd does).
  */
-export function startServer(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env });
+export function startServer(args: string[], env: NodeJS.ProcessEnv = process.env, pinning: Pinning = unpinned): Promise<{ url: string; child: ChildProcess }> {
+  // taskset execs node in place: the child's pid is the server's.
+  const [command, ...prefix] = [...pinning.serverArgvPrefix, process.execPath];
+  const child = spawn(command!, [...prefix, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env });
   return new Promise((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       const m = /^\S+ listening on (http:\/\/\S+)$/.exec(line);
@@ -96,6 +99,23 @@ export function startServer(args: string[], env: NodeJS.ProcessEnv = process.env
     });
     child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
   });
+}
+
+/**
+ * A server's CPU time (ms) over the measured window (from the end of the warm-up), read
+ * with `read` (e.g. `treeCpuMs(pid)`); `stop()` when the load ends.
+ */
+export function measureCpu(options: LoadOptions, read: () => number): { stop: () => number } {
+  let atStartMs: number | null = null;
+  const measuring = setTimeout(() => {
+    atStartMs = read();
+  }, options.warmupSeconds * 1000);
+  return {
+    stop: () => {
+      clearTimeout(measuring);
+      return read() - (atStartMs ?? read());
+    },
+  };
 }
 
 export function stopServer(child: ChildProcess): Promise<void> {
@@ -106,31 +126,59 @@ export function stopServer(child: ChildProcess): Promise<void> {
 }
 
 const refPrefix = 'data: {"operation_reference":"';
+/** How long to wait before following the stream again after it was cut. */
+const streamRetryMs = 100;
 
-/** Decision times, by operation reference, from the operator's event stream. */
-async function followDecisions(url: string, token: string): Promise<{ decidedAt: Map<string, number>; close: () => void }> {
+/**
+ * Decision times, by operation reference, from the operator's event stream. A stream the
+ * server cuts (a slow reader at batch rates) is followed again from the last event seen
+ * (`Last-Event-ID`), so no decision goes unseen.
+ */
+function followDecisions(url: string, token: string): { decidedAt: Map<string, number>; close: () => void } {
   const decidedAt = new Map<string, number>();
-  const res = await request(`${url}/v1/events`, { headers: { authorization: `Bearer ${token}` } });
-  let buffer = '';
-  res.body.on('data', (chunk: Buffer) => {
-    const now = performance.now();
-    buffer += chunk.toString('utf8');
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) !== -1) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      // The operation view starts with its reference: read it without parsing the event,
-      // so the load generator takes as little of the shared CPU as it can.
-      const at = block.indexOf(refPrefix);
-      if (at !== -1) decidedAt.set(block.slice(at + refPrefix.length, block.indexOf('"', at + refPrefix.length)), now);
+  let lastId: string | null = null;
+  let closed = false;
+  let current: { destroy: () => void } | null = null;
+  const follow = async (): Promise<void> => {
+    while (!closed) {
+      try {
+        const res = await request(`${url}/v1/events`, { headers: { authorization: `Bearer ${token}`, ...(lastId === null ? {} : { 'last-event-id': lastId }) } });
+        current = res.body;
+        let buffer = '';
+        for await (const chunk of res.body as AsyncIterable<Buffer>) {
+          const now = performance.now();
+          buffer += chunk.toString('utf8');
+          let end: number;
+          while ((end = buffer.indexOf('\n\n')) !== -1) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            // Read the reference and id without parsing the event, so the load generator
+            // takes as little CPU as it can.
+            if (block.startsWith('id: ')) lastId = block.slice(4, block.indexOf('\n'));
+            const at = block.indexOf(refPrefix);
+            if (at !== -1) decidedAt.set(block.slice(at + refPrefix.length, block.indexOf('"', at + refPrefix.length)), now);
+          }
+        }
+      } catch {
+        // cut or refused: follow again below
+      }
+      if (!closed) await sleep(streamRetryMs);
     }
-  });
-  res.body.on('error', () => {});
-  return { decidedAt, close: () => res.body.destroy() };
+  };
+  void follow();
+  return {
+    decidedAt,
+    close: () => {
+      closed = true;
+      current?.destroy();
+    },
+  };
 }
 
 export interface Run {
   readonly acks: number;
+  /** Acknowledged over the whole run, warm-up included. */
+  readonly allAcks: number;
   readonly refused: number;
   readonly elapsedS: number;
   readonly latenciesMs: number[];
@@ -157,6 +205,7 @@ export async function closedLoop(options: LoadOptions, submit: (n: number) => Pr
   const measureFromMs = startMs + options.warmupSeconds * 1000;
   const endMs = measureFromMs + options.seconds * 1000;
   let acks = 0;
+  let allAcks = 0;
   let refused = 0;
   let counter = 0;
   const latenciesMs: number[] = [];
@@ -176,6 +225,7 @@ export async function closedLoop(options: LoadOptions, submit: (n: number) => Pr
       const t0 = waitMs > 0 ? performance.now() : dueMs;
       const outcome = await submit(n);
       const t1 = performance.now();
+      if (outcome.ok) allAcks += outcome.references?.length ?? 1;
       if (t0 < measureFromMs) continue;
       if (!outcome.ok) {
         refused++;
@@ -187,7 +237,7 @@ export async function closedLoop(options: LoadOptions, submit: (n: number) => Pr
     }
   };
   await Promise.all(Array.from({ length: options.connections }, worker));
-  return { acks, refused, elapsedS: options.seconds, latenciesMs, submittedAt };
+  return { acks, allAcks, refused, elapsedS: options.seconds, latenciesMs, submittedAt };
 }
 
 /** The closed loop over HTTP: keep-alive connections, each posting one transfer after another. */
@@ -238,13 +288,6 @@ function levelWrites(bookDir: string): LevelWrites {
   return { flushedMiB: flushed / 2 ** 20, compactedMiB: compacted / 2 ** 20 };
 }
 
-/** User and system CPU a process has used (all its threads, or its main thread alone), in ms (Linux /proc; clock ticks of 10 ms). */
-function processCpuMs(pid: number, mainThreadOnly = false): number {
-  const fields = readFileSync(mainThreadOnly ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  // utime and stime are fields 14 and 15 of stat, 12 and 13 after the command name.
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 /**
  * The real ledgerd on a fresh book of `accounts` funded customers (durable fsync'd
  * commits, log level warn; on LevelDB, or on the PostgreSQL database `store` names), driven by `drive` as the operator; then, for every
@@ -254,25 +297,20 @@ export async function runLedgerd(
   options: LoadOptions,
   nodeArgs: string[] = [],
   store: StoreConfig = leveldbStoreDefault,
+  pinning: Pinning = unpinned,
 ): Promise<{ run: Run; decidedMs: number[]; decidedPerSec: number; operatorKey: string; cpuUsPerAck: number; mainThreadCpuUsPerAck: number; levelWrites: LevelWrites | null }> {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-http-'));
   try {
     const operatorKey = drawApiKey();
     await writeBook(dir, operatorKey, options.accounts, store);
-    const ledgerd = await startServer([...nodeArgs, join(repoRoot, 'bin/ledgerd'), 'serve', '--data-dir', dir, '--listen', '127.0.0.1:0', '--log-level', 'warn']);
-    const events = await followDecisions(ledgerd.url, operatorKey);
-    // ledgerd's CPU time (all its threads) over the measured window, from /proc.
+    const ledgerd = await startServer([...nodeArgs, join(repoRoot, 'bin/ledgerd'), 'serve', '--data-dir', dir, '--listen', '127.0.0.1:0', '--log-level', 'warn'], process.env, pinning);
+    const events = followDecisions(ledgerd.url, operatorKey);
     const pid = ledgerd.child.pid!;
-    let cpuAtStartMs = 0;
-    let mainCpuAtStartMs = 0;
-    const measuring = setTimeout(() => {
-      cpuAtStartMs = processCpuMs(pid);
-      mainCpuAtStartMs = processCpuMs(pid, true);
-    }, options.warmupSeconds * 1000);
+    const cpu = measureCpu(options, () => treeCpuMs(pid));
+    const mainCpu = measureCpu(options, () => processCpuMs(pid, { mainThreadOnly: true }));
     const run = await drive(ledgerd.url, operatorKey, options);
-    clearTimeout(measuring);
-    const cpuMs = processCpuMs(pid) - cpuAtStartMs;
-    const mainCpuMs = processCpuMs(pid, true) - mainCpuAtStartMs;
+    const cpuMs = cpu.stop();
+    const mainCpuMs = mainCpu.stop();
     const waitUntil = performance.now() + decisionWaitMs;
     while ([...run.submittedAt.keys()].some((ref) => !events.decidedAt.has(ref)) && performance.now() < waitUntil) await new Promise((r) => setTimeout(r, 100));
     const decidedMs = [...run.submittedAt].flatMap(([ref, t]) => (events.decidedAt.has(ref) ? [events.decidedAt.get(ref)! - t] : [])).sort((a, b) => a - b);

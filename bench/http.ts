@@ -7,7 +7,7 @@
  * same run on the same machine, the same figures for a bare Fastify route that does
  * nothing: the ceiling. Nothing is asserted.
  *
- *   npm run build && node dist/bench/http.js [--stores leveldb,postgres] [--write-buffer-mib 4,64] [--rate N] [--batch N] [--profile-dir DIR] [--connections 64] [--seconds 10] [--accounts 1000]
+ *   npm run build && node dist/bench/http.js [--pinning pinned,unpinned] [--stores leveldb,postgres] [--write-buffer-mib 4,64] [--rate N] [--batch N] [--profile-dir DIR] [--connections 64] [--seconds 10] [--accounts 1000]
  *
  * `--batch N` runs each ledgerd twice, side by side: one transfer per POST /v1/transfers, then
  * N per POST /v1/batches (acks/s counts transfers; ack latency is per request).
@@ -15,6 +15,13 @@
  * `--rate N` offers N transfers/s on a fixed schedule (an open loop) instead of each
  * connection submitting again once answered: latency below saturation, where the closed
  * loop's p50 is only connections / throughput.
+ *
+ * `--pinning` runs the whole comparison once per pass, each its own table: `pinned` puts the
+ * server (every thread of ledgerd, or the bare route's process) on one core and this load
+ * generator on the other (bench/pinning.ts), so the figures measure the server, not how
+ * two processes share two cores; `unpinned` lets both use every core. Each row prints the
+ * server's CPU per acknowledgement: when one core of load generator cannot saturate the
+ * bare route, compare CPU per request rather than throughput.
  *
  * `--write-buffer-mib` runs ledgerd on LevelDB once per size of LevelDB's write buffer
  * (`store.writeBufferBytes`), side by side; each LevelDB row says how much LevelDB
@@ -28,8 +35,9 @@ import Fastify from 'fastify';
 import { leveldbStoreDefault, postgresStoreOf, type StoreConfig } from '../daemon/config.js';
 import { measureSyncLatency } from './fsync.js';
 import { percentile } from './percentile.js';
-import { drive, loadFlags, loadOptions, runLedgerd, startServer, stopServer } from './http-load.js';
+import { drive, type LevelWrites, loadFlags, loadOptions, measureCpu, type Run, runLedgerd, startServer, stopServer } from './http-load.js';
 import { BenchStores, parseStores } from './stores.js';
+import { type Pinning, parsePinnings, pinnedSides, processCpuMs, treeCpuMs, unpin, unpinned } from './pinning.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -38,6 +46,7 @@ const { values: args } = parseArgs({
     /** Write a V8 CPU profile of ledgerd here (node --cpu-prof), to see where its time goes. */
     'profile-dir': { type: 'string' },
     stores: { type: 'string', default: 'leveldb,postgres' },
+    pinning: { type: 'string', default: 'pinned,unpinned' },
     /** Sizes of LevelDB's write buffer to run ledgerd with, in MiB (default: the daemon's default alone). */
     'write-buffer-mib': { type: 'string' },
   },
@@ -67,10 +76,19 @@ async function ceilingServer(): Promise<void> {
   process.once('SIGTERM', () => void app.close().then(() => process.exit(0)));
 }
 
-async function main(): Promise<void> {
-  const profile = args['profile-dir'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', args['profile-dir']];
-  const stores = new BenchStores();
-  const rows = [];
+interface Row {
+  readonly name: string;
+  readonly run: Run;
+  readonly decidedPerSec: number | null;
+  readonly decidedMs: number[] | null;
+  readonly cpuUsPerAck: number;
+  readonly mainUsPerAck: number;
+  readonly levelWrites: LevelWrites | null;
+}
+
+/** Every ledgerd variant, then the bare route, under one pinning. */
+async function pass(pinning: Pinning, stores: BenchStores, profile: string[]): Promise<Row[]> {
+  const rows: Row[] = [];
   let operatorKey = '';
   for (const kind of parseStores(args.stores)) {
     const variants: { store: StoreConfig; label: string }[] =
@@ -79,37 +97,66 @@ async function main(): Promise<void> {
         : writeBufferMiB.map((mib) => ({ store: mib === null ? leveldbStoreDefault : { ...leveldbStoreDefault, writeBufferBytes: mib * 2 ** 20 }, label: mib === null ? kind : `${kind}, write buffer ${mib} MiB` }));
     for (const { store, label } of variants) {
       for (const batchSize of options.batchSize === null ? [null] : [null, options.batchSize]) {
-        const ledgerd = await runLedgerd({ ...options, batchSize }, profile, store);
+        const ledgerd = await runLedgerd({ ...options, batchSize }, profile, store, pinning);
         operatorKey = ledgerd.operatorKey;
         const route = batchSize === null ? 'POST /v1/transfers' : `POST /v1/batches of ${batchSize}`;
-        rows.push({ name: `ledgerd ${route}, ${label}`, run: ledgerd.run, decidedPerSec: ledgerd.decidedPerSec as number | null, decidedMs: ledgerd.decidedMs as number[] | null, cpuUsPerAck: ledgerd.cpuUsPerAck as number | null, mainUsPerAck: ledgerd.mainThreadCpuUsPerAck as number | null, levelWrites: ledgerd.levelWrites });
+        rows.push({ name: `ledgerd ${route}, ${label}`, run: ledgerd.run, decidedPerSec: ledgerd.decidedPerSec, decidedMs: ledgerd.decidedMs, cpuUsPerAck: ledgerd.cpuUsPerAck, mainUsPerAck: ledgerd.mainThreadCpuUsPerAck, levelWrites: ledgerd.levelWrites });
       }
     }
   }
-  await stores.stop();
-  // The disk's durability floor, measured here and now: an acknowledgement waits for at least one.
-  const disk = await measureSyncLatency();
-
-  const bare = await startServer([new URL(import.meta.url).pathname, '--ceiling-server']);
+  const bare = await startServer([new URL(import.meta.url).pathname, '--ceiling-server'], process.env, pinning);
+  const pid = bare.child.pid!;
+  const cpu = measureCpu(options, () => treeCpuMs(pid));
+  const mainCpu = measureCpu(options, () => processCpuMs(pid, { mainThreadOnly: true }));
   const ceiling = await drive(bare.url, operatorKey, { ...options, batchSize: null });
+  const perAck = (ms: number) => (ms * 1000) / Math.max(1, ceiling.acks);
+  rows.push({ name: 'bare Fastify route (ceiling)', run: ceiling, decidedPerSec: null, decidedMs: null, cpuUsPerAck: perAck(cpu.stop()), mainUsPerAck: perAck(mainCpu.stop()), levelWrites: null });
   await stopServer(bare.child);
-  rows.push({ name: 'bare Fastify route (ceiling)', run: ceiling, decidedPerSec: null, decidedMs: null, cpuUsPerAck: null, mainUsPerAck: null, levelWrites: null });
+  return rows;
+}
+
+function report(pinning: Pinning, rows: Row[], disk: Awaited<ReturnType<typeof measureSyncLatency>>): void {
   const fmt = (ms: number) => `${ms.toFixed(2)} ms`;
-  console.log(`HTTP bench: ${connections} connections, ${options.ratePerSec === null ? 'each submitting again once answered' : `${options.ratePerSec} transfers/s offered on a fixed schedule`}, ${seconds} s measured after ${warmupSeconds} s warm-up, ${accounts} accounts, ${cpus().length} cores, Node ${process.version}`);
+  console.log(`\n${pinning.label}`);
   console.log('| target | acks/s | decided/s | ack p50 | ack p99 | submit-to-decided p99 | refused | server CPU per ack (all threads / main) |');
   console.log('|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
     const sorted = [...r.run.latenciesMs].sort((a, b) => a - b);
     const decided = r.decidedMs === null ? 'n/a' : `${fmt(percentile(r.decidedMs, 99))} (${r.decidedMs.length} of ${r.run.submittedAt.size} seen)`;
-    console.log(`| ${r.name} | ${Math.round(r.run.acks / r.run.elapsedS)} | ${r.decidedPerSec === null ? 'n/a' : Math.round(r.decidedPerSec)} | ${fmt(percentile(sorted, 50))} | ${fmt(percentile(sorted, 99))} | ${decided} | ${r.run.refused} | ${r.cpuUsPerAck === null || r.mainUsPerAck === null ? 'n/a' : `${r.cpuUsPerAck.toFixed(0)} / ${r.mainUsPerAck.toFixed(0)} µs`} |`);
+    console.log(`| ${r.name} | ${Math.round(r.run.acks / r.run.elapsedS)} | ${r.decidedPerSec === null ? 'n/a' : Math.round(r.decidedPerSec)} | ${fmt(percentile(sorted, 50))} | ${fmt(percentile(sorted, 99))} | ${decided} | ${r.run.refused} | ${r.cpuUsPerAck.toFixed(0)} / ${r.mainUsPerAck.toFixed(0)} µs |`);
   }
-  console.log(`disk: fdatasync of a 1 KiB append p50 ${fmt(disk.fdatasync.p50Ms)}, p99 ${fmt(disk.fdatasync.p99Ms)}; LevelDB sync write of 2 entries p50 ${fmt(disk.levelSyncWrite.p50Ms)}, p99 ${fmt(disk.levelSyncWrite.p99Ms)}`);
+  const ceiling = rows.at(-1)!;
   for (const r of rows.slice(0, -1)) {
     const ackP99Ms = percentile([...r.run.latenciesMs].sort((a, b) => a - b), 99);
-    console.log(`${r.name} reaches ${((100 * r.run.acks) / Math.max(1, ceiling.acks)).toFixed(0)}% of the ceiling's throughput; its ack p99 is ${(ackP99Ms / disk.fdatasync.p99Ms).toFixed(1)}x the disk's fsync p99.`);
+    console.log(
+      `${r.name}: ${((100 * r.run.acks) / Math.max(1, ceiling.run.acks)).toFixed(0)}% of the ceiling's throughput; CPU per ack ${(r.cpuUsPerAck / Math.max(1e-9, ceiling.cpuUsPerAck)).toFixed(1)}x the bare route's per request (aim: <= 2x); ack p99 ${(ackP99Ms / disk.fdatasync.p99Ms).toFixed(1)}x the disk's fsync p99.`,
+    );
     const w = r.levelWrites;
-    if (w !== null) console.log(`  LevelDB flushed ${w.flushedMiB.toFixed(0)} MiB of memtables and its compactions rewrote ${w.compactedMiB.toFixed(0)} MiB (${(w.compactedMiB / Math.max(1e-9, w.flushedMiB)).toFixed(1)}x) over the whole run.`);
+    if (w !== null) {
+      // Per transfer acknowledged over the whole run (warm-up included), as LevelDB's LOG covers it.
+      const perTransfer = (mib: number) => `${((mib * 2 ** 20) / Math.max(1, r.run.allAcks)).toFixed(0)} B`;
+      console.log(
+        `  LevelDB flushed ${w.flushedMiB.toFixed(0)} MiB of memtables and its compactions rewrote ${w.compactedMiB.toFixed(0)} MiB (${(w.compactedMiB / Math.max(1e-9, w.flushedMiB)).toFixed(1)}x) over the whole run: ${perTransfer(w.flushedMiB)} flushed + ${perTransfer(w.compactedMiB)} rewritten per transfer (what was still in the memtable at the end is not counted).`,
+      );
+    }
   }
+}
+
+async function main(): Promise<void> {
+  const profile = args['profile-dir'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', args['profile-dir']];
+  const stores = new BenchStores();
+  const passes: { pinning: Pinning; rows: Row[] }[] = [];
+  for (const kind of parsePinnings(args.pinning)) {
+    const pinning = kind === 'pinned' ? pinnedSides() : unpinned;
+    passes.push({ pinning, rows: await pass(pinning, stores, profile) });
+    if (kind === 'pinned') unpin();
+  }
+  await stores.stop();
+  // The disk's durability floor, measured here and now: an acknowledgement waits for at least one.
+  const disk = await measureSyncLatency();
+  console.log(`HTTP bench: ${connections} connections, ${options.ratePerSec === null ? 'each submitting again once answered' : `${options.ratePerSec} transfers/s offered on a fixed schedule`}, ${seconds} s measured after ${warmupSeconds} s warm-up, ${accounts} accounts, ${cpus().length} cores, Node ${process.version}`);
+  for (const { pinning, rows } of passes) report(pinning, rows, disk);
+  console.log(`disk: fdatasync of a 1 KiB append p50 ${disk.fdatasync.p50Ms.toFixed(2)} ms, p99 ${disk.fdatasync.p99Ms.toFixed(2)} ms; LevelDB sync write of 2 entries p50 ${disk.levelSyncWrite.p50Ms.toFixed(2)} ms, p99 ${disk.levelSyncWrite.p99Ms.toFixed(2)} ms`);
 }
 
 if (args['ceiling-server']) await ceilingServer();
