@@ -7,7 +7,7 @@
  *   batched as the kernel batches them.
  * - `rawPuts`: classic-level itself, puts of 300 bytes in batches of 1,000.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LevelStore } from '../src/store/level.js';
@@ -17,6 +17,34 @@ import { seqHex } from '../src/model/keys.js';
 export interface CeilingResult {
   readonly perSec: number;
   readonly cpuUs: number;
+  /** What LevelDB's LOG says it flushed from memtables and rewrote in compactions, per item, in bytes. */
+  readonly flushedBytes: number;
+  readonly compactedBytes: number;
+}
+
+/** Store entries and their key+value bytes, per decided transfer, a layout writes. */
+export interface LayoutSize {
+  readonly entriesPerTransfer: number;
+  readonly bytesPerTransfer: number;
+}
+
+/** LevelDB's own account of its writes, from the `LOG` it keeps in its directory: bytes flushed to level-0 tables and rewritten by compactions. */
+export function levelLogBytes(dir: string): { flushed: number; compacted: number } {
+  let flushed = 0;
+  let compacted = 0;
+  for (const line of readFileSync(join(dir, 'LOG'), 'utf8').split('\n')) {
+    const table = /Level-0 table #\d+: (\d+) bytes/.exec(line);
+    if (table) flushed += Number(table[1]);
+    const merge = /Compacted \d+@\d+ \+ \d+@\d+ files => (\d+) bytes/.exec(line);
+    if (merge) compacted += Number(merge[1]);
+  }
+  return { flushed, compacted };
+}
+
+/** Entries and key+value bytes in a batch, added to `into`. */
+export function countBatch(ops: readonly { key: { length: number }; value?: { length: number } }[], into: { entries: number; bytes: number }): void {
+  into.entries += ops.length;
+  for (const op of ops) into.bytes += op.key.length + (op.value?.length ?? 0);
 }
 
 // Value sizes as the kernel writes them for a 1-leg transfer by the operator.
@@ -35,13 +63,15 @@ async function timed(run: (store: LevelStore) => Promise<void>, count: number): 
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
   await store.close();
+  const log = levelLogBytes(dir);
   rmSync(dir, { recursive: true, force: true });
-  return { perSec: count / seconds, cpuUs: (cpu.user + cpu.system) / count };
+  return { perSec: count / seconds, cpuUs: (cpu.user + cpu.system) / count, flushedBytes: log.flushed / count, compactedBytes: log.compacted / count };
 }
 
 /** Decided 1-leg transfers per second the store allows for the kernel's layout. */
-export function storeCeiling(transfers: number, perWrite = 4096, accounts = 10_000): Promise<CeilingResult> {
-  return timed(async (store) => {
+export async function storeCeiling(transfers: number, perWrite = 4096, accounts = 10_000): Promise<CeilingResult & LayoutSize> {
+  const written = { entries: 0, bytes: 0 };
+  const result = await timed(async (store) => {
     let seq = 0;
     for (let first = 0; first < transfers; first += perWrite) {
       const n = Math.min(perWrite, transfers - first);
@@ -62,10 +92,13 @@ export function storeCeiling(transfers: number, perWrite = 4096, accounts = 10_0
       }
       decisions.push({ type: 'put', key: `j/${seqHex(firstSeq)}`, value: leaves.join('\n') }, { type: 'put', key: `jt/${seqHex(Date.now())}/${seqHex(firstSeq)}`, value: '' });
       decisions.push({ type: 'put', key: `ev/${seqHex(first + 1)}`, value: operationText.repeat(n) });
+      countBatch(acks, written);
+      countBatch(decisions, written);
       await store.write(acks, true);
       await store.write(decisions, true);
     }
   }, transfers);
+  return { ...result, entriesPerTransfer: written.entries / transfers, bytesPerTransfer: written.bytes / transfers };
 }
 
 /** Puts per second of classic-level itself: 300-byte values, fsync'd batches of 1,000. */

@@ -5,7 +5,7 @@
  * operator's event stream. Shared by bench/http.ts and bench/versus-postgres.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -19,6 +19,7 @@ import { principalCredentialWrites } from '../src/auth/credentials.js';
 import { importGenesis } from '../src/book/genesis.js';
 import { benchAccount, fundedCustomersGenesis } from './genesis.js';
 import { LevelStore } from '../src/store/level.js';
+import { levelLogBytes } from './ceilings.js';
 import { type Pinning, processCpuMs, treeCpuMs, unpinned } from './pinning.js';
 
 export interface LoadOptions {
@@ -275,17 +276,10 @@ export interface LevelWrites {
   readonly compactedMiB: number;
 }
 
-/** LevelDB's own account of its writes, from the `LOG` it keeps in the book's directory. */
+/** LevelDB's own account of its writes (its LOG in the book's directory), in MiB. */
 function levelWrites(bookDir: string): LevelWrites {
-  let flushed = 0;
-  let compacted = 0;
-  for (const line of readFileSync(join(bookDir, 'LOG'), 'utf8').split('\n')) {
-    const table = /Level-0 table #\d+: (\d+) bytes/.exec(line);
-    if (table) flushed += Number(table[1]);
-    const merge = /Compacted \d+@\d+ \+ \d+@\d+ files => (\d+) bytes/.exec(line);
-    if (merge) compacted += Number(merge[1]);
-  }
-  return { flushedMiB: flushed / 2 ** 20, compactedMiB: compacted / 2 ** 20 };
+  const log = levelLogBytes(bookDir);
+  return { flushedMiB: log.flushed / 2 ** 20, compactedMiB: log.compacted / 2 ** 20 };
 }
 
 /**
