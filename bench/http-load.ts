@@ -193,8 +193,11 @@ export function transferPair(n: number, accounts: number): { from: number; to: n
   return { from, to: (from + 1 + (n % (accounts - 1))) % accounts };
 }
 
-/** What one submission gave: refused, or accepted (with ledgerd's operation reference, or a batch's acknowledged ones). */
-export type Outcome = { readonly ok: false } | { readonly ok: true; readonly reference?: string; readonly references?: readonly string[] };
+/**
+ * What one submission gave: refused, or accepted (with ledgerd's operation reference, or a
+ * batch's acknowledged ones and how many of its items were accepted).
+ */
+export type Outcome = { readonly ok: false } | { readonly ok: true; readonly reference?: string; readonly references?: readonly string[]; readonly accepted?: number };
 
 /**
  * `connections` clients, each submitting transfer after transfer (`submit(n)`) for the
@@ -226,13 +229,13 @@ export async function closedLoop(options: LoadOptions, submit: (n: number) => Pr
       const t0 = waitMs > 0 ? performance.now() : dueMs;
       const outcome = await submit(n);
       const t1 = performance.now();
-      if (outcome.ok) allAcks += outcome.references?.length ?? 1;
+      if (outcome.ok) allAcks += outcome.accepted ?? 1;
       if (t0 < measureFromMs) continue;
       if (!outcome.ok) {
         refused++;
         continue;
       }
-      acks += outcome.references?.length ?? 1;
+      acks += outcome.accepted ?? 1;
       latenciesMs.push(t1 - t0);
       for (const reference of outcome.references ?? (outcome.reference ? [outcome.reference] : [])) submittedAt.set(reference, t0);
     }
@@ -257,8 +260,10 @@ export async function drive(url: string, token: string, options: LoadOptions): P
         const res = await pool.request({ method: 'POST', path: '/v1/batches', headers, body: JSON.stringify({ commands }) });
         const text = await res.body.text();
         if (res.statusCode < 200 || res.statusCode > 299) return { ok: false };
-        const items = (JSON.parse(text) as { items: { operation_reference?: string }[] }).items;
-        return { ok: true, references: items.flatMap((item) => (item.operation_reference === undefined ? [] : [item.operation_reference])) };
+        // An item refused at submission carries `error`; the others were taken (ledgerd's with their reference).
+        const items = (JSON.parse(text) as { items: { operation_reference?: string; error?: string }[] }).items;
+        const taken = items.filter((item) => item.error === undefined);
+        return { ok: true, accepted: taken.length, references: taken.flatMap((item) => (item.operation_reference === undefined ? [] : [item.operation_reference])) };
       }
       const res = await pool.request({ method: 'POST', path: '/v1/transfers', headers, body: JSON.stringify(transferBody(n)) });
       const text = await res.body.text();

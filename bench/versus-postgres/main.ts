@@ -23,10 +23,10 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { startPostgresCluster } from '../../test/support/postgres-cluster.js';
 import { benchAccount } from '../genesis.js';
-import { benchFundingMinor, closedLoop, drive, loadFlags, loadOptions, measureCpu, type Run, runLedgerd, startServer, stopServer, transferPair } from '../http-load.js';
+import { benchFundingMinor, closedLoop, drive, loadFlags, type LoadOptions, loadOptions, measureCpu, type Run, runLedgerd, startServer, stopServer, transferPair } from '../http-load.js';
 import { type Pinning, parsePinnings, pinnedSides, processTree, setAffinity, treeCpuMs, unpin, unpinned } from '../pinning.js';
 import { percentile } from '../percentile.js';
-import { checkBook, installFundedLedger, refusalCodes, transfer } from './sql-ledger.js';
+import { checkBook, installFundedLedger, refusalCodes, transfer, transferBatch } from './sql-ledger.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -38,8 +38,8 @@ const { values: args } = parseArgs({
 });
 /** A sensible pool for a 2-core machine: past this, more backends only contend. */
 const pgPoolDefaultMax = 64;
-const options = loadOptions(args);
-const pgPool = Number(args['pg-pool'] ?? Math.min(options.connections, pgPoolDefaultMax));
+const loadOptionsRead = loadOptions(args);
+const pgPool = Number(args['pg-pool'] ?? Math.min(loadOptionsRead.connections, pgPoolDefaultMax));
 if (!Number.isSafeInteger(pgPool) || pgPool < 1) throw new Error(`bad --pg-pool: ${args['pg-pool']}`);
 /** Settings read back from the running server, to print what was measured. */
 const shownSettings = ['server_version', 'fsync', 'synchronous_commit', 'full_page_writes', 'wal_level', 'wal_sync_method', 'commit_delay', 'shared_buffers', 'max_connections'];
@@ -50,7 +50,8 @@ interface Measured {
   readonly cpuUsPerTransfer: number;
 }
 
-async function pass(pinning: Pinning): Promise<void> {
+async function pass(pinning: Pinning, batchSize: number | null): Promise<void> {
+  const options = { ...loadOptionsRead, batchSize };
   const loadBefore = loadavg();
   const ledgerd = await runLedgerd(options, [], undefined, pinning);
 
@@ -79,8 +80,16 @@ async function pass(pinning: Pinning): Promise<void> {
     const faults = new Map<string, number>();
     const directCpu = measureCpu(options, () => treeCpuMs(postmasterPid));
     const direct = await closedLoop(options, async (n) => {
-      const { from, to } = transferPair(n, options.accounts);
       try {
+        if (batchSize !== null) {
+          const items = Array.from({ length: batchSize }, (_, i) => {
+            const { from, to } = transferPair(n * batchSize + i, options.accounts);
+            return { from: benchAccount(from), to: benchAccount(to), asset: 'USD', amountMinor: 1n, idempotencyKey: `direct:${n}:${i}` };
+          });
+          const outcomes = await transferBatch(db, items);
+          return { ok: true, accepted: outcomes.filter((o) => !('refusal' in o)).length };
+        }
+        const { from, to } = transferPair(n, options.accounts);
         await transfer(db, benchAccount(from), benchAccount(to), 'USD', 1n, `direct:${n}`);
         return { ok: true };
       } catch (error) {
@@ -97,6 +106,7 @@ async function pass(pinning: Pinning): Promise<void> {
     const loadAfter = loadavg();
     const perTransfer = (cpuMs: number, run: Run) => (cpuMs * 1000) / Math.max(1, run.acks);
     report(
+      options,
       pinning,
       { ...ledgerd, cpuUsPerTransfer: ledgerd.cpuUsPerAck },
       { run: overHttp, cpuUsPerTransfer: perTransfer(overHttpCpuMs, overHttp) },
@@ -113,12 +123,14 @@ async function pass(pinning: Pinning): Promise<void> {
 
 async function main(): Promise<void> {
   for (const kind of parsePinnings(args.pinning)) {
-    await pass(kind === 'pinned' ? pinnedSides() : unpinned);
+    const pinning = kind === 'pinned' ? pinnedSides() : unpinned;
+    for (const batchSize of loadOptionsRead.batchSize == null ? [null] : [null, loadOptionsRead.batchSize]) await pass(pinning, batchSize);
     if (kind === 'pinned') unpin();
   }
 }
 
 function report(
+  options: LoadOptions,
   pinning: Pinning,
   ledgerd: Measured & { decidedMs: number[] },
   overHttp: Measured,
@@ -134,7 +146,7 @@ function report(
     const sorted = [...run.latenciesMs].sort((a, b) => a - b);
     console.log(`| ${name} | ${Math.round(rate(run))} | ${fmt(percentile(sorted, 50))} | ${fmt(percentile(sorted, 99))} | ${decided} | ${run.refused} | ${cpuUsPerTransfer.toFixed(0)} µs |`);
   };
-  console.log(`\nVersus PostgreSQL, ${pinning.label}: ${options.connections} clients, ${options.seconds} s measured after ${options.warmupSeconds} s warm-up, ${options.accounts} funded accounts, random 1-leg transfers; ${cpus().length} cores, Node ${process.version}`);
+  console.log(`\nVersus PostgreSQL, ${pinning.label}, ${options.batchSize === null ? 'one transfer per request' : `batches of ${options.batchSize} (ledgerd: POST /v1/batches; SQL: one transfer_batch call over arrays)`}: ${options.connections} clients, ${options.seconds} s measured after ${options.warmupSeconds} s warm-up, ${options.accounts} funded accounts, random 1-leg transfers; ${cpus().length} cores, Node ${process.version}`);
   console.log(`PostgreSQL: ${settings.map((s) => `${s.name}=${s.setting}`).join(', ')}; pool of ${pgPool} connections`);
   console.log(`load average (1/5/15 min) before ${loads[0]!.map((l) => l.toFixed(2)).join('/')}, after ${loads[1]!.map((l) => l.toFixed(2)).join('/')}`);
   console.log('| target | transfers/s | reply p50 | reply p99 | submit-to-decided p50 / p99 | refused | server CPU per transfer (all its processes) |');

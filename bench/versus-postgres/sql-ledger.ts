@@ -96,6 +96,33 @@ BEGIN
   RETURN QUERY SELECT v_id, false;
 END
 $$;
+
+-- A batch in one call over arrays, decided item by item as ledgerd decides a batch's
+-- commands: every account the batch touches locked first, in id order (concurrent batches
+-- queue instead of deadlocking), then each transfer in its own subtransaction, so a refused
+-- one is rolled back alone and reported by its SQLSTATE.
+CREATE FUNCTION transfer_batch(p_from text[], p_to text[], p_asset text[], p_amount bigint[], p_key text[])
+RETURNS TABLE (item int, transfer_id bigint, replayed boolean, refusal text)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_n int := coalesce(array_length(p_key, 1), 0);
+BEGIN
+  IF array_length(p_from, 1) IS DISTINCT FROM v_n OR array_length(p_to, 1) IS DISTINCT FROM v_n
+     OR array_length(p_asset, 1) IS DISTINCT FROM v_n OR array_length(p_amount, 1) IS DISTINCT FROM v_n THEN
+    RAISE EXCEPTION 'arrays of different lengths' USING ERRCODE = '22023';
+  END IF;
+  PERFORM 1 FROM accounts a
+    WHERE (a.id, a.asset) IN (SELECT unnest(p_from || p_to), unnest(p_asset || p_asset))
+    ORDER BY a.id, a.asset FOR UPDATE;
+  FOR i IN 1 .. v_n LOOP
+    BEGIN
+      RETURN QUERY SELECT i, t.transfer_id, t.replayed, NULL::text FROM transfer(p_from[i], p_to[i], p_asset[i], p_amount[i], p_key[i]) t;
+    EXCEPTION WHEN OTHERS THEN
+      RETURN QUERY SELECT i, NULL::bigint, NULL::boolean, SQLSTATE::text;
+    END;
+  END LOOP;
+END
+$$;
 `;
 
 /** The call, as a named (prepared once per connection) statement. */
@@ -111,6 +138,27 @@ export async function transfer(db: pg.Pool | pg.ClientBase, from: string, to: st
   const result = await db.query<{ transfer_id: string; replayed: boolean }>({ name: 'ledger-transfer', text: transferStatement, values: [from, to, asset, amountMinor.toString(), idempotencyKey] });
   const row = result.rows[0]!;
   return { transferId: BigInt(row.transfer_id), replayed: row.replayed };
+}
+
+export interface BatchItem {
+  readonly from: string;
+  readonly to: string;
+  readonly asset: string;
+  readonly amountMinor: bigint;
+  readonly idempotencyKey: string;
+}
+
+/** A batch's outcome per item: the transfer, or the SQLSTATE that refused it. */
+export type BatchOutcome = TransferResult | { readonly refusal: string };
+
+/** The batch in one call, committed (fsync'd) when this resolves; items refused alone. */
+export async function transferBatch(db: pg.Pool | pg.ClientBase, items: readonly BatchItem[]): Promise<BatchOutcome[]> {
+  const result = await db.query<{ transfer_id: string | null; replayed: boolean | null; refusal: string | null }>({
+    name: 'ledger-transfer-batch',
+    text: 'SELECT item, transfer_id, replayed, refusal FROM transfer_batch($1, $2, $3, $4, $5) ORDER BY item',
+    values: [items.map((i) => i.from), items.map((i) => i.to), items.map((i) => i.asset), items.map((i) => i.amountMinor.toString()), items.map((i) => i.idempotencyKey)],
+  });
+  return result.rows.map((row) => (row.refusal !== null || row.transfer_id === null ? { refusal: row.refusal ?? 'unknown' } : { transferId: BigInt(row.transfer_id), replayed: row.replayed === true }));
 }
 
 /** The SQL errors `transfer` raises for a refused transfer (anything else is a fault). */
