@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkBook, installFundedLedger, transfer, treasuryAccount } from '../../bench/versus-postgres/sql-ledger.js';
+import { checkBook, installFundedLedger, transfer, transferBatch, treasuryAccount } from '../../bench/versus-postgres/sql-ledger.js';
 import { type PostgresCluster, startPostgresCluster } from '../support/postgres-cluster.js';
 
 // The PostgreSQL ledger bench/versus-postgres measures ledgerd against: it must be a
@@ -82,6 +82,33 @@ describe('the SQL ledger of bench/versus-postgres', () => {
     expect(new Set(twins.map((t) => t.transferId)).size).toBe(1);
     expect(twins.filter((t) => !t.replayed)).toHaveLength(1);
     expect(await balance('a')).toBe(a0 - 5n);
+  });
+
+  it('decides a batch in one call item by item: a refused item rolled back alone, a replay replayed, the rest applied', async () => {
+    const [a0, b0, c0] = [await balance('a'), await balance('b'), await balance('c')];
+    const item = (from: string, to: string, amountMinor: bigint, idempotencyKey: string) => ({ from, to, asset: 'USD', amountMinor, idempotencyKey });
+    const first = await transferBatch(db, [item('a', 'b', 3n, 'batch-1'), item('c', 'a', c0 + 1000n, 'batch-short'), item('b', 'c', 2n, 'batch-2'), item('a', 'nobody', 1n, 'batch-unknown')]);
+    expect(first.map((o) => ('refusal' in o ? o.refusal : o.replayed))).toEqual([false, 'LD001', false, 'LD003']);
+    expect([await balance('a'), await balance('b'), await balance('c')]).toEqual([a0 - 3n, b0 + 1n, c0 + 2n]);
+    // The same batch again: the applied items replay, the refused ones are refused again.
+    const again = await transferBatch(db, [item('a', 'b', 3n, 'batch-1'), item('c', 'a', c0 + 1000n, 'batch-short'), item('b', 'c', 2n, 'batch-2'), item('a', 'nobody', 1n, 'batch-unknown')]);
+    expect(again.map((o) => ('refusal' in o ? o.refusal : o.replayed))).toEqual([true, 'LD001', true, 'LD003']);
+    expect(again[0]).toEqual(first[0] && 'transferId' in first[0] ? { transferId: first[0].transferId, replayed: true } : null);
+    expect([await balance('a'), await balance('b'), await balance('c')]).toEqual([a0 - 3n, b0 + 1n, c0 + 2n]);
+    expect(await checkBook(db)).toMatchObject({ balancesMinor: 0n, unbalancedTransfers: 0n, driftedAccounts: 0n });
+  });
+
+  it('runs batches over the same accounts in opposite orders concurrently without deadlock', async () => {
+    const [a0, b0, c0] = [await balance('a'), await balance('b'), await balance('c')];
+    const item = (from: string, to: string, idempotencyKey: string) => ({ from, to, asset: 'USD', amountMinor: 1n, idempotencyKey });
+    const batches = Array.from({ length: 40 }, (_, i) =>
+      i % 2 === 0 ? [item('a', 'b', `fwd-${i}-1`), item('b', 'c', `fwd-${i}-2`), item('c', 'a', `fwd-${i}-3`)] : [item('c', 'b', `rev-${i}-1`), item('b', 'a', `rev-${i}-2`), item('a', 'c', `rev-${i}-3`)],
+    );
+    const results = await Promise.allSettled(batches.map((items) => transferBatch(db, items)));
+    expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason)).toEqual([]);
+    // Every item moved 1 round a cycle: each account's balance is where it started.
+    expect([await balance('a'), await balance('b'), await balance('c')]).toEqual([a0, b0, c0]);
+    expect(await checkBook(db)).toMatchObject({ balancesMinor: 0n, unbalancedTransfers: 0n, driftedAccounts: 0n });
   });
 
   it('kept every pooled connection healthy while the tests ran', () => {
