@@ -20,6 +20,9 @@
  * clerk's key pair (disclosures stay verifiable); the API keys are not carried (the book
  * keeps their hashes, so the principals' keys keep working). The plain file is therefore
  * a secret, written 0600; served encrypted to an age recipient (routes/backup.ts) it is not.
+ * An encrypted backup also carries liabilities.key (the salts of every checkpoint's
+ * liabilities leaves derive from it, so a restored book still proves its checkpoints);
+ * CONTRACT 12.2 forbids it in a backup in clear, so a plain one never does.
  */
 import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { keys, ownedKey } from '../src/model/keys.js';
@@ -33,8 +36,13 @@ export const backupFormatVersion = 2;
 /** The version before signatures: restored only with `--accept-unverified`. */
 const unsignedVersion = 1;
 
-/** The data dir files a backup carries, by their name in the data dir: daemon.key always, the clerk's pair when the book has one. */
-export const carriedFiles = ['daemon.key', 'clerk.key', 'clerk.pub'] as const;
+/**
+ * The data dir files a backup carries, by their name in the data dir: daemon.key always, the
+ * clerk's pair when the book has one, liabilities.key when the backup is encrypted.
+ */
+export const carriedFiles = ['daemon.key', 'clerk.key', 'clerk.pub', 'liabilities.key'] as const;
+/** What a backup in clear never carries (CONTRACT 12.2). */
+export const encryptedOnlyFiles: readonly CarriedFile[] = ['liabilities.key'];
 export type CarriedFile = (typeof carriedFiles)[number];
 export type CarriedFiles = Partial<Record<CarriedFile, string>> & { readonly 'daemon.key': string };
 

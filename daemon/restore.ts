@@ -25,7 +25,7 @@ import { StartupFailure, exitCodes, fsReason } from './failures.js';
 import { keySpaces, keys } from '../src/model/keys.js';
 import { restoreBatchEntries } from './constants.js';
 
-const carriedModes: Record<CarriedFile, number> = { 'daemon.key': 0o600, 'clerk.key': 0o600, 'clerk.pub': 0o644 };
+const carriedModes: Record<CarriedFile, number> = { 'daemon.key': 0o600, 'clerk.key': 0o600, 'clerk.pub': 0o644, 'liabilities.key': 0o600 };
 
 /** The first line of every age file (age-encryption.org/v1). */
 const ageMagic = Buffer.from('age-encryption.org/v1\n');

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { refuse } from '../../src/errors.js';
-import { type CarriedFile, type CarriedFiles, backupLines, carriedFiles } from '../backup-format.js';
+import { type CarriedFile, type CarriedFiles, backupLines, carriedFiles, encryptedOnlyFiles } from '../backup-format.js';
 import { loadBackupKey } from '../backup-key.js';
 import { daemonKeys } from '../book.js';
 import { callerOf, requireOperator } from '../http/auth.js';
@@ -29,9 +29,11 @@ const backupsConcurrentMax = 1;
 /** An age X25519 recipient: `age1` and 58 bech32 characters (the 32-byte key and its checksum). */
 const recipientPattern = '^age1[02-9ac-hj-np-z]{58}$';
 
-async function readCarriedFiles(dataDir: string): Promise<CarriedFiles> {
+/** The files the backup carries; `encrypted`: it goes out encrypted, so it may carry what a plain one may not. */
+async function readCarriedFiles(dataDir: string, encrypted: boolean): Promise<CarriedFiles> {
   const files: Partial<Record<CarriedFile, string>> = {};
   for (const name of carriedFiles) {
+    if (!encrypted && encryptedOnlyFiles.includes(name)) continue;
     const path = join(dataDir, name);
     if (name === 'daemon.key' || existsSync(path)) files[name] = await readFile(path, 'utf8');
   }
@@ -96,7 +98,7 @@ export function backupRoutes(app: FastifyInstance, { kernel, config, clock }: Ro
       let book: string;
       let signer: Awaited<ReturnType<typeof loadBackupKey>>;
       try {
-        files = await readCarriedFiles(config.dataDir);
+        files = await readCarriedFiles(config.dataDir, recipient !== undefined);
         book = Buffer.from((await daemonKeys(config.dataDir)).book).toString('hex');
         signer = await loadBackupKey(config.dataDir);
       } catch (error) {

@@ -297,6 +297,50 @@ describe('backups encrypted to an age recipient', () => {
   }, slowTestMs);
 });
 
+describe('the liabilities key in backups (CONTRACT 12.2)', () => {
+  it('rides in an encrypted backup, so the restored book proves its checkpoints as the source did, and never in a plain one', async () => {
+    const dir = newDir();
+    const source = join(dir, 'source');
+    const keys = await writeBook(source, { alice: 500n, bob: 20n });
+    addConfig(source, { settlement: { blockIntervalMs: 0, checkpointIntervalMs: 0, finalityDepth: 2 }, backup: { allowPlaintext: true } });
+    const identity = join(dir, 'identity.txt');
+    execFileSync('age-keygen', ['-o', identity], { stdio: 'ignore' });
+    const recipient = execFileSync('age-keygen', ['-y', identity], { encoding: 'utf8' }).trim();
+    const proofPath = '/v1/accounts/did:ledger:acct:alice/liabilities?checkpoint=1&asset=USD';
+    const daemon = await startDaemon({ dataDir: source });
+    let proof: unknown;
+    try {
+      const op = client(daemon.url, keys.operator);
+      expect((await op.post('/v1/ops/checkpoints', {}, undefined, { 'client-key': 'cp-1' })).status).toBeLessThan(300);
+      await until(async () => {
+        await op.post('/v1/ops/layer/blocks', { count: 1 });
+        return (await op.get('/v1/checkpoints/1')).body.status;
+      }, (status) => status === 'final');
+      const answered = await client(daemon.url, keys.customers.alice!).get(proofPath);
+      expect(answered.status, answered.text).toBe(200);
+      proof = answered.body;
+      const plain = await op.get('/v1/ops/backup');
+      expect(plain.status).toBe(200);
+      expect(Object.keys(JSON.parse(plain.text.split('\n')[0]!).files).sort()).toEqual(['clerk.key', 'clerk.pub', 'daemon.key']);
+      expect(plain.text).not.toContain(readFileSync(join(source, 'liabilities.key'), 'utf8').trim());
+      const taken = await ctl(['ops', 'backup', '--out', join(dir, 'book.age'), '--recipient', recipient], daemon.url, keys.operator);
+      expect(taken.code, taken.stderr).toBe(0);
+    } finally {
+      expect(await daemon.stop()).toBe(0);
+    }
+    const target = join(dir, 'restored');
+    const restored = await ledgerdRun(['restore', '--from', join(dir, 'book.age'), '--data-dir', target, '--identity', identity, '--verify-key', readFileSync(join(source, 'backup.pub'), 'utf8').trim()]);
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(readFileSync(join(target, 'liabilities.key'), 'utf8')).toBe(readFileSync(join(source, 'liabilities.key'), 'utf8'));
+    const copy = await startDaemon({ dataDir: target });
+    try {
+      expect((await client(copy.url, keys.customers.alice!).get(proofPath)).body).toEqual(proof);
+    } finally {
+      expect(await copy.stop()).toBe(0);
+    }
+  }, slowTestMs);
+});
+
 describe('a backup client that stops reading', () => {
   it('is cut off after backup.stallTimeoutMs, freeing the one backup slot and its snapshot', async () => {
     const dir = newDir();
