@@ -9,40 +9,25 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
-import { readBackup } from '../../daemon/backup-format.js';
 import type { AccountId } from '../../src/model/values.js';
 import { settlementKeys } from '../../src/model/keys.js';
 import { depositRefOf } from '../../src/settlement/book.js';
 import { LevelStore } from '../../src/store/level.js';
 import { type Client, client, decided, ledgerd, ledgerdRun, startDaemon, useTempDirs } from './support.js';
+import { fixtureBook, layFixtureBook } from '../support/fixture-books.js';
 
-const fixture = new URL('../fixtures/layout-1/', import.meta.url).pathname;
-const keys = JSON.parse(readFileSync(join(fixture, 'keys.json'), 'utf8')) as Record<'operator' | 'identities' | 'alice' | 'bob', string>;
-const expected = JSON.parse(readFileSync(join(fixture, 'expected.json'), 'utf8'));
+const fixture = fixtureBook('layout-1');
+const { keys, expected } = fixture;
 const newDir = useTempDirs();
 
 /** A data dir holding the stage-1 book as its daemon left it: every store entry, daemon.key and the clerk's pair, the API keys. */
 async function layout1DataDir(edit: (entries: Map<string, string>) => void = () => {}): Promise<string> {
   const dir = newDir();
-  const entries = new Map<string, string>();
-  // The fixture is a stage-1 backup: unsigned (format version 1).
-  const { header } = await readBackup(createInterface({ input: createReadStream(join(fixture, 'book.backup')), crlfDelay: Infinity }), { unverified: true }, {
-    onHeader: () => {},
-    onEntry: async (key, value) => {
-      entries.set(key, value);
-    },
-  });
-  edit(entries);
-  const store = await LevelStore.open(join(dir, 'book'));
-  await store.write([...entries].map(([key, value]) => ({ type: 'put' as const, key, value })), true);
-  await store.close();
-  for (const [name, text] of Object.entries(header.files)) writeFileSync(join(dir, name), text as string, { mode: 0o600 });
-  writeFileSync(join(dir, 'operator.key'), `${keys.operator}\n`, { mode: 0o600 });
-  writeFileSync(join(dir, 'identities.key'), `${keys.identities}\n`, { mode: 0o600 });
+  await layFixtureBook(fixture, dir, edit);
   return dir;
 }
 
@@ -132,7 +117,7 @@ describe('ledgerd migrate', () => {
       expect(statement.body.movements.map((m: { seq: number }) => m.seq)).toEqual(expected.movements[alice].movements.filter((m: { asset: string }) => m.asset === 'USD').map((m: { seq: number }) => m.seq));
 
       // Deciding goes on: a transfer by alice's own key, journalled after the migrated entries.
-      const asAlice = client(daemon.url, keys.alice);
+      const asAlice = client(daemon.url, keys.alice!);
       const sent = await asAlice.post('/v1/transfers', { legs: [{ from: alice, to: bob, asset: 'USD', amount: '125' }] }, undefined, { 'client-key': 'after-migration-1' });
       expect([200, 202]).toContain(sent.status);
       const transfer = (await decided(asAlice, sent.body.operation_reference)).body;
@@ -202,7 +187,7 @@ describe('ledgerd migrate', () => {
   it('migrates a stage-1 backup restored by this ledgerd (a book lost before the upgrade)', async () => {
     const dir = newDir();
     // A backup of a stage-1 ledgerd is unsigned: restored only as unverified.
-    const restored = await ledgerdRun(['restore', '--from', join(fixture, 'book.backup'), '--data-dir', dir, '--accept-unverified']);
+    const restored = await ledgerdRun(['restore', '--from', join(fixture.dir, 'book.backup'), '--data-dir', dir, '--accept-unverified']);
     expect(restored.code).toBe(0);
     writeFileSync(join(dir, 'operator.key'), `${keys.operator}\n`, { mode: 0o600 });
     expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(layout1Refusal);
@@ -214,7 +199,7 @@ describe('ledgerd migrate', () => {
       const op = client(daemon.url, keys.operator);
       expect((await op.get('/v1/trial-balance')).body).toMatchObject(expected.trialBalance);
       const { alice, bob } = expected.accounts as Record<string, string>;
-      const sent = await client(daemon.url, keys.alice).post('/v1/transfers', { legs: [{ from: alice, to: bob, asset: 'USD', amount: '1' }] }, undefined, { 'client-key': 'after-restore-1' });
+      const sent = await client(daemon.url, keys.alice!).post('/v1/transfers', { legs: [{ from: alice, to: bob, asset: 'USD', amount: '1' }] }, undefined, { 'client-key': 'after-restore-1' });
       expect((await decided(op, sent.body.operation_reference)).body.state).toBe('Completed');
     } finally {
       expect(await daemon.stop()).toBe(0);

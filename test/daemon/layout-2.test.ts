@@ -1,0 +1,115 @@
+/**
+ * A book written by the release that writes store layout 2 (test/fixtures/layout-2; its
+ * make-book.mjs says how), served by this ledgerd: it answers what that daemon answered —
+ * balances, movements, custody, operations, members and the audit trail, checkpoints with
+ * their consistency and liabilities proofs (checked by the independent verifier too), its
+ * disclosure — checks clean, and goes on deciding and anchoring. The next store layout's
+ * migration (issue 28) must keep this test passing on the migrated book.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { fixtureBook, layFixtureBook } from '../support/fixture-books.js';
+import { independentlyVerify } from '../support/independent-verifier.js';
+import { verifyConsistencyReply, verifyLiabilities } from '../support/independent-audit.js';
+import { client, decided, ledgerdRun, startDaemon, until, useTempDirs } from './support.js';
+
+const fixture = fixtureBook('layout-2');
+const { keys, expected } = fixture;
+const newDir = useTempDirs();
+/** Several ledgerd processes and a checkpoint anchored block by block: slow on a loaded machine. */
+const slowTestMs = 180_000;
+
+async function layout2DataDir(): Promise<string> {
+  const dir = newDir();
+  await layFixtureBook(fixture, dir, undefined, {
+    'ledgerd.json': readFileSync(join(fixture.dir, 'ledgerd.json'), 'utf8'),
+    'liabilities.key': readFileSync(join(fixture.dir, 'liabilities.key'), 'utf8'),
+  });
+  return dir;
+}
+
+/** The first `count` events of the stream from its start, as the fixture recorded them: id, type, data. */
+async function events(url: string, count: number): Promise<{ id: number; event: string; data: unknown }[]> {
+  const controller = new AbortController();
+  const res = await fetch(`${url}/v1/events?after=0`, { headers: { authorization: `Bearer ${keys.operator}` }, signal: controller.signal });
+  expect(res.status).toBe(200);
+  const out: { id: number; event: string; data: unknown }[] = [];
+  let text = '';
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  while (out.length < count) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+    let cut;
+    while ((cut = text.indexOf('\n\n')) >= 0 && out.length < count) {
+      const block = text.slice(0, cut);
+      text = text.slice(cut + 2);
+      const id = /^id: (\d+)$/m.exec(block);
+      const event = /^event: (\S+)$/m.exec(block);
+      const data = /^data: (.*)$/m.exec(block);
+      if (id && data) out.push({ id: Number(id[1]), event: event?.[1] ?? 'message', data: JSON.parse(data[1]!) });
+    }
+  }
+  controller.abort();
+  return out;
+}
+
+describe('a layout-2 book from the release before', () => {
+  it('checks clean, answers what its daemon answered, proves its checkpoints, and goes on deciding and anchoring', async () => {
+    const dir = await layout2DataDir();
+    const checked = await ledgerdRun(['check', '--data-dir', dir]);
+    expect(checked.code, checked.stdout + checked.stderr).toBe(0);
+    expect(checked.stdout).toMatch(/: consistent\n$/);
+
+    const daemon = await startDaemon({ dataDir: dir });
+    try {
+      const op = client(daemon.url, keys.operator);
+      const alice = client(daemon.url, keys.alice!);
+      for (const [account, body] of Object.entries(expected.balances)) expect((await op.get(`/v1/accounts/${account}/balances`)).body).toMatchObject(body as object);
+      for (const [account, body] of Object.entries(expected.movements)) expect((await op.get(`/v1/movements?account=${account}&limit=1000`)).body).toMatchObject(body as object);
+      for (const [account, body] of Object.entries(expected.custody)) expect((await op.get(`/v1/accounts/${account}/custody`)).body).toEqual(body);
+      expect((await op.get('/v1/trial-balance')).body).toMatchObject(expected.trialBalance);
+      for (const [ref, body] of Object.entries(expected.operations)) expect((await op.get(`/v1/operations/${ref}`)).body).toMatchObject(body as object);
+      expect((await op.get('/v1/assets')).body).toEqual(expected.assets);
+      expect((await op.get('/v1/ops/members')).body).toEqual(expected.members);
+      // The trail, and then the backup the fixture was taken by: recorded before its snapshot, so the book holds it (CONTRACT 13).
+      const trail = (await op.get('/v1/ops/audit?limit=1000')).body.items;
+      expect(trail.slice(0, -1)).toEqual(expected.audit.items);
+      expect(trail.at(-1)).toMatchObject({ act: 'backup', member: 'root' });
+      expect((await op.get('/v1/clerk')).body).toEqual(expected.clerk);
+      expect(await events(daemon.url, expected.events.length)).toMatchObject(expected.events);
+
+      // Checkpoints, their consistency and a holder's liabilities proof: the same bytes, and each verifies independently.
+      const chain = (await op.get('/v1/checkpoints')).body;
+      expect(chain).toEqual(expected.checkpoints);
+      const oldestFirst = [...chain.items].reverse();
+      const instance = expected.clerk.instance as number;
+      const consistency = (await op.get('/v1/checkpoints/2/consistency?from=1')).body;
+      expect(consistency).toEqual(expected.consistency);
+      verifyConsistencyReply(instance, oldestFirst, 1, 2, consistency);
+      const liabilities = (await alice.get(`/v1/accounts/${expected.accounts.alice}/liabilities?checkpoint=2&asset=USD`)).body;
+      expect(liabilities).toEqual(expected.liabilities);
+      verifyLiabilities(instance, chain.items.find((c: { number: number }) => c.number === 2), expected.accounts.alice, 'USD', liabilities);
+      const disclosure = expected.disclosure.result.disclosure as string;
+      independentlyVerify(disclosure, { clerk: expected.clerk.public_key, instance, checkpoints: oldestFirst });
+      expect((await op.post('/v1/disclosures/verify', { disclosure })).body).toMatchObject({ passed: true });
+
+      // Deciding goes on: a transfer journalled after the old entries, and a third checkpoint consistent with the second.
+      const sent = await alice.post('/v1/transfers', { legs: [{ from: expected.accounts.alice, to: expected.accounts.bob, asset: 'USD', amount: '5' }] }, undefined, { 'client-key': 'after-layout-2' });
+      expect((await decided(alice, sent.body.operation_reference)).body.state).toBe('Completed');
+      expect((await op.post('/v1/ops/checkpoints', {}, undefined, { 'client-key': 'cp-after' })).status).toBeLessThan(300);
+      await until(async () => {
+        await op.post('/v1/ops/layer/blocks', { count: 1 });
+        return (await op.get('/v1/checkpoints/3')).body.status;
+      }, (status) => status === 'final');
+      const grown = [...(await op.get('/v1/checkpoints')).body.items].reverse();
+      verifyConsistencyReply(instance, grown, 2, 3, (await op.get('/v1/checkpoints/3/consistency?from=2')).body);
+    } finally {
+      expect(await daemon.stop()).toBe(0);
+    }
+    const again = await ledgerdRun(['check', '--data-dir', dir]);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+  }, slowTestMs);
+});
