@@ -64,7 +64,8 @@ export class JsonFile<T extends object> {
   }
 
   private write(data: T): void {
-    mkdirSync(dirname(this.path), { recursive: true });
+    // A new directory only its owner may list (the files in it are 0600 anyway).
+    mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
     const temp = `${this.path}.${randomBytes(6).toString('hex')}.tmp`;
     try {
       const fd = openSync(temp, 'w', fileMode);

@@ -47,6 +47,13 @@ describe('what a ledgerctl call loads', () => {
     expect(packagesOf(modules)).toEqual(['commander']);
   });
 
+  it("finds the noun past the global options and their values, even a value that names another noun", async () => {
+    const { run, modules } = await loadedBy(['-o', 'json', '--profile', 'accounts', 'assets', 'list']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('no profile named accounts');
+    expect(commandModules(modules).filter((m) => !m.startsWith('dist/cli/commands/assets/'))).toEqual([]);
+  });
+
   it('reads the token from a saved profile without loading a package for it', async () => {
     const dir = configDir();
     const port = await freePort();
