@@ -1,12 +1,12 @@
 /**
- * The one HTTP client of the CLI (undici). Bounded timeouts; a connection failure becomes
- * exit 3, a refusal `{error, description}` exit 1.
+ * The one HTTP client of the CLI (over cli/transport.ts). Bounded timeouts; a connection failure
+ * becomes exit 3, a refusal `{error, description}` exit 1.
  */
-import { Agent, errors as undiciErrors, request } from 'undici';
 import type { Readable } from 'node:stream';
 import type { ApiError, CommandReply } from './api.js';
 import { RefusedError, UnreachableError, UsageError, exitCodes } from './errors.js';
 import { clientKeyLengthMax, connectTimeoutMs, replyBytesMax } from './limits.js';
+import { Transport } from './transport.js';
 
 export type Query = Record<string, string | number | undefined>;
 
@@ -15,7 +15,7 @@ export interface CommandHeaders {
   onBehalfOf?: string | undefined;
 }
 
-/** Node and undici error codes that mean the service was not reached or stopped answering. */
+/** Node's error codes that mean the service was not reached or stopped answering (ETIMEDOUT also a bound of cli/transport.ts). */
 const unreachableCodes = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -25,11 +25,6 @@ const unreachableCodes = new Set([
   'ENETUNREACH',
   'EPIPE',
   'ETIMEDOUT',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
 ]);
 
 export function isUnreachable(error: unknown): boolean {
@@ -41,7 +36,7 @@ export function isUnreachable(error: unknown): boolean {
 }
 
 export class LedgerClient {
-  private readonly agent: Agent;
+  private readonly transport: Transport;
   readonly baseUrl: URL;
 
   /**
@@ -54,7 +49,7 @@ export class LedgerClient {
     readonly timeoutMs: number,
     readonly deadlineAtMs = Infinity,
   ) {
-    this.agent = new Agent({ connect: { timeout: Math.min(connectTimeoutMs, timeoutMs) }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+    this.transport = new Transport(Math.min(connectTimeoutMs, timeoutMs), timeoutMs);
     try {
       this.baseUrl = new URL(baseUrl);
     } catch {
@@ -112,20 +107,14 @@ export class LedgerClient {
 
   private async body(path: string, query: Query, options: { accept: string; bodyTimeout: number; signal: AbortSignal | undefined }): Promise<Readable> {
     const response = await this.call(() =>
-      request(this.url(path, query), {
-        method: 'GET',
-        dispatcher: this.agent,
-        headers: { ...this.auth(), accept: options.accept },
-        bodyTimeout: options.bodyTimeout,
-        signal: options.signal,
-      }),
+      this.transport.request(this.url(path, query), { method: 'GET', headers: { ...this.auth(), accept: options.accept }, bodyTimeoutMs: options.bodyTimeout, signal: options.signal }),
     );
     if (response.statusCode >= 400) throw refusalOf(response.statusCode, response.headers['retry-after'], await this.call(() => this.textOf(response.body, replyBytesMax)));
     return response.body;
   }
 
-  close(): Promise<void> {
-    return this.agent.close();
+  async close(): Promise<void> {
+    this.transport.close();
   }
 
   private auth(): Record<string, string> {
@@ -158,7 +147,7 @@ export class LedgerClient {
       if (signal.aborted) throw noAnswer();
       throw error;
     });
-    const response = await bounded(() => request(url, { method, dispatcher: this.agent, headers, signal, body: body === undefined ? undefined : JSON.stringify(body) }));
+    const response = await bounded(() => this.transport.request(url, { method, headers, signal, bodyTimeoutMs: this.timeoutMs, body: body === undefined ? undefined : JSON.stringify(body) }));
     const text = await bounded(() => this.textOf(response.body, bytesMax));
     if (response.statusCode >= 400) throw refusalOf(response.statusCode, response.headers['retry-after'], text);
     return { status: response.statusCode, text };
@@ -186,7 +175,8 @@ export class LedgerClient {
     try {
       return await run();
     } catch (error) {
-      if (error instanceof undiciErrors.RequestAbortedError || error instanceof UnreachableError) throw error;
+      // An abort is the caller's own (its signal says why), not the service's failure.
+      if ((error as Error | null)?.name === 'AbortError' || error instanceof UnreachableError) throw error;
       if (isUnreachable(error)) throw new UnreachableError(`cannot reach ${this.baseUrl.origin}: ${describe(error)}`);
       throw error;
     }

@@ -9,6 +9,9 @@ import type { Io } from './io.js';
 
 export type MakeContext = (globals: GlobalOptions) => Context;
 
+/** Declares one command under `parent` (a noun, or the program for a verbless command) and returns it. */
+export type Builder = (parent: Command, make: MakeContext) => Command;
+
 export const contextFor =
   (io: Io): MakeContext =>
   (globals) =>

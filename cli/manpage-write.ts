@@ -4,4 +4,4 @@ import { processIo } from './io.js';
 import { renderManPage } from './manpage.js';
 import { buildProgram, version } from './program.js';
 
-writeFileSync(new URL('../../man/ledgerctl.1', import.meta.url), renderManPage(buildProgram(processIo()), version));
+writeFileSync(new URL('../../man/ledgerctl.1', import.meta.url), renderManPage(await buildProgram(processIo()), version));

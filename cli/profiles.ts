@@ -1,11 +1,11 @@
 /**
- * Profiles, stored with `conf`: where a service is (config.json) and what proves who we are there
+ * Profiles, in two JSON files (cli/json-file.ts): where a service is (config.json) and what proves who we are there
  * (secrets.json: tokens, ed25519 private keys, the software passkey). Both files are mode 0600, and
  * secrets are never printed by `profile show`.
  */
-import { chmodSync } from 'node:fs';
-import type Conf from 'conf';
+import { join } from 'node:path';
 import { UsageError } from './errors.js';
+import { JsonFile, configDirDefault } from './json-file.js';
 
 export interface Profile {
   url: string;
@@ -84,24 +84,20 @@ interface ConfigFile {
 export const defaultUrl = 'http://127.0.0.1:8470';
 export const defaultRpId = 'localhost';
 export const defaultOrigin = 'http://localhost:8470';
-const secretFileMode = 0o600;
 const profileName = /^[A-Za-z0-9._-]{1,64}$/;
 
 export class ProfileStore {
-  private readonly config: Conf<ConfigFile>;
-  private readonly secrets: Conf<Record<string, ProfileSecrets>>;
+  private readonly config: JsonFile<ConfigFile>;
+  private readonly secrets: JsonFile<Record<string, ProfileSecrets>>;
 
-  /** `dir`: `$LEDGERCTL_CONFIG_DIR`, else the user's config directory. `conf` is loaded only when a profile is needed. */
+  /** `dir`: `$LEDGERCTL_CONFIG_DIR`, else the user's config directory. Nothing is read until a profile is needed. */
   static async open(dir: string | undefined): Promise<ProfileStore> {
-    const { default: ConfClass } = await import('conf');
-    return new ProfileStore(ConfClass, dir);
+    return new ProfileStore(dir ?? configDirDefault());
   }
 
-  private constructor(ConfClass: typeof Conf, dir: string | undefined) {
-    const where = dir === undefined ? { projectName: 'ledgerctl' } : { cwd: dir };
-    this.config = new ConfClass<ConfigFile>({ ...where, configName: 'config', configFileMode: secretFileMode, defaults: { profiles: {} } });
-    // Profile names may hold dots: keys are names, not paths (`prod.eu` is not inside `prod`).
-    this.secrets = new ConfClass<Record<string, ProfileSecrets>>({ ...where, configName: 'secrets', configFileMode: secretFileMode, accessPropertiesByDotNotation: false });
+  private constructor(dir: string) {
+    this.config = new JsonFile<ConfigFile>(join(dir, 'config.json'), { profiles: {} });
+    this.secrets = new JsonFile<Record<string, ProfileSecrets>>(join(dir, 'secrets.json'));
   }
 
   get active(): string | undefined {
@@ -121,13 +117,11 @@ export class ProfileStore {
   put(name: string, profile: Profile): void {
     if (!profileName.test(name)) throw new UsageError(`profile names are 1-64 of [A-Za-z0-9._-]: ${name}`);
     this.config.set('profiles', { ...this.config.get('profiles'), [name]: profile });
-    this.protect(this.config.path);
   }
 
   use(name: string): void {
     this.mustExist(name);
     this.config.set('active', name);
-    this.protect(this.config.path);
   }
 
   /** Forgets a profile and its secrets; the active profile removed leaves none active. */
@@ -137,7 +131,6 @@ export class ProfileStore {
     this.config.set('profiles', rest);
     if (this.active === name) this.config.delete('active');
     this.secrets.delete(name);
-    this.protect(this.config.path);
   }
 
   /** Renames a profile with its secrets (and keeps it active if it was). */
@@ -164,15 +157,9 @@ export class ProfileStore {
 
   updateSecrets(name: string, update: (current: ProfileSecrets) => ProfileSecrets): void {
     this.secrets.set(name, update(this.secretsOf(name)));
-    this.protect(this.secrets.path);
   }
 
   get paths(): { config: string; secrets: string } {
     return { config: this.config.path, secrets: this.secrets.path };
-  }
-
-  // conf applies its mode when it creates a file; an older file made under another umask is tightened here.
-  private protect(path: string): void {
-    chmodSync(path, secretFileMode);
   }
 }

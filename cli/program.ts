@@ -1,68 +1,11 @@
 /**
  * The command tree: `ledgerctl <noun> <verb>`. The man page test and shell completion read this
- * same tree, so they cannot drift from it.
+ * same tree, so they cannot drift from it. A command line loads only the noun it names (its verbs'
+ * modules and what they import): loading every command's modules was most of a short command's
+ * start (docs/performance.md, "ledgerctl start-up").
  */
 import { Command, type HelpContext } from 'commander';
-import { buildBalance } from './commands/accounts/balance.js';
-import { buildCustody } from './commands/accounts/custody.js';
-import { buildClose, buildFreeze, buildUnfreeze } from './commands/accounts/lifecycle.js';
-import { buildLiabilities, buildVerifyLiabilities } from './commands/accounts/liabilities.js';
-import { buildReclaim } from './commands/accounts/reclaim.js';
-import { buildRecoveryMechanisms } from './commands/accounts/recovery-mechanisms.js';
-import { buildChanges } from './commands/custody/changes.js';
-import { buildRecoveryTerms } from './commands/identities/recovery-terms.js';
-import { buildIdentityRestrictions } from './commands/ops/identities.js';
-import { buildAccountList } from './commands/accounts/list.js';
-import { buildOpen } from './commands/accounts/open.js';
-import { buildShow as buildAccountShow } from './commands/accounts/show.js';
-import { buildLookup } from './commands/aliases/lookup.js';
-import { buildBind } from './commands/assets/bind.js';
-import { buildDeprecate } from './commands/assets/deprecate.js';
-import { buildList as buildAssetList } from './commands/assets/list.js';
-import { buildRegister as buildAssetRegister } from './commands/assets/register.js';
-import { buildChallenge } from './commands/auth/challenge.js';
-import { buildLogin } from './commands/auth/login.js';
-import { buildLogout } from './commands/auth/logout.js';
-import { buildWhoami } from './commands/auth/whoami.js';
-import { buildConsistency, buildVerify as buildCheckpointVerify } from './commands/checkpoints/consistency.js';
-import { buildCreate as buildCheckpointCreate } from './commands/checkpoints/create.js';
-import { buildExport as buildCheckpointExport } from './commands/checkpoints/export.js';
-import { buildList as buildCheckpointList } from './commands/checkpoints/list.js';
-import { buildShow as buildCheckpointShow } from './commands/checkpoints/show.js';
-import { buildWait as buildCheckpointWait } from './commands/checkpoints/wait.js';
-import { buildRegister } from './commands/credentials/register.js';
-import { buildCreate as buildDisclosureCreate } from './commands/disclosures/create.js';
-import { buildShow as buildDisclosureShow } from './commands/disclosures/show.js';
-import { buildVerify as buildDisclosureVerify } from './commands/disclosures/verify.js';
-import { buildGrantList } from './commands/grants/list.js';
-import { buildIssue } from './commands/grants/issue.js';
-import { buildRevoke } from './commands/grants/revoke.js';
-import { buildIdentityCreate } from './commands/identities/create.js';
-import { buildBackup } from './commands/ops/backup.js';
-import { buildIssuanceGrant } from './commands/ops/issuance-grant.js';
-import { buildParties } from './commands/ops/parties.js';
-import { buildAudit, buildMembers } from './commands/ops/members.js';
-import { buildCompletion } from './commands/completion/completion.js';
-import { buildDashboard } from './commands/dashboard/dashboard.js';
-import { buildTail } from './commands/events/tail.js';
-import { buildMovements } from './commands/movements/movements.js';
-import { buildShow as buildOperationShow } from './commands/operations/show.js';
-import { buildWait } from './commands/operations/wait.js';
-import { buildAdd } from './commands/profile/add.js';
-import { buildList as buildProfileList } from './commands/profile/list.js';
-import { buildRemove } from './commands/profile/remove.js';
-import { buildRename } from './commands/profile/rename.js';
-import { buildShow as buildProfileShow } from './commands/profile/show.js';
-import { buildUse } from './commands/profile/use.js';
-import { buildCapture } from './commands/reservations/capture.js';
-import { buildCreate as buildReservationCreate } from './commands/reservations/create.js';
-import { buildRelease } from './commands/reservations/release.js';
-import { buildCompare, buildObserve, buildRescan, buildSettlementStatus, buildSync } from './commands/settlement/settlement.js';
-import { buildStatements } from './commands/statements/statements.js';
-import { buildTransferCreate } from './commands/transfers/create.js';
-import { buildTrialBalance } from './commands/trial-balance/trial-balance.js';
-import { buildWithdrawalCreate } from './commands/withdrawals/create.js';
-import { type MakeContext, contextFor } from './command.js';
+import { type Builder, type MakeContext, contextFor } from './command.js';
 import { exitCodes } from './errors.js';
 import { examplesHelp, examplesOf } from './examples.js';
 import type { Io } from './io.js';
@@ -73,34 +16,49 @@ import { leaves } from './tree.js';
 
 export const version = '0.1.0';
 
-type Builder = (parent: Command, make: MakeContext) => Command;
-
-/** The nouns and their verbs, in the order `--help` lists them. */
-const nouns: readonly (readonly [string, string, readonly Builder[]])[] = [
-  ['profile', 'saved connections and credentials', [buildAdd, buildUse, buildProfileList, buildProfileShow, buildRemove, buildRename]],
-  ['auth', 'signing in: challenges, passkey sessions, API keys', [buildChallenge, buildLogin, buildLogout, buildWhoami]],
-  ['credentials', 'credentials of an identity', [buildRegister]],
-  ['identities', 'identities (the identities principal)', [buildIdentityCreate, buildRecoveryTerms]],
-  ['accounts', 'ledger accounts', [buildOpen, buildAccountShow, buildBalance, buildAccountList, buildCustody, buildRecoveryMechanisms, buildReclaim, buildFreeze, buildUnfreeze, buildClose, buildLiabilities, buildVerifyLiabilities]],
-  ['custody', 'recoveries and successions', [buildChanges]],
-  ['assets', 'registered assets and their settlement-layer bindings', [buildAssetList, buildAssetRegister, buildBind, buildDeprecate]],
-  ['aliases', "other systems' names for accounts", [buildLookup]],
-  ['transfers', 'moving value', [buildTransferCreate]],
-  ['reservations', 'holding value, then capturing or releasing it', [buildReservationCreate, buildCapture, buildRelease]],
-  ['withdrawals', 'moving value out to the settlement layer', [buildWithdrawalCreate]],
-  ['settlement', 'the book against the settlement layer (operator)', [buildSettlementStatus, buildSync, buildCompare, buildRescan, buildObserve]],
-  ['operations', 'the outcome of commands', [buildOperationShow, buildWait]],
-  ['grants', 'delegated authority', [buildIssue, buildGrantList, buildRevoke]],
-  ['ops', "the operator's own commands", [buildBackup, buildIssuanceGrant, buildParties, buildIdentityRestrictions, buildMembers, buildAudit]],
-  ['checkpoints', 'the book anchored on the settlement layer', [buildCheckpointList, buildCheckpointShow, buildCheckpointCreate, buildCheckpointWait, buildCheckpointExport, buildConsistency, buildCheckpointVerify]],
-  ['disclosures', 'signed assertions about an account, and verifying them', [buildDisclosureCreate, buildDisclosureShow, buildDisclosureVerify]],
-  ['events', 'the event stream', [buildTail]],
+/**
+ * The nouns, in the order `--help` lists them: name, description, and the module of its verbs
+ * (`cli/commands/NOUN/verbs.ts`, exporting `verbs`), imported only when the command line needs it.
+ */
+const nouns: readonly (readonly [string, string, () => Promise<{ verbs: readonly Builder[] }>])[] = [
+  ['profile', 'saved connections and credentials', () => import('./commands/profile/verbs.js')],
+  ['auth', 'signing in: challenges, passkey sessions, API keys', () => import('./commands/auth/verbs.js')],
+  ['credentials', 'credentials of an identity', () => import('./commands/credentials/verbs.js')],
+  ['identities', 'identities (the identities principal)', () => import('./commands/identities/verbs.js')],
+  ['accounts', 'ledger accounts', () => import('./commands/accounts/verbs.js')],
+  ['custody', 'recoveries and successions', () => import('./commands/custody/verbs.js')],
+  ['assets', 'registered assets and their settlement-layer bindings', () => import('./commands/assets/verbs.js')],
+  ['aliases', "other systems' names for accounts", () => import('./commands/aliases/verbs.js')],
+  ['transfers', 'moving value', () => import('./commands/transfers/verbs.js')],
+  ['reservations', 'holding value, then capturing or releasing it', () => import('./commands/reservations/verbs.js')],
+  ['withdrawals', 'moving value out to the settlement layer', () => import('./commands/withdrawals/verbs.js')],
+  ['settlement', 'the book against the settlement layer (operator)', () => import('./commands/settlement/verbs.js')],
+  ['operations', 'the outcome of commands', () => import('./commands/operations/verbs.js')],
+  ['grants', 'delegated authority', () => import('./commands/grants/verbs.js')],
+  ['ops', "the operator's own commands", () => import('./commands/ops/verbs.js')],
+  ['checkpoints', 'the book anchored on the settlement layer', () => import('./commands/checkpoints/verbs.js')],
+  ['disclosures', 'signed assertions about an account, and verifying them', () => import('./commands/disclosures/verbs.js')],
+  ['events', 'the event stream', () => import('./commands/events/verbs.js')],
 ];
 
-/** Verbless commands (like gh's `status`). */
-const singles: readonly Builder[] = [buildStatements, buildMovements, buildTrialBalance, buildDashboard, buildCompletion];
+/** Verbless commands (like gh's `status`): the name each builder gives its command, and the builder, imported when needed. */
+const singles: readonly (readonly [string, () => Promise<Builder>])[] = [
+  ['statements', async () => (await import('./commands/statements/statements.js')).buildStatements],
+  ['movements', async () => (await import('./commands/movements/movements.js')).buildMovements],
+  ['trial-balance', async () => (await import('./commands/trial-balance/trial-balance.js')).buildTrialBalance],
+  ['dashboard', async () => (await import('./commands/dashboard/dashboard.js')).buildDashboard],
+  ['completion', async () => (await import('./commands/completion/completion.js')).buildCompletion],
+];
 
-export function buildProgram(io: Io, make: MakeContext = contextFor(io)): Command {
+/** Commands that read the whole tree (a completion script holds every command), so load every command. */
+const readsWholeTree = new Set(['completion']);
+
+/**
+ * The program: the whole tree, or with `argv` only what that command line runs (the noun or
+ * verbless command it names; nothing more for `--version`; everything when it names none, as
+ * `--help` and a mistyped command need).
+ */
+export async function buildProgram(io: Io, make: MakeContext = contextFor(io), argv?: readonly string[]): Promise<Command> {
   const program = new Command('ledgerctl')
     .description('ledgerctl operates a ledger service (ledgerd): accounts, transfers, reservations, grants and the book')
     .version(version)
@@ -115,15 +73,49 @@ export function buildProgram(io: Io, make: MakeContext = contextFor(io)): Comman
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
     .configureOutput({ writeOut: (s) => void io.stdout.write(s), writeErr: (s) => void io.stderr.write(safeLines(s)) })
     .exitOverride();
-  for (const [name, description, verbs] of nouns) {
+  const wanted = argv === undefined ? () => true : needed(program, argv);
+  const [verbsOf, builders] = await Promise.all([
+    Promise.all(nouns.map(([name, , load]) => (wanted(name) ? load() : null))),
+    Promise.all(singles.map(([name, load]) => (wanted(name) ? load() : null))),
+  ]);
+  nouns.forEach(([name, description], i) => {
+    const loaded = verbsOf[i];
+    if (loaded === null || loaded === undefined) return;
     const noun = new Noun(name).copyInheritedSettings(program).description(description);
     program.addCommand(noun);
-    for (const build of verbs) build(noun, make);
-  }
-  for (const build of singles) build(program, make);
+    for (const build of loaded.verbs) build(noun, make);
+  });
+  singles.forEach(([name], i) => {
+    const build = builders[i];
+    if (build === null || build === undefined) return;
+    // The table's name decides what is loaded for a command line: it must be the command's own.
+    const command = build(program, make);
+    if (command.name() !== name) throw new Error(`program.ts: the verbless command listed as ${name} is named ${command.name()}`);
+  });
   for (const { path, command } of leaves(program)) command.addHelpText('after', examplesHelp(examplesOf(path)));
   withHints(program, []);
   return program;
+}
+
+/** Which nouns and verbless commands `argv` needs, from its first word past the global options. */
+function needed(program: Command, argv: readonly string[]): (name: string) => boolean {
+  const word = commandWord(program, argv);
+  const names = [...nouns.map(([name]) => name), ...singles.map(([name]) => name)];
+  if (word !== null && names.includes(word) && !readsWholeTree.has(word)) return (name) => name === word;
+  const versionOnly = word === null && argv.some((a) => a === '-V' || a === '--version') && !argv.some((a) => a === '-h' || a === '--help');
+  return () => !versionOnly;
+}
+
+/** The first word of `argv` that is neither an option nor an option's value (commander's own options say which take one). */
+function commandWord(program: Command, argv: readonly string[]): string | null {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') return null;
+    if (!arg.startsWith('-') || arg === '-') return arg;
+    const option = program.options.find((o) => o.long === arg || o.short === arg);
+    if (option !== undefined && (option.required || option.optional)) i++;
+  }
+  return null;
 }
 
 /**

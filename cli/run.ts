@@ -10,7 +10,8 @@ export async function runCli(argv: readonly string[], io: Io): Promise<number> {
   // Shell completion's own entry, outside the command tree (so not in the man page or --help).
   if (argv[0] === completeCommand) return printCompletionValues(io, argv.slice(1));
   try {
-    await buildProgram(io).parseAsync([...helpArgv(argv)], { from: 'user' });
+    const args = helpArgv(argv);
+    await (await buildProgram(io, undefined, args)).parseAsync([...args], { from: 'user' });
     return exitCodes.ok;
   } catch (error) {
     return report(io, error);

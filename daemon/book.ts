@@ -23,6 +23,7 @@ import { bookPaths, writeAtomically } from './data-dir.js';
 import { BookExists, type BookPlace, bookPlace } from './book-place.js';
 import type { StoreConfig } from './config.js';
 import { dataDirFailure } from './failures.js';
+import { type Progress, countingWrites } from './progress.js';
 import { keys } from '../src/model/keys.js';
 
 export { BookExists };
@@ -93,7 +94,8 @@ export function drawApiKey(): string {
  * Creates a sealed book for `dataDir` where `store` says. It is built beside its final
  * place and put there last, so a crash at any point leaves either a whole book or none.
  */
-export async function initBook(dataDir: string, genesis: GenesisSource, nowMs: number, store: StoreConfig): Promise<{ backupKey: string }> {
+/** `progress`: counts the entries written (ledgerd init; serve's first start shows none). */
+export async function initBook(dataDir: string, genesis: GenesisSource, nowMs: number, store: StoreConfig, progress?: Progress): Promise<{ backupKey: string }> {
   const paths = bookPaths(dataDir);
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const place = placeOf(dataDir, store);
@@ -102,7 +104,7 @@ export async function initBook(dataDir: string, genesis: GenesisSource, nowMs: n
 
   const keys = { operator: drawApiKey(), identities: drawApiKey() };
   try {
-    await importGenesisSource(building.store, genesis, nowMs, principalCredentialWrites(builtInPrincipals, keys, nowMs));
+    await importGenesisSource(progress === undefined ? building.store : countingWrites(building.store, progress), genesis, nowMs, principalCredentialWrites(builtInPrincipals, keys, nowMs));
   } catch (error) {
     // A refused genesis leaves no book: the half-built one is discarded.
     await building.discard();

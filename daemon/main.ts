@@ -25,6 +25,7 @@ import { StartupFailure, exitCodes } from './failures.js';
 import { ConfigError, loadConfig } from './config.js';
 import { serve } from './serve.js';
 import { oneLine } from '../src/one-line.js';
+import { countingReads, withProgress } from './progress.js';
 
 const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -49,7 +50,7 @@ async function init(options: { dataDir?: string; config?: string; genesis?: stri
   const file = path === undefined ? null : await openGenesisFile(path);
   let made;
   try {
-    made = await initBook(dataDir, file ?? genesisSource(defaultGenesis()), Date.now(), store);
+    made = await withProgress(process.stderr, 'ledgerd init', 'written', (progress) => initBook(dataDir, file ?? genesisSource(defaultGenesis()), Date.now(), store, progress));
   } catch (error) {
     if (error instanceof Refused) throw new StartupFailure(`genesis file ${path}: ${error.refusal.description}; fix the file`, exitCodes.config);
     throw error;
@@ -73,7 +74,9 @@ async function restore(options: { from: string; dataDir?: string; config?: strin
   const trust: BackupTrust = options.verifyKey === undefined ? { unverified: true } : { verifyKey: await readVerifyKey(options.verifyKey) };
   const { dataDir, store } = bookOptions(options);
   if ('unverified' in trust) process.stderr.write(`ledgerd: WARNING: restoring ${options.from} WITHOUT verifying its signature (--accept-unverified): whoever could write the file chose what the restored book holds\n`);
-  const { header, trailer, backupKey } = await restoreBook({ from: options.from, trust, identity: options.identity }, dataDir, store);
+  const { header, trailer, backupKey } = await withProgress(process.stderr, 'ledgerd restore', 'restored', (progress) =>
+    restoreBook({ from: options.from, trust, identity: options.identity }, dataDir, store, progress),
+  );
   const head = header.head as { postingSeq?: unknown };
   process.stdout.write(
     `ledgerd: book restored in ${placeOf(dataDir, store).name} from ${options.from}: ${trailer.entries} entries, journal position ${String(head.postingSeq)}, taken at ${new Date(header.createdAtMs).toISOString()}, ${'unverified' in trust ? 'NOT VERIFIED' : 'signature verified'}\n` +
@@ -91,7 +94,8 @@ async function check(options: { dataDir?: string; config?: string }): Promise<vo
   try {
     const layout = await layoutOf(store);
     if (layout !== storeLayout) throw new StartupFailure(`${place.name} holds a book in store layout ${layout}; this ledgerd reads ${storeLayout}${layout === '1' ? ': run ledgerd migrate on it first' : ''}`, exitCodes.dataDir);
-    report = await checkBook(store, await dataDirIds(dataDir));
+    const ids = await dataDirIds(dataDir);
+    report = await withProgress(process.stderr, 'ledgerd check', 'read', (progress) => checkBook(countingReads(store, progress), ids));
   } catch (error) {
     if (error instanceof StartupFailure) throw error;
     // A record that cannot even be decoded is damage too, not a failure of the check.
@@ -123,7 +127,7 @@ async function dataDirIds(dataDir: string): Promise<IdSource | null> {
 
 async function migrate(options: { dataDir?: string; config?: string }): Promise<void> {
   const { dataDir, store } = bookOptions(options);
-  const outcome = await migrateBook(dataDir, store, migratePauseHook(process.env));
+  const outcome = await withProgress(process.stderr, 'ledgerd migrate', 'read', (progress) => migrateBook(dataDir, store, migratePauseHook(process.env), progress));
   const name = placeOf(dataDir, store).name;
   if (!outcome.migrated) {
     process.stdout.write(`ledgerd migrate: ${name}: the book is in store layout ${outcome.layout} already: nothing to do\n`);

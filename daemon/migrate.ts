@@ -16,13 +16,15 @@ import { bookIdentity, placeOf } from './book.js';
 import { bookPaths } from './data-dir.js';
 import type { StoreConfig } from './config.js';
 import { StartupFailure, exitCodes } from './failures.js';
+import { type Progress, countingReads } from './progress.js';
 
 export type MigrateOutcome = { readonly migrated: false; readonly layout: string } | { readonly migrated: true; readonly report: MigrationReport; readonly keptIn: string };
 
 /** What the migration does after each batch it writes: nothing, unless a test stops it there to crash it (LEDGERD_TEST_MIGRATE_PAUSE). */
 export type AfterBatch = () => Promise<void>;
 
-export async function migrateBook(dataDir: string, storeConfig: StoreConfig, afterBatch?: AfterBatch): Promise<MigrateOutcome> {
+/** `progress`: counts the entries read from the old book. */
+export async function migrateBook(dataDir: string, storeConfig: StoreConfig, afterBatch?: AfterBatch, progress?: Progress): Promise<MigrateOutcome> {
   const place = placeOf(dataDir, storeConfig);
   if (!(await place.exists())) throw new StartupFailure(`${place.name} holds no book`, exitCodes.dataDir);
   const old = await place.openToRead();
@@ -36,7 +38,7 @@ export async function migrateBook(dataDir: string, storeConfig: StoreConfig, aft
     if (existsSync(keptIn)) throw new StartupFailure(`${keptIn} exists (the book an earlier migration replaced): move it away first`, exitCodes.dataDir);
     const building = await place.build('migrate');
     try {
-      built = { building, report: await migrateLayout1(old, building.store, afterBatch) };
+      built = { building, report: await migrateLayout1(progress === undefined ? old : countingReads(old, progress), building.store, afterBatch) };
     } catch (error) {
       await building.discard();
       if (error instanceof MigrationRefused || error instanceof AssertionFailure) {

@@ -24,6 +24,7 @@ import type { StoreConfig } from './config.js';
 import { StartupFailure, exitCodes, fsReason } from './failures.js';
 import { keySpaces, keys } from '../src/model/keys.js';
 import { restoreBatchEntries } from './constants.js';
+import { type Progress, countingWrites } from './progress.js';
 
 const carriedModes: Record<CarriedFile, number> = { 'daemon.key': 0o600, 'clerk.key': 0o600, 'clerk.pub': 0o644, 'liabilities.key': 0o600 };
 
@@ -46,7 +47,8 @@ export interface Restored {
   readonly backupKey: string;
 }
 
-export async function restoreBook(source: RestoreSource, dataDir: string, storeConfig: StoreConfig): Promise<Restored> {
+/** `progress`: counts the entries written, and measures the share of the file read. */
+export async function restoreBook(source: RestoreSource, dataDir: string, storeConfig: StoreConfig, progress?: Progress): Promise<Restored> {
   const { from } = source;
   let input;
   try {
@@ -55,12 +57,15 @@ export async function restoreBook(source: RestoreSource, dataDir: string, storeC
     throw new StartupFailure(`cannot read backup file ${from}: ${fsReason(error)}`, exitCodes.config);
   }
   try {
-    const lines = boundedLines(await plainBytes(input, source));
+    const fileBytes = (await input.stat()).size;
+    const { plain, file } = await plainBytes(input, source);
+    progress?.measure(() => (fileBytes === 0 ? null : file.bytesRead / fileBytes));
+    const lines = boundedLines(plain);
     await prepareDataDir(dataDir);
     const place = placeOf(dataDir, storeConfig);
     if (await place.exists()) throw new BookExists(`${place.name} already holds a book`);
     const building = await place.build('restore');
-    const { store } = building;
+    const store = progress === undefined ? building.store : countingWrites(building.store, progress);
     let read;
     try {
       let batch: BatchOp[] = [];
@@ -119,14 +124,14 @@ function carriedKeysOf(header: BackupHeader): NonNullable<ReturnType<typeof deri
   return carried;
 }
 
-/** The file's plain bytes: as they are, or decrypted with the identity when the file is encrypted to an age recipient. */
-async function plainBytes(input: Awaited<ReturnType<typeof open>>, source: RestoreSource): Promise<AsyncIterable<Uint8Array>> {
+/** The file's plain bytes: as they are, or decrypted with the identity when the file is encrypted to an age recipient; and the file's stream (how far it is read). */
+async function plainBytes(input: Awaited<ReturnType<typeof open>>, source: RestoreSource): Promise<{ plain: AsyncIterable<Uint8Array>; file: { readonly bytesRead: number } }> {
   const { buffer, bytesRead } = await input.read(Buffer.alloc(ageMagic.length), 0, ageMagic.length, 0);
   const encrypted = bytesRead === ageMagic.length && buffer.equals(ageMagic);
   const bytes = input.createReadStream({ start: 0, autoClose: false });
   if (!encrypted) {
     if (source.identity !== undefined) throw new StartupFailure(`backup file ${source.from} is not encrypted to an age recipient: restore it without --identity (or find the encrypted copy)`, exitCodes.config);
-    return bytes;
+    return { plain: bytes, file: bytes };
   }
   if (source.identity === undefined) throw new StartupFailure(`backup file ${source.from} is encrypted to an age recipient: give its identity file with --identity FILE`, exitCodes.config);
   // Loaded only for an encrypted backup: age and its ciphers cost every other command's start.
@@ -140,7 +145,7 @@ async function plainBytes(input: Awaited<ReturnType<typeof open>>, source: Resto
     if (error instanceof StartupFailure) throw error;
     throw new StartupFailure(`backup file ${source.from} does not decrypt with ${source.identity}: ${(error as Error).message}`, exitCodes.config);
   }
-  return decrypted(plain);
+  return { plain: decrypted(plain), file: bytes };
 }
 
 /** A decryption that fails midway (a chunk altered or cut off) is a bad backup like any other. */

@@ -17,7 +17,7 @@ import { repoRoot } from './support/daemon.js';
 import { fakeIo, runInProcess } from './support/io.js';
 import { configDir } from './support/ledgerctl.js';
 
-const program = buildProgram(fakeIo());
+const program = await buildProgram(fakeIo());
 const manPath = (page: string) => join(repoRoot, 'man', page);
 
 /** The page as `man -l` renders it, and what man and groff warned about. */

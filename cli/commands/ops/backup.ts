@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { open, rename, rm } from 'node:fs/promises';
+import { access, link, open, rename, rm } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
 import { isUnreachable } from '../../client.js';
-import { CliError, UnreachableError, exitCodes } from '../../errors.js';
+import { CliError, UnreachableError, UsageError, exitCodes } from '../../errors.js';
 import { isTerminal } from '../../io.js';
 import { backupLineBytesMax } from '../../limits.js';
 
@@ -16,6 +16,7 @@ export function buildBackup(parent: Command, make: MakeContext): Command {
     .command('backup')
     .description('a consistent backup of the whole book from one snapshot, while it serves (operator; GET /v1/ops/backup); restore it with ledgerd restore')
     .requiredOption('--out <file>', 'the file to write (mode 0600); written beside it and renamed in once whole (and, in plain, verified)')
+    .option('--force', 'replace --out if it exists (without it, an existing file is refused before the backup starts, exit 2)')
     .option('--recipient <age1…>', 'encrypt the backup to this age X25519 recipient (the daemon refuses a plain one unless its config sets backup.allowPlaintext); restore with ledgerd restore --identity')
     .action(action(make, runBackup));
 }
@@ -74,8 +75,25 @@ class ByteCounter {
   }
 }
 
-export async function runBackup(ctx: Context, options: { out: string; recipient?: string }): Promise<void> {
+/** A size for people: bytes in binary units (`512 B`, `1.5 KiB`, `12.3 MiB`). */
+function sizeOf(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${bytes} B` : `${value.toFixed(1)} ${units[unit]}`;
+}
+
+const refusedOverwrite = (out: string) => new UsageError(`${out} exists: give --force to replace it, or another --out`);
+
+export async function runBackup(ctx: Context, options: { out: string; recipient?: string; force?: boolean }): Promise<void> {
   const { recipient } = options;
+  const force = options.force === true;
+  // Refused before the daemon is asked for anything (and again, race-free, when the file is put in place).
+  if (!force && (await access(options.out).then(() => true, () => false))) throw refusedOverwrite(options.out);
   const body =
     recipient === undefined
       ? await ctx.client().download('/v1/ops/backup', 'application/x-ndjson')
@@ -84,7 +102,9 @@ export async function runBackup(ctx: Context, options: { out: string; recipient?
   const file = await open(temp, 'w', 0o600);
   const verifier = recipient === undefined ? new BackupVerifier() : new ByteCounter();
   const onTerminal = isTerminal(ctx.io.stderr);
+  const startedAtMs = Date.now();
   let drawnAtMs = 0;
+  let drawn = false;
   let summary;
   try {
     try {
@@ -93,28 +113,45 @@ export async function runBackup(ctx: Context, options: { out: string; recipient?
         await file.write(chunk);
         if (onTerminal && Date.now() - drawnAtMs >= progressEveryMs) {
           drawnAtMs = Date.now();
-          ctx.io.stderr.write(`\rbackup: ${(verifier.bytes / 1024 / 1024).toFixed(1)} MiB`);
+          const perSecond = verifier.bytes / Math.max((drawnAtMs - startedAtMs) / 1000, 0.001);
+          ctx.io.stderr.write(`\r\x1b[Kbackup: ${sizeOf(verifier.bytes)}, ${sizeOf(Math.round(perSecond))}/s`);
+          drawn = true;
         }
       }
     } catch (error) {
       if (isUnreachable(error)) throw new UnreachableError(`the backup stream broke off: ${(error as Error).message}; nothing was written, try again`);
       throw error;
+    } finally {
+      // The progress line is erased, not left on the screen above the result.
+      if (drawn) ctx.io.stderr.write('\r\x1b[K');
     }
-    if (onTerminal) ctx.io.stderr.write('\n');
     summary = verifier instanceof BackupVerifier ? verifier.end() : null;
     await file.sync();
     await file.close();
-    await rename(temp, options.out);
+    if (force) await rename(temp, options.out);
+    else await putInPlace(temp, options.out);
   } catch (error) {
     await file.close().catch(() => {});
     await rm(temp, { force: true });
     throw error;
   }
+  const size = `${sizeOf(verifier.bytes)} (${verifier.bytes.toLocaleString('en-US')} bytes)`;
   if (summary === null) {
     const result = { file: options.out, bytes: verifier.bytes, recipient };
-    ctx.out.result(result, () => `backup written to ${result.file}: ${result.bytes} bytes, encrypted to ${recipient}`);
+    ctx.out.result(result, () => `backup written to ${result.file}: ${size}, encrypted to ${recipient}`);
     return;
   }
   const result = { file: options.out, bytes: verifier.bytes, entries: summary.entries, sha256: summary.sha256 };
-  ctx.out.result(result, () => `backup written to ${result.file}: ${result.entries} entries, ${result.bytes} bytes, sha256 ${result.sha256}`);
+  ctx.out.result(result, () => `backup written to ${result.file}: ${result.entries.toLocaleString('en-US')} entries, ${size}, sha256 ${result.sha256}`);
+}
+
+/** Puts the written file in place only if nothing is there (a link fails on an existing name, where a rename would replace it). */
+async function putInPlace(temp: string, out: string): Promise<void> {
+  try {
+    await link(temp, out);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw refusedOverwrite(out);
+    throw error;
+  }
+  await rm(temp);
 }

@@ -1,6 +1,6 @@
 /**
- * Running the built `ledgerctl` on a real terminal (a pty made by util-linux `script`), as an
- * operator does: stdout and stderr both reach the terminal, so what it shows is one text.
+ * Running the built `ledgerctl` (or `ledgerd`) on a real terminal (a pty made by util-linux
+ * `script`), as an operator does: stdout and stderr both reach the terminal, so what it shows is one text.
  */
 import { spawn } from 'node:child_process';
 import { repoRoot } from './daemon.js';
@@ -16,8 +16,13 @@ export interface TerminalRun {
 }
 
 export function ledgerctlOnTerminal(args: readonly string[], env: Record<string, string | undefined> = {}): Promise<TerminalRun> {
-  // A pty of some width, as a terminal window has; `exec` so the exit code is ledgerctl's.
-  const line = `stty cols 160 rows 50; exec ${quoted(process.execPath)} bin/ledgerctl ${args.map(quoted).join(' ')}`;
+  return onTerminal('bin/ledgerctl', args, env);
+}
+
+/** `bin` (`bin/ledgerctl` or `bin/ledgerd`) with `args` on a pty 160 columns wide. */
+export function onTerminal(bin: string, args: readonly string[], env: Record<string, string | undefined> = {}): Promise<TerminalRun> {
+  // A pty of some width, as a terminal window has; `exec` so the exit code is the program's.
+  const line = `stty cols 160 rows 50; exec ${quoted(process.execPath)} ${bin} ${args.map(quoted).join(' ')}`;
   const child = spawn('script', ['-q', '-e', '-c', line, '/dev/null'], {
     cwd: repoRoot,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, TERM: 'xterm', ...env },

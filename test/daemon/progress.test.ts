@@ -1,0 +1,123 @@
+/**
+ * Issue 25 item 8: progress on long work, black-box through the built programs. `ledgerd init
+ * --genesis`, `restore`, `migrate` and `check` end with one summary line on stderr when it is not
+ * a terminal; on a terminal (a pty) they draw one line in place (entries, rate, and time left
+ * where the whole is known) and erase it before their result, leaving no line behind.
+ * `ledgerctl ops backup` prints its size for people and refuses to replace a file without --force.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { configDir, ledgerctl } from '../cli/support/ledgerctl.js';
+import { onTerminal } from '../cli/support/terminal.js';
+import { ledgerdRun, useDaemon, useTempDirs } from './support.js';
+
+const newDir = useTempDirs();
+const stageOneBackup = new URL('../fixtures/layout-1/book.backup', import.meta.url).pathname;
+
+/** The one summary line a piece of work ends with when stderr is not a terminal. */
+const summaryLine = (label: string, verb: string) => `${label}: [\\d,]+ entries ${verb} in \\d+\\.\\d s \\([\\d,]+/s\\)`;
+/** Stderr holding the summary line (after a warning, say). */
+const summary = (label: string, verb: string) => new RegExp(`^${summaryLine(label, verb)}$`, 'm');
+/** Stderr that is the summary line and nothing else. */
+const onlySummary = (label: string, verb: string) => new RegExp(`^${summaryLine(label, verb)}\n$`);
+/** A progress line drawn in place on a terminal: from the line's start, the line erased first. */
+const drawn = (label: string, verb: string) => new RegExp(`\\r\\x1b\\[K${label}: [\\d,]+ entries ${verb}, [\\d,]+/s`);
+
+/** A genesis file of `customers` funded customers. */
+function genesisFile(customers: number): string {
+  const ids = Array.from({ length: customers }, (_, i) => i);
+  const genesis = {
+    assets: [{ id: 'USD', kind: 'fiat', precision: 2 }],
+    identities: ids.map((i) => `did:ledger:id:c${i}`),
+    accounts: [
+      { account: 'did:ledger:acct:treasury-USD', owner: 'did:ledger:id:operator', kind: 'treasury', treasury_limits: { USD: String(customers * 100) } },
+      ...ids.map((i) => ({ account: `did:ledger:acct:c${i}`, owner: `did:ledger:id:c${i}`, kind: 'customer' })),
+    ],
+    openings: ids.flatMap((i) => [
+      { account: 'did:ledger:acct:treasury-USD', asset: 'USD', amount: '100', direction: 'debit' },
+      { account: `did:ledger:acct:c${i}`, asset: 'USD', amount: '100', direction: 'credit' },
+    ]),
+    aliases: [{ source: 'ledger', name: 'treasury:USD', account: 'did:ledger:acct:treasury-USD' }],
+    archived: [],
+  };
+  const file = join(newDir(), 'genesis.json');
+  writeFileSync(file, JSON.stringify(genesis));
+  return file;
+}
+
+describe('progress of ledgerd init, restore, migrate and check', () => {
+  it('ends each with one summary line on stderr when stderr is not a terminal, the results on stdout as before', async () => {
+    const dir = newDir();
+    const init = await ledgerdRun(['init', '--data-dir', dir, '--genesis', genesisFile(300)]);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stderr).toMatch(onlySummary('ledgerd init', 'written'));
+    expect(init.stdout).toMatch(/^ledgerd: book created in /);
+
+    const check = await ledgerdRun(['check', '--data-dir', dir]);
+    expect(check.code, check.stderr).toBe(0);
+    expect(check.stderr).toMatch(onlySummary('ledgerd check', 'read'));
+    expect(check.stdout).toMatch(/301 accounts, .*: consistent\n$/);
+
+    // A stage-1 backup: restored as it was (layout 1), then migrated, then checked.
+    const old = newDir();
+    const restored = await ledgerdRun(['restore', '--from', stageOneBackup, '--data-dir', old, '--accept-unverified']);
+    expect(restored.code, restored.stderr).toBe(0);
+    expect(restored.stderr).toMatch(summary('ledgerd restore', 'restored'));
+    const migrated = await ledgerdRun(['migrate', '--data-dir', old]);
+    expect(migrated.code, migrated.stderr).toBe(0);
+    expect(migrated.stderr).toMatch(onlySummary('ledgerd migrate', 'read'));
+    // Nothing to do: nothing counted, no summary.
+    const again = await ledgerdRun(['migrate', '--data-dir', old]);
+    expect(again.stderr).toBe('');
+    expect(again.stdout).toMatch(/nothing to do/);
+  });
+
+  it('on a terminal draws one line in place and erases it before the result, leaving no line behind', async () => {
+    const dir = newDir();
+    const init = await onTerminal('bin/ledgerd', ['init', '--data-dir', dir, '--genesis', genesisFile(300)]);
+    expect(init.code, init.screen).toBe(0);
+    expect(init.screen).toMatch(drawn('ledgerd init', 'written'));
+    // Erased, then the result from the line's start; no summary on a terminal.
+    expect(init.screen).toContain('\r\x1b[Kledgerd: book created in ');
+    expect(init.screen).not.toMatch(/entries written in/);
+    // Every drawing stays on its one line: no line break before the result.
+    expect(init.screen.slice(0, init.screen.indexOf('ledgerd: book created'))).not.toContain('\n');
+
+    const check = await onTerminal('bin/ledgerd', ['check', '--data-dir', dir]);
+    expect(check.code, check.screen).toBe(0);
+    expect(check.screen).toMatch(drawn('ledgerd check', 'read'));
+    expect(check.screen).toMatch(/\r\x1b\[Kledgerd check: [^\r\n]*: consistent\r\n$/);
+
+    // A restore knows how much of its file is read: the share done and the time left.
+    const restored = await onTerminal('bin/ledgerd', ['restore', '--from', stageOneBackup, '--data-dir', newDir(), '--accept-unverified']);
+    expect(restored.code, restored.screen).toBe(0);
+    expect(restored.screen).toMatch(/\r\x1b\[Kledgerd restore: [\d,]+ entries restored, [\d,]+\/s, \d+%, \d+:\d\d left/);
+    expect(restored.screen).toContain('\r\x1b[Kledgerd: book restored in ');
+  });
+});
+
+describe('ledgerctl ops backup', () => {
+  const shared = useDaemon({ alice: 1_000n }, { backup: { allowPlaintext: true } });
+  const env = () => ({ LEDGER_URL: shared.daemon.url, LEDGER_TOKEN: shared.keys.operator, LEDGERCTL_CONFIG_DIR: configDir() });
+
+  it('prints its size for people, and refuses to replace a file without --force (exit 2, the file untouched)', async () => {
+    const out = join(newDir(), 'book.backup');
+    const first = await onTerminal('bin/ledgerctl', ['ops', 'backup', '--out', out], env());
+    expect(first.code, first.screen).toBe(0);
+    const bytes = readFileSync(out).length;
+    expect(first.screen).toMatch(new RegExp(`backup written to ${out}: [\\d,]+ entries, \\d+\\.\\d KiB \\(${bytes.toLocaleString('en-US')} bytes\\), sha256 [0-9a-f]{64}`));
+
+    writeFileSync(out, 'mine\n');
+    const refused = await ledgerctl(['ops', 'backup', '--out', out], env());
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`${out} exists: give --force to replace it, or another --out`);
+    expect(readFileSync(out, 'utf8')).toBe('mine\n');
+    expect(existsSync(`${out}.partial`)).toBe(false);
+
+    const forced = await ledgerctl(['ops', 'backup', '--out', out, '--force', '--json'], env());
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(forced.json().bytes).toBe(readFileSync(out).length);
+    expect(readFileSync(out, 'utf8')).toMatch(/^\{"format":"ledgerd-backup"/);
+  });
+});
