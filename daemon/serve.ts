@@ -91,7 +91,10 @@ export async function serve(config: Config, version: string): Promise<void> {
     throw new ConfigError(`recovery.authority ${recoveryAuthority} is not an identity of the book`);
   }
   const metrics = new Metrics(version);
-  if (store instanceof PgStore) metrics.durable = () => store.risk === null;
+  if (store instanceof PgStore && config.store.kind === 'postgres') {
+    const onRisk = config.store.durability;
+    metrics.store = () => ({ kind: 'postgres', durabilityRisk: store.risk, onRisk, writesFailingMs: store.trouble.forMs(Date.now()) });
+  }
   const layer = await openLayer(store, config.settlement);
   const kernel = await Kernel.open({
     store: metrics.timedStore(store),
