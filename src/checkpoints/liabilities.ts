@@ -15,7 +15,8 @@
  * and O(log n) nodes. The salt is not stored: it is recomputed from the key.
  *
  * The tree is built in slices with the event loop served between them, so the decider
- * keeps deciding while a large book's trees are built; its records are written in
+ * keeps deciding while a large book's trees are built, from leaves packed in buffers
+ * (packed-leaves.ts) so the garbage collector has no per-leaf objects to walk; its records are written in
  * bounded batches before the checkpoint's own record, which is written last: a crash
  * mid-build leaves records that the next attempt (the same number) overwrites.
  */
