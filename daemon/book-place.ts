@@ -220,6 +220,8 @@ export interface ServedBook {
 export interface ServeEvents {
   /** Another daemon serves the book: this one is the standby, waiting for its lease to lapse. */
   readonly onWaiting: (holder: string, expiresAtMs: number) => void;
+  /** The database did not answer while this daemon waits for the lease: it waits on (told once per run of failures). */
+  readonly onWaitFailure: (error: Error) => void;
   /** This daemon lost the book to another (a stall past its lease): it must stop deciding. */
   readonly onLost: () => void;
   readonly onConnectionError: (error: Error) => void;
@@ -272,6 +274,7 @@ export async function openServedBook(dataDir: string, bookDir: string, store: St
     const leased = await openLeasedStore(store, holder, leaseTimings(store.leaseMs), {
       reclaimable: (current) => current.startsWith(ownPlace),
       onWaiting: (current) => events.onWaiting(current.holder, current.expiresAtMs),
+      onWaitFailure: events.onWaitFailure,
       onLost: events.onLost,
       onRenewFailure: events.onConnectionError,
       onRenewalHeld: events.onRenewalHeld,

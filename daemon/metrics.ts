@@ -27,6 +27,16 @@ export interface MetricsSources {
   readonly streams: () => number;
 }
 
+export interface StoreState {
+  readonly kind: 'leveldb' | 'postgres';
+  /** Why the server may lose an acknowledged commit (its settings named), or null when it may not. */
+  readonly durabilityRisk: string | null;
+  /** `store.durability`: what ledgerd does while there is a risk (null on LevelDB). */
+  readonly onRisk: 'refuse' | 'degraded' | null;
+  /** How long the book's writes have been failing or hung (0 while they work). */
+  readonly writesFailingMs: number;
+}
+
 export class Metrics {
   readonly registry = new Registry();
   private readonly decisions: Counter<'state'>;
@@ -37,8 +47,8 @@ export class Metrics {
   private readonly readsQueued: Gauge<'share'>;
   private readonly readWait: Histogram<'share'>;
   private readonly readRefusals: Counter<'share' | 'reason'>;
-  /** Whether the store keeps what it acknowledges (the PostgreSQL store's last reading of the server's settings). */
-  durable: () => boolean = () => true;
+  /** The store as an operator reads it (GET /v1/ops/store); on PostgreSQL, from the store's last reading of the server's settings. */
+  store: () => StoreState = () => ({ kind: 'leveldb', durabilityRisk: null, onRisk: null, writesFailingMs: 0 });
 
   constructor(version: string) {
     const registers = [this.registry];
@@ -47,7 +57,7 @@ export class Metrics {
     this.rejections = new Counter({ name: 'ledgerd_rejections_total', help: 'Commands decided Rejected, by refusal code', labelNames: ['code'], registers });
     this.decisionLatency = new Histogram({ name: 'ledgerd_decision_latency_seconds', help: 'From a command\'s acknowledgement to its first decision', buckets: decisionLatencyBuckets, registers });
     this.storeWrite = new Histogram({ name: 'ledgerd_store_write_seconds', help: 'Duration of one atomic store write (a batch)', buckets: storeWriteBuckets, registers });
-    const durable = () => this.durable();
+    const durable = () => this.store().durabilityRisk === null;
     const source = <T>(read: (s: MetricsSources) => T, none: T): T => (this.sources === null ? none : read(this.sources));
     new Gauge({ name: 'ledgerd_backlog_commands', help: 'Commands acknowledged and not yet decided', registers, collect() {
       this.set(source((s) => s.backlog(), 0));

@@ -23,6 +23,7 @@ import { openLayer, openSettlement } from './settlement.js';
 import type { IdentityId } from '../src/model/values.js';
 import { poisonHook } from './test-hooks.js';
 import { keys } from '../src/model/keys.js';
+import { oneLine } from '../src/one-line.js';
 
 export async function serve(config: Config, version: string): Promise<void> {
   await prepareDataDir(config.dataDir);
@@ -58,6 +59,7 @@ export async function serve(config: Config, version: string): Promise<void> {
   const served = await openServedBook(config.dataDir, bookPaths(config.dataDir).book, config.store, await bookIdentity(config.dataDir), {
     onWaiting: (holder, expiresAtMs) =>
       process.stderr.write(`ledgerd: standby: the book is served by ${holder} (lease until ${new Date(expiresAtMs).toISOString()}); taking over when its lease lapses\n`),
+    onWaitFailure: (error) => process.stderr.write(`ledgerd: standby: the book's database does not answer (${oneLine(error.message)}); waiting on\n`),
     onLost: () =>
       report((log) => {
         log.fatal('another ledgerd holds the lease now (this one stalled past it): stopping; restarted, it waits as the standby');
@@ -89,7 +91,10 @@ export async function serve(config: Config, version: string): Promise<void> {
     throw new ConfigError(`recovery.authority ${recoveryAuthority} is not an identity of the book`);
   }
   const metrics = new Metrics(version);
-  if (store instanceof PgStore) metrics.durable = () => store.risk === null;
+  if (store instanceof PgStore && config.store.kind === 'postgres') {
+    const onRisk = config.store.durability;
+    metrics.store = () => ({ kind: 'postgres', durabilityRisk: store.risk, onRisk, writesFailingMs: store.trouble.forMs(Date.now()) });
+  }
   const layer = await openLayer(store, config.settlement);
   const kernel = await Kernel.open({
     store: metrics.timedStore(store),

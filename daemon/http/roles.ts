@@ -38,6 +38,7 @@ export const routeRoles: Readonly<Record<string, Role>> = {
   listIntegratingParties: 'auditor',
   compareSettlement: 'auditor',
   settlementStatus: 'auditor',
+  storeStatus: 'auditor',
   getStatement: 'auditor',
   listMovements: 'auditor',
   'GET /metrics': 'auditor',

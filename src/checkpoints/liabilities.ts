@@ -15,7 +15,8 @@
  * and O(log n) nodes. The salt is not stored: it is recomputed from the key.
  *
  * The tree is built in slices with the event loop served between them, so the decider
- * keeps deciding while a large book's trees are built; its records are written in
+ * keeps deciding while a large book's trees are built, from leaves packed in buffers
+ * (packed-leaves.ts) so the garbage collector has no per-leaf objects to walk; its records are written in
  * bounded batches before the checkpoint's own record, which is written last: a crash
  * mid-build leaves records that the next attempt (the same number) overwrites.
  */
@@ -27,19 +28,8 @@ import { decodeAccount, decodeBalanceText } from '../model/codec.js';
 import { check, recordJson } from '../model/decode.js';
 import { keys, liabilitiesKeys, prefixEnd } from '../model/keys.js';
 import type { BatchOp, ReadView } from '../store/port.js';
+import { type Holding, PackedLeaves, type Pair } from './packed-leaves.js';
 import { type LiabilitiesRoot, liabilitiesLeafHash, sumNode } from './verify-proofs.js';
-
-interface Pair {
-  readonly hash: Buffer;
-  readonly sum: bigint;
-}
-
-interface Holding {
-  readonly account: string;
-  readonly available: bigint;
-  readonly reserved: bigint;
-  readonly encumbered: bigint;
-}
 
 /** The leaf object of 12.2. */
 export interface LiabilitiesLeaf {
@@ -82,44 +72,41 @@ function rangeSum(pairs: readonly Pair[], lo: number, n: number): Pair {
   return sumNode(rangeSum(pairs, lo, k), rangeSum(pairs, lo + k, n - k));
 }
 
-const byHex = (a: { hex: string }, b: { hex: string }) => (a.hex < b.hex ? -1 : a.hex > b.hex ? 1 : 0);
-
 /**
- * `items` in ascending order of `hex` (lowercase hex orders as its bytes do, and compares
- * several times cheaper than Buffer.compare): runs of `liabilitiesSliceLeaves` sorted, then
- * merged two at a time, the event loop served between each step, so no step holds it
- * longer than one linear merge.
+ * The leaves' indexes in ascending order of their hashes: runs of `liabilitiesSliceLeaves`
+ * sorted, then merged two at a time, the event loop served every slice of merged leaves,
+ * so no step holds it longer than a slice's worth of comparisons.
  */
-async function sortedByHex<T extends { hex: string }>(items: readonly T[]): Promise<T[]> {
-  let runs: T[][] = [];
-  for (let i = 0; i < items.length; i += liabilitiesSliceLeaves) {
-    runs.push(items.slice(i, i + liabilitiesSliceLeaves).sort(byHex));
+async function sortedOrder(leaves: PackedLeaves): Promise<Uint32Array> {
+  const n = leaves.count;
+  const compare = leaves.comparator();
+  let order = new Uint32Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  for (let lo = 0; lo < n; lo += liabilitiesSliceLeaves) {
+    order.subarray(lo, Math.min(n, lo + liabilitiesSliceLeaves)).sort(compare);
     await yieldToLoop();
   }
-  while (runs.length > 1) {
-    const merged: T[][] = [];
-    for (let i = 0; i < runs.length; i += 2) {
-      const [a, b] = [runs[i]!, runs[i + 1]];
-      if (b === undefined) {
-        merged.push(a);
-        continue;
+  let other = new Uint32Array(n);
+  for (let width = liabilitiesSliceLeaves; width < n; width *= 2) {
+    let k = 0;
+    for (let lo = 0; lo < n; lo += 2 * width) {
+      const mid = Math.min(n, lo + width);
+      const hi = Math.min(n, lo + 2 * width);
+      let [x, y] = [lo, mid];
+      while (x < mid || y < hi) {
+        // Ties keep the left run's leaf first, as a stable sort does.
+        other[k++] = y >= hi || (x < mid && compare(order[x]!, order[y]!) <= 0) ? order[x++]! : order[y++]!;
+        if (k % liabilitiesSliceLeaves === 0) await yieldToLoop();
       }
-      const out: T[] = new Array<T>(a.length + b.length);
-      let [x, y, k] = [0, 0, 0];
-      while (x < a.length && y < b.length) out[k++] = byHex(a[x]!, b[y]!) <= 0 ? a[x++]! : b[y++]!;
-      while (x < a.length) out[k++] = a[x++]!;
-      while (y < b.length) out[k++] = b[y++]!;
-      merged.push(out);
-      await yieldToLoop();
     }
-    runs = merged;
+    [order, other] = [other, order];
   }
-  return runs[0] ?? [];
+  return order;
 }
 
 /** Every customer account's layers per asset in `view`, read from `bal/` with the accounts' kinds, a slice at a time. */
-async function customerHoldings(view: ReadView): Promise<Map<string, Holding[]>> {
-  const byAsset = new Map<string, Holding[]>();
+async function customerHoldings(view: ReadView): Promise<Map<string, PackedLeaves>> {
+  const byAsset = new Map<string, PackedLeaves>();
   let slice: [string, string][] = [];
   const take = async () => {
     const accounts = [...new Set(slice.map(([key]) => key.slice(keys.balancePrefix.length, key.lastIndexOf('/'))))];
@@ -131,9 +118,9 @@ async function customerHoldings(view: ReadView): Promise<Map<string, Holding[]>>
       const asset = key.slice(key.lastIndexOf('/') + 1);
       const b = decodeBalanceText(value);
       assert(b.available >= 0n && b.reserved >= 0n && b.encumbered >= 0n, `a customer account's layers are never below zero (${key})`);
-      let list = byAsset.get(asset);
-      if (list === undefined) byAsset.set(asset, (list = []));
-      list.push({ account, ...b });
+      let leaves = byAsset.get(asset);
+      if (leaves === undefined) byAsset.set(asset, (leaves = new PackedLeaves()));
+      leaves.push({ account, ...b });
     }
     slice = [];
     await yieldToLoop();
@@ -163,35 +150,39 @@ export async function buildLiabilities(view: ReadView, scope: LiabilitiesScope, 
   };
   const holdings = await customerHoldings(view);
   for (const asset of [...holdings.keys()].sort()) {
-    const leaves: { holding: Holding; pair: Pair; hex: string }[] = [];
-    for (const [i, holding] of holdings.get(asset)!.entries()) {
-      const hash = liabilitiesLeafHash(leafOf(scope, asset, holding) as unknown as Record<string, unknown>);
-      leaves.push({ holding, pair: { hash, sum: holding.available + holding.reserved + holding.encumbered }, hex: hash.toString('hex') });
+    const leaves = holdings.get(asset)!;
+    const n = leaves.count;
+    for (let i = 0; i < n; i++) {
+      const holding = leaves.holding(i);
+      leaves.setPair(i, liabilitiesLeafHash(leafOf(scope, asset, holding) as unknown as Record<string, unknown>), holding.available + holding.reserved + holding.encumbered);
       if (i % liabilitiesSliceLeaves === liabilitiesSliceLeaves - 1) await yieldToLoop();
     }
-    const sorted = await sortedByHex(leaves);
-    const pairs = sorted.map((l) => l.pair);
-    for (const [index, { holding: h }] of sorted.entries()) {
+    const order = await sortedOrder(leaves);
+    for (let index = 0; index < n; index++) {
+      const h = leaves.holding(order[index]!);
       await put(liabilitiesKeys.account(scope.number, asset, h.account), { i: index, a: h.available.toString(), r: h.reserved.toString(), e: h.encumbered.toString() });
     }
-    for (let block = 0; block * liabilitiesBlockLeaves < pairs.length; block++) {
-      await put(liabilitiesKeys.block(scope.number, asset, block), pairs.slice(block * liabilitiesBlockLeaves, (block + 1) * liabilitiesBlockLeaves).map(pairText));
+    // The pairs of leaves lo .. lo+size in tree order (a block's at most: objects for those only).
+    const pairsAt = (lo: number, size: number): Pair[] => Array.from({ length: size }, (_, k) => leaves.pair(order[lo + k]!));
+    for (let block = 0; block * liabilitiesBlockLeaves < n; block++) {
+      const lo = block * liabilitiesBlockLeaves;
+      await put(liabilitiesKeys.block(scope.number, asset, block), pairsAt(lo, Math.min(liabilitiesBlockLeaves, n - lo)).map(pairText));
     }
     // The nodes above the blocks, each stored; a block's own nodes come from its leaves.
     let blocksDone = 0;
-    const node = async (lo: number, n: number): Promise<Pair> => {
-      if (n <= liabilitiesBlockLeaves) {
+    const node = async (lo: number, size: number): Promise<Pair> => {
+      if (size <= liabilitiesBlockLeaves) {
         if (++blocksDone % (liabilitiesSliceLeaves / liabilitiesBlockLeaves) === 0) await yieldToLoop();
-        return rangeSum(pairs, lo, n);
+        return rangeSum(pairsAt(lo, size), 0, size);
       }
-      const k = largestPowerOfTwoBelow(n);
-      const pair = sumNode(await node(lo, k), await node(lo + k, n - k));
-      await put(liabilitiesKeys.node(scope.number, asset, lo, n), pairText(pair));
+      const k = largestPowerOfTwoBelow(size);
+      const pair = sumNode(await node(lo, k), await node(lo + k, size - k));
+      await put(liabilitiesKeys.node(scope.number, asset, lo, size), pairText(pair));
       return pair;
     };
-    const top = await node(0, pairs.length);
+    const top = await node(0, n);
     assert(top.sum < 2n ** 256n, 'a liabilities total is below 2^256');
-    roots[asset] = { leaves: pairs.length, root: top.hash.toString('hex'), total: top.sum.toString() };
+    roots[asset] = { leaves: n, root: top.hash.toString('hex'), total: top.sum.toString() };
   }
   if (ops.length > 0) await write(ops);
   return roots;

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import { type Fence, type PgConnection, PgStore, type PgStoreOptions, pgPool } from './postgres.js';
+import { type Fence, type PgConnection, PgStore, type PgStoreOptions, isPostgresUnavailable, pgPool } from './postgres.js';
 
 /**
  * One decider at a time on a PostgreSQL book: the lease row (`ledgerd_lease`, one row)
@@ -44,6 +44,8 @@ export interface LeaseEvents {
    * then commits first or is fenced.
    */
   readonly reclaimable?: (holder: string) => boolean;
+  /** The database did not answer the wait's poll (it is tried again at the next one): told once per run of failures. */
+  readonly onWaitFailure?: (error: Error) => void;
   /** Renewals stopped (or started again) because of `mayRenew`: told once per change. */
   readonly onRenewalHeld?: (held: boolean) => void;
 }
@@ -86,18 +88,28 @@ export class PgLease {
       return lease;
     };
     let lastSeen: string | null = null;
+    let failing = false;
     while (!signal?.aborted) {
-      const taken = (await pool.query(takeSql, [holder, timings.leaseMs])).rows[0] as { epoch: string } | undefined;
-      if (taken !== undefined) return won(taken);
-      const current = (await pool.query(currentSql)).rows[0] as LeaseHolding | undefined;
-      if (current !== undefined && current.holder !== '' && events.reclaimable?.(current.holder) === true) {
-        // Compare and swap on the holder seen: a lease that changed hands meanwhile is not touched.
-        const reclaimed = (await pool.query(reclaimSql, [holder, timings.leaseMs, current.holder])).rows[0] as { epoch: string } | undefined;
-        if (reclaimed !== undefined) return won(reclaimed);
-      }
-      if (current !== undefined && current.holder !== lastSeen) {
-        lastSeen = current.holder;
-        events.onWaiting?.(current);
+      try {
+        const taken = (await pool.query(takeSql, [holder, timings.leaseMs])).rows[0] as { epoch: string } | undefined;
+        if (taken !== undefined) return won(taken);
+        const current = (await pool.query(currentSql)).rows[0] as LeaseHolding | undefined;
+        if (current !== undefined && current.holder !== '' && events.reclaimable?.(current.holder) === true) {
+          // Compare and swap on the holder seen: a lease that changed hands meanwhile is not touched.
+          const reclaimed = (await pool.query(reclaimSql, [holder, timings.leaseMs, current.holder])).rows[0] as { epoch: string } | undefined;
+          if (reclaimed !== undefined) return won(reclaimed);
+        }
+        failing = false;
+        if (current !== undefined && current.holder !== lastSeen) {
+          lastSeen = current.holder;
+          events.onWaiting?.(current);
+        }
+      } catch (error) {
+        // A database that stalls or restarts while the standby waits is waited out, not a reason to exit:
+        // the standby is most needed just when the database (or the holder's link to it) has trouble.
+        if (!isPostgresUnavailable(error)) throw error;
+        if (!failing) events.onWaitFailure?.(error as Error);
+        failing = true;
       }
       // An abort ends the wait at once (and removes its listener, unlike a listener per try).
       await sleep(timings.pollEveryMs, undefined, { signal }).catch(() => {});

@@ -444,6 +444,7 @@ const rows: Row[] = [
   { route: 'POST /v1/ops/settlement/rescans', call: async (k) => readOutcome(await api(k).post('/v1/ops/settlement/rescans', { from: 1, to: 10 })), expect: { none: anonymous, operator: 'ok', rest: no } },
   { route: 'POST /v1/ops/settlement/comparisons', call: async (k) => readOutcome(await api(k).post('/v1/ops/settlement/comparisons', {})), expect: { none: anonymous, operator: 'ok', auditor: 'ok', rest: no } },
   { route: 'GET /v1/ops/settlement/status', call: async (k) => readOutcome(await api(k).get('/v1/ops/settlement/status')), expect: { none: anonymous, operator: 'ok', rest: no } },
+  { route: 'GET /v1/ops/store', call: async (k) => readOutcome(await api(k).get('/v1/ops/store')), expect: { none: anonymous, operator: 'ok', rest: no } },
   {
     route: 'POST /v1/ops/layer/deposits',
     call: async (k) => readOutcome(await api(k).post('/v1/ops/layer/deposits', { asset: 'USD', amount: '1', account_ref: 'ee'.repeat(32) })),

@@ -122,12 +122,15 @@ export interface Daemon {
 }
 
 /** Starts `ledgerd serve` and resolves once it prints its readiness line. */
-export async function startDaemon(options: { dataDir: string; args?: string[]; env?: NodeJS.ProcessEnv; listen?: string }): Promise<Daemon> {
+export async function startDaemon(options: { dataDir: string; args?: string[]; env?: NodeJS.ProcessEnv; listen?: string; onStderr?: (line: string) => void }): Promise<Daemon> {
   const args = [ledgerd, 'serve', '--data-dir', options.dataDir, '--listen', options.listen ?? '127.0.0.1:0', ...(options.args ?? [])];
   const child = spawn(process.execPath, args, { env: { ...process.env, LEDGERD_LOG_LEVEL: 'warn', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const stdout: string[] = [];
   const stderr: string[] = [];
-  createInterface({ input: child.stderr! }).on('line', (line) => stderr.push(line));
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    stderr.push(line);
+    options.onStderr?.(line);
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {

@@ -12,7 +12,7 @@
  */
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,6 +49,10 @@ export interface PostgresCluster {
   crash(): Promise<void>;
   /** Starts it again after `crash`, on the same port (it recovers from its WAL). */
   restart(): Promise<void>;
+  /** Freezes the server (SIGSTOP to the postmaster, then every process it forked): connections stay open, nothing answers. */
+  pause(): void;
+  /** Thaws what `pause` froze (SIGCONT, postmaster last). */
+  resume(): void;
 }
 
 export interface PostgresStandby extends PostgresCluster {
@@ -141,6 +145,23 @@ export async function startStandby(primary: PostgresCluster, name: string, optio
   };
 }
 
+/** The postmaster's pid (first line of DATADIR/postmaster.pid) and those of the processes it forked (from /proc). */
+function serverPids(dataDir: string): { postmaster: number; children: number[] } {
+  const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const children: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      // Field 4 of /proc/PID/stat is the parent's pid; the command (field 2) may hold spaces, so read past its closing paren.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster) children.push(Number(entry));
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return { postmaster, children };
+}
+
 /** Makes the cluster's dir, fills its data dir with `create`, then configures and starts the server on a free loopback port. */
 async function runCluster(tools: Programs, settings: Record<string, string>, password: string, create: (dir: string, dataDir: string) => Promise<void>): Promise<PostgresCluster> {
   for (const name of Object.keys(settings)) if (!settingName.test(name)) throw new Error(`bad PostgreSQL setting name: ${name}`);
@@ -150,7 +171,17 @@ async function runCluster(tools: Programs, settings: Record<string, string>, pas
   tools.own(dir);
 
   let started = false;
+  let paused = false;
+  const thaw = () => {
+    if (!paused) return;
+    paused = false;
+    const { postmaster, children } = serverPids(dataDir);
+    for (const pid of children) process.kill(pid, 'SIGCONT');
+    process.kill(postmaster, 'SIGCONT');
+  };
   const stopSync = () => {
+    // A server left frozen by a failed test would not stop.
+    thaw();
     // The test or bench process is exiting with the server still up: stop it at once.
     if (started) spawnSync(...argv('pg_ctl', ['-D', dataDir, '-m', 'immediate', '-w', 'stop']), { stdio: 'ignore' });
     rmSync(dir, { recursive: true, force: true });
@@ -196,6 +227,7 @@ async function runCluster(tools: Programs, settings: Record<string, string>, pas
       async stop() {
         if (stopped) return;
         stopped = true;
+        thaw();
         try {
           if (started) await pg('pg_ctl', ['-D', dataDir, '-m', 'fast', '-w', '-t', String(pgCtlTimeoutS), 'stop']);
           started = false;
@@ -214,6 +246,14 @@ async function runCluster(tools: Programs, settings: Record<string, string>, pas
         await pg('pg_ctl', ['-D', dataDir, '-l', join(dir, 'server.log'), '-w', '-t', String(pgCtlTimeoutS), '-o', `-p ${port}`, 'start']);
         started = true;
       },
+      pause() {
+        // The postmaster first: stopped, it forks no new backend while its children are being stopped.
+        const { postmaster, children } = serverPids(dataDir);
+        paused = true;
+        process.kill(postmaster, 'SIGSTOP');
+        for (const pid of children) process.kill(pid, 'SIGSTOP');
+      },
+      resume: thaw,
     };
   } catch (error) {
     process.removeListener('exit', stopSync);

@@ -46,6 +46,9 @@ describe('ledgerd on PostgreSQL when the server stops keeping what it acknowledg
       expect(refusalOf(refused)).toEqual({ status: 503, error: 'ERR-DecisionUnavailable' });
       expect(refused.headers['retry-after']).toBeDefined();
       expect(daemon.stderr.join('\n')).toMatch(/"settings":"synchronous_commit = off".*refusing every write/);
+      // Where the operator reads it: the store's status names the setting; the public health answer stays as CONTRACT 1 pins it.
+      expect((await op.get('/v1/ops/store')).body).toEqual({ kind: 'postgres', durable: false, durability_risk: 'synchronous_commit = off', on_risk: 'refuse', deciding: false, writes_failing_ms: 0 });
+      expect((await client(daemon.url, '').get('/v1/health')).body).toEqual({ status: 'ok' });
 
       await setSynchronousCommit(null);
       let after = refused;
@@ -56,6 +59,7 @@ describe('ledgerd on PostgreSQL when the server stops keeping what it acknowledg
       expect(after.status, after.text).toBe(202);
       expect((await decided(asAlice, after.body.operation_reference)).body.state).toBe('Completed');
       expect(await durableGauge(op)).toBe('1');
+      expect((await op.get('/v1/ops/store')).body).toEqual({ kind: 'postgres', durable: true, durability_risk: null, on_risk: 'refuse', deciding: true, writes_failing_ms: 0 });
     } finally {
       await setSynchronousCommit(null);
       expect(await daemon.stop()).toBe(0);
@@ -71,6 +75,7 @@ describe('ledgerd on PostgreSQL when the server stops keeping what it acknowledg
       expect(r.status, r.text).toBe(202);
       expect((await decided(asAlice, r.body.operation_reference)).body.state).toBe('Completed');
       expect(daemon.stderr.join('\n')).toMatch(/serving degraded/);
+      expect((await op.get('/v1/ops/store')).body).toMatchObject({ durable: false, durability_risk: 'synchronous_commit = off', on_risk: 'degraded', deciding: true });
     } finally {
       await setSynchronousCommit(null);
       expect(await daemon.stop()).toBe(0);

@@ -88,6 +88,12 @@ describe('ledgerd on PostgreSQL when a statement cannot finish', () => {
       while (performance.now() < lockedUntilMs && primary.process.exitCode === null) {
         const r = await asAlice.post('/v1/transfers', transfer, undefined, { 'client-key': `stuck-${n++}` }).catch(() => null);
         if (r !== null && r.status !== 503) expect(r.status, r.text).toBe(202);
+        if (n === 10) {
+          // What the operator reads meanwhile (reads still work under this lock): commands refused, writes failing for a while.
+          const status = (await client(primary.url, keysOf.operator).get('/v1/ops/store')).body;
+          expect(status).toMatchObject({ kind: 'postgres', deciding: false });
+          expect(status.writes_failing_ms).toBeGreaterThan(0);
+        }
         await sleep(100);
       }
     } finally {
