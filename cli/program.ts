@@ -57,6 +57,9 @@ import { buildUse } from './commands/profile/use.js';
 import { buildCapture } from './commands/reservations/capture.js';
 import { buildCreate as buildReservationCreate } from './commands/reservations/create.js';
 import { buildRelease } from './commands/reservations/release.js';
+import { buildReservationList } from './commands/reservations/list.js';
+import { buildIdentityList } from './commands/identities/list.js';
+import { buildOperationList } from './commands/operations/list.js';
 import { buildCompare, buildObserve, buildRescan, buildSettlementStatus, buildSync } from './commands/settlement/settlement.js';
 import { buildStatements } from './commands/statements/statements.js';
 import { buildTransferCreate } from './commands/transfers/create.js';
@@ -80,16 +83,16 @@ const nouns: readonly (readonly [string, string, readonly Builder[]])[] = [
   ['profile', 'saved connections and credentials', [buildAdd, buildUse, buildProfileList, buildProfileShow, buildRemove, buildRename]],
   ['auth', 'signing in: challenges, passkey sessions, API keys', [buildChallenge, buildLogin, buildLogout, buildWhoami]],
   ['credentials', 'credentials of an identity', [buildRegister]],
-  ['identities', 'identities (the identities principal)', [buildIdentityCreate, buildRecoveryTerms]],
+  ['identities', 'identities (the identities principal)', [buildIdentityCreate, buildIdentityList, buildRecoveryTerms]],
   ['accounts', 'ledger accounts', [buildOpen, buildAccountShow, buildBalance, buildAccountList, buildCustody, buildRecoveryMechanisms, buildReclaim, buildFreeze, buildUnfreeze, buildClose, buildLiabilities, buildVerifyLiabilities]],
   ['custody', 'recoveries and successions', [buildChanges]],
   ['assets', 'registered assets and their settlement-layer bindings', [buildAssetList, buildAssetRegister, buildBind, buildDeprecate]],
   ['aliases', "other systems' names for accounts", [buildLookup]],
   ['transfers', 'moving value', [buildTransferCreate]],
-  ['reservations', 'holding value, then capturing or releasing it', [buildReservationCreate, buildCapture, buildRelease]],
+  ['reservations', 'holding value, then capturing or releasing it', [buildReservationCreate, buildReservationList, buildCapture, buildRelease]],
   ['withdrawals', 'moving value out to the settlement layer', [buildWithdrawalCreate]],
   ['settlement', 'the book against the settlement layer (operator)', [buildSettlementStatus, buildSync, buildCompare, buildRescan, buildObserve]],
-  ['operations', 'the outcome of commands', [buildOperationShow, buildWait]],
+  ['operations', 'the outcome of commands', [buildOperationList, buildOperationShow, buildWait]],
   ['grants', 'delegated authority', [buildIssue, buildGrantList, buildRevoke]],
   ['ops', "the operator's own commands", [buildBackup, buildIssuanceGrant, buildParties, buildIdentityRestrictions, buildMembers, buildAudit]],
   ['checkpoints', 'the book anchored on the settlement layer', [buildCheckpointList, buildCheckpointShow, buildCheckpointCreate, buildCheckpointWait, buildCheckpointExport, buildConsistency, buildCheckpointVerify]],
