@@ -33,10 +33,10 @@ export async function listOps<Item>(ctx: Context, options: PageOptions, listing:
   });
 }
 
-/** The `--limit`, `--cursor` and `--all` of an operator listing of `noun`s. */
-export function withPageFlags(command: Command, noun: string): Command {
+/** The `--limit`, `--cursor` and `--all` of an operator listing of `nouns`. */
+export function withPageFlags(command: Command, noun: string, nouns = `${noun}s`): Command {
   return command
-    .option('--limit <n>', `${noun}s per page, 1..1000 (the service's 100 when not given)`)
+    .option('--limit <n>', `${nouns} per page, 1..1000 (the service's 100 when not given)`)
     .option('--cursor <hex>', "continue from a page's next")
     .option('--all', `follow next to the end (with --json: one ${noun} per line)`);
 }

@@ -17,6 +17,7 @@ export function buildIdentityList(parent: Command, make: MakeContext): Command {
       .description('every identity in identifier order (operator; GET /v1/ops/identities)')
       .option('--status <status>', 'active or restricted'),
     'identity',
+    'identities',
   ).action(action(make, runList));
 }
 
