@@ -147,6 +147,9 @@ describe('GET /v1/ops/operations', () => {
     expect(await refused(op.get('/v1/ops/operations?from=10&to=9'))).toEqual(unbounded);
     expect(await refused(op.get('/v1/ops/operations?state=Pending'))).toEqual(malformed);
     expect(await refused(op.get('/v1/ops/operations?from=-1'))).toEqual(malformed);
+    expect(await refused(op.get('/v1/ops/operations?from=99999999999999999999'))).toEqual(malformed);
+    expect(await refused(op.get('/v1/ops/operations?command=Transfer'))).toEqual(malformed);
+    expect(await refused(op.get('/v1/ops/operations?principal=alice'))).toEqual(malformed);
   });
 });
 
