@@ -3,11 +3,8 @@
  * a real ledgerd: GET /v1/ops/identities, accounts, operations, reservations and grants, their
  * filters, paging with sealed cursors, bounds (page limits, records read per page) and refusals.
  */
-import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { keys, prefixEnd } from '../../src/model/keys.js';
-import { LevelStore } from '../../src/store/level.js';
-import { type Client, client, decided, refused, removeDir, startDaemon, tempDir, useDaemon, writeBook } from './support.js';
+import { type Client, decided, refused, useDaemon } from './support.js';
 
 const alice = 'did:ledger:acct:alice';
 const aliceId = 'did:ledger:id:alice';
@@ -228,38 +225,5 @@ describe('paging and bounds', () => {
     // Following next reaches the accounts opened before the transfers.
     const opens = await all('/v1/ops/operations?command=open_account', 10);
     expect(opens.filter((o) => o.principal === aliceId).map((o) => o.result.account)).toEqual([...opened].reverse());
-  });
-});
-
-describe('a book from before the operations index', () => {
-  it('has the index built at open: every operation it holds is listed, newest first', async () => {
-    const dir = tempDir();
-    try {
-      const bookKeys = await writeBook(dir, { carol: 1_000n });
-      let daemon = await startDaemon({ dataDir: dir });
-      const carol = client(() => daemon.url, () => bookKeys.customers.carol!);
-      const refs: string[] = [];
-      for (let i = 0; i < 3; i++) {
-        const r = await carol.post('/v1/transfers', { legs: [{ from: 'did:ledger:acct:carol', to: 'did:ledger:acct:treasury-USD', asset: 'USD', amount: '1' }] }, undefined, { 'client-key': `old-${i}` });
-        refs.unshift(r.body.operation_reference);
-        await decided(carol, r.body.operation_reference);
-      }
-      expect(await daemon.stop()).toBe(0);
-      // What a book written before the index holds: no ot/ entry and no mark that it was built.
-      const store = await LevelStore.open(join(dir, 'book'));
-      const dropped: string[] = [];
-      for await (const [key] of store.entries({ gte: keys.operationTimePrefix, lt: prefixEnd(keys.operationTimePrefix), limit: 1000 })) dropped.push(key);
-      expect(dropped.length).toBe(3);
-      await store.write([...dropped, keys.operationTimeBuilt].map((key) => ({ type: 'del' as const, key })), true);
-      await store.close();
-
-      daemon = await startDaemon({ dataDir: dir });
-      const asOperator = client(() => daemon.url, () => bookKeys.operator);
-      const listed = (await asOperator.get('/v1/ops/operations?principal=did:ledger:id:carol')).body.items.map((o: any) => o.operation_reference);
-      expect(listed).toEqual(refs);
-      expect(await daemon.stop()).toBe(0);
-    } finally {
-      await removeDir(dir);
-    }
   });
 });
