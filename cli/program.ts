@@ -83,7 +83,7 @@ const nouns: readonly (readonly [string, string, readonly Builder[]])[] = [
   ['profile', 'saved connections and credentials', [buildAdd, buildUse, buildProfileList, buildProfileShow, buildRemove, buildRename]],
   ['auth', 'signing in: challenges, passkey sessions, API keys', [buildChallenge, buildLogin, buildLogout, buildWhoami]],
   ['credentials', 'credentials of an identity', [buildRegister]],
-  ['identities', 'identities (the identities principal)', [buildIdentityCreate, buildIdentityList, buildRecoveryTerms]],
+  ['identities', 'identities (created by the identities principal, listed by the operator)', [buildIdentityCreate, buildIdentityList, buildRecoveryTerms]],
   ['accounts', 'ledger accounts', [buildOpen, buildAccountShow, buildBalance, buildAccountList, buildCustody, buildRecoveryMechanisms, buildReclaim, buildFreeze, buildUnfreeze, buildClose, buildLiabilities, buildVerifyLiabilities]],
   ['custody', 'recoveries and successions', [buildChanges]],
   ['assets', 'registered assets and their settlement-layer bindings', [buildAssetList, buildAssetRegister, buildBind, buildDeprecate]],
