@@ -66,7 +66,7 @@ const identityItem = object(
     identity: identityId,
     created_at: uintNumber('ms'),
     status: { enum: ['active', 'restricted'] },
-    accounts: uintNumber('accounts it has opened, closed ones included'),
+    accounts: uintNumber('accounts the identity owns, closed ones included'),
   },
   ['identity', 'created_at', 'status', 'accounts'],
 );

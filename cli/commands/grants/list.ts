@@ -28,7 +28,7 @@ export function buildGrantList(parent: Command, make: MakeContext): Command {
     .option('--grantor <identity>', 'given by this identity (operator, without --identity or --account)')
     .option('--holder <identity>', 'held by this principal (operator, likewise)')
     .option('--state <state>', 'live, revoked or expired (operator, likewise)')
-    .option('--limit <n>', "grants per page, 1..1000 (the service's 1000 when not given)")
+    .option('--limit <n>', "grants per page, 1..1000 (when not given the service's 1000, or 100 listing every grant)")
     .option('--cursor <hex>', "continue from a page's next")
     .option('--all', 'follow next to the end (with --json: one grant per line)')
     .action(action(make, runList));
