@@ -188,6 +188,31 @@ export interface GrantListing {
   next?: string;
 }
 
+/** An item of GET /v1/ops/identities (docs/api.md, Operator listings). */
+export interface OpsIdentity {
+  identity: string;
+  created_at: number;
+  status: string;
+  accounts: number;
+}
+
+/** An item of GET /v1/ops/reservations: a live hold. */
+export interface OpsReservation {
+  operation_reference: string;
+  payer: string;
+  amount: string;
+  asset: string;
+  deadline: number;
+  holder: string;
+  credential: string;
+  on_behalf_of: string | null;
+  reserved_at: number;
+  reference?: Json;
+}
+
+/** An item of GET /v1/ops/grants: a grant listing's item and its state when read. */
+export type OpsGrant = GrantListing['items'][number] & { state: string };
+
 /** GET /v1/ops/members (CONTRACT 13). */
 export interface MembersListing {
   items: { credential: string; name: string; role: string; scheme: string; added_at: number; added_by: string | null; removed_at: number | null }[];

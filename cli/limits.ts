@@ -21,6 +21,8 @@ export const accountsPageLimitDefault = 100;
 export const accountPagesMax = 1_000;
 /** Pages `grants list --all` follows before it stops (revoked grants stay listed, so an account's may be many). */
 export const grantPagesMax = 10_000;
+/** Pages an operator listing's `--all` follows before it stops (`identities list`, `operations list`, ...: a filtered page may be empty, so many). */
+export const opsPagesMax = 100_000;
 /** Pages `ops audit --all` follows before it stops. */
 export const auditPagesMax = 100_000;
 /** Pages `movements --all` follows before it stops: a cursor loop would otherwise never end. */

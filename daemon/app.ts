@@ -39,6 +39,7 @@ import { metricsRoutes } from './routes/metrics.js';
 import { operationRoutes } from './routes/operations.js';
 import { partyRoutes } from './routes/parties.js';
 import { memberRoutes } from './routes/members.js';
+import { opsListingRoutes } from './routes/ops-listings.js';
 import { auditRoutes } from './routes/audit.js';
 import { reservationRoutes } from './routes/reservations.js';
 import { serviceRoutes } from './routes/service.js';
@@ -186,6 +187,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   partyRoutes(app, context);
   memberRoutes(app, context);
   auditRoutes(app, context);
+  opsListingRoutes(app, context);
   backupRoutes(app, context);
   layerRoutes(app, context);
   checkpointRoutes(app, context);

@@ -7,6 +7,7 @@
  *   credential of the principal it names, with that credential's scheme: one API key per
  *   API-key credential, every session expiring and in the session expiry index;
  * - the data dir's daemon.key is the one the book's operation references were drawn under;
+ * - the operations index names every operation and nothing else;
  * - the head's counters against the records they count (the journal's chunks run without
  *   a gap to its position, the event chunks to its last event) and the embedded
  *   settlement layer's chain against its meta and what the book took in from it. LevelDB
@@ -16,7 +17,8 @@
  */
 import { builtInPrincipals } from '../src/auth/authority.js';
 import { decodeCredential, decodeTokenGrant, type Credential } from '../src/auth/credentials.js';
-import { decodeHead } from '../src/model/codec.js';
+import { decodeHead, decodeOperation } from '../src/model/codec.js';
+import { decodeOperationIndexEntry } from '../src/queries/operation-index.js';
 import { DamagedRecord, recordJsonList } from '../src/model/decode.js';
 import { checkLayerChain } from '../src/settlement/embedded.js';
 import { decodeSettlementMeta } from '../src/settlement/book.js';
@@ -104,6 +106,48 @@ export async function checkCredentials(view: ReadView, problem: Problem): Promis
       problem(`a token record: ${error.message}`);
     }
   }
+}
+
+/**
+ * The operations index (`ot/`, the operator's listing) against the operations: every operation,
+ * decided (`op/`) or not (`cmd/`), has the entry its submission time and cseq name, naming it;
+ * every entry names an operation. A book whose index is not built yet is not checked: ledgerd
+ * builds it at open. Reads every operation and entry, a page at a time.
+ */
+export async function checkOperationIndex(view: ReadView, problem: Problem): Promise<void> {
+  if ((await view.get(keys.operationTimeBuilt)) === undefined) return;
+  for (const space of [keySpaces.operation, keySpaces.command]) {
+    for await (const page of pages(pagedEntries(view, space, checkAccountPageEntries))) {
+      const ops = page.map(([, text]) => decodeOperation(text));
+      const entries = await view.getMany(ops.map((op) => keys.operationTime(op.submittedAtMs, op.cseq)));
+      for (const [i, op] of ops.entries()) {
+        const entry = entries[i] === undefined ? null : decodeOperationIndexEntry(entries[i]!);
+        if (entry?.ref !== op.ref) problem(`operation ${quoted(op.ref)} is missing from the operations index`);
+      }
+    }
+  }
+  for await (const page of pages(pagedEntries(view, keySpaces.operationTime, checkAccountPageEntries))) {
+    const entries = page.map(([key, text]) => ({ key, cseq: parseInt(key.slice(key.lastIndexOf('/') + 1), 16), ...decodeOperationIndexEntry(text) }));
+    // Decided under op/<ref>, or still under cmd/<cseq> (a key of another shape has no cseq: its op/ read twice).
+    const texts = await view.getMany(entries.flatMap((e) => [keys.operation(e.ref), Number.isSafeInteger(e.cseq) ? keys.command(e.cseq) : keys.operation(e.ref)]));
+    for (const [i, e] of entries.entries()) {
+      const found = [texts[2 * i], texts[2 * i + 1]].some((text) => text !== undefined && decodeOperation(text).ref === e.ref);
+      if (!found) problem(`operations index entry ${quoted(e.key)} names ${quoted(e.ref)}, no operation of the book`);
+    }
+  }
+}
+
+/** Entries in pages of checkAccountPageEntries, each read back in one round trip by the caller. */
+async function* pages(entries: AsyncIterable<[string, string]>): AsyncGenerator<[string, string][]> {
+  let page: [string, string][] = [];
+  for await (const entry of entries) {
+    page.push(entry);
+    if (page.length === checkAccountPageEntries) {
+      yield page;
+      page = [];
+    }
+  }
+  if (page.length > 0) yield page;
 }
 
 /** The book's first operation references decipher under the data dir's daemon.key: else it is another book's key, and every id would be misread. */

@@ -31,7 +31,7 @@ import type { AccountId, AssetSymbol, CredentialId } from '../src/model/values.j
 import { keys } from '../src/model/keys.js';
 import { pagedEntries } from '../src/store/paged.js';
 import { checkAccountPageEntries, checkProblemsListedMax } from './constants.js';
-import { checkCounters, checkCredentials, checkDaemonKey, checkForeignRecords } from './check-records.js';
+import { checkCounters, checkCredentials, checkDaemonKey, checkForeignRecords, checkOperationIndex } from './check-records.js';
 import type { IdSource } from '../src/model/ids.js';
 
 export interface CheckReport {
@@ -111,6 +111,7 @@ export async function checkBook(store: Store, ids: IdSource | null): Promise<Che
     await checkForeignRecords(snap, problem);
     await checkDaemonKey(snap, ids, problem);
     await pass('counters', () => checkCounters(snap, problem));
+    await pass('operations index', () => checkOperationIndex(snap, problem));
     return { accounts, balances, postings, checkpoints, view: view.view, problemCount, problems };
   } finally {
     await view.close();

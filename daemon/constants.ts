@@ -56,6 +56,8 @@ export const reclaimSignatureLengthMax = 256;
 export const accountsCursorLengthMax = 256;
 /** Cursor text of a grants page (hex of the next grant key, then its MAC). */
 export const grantsCursorLengthMax = 512;
+/** Cursor text of an operator listing's page (hex of the last key it read, then its MAC). */
+export const opsCursorLengthMax = 512;
 /** Cursor text of a movements page (hex of a position and a filter, then its MAC). */
 export const movementsCursorLengthMax = 64;
 

@@ -60,6 +60,12 @@ export const grantsListedMax = 1000;
 export const grantsListScanMax = 4 * grantsListedMax;
 /** Grant records a listing reads per store round trip (at most grantsListScanMax in all): bounds what one read holds and decodes. */
 export const grantsListChunkEntries = 256;
+/** Items one page of an operator listing answers (GET /v1/ops/identities, accounts, operations, reservations, grants). */
+export const opsListingPageMax = 1000;
+/** Records one page of an operator listing reads at most: a filter that matches little returns fewer items, with `next` to resume. */
+export const opsListingScanMax = 4 * opsListingPageMax;
+/** Records an operator listing reads per store round trip (at most opsListingScanMax in all). */
+export const opsListingChunkEntries = 256;
 /** Treasury limit entries on one account. */
 export const treasuryLimitsMax = assetsMax;
 
@@ -188,6 +194,7 @@ export const disclosureEvidenceMax = 100;
 export const disclosureScanEntriesMax = 10_000;
 
 assert(movementsScanMax >= movementsPageLimitMax, 'a page must be able to fill');
+assert(opsListingScanMax >= opsListingPageMax && opsListingPageMax === movementsPageLimitMax, 'an operator listing page can fill, and its limit parses like a movements limit');
 assert(grantsListScanMax >= grantsListedMax && grantsListedMax <= movementsPageLimitMax, 'a grant listing page can fill, and its limit parses like a movements limit');
 assert(grantsGivenMax <= grantsListedMax, 'the live grants one principal gave fit one listing page');
 assert(decisionsPerWriteMax <= backlogCommandsMax, 'a write cannot exceed the backlog');

@@ -44,6 +44,11 @@ export const routeRoles: Readonly<Record<string, Role>> = {
   'GET /metrics': 'auditor',
   listMembers: 'auditor',
   listAudit: 'auditor',
+  listOpsIdentities: 'auditor',
+  listOpsAccounts: 'auditor',
+  listOpsOperations: 'auditor',
+  listOpsReservations: 'auditor',
+  listOpsGrants: 'auditor',
   // Commands: operators and admins.
   openAccount: 'operator',
   createTransfer: 'operator',

@@ -63,13 +63,13 @@ const termProperties: Record<string, Schema> = {
 };
 const termsSchema = object(termProperties, ['kind', 'principal', 'subject', 'ops']);
 
-const listingItem = object(
+export const grantListingItemSchema = object(
   { grant: grantId, granted_at: uintNumber('ms'), grantor: identityId, revoked: { type: ['integer', 'null'] }, terms: termsSchema },
   ['grant', 'granted_at', 'grantor', 'terms'],
 );
 const listing = (subject: 'identity' | 'account') =>
   object(
-    { items: { type: 'array', maxItems: grantsListedMax, items: listingItem }, [subject]: subject === 'identity' ? identityId : accountId, next: hexCursor },
+    { items: { type: 'array', maxItems: grantsListedMax, items: grantListingItemSchema }, [subject]: subject === 'identity' ? identityId : accountId, next: hexCursor },
     ['items', subject],
   );
 

@@ -6,6 +6,7 @@
  * durable the caller is answered and the commands go to the decider, in order. The
  * backlog (commands submitted and not yet decided) is bounded, in all and per principal.
  */
+import { operationIndexPut } from '../queries/operation-index.js';
 import { AssertionFailure, assert } from '../assert.js';
 import type { Principals } from '../auth/authority.js';
 import * as bounds from '../constants.js';
@@ -307,6 +308,7 @@ export class Intake {
         const ops: BatchOp[] = [];
         for (const p of batch) {
           ops.push({ type: 'put', key: keys.command(p.op.cseq), value: encodeOperation(p.op) });
+          ops.push(operationIndexPut(p.op));
           ops.push({ type: 'put', key: p.ckKey, value: JSON.stringify({ digest: p.digest, ref: p.op.ref } satisfies ClientKeyRecord) });
         }
         ops.push({ type: 'put', key: keys.cseq, value: String(batch[batch.length - 1]!.op.cseq) });

@@ -13,6 +13,7 @@
  * a decided command's `cmd/` entry goes in the same batch as its decision, so none is
  * decided twice. The clock and id sources are passed in.
  */
+import { buildOperationIndex } from '../queries/operation-index.js';
 import { assert, fail } from '../assert.js';
 import { type Actor, type Principals, builtInPrincipals } from '../auth/authority.js';
 import { type ChallengePurpose, type ChallengeRecord, challengeKey, issueChallenge, openChallenge } from '../auth/challenges.js';
@@ -155,6 +156,7 @@ export class Kernel {
     const cseqText = await store.get(keys.cseq);
     const nextCseq = Math.max(head.decidedCseq, cseqText === undefined ? 0 : Number(cseqText)) + 1;
     await adoptRootMember(store, options.clock());
+    await buildOperationIndex(store);
     const kernel = new Kernel(options, await loadAssets(store), head, nextCseq);
     await kernel.state.loadTotals();
     await kernel.state.countChallenges();

@@ -50,6 +50,8 @@ export const keySpaces = {
   operation: 'op/',
   /** Acknowledged, undecided commands, by cseq. */
   command: 'cmd/',
+  /** Every operation by submission time then cseq (the operator's listing, newest first): its reference, command type and principal. */
+  operationTime: 'ot/',
   /** Client-key records of submitted commands, by principal then client key. */
   clientKey: 'ck/',
   /** Reservations awaiting their deadline, by deadline then reference. */
@@ -121,6 +123,8 @@ export const keys = {
   layout: `${s.meta}layout`,
   /** The book's id epoch (decimal; absent: 0), drawn afresh by each restore (IdSource: keyedIds). */
   idsEpoch: `${s.meta}ids-epoch`,
+  /** Present once `ot/` indexes every operation (written by intake; built at open for a book from before it). */
+  operationTimeBuilt: `${s.meta}ot-built`,
   tb: (asset: string) => `${s.totals}${asset}`,
   tbPrefix: s.totals,
   asset: (sym: string) => `${s.asset}${sym}`,
@@ -145,6 +149,9 @@ export const keys = {
   /** An acknowledged, undecided command: the Received operation itself. Deleted by its decision. */
   command: (cseq: number) => `${s.command}${seqHex(cseq)}`,
   commandPrefix: s.command,
+  /** An operation in the operator's listing, by submission time then cseq: byte order is time order. */
+  operationTime: (submittedAtMs: number, cseq: number) => `${s.operationTime}${seqHex(submittedAtMs)}/${seqHex(cseq)}`,
+  operationTimePrefix: s.operationTime,
   clientKey: (principal: string, key: string) => `${s.clientKey}${principal}/${key}`,
   /** Reservations awaiting their deadline, in deadline order. */
   expiry: (deadlineMs: number, ref: string) => `${s.expiry}${seqHex(deadlineMs)}/${ref}`,

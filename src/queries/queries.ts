@@ -117,6 +117,11 @@ export class BookView {
     return this.snap.close();
   }
 
+  /** The view's records, for the operator's listings (ops-listings.ts), which read key spaces of their own. */
+  get records(): ReadView {
+    return this.snap;
+  }
+
   async account(id: AccountId): Promise<Account | undefined> {
     const text = await this.snap.get(keys.account(id));
     return text === undefined ? undefined : decodeAccount(text);

@@ -1,6 +1,7 @@
 /** The spec's read models and replies, rendered from the book's records. */
 import type { Account, Asset, Authority, Balance, Operation, Posting } from '../model/model.js';
 import { terminalStates } from '../model/model.js';
+import { assert } from '../assert.js';
 import type { AccountsPage, MovementsPage, Statement, TrialBalance } from './queries.js';
 import { RawJson, type Wire } from './wire.js';
 import { type RecoveryTerms, mechanismWire } from '../custody/terms.js';
@@ -85,6 +86,24 @@ export function operationView(op: Operation): Wire {
     reference: raw(op.reference),
     result: resultWire(op),
     error: op.error === null ? undefined : { error: op.error.error, description: op.error.description },
+  };
+}
+
+/** A live hold as the operator's listing shows it (GET /v1/ops/reservations): a Reserved operation's hold and who holds it. */
+export function reservationView(op: Operation): Wire {
+  assert(op.state === 'Reserved' && op.hold !== null, 'a listed reservation holds value');
+  const hold = op.hold;
+  return {
+    operation_reference: op.ref,
+    payer: hold.payer,
+    amount: hold.amountMinor.toString(),
+    asset: hold.asset,
+    deadline: hold.deadlineMs,
+    holder: op.actor.principal,
+    credential: op.actor.credential,
+    on_behalf_of: op.actor.onBehalfOf,
+    reserved_at: op.decidedAtMs ?? op.submittedAtMs,
+    reference: raw(op.reference),
   };
 }
 

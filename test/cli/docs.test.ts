@@ -157,7 +157,8 @@ describe('shell completion', () => {
       execFileSync('zsh', ['-c', `${shellLedgerctl}; compdef() { :; }; compadd() { print -l -- \${(P)2}; }; source '${zshScript}'; words=(ledgerctl ${words.map((w) => `'${w}'`).join(' ')}); CURRENT=${words.length + 1}; _ledgerctl`], { encoding: 'utf8', env })
         .split('\n')
         .filter((w) => w !== '');
-    expect(complete('reservations', '')).toEqual(['create', 'capture', 'release']);
+    expect(complete('reservations', '')).toEqual(['create', 'list', 'capture', 'release']);
+    expect(complete('operations', 'list', '--')).toEqual(expect.arrayContaining(['--state', '--command', '--principal', '--from', '--to', '--limit', '--cursor', '--all']));
     expect(complete('--json', 'operations', 'wait', 'op_1', '--')).toEqual(expect.arrayContaining(['--timeout-ms', '--url', '--json']));
     expect(complete('--profile', '')).toEqual(['prod', 'staging']);
     expect(complete('reservations', 'capture', 'op_1', '--to', '')).toEqual(['savings', 'shop']);
@@ -178,7 +179,9 @@ describe('shell completion', () => {
         .filter((w) => w !== '')
         .map((w) => w.split('\t')[0]);
     expect(complete('tr')).toEqual(['transfers', 'trial-balance']);
-    expect(complete('reservations ')).toEqual(['capture', 'create', 'release']);
+    expect(complete('reservations ')).toEqual(['capture', 'create', 'list', 'release']);
+    expect(complete('identities ')).toEqual(['create', 'list', 'recovery-terms']);
+    expect(complete('accounts list --asset ')).toEqual(['EUR', 'USD']);
     expect(complete('transfers create --am')).toEqual(['--amount']);
     expect(complete('--json operations wait op_1 --')).toEqual(expect.arrayContaining(['--timeout-ms', '--url', '--json']));
     expect(complete('--profile ')).toEqual(['prod', 'staging']);

@@ -70,6 +70,12 @@ describe("the README's runbook", () => {
     expect(run.stderr).toMatch(/^\+ ALICE=did:ledger:id:\S+$/m);
     expect(run.stderr).toMatch(/^\+ BOB_USD=did:ledger:acct:\S+$/m);
     expect(run.stderr).toMatch(/^\+ ledgerctl trial-balance$/m);
+    // The operator's listings ran and saw the book: both accounts opened (one line each with --all), Alice's transfer, Bob's grant.
+    expect(run.stderr).toMatch(/^\+ ledgerctl accounts list --all$/m);
+    const aliceUsd = /^\+ ALICE_USD=(\S+)$/m.exec(run.stderr)![1]!;
+    expect(run.stdout).toContain(`{"account":"${aliceUsd}",`);
+    expect(run.stdout).toMatch(/"command": "transfer",\s+"principal": "did:ledger:id:/);
+    expect(run.stdout).toMatch(/"state": "live"/);
     // Alice's account was reclaimed: its custody view says owned, at epoch 1.
     expect(run.stdout).toMatch(/"custody": "owned",\s+"epoch": 1,/);
     const trialBalance = lastJson(run.stdout);

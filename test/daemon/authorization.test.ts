@@ -285,6 +285,9 @@ const rows: Row[] = [
   { route: 'GET /v1/ops/backup', call: async (k) => readOutcome(await api(k).get(`/v1/ops/backup?recipient=${backupRecipient}`)), expect: { none: anonymous, operator: 'ok', admin: 'ok', member: no, auditor: no, rest: no } },
   { route: 'GET /v1/ops/audit', call: async (k) => readOutcome(await api(k).get('/v1/ops/audit?limit=5')), expect: { none: anonymous, operator: 'ok', auditor: 'ok', rest: no } },
   { route: 'GET /v1/ops/members', call: async (k) => readOutcome(await api(k).get('/v1/ops/members')), expect: { none: anonymous, operator: 'ok', auditor: 'ok', rest: no } },
+  ...['identities', 'accounts', 'operations', 'reservations', 'grants'].map(
+    (listing): Row => ({ route: `GET /v1/ops/${listing}`, call: async (k) => readOutcome(await api(k).get(`/v1/ops/${listing}?limit=5`)), expect: { none: anonymous, operator: 'ok', auditor: 'ok', rest: no } }),
+  ),
   {
     route: 'POST /v1/ops/members (a fresh api-key member)',
     call: async (k) => commandOutcome(k, await api(k).post('/v1/ops/members', { name: `matrix-${++memberCounter}`, role: 'auditor', scheme: 'api-key' }, undefined, freshKey())),

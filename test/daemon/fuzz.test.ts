@@ -50,6 +50,18 @@ const queryRoutes: { path: string; query: Record<string, string>; known: string[
   { path: '/v1/operations/op_0000000000000001', query: {}, known: [], required: [], parsed: [] },
   { path: '/v1/events', query: {}, known: ['after'], required: [], parsed: ['after'] },
   { path: '/v1/ops/members', query: {}, known: [], required: [], parsed: [] },
+  ...(
+    [
+      ['identities', ['status']],
+      ['accounts', ['kind', 'status', 'custody', 'asset', 'owner']],
+      ['operations', ['state', 'command', 'principal', 'from', 'to']],
+      ['reservations', []],
+      ['grants', ['grantor', 'holder', 'state']],
+    ] as const
+  ).map(([listing, filters]) => {
+    const known = ['limit', 'cursor', ...filters];
+    return { path: `/v1/ops/${listing}`, query: { limit: '10' }, known, required: [], parsed: known };
+  }),
   { path: '/v1/health', query: {}, known: [], required: [], parsed: [] },
   { path: '/v1/openapi.json', query: {}, known: [], required: [], parsed: [] },
 ];

@@ -1,16 +1,20 @@
 import type { Command } from 'commander';
-import type { GrantListing } from '../../api.js';
+import type { GrantListing, OpsGrant } from '../../api.js';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { accountOf } from '../../names.js';
 import { grantPagesMax } from '../../limits.js';
-import { show, table, time } from '../../output.js';
+import { type Column, show, table, time } from '../../output.js';
+import { listOps } from '../../ops-listings.js';
 import { type PageOptions, listPages } from '../../pages.js';
 
 export interface ListOptions extends PageOptions {
   identity?: string;
   account?: string;
+  grantor?: string;
+  holder?: string;
+  state?: string;
 }
 
 type Item = GrantListing['items'][number];
@@ -18,17 +22,29 @@ type Item = GrantListing['items'][number];
 export function buildGrantList(parent: Command, make: MakeContext): Command {
   return parent
     .command('list')
-    .description('grants over an identity or an account, live and revoked')
+    .description('grants over an identity or an account, live and revoked; without either, every grant (operator; GET /v1/ops/grants)')
     .option('--identity <identity>', 'GET /v1/identities/{identity}/grants')
     .option('--account <account>', 'GET /v1/accounts/{account}/grants')
-    .option('--limit <n>', "grants per page, 1..1000 (the service's 1000 when not given)")
+    .option('--grantor <identity>', 'given by this identity (operator, without --identity or --account)')
+    .option('--holder <identity>', 'held by this principal (operator, likewise)')
+    .option('--state <state>', 'live, revoked or expired (operator, likewise)')
+    .option('--limit <n>', "grants per page, 1..1000 (when not given the service's 1000, or 100 listing every grant)")
     .option('--cursor <hex>', "continue from a page's next")
     .option('--all', 'follow next to the end (with --json: one grant per line)')
     .action(action(make, runList));
 }
 
 export async function runList(ctx: Context, options: ListOptions): Promise<void> {
-  if ((options.identity === undefined) === (options.account === undefined)) throw new UsageError('give exactly one of --identity or --account');
+  const { grantor, holder, state } = options;
+  if (options.identity !== undefined && options.account !== undefined) throw new UsageError('give at most one of --identity or --account');
+  if (options.identity === undefined && options.account === undefined) {
+    return listOps<OpsGrant>(ctx, options, 'grants', { grantor, holder, state }, [
+      ...columns,
+      { header: 'GRANTOR', value: (g) => g.grantor },
+      { header: 'STATE', value: (g) => g.state },
+    ]);
+  }
+  if (grantor !== undefined || holder !== undefined || state !== undefined) throw new UsageError('--grantor, --holder and --state filter the listing of every grant: give them without --identity or --account');
   const path =
     options.identity !== undefined
       ? `/v1/identities/${encodeURIComponent(options.identity)}/grants`
@@ -41,18 +57,14 @@ export async function runList(ctx: Context, options: ListOptions): Promise<void>
   });
 }
 
-const grantsTable = (items: readonly Item[], header: boolean) =>
-  table(
-    [
-      { header: 'GRANT', value: (g: Item) => g.grant },
-      { header: 'KIND', value: (g) => g.terms.kind },
-      { header: 'PRINCIPAL', value: (g) => g.terms.principal },
-      { header: 'SUBJECT', value: (g) => show(g.terms.subject) },
-      { header: 'OPS', value: (g) => g.terms.ops.join(',') },
-      { header: 'PER OP', value: (g) => g.terms.per_operation ?? '-', alignRight: true },
-      { header: 'GRANTED', value: (g) => time(g.granted_at) },
-      { header: 'REVOKED', value: (g) => time(g.revoked) },
-    ],
-    items,
-    header,
-  );
+const columns: Column<Item>[] = [
+  { header: 'GRANT', value: (g: Item) => g.grant },
+  { header: 'KIND', value: (g) => g.terms.kind },
+  { header: 'PRINCIPAL', value: (g) => g.terms.principal },
+  { header: 'SUBJECT', value: (g) => show(g.terms.subject) },
+  { header: 'OPS', value: (g) => g.terms.ops.join(',') },
+  { header: 'PER OP', value: (g) => g.terms.per_operation ?? '-', alignRight: true },
+  { header: 'GRANTED', value: (g) => time(g.granted_at) },
+  { header: 'REVOKED', value: (g) => time(g.revoked) },
+];
+const grantsTable = (items: readonly Item[], header: boolean) => table(columns, items, header);

@@ -2,6 +2,7 @@
 import type { Builder } from '../../command.js';
 import { buildCapture } from './capture.js';
 import { buildCreate } from './create.js';
+import { buildReservationList } from './list.js';
 import { buildRelease } from './release.js';
 
-export const verbs: readonly Builder[] = [buildCreate, buildCapture, buildRelease];
+export const verbs: readonly Builder[] = [buildCreate, buildReservationList, buildCapture, buildRelease];
