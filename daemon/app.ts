@@ -40,6 +40,7 @@ import { operationRoutes } from './routes/operations.js';
 import { partyRoutes } from './routes/parties.js';
 import { memberRoutes } from './routes/members.js';
 import { auditRoutes } from './routes/audit.js';
+import { checkRoutes } from './routes/check.js';
 import { reservationRoutes } from './routes/reservations.js';
 import { serviceRoutes } from './routes/service.js';
 import { statementRoutes } from './routes/statements.js';
@@ -186,6 +187,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   partyRoutes(app, context);
   memberRoutes(app, context);
   auditRoutes(app, context);
+  checkRoutes(app, context);
   backupRoutes(app, context);
   layerRoutes(app, context);
   checkpointRoutes(app, context);

@@ -137,6 +137,8 @@ export interface Config {
   readonly retryAfterSeconds: number;
   /** How long a graceful shutdown may take before the process gives up and exits 1. */
   readonly shutdownTimeoutMs: number;
+  /** How long an online check (POST /v1/ops/check) may read before it stops, `incomplete`, freeing its slot and snapshot. */
+  readonly checkTimeMaxMs: number;
   /** The embedded settlement layer and checkpoints (CONTRACT 9). */
   readonly settlement: SettlementConfig;
   /** Recovery terms (CONTRACT 8): the authority (an identity of the book; null: the identities principal) and the delay. */
@@ -195,6 +197,7 @@ const numeric: Record<Tunable, { default: number; min: number; max: number }> = 
   requestsPerPrincipalPerSecond: { default: 20_000, min: 1, max: 1_000_000 },
   retryAfterSeconds: { default: 1, min: 1, max: 3_600 },
   shutdownTimeoutMs: { default: 30_000, min: 1_000, max: 600_000 },
+  checkTimeMaxMs: { default: 3_600_000, min: 1_000, max: 86_400_000 },
 };
 
 /** The `settlement` settings with their defaults (CONTRACT 9) and bounds (inclusive). */

@@ -5,16 +5,15 @@
  * stderr and an exit code of failures.ts: 2 usage, 3 configuration (or a bad backup
  * file), 4 data dir, 5 listen address, 6 a book check found problems, 1 anything else.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { type IdSource, keyedIds } from '../src/model/ids.js';
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { Refused } from '../src/errors.js';
 import { storeLayout } from '../src/model/keys.js';
 import { defaultGenesis, genesisSource } from '../src/book/genesis.js';
 import { openGenesisFile } from './genesis-file.js';
-import { BookExists, deriveDaemonKeys, initBook, placeOf, prepareDataDir } from './book.js';
+import { BookExists, initBook, placeOf, prepareDataDir } from './book.js';
 import { bookPaths } from './data-dir.js';
-import { checkBook } from './check.js';
+import { checkBook, dataDirIds } from './check.js';
 import { restoreBook } from './restore.js';
 import type { BackupTrust } from './backup-format.js';
 import { readVerifyKey } from './backup-key.js';
@@ -110,15 +109,6 @@ async function check(options: { dataDir?: string; config?: string }): Promise<vo
   const unlisted = report.problemCount - report.problems.length;
   process.stdout.write(`ledgerd check: ${place.name}: ${counts}: ${report.problemCount} problems${unlisted > 0 ? ` (${unlisted} not listed)` : ''}\n`);
   process.exit(exitCodes.damaged);
-}
-
-/** The ids of the data dir's daemon.key (read, never made), or null when it has none. */
-async function dataDirIds(dataDir: string): Promise<IdSource | null> {
-  const path = bookPaths(dataDir).daemonKey;
-  if (!existsSync(path)) return null;
-  const derived = deriveDaemonKeys(readFileSync(path, 'utf8'));
-  if (derived === null) throw new StartupFailure(`${path} does not hold a daemon key`, exitCodes.dataDir);
-  return keyedIds(derived.ids);
 }
 
 async function migrate(options: { dataDir?: string; config?: string }): Promise<void> {

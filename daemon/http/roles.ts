@@ -43,6 +43,7 @@ export const routeRoles: Readonly<Record<string, Role>> = {
   'GET /metrics': 'auditor',
   listMembers: 'auditor',
   listAudit: 'auditor',
+  getBookCheck: 'auditor',
   // Commands: operators and admins.
   openAccount: 'operator',
   createTransfer: 'operator',
@@ -78,6 +79,8 @@ export const routeRoles: Readonly<Record<string, Role>> = {
   placeLayerDeposit: 'operator',
   setLayerServing: 'operator',
   declareLayerLocation: 'operator',
+  // Reads the whole book on one snapshot: not a command, but work an auditor should not start.
+  startBookCheck: 'operator',
   // Members and the book's secrets: admins.
   addMember: 'admin',
   setMemberRole: 'admin',
