@@ -106,6 +106,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const metrics = options.metrics ?? new Metrics(options.version);
   app.decorate('snapshots', new SnapshotSlots(kernel, readSlotBounds(config), metrics.readSlots));
   logRequests(app);
+  // Every request counted by its route's pattern as it ends, however it ends (as the request log does).
+  app.addHook('onRequest', async (request, reply) => {
+    reply.raw.once('close', () => metrics.observeRequest(request.method, request.is404 ? null : (request.routeOptions.url ?? null), reply.raw.statusCode, reply.elapsedTime / 1000));
+  });
 
   const openApi = new OpenApi();
   app.addHook('onRoute', (route) => openApi.collect(route));
@@ -199,7 +203,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const offCheckpoints = options.settlement.checkpoints.onChange((changed) => {
     for (const checkpoint of changed) events.broadcast('checkpoint', stringifyWire(checkpointView(checkpoint)));
   });
-  metrics.attach({ backlog: () => kernel.backlog, streams: () => events.streamCount });
+  metrics.attach({ backlog: () => kernel.backlog, operatorBacklog: () => kernel.backlogOf(kernel.principals.operator), streams: () => events.streamCount });
   const offDecisions = kernel.onDecision(metrics.observeDecision);
   // Decisions at debug: which operation, its command type and where it went.
   const offDebug = kernel.onDecision(({ seq, operation }) =>
@@ -210,6 +214,6 @@ export function buildApp(options: AppOptions): FastifyInstance {
     offDebug();
     offCheckpoints();
   });
-  metricsRoutes(app, kernel, metrics);
+  metricsRoutes(app, context, metrics);
   return app;
 }
