@@ -9,6 +9,7 @@ import { checkpointView } from '../src/checkpoints/views.js';
 import { stringifyWire } from '../src/queries/wire.js';
 import type { Kernel } from '../src/book/kernel.js';
 import type { Config } from './config.js';
+import type { LogSink } from './log.js';
 import { EventHub } from './events.js';
 import { authenticator } from './http/auth.js';
 import { CursorSeal } from './http/cursors.js';
@@ -62,12 +63,12 @@ export interface AppOptions {
   readonly cursorKey: Uint8Array;
 }
 
-/** Logger options: the daemon's level, secrets redacted, to stderr (stdout carries the readiness line). */
-export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
+/** Logger options: the daemon's level, secrets redacted, to the log's sink on stderr (daemon/log.ts; stdout carries the readiness line). */
+export function loggerOptions(config: Config, sink: LogSink): FastifyServerOptions['logger'] {
   return {
     level: config.logLevel,
     redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'], censor: '[redacted]' },
-    stream: process.stderr,
+    stream: sink,
   };
 }
 

@@ -321,6 +321,12 @@ function storeSetting(value: unknown, env: NodeJS.ProcessEnv): StoreConfig {
   return Object.freeze({ kind: 'postgres', url, durability, ...integerSettings(fields, 'store', postgresNumeric) });
 }
 
+/** The config file the sources name (`explicit`: by `--config` or `$LEDGERD_CONFIG`, so it must exist), else the data dir's `ledgerd.json`. */
+export function configFileOf({ flags, env }: ConfigSources): { path: string; explicit: string | undefined } {
+  const explicit = flags.config ?? env.LEDGERD_CONFIG;
+  return { path: explicit ?? join(flags.dataDir ?? env.LEDGERD_DATA_DIR ?? defaults.dataDir, 'ledgerd.json'), explicit };
+}
+
 /**
  * Builds the configuration. The config file is `--config`, else `$LEDGERD_CONFIG`,
  * else `ledgerd.json` in the data dir when it exists.
@@ -329,8 +335,7 @@ export function loadConfig(sources: ConfigSources): Config {
   const { flags, env } = sources;
   const read = sources.readFile ?? readIfPresent;
   const dataDir = flags.dataDir ?? env.LEDGERD_DATA_DIR ?? defaults.dataDir;
-  const explicitPath = flags.config ?? env.LEDGERD_CONFIG;
-  const path = explicitPath ?? join(dataDir, 'ledgerd.json');
+  const { path, explicit: explicitPath } = configFileOf(sources);
   const text = read(path);
   if (text === null && explicitPath !== undefined) throw new ConfigError(`config file ${path} does not exist`);
   const file = text === null ? {} : parseFile(path, text);

@@ -1,12 +1,12 @@
 /**
  * `ledgerd`: `init` creates a book, `serve` serves it (CONTRACT 1), `restore` makes one
  * from a backup, `check` verifies a stopped one, `migrate` brings an older one to this
- * version's store layout. A failure to start is one line on
- * stderr and an exit code of failures.ts: 2 usage, 3 configuration (or a bad backup
+ * version's store layout, `config check|show` validates or prints the configuration. A
+ * failure to start is one line on stderr (a log line once serve's log exists) and an exit code of failures.ts: 2 usage, 3 configuration (or a bad backup
  * file), 4 data dir, 5 listen address, 6 a book check found problems, 1 anything else.
  */
-import { readFileSync } from 'node:fs';
-import { Command, CommanderError } from 'commander';
+import { existsSync, readFileSync } from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
 import { Refused } from '../src/errors.js';
 import { storeLayout } from '../src/model/keys.js';
 import { defaultGenesis, genesisSource } from '../src/book/genesis.js';
@@ -21,7 +21,9 @@ import { migrateBook } from './migrate.js';
 import { layoutOf } from '../src/book/migrate-layout.js';
 import { migratePauseHook } from './test-hooks.js';
 import { StartupFailure, exitCodes } from './failures.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, configFileOf, loadConfig } from './config.js';
+import { configView } from './config-view.js';
+import { type LogFormat, defaultLogFormat, earlyLine, logFormats, startupLog } from './log.js';
 import { serve } from './serve.js';
 import { oneLine } from '../src/one-line.js';
 
@@ -29,7 +31,9 @@ const version = (JSON.parse(readFileSync(new URL('../../package.json', import.me
 
 function fail(message: string, exitCode: number): never {
   // One line: a message holding a newline or a control character (a file's contents quoted) stays on it.
-  process.stderr.write(`ledgerd: ${oneLine(message)}\n`);
+  // Once serve's log exists, in its format: no plain line in the middle of a JSON stream.
+  if (startupLog.sink === null) process.stderr.write(`ledgerd: ${oneLine(message)}\n`);
+  else startupLog.sink.write(earlyLine(60, oneLine(message), { exitCode }));
   process.exit(exitCode);
 }
 
@@ -126,6 +130,14 @@ async function migrate(options: { dataDir?: string; config?: string }): Promise<
   );
 }
 
+/** `--log-format`, else `$LEDGERD_LOG_FORMAT`, else text on a terminal and json otherwise. */
+function logFormatOf(flag: LogFormat | undefined, env: NodeJS.ProcessEnv): LogFormat {
+  const chosen = flag ?? env.LEDGERD_LOG_FORMAT;
+  if (chosen === undefined || chosen === '') return defaultLogFormat(process.stderr);
+  if (!(logFormats as readonly string[]).includes(chosen)) throw new ConfigError(`LEDGERD_LOG_FORMAT must be one of ${logFormats.join(', ')}`);
+  return chosen as LogFormat;
+}
+
 const program = new Command('ledgerd')
   .description('the ledger daemon: keeps the book and serves the /v1 HTTP API')
   .version(version)
@@ -146,8 +158,33 @@ program
   .option('--data-dir <dir>', 'data directory (default: $LEDGERD_DATA_DIR, else ./.ledgerd)')
   .option('--listen <host:port>', 'address to listen on (default: $LEDGERD_LISTEN, else 127.0.0.1:8470)')
   .option('--config <file>', 'config file (default: $LEDGERD_CONFIG, else DIR/ledgerd.json when present)')
-  .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent')
-  .action((flags: { dataDir?: string; listen?: string; config?: string; logLevel?: string }) => serve(loadConfig({ flags, env: process.env }), version));
+  .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (SIGHUP reads the config again and applies a changed logLevel)')
+  .addOption(new Option('--log-format <format>', 'log lines on stderr as json or text (default: $LEDGERD_LOG_FORMAT, else text on a terminal, json otherwise)').choices(logFormats))
+  .action((flags: { dataDir?: string; listen?: string; config?: string; logLevel?: string; logFormat?: LogFormat }) => {
+    const sources = { flags, env: process.env };
+    return serve(loadConfig(sources), version, { logFormat: logFormatOf(flags.logFormat, process.env), reload: () => loadConfig(sources) });
+  });
+
+const config = program.command('config').description('the configuration ledgerd serve would use: check it, or show it');
+config
+  .command('check')
+  .description('validate the config file, environment and defaults as serve would at start: exit 0 when valid, 3 (with the reason) when not')
+  .option('--data-dir <dir>', 'data directory (default: $LEDGERD_DATA_DIR, else ./.ledgerd)')
+  .option('--config <file>', 'config file (default: $LEDGERD_CONFIG, else DIR/ledgerd.json when present)')
+  .action((flags: { dataDir?: string; config?: string }) => {
+    const sources = { flags, env: process.env };
+    loadConfig(sources);
+    const { path, explicit } = configFileOf(sources);
+    process.stdout.write(`ledgerd config check: ${explicit === undefined && !existsSync(path) ? `no config file (${path}): the defaults and environment` : path}: valid\n`);
+  });
+config
+  .command('show')
+  .description('print the effective configuration as JSON (defaults filled in, environment applied), the store URL\'s password redacted')
+  .option('--data-dir <dir>', 'data directory (default: $LEDGERD_DATA_DIR, else ./.ledgerd)')
+  .option('--config <file>', 'config file (default: $LEDGERD_CONFIG, else DIR/ledgerd.json when present)')
+  .action((flags: { dataDir?: string; config?: string }) => {
+    process.stdout.write(`${JSON.stringify(configView(loadConfig({ flags, env: process.env })), null, 2)}\n`);
+  });
 
 program
   .command('restore')
