@@ -165,27 +165,6 @@ program
     return serve(loadConfig(sources), version, { logFormat: logFormatOf(flags.logFormat, process.env), reload: () => loadConfig(sources) });
   });
 
-const config = program.command('config').description('the configuration ledgerd serve would use: check it, or show it');
-config
-  .command('check')
-  .description('validate the config file, environment and defaults as serve would at start: exit 0 when valid, 3 (with the reason) when not')
-  .option('--data-dir <dir>', 'data directory (default: $LEDGERD_DATA_DIR, else ./.ledgerd)')
-  .option('--config <file>', 'config file (default: $LEDGERD_CONFIG, else DIR/ledgerd.json when present)')
-  .action((flags: { dataDir?: string; config?: string }) => {
-    const sources = { flags, env: process.env };
-    loadConfig(sources);
-    const { path, explicit } = configFileOf(sources);
-    process.stdout.write(`ledgerd config check: ${explicit === undefined && !existsSync(path) ? `no config file (${path}): the defaults and environment` : path}: valid\n`);
-  });
-config
-  .command('show')
-  .description('print the effective configuration as JSON (defaults filled in, environment applied), the store URL\'s password redacted')
-  .option('--data-dir <dir>', 'data directory (default: $LEDGERD_DATA_DIR, else ./.ledgerd)')
-  .option('--config <file>', 'config file (default: $LEDGERD_CONFIG, else DIR/ledgerd.json when present)')
-  .action((flags: { dataDir?: string; config?: string }) => {
-    process.stdout.write(`${JSON.stringify(configView(loadConfig({ flags, env: process.env })), null, 2)}\n`);
-  });
-
 program
   .command('restore')
   .description('make a book from a backup (ledgerctl ops backup) in a data dir that holds none')
@@ -206,10 +185,31 @@ program
 
 program
   .command('check')
-  .description('verify a book offline (on PostgreSQL also a served one): trial balance, every balance against its journal entries')
+  .description('verify a book offline (on PostgreSQL also a served one; a served LevelDB book online: ledgerctl ops check): trial balance, every balance against its journal entries')
   .option('--data-dir <dir>', 'data directory (default: $LEDGERD_DATA_DIR, else ./.ledgerd)')
   .option('--config <file>', 'config file naming the store (default: $LEDGERD_CONFIG, else DIR/ledgerd.json when present)')
   .action(check);
+
+const config = program.command('config').description('the configuration ledgerd serve would use: check it, or show it');
+config
+  .command('check')
+  .description('validate the config file, environment and defaults as serve would at start: exit 0 when valid, 3 (with the reason) when not')
+  .option('--data-dir <dir>', 'data directory (default: $LEDGERD_DATA_DIR, else ./.ledgerd)')
+  .option('--config <file>', 'config file (default: $LEDGERD_CONFIG, else DIR/ledgerd.json when present)')
+  .action((flags: { dataDir?: string; config?: string }) => {
+    const sources = { flags, env: process.env };
+    loadConfig(sources);
+    const { path, explicit } = configFileOf(sources);
+    process.stdout.write(`ledgerd config check: ${explicit === undefined && !existsSync(path) ? `no config file (${path}): the defaults and environment` : path}: valid\n`);
+  });
+config
+  .command('show')
+  .description('print the effective configuration as JSON (defaults filled in, environment applied), the store URL\'s password redacted')
+  .option('--data-dir <dir>', 'data directory (default: $LEDGERD_DATA_DIR, else ./.ledgerd)')
+  .option('--config <file>', 'config file (default: $LEDGERD_CONFIG, else DIR/ledgerd.json when present)')
+  .action((flags: { dataDir?: string; config?: string }) => {
+    process.stdout.write(`${JSON.stringify(configView(loadConfig({ flags, env: process.env })), null, 2)}\n`);
+  });
 
 try {
   await program.parseAsync(process.argv);
