@@ -70,6 +70,23 @@ describe('systemd readiness (Type=notify)', () => {
   });
 });
 
+describe('systemd readiness without systemd', () => {
+  it('sends nothing without $NOTIFY_SOCKET; a notify that fails is a warning, and the daemon serves on', async () => {
+    const dir = newDir();
+    await writeBook(dir, {});
+    // No systemd-notify on this PATH: had it been run, it would have failed and said so.
+    const empty = newDir();
+    const quiet = await startDaemon({ dataDir: dir, env: { PATH: empty, NOTIFY_SOCKET: undefined } });
+    expect(await quiet.stop(), quiet.lastLines()).toBe(0);
+    expect(jsonLines(quiet.stderr).filter((l) => l.level >= 40)).toEqual([]);
+    const failing = await startDaemon({ dataDir: dir, env: { PATH: empty, NOTIFY_SOCKET: join(dir, 'absent.sock') } });
+    const warned = await until('the warning', () => jsonLines(failing.stderr).find((l) => l.level === 40 && String(l.msg).startsWith('systemd-notify READY=1')));
+    expect(warned.msg).toMatch(/failed: .*ENOENT/);
+    expect((await fetch(`${failing.url}/v1/health`)).status).toBe(200);
+    expect(await failing.stop(), failing.lastLines()).toBe(0);
+  });
+});
+
 describe('SIGHUP', () => {
   it('reads the config again: a changed logLevel applies at once, other changes wait for a restart, a bad file is refused', async () => {
     const dir = newDir();
