@@ -119,16 +119,21 @@ export class Metrics {
     this.requestDuration.observe(labels, seconds);
   }
 
-  /** The exposition, with what was read from the book at this scrape. */
-  async scrape(reading: BookReading): Promise<string> {
+  /**
+   * The exposition, with what was read from the book at this scrape; null when the book
+   * could not be read (its store failing): those gauges are NaN then, not a false 0, and the
+   * rest is served, since an outage is when the other metrics matter most.
+   */
+  async scrape(reading: BookReading | null): Promise<string> {
     const b = this.book;
-    b.height.set(reading.height);
-    b.finalHeight.set(reading.finalHeight);
-    b.takenIn.set(reading.takenIn);
-    b.lag.set(Math.max(0, reading.finalHeight - reading.takenIn));
-    b.pending.set(reading.pendingInstructions);
-    b.checkpointAge.set(reading.finalCheckpointAtMs === null ? NaN : Math.max(0, reading.nowMs - reading.finalCheckpointAtMs) / 1000);
-    b.balanced.set(reading.balanced ? 1 : 0);
+    const r = reading ?? { height: NaN, finalHeight: NaN, takenIn: NaN, pendingInstructions: NaN, finalCheckpointAtMs: NaN, balanced: null, nowMs: NaN };
+    b.height.set(r.height);
+    b.finalHeight.set(r.finalHeight);
+    b.takenIn.set(r.takenIn);
+    b.lag.set(Math.max(0, r.finalHeight - r.takenIn));
+    b.pending.set(r.pendingInstructions);
+    b.checkpointAge.set(r.finalCheckpointAtMs === null ? NaN : Math.max(0, r.nowMs - r.finalCheckpointAtMs) / 1000);
+    b.balanced.set(r.balanced === null ? NaN : r.balanced ? 1 : 0);
     return this.registry.metrics();
   }
 

@@ -53,7 +53,15 @@ export function metricsRoutes(app: FastifyInstance, { kernel, settlement, clock 
     { schema: { summary: "The operator's members (auditor and up): metrics in the Prometheus text format", querystring: noQuery, response: responses({ 200: { description: 'text/plain; version=0.0.4', type: 'string' } }) } },
     async (request, reply) => {
       requireOperator(request, kernel, 'the metrics');
-      const text = await withSlot(request, async () => metrics.scrape(await bookReading(kernel, settlement, clock())));
+      const text = await withSlot(request, async () => {
+        let reading: BookReading | null = null;
+        try {
+          reading = await bookReading(kernel, settlement, clock());
+        } catch (error) {
+          request.log.warn({ err: { message: (error as Error).message } }, 'metrics: the book could not be read; its gauges are NaN in this scrape');
+        }
+        return metrics.scrape(reading);
+      });
       return reply.code(200).type(metrics.registry.contentType).send(text);
     },
   );
