@@ -2,7 +2,7 @@
  * The online check (POST/GET /v1/ops/check, `ledgerctl ops check`) against a real ledgerd
  * serving a LevelDB book, which `ledgerd check` cannot open meanwhile: a sound book is
  * consistent; a balance planted wrong before the daemon started is named, and the CLI
- * exits 1. The time bound (with a clock that runs out) and the stop at shutdown on the
+ * exits 1; one check at a time. The time bound (with a clock that runs out) and the stop at shutdown on the
  * module itself.
  */
 import { join } from 'node:path';
@@ -48,6 +48,37 @@ describe('a served book, sound', () => {
     // Three transfers of two entries each, besides the openings.
     expect(body.postings).toBeGreaterThanOrEqual(6);
     expect(body.finished_at).toBeGreaterThanOrEqual(body.started_at);
+  });
+});
+
+describe('a served book, checked twice at once', () => {
+  let daemon: Daemon;
+  let keys: Awaited<ReturnType<typeof writeBook>>;
+  beforeAll(async () => {
+    const dir = newDir();
+    // Enough accounts that a check outlasts the requests sent together below.
+    keys = await writeBook(dir, Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`c${i}`, 10n])));
+    daemon = await startDaemon({ dataDir: dir });
+  });
+  afterAll(async () => {
+    expect(await daemon.stop(), daemon.lastLines()).toBe(0);
+  });
+
+  it('runs one check at a time: a start meanwhile is refused ERR-DecisionUnavailable with Retry-After; an auditor may not start one', async () => {
+    const op = client(() => daemon.url, keys.operator);
+    const replies = await Promise.all(Array.from({ length: 4 }, () => op.post('/v1/ops/check', {})));
+    expect(replies.filter((r) => r.status === 202)).toHaveLength(1);
+    for (const refused of replies.filter((r) => r.status !== 202)) {
+      expect(refused.status).toBe(503);
+      expect(refused.body.error).toBe('ERR-DecisionUnavailable');
+      expect(refused.headers['retry-after']).toMatch(/^[0-9]+$/);
+    }
+    const added = await op.post('/v1/ops/members', { name: 'reader', role: 'auditor', scheme: 'api-key' }, undefined, { 'client-key': 'check-auditor' });
+    await decided(op, added.body.operation_reference);
+    const auditor = client(() => daemon.url, added.body.api_key);
+    expect((await auditor.post('/v1/ops/check', {})).body.error).toBe('ERR-NotAuthorised');
+    for (let i = 0; (await auditor.get('/v1/ops/check')).body.state === 'running'; i++) await new Promise((res) => setTimeout(res, 20));
+    expect((await auditor.get('/v1/ops/check')).body).toMatchObject({ state: 'consistent', accounts: 304 });
   });
 });
 
