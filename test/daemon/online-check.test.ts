@@ -11,6 +11,7 @@ import { decodeBalance, encodeBalance } from '../../src/model/codec.js';
 import { LevelStore } from '../../src/store/level.js';
 import { OnlineCheck } from '../../daemon/online-check.js';
 import { ledgerctl } from '../cli/support/ledgerctl.js';
+import { ledgerctlOnTerminal } from '../cli/support/terminal.js';
 import { type Client, type Daemon, client, decided, startDaemon, useTempDirs, writeBook } from './support.js';
 
 const newDir = useTempDirs();
@@ -77,8 +78,17 @@ describe('a served book, checked twice at once', () => {
     await decided(op, added.body.operation_reference);
     const auditor = client(() => daemon.url, added.body.api_key);
     expect((await auditor.post('/v1/ops/check', {})).body.error).toBe('ERR-NotAuthorised');
-    for (let i = 0; (await auditor.get('/v1/ops/check')).body.state === 'running'; i++) await new Promise((res) => setTimeout(res, 20));
+    while ((await auditor.get('/v1/ops/check')).body.state === 'running') await new Promise((res) => setTimeout(res, 20));
     expect((await auditor.get('/v1/ops/check')).body).toMatchObject({ state: 'consistent', accounts: 304 });
+  });
+
+  it('shows progress on a terminal while the check runs, then the summary alone on its line', async () => {
+    const env = { LEDGER_URL: daemon.url, LEDGER_TOKEN: keys.operator, LEDGERCTL_CONFIG_DIR: newDir() };
+    const run = await ledgerctlOnTerminal(['ops', 'check'], env);
+    expect(run.code, run.screen).toBe(0);
+    expect(run.screen).toMatch(/\r\x1b\[Kchecking: \d+ accounts, \d+ balances, \d+ journal entries/);
+    // The progress line is cleared before the summary.
+    expect(run.screen).toMatch(/\r\x1b\[Kcheck: 304 accounts, \d+ balances, \d+ journal entries, journal position \d+, 0 checkpoints: consistent in [0-9.]+ s\r?\n$/);
   });
 });
 
