@@ -224,6 +224,21 @@ export interface AuditPage {
   next?: string;
 }
 
+/** POST and GET /v1/ops/check: the online check of the served book (docs/operations.md). */
+export interface BookCheck {
+  state: 'none' | 'running' | 'consistent' | 'damaged' | 'incomplete' | 'failed';
+  started_at?: number;
+  finished_at?: number;
+  accounts?: number;
+  balances?: number;
+  postings?: number;
+  checkpoints?: number;
+  view?: number;
+  problem_count?: number;
+  problems?: string[];
+  reason?: string;
+}
+
 export interface PartiesListing {
   items: { party: string; principals: { principal: string; tied_at: number }[]; registered_at: number }[];
 }

@@ -77,6 +77,7 @@ export const examples: Readonly<Record<string, readonly string[]>> = {
   'ops members role': ['ledgerctl ops members role did:ledger:cred:m7 --role auditor'],
   'ops members remove': ['ledgerctl ops members remove did:ledger:cred:operator'],
   'ops audit': ['ledgerctl ops audit', 'ledgerctl ops audit --member dana --all --json > dana-acts.ndjson'],
+  'ops check': ['ledgerctl ops check', 'ledgerctl ops check --follow --json'],
   'checkpoints list': ['ledgerctl checkpoints list', 'ledgerctl checkpoints list --all --json > checkpoints.ndjson'],
   'checkpoints show': ['ledgerctl checkpoints show 12', 'ledgerctl checkpoints show 12 --field status'],
   'checkpoints create': ['ledgerctl checkpoints create --client-key eod-2026-11-24 --field result.anchoring.checkpoint.number'],

@@ -9,6 +9,7 @@ import { checkpointView } from '../src/checkpoints/views.js';
 import { stringifyWire } from '../src/queries/wire.js';
 import type { Kernel } from '../src/book/kernel.js';
 import type { Config } from './config.js';
+import type { LogSink } from './log.js';
 import { EventHub } from './events.js';
 import { authenticator } from './http/auth.js';
 import { CursorSeal } from './http/cursors.js';
@@ -41,6 +42,7 @@ import { partyRoutes } from './routes/parties.js';
 import { memberRoutes } from './routes/members.js';
 import { opsListingRoutes } from './routes/ops-listings.js';
 import { auditRoutes } from './routes/audit.js';
+import { checkRoutes } from './routes/check.js';
 import { reservationRoutes } from './routes/reservations.js';
 import { serviceRoutes } from './routes/service.js';
 import { statementRoutes } from './routes/statements.js';
@@ -62,12 +64,12 @@ export interface AppOptions {
   readonly cursorKey: Uint8Array;
 }
 
-/** Logger options: the daemon's level, secrets redacted, to stderr (stdout carries the readiness line). */
-export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
+/** Logger options: the daemon's level, secrets redacted, to the log's sink on stderr (daemon/log.ts; stdout carries the readiness line). */
+export function loggerOptions(config: Config, sink: LogSink): FastifyServerOptions['logger'] {
   return {
     level: config.logLevel,
     redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'], censor: '[redacted]' },
-    stream: process.stderr,
+    stream: sink,
   };
 }
 
@@ -106,6 +108,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const metrics = options.metrics ?? new Metrics(options.version);
   app.decorate('snapshots', new SnapshotSlots(kernel, readSlotBounds(config), metrics.readSlots));
   logRequests(app);
+  // Every request counted by its route's pattern as it ends, however it ends (as the request log does).
+  app.addHook('onRequest', async (request, reply) => {
+    reply.raw.once('close', () => metrics.observeRequest(request.method, request.is404 ? null : (request.routeOptions.url ?? null), reply.raw.statusCode, reply.elapsedTime / 1000));
+  });
 
   const openApi = new OpenApi();
   app.addHook('onRoute', (route) => openApi.collect(route));
@@ -188,6 +194,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   memberRoutes(app, context);
   auditRoutes(app, context);
   opsListingRoutes(app, context);
+  checkRoutes(app, context);
   backupRoutes(app, context);
   layerRoutes(app, context);
   checkpointRoutes(app, context);
@@ -199,7 +206,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const offCheckpoints = options.settlement.checkpoints.onChange((changed) => {
     for (const checkpoint of changed) events.broadcast('checkpoint', stringifyWire(checkpointView(checkpoint)));
   });
-  metrics.attach({ backlog: () => kernel.backlog, streams: () => events.streamCount });
+  metrics.attach({ backlog: () => kernel.backlog, operatorBacklog: () => kernel.backlogOf(kernel.principals.operator), streams: () => events.streamCount });
   const offDecisions = kernel.onDecision(metrics.observeDecision);
   // Decisions at debug: which operation, its command type and where it went.
   const offDebug = kernel.onDecision(({ seq, operation }) =>
@@ -210,6 +217,6 @@ export function buildApp(options: AppOptions): FastifyInstance {
     offDebug();
     offCheckpoints();
   });
-  metricsRoutes(app, kernel, metrics);
+  metricsRoutes(app, context, metrics);
   return app;
 }

@@ -21,7 +21,10 @@ import { loadAssets } from '../src/book/assets.js';
 import { checkCheckpoints } from '../src/checkpoints/checkpoints.js';
 import { decodeAccount } from '../src/model/codec.js';
 import { DamagedRecord } from '../src/model/decode.js';
-import { idsEpoch } from './book.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { deriveDaemonKeys, idsEpoch } from './book.js';
+import { bookPaths } from './data-dir.js';
+import { StartupFailure, exitCodes } from './failures.js';
 import { movementsPageLimitMax } from '../src/constants.js';
 import { type Balance, moved, zeroBalance } from '../src/model/model.js';
 import { BookView } from '../src/queries/queries.js';
@@ -32,7 +35,20 @@ import { keys } from '../src/model/keys.js';
 import { pagedEntries } from '../src/store/paged.js';
 import { checkAccountPageEntries, checkProblemsListedMax } from './constants.js';
 import { checkCounters, checkCredentials, checkDaemonKey, checkForeignRecords, checkOperationIndex } from './check-records.js';
-import type { IdSource } from '../src/model/ids.js';
+import { type IdSource, keyedIds } from '../src/model/ids.js';
+
+/** What a check has read so far (`ledgerd check` and the online check show it as progress). */
+export interface CheckCounts {
+  readonly accounts: number;
+  readonly balances: number;
+  readonly postings: number;
+}
+
+/**
+ * Called between passes and after each page of an account's entries: it reports progress,
+ * and may end the check early by throwing (the online check's time bound).
+ */
+export type CheckWatch = (counts: CheckCounts) => void;
 
 export interface CheckReport {
   readonly accounts: number;
@@ -49,7 +65,7 @@ const operator: Actor = { principal: builtInPrincipals.operator, credential: 'di
 const showBalance = (b: Balance) => `available ${b.available}, reserved ${b.reserved}, encumbered ${b.encumbered}`;
 
 /** `ids`: the ids of the data dir's daemon.key, or null when it has none. */
-export async function checkBook(store: Store, ids: IdSource | null): Promise<CheckReport> {
+export async function checkBook(store: Store, ids: IdSource | null, watch: CheckWatch = () => {}): Promise<CheckReport> {
   const problems: string[] = [];
   let problemCount = 0;
   const problem = (text: string) => {
@@ -63,8 +79,10 @@ export async function checkBook(store: Store, ids: IdSource | null): Promise<Che
   let accounts = 0;
   let balances = 0;
   let postings = 0;
+  const tick = () => watch({ accounts, balances, postings });
   // A pass that meets a damaged record reports it and the check goes on with the next pass.
   const pass = async (name: string | null, run: () => Promise<void>) => {
+    tick();
     try {
       await run();
     } catch (error) {
@@ -94,7 +112,7 @@ export async function checkBook(store: Store, ids: IdSource | null): Promise<Che
         decodeAccount(record);
         for (const { asset, balance } of await view.balances(account)) {
           balances++;
-          const folded = await foldMovements(view, account, asset, problem);
+          const folded = await foldMovements(view, account, asset, problem, tick);
           postings += folded.postings;
           if (!sameBalance(folded.balance, balance)) problem(`${account} ${asset}: balance is ${showBalance(balance)}; its journal entries sum to ${showBalance(folded.balance)}`);
         }
@@ -105,9 +123,11 @@ export async function checkBook(store: Store, ids: IdSource | null): Promise<Che
       }
     }
     if (tbAccounts !== null && accounts !== tbAccounts) problem(`the head counts ${tbAccounts} accounts; ${accounts} account records exist`);
+    tick();
     // Each damaged checkpoint is named by checkCheckpoints, which goes on with the next.
     const checkpoints = await checkCheckpoints(snap, problem);
     await pass('credentials', () => checkCredentials(snap, problem));
+    tick();
     await checkForeignRecords(snap, problem);
     await checkDaemonKey(snap, ids, problem);
     await pass('counters', () => checkCounters(snap, problem));
@@ -118,13 +138,22 @@ export async function checkBook(store: Store, ids: IdSource | null): Promise<Che
   }
 }
 
+/** The ids of the data dir's daemon.key (read, never made), or null when it has none. */
+export async function dataDirIds(dataDir: string): Promise<IdSource | null> {
+  const path = bookPaths(dataDir).daemonKey;
+  if (!existsSync(path)) return null;
+  const derived = deriveDaemonKeys(readFileSync(path, 'utf8'));
+  if (derived === null) throw new StartupFailure(`${path} does not hold a daemon key`, exitCodes.dataDir);
+  return keyedIds(derived.ids);
+}
+
 /** Every account's id and stored record, a page at a time. */
 async function* accountRecords(store: ReadView): AsyncGenerator<[AccountId, string]> {
   for await (const [key, record] of pagedEntries(store, keys.accountPrefix, checkAccountPageEntries)) yield [key.slice(keys.accountPrefix.length) as AccountId, record];
 }
 
 /** The account's entries in `asset`, folded from zero in journal order; a recorded `after` that differs from the fold is a problem (the first one only). */
-async function foldMovements(view: BookView, account: AccountId, asset: AssetSymbol, problem: (text: string) => void): Promise<{ balance: Balance; postings: number }> {
+async function foldMovements(view: BookView, account: AccountId, asset: AssetSymbol, problem: (text: string) => void, tick: () => void): Promise<{ balance: Balance; postings: number }> {
   let balance = zeroBalance;
   let postings = 0;
   let reported = false;
@@ -140,6 +169,7 @@ async function foldMovements(view: BookView, account: AccountId, asset: AssetSym
       }
     }
     cursor = page.next;
+    tick();
   } while (cursor !== null);
   return { balance, postings };
 }

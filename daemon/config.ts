@@ -137,6 +137,8 @@ export interface Config {
   readonly retryAfterSeconds: number;
   /** How long a graceful shutdown may take before the process gives up and exits 1. */
   readonly shutdownTimeoutMs: number;
+  /** How long an online check (POST /v1/ops/check) may read before it stops, `incomplete`, freeing its slot and snapshot. */
+  readonly checkTimeMaxMs: number;
   /** The embedded settlement layer and checkpoints (CONTRACT 9). */
   readonly settlement: SettlementConfig;
   /** Recovery terms (CONTRACT 8): the authority (an identity of the book; null: the identities principal) and the delay. */
@@ -195,6 +197,7 @@ const numeric: Record<Tunable, { default: number; min: number; max: number }> = 
   requestsPerPrincipalPerSecond: { default: 20_000, min: 1, max: 1_000_000 },
   retryAfterSeconds: { default: 1, min: 1, max: 3_600 },
   shutdownTimeoutMs: { default: 30_000, min: 1_000, max: 600_000 },
+  checkTimeMaxMs: { default: 3_600_000, min: 1_000, max: 86_400_000 },
 };
 
 /** The `settlement` settings with their defaults (CONTRACT 9) and bounds (inclusive). */
@@ -318,6 +321,12 @@ function storeSetting(value: unknown, env: NodeJS.ProcessEnv): StoreConfig {
   return Object.freeze({ kind: 'postgres', url, durability, ...integerSettings(fields, 'store', postgresNumeric) });
 }
 
+/** The config file the sources name (`explicit`: by `--config` or `$LEDGERD_CONFIG`, so it must exist), else the data dir's `ledgerd.json`. */
+export function configFileOf({ flags, env }: ConfigSources): { path: string; explicit: string | undefined } {
+  const explicit = flags.config ?? env.LEDGERD_CONFIG;
+  return { path: explicit ?? join(flags.dataDir ?? env.LEDGERD_DATA_DIR ?? defaults.dataDir, 'ledgerd.json'), explicit };
+}
+
 /**
  * Builds the configuration. The config file is `--config`, else `$LEDGERD_CONFIG`,
  * else `ledgerd.json` in the data dir when it exists.
@@ -326,8 +335,7 @@ export function loadConfig(sources: ConfigSources): Config {
   const { flags, env } = sources;
   const read = sources.readFile ?? readIfPresent;
   const dataDir = flags.dataDir ?? env.LEDGERD_DATA_DIR ?? defaults.dataDir;
-  const explicitPath = flags.config ?? env.LEDGERD_CONFIG;
-  const path = explicitPath ?? join(dataDir, 'ledgerd.json');
+  const { path, explicit: explicitPath } = configFileOf(sources);
   const text = read(path);
   if (text === null && explicitPath !== undefined) throw new ConfigError(`config file ${path} does not exist`);
   const file = text === null ? {} : parseFile(path, text);

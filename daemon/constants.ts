@@ -102,3 +102,8 @@ export const checkOperationRefsMax = 256;
 
 /** CONTRACT 12.7: the body of POST /v1/disclosures/verify, above the daemon's bodyBytesMax (a disclosure carries its evidence). */
 export const disclosureVerifyBodyBytesMax = 4 * 1024 * 1024;
+
+// ---------------------------------------------------------------- systemd
+
+/** How long one systemd-notify may take (it waits for PID 1 to have read the message) before it is killed. */
+export const notifyTimeoutMs = 10_000;

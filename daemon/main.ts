@@ -1,20 +1,19 @@
 /**
  * `ledgerd`: `init` creates a book, `serve` serves it (CONTRACT 1), `restore` makes one
  * from a backup, `check` verifies a stopped one, `migrate` brings an older one to this
- * version's store layout. A failure to start is one line on
- * stderr and an exit code of failures.ts: 2 usage, 3 configuration (or a bad backup
+ * version's store layout, `config check|show` validates or prints the configuration. A
+ * failure to start is one line on stderr (a log line once serve's log exists) and an exit code of failures.ts: 2 usage, 3 configuration (or a bad backup
  * file), 4 data dir, 5 listen address, 6 a book check found problems, 1 anything else.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { type IdSource, keyedIds } from '../src/model/ids.js';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { Refused } from '../src/errors.js';
 import { storeLayout } from '../src/model/keys.js';
 import { defaultGenesis, genesisSource } from '../src/book/genesis.js';
 import { openGenesisFile } from './genesis-file.js';
-import { BookExists, deriveDaemonKeys, initBook, placeOf, prepareDataDir } from './book.js';
+import { BookExists, initBook, placeOf, prepareDataDir } from './book.js';
 import { bookPaths } from './data-dir.js';
-import { checkBook } from './check.js';
+import { checkBook, dataDirIds } from './check.js';
 import { restoreBook } from './restore.js';
 import type { BackupTrust } from './backup-format.js';
 import { readVerifyKey } from './backup-key.js';
@@ -22,7 +21,9 @@ import { migrateBook } from './migrate.js';
 import { layoutOf } from '../src/book/migrate-layout.js';
 import { migratePauseHook } from './test-hooks.js';
 import { StartupFailure, exitCodes } from './failures.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, configFileOf, loadConfig } from './config.js';
+import { configView } from './config-view.js';
+import { type LogFormat, defaultLogFormat, earlyLine, logFormats, startupLog } from './log.js';
 import { serve } from './serve.js';
 import { oneLine } from '../src/one-line.js';
 import { countingReads, withProgress } from './progress.js';
@@ -31,7 +32,9 @@ const version = (JSON.parse(readFileSync(new URL('../../package.json', import.me
 
 function fail(message: string, exitCode: number): never {
   // One line: a message holding a newline or a control character (a file's contents quoted) stays on it.
-  process.stderr.write(`ledgerd: ${oneLine(message)}\n`);
+  // Once serve's log exists, in its format: no plain line in the middle of a JSON stream.
+  if (startupLog.sink === null) process.stderr.write(`ledgerd: ${oneLine(message)}\n`);
+  else startupLog.sink.write(earlyLine(60, oneLine(message), { exitCode }));
   process.exit(exitCode);
 }
 
@@ -116,15 +119,6 @@ async function check(options: { dataDir?: string; config?: string }): Promise<vo
   process.exit(exitCodes.damaged);
 }
 
-/** The ids of the data dir's daemon.key (read, never made), or null when it has none. */
-async function dataDirIds(dataDir: string): Promise<IdSource | null> {
-  const path = bookPaths(dataDir).daemonKey;
-  if (!existsSync(path)) return null;
-  const derived = deriveDaemonKeys(readFileSync(path, 'utf8'));
-  if (derived === null) throw new StartupFailure(`${path} does not hold a daemon key`, exitCodes.dataDir);
-  return keyedIds(derived.ids);
-}
-
 async function migrate(options: { dataDir?: string; config?: string }): Promise<void> {
   const { dataDir, store } = bookOptions(options);
   const outcome = await withProgress(process.stderr, 'ledgerd migrate', 'read', (progress) => migrateBook(dataDir, store, migratePauseHook(process.env), progress));
@@ -138,6 +132,14 @@ async function migrate(options: { dataDir?: string; config?: string }): Promise<
     `ledgerd migrate: ${name}: book migrated from store layout 1 to ${storeLayout} and verified: ${report.entriesRead} entries read, ${report.postings} journal entries in ${report.journalChunks} chunks, ${report.accounts} accounts, ${report.assets} assets\n` +
       `the layout-1 book is kept in ${keptIn}: remove it once the migrated book serves (ledgerd check, then serve)\n`,
   );
+}
+
+/** `--log-format`, else `$LEDGERD_LOG_FORMAT`, else text on a terminal and json otherwise. */
+function logFormatOf(flag: LogFormat | undefined, env: NodeJS.ProcessEnv): LogFormat {
+  const chosen = flag ?? env.LEDGERD_LOG_FORMAT;
+  if (chosen === undefined || chosen === '') return defaultLogFormat(process.stderr);
+  if (!(logFormats as readonly string[]).includes(chosen)) throw new ConfigError(`LEDGERD_LOG_FORMAT must be one of ${logFormats.join(', ')}`);
+  return chosen as LogFormat;
 }
 
 const program = new Command('ledgerd')
@@ -160,8 +162,12 @@ program
   .option('--data-dir <dir>', 'data directory (default: $LEDGERD_DATA_DIR, else ./.ledgerd)')
   .option('--listen <host:port>', 'address to listen on (default: $LEDGERD_LISTEN, else 127.0.0.1:8470)')
   .option('--config <file>', 'config file (default: $LEDGERD_CONFIG, else DIR/ledgerd.json when present)')
-  .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent')
-  .action((flags: { dataDir?: string; listen?: string; config?: string; logLevel?: string }) => serve(loadConfig({ flags, env: process.env }), version));
+  .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (SIGHUP reads the config again and applies a changed logLevel)')
+  .addOption(new Option('--log-format <format>', 'log lines on stderr as json or text (default: $LEDGERD_LOG_FORMAT, else text on a terminal, json otherwise)').choices(logFormats))
+  .action((flags: { dataDir?: string; listen?: string; config?: string; logLevel?: string; logFormat?: LogFormat }) => {
+    const sources = { flags, env: process.env };
+    return serve(loadConfig(sources), version, { logFormat: logFormatOf(flags.logFormat, process.env), reload: () => loadConfig(sources) });
+  });
 
 program
   .command('restore')
@@ -183,10 +189,31 @@ program
 
 program
   .command('check')
-  .description('verify a book offline (on PostgreSQL also a served one): trial balance, every balance against its journal entries')
+  .description('verify a book offline (on PostgreSQL also a served one; a served LevelDB book online: ledgerctl ops check): trial balance, every balance against its journal entries')
   .option('--data-dir <dir>', 'data directory (default: $LEDGERD_DATA_DIR, else ./.ledgerd)')
   .option('--config <file>', 'config file naming the store (default: $LEDGERD_CONFIG, else DIR/ledgerd.json when present)')
   .action(check);
+
+const config = program.command('config').description('the configuration ledgerd serve would use: check it, or show it');
+config
+  .command('check')
+  .description('validate the config file, environment and defaults as serve would at start: exit 0 when valid, 3 (with the reason) when not')
+  .option('--data-dir <dir>', 'data directory (default: $LEDGERD_DATA_DIR, else ./.ledgerd)')
+  .option('--config <file>', 'config file (default: $LEDGERD_CONFIG, else DIR/ledgerd.json when present)')
+  .action((flags: { dataDir?: string; config?: string }) => {
+    const sources = { flags, env: process.env };
+    loadConfig(sources);
+    const { path, explicit } = configFileOf(sources);
+    process.stdout.write(`ledgerd config check: ${explicit === undefined && !existsSync(path) ? `no config file (${path}): the defaults and environment` : path}: valid\n`);
+  });
+config
+  .command('show')
+  .description('print the effective configuration as JSON (defaults filled in, environment applied), the store URL\'s password redacted')
+  .option('--data-dir <dir>', 'data directory (default: $LEDGERD_DATA_DIR, else ./.ledgerd)')
+  .option('--config <file>', 'config file (default: $LEDGERD_CONFIG, else DIR/ledgerd.json when present)')
+  .action((flags: { dataDir?: string; config?: string }) => {
+    process.stdout.write(`${JSON.stringify(configView(loadConfig({ flags, env: process.env })), null, 2)}\n`);
+  });
 
 try {
   await program.parseAsync(process.argv);

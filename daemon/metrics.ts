@@ -20,9 +20,14 @@ const storeWriteBuckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
 /** Seconds: a read's wait for a slot, from none up to the longest `snapshotQueueWaitMs`. */
 const readWaitBuckets = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
+/** Seconds: one HTTP request, from its arrival to the end of its reply (an event stream: as long as it stays open). */
+const requestBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
 export interface MetricsSources {
   /** Commands acknowledged and not yet decided. */
   readonly backlog: () => number;
+  /** Of those, the operator's (the rest are every other principal's). */
+  readonly operatorBacklog: () => number;
   /** Event streams open now. */
   readonly streams: () => number;
 }
@@ -37,6 +42,22 @@ export interface StoreState {
   readonly writesFailingMs: number;
 }
 
+/** What a scrape reads from the book and the layer (in the scraper's read slot). */
+export interface BookReading {
+  /** The layer's head and highest final height. */
+  readonly height: number;
+  readonly finalHeight: number;
+  /** The last final height the book took in. */
+  readonly takenIn: number;
+  /** Withdrawals not yet Completed or Expired (counted up to a bound). */
+  readonly pendingInstructions: number;
+  /** When the newest final checkpoint was made; null while none is. */
+  readonly finalCheckpointAtMs: number | null;
+  /** Every asset's kept total (what the trial balance answers from) sums to zero. */
+  readonly balanced: boolean;
+  readonly nowMs: number;
+}
+
 export class Metrics {
   readonly registry = new Registry();
   private readonly decisions: Counter<'state'>;
@@ -47,6 +68,9 @@ export class Metrics {
   private readonly readsQueued: Gauge<'share'>;
   private readonly readWait: Histogram<'share'>;
   private readonly readRefusals: Counter<'share' | 'reason'>;
+  private readonly requests: Counter<'method' | 'route' | 'status'>;
+  private readonly requestDuration: Histogram<'method' | 'route'>;
+  private readonly book: Record<'height' | 'finalHeight' | 'takenIn' | 'lag' | 'pending' | 'checkpointAge' | 'balanced', Gauge>;
   /** The store as an operator reads it (GET /v1/ops/store); on PostgreSQL, from the store's last reading of the server's settings. */
   store: () => StoreState = () => ({ kind: 'leveldb', durabilityRisk: null, onRisk: null, writesFailingMs: 0 });
 
@@ -62,6 +86,11 @@ export class Metrics {
     new Gauge({ name: 'ledgerd_backlog_commands', help: 'Commands acknowledged and not yet decided', registers, collect() {
       this.set(source((s) => s.backlog(), 0));
     } });
+    new Gauge({ name: 'ledgerd_backlog_commands_by_share', help: 'Commands acknowledged and not yet decided, by share: the operator\'s, and every other principal\'s together', labelNames: ['share'], registers, collect() {
+      const operator = source((s) => s.operatorBacklog(), 0);
+      this.set({ share: 'operator' }, operator);
+      this.set({ share: 'principals' }, source((s) => s.backlog(), 0) - operator);
+    } });
     new Gauge({ name: 'ledgerd_event_streams', help: 'Event streams (GET /v1/events) open', registers, collect() {
       this.set(source((s) => s.streams(), 0));
     } });
@@ -72,12 +101,50 @@ export class Metrics {
     new Gauge({ name: 'ledgerd_store_durable', help: 'Always 1 on LevelDB; on PostgreSQL 1 while the server\'s settings keep what it acknowledges (fsync, synchronous_commit), 0 when they may not', registers, collect() {
       this.set(durable() ? 1 : 0);
     } });
+    // Routes by their pattern (`/v1/accounts/:account`), never the path sent: one series per route, status and method.
+    this.requests = new Counter({ name: 'ledgerd_http_requests_total', help: 'HTTP requests answered, by method, route pattern (unrouted: no route matched) and status', labelNames: ['method', 'route', 'status'], registers });
+    this.requestDuration = new Histogram({ name: 'ledgerd_http_request_duration_seconds', help: 'HTTP requests from arrival to the end of the reply, by method and route pattern', labelNames: ['method', 'route'], buckets: requestBuckets, registers });
+    const gauge = (name: string, help: string) => new Gauge({ name, help, registers });
+    this.book = {
+      height: gauge('ledgerd_settlement_height', 'The settlement layer\'s head height'),
+      finalHeight: gauge('ledgerd_settlement_final_height', 'The settlement layer\'s highest final height'),
+      takenIn: gauge('ledgerd_settlement_taken_in_height', 'The last final height the book took in'),
+      lag: gauge('ledgerd_settlement_lag_blocks', 'Final blocks the book has not taken in yet (final height less taken-in height)'),
+      pending: gauge('ledgerd_settlement_pending_instructions', 'Withdrawals instructed and not yet Completed or Expired'),
+      checkpointAge: gauge('ledgerd_checkpoint_final_age_seconds', 'Age of the newest final checkpoint (NaN while none is final)'),
+      balanced: gauge('ledgerd_book_balanced', '1 while every asset\'s kept total (the trial balance) sums to zero, else 0'),
+    };
     new Gauge({ name: 'ledgerd_build_info', help: 'Always 1; the version running', labelNames: ['version'], registers }).set({ version }, 1);
   }
 
   /** What is read at each scrape; given once the kernel and the event hub exist. */
   attach(sources: MetricsSources): void {
     this.sources = sources;
+  }
+
+  /** One HTTP request ended: `route` is its pattern, or null when no route matched. */
+  observeRequest(method: string, route: string | null, status: number, seconds: number): void {
+    const labels = { method, route: route ?? 'unrouted' };
+    this.requests.inc({ ...labels, status: String(status) });
+    this.requestDuration.observe(labels, seconds);
+  }
+
+  /**
+   * The exposition, with what was read from the book at this scrape; null when the book
+   * could not be read (its store failing): those gauges are NaN then, not a false 0, and the
+   * rest is served, since an outage is when the other metrics matter most.
+   */
+  async scrape(reading: BookReading | null): Promise<string> {
+    const b = this.book;
+    const r = reading ?? { height: NaN, finalHeight: NaN, takenIn: NaN, pendingInstructions: NaN, finalCheckpointAtMs: NaN, balanced: null, nowMs: NaN };
+    b.height.set(r.height);
+    b.finalHeight.set(r.finalHeight);
+    b.takenIn.set(r.takenIn);
+    b.lag.set(Math.max(0, r.finalHeight - r.takenIn));
+    b.pending.set(r.pendingInstructions);
+    b.checkpointAge.set(r.finalCheckpointAtMs === null ? NaN : Math.max(0, r.nowMs - r.finalCheckpointAtMs) / 1000);
+    b.balanced.set(r.balanced === null ? NaN : r.balanced ? 1 : 0);
+    return this.registry.metrics();
   }
 
   /** What the read slots report (daemon/snapshot-slots.ts). */

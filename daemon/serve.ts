@@ -17,6 +17,9 @@ import { listenFailure } from './failures.js';
 import { Metrics } from './metrics.js';
 import { PgStore } from '../src/store/postgres.js';
 import { type Config, ConfigError } from './config.js';
+import { changedSettings } from './config-view.js';
+import { type LogFormat, earlyLine, logSink, startupLog, stderrIsJournal } from './log.js';
+import { notifier } from './sd-notify.js';
 import { loadClerk, loadLiabilitiesKey } from './clerk.js';
 import { loadBackupKey } from './backup-key.js';
 import { openLayer, openSettlement } from './settlement.js';
@@ -25,13 +28,25 @@ import { poisonHook } from './test-hooks.js';
 import { keys } from '../src/model/keys.js';
 import { oneLine } from '../src/one-line.js';
 
-export async function serve(config: Config, version: string): Promise<void> {
+export interface ServeOptions {
+  readonly logFormat: LogFormat;
+  /** Reads the configuration again (SIGHUP); throws ConfigError when it is not valid. */
+  readonly reload: () => Config;
+}
+
+export async function serve(config: Config, version: string, options: ServeOptions): Promise<void> {
+  // Every line on stderr from here is a log line in the chosen format (and priority, under the journal).
+  const sink = logSink(options.logFormat, stderrIsJournal(process.env), process.stderr);
+  startupLog.sink = sink;
+  // Until the app exists a SIGHUP has nothing to reload (and must not end the process, its default).
+  let reload = (): void => {};
+  process.on('SIGHUP', () => reload());
   await prepareDataDir(config.dataDir);
   const place = placeOf(config.dataDir, config.store);
   if (!(await place.exists())) {
     try {
       const { backupKey } = await initBook(config.dataDir, genesisSource(defaultGenesis()), Date.now(), config.store);
-      process.stderr.write(`ledgerd: created a book with the embedded defaults in ${place.name} (API keys in operator.key and identities.key in ${config.dataDir}; backup verify key ${backupKey})\n`);
+      sink.write(earlyLine(30, `created a book with the embedded defaults in ${place.name} (API keys in operator.key and identities.key in ${config.dataDir}; backup verify key ${backupKey})`));
     } catch (error) {
       // Another ledgerd made the database's book first: serve that one (the data dir must then be a copy of its maker's).
       if (!(error instanceof BookExists)) throw error;
@@ -50,6 +65,7 @@ export async function serve(config: Config, version: string): Promise<void> {
   const early: Line[] = [];
   let report = (line: Line): void => void early.push(line);
   let stop = (code: number): Promise<void> => process.exit(code);
+  const notify = notifier(process.env, (message) => report((log) => log.warn(message)));
 
   // A standby waits here for the lease; a signal meanwhile ends the wait (nothing else is open yet).
   const waiting = new AbortController();
@@ -57,9 +73,12 @@ export async function serve(config: Config, version: string): Promise<void> {
   process.once('SIGTERM', stopWaiting);
   process.once('SIGINT', stopWaiting);
   const served = await openServedBook(config.dataDir, bookPaths(config.dataDir).book, config.store, await bookIdentity(config.dataDir), {
-    onWaiting: (holder, expiresAtMs) =>
-      process.stderr.write(`ledgerd: standby: the book is served by ${holder} (lease until ${new Date(expiresAtMs).toISOString()}); taking over when its lease lapses\n`),
-    onWaitFailure: (error) => process.stderr.write(`ledgerd: standby: the book's database does not answer (${oneLine(error.message)}); waiting on\n`),
+    onWaiting: (holder, expiresAtMs) => {
+      const line = `standby: the book is served by ${holder} (lease until ${new Date(expiresAtMs).toISOString()}); taking over when its lease lapses`;
+      sink.write(earlyLine(30, line));
+      void notify([`STATUS=${line}`]);
+    },
+    onWaitFailure: (error) => sink.write(earlyLine(40, `standby: the book's database does not answer (${oneLine(error.message)}); waiting on`)),
     onLost: () =>
       report((log) => {
         log.fatal('another ledgerd holds the lease now (this one stalled past it): stopping; restarted, it waits as the standby');
@@ -118,12 +137,13 @@ export async function serve(config: Config, version: string): Promise<void> {
     settlement: { instance: config.settlement.instance, instructionExpiryBlocks: config.settlement.instructionExpiryBlocks, layerHeight: () => layer.currentHead.height },
   });
   const settlement = await openSettlement({ store, layer, kernel, clerk: await loadClerk(config.dataDir), config: config.settlement, clock, liabilitiesKey: await loadLiabilitiesKey(config.dataDir) });
-  const app = buildApp({ kernel, config, clock, logger: loggerOptions(config), version, metrics, settlement, cursorKey: secrets.cursors });
+  const app = buildApp({ kernel, config, clock, logger: loggerOptions(config, sink), version, metrics, settlement, cursorKey: secrets.cursors });
   report = (line) => line(app.log);
   for (const line of early.splice(0)) report(line);
 
   stop = (code: number): Promise<void> => {
     stopping ??= (async () => {
+      const told = notify(['STOPPING=1']);
       const timer = setTimeout(() => {
         app.log.error(`shutdown took over ${config.shutdownTimeoutMs} ms; exiting`);
         process.exit(1);
@@ -137,9 +157,11 @@ export async function serve(config: Config, version: string): Promise<void> {
       } catch (error) {
         // Said, not an unhandled rejection: the operator learns what did not close.
         app.log.error({ err: error }, 'shutdown failed');
+        await told;
         process.exit(1);
       }
       app.log.info('stopped');
+      await told;
       process.exit(code);
     })();
     return stopping;
@@ -162,4 +184,25 @@ export async function serve(config: Config, version: string): Promise<void> {
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
   process.stdout.write(`ledgerd listening on http://${host}:${port}\n`);
+  reload = () => reloadConfig(app.log, config, options.reload);
+  await notify(['READY=1', `STATUS=serving on http://${host}:${port}`]);
+}
+
+/**
+ * SIGHUP: the configuration read again. What applies without a restart is the log level;
+ * every other setting that changed is named (never its value) as waiting for a restart.
+ * A configuration that is not valid is refused whole, and the running one kept.
+ */
+function reloadConfig(log: FastifyBaseLogger, running: Config, read: () => Config): void {
+  let next: Config;
+  try {
+    next = read();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    log.error({ reason: error.message }, 'SIGHUP: the configuration is not valid; the running one is kept');
+    return;
+  }
+  log.level = next.logLevel;
+  const waiting = changedSettings(running, next).filter((name) => name !== 'logLevel');
+  log.info({ logLevel: next.logLevel, restartNeededFor: waiting }, 'SIGHUP: configuration read again');
 }

@@ -23,6 +23,7 @@ import type { SettlementConfig } from './config.js';
 import { DirectCommands } from './http/direct-command.js';
 import { settlementFlows } from './settlement-flows.js';
 import { settlementKeys } from '../src/model/keys.js';
+import { settlementPendingCountMax } from './constants.js';
 
 export interface Settlement {
   /** The book's store, where the layer, checkpoints and direct commands keep their records. */
@@ -41,6 +42,13 @@ export interface Settlement {
   start(log: FastifyBaseLogger): Promise<void>;
   /** Stops the timers and waits for the work in flight. */
   close(): Promise<void>;
+}
+
+/** How far the book took the layer in (CONTRACT 9, the settlement status): its last final height and inbox cut, and the withdrawals not yet Completed or Expired, counted up to settlementPendingCountMax + 1. */
+export async function settlementProgress(kernel: Kernel): Promise<{ takenIn: number; cut: number; pending: number }> {
+  const meta = decodeSettlementMeta(await kernel.settlementRecord(settlementKeys.meta));
+  const pending = await kernel.settlementRecords(settlementKeys.pendingPrefix, settlementKeys.pendingPrefix, settlementPendingCountMax + 1);
+  return { takenIn: meta.height, cut: meta.cut, pending: pending.length };
 }
 
 /** The embedded layer over the book's store, as the config places it. */

@@ -49,6 +49,7 @@ export const routeRoles: Readonly<Record<string, Role>> = {
   listOpsOperations: 'auditor',
   listOpsReservations: 'auditor',
   listOpsGrants: 'auditor',
+  getBookCheck: 'auditor',
   // Commands: operators and admins.
   openAccount: 'operator',
   createTransfer: 'operator',
@@ -84,6 +85,8 @@ export const routeRoles: Readonly<Record<string, Role>> = {
   placeLayerDeposit: 'operator',
   setLayerServing: 'operator',
   declareLayerLocation: 'operator',
+  // Reads the whole book on one snapshot: not a command, but work an auditor should not start.
+  startBookCheck: 'operator',
   // Members and the book's secrets: admins.
   addMember: 'admin',
   setMemberRole: 'admin',

@@ -10,13 +10,14 @@ import { assetPrecisionMax, assetsMax, deadlineHorizonMaxMs, rescanSeqsMax, symb
 import { refuse } from '../../src/errors.js';
 import type { Destination } from '../../src/model/model.js';
 import { parseAccountId, parseAmountMinor, parseAssetSymbol } from '../../src/model/values.js';
-import { decodeAttestationRecord, decodeDepositRecord, decodeSettlementMeta } from '../../src/settlement/book.js';
+import { decodeAttestationRecord, decodeDepositRecord } from '../../src/settlement/book.js';
 import { requireOperator } from '../http/auth.js';
 import { acknowledge, deadlineOf } from '../http/command.js';
 import { wireReply } from '../http/replies.js';
 import { accountId, amount, assetSymbol, commandHeaders, commandReplySchema, noQuery, object, reference, responses, str, uintNumber } from '../http/schemas.js';
 import { comparisonView } from '../../src/checkpoints/views.js';
 import { type RouteContext, withSlot, withView } from './context.js';
+import { settlementProgress } from '../settlement.js';
 import { settlementKeys } from '../../src/model/keys.js';
 import { layerSymbolLengthMax, settlementPendingCountMax } from '../constants.js';
 
@@ -226,14 +227,11 @@ export function settlementRoutes(app: FastifyInstance, { kernel, config, clock, 
       const nowMs = clock();
       const status = await layer.status(nowMs);
       // One record per registered asset at most, so assetsMax bounds the attestations read.
-      const [metaText, pendingRecords, attestationRecords] = await withSlot(request, async () => [
-        await kernel.settlementRecord(settlementKeys.meta),
-        await kernel.settlementRecords(settlementKeys.pendingPrefix, settlementKeys.pendingPrefix, settlementPendingCountMax + 1),
+      const [progress, attestationRecords] = await withSlot(request, async () => [
+        await settlementProgress(kernel),
         await kernel.settlementRecords(settlementKeys.attestationPrefix, settlementKeys.attestationPrefix, assetsMax),
       ] as const);
-      const meta = decodeSettlementMeta(metaText);
       const head = layer.currentHead;
-      const pending = pendingRecords.length;
       const attestations = attestationRecords.map(([key, text]) => {
         const { verdict, mismatch, height, operation } = decodeAttestationRecord(text);
         return { asset: key.slice(settlementKeys.attestationPrefix.length), verdict, mismatch, height, operation_reference: operation };
@@ -244,9 +242,9 @@ export function settlementRoutes(app: FastifyInstance, { kernel, config, clock, 
         serving: status.serving,
         height: head.height,
         final_height: head.finalHeight,
-        taken_in: meta.height,
-        cut: meta.cut,
-        pending_instructions: pending,
+        taken_in: progress.takenIn,
+        cut: progress.cut,
+        pending_instructions: progress.pending,
         attestations,
       });
     },

@@ -299,6 +299,11 @@ export class Intake {
     return this.intakeQueue.length + this.inFlightKeys.size + this.host.decideQueueLength();
   }
 
+  /** Of the backlog, the commands `principal` submitted (what its share is measured against). */
+  backlogOf(principal: string): number {
+    return this.backlogByPrincipal.get(principal) ?? 0;
+  }
+
   private async flushSubmissions(): Promise<void> {
     if (this.submitting) return;
     this.submitting = true;

@@ -176,6 +176,11 @@ export class Kernel {
     return this.intake.backlog;
   }
 
+  /** Of the backlog, the commands `principal` submitted. */
+  backlogOf(principal: string): number {
+    return this.intake.backlogOf(principal);
+  }
+
   /**
    * Decides a sign-in in the next round and resolves with
    * null (done) or the refusal. Not an acknowledged command: nothing is durable until

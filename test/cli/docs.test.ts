@@ -71,7 +71,7 @@ describe('man/ledgerd.8', () => {
     expect(execFileSync('groff', ['-man', '-Tutf8', '-ww', '-z', manPath('ledgerd.8')], { encoding: 'utf8' })).toBe('');
     const flat = text.replace(/\s+/g, ' ');
     const commands = [...help().matchAll(/^ {2}(\w+) /gm)].map((m) => m[1]!).filter((c) => c !== 'help');
-    expect(commands).toEqual(['init', 'serve', 'restore', 'migrate', 'check']);
+    expect(commands).toEqual(['init', 'serve', 'restore', 'migrate', 'check', 'config']);
     for (const command of ['', ...commands]) {
       const options = [...(command === '' ? help() : help(command)).matchAll(/(--[a-z-]+)/g)].map((m) => m[1]!);
       expect(options.length).toBeGreaterThan(0);

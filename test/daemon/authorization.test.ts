@@ -284,6 +284,17 @@ const rows: Row[] = [
   { route: 'GET /v1/ops/integrating-parties', call: async (k) => readOutcome(await api(k).get('/v1/ops/integrating-parties')), expect: { none: anonymous, operator: 'ok', rest: no } },
   { route: 'GET /v1/ops/backup', call: async (k) => readOutcome(await api(k).get(`/v1/ops/backup?recipient=${backupRecipient}`)), expect: { none: anonymous, operator: 'ok', admin: 'ok', member: no, auditor: no, rest: no } },
   { route: 'GET /v1/ops/audit', call: async (k) => readOutcome(await api(k).get('/v1/ops/audit?limit=5')), expect: { none: anonymous, operator: 'ok', auditor: 'ok', rest: no } },
+  { route: 'GET /v1/ops/check', call: async (k) => readOutcome(await api(k).get('/v1/ops/check')), expect: { none: anonymous, operator: 'ok', auditor: 'ok', rest: no } },
+  {
+    route: 'POST /v1/ops/check (then followed to its end, so the next kind starts its own)',
+    call: async (k) => {
+      const r = await api(k).post('/v1/ops/check', {});
+      if (r.status !== 202) return refusalOf(r).error as Outcome;
+      while ((await api('operator').get('/v1/ops/check')).body.state === 'running') await new Promise((res) => setTimeout(res, 20));
+      return 'ok';
+    },
+    expect: { none: anonymous, operator: 'ok', rest: no },
+  },
   { route: 'GET /v1/ops/members', call: async (k) => readOutcome(await api(k).get('/v1/ops/members')), expect: { none: anonymous, operator: 'ok', auditor: 'ok', rest: no } },
   ...['identities', 'accounts', 'operations', 'reservations', 'grants'].map(
     (listing): Row => ({ route: `GET /v1/ops/${listing}`, call: async (k) => readOutcome(await api(k).get(`/v1/ops/${listing}?limit=5`)), expect: { none: anonymous, operator: 'ok', auditor: 'ok', rest: no } }),

@@ -38,6 +38,7 @@ const commandRoutes: { path: string; body: Json; strings: string[] }[] = [
   { path: '/v1/ops/members', body: { name: 'fuzz', role: 'auditor', scheme: 'api-key' }, strings: ['name', 'role', 'scheme'] },
   { path: '/v1/ops/members/did:ledger:cred:operator/role', body: { role: 'operator' }, strings: ['role'] },
   { path: '/v1/ops/members/did:ledger:cred:operator/remove', body: {}, strings: [] },
+  { path: '/v1/ops/check', body: {}, strings: [] },
   { path: '/v1/batches', body: { commands: [{ command: 'transfer', body: { legs: [{ amount: '1', asset: 'USD', from: alice, to: bob }] } }] }, strings: ['commands'] },
 ];
 const queryRoutes: { path: string; query: Record<string, string>; known: string[]; required: string[]; parsed: string[] }[] = [
@@ -62,6 +63,7 @@ const queryRoutes: { path: string; query: Record<string, string>; known: string[
     const known = ['limit', 'cursor', ...filters];
     return { path: `/v1/ops/${listing}`, query: { limit: '10' }, known, required: [], parsed: known };
   }),
+  { path: '/v1/ops/check', query: {}, known: [], required: [], parsed: [] },
   { path: '/v1/health', query: {}, known: [], required: [], parsed: [] },
   { path: '/v1/openapi.json', query: {}, known: [], required: [], parsed: [] },
 ];

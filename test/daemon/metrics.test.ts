@@ -5,7 +5,7 @@
  */
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { decided, refused, useDaemon } from './support.js';
+import { client, decided, refused, useDaemon } from './support.js';
 
 const alice = 'did:ledger:acct:alice';
 const bob = 'did:ledger:acct:bob';
@@ -74,6 +74,54 @@ describe('GET /metrics', () => {
     } finally {
       stream.body.destroy();
     }
+  });
+});
+
+describe('GET /metrics after traffic', () => {
+  it('counts requests by route pattern (never the raw path), status and latency; reads settlement, checkpoints, balance and backlog shares; an auditor scrapes it', async () => {
+    const before = await scrape();
+    const done = await transfer('7');
+    await decided(asAlice, done.body.operation_reference);
+    expect((await asAlice.get(`/v1/accounts/${alice}`)).status).toBe(200);
+    expect((await asAlice.get(`/v1/accounts/${bob}`)).status).toBe(403);
+    expect((await asAlice.get('/v1/no/such/route/x-secret-1')).status).toBe(400);
+    expect((await asAlice.get('/v1/no/such/route/x-secret-2')).status).toBe(400);
+    // A final checkpoint: one taken, then blocks past the finality depth.
+    expect((await op.post('/v1/ops/checkpoints', {}, undefined, { 'client-key': 'metrics-cp' })).status).toBe(200);
+    expect((await op.post('/v1/ops/layer/blocks', { count: 3 })).status).toBe(200);
+
+    const member = await op.post('/v1/ops/members', { name: 'scraper', role: 'auditor', scheme: 'api-key' }, undefined, { 'client-key': 'metrics-member' });
+    expect([200, 202]).toContain(member.status);
+    await decided(op, member.body.operation_reference);
+    const auditor = client(() => shared.daemon.url, member.body.api_key);
+    const r = await auditor.get('/metrics');
+    expect(r.status, r.text).toBe(200);
+    const after = samples(r.text);
+    const grew = (series: string) => (after.get(series) ?? 0) - (before.get(series) ?? 0);
+
+    expect(grew('ledgerd_http_requests_total{method="POST",route="/v1/transfers",status="202"}')).toBe(1);
+    expect(grew('ledgerd_http_requests_total{method="GET",route="/v1/accounts/:account",status="200"}')).toBe(1);
+    expect(grew('ledgerd_http_requests_total{method="GET",route="/v1/accounts/:account",status="403"}')).toBe(1);
+    expect(grew('ledgerd_http_requests_total{method="GET",route="unrouted",status="400"}')).toBe(2);
+    expect(r.text).not.toContain('x-secret');
+    expect(r.text).not.toContain(alice);
+    expect(grew('ledgerd_http_request_duration_seconds_count{method="GET",route="/v1/accounts/:account"}')).toBe(2);
+    expect(after.get('ledgerd_http_request_duration_seconds_bucket{le="+Inf",method="GET",route="/v1/accounts/:account"}')).toBe(after.get('ledgerd_http_request_duration_seconds_count{method="GET",route="/v1/accounts/:account"}'));
+
+    const height = after.get('ledgerd_settlement_height')!;
+    expect(height).toBeGreaterThanOrEqual(3);
+    expect(after.get('ledgerd_settlement_final_height')).toBe(height - 2);
+    expect(after.get('ledgerd_settlement_taken_in_height')).toBeLessThanOrEqual(height - 2);
+    expect(after.get('ledgerd_settlement_lag_blocks')).toBe(height - 2 - after.get('ledgerd_settlement_taken_in_height')!);
+    expect(after.get('ledgerd_settlement_pending_instructions')).toBe(0);
+    // NaN while no checkpoint was final; now the age of the one just made.
+    expect(before.get('ledgerd_checkpoint_final_age_seconds')).toBeNaN();
+    const age = after.get('ledgerd_checkpoint_final_age_seconds')!;
+    expect(age).toBeGreaterThanOrEqual(0);
+    expect(age).toBeLessThan(600);
+    expect(after.get('ledgerd_book_balanced')).toBe(1);
+    expect(after.get('ledgerd_backlog_commands_by_share{share="operator"}')).toBe(0);
+    expect(after.get('ledgerd_backlog_commands_by_share{share="principals"}')).toBe(0);
   });
 });
 

@@ -22,9 +22,13 @@ async function ledgerdFails(args: string[]): Promise<{ code: number; line: strin
   const lines = outcome.stderr.split('\n').filter((l) => l.length > 0);
   // One line, ours, and no stack trace.
   expect(lines, outcome.stderr).toHaveLength(1);
-  expect(lines[0]).toMatch(/^ledgerd: /);
+  // Once serve's log exists, a failure is a fatal line of it (JSON off a terminal), not a plain line among JSON ones.
+  const logged = lines[0]!.startsWith('{') ? (JSON.parse(lines[0]!) as { level: number; msg: string; exitCode: number }) : null;
+  if (logged !== null) expect(logged).toMatchObject({ level: 60, exitCode: outcome.code });
+  const line = logged === null ? lines[0]! : `ledgerd: ${logged.msg}`;
+  expect(line).toMatch(/^ledgerd: /);
   expect(outcome.stderr).not.toMatch(/\n\s+at /);
-  return { code: outcome.code, line: lines[0]! };
+  return { code: outcome.code, line };
 }
 
 describe('ledgerd start-up failures', () => {
