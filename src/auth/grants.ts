@@ -369,6 +369,9 @@ function termsRefusal(grant: Grant, use: GrantUse, rootGrantor: IdentityId): Ref
   if (t.expiresAtMs !== null && use.atMs >= t.expiresAtMs) return notAuthorised(`the operation: grant ${grant.id} has expired`);
   if (!t.ops.includes(use.op)) return notAuthorised(`operation ${use.op}`);
   const opensAccount = typeof t.subject === 'object' && 'identity' in t.subject;
+  if (t.subject === 'delegated_accounts' && !underOperatorCustody({ custody: use.accountCustody })) {
+    return notAuthorised(`account ${use.account}: owned custody: a grant over delegated accounts cannot ${use.op} on it`);
+  }
   if (!subjectCovers(t.subject, use) || (!opensAccount && use.accountOwner !== rootGrantor)) return notAuthorised(`account ${use.account}`);
   if (t.kind === 'issuance' && use.accountKind !== 'treasury') return notAuthorised(`account ${use.account}: issuance is out of treasury accounts`);
   // CONTRACT 5: value leaves a treasury only under an issuance grant, whoever gave the other kind.
