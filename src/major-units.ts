@@ -15,3 +15,14 @@ export function majorUnitsOf(amountMinor: bigint, precision: number): string {
 
 /** `500.00 USD`: what a description says of an amount of a registered asset. */
 export const moneyText = (amountMinor: bigint, asset: string, precision: number): string => `${majorUnitsOf(amountMinor, precision)} ${asset}`;
+
+/** Where a description finds an asset's precision (a decision's reads); one it cannot find is said in minor units. */
+export interface PrecisionReads {
+  asset?(symbol: string): { readonly precision: number } | undefined;
+}
+
+/** An amount as a refusal's description says it: `500.00 USD`, one convention with the CLI's (minor units, saying so, where the precision is not at hand). */
+export function amountText(reads: PrecisionReads, amountMinor: bigint, symbol: string): string {
+  const asset = reads.asset?.(symbol);
+  return asset === undefined ? `${amountMinor} ${symbol} (minor units)` : moneyText(amountMinor, symbol, asset.precision);
+}

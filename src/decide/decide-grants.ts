@@ -25,13 +25,14 @@ import { grantChainDepthMax, grantsGivenMax, grantsHeldMax, grantsPerGrantorHold
 import { type Actor, type Principals, actingAuthority, authorityToDebit, inScope } from '../auth/authority.js';
 import type { RecordWrite } from './decide-auth.js';
 import { underOperatorCustody } from '../custody/rule.js';
+import { type PrecisionReads, amountText } from '../major-units.js';
 import { type Refusal, refusal } from '../errors.js';
 import type { Account, Authority, Operation } from '../model/model.js';
 import type { AccountId, AssetSymbol, GrantId, IdentityId } from '../model/values.js';
 import { givenGrantKey, givenGrantPrefix, grantChildKey, grantChildPrefix, grantKey, grantWindowKey, heldGrantKey, heldGrantPrefix, overGrantKey, partyGrantKey, revokedHeldKey, revokedHeldPrefix } from '../model/keys.js';
 
 /** Grant records and indexes, as prefetched for a round (or an intake). */
-export interface GrantReads {
+export interface GrantReads extends PrecisionReads {
   record(key: string): string | undefined;
   /** Ids under an index prefix (held grants, children), as prefetched: the whole list, or one past its bound. */
   listed(prefix: string): readonly GrantId[];
@@ -135,6 +136,7 @@ export function grantAuthority(actor: Actor, use: GrantUseRequest, reads: GrantR
       },
       stage.usageOf(reads),
       stage.movedOf(use.asset),
+      (amountMinor) => (use.asset === null ? String(amountMinor) : amountText(reads, amountMinor, use.asset)),
     );
     if (decision.ok) {
       stage.take(decision, use.asset);

@@ -34,7 +34,7 @@ import { memberPrefix } from '../model/keys.js';
 import { type CustodyEffects, accountRoomRefusal, decideCustody } from '../custody/decide-custody.js';
 import { commandGate } from './gates.js';
 import { type RecoveryTerms, ownedTermsRefusal } from '../custody/terms.js';
-import { moneyText } from '../major-units.js';
+import { amountText } from '../major-units.js';
 
 export interface Reads extends RecordReads, GrantReads {
   asset(symbol: AssetSymbol): Asset | undefined;
@@ -159,12 +159,6 @@ export function movable(reads: Reads, symbol: AssetSymbol): Refusal | null {
   if (asset === undefined) return refusal('ERR-UnknownAsset', `asset ${symbol} is not registered`);
   if (asset.status === 'deprecated') return refusal('ERR-AssetDeprecated', `asset ${symbol} is deprecated`);
   return null;
-}
-
-/** An amount as a refusal's description says it: `500.00 USD`, one convention with the CLI's (minor units, saying so, for an asset not registered). */
-function amountText(reads: Pick<Reads, 'asset'>, amountMinor: bigint, symbol: AssetSymbol): string {
-  const asset = reads.asset(symbol);
-  return asset === undefined ? `${amountMinor} ${symbol} (minor units)` : moneyText(amountMinor, symbol, asset.precision);
 }
 
 /** An account a command names, open for movements: neither frozen nor closed (CONTRACT 10). */

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import type { GrantListing } from '../../api.js';
+import type { GrantListing, GrantTerms, Json } from '../../api.js';
+import { type AmountText, Money, minorUnitsNamed } from '../../money.js';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
@@ -36,12 +37,25 @@ export async function runList(ctx: Context, options: ListOptions): Promise<void>
   await listPages(ctx, options, {
     read: (cursor) => ctx.client().get<GrantListing>(path, { limit: options.limit, cursor }),
     items: (page) => page.items,
-    show: async (page, header) => ctx.out.result(page, () => grantsTable(page.items, header)),
+    show: async (page, header) => {
+      const amount = await Money.forPeople(ctx.out.machine || ctx.out.picksField, ctx.client());
+      ctx.out.result(page, () => grantsTable(page.items, header, amount));
+    },
     pagesMax: grantPagesMax,
   });
 }
 
-const grantsTable = (items: readonly Item[], header: boolean) =>
+/**
+ * A bound counts minor units of whichever asset a use moves: in major units where the grant is for
+ * one asset (its subject, or its only listed asset), else in minor units, saying so.
+ */
+function boundText(amountMinor: string, terms: GrantTerms, amount: AmountText): string {
+  const subject = terms.subject as Record<string, Json> | string;
+  const asset = typeof subject === 'object' && typeof subject.asset === 'string' ? subject.asset : terms.assets?.length === 1 ? terms.assets[0] : undefined;
+  return asset === undefined ? minorUnitsNamed(amountMinor) : amount(amountMinor, asset);
+}
+
+const grantsTable = (items: readonly Item[], header: boolean, amount: AmountText) =>
   table(
     [
       { header: 'GRANT', value: (g: Item) => g.grant },
@@ -49,7 +63,8 @@ const grantsTable = (items: readonly Item[], header: boolean) =>
       { header: 'PRINCIPAL', value: (g) => g.terms.principal },
       { header: 'SUBJECT', value: (g) => show(g.terms.subject) },
       { header: 'OPS', value: (g) => g.terms.ops.join(',') },
-      { header: 'PER OP', value: (g) => g.terms.per_operation ?? '-', alignRight: true },
+      { header: 'PER OP', value: (g) => (g.terms.per_operation === null || g.terms.per_operation === undefined ? '-' : boundText(g.terms.per_operation, g.terms, amount)), alignRight: true },
+      { header: 'PER WINDOW', value: (g) => (g.terms.per_window === null || g.terms.per_window === undefined ? '-' : `${boundText(g.terms.per_window.limit, g.terms, amount)} / ${g.terms.per_window.length} ms`), alignRight: true },
       { header: 'GRANTED', value: (g) => time(g.granted_at) },
       { header: 'REVOKED', value: (g) => time(g.revoked) },
     ],
