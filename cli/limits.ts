@@ -63,3 +63,5 @@ export const progressRedrawMs = 100;
 export const amountTextCharsMax = 80;
 /** How often a long-running view (the dashboard) reads the asset registry again while it lacks an asset it shows. */
 export const registryRereadMs = 5_000;
+/** `statements` without --from: the period's length, in days before --to (default now). */
+export const statementDefaultDays = 30;

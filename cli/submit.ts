@@ -10,6 +10,7 @@ import type { Context } from './context.js';
 import { UnreachableError } from './errors.js';
 import { isTerminal } from './io.js';
 import { submitAttemptsMax, submitRetryDelayMs } from './limits.js';
+import { startSpinner } from './spinner.js';
 import { type AmountText, Money, minorUnitsText } from './money.js';
 import { details, show, time } from './output.js';
 import { jsonText, timeMs } from './parse.js';
@@ -95,19 +96,17 @@ export async function send(ctx: Context, path: string, body: unknown, flags: Sub
   }
 }
 
-/** Waits (at most `--timeout-ms`) for a decision, with a spinner on stderr when stderr is a terminal. */
+/** Waits (at most `--timeout-ms`) for a decision, with a spinner line on stderr when stderr is a terminal. */
 export async function decision(ctx: Context, reference: string): Promise<OperationView> {
   const timeoutMs = ctx.timeoutMs;
   const stderr = ctx.io.stderr;
   // A terminal of no width (a bare pty) would get one character per line: no spinner there either.
   if (!isTerminal(stderr) || !((stderr.columns ?? 0) > 0)) return waitForDecision(ctx.client(), reference, timeoutMs);
-  const [{ render }, { createElement }, { Waiting }] = await Promise.all([import('ink'), import('react'), import('./views/waiting.js')]);
-  const spinner = render(createElement(Waiting, { reference, state: 'Received' }), { stdout: stderr as NodeJS.WriteStream, stdin: ctx.io.stdin as NodeJS.ReadStream, patchConsole: false });
+  const spinner = startSpinner(stderr, reference, 'Received');
   try {
-    return await waitForDecision(ctx.client(), reference, timeoutMs, (view) => spinner.rerender(createElement(Waiting, { reference, state: view.state })));
+    return await waitForDecision(ctx.client(), reference, timeoutMs, (view) => spinner.state(view.state));
   } finally {
-    spinner.clear();
-    spinner.unmount();
+    spinner.stop();
   }
 }
 
