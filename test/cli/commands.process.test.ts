@@ -132,10 +132,10 @@ describe('transfers and operations', () => {
     expect(withoutClientKey(r.stderr)).toMatch(/^ERR-InsufficientAvailable: /);
   });
 
-  it('passes amounts through as text for the service to judge', async () => {
-    const fraction = await run(['transfers', 'create', '--from', accounts.alice, '--to', accounts.bob, '--amount', '10.5', '--asset', 'USD']);
-    expect(fraction.code).toBe(1);
-    expect(withoutClientKey(fraction.stderr)).toMatch(/^ERR-PrecisionExceeded: /);
+  it('passes amounts it does not read as text for the service to judge', async () => {
+    const signed = await run(['transfers', 'create', '--from', accounts.alice, '--to', accounts.bob, '--amount', '-5', '--asset', 'USD']);
+    expect(signed.code).toBe(1);
+    expect(withoutClientKey(signed.stderr)).toMatch(/^ERR-MalformedCommand: /);
   });
 });
 
