@@ -94,7 +94,7 @@ describe('through a pipe', () => {
   it('exits 2 with the usage for missing options, unknown commands, bad flag values', async () => {
     const required = await piped('reservations', 'create', '--payer', accounts.alice);
     expect(required.code).toBe(2);
-    expect(required.stderr).toMatch(/required option '--amount <minor>' not specified/);
+    expect(required.stderr).toMatch(/required option '--amount <amount>' not specified/);
     const unknown = await piped('accounts', 'frobnicate');
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("unknown command 'frobnicate'");
