@@ -4,6 +4,7 @@
  * (`--amount 50000`, `--amount 500.00`, `--amount "500.00 USD"`). bigint arithmetic only, never a
  * JS number or float; `--json` never passes here and always carries the API's minor-unit strings.
  */
+import { assetPrecisionMax } from '../src/constants.js';
 import { majorUnitsOf } from '../src/major-units.js';
 import type { Asset } from './api.js';
 import type { LedgerClient } from './client.js';
@@ -13,9 +14,12 @@ import { amountTextCharsMax, registryRereadMs } from './limits.js';
 
 const minorText = /^-?\d+$/;
 
+/** A precision ledgerd can hold; a service answering another (hostile, broken) gets its amounts shown as they came. */
+const isPrecision = (precision: unknown): precision is number => Number.isInteger(precision) && (precision as number) >= 0 && (precision as number) <= assetPrecisionMax;
+
 /** `amountMinor` in major units with `precision` decimals (a leading `-` kept); text that is no amount is returned as it is. */
 export function majorUnits(amountMinor: string, precision: number): string {
-  if (!minorText.test(amountMinor) || !Number.isInteger(precision) || precision < 0) return amountMinor;
+  if (!minorText.test(amountMinor) || !isPrecision(precision)) return amountMinor;
   return majorUnitsOf(BigInt(amountMinor), precision);
 }
 
@@ -28,7 +32,10 @@ export const minorUnitsNamed = (amountMinor: string): string => `${amountMinor} 
 
 type Precisions = ReadonlyMap<string, number>;
 
-const precisionsOf = async (client: LedgerClient): Promise<Precisions> => new Map((await client.get<Asset[]>('/v1/assets')).map((a) => [a.id, a.precision]));
+const precisionsOf = async (client: LedgerClient): Promise<Precisions> => {
+  const assets = await client.get<Asset[]>('/v1/assets');
+  return new Map(Array.isArray(assets) ? assets.filter((a) => isPrecision(a?.precision)).map((a) => [a.id, a.precision]) : []);
+};
 
 /** `500.00 USD`; an asset the registry does not list is shown in minor units, saying so. */
 const shown = (precisions: Precisions, amountMinor: string, asset: string): string => {
