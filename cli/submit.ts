@@ -10,6 +10,7 @@ import type { Context } from './context.js';
 import { UnreachableError } from './errors.js';
 import { isTerminal } from './io.js';
 import { submitAttemptsMax, submitRetryDelayMs } from './limits.js';
+import { safe } from './safe.js';
 import { startSpinner } from './spinner.js';
 import { type AmountText, Money, minorUnitsText } from './money.js';
 import { details, show, time } from './output.js';
@@ -82,7 +83,7 @@ export async function send(ctx: Context, path: string, body: unknown, flags: Sub
     try {
       const { reply, replayed } = await ctx.client().commandTaken(path, body, { clientKey, onBehalfOf: flags.onBehalfOf });
       // A repeat did nothing again: what follows is the earlier command's reply, and the person reading should know.
-      if (replayed) ctx.out.note(`ledgerctl: replay: client key ${clientKey} was taken before; this is ${reply.operation_reference}'s reply, nothing was done again`);
+      if (replayed) ctx.out.note(`ledgerctl: replay: client key ${clientKey} was taken before; this is ${safe(reply.operation_reference)}'s reply, nothing was done again`);
       return reply;
     } catch (error) {
       if (!(error instanceof UnreachableError)) throw error;
