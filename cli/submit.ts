@@ -75,15 +75,17 @@ export async function decisionOf(ctx: Context, reply: CommandReply, flags: Submi
 /**
  * Sends a command under this invocation's client key. A connection lost before the reply is retried
  * with the same key (the service gives the first attempt's reply, never a second effect); when the
- * attempts run out, stderr says that running the command again with that key is safe.
+ * attempts run out, stderr says that running the command again with that key is safe. A reply to a
+ * repeat of an earlier command is said on stderr, unless `ownRepeat` (this invocation repeats its own).
  */
-export async function send(ctx: Context, path: string, body: unknown, flags: SubmitFlags): Promise<CommandReply> {
+export async function send(ctx: Context, path: string, body: unknown, flags: SubmitFlags, ownRepeat = false): Promise<CommandReply> {
   const clientKey = ctx.clientKey(flags.clientKey);
   for (let attempt = 1; ; attempt++) {
     try {
       const { reply, replayed } = await ctx.client().commandTaken(path, body, { clientKey, onBehalfOf: flags.onBehalfOf });
-      // A repeat did nothing again: what follows is the earlier command's reply, and the person reading should know.
-      if (replayed) ctx.out.note(`ledgerctl: replay: client key ${clientKey} was taken before; this is ${safe(reply.operation_reference)}'s reply, nothing was done again`);
+      // A repeat did nothing again: what follows is an earlier command's reply, and the person reading should know.
+      // Not when the repeat is this invocation's own (a retry whose first attempt got through; `ownRepeat`, asked for).
+      if (replayed && attempt === 1 && !ownRepeat) ctx.out.note(`ledgerctl: replay: client key ${clientKey} was taken before; this is ${safe(reply.operation_reference)}'s reply, nothing was done again`);
       return reply;
     } catch (error) {
       if (!(error instanceof UnreachableError)) throw error;
