@@ -143,13 +143,13 @@ const amountsOf = async (ctx: Context): Promise<AmountText> => (await Money.read
 /** Where a move with no credited account goes: a reservation holds it on the payer, a withdrawal sends it to the layer. */
 const noCreditText = (command: string) => (command === 'withdraw' ? '(the settlement layer)' : '(held on the payer)');
 
-export function operationLines(view: OperationView, amount: AmountText): Record<string, string | undefined> {
+function operationLines(view: OperationView, amount: AmountText): Record<string, string | undefined> {
   const moves = view.moves ?? [];
   const moveLines: Record<string, string> =
     moves.length === 1
       ? { amount: amount(moves[0]!.amount, moves[0]!.asset), from: moves[0]!.from, to: moves[0]!.to ?? noCreditText(view.command) }
       : Object.fromEntries(moves.map((m, i) => [`leg ${i}`, `${amount(m.amount, m.asset)}  ${m.from} -> ${m.to ?? noCreditText(view.command)}`]));
-  return {
+  const lines = {
     operation: view.operation_reference,
     command: view.command,
     principal: view.principal,
@@ -163,8 +163,10 @@ export function operationLines(view: OperationView, amount: AmountText): Record<
     decided: time(view.decided_at),
     'client key': view.client_key,
     reference: view.reference === undefined ? undefined : show(view.reference),
-    ...resultLines(view.result),
   };
+  // A result named like a line above (a registration's new `credential`) is said to be the result's.
+  const results = Object.entries(resultLines(view.result)).map(([key, value]) => [Object.hasOwn(lines, key) ? `result ${key}` : key, value]);
+  return { ...lines, ...Object.fromEntries(results) };
 }
 
 function resultLines(result: CommandReply['result']): Record<string, string> {
