@@ -42,8 +42,10 @@ export interface Move {
 export interface OperationView {
   operation_reference: string;
   command: string;
-  /** Who submitted it (absent from daemons older than this field). */
+  /** Who submitted it (absent from daemons older than this field), with which credential, for whom. */
   principal?: string;
+  credential?: string;
+  on_behalf_of?: string;
   /** What a transfer or reservation asks to move. */
   moves?: Move[];
   state: string;

@@ -80,18 +80,18 @@ export class LedgerClient {
 
   /** A command (spec 4): `client-key` and `on-behalf-of` headers, a command reply back. */
   async command(path: string, body: unknown, headers: CommandHeaders = {}): Promise<CommandReply> {
-    return this.post<CommandReply>(path, body, headers);
+    return (await this.commandTaken(path, body, headers)).reply;
+  }
+
+  /** A command, and whether the service answered it as a repeat under its client key (the `ledger-replay` header). */
+  async commandTaken(path: string, body: unknown, headers: CommandHeaders = {}): Promise<{ reply: CommandReply; replayed: boolean }> {
+    const answer = await this.exchange('POST', this.url(path), body, { ...commandHeaders(headers), accept: 'application/json' }, replyBytesMax);
+    return { reply: parsed<CommandReply>(answer), replayed: answer.replayed };
   }
 
   /** A POST (a command, a batch of them, or one of the two /v1/auth routes) with the command headers given. */
   async post<T>(path: string, body: unknown, headers: CommandHeaders = {}): Promise<T> {
-    const extra: Record<string, string> = {};
-    if (headers.clientKey !== undefined) {
-      if (headers.clientKey.length === 0 || headers.clientKey.length > clientKeyLengthMax) throw new UsageError(`--client-key must be 1-${clientKeyLengthMax} characters`);
-      extra['client-key'] = headers.clientKey;
-    }
-    if (headers.onBehalfOf !== undefined) extra['on-behalf-of'] = headers.onBehalfOf;
-    return this.send<T>('POST', this.url(path), body, extra);
+    return this.send<T>('POST', this.url(path), body, commandHeaders(headers));
   }
 
   /** An open event stream's body; the caller reads it until it ends or `signal` aborts. */
@@ -127,16 +127,11 @@ export class LedgerClient {
   }
 
   private async send<T>(method: 'GET' | 'POST', url: URL, body: unknown, extra: Record<string, string>): Promise<T> {
-    const { status, text } = await this.exchange(method, url, body, { ...extra, accept: 'application/json' }, replyBytesMax);
-    try {
-      return JSON.parse(text) as T;
-    } catch {
-      throw new RefusedError('ERR-Internal', `the service answered HTTP ${status} with a body that is not JSON`);
-    }
+    return parsed<T>(await this.exchange(method, url, body, { ...extra, accept: 'application/json' }, replyBytesMax));
   }
 
   /** One request, bounded by `--timeout-ms` from sending it to the last byte; a refusal (status 400 and up) is thrown. */
-  private async exchange(method: 'GET' | 'POST', url: URL, body: unknown, extra: Record<string, string>, bytesMax: number): Promise<{ status: number; text: string }> {
+  private async exchange(method: 'GET' | 'POST', url: URL, body: unknown, extra: Record<string, string>, bytesMax: number): Promise<Answer> {
     const headers: Record<string, string> = { ...this.auth(), ...extra };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const noAnswer = () => new UnreachableError(`no answer from ${this.baseUrl.origin} within ${this.timeoutMs} ms (--timeout-ms)`);
@@ -150,7 +145,7 @@ export class LedgerClient {
     const response = await bounded(() => this.transport.request(url, { method, headers, signal, bodyTimeoutMs: this.timeoutMs, body: body === undefined ? undefined : JSON.stringify(body) }));
     const text = await bounded(() => this.textOf(response.body, bytesMax));
     if (response.statusCode >= 400) throw refusalOf(response.statusCode, response.headers['retry-after'], text);
-    return { status: response.statusCode, text };
+    return { status: response.statusCode, text, replayed: response.headers['ledger-replay'] === 'true' };
   }
 
   /**
@@ -181,6 +176,31 @@ export class LedgerClient {
       throw error;
     }
   }
+}
+
+interface Answer {
+  status: number;
+  text: string;
+  /** The service answered a repeat of an earlier command under its client key. */
+  replayed: boolean;
+}
+
+function parsed<T>({ status, text }: Answer): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new RefusedError('ERR-Internal', `the service answered HTTP ${status} with a body that is not JSON`);
+  }
+}
+
+function commandHeaders(headers: CommandHeaders): Record<string, string> {
+  const extra: Record<string, string> = {};
+  if (headers.clientKey !== undefined) {
+    if (headers.clientKey.length === 0 || headers.clientKey.length > clientKeyLengthMax) throw new UsageError(`--client-key must be 1-${clientKeyLengthMax} characters`);
+    extra['client-key'] = headers.clientKey;
+  }
+  if (headers.onBehalfOf !== undefined) extra['on-behalf-of'] = headers.onBehalfOf;
+  return extra;
 }
 
 function describe(error: unknown): string {

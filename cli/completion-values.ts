@@ -2,11 +2,12 @@
  * `ledgerctl __complete KIND [PROFILE]`: the values shell completion offers for a flag, one a
  * line, from the profile store alone (no request, so a Tab never waits on the network): profile
  * names, the asset symbols `assets list` last saw for the profile, the profile's saved account
- * names. Only words of `[A-Za-z0-9._-]` are printed: bash's `compgen -W` expands its word list,
+ * names, and `-o`'s output formats. Only words of `[A-Za-z0-9._-]` are printed: bash's `compgen -W` expands its word list,
  * so a served asset symbol holding `$(…)` must never reach it. It never fails: no values, exit 0.
  */
 import type { ValueKind } from './completion.js';
 import type { Io } from './io.js';
+import { formats } from './output.js';
 import { ProfileStore } from './profiles.js';
 
 export const completeCommand = '__complete';
@@ -23,6 +24,7 @@ export async function printCompletionValues(io: Io, args: readonly string[]): Pr
 }
 
 async function valuesOf(io: Io, kind: ValueKind, named: string | undefined): Promise<readonly string[]> {
+  if (kind === 'formats') return formats;
   const store = await ProfileStore.open(io.env.LEDGERCTL_CONFIG_DIR);
   if (kind === 'profiles') return store.names();
   const profile = store.get(named ?? io.env.LEDGER_PROFILE ?? store.active ?? 'default');

@@ -11,13 +11,15 @@ import { groups, leaves, longOptions, ownOptions } from './tree.js';
 export const shells = ['bash', 'zsh', 'fish'] as const;
 export type Shell = (typeof shells)[number];
 
-/** What a flag's value is, for completion: from its placeholder (`--from <account>`, `--asset <symbol>`). */
-export type ValueKind = 'profiles' | 'assets' | 'accounts';
+/** What a flag's value is, for completion: from its placeholder (`--from <account>`, `--asset <symbol>`), or `-o`'s formats. */
+export type ValueKind = 'profiles' | 'assets' | 'accounts' | 'formats';
+const valueKinds = ['profiles', 'assets', 'accounts', 'formats'] as const;
 
 const kindOfPlaceholder: Record<string, ValueKind> = { '<account>': 'accounts', '<symbol>': 'assets' };
 
 function kindOf(option: Option): ValueKind | undefined {
   if (option.long === '--profile') return 'profiles';
+  if (option.long === '--output') return 'formats';
   return kindOfPlaceholder[option.flags.split(' ').at(-1)!];
 }
 
@@ -31,7 +33,8 @@ function wordTable(program: Command): [string, string[]][] {
 
 /** `PATH FLAG` → the kind of value the flag takes there; a global flag is keyed by the flag alone (any path). */
 function kindTable(program: Command): { global: [string, ValueKind][]; byCommand: [string, ValueKind][] } {
-  const global = ownOptions(program).flatMap((o): [string, ValueKind][] => (kindOf(o) === undefined ? [] : [[o.long!, kindOf(o)!]]));
+  // A global flag is keyed by each of its names (`-o` and `--output`).
+  const global = ownOptions(program).flatMap((o): [string, ValueKind][] => (kindOf(o) === undefined ? [] : [o.long!, ...(o.short === undefined ? [] : [o.short])].map((flag) => [flag, kindOf(o)!])));
   const byCommand: [string, ValueKind][] = [];
   for (const { path, command } of leaves(program)) {
     for (const option of ownOptions(command)) {
@@ -45,7 +48,7 @@ function kindTable(program: Command): { global: [string, ValueKind][]; byCommand
 function shFunctions(program: Command): string {
   const words = wordTable(program).map(([key, list]) => `    '${key}') echo '${list.join(' ')}' ;;`);
   const { global, byCommand } = kindTable(program);
-  const kinds = (['profiles', 'assets', 'accounts'] as const).flatMap((kind) => {
+  const kinds = valueKinds.flatMap((kind) => {
     const keys = [...global.filter(([, k]) => k === kind).map(([flag]) => `*' ${flag}'`), ...byCommand.filter(([, k]) => k === kind).map(([key]) => `'${key}'`)];
     return keys.length === 0 ? [] : [`    ${keys.join('|')}) echo ${kind} ;;`];
   });
@@ -82,7 +85,7 @@ function fishScript(program: Command): string {
   const quote = (text: string) => `'${text}'`;
   const words = wordTable(program).flatMap(([key, list]) => [`        case ${quote(key)}`, `            echo ${quote(list.join(' '))}`]);
   const { global, byCommand } = kindTable(program);
-  const kinds = (['profiles', 'assets', 'accounts'] as const).flatMap((kind) => {
+  const kinds = valueKinds.flatMap((kind) => {
     const keys = [...global.filter(([, k]) => k === kind).map(([flag]) => `'* ${flag}' ${quote(flag)}`), ...byCommand.filter(([, k]) => k === kind).map(([key]) => quote(key))];
     return keys.length === 0 ? [] : [`        case ${keys.join(' ')}`, `            echo ${kind}`];
   });

@@ -91,7 +91,7 @@ export async function enrol(ctx: Context, enrolment: Enrolment, flags: EnrolFlag
   const failure = failureOf(view);
   if (failure !== null) throw failure;
   // The API key is on the first terminal reply under the client key: the acknowledgement if it was, else this repeat.
-  const deciding = reply.terminal ? reply : await send(ctx, path, body, flags);
+  const deciding = reply.terminal ? reply : await send(ctx, path, body, flags, true);
   const credential = view.result?.credential ?? null;
   if (credential === null) throw new CliError(`${view.operation_reference} was decided without naming a credential`, exitCodes.refused);
   // An API key becomes a profile's token only where asked (`--save-as`); otherwise it is only printed.

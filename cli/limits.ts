@@ -61,3 +61,9 @@ export const batchRetryDelayMs = 1_000;
 export const batchRereadsMax = 1_000;
 /** How often the progress line on a terminal is redrawn. */
 export const progressRedrawMs = 100;
+/** Characters of an amount flag's text (2^128 has 39 digits; room for decimals and a symbol). */
+export const amountTextCharsMax = 80;
+/** How often a long-running view (the dashboard) reads the asset registry again while it lacks an asset it shows. */
+export const registryRereadMs = 5_000;
+/** `statements` without --from: the period's length, in days before --to (default now). */
+export const statementDefaultDays = 30;

@@ -10,6 +10,9 @@ import type { Context } from './context.js';
 import { UnreachableError } from './errors.js';
 import { isTerminal } from './io.js';
 import { submitAttemptsMax, submitRetryDelayMs } from './limits.js';
+import { safe } from './safe.js';
+import { startSpinner } from './spinner.js';
+import { type AmountText, Money, minorUnitsText } from './money.js';
 import { details, show, time } from './output.js';
 import { jsonText, timeMs } from './parse.js';
 import { failureOf, waitForDecision } from './wait.js';
@@ -54,7 +57,7 @@ export async function submit(ctx: Context, path: string, body: unknown, flags: S
     return null;
   }
   const view = await decisionOf(ctx, reply, flags);
-  printOperation(ctx, view);
+  await printOperation(ctx, view);
   return view;
 }
 
@@ -72,13 +75,18 @@ export async function decisionOf(ctx: Context, reply: CommandReply, flags: Submi
 /**
  * Sends a command under this invocation's client key. A connection lost before the reply is retried
  * with the same key (the service gives the first attempt's reply, never a second effect); when the
- * attempts run out, stderr says that running the command again with that key is safe.
+ * attempts run out, stderr says that running the command again with that key is safe. A reply to a
+ * repeat of an earlier command is said on stderr, unless `ownRepeat` (this invocation repeats its own).
  */
-export async function send(ctx: Context, path: string, body: unknown, flags: SubmitFlags): Promise<CommandReply> {
+export async function send(ctx: Context, path: string, body: unknown, flags: SubmitFlags, ownRepeat = false): Promise<CommandReply> {
   const clientKey = ctx.clientKey(flags.clientKey);
   for (let attempt = 1; ; attempt++) {
     try {
-      return await ctx.client().command(path, body, { clientKey, onBehalfOf: flags.onBehalfOf });
+      const { reply, replayed } = await ctx.client().commandTaken(path, body, { clientKey, onBehalfOf: flags.onBehalfOf });
+      // A repeat did nothing again: what follows is an earlier command's reply, and the person reading should know.
+      // Not when the repeat is this invocation's own (a retry whose first attempt got through; `ownRepeat`, asked for).
+      if (replayed && attempt === 1 && !ownRepeat) ctx.out.note(`ledgerctl: replay: client key ${clientKey} was taken before; this is ${safe(reply.operation_reference)}'s reply, nothing was done again`);
+      return reply;
     } catch (error) {
       if (!(error instanceof UnreachableError)) throw error;
       const pauseMs = submitRetryDelayMs * 2 ** (attempt - 1);
@@ -91,19 +99,17 @@ export async function send(ctx: Context, path: string, body: unknown, flags: Sub
   }
 }
 
-/** Waits (at most `--timeout-ms`) for a decision, with a spinner on stderr when stderr is a terminal. */
+/** Waits (at most `--timeout-ms`) for a decision, with a spinner line on stderr when stderr is a terminal. */
 export async function decision(ctx: Context, reference: string): Promise<OperationView> {
   const timeoutMs = ctx.timeoutMs;
   const stderr = ctx.io.stderr;
   // A terminal of no width (a bare pty) would get one character per line: no spinner there either.
   if (!isTerminal(stderr) || !((stderr.columns ?? 0) > 0)) return waitForDecision(ctx.client(), reference, timeoutMs);
-  const [{ render }, { createElement }, { Waiting }] = await Promise.all([import('ink'), import('react'), import('./views/waiting.js')]);
-  const spinner = render(createElement(Waiting, { reference, state: 'Received' }), { stdout: stderr as NodeJS.WriteStream, stdin: ctx.io.stdin as NodeJS.ReadStream, patchConsole: false });
+  const spinner = startSpinner(stderr, reference, 'Received');
   try {
-    return await waitForDecision(ctx.client(), reference, timeoutMs, (view) => spinner.rerender(createElement(Waiting, { reference, state: view.state })));
+    return await waitForDecision(ctx.client(), reference, timeoutMs, (view) => spinner.state(view.state));
   } finally {
-    spinner.clear();
-    spinner.unmount();
+    spinner.stop();
   }
 }
 
@@ -120,28 +126,56 @@ export function printReply(ctx: Context, reply: CommandReply): void {
   );
 }
 
-/** Prints an operation view; a rejected or expired one then fails the process (exit 1). */
-export function printOperation(ctx: Context, view: OperationView): void {
-  ctx.out.result(view, () =>
-    details({
-      operation: view.operation_reference,
-      command: view.command,
-      state: view.state,
-      terminal: String(view.terminal),
-      submitted: time(view.submitted_at),
-      decided: time(view.decided_at),
-      'client key': view.client_key,
-      reference: view.reference === undefined ? undefined : show(view.reference),
-      ...resultLines(view.result),
-      error: view.error === undefined ? undefined : `${view.error.error}: ${view.error.description}`,
-    }),
-  );
+/**
+ * Prints an operation view: who did what (principal, credential, command, amounts in major units,
+ * from and to) and the decision; a rejected or expired one then fails the process (exit 1).
+ */
+export async function printOperation(ctx: Context, view: OperationView): Promise<void> {
+  const amount = ctx.out.machine || ctx.out.picksField || (view.moves ?? []).length === 0 ? minorUnitsText : await amountsOf(ctx);
+  ctx.out.result(view, () => details(operationLines(view, amount)));
   const failure = failureOf(view);
   if (failure !== null) throw failure;
 }
 
+/** Amounts in major units; a caller the registry does not answer still gets its operation, in minor units saying so. */
+const amountsOf = async (ctx: Context): Promise<AmountText> => (await Money.readOrNone(ctx.client())).show;
+
+/** Where a move with no credited account goes: a reservation holds it on the payer, a withdrawal sends it to the layer. */
+const noCreditText = (command: string) => (command === 'withdraw' ? '(the settlement layer)' : '(held on the payer)');
+
+function operationLines(view: OperationView, amount: AmountText): Record<string, string | undefined> {
+  const moves = view.moves ?? [];
+  const moveLines: Record<string, string> =
+    moves.length === 1
+      ? { amount: amount(moves[0]!.amount, moves[0]!.asset), from: moves[0]!.from, to: moves[0]!.to ?? noCreditText(view.command) }
+      : Object.fromEntries(moves.map((m, i) => [`leg ${i}`, `${amount(m.amount, m.asset)}  ${m.from} -> ${m.to ?? noCreditText(view.command)}`]));
+  const lines = {
+    operation: view.operation_reference,
+    command: view.command,
+    principal: view.principal,
+    credential: view.credential,
+    'on behalf of': view.on_behalf_of,
+    ...moveLines,
+    state: view.state,
+    error: view.error === undefined ? undefined : `${view.error.error}: ${view.error.description}`,
+    terminal: String(view.terminal),
+    submitted: time(view.submitted_at),
+    decided: time(view.decided_at),
+    'client key': view.client_key,
+    reference: view.reference === undefined ? undefined : show(view.reference),
+  };
+  // A result named like a line above (a registration's new `credential`) is said to be the result's.
+  const results = Object.entries(resultLines(view.result)).map(([key, value]) => [Object.hasOwn(lines, key) ? `result ${key}` : key, value]);
+  return { ...lines, ...Object.fromEntries(results) };
+}
+
 function resultLines(result: CommandReply['result']): Record<string, string> {
   const lines: Record<string, string> = {};
-  for (const [key, value] of Object.entries(result ?? {})) if (value !== null && value !== undefined) lines[key] = show(value);
+  for (const [key, value] of Object.entries(result ?? {})) {
+    if (value === null || value === undefined) continue;
+    if (key === 'postings' && Array.isArray(value)) lines.postings = `${value.length} (journal seq ${value.join(', ')})`;
+    else if (key === 'effective_at' && typeof value === 'number') lines['effective at'] = time(value);
+    else lines[key] = show(value);
+  }
   return lines;
 }

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { GrantSubject, GrantTerms, Json } from './api.js';
 import type { Context } from './context.js';
 import { UsageError } from './errors.js';
+import { amountHelp, amountMinorOf } from './money.js';
 import { accountsOf, optionalAccountOf } from './names.js';
 import { integer, jsonFile, list, timeMs } from './parse.js';
 
@@ -36,9 +37,9 @@ export function withTermsFlags(command: Command): Command {
     .option('--counterparties <accounts>', 'only these counterparties', list)
     .option('--expires <time>', 'stops working then (ms since the epoch, or ISO-8601)')
     .option('--parent <grant>', 'the grant it narrows')
-    .option('--per-operation <minor>', 'the most one operation may move, minor units')
+    .option('--per-operation <amount>', `the most one operation may move: ${amountHelp} (major units need one asset: the symbol, --assets or --subject-asset)`)
     .option('--per-window-ms <ms>', 'with --per-window-limit: the window length')
-    .option('--per-window-limit <minor>', 'the most that may move in one window, minor units');
+    .option('--per-window-limit <amount>', 'the most that may move in one window, written as --per-operation');
 }
 
 export function termsOf(flags: TermsFlags, kind: string): Json {
@@ -61,12 +62,20 @@ export function termsOf(flags: TermsFlags, kind: string): Json {
   return terms as unknown as Json;
 }
 
-/** The flags with `--subject-account` and `--counterparties` resolved to identifiers (each may be a saved name or an alias). */
+/**
+ * The flags with `--subject-account` and `--counterparties` resolved to identifiers (each may be a
+ * saved name or an alias), and the bounds to minor units.
+ */
 export async function withAccountsResolved<F extends TermsFlags>(ctx: Context, flags: F): Promise<F> {
+  // A bound counts minor units of whichever asset a use moves: major units need the one asset the grant is for.
+  const only = flags.subjectAsset ?? (flags.assets?.length === 1 ? flags.assets[0] : undefined);
+  const bound = (flag: string, text: string | undefined) => (text === undefined ? undefined : amountMinorOf(ctx, flag, text, only));
   return {
     ...flags,
     subjectAccount: await optionalAccountOf(ctx, '--subject-account', flags.subjectAccount),
     counterparties: await accountsOf(ctx, '--counterparties', flags.counterparties),
+    perOperation: await bound('--per-operation', flags.perOperation),
+    perWindowLimit: await bound('--per-window-limit', flags.perWindowLimit),
   };
 }
 

@@ -5,12 +5,13 @@
  */
 import { Box, Text } from 'ink';
 import type { DashboardState, LayerFigures } from '../dashboard/model.js';
+import { type AmountText, minorUnitsText } from '../money.js';
 import { safe } from '../safe.js';
 import { Table } from './table.js';
 
 type Row = LayerFigures['comparison']['rows'][number];
 
-export function LayerPane({ layer, nowMs }: { layer: DashboardState['layer']; nowMs: number }) {
+export function LayerPane({ layer, nowMs, amount = minorUnitsText }: { layer: DashboardState['layer']; nowMs: number; amount?: AmountText }) {
   if (layer === null) return <Text dimColor>loading…</Text>;
   if ('unavailable' in layer) return <Text color="red">settlement layer: {safe(layer.unavailable)}</Text>;
   const stale = nowMs >= layer.freshUntilMs;
@@ -24,10 +25,10 @@ export function LayerPane({ layer, nowMs }: { layer: DashboardState['layer']; no
       <Table
         columns={[
           { header: 'ASSET', value: (r: Row) => safe(r.asset) },
-          { header: 'BOOK', value: (r) => r.book, alignRight: true },
-          { header: 'LAYER', value: (r) => r.layer, alignRight: true },
-          { header: 'DIFFERENCE', value: (r) => r.difference, alignRight: true },
-          { header: 'LIABILITIES', value: (r) => r.liabilities ?? '-', alignRight: true },
+          { header: 'BOOK', value: (r) => amount(r.book, r.asset), alignRight: true },
+          { header: 'LAYER', value: (r) => amount(r.layer, r.asset), alignRight: true },
+          { header: 'DIFFERENCE', value: (r) => amount(r.difference, r.asset), alignRight: true },
+          { header: 'LIABILITIES', value: (r) => (r.liabilities === null ? '-' : amount(r.liabilities, r.asset)), alignRight: true },
           // CONTRACT 12.6: an insolvent asset is marked so an operator sees it at a glance.
           { header: 'SOLVENT', value: (r) => (r.solvent === null ? '-' : r.solvent ? 'yes' : 'NO: INSOLVENT') },
         ]}

@@ -85,7 +85,7 @@ function paneView(state: DashboardState, nowMs: number, rows: number, amount: Am
     case 'rate':
       return <RatePane series={rateSeries(state.rate, nowMs)} />;
     case 'layer':
-      return <LayerPane layer={state.layer} nowMs={nowMs} />;
+      return <LayerPane layer={state.layer} nowMs={nowMs} amount={amount} />;
     case 'reservations':
       return (
         <Box flexDirection="column">

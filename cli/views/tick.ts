@@ -9,6 +9,3 @@ export function useTick(intervalMs: number): number {
   }, [intervalMs]);
   return tick;
 }
-
-export const spinnerFrames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'] as const;
-export const spinnerFrame = (tick: number): string => spinnerFrames[tick % spinnerFrames.length]!;

@@ -14,6 +14,7 @@ import { callerOf } from './auth.js';
 import { type Acting, requestDigest } from './digest.js';
 import { rawMember } from './raw-json.js';
 import { wireReply } from './replies.js';
+import { noteCommand } from './request-log.js';
 import { withView } from '../routes/context.js';
 
 declare module 'fastify' {
@@ -62,7 +63,7 @@ export async function submitFrom(kernel: Kernel, request: FastifyRequest, comman
   const actor = await actingCaller(request);
   const reference = referenceOf(request);
   const clientKey = request.headers['client-key'];
-  return kernel.submit({
+  const ack = await kernel.submit({
     command,
     actor,
     clientKey: typeof clientKey === 'string' ? clientKey : null,
@@ -71,6 +72,8 @@ export async function submitFrom(kernel: Kernel, request: FastifyRequest, comman
     // A member's command names its route on the audit trail (CONTRACT 13).
     ...(request.member === null ? {} : { act: (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId }),
   });
+  noteCommand(request, ack.operation.ref, ack.repeat);
+  return ack;
 }
 
 const digestOf = (request: FastifyRequest, acting: Acting) => requestDigest(acting, request.method, pathOf(request.url), request.body);

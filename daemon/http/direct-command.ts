@@ -25,6 +25,7 @@ import { keys } from '../../src/model/keys.js';
 import { callerOf } from './auth.js';
 import { requestDigest } from './digest.js';
 import { wireReply } from './replies.js';
+import { noteCommand } from './request-log.js';
 import type { DirectCommand } from '../../src/decide/decide-auth.js';
 
 const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -90,6 +91,7 @@ export class DirectCommands {
         const record = recordJson(stored, what);
         if (check.string(record, 'digest', what) !== digest) refuse('ERR-ClientKeyReused', 'the client key was used for another request');
         const answered = check.object(record, 'reply', what) as Record<string, Wire>;
+        noteCommand(request, String(answered.operation_reference), true);
         if (record.kept === undefined || compact === undefined) return answered;
         return { ...answered, result: await compact.rebuild(record.kept as Wire, record.request) };
       }
@@ -105,6 +107,7 @@ export class DirectCommands {
         state: 'Completed',
         result,
       };
+      noteCommand(request, answer.operation_reference as string, false);
       // The request is kept with its reply: what was asked, and under which justification.
       const kept = compact === undefined ? { reply: answer } : { reply: { ...answer, result: undefined }, kept: compact.keep(result) };
       const record = { key: storeKey, value: JSON.stringify({ digest, request: request.body ?? null, ...kept }) };

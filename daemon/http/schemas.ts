@@ -130,6 +130,8 @@ export const operationViewSchema = object(
     operation_reference: operationRef,
     command: str('command type'),
     principal: str('the principal that submitted it'),
+    credential: str('the credential it was submitted with'),
+    on_behalf_of: identityId,
     moves: {
       type: 'array',
       description: "what the command asks to move: a transfer's legs, a reservation's hold (to null)",

@@ -369,6 +369,9 @@ function termsRefusal(grant: Grant, use: GrantUse, rootGrantor: IdentityId): Ref
   if (t.expiresAtMs !== null && use.atMs >= t.expiresAtMs) return notAuthorised(`the operation: grant ${grant.id} has expired`);
   if (!t.ops.includes(use.op)) return notAuthorised(`operation ${use.op}`);
   const opensAccount = typeof t.subject === 'object' && 'identity' in t.subject;
+  if (t.subject === 'delegated_accounts' && !underOperatorCustody({ custody: use.accountCustody })) {
+    return notAuthorised(`account ${use.account}: owned custody: a grant over delegated accounts cannot ${use.op} on it`);
+  }
   if (!subjectCovers(t.subject, use) || (!opensAccount && use.accountOwner !== rootGrantor)) return notAuthorised(`account ${use.account}`);
   if (t.kind === 'issuance' && use.accountKind !== 'treasury') return notAuthorised(`account ${use.account}: issuance is out of treasury accounts`);
   // CONTRACT 5: value leaves a treasury only under an issuance grant, whoever gave the other kind.
@@ -385,13 +388,13 @@ function termsRefusal(grant: Grant, use: GrantUse, rootGrantor: IdentityId): Ref
  * before the last recorded one counts at that one's time, so no window of `length`
  * ever holds more than `limit` whatever order uses and times come in.
  */
-function windowAfter(grant: Grant, window: PerWindow, usage: WindowUsage, use: GrantUse): WindowUsage | Refusal {
+function windowAfter(grant: Grant, window: PerWindow, usage: WindowUsage, use: GrantUse, amountOf: AmountOf): WindowUsage | Refusal {
   const lastAtMs = usage.uses.at(-1)?.atMs ?? use.atMs;
   const atMs = Math.max(use.atMs, lastAtMs);
   const live = usage.uses.filter((u) => u.atMs > atMs - window.lengthMs);
   const usedMinor = live.reduce((sum, u) => sum + u.amountMinor, 0n);
   if (usedMinor + use.amountMinor > window.limitMinor) {
-    return refusal('ERR-BoundExceeded', `grant ${grant.id} allows ${window.limitMinor} per ${window.lengthMs} ms; ${usedMinor} used`);
+    return refusal('ERR-BoundExceeded', `grant ${grant.id} allows ${amountOf(window.limitMinor)} per ${window.lengthMs} ms; ${amountOf(usedMinor)} used`);
   }
   if (live.length >= grantWindowUsesMax) return refusal('ERR-BoundExceeded', `grant ${grant.id} has recorded ${grantWindowUsesMax} uses in its window`);
   return { uses: [...live, { atMs, amountMinor: use.amountMinor }] };
@@ -412,7 +415,16 @@ function assertChain(chain: readonly Grant[]): void {
  * the windowed grants of the chain (a use counts toward every ancestor's window too)
  * and the new per-operation totals.
  */
-export function authorizeUse(chain: readonly Grant[], use: GrantUse, usageOf: (id: GrantId) => WindowUsage, movedOf: (id: GrantId) => bigint = () => 0n): UseDecision {
+export type AmountOf = (amountMinor: bigint) => string;
+
+export function authorizeUse(
+  chain: readonly Grant[],
+  use: GrantUse,
+  usageOf: (id: GrantId) => WindowUsage,
+  movedOf: (id: GrantId) => bigint = () => 0n,
+  // How a refusal names an amount of the use's asset (the caller knows its precision).
+  amountOf: AmountOf = String,
+): UseDecision {
   assertChain(chain);
   assert(use.asset !== null || use.op === 'open_account', 'a use that moves value names its asset');
   const refused = (r: Refusal): UseDecision => ({ ok: false, refusal: r });
@@ -431,12 +443,12 @@ export function authorizeUse(chain: readonly Grant[], use: GrantUse, usageOf: (i
     const { perOperationMinor, perWindow } = grant.terms;
     if (perOperationMinor !== null) {
       const totalMinor = movedOf(grant.id) + use.amountMinor;
-      if (totalMinor > perOperationMinor) return refused(refusal('ERR-BoundExceeded', `grant ${grant.id} allows at most ${perOperationMinor} per operation`));
+      if (totalMinor > perOperationMinor) return refused(refusal('ERR-BoundExceeded', `grant ${grant.id} allows at most ${amountOf(perOperationMinor)} per operation`));
       moved.set(grant.id, totalMinor);
     }
     // A use that moves nothing (open_account) takes no room in a window.
     if (perWindow === null || use.amountMinor === 0n) continue;
-    const after = windowAfter(grant, perWindow, usageOf(grant.id), use);
+    const after = windowAfter(grant, perWindow, usageOf(grant.id), use, amountOf);
     if ('error' in after) return refused(after);
     usage.set(grant.id, after);
   }

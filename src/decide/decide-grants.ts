@@ -24,13 +24,15 @@ import { type Grant, type GrantOp, type GrantTerms } from '../model/model.js';
 import { grantChainDepthMax, grantsGivenMax, grantsHeldMax, grantsPerGrantorHolderMax } from '../auth/constants.js';
 import { type Actor, type Principals, actingAuthority, authorityToDebit, inScope } from '../auth/authority.js';
 import type { RecordWrite } from './decide-auth.js';
+import { underOperatorCustody } from '../custody/rule.js';
+import { type PrecisionReads, amountText } from '../major-units.js';
 import { type Refusal, refusal } from '../errors.js';
 import type { Account, Authority, Operation } from '../model/model.js';
 import type { AccountId, AssetSymbol, GrantId, IdentityId } from '../model/values.js';
 import { givenGrantKey, givenGrantPrefix, grantChildKey, grantChildPrefix, grantKey, grantWindowKey, heldGrantKey, heldGrantPrefix, overGrantKey, partyGrantKey, revokedHeldKey, revokedHeldPrefix } from '../model/keys.js';
 
 /** Grant records and indexes, as prefetched for a round (or an intake). */
-export interface GrantReads {
+export interface GrantReads extends PrecisionReads {
   record(key: string): string | undefined;
   /** Ids under an index prefix (held grants, children), as prefetched: the whole list, or one past its bound. */
   listed(prefix: string): readonly GrantId[];
@@ -134,6 +136,7 @@ export function grantAuthority(actor: Actor, use: GrantUseRequest, reads: GrantR
       },
       stage.usageOf(reads),
       stage.movedOf(use.asset),
+      (amountMinor) => (use.asset === null ? String(amountMinor) : amountText(reads, amountMinor, use.asset)),
     );
     if (decision.ok) {
       stage.take(decision, use.asset);
@@ -160,8 +163,20 @@ export function grantAuthority(actor: Actor, use: GrantUseRequest, reads: GrantR
 
 /** The authority to debit `use.account`: the actor's own (owner, operator), else a grant it holds. */
 export function debitAuthority(actor: Actor, use: GrantUseRequest, reads: GrantReads, principals: Principals, stage: GrantStage): Authority | Refusal {
-  return authorityToDebit(actor, use.account, principals) ?? grantAuthority(actor, use, reads, stage);
+  return authorityToDebit(actor, use.account, principals) ?? custodySays(actor, use, principals, grantAuthority(actor, use, reads, stage));
 }
+
+/**
+ * The operator refused for want of authority over an owned account is told that custody is why
+ * (CONTRACT 8): its own authority covers delegated accounts only.
+ */
+function custodySays(actor: Actor, use: GrantUseRequest, principals: Principals, found: Authority | Refusal): Authority | Refusal {
+  if (!('error' in found) || found.error !== 'ERR-NotAuthorised' || actor.principal !== principals.operator) return found;
+  if (underOperatorCustody(use.account) || use.account.kind === 'treasury' || !inScope(actor, use.account.id)) return found;
+  return refusal('ERR-NotAuthorised', `owned custody: the operator cannot ${custodyVerbs[use.op] ?? use.op} account ${use.account.id}; only its owner, or a grant its owner gave, can`);
+}
+
+const custodyVerbs: Partial<Record<GrantOp, string>> = { transfer: 'debit', withdraw: 'debit', reserve: 'reserve on', capture: 'capture on', release: 'release on' };
 
 /**
  * The authority to finish (capture or release) `reservation`, held against `payer`:
@@ -183,7 +198,7 @@ export function finishAuthority(
   if (!inScope(actor, payer.id)) return hidden;
   const direct = actingAuthority(actor, principals, payer);
   if (direct !== null) return direct;
-  const viaGrant = grantAuthority(actor, { ...use, account: payer }, reads, stage);
+  const viaGrant = custodySays(actor, { ...use, account: payer }, principals, grantAuthority(actor, { ...use, account: payer }, reads, stage));
   // Its submitter, and the operator (which sees every operation), learn why; anyone else only that a live grant of its covers the reservation but not this much.
   if (!('error' in viaGrant) || reservation.actor.principal === actor.principal || actor.principal === principals.operator || viaGrant.error === 'ERR-BoundExceeded') return viaGrant;
   return hidden;

@@ -28,6 +28,7 @@ import {
   settlementAccountWith,
 } from '../settlement/book.js';
 import { settlementKeys } from '../model/keys.js';
+import { moneyText } from '../major-units.js';
 
 export interface SettlementReads extends Reads {
   /** The asset bound (or binding) at a layer location. */
@@ -126,7 +127,7 @@ function decideWithdraw(op: Operation, cmd: Extract<SettlementCommand, { type: '
     return reject(refusal('ERR-BoundExceeded', `account ${account.id} has ${pendingWithdrawalsPerAccountMax} withdrawals pending, the most allowed; wait for one to complete or expire`));
   }
   if (reads.balance(account.id, cmd.asset).available - cmd.amountMinor < availableFloorMinor(account, cmd.asset)) {
-    return reject(refusal('ERR-InsufficientAvailable', `available balance of ${cmd.account} in ${cmd.asset} does not cover ${cmd.amountMinor}`));
+    return reject(refusal('ERR-InsufficientAvailable', `available balance of ${cmd.account} in ${cmd.asset} does not cover ${moneyText(cmd.amountMinor, cmd.asset, asset.precision)}`));
   }
   const body: InstructionBody = {
     amount: cmd.amountMinor.toString(),

@@ -34,6 +34,7 @@ import { memberPrefix } from '../model/keys.js';
 import { type CustodyEffects, accountRoomRefusal, decideCustody } from '../custody/decide-custody.js';
 import { commandGate } from './gates.js';
 import { type RecoveryTerms, ownedTermsRefusal } from '../custody/terms.js';
+import { amountText } from '../major-units.js';
 
 export interface Reads extends RecordReads, GrantReads {
   asset(symbol: AssetSymbol): Asset | undefined;
@@ -220,7 +221,7 @@ function decideTransfer(cmd: Extract<Command, { type: 'transfer' }>, actor: Acto
     if (isRefusal(auth)) return reject(auth);
     const after = scratch.move(from.id, leg.asset, 'available', -leg.amountMinor);
     if (after.available < availableFloorMinor(from, leg.asset)) {
-      return reject(refusal('ERR-InsufficientAvailable', `leg ${i}: available balance of ${leg.from} in ${leg.asset} does not cover ${leg.amountMinor}`));
+      return reject(refusal('ERR-InsufficientAvailable', `leg ${i}: available balance of ${leg.from} in ${leg.asset} does not cover ${amountText(reads, leg.amountMinor, leg.asset)}`));
     }
     scratch.move(to.id, leg.asset, 'available', leg.amountMinor);
     entries.push(...pair({ account: from.id, layer: 'available' }, { account: to.id, layer: 'available' }, leg.asset, leg.amountMinor, 'transfer', 'completed', [auth]));
@@ -238,7 +239,7 @@ function decideReserve(cmd: Extract<Command, { type: 'reserve' }>, actor: Actor,
   if (isRefusal(auth)) return reject(auth);
   const balance = reads.balance(payer.id, cmd.asset);
   if (balance.available - cmd.amountMinor < availableFloorMinor(payer, cmd.asset)) {
-    return reject(refusal('ERR-InsufficientAvailable', `available balance of ${cmd.payer} in ${cmd.asset} does not cover ${cmd.amountMinor}`));
+    return reject(refusal('ERR-InsufficientAvailable', `available balance of ${cmd.payer} in ${cmd.asset} does not cover ${amountText(reads, cmd.amountMinor, cmd.asset)}`));
   }
   const entries = pair({ account: payer.id, layer: 'available' }, { account: payer.id, layer: 'reserved' }, cmd.asset, cmd.amountMinor, 'reserve', 'held', [auth]);
   // The hold keeps the authority it was made under: its expiry is recorded under it too.
@@ -279,7 +280,7 @@ function decideCapture(cmd: Extract<Command, { type: 'capture' }>, actor: Actor,
   if (isRefusal(to)) return reject(to);
   const amountMinor = cmd.amountMinor ?? hold.amountMinor;
   if (amountMinor > hold.amountMinor) {
-    return reject(refusal('ERR-InsufficientAvailable', `capture of ${amountMinor} exceeds the ${hold.amountMinor} held`));
+    return reject(refusal('ERR-InsufficientAvailable', `capture of ${amountText(reads, amountMinor, hold.asset)} exceeds the ${amountText(reads, hold.amountMinor, hold.asset)} held`));
   }
   const assetRefusal = movable(reads, hold.asset);
   if (assetRefusal) return reject(assetRefusal);

@@ -71,12 +71,14 @@ function movesOf(command: Operation['command']): Wire[] | undefined {
   }
 }
 
-/** The operation view (CONTRACT 4, plus who submitted it and what it moves), also the payload of `operation` events. */
+/** The operation view (CONTRACT 4, plus who submitted it, with which credential, for whom, and what it moves), also the payload of `operation` events. */
 export function operationView(op: Operation): Wire {
   return {
     operation_reference: op.ref,
     command: op.command.type,
     principal: op.actor.principal,
+    credential: op.actor.credential,
+    on_behalf_of: op.actor.onBehalfOf ?? undefined,
     moves: movesOf(op.command),
     state: op.state,
     terminal: isTerminal(op),

@@ -118,8 +118,10 @@ describe('transfers and operations', () => {
     const first = await transfer(accounts.alice, accounts.bob, '7', ['--client-key', 'runbook-step-1']);
     expect(first).toMatchObject({ client_key: 'runbook-step-1', client_key_derived: false });
     await run(['operations', 'wait', first.operation_reference]);
-    const again = await transfer(accounts.alice, accounts.bob, '7', ['--client-key', 'runbook-step-1']);
-    expect(again).toMatchObject({ operation_reference: first.operation_reference, terminal: true, state: 'Completed' });
+    const repeat = await run(['transfers', 'create', '--from', accounts.alice, '--to', accounts.bob, '--amount', '7', '--asset', 'USD', '--no-wait', '--client-key', 'runbook-step-1']);
+    expect(repeat.code).toBe(0);
+    expect(repeat.json()).toMatchObject({ operation_reference: first.operation_reference, terminal: true, state: 'Completed' });
+    expect(repeat.stderr).toBe(`ledgerctl: replay: client key runbook-step-1 was taken before; this is ${first.operation_reference}'s reply, nothing was done again\n`);
     const reused = await run(['transfers', 'create', '--from', accounts.alice, '--to', accounts.bob, '--amount', '8', '--asset', 'USD', '--client-key', 'runbook-step-1']);
     expect(reused.code).toBe(1);
     expect(reused.stderr).toMatch(/^ERR-ClientKeyReused: /);
@@ -132,10 +134,10 @@ describe('transfers and operations', () => {
     expect(withoutClientKey(r.stderr)).toMatch(/^ERR-InsufficientAvailable: /);
   });
 
-  it('passes amounts through as text for the service to judge', async () => {
-    const fraction = await run(['transfers', 'create', '--from', accounts.alice, '--to', accounts.bob, '--amount', '10.5', '--asset', 'USD']);
-    expect(fraction.code).toBe(1);
-    expect(withoutClientKey(fraction.stderr)).toMatch(/^ERR-PrecisionExceeded: /);
+  it('passes amounts it does not read as text for the service to judge', async () => {
+    const signed = await run(['transfers', 'create', '--from', accounts.alice, '--to', accounts.bob, '--amount', '-5', '--asset', 'USD']);
+    expect(signed.code).toBe(1);
+    expect(withoutClientKey(signed.stderr)).toMatch(/^ERR-MalformedCommand: /);
   });
 });
 

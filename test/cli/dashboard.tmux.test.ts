@@ -82,4 +82,20 @@ describe('ledgerctl dashboard in tmux', () => {
     await tmux.waitFor((s) => s.includes('ledgerctl-exit=0'), 'exit 0 after q');
     expect(load.submitted()).toBeGreaterThan(50);
   });
+
+  it('started while ledgerd is down, shows amounts in major units once it is up', async () => {
+    const env = `LEDGER_URL=${daemon.url} LEDGER_TOKEN=${daemon.operatorKey} LEDGERCTL_CONFIG_DIR=${configDir()}`;
+    const late = new Tmux();
+    try {
+      await daemon.restart(async () => {
+        late.start(`cd ${repoRoot} && env ${env} node bin/ledgerctl dashboard --refresh-ms 500; sleep 600`);
+        // Up and failing to read anything, the asset registry included.
+        await late.waitFor((s) => /USD|unavailable|ECONNREFUSED|reconnecting|…/i.test(s), 'the dashboard without its service');
+      });
+      await late.waitFor((s) => /USD\s+1000\.00 USD\s+\d+\.\d\d USD/.test(s), 'the trial balance in major units', 30_000);
+      expect(late.screen()).not.toMatch(/USD \(minor units\)|\b100000\b/);
+    } finally {
+      late.kill();
+    }
+  });
 });

@@ -150,6 +150,12 @@ describe('shell completion', () => {
     expect(existsSync(pwned)).toBe(false);
   });
 
+  it('completes -o and --output with the output formats in every shell', () => {
+    expect(complete('assets', 'list', '-o', '')).toEqual(['json', 'ndjson', 'table', 'yaml']);
+    expect(complete('-o', 'nd')).toEqual(['ndjson']);
+    expect(complete('trial-balance', '--output', 'y')).toEqual(['yaml']);
+  });
+
   it('completes verbs, options and values in zsh (compadd stubbed to print what it is given)', () => {
     const zshScript = join(configDir(), '_ledgerctl');
     writeFileSync(zshScript, completionScript(program, 'zsh'));
@@ -163,6 +169,7 @@ describe('shell completion', () => {
     expect(complete('--profile', '')).toEqual(['prod', 'staging']);
     expect(complete('reservations', 'capture', 'op_1', '--to', '')).toEqual(['savings', 'shop']);
     expect(complete('--profile', 'staging', 'trial-balance', '--asset', '')).toEqual(['BTC']);
+    expect(complete('assets', 'list', '-o', '')).toEqual(['json', 'ndjson', 'table', 'yaml']);
     // No values is no candidate at all, not one empty one.
     const count = execFileSync('zsh', ['-c', `${shellLedgerctl}; compdef() { :; }; compadd() { print -- \${#\${(P)2}}; }; source '${zshScript}'; words=(ledgerctl --profile nosuch trial-balance --asset ''); CURRENT=6; _ledgerctl`], { encoding: 'utf8', env });
     expect(count).toBe('0\n');
@@ -188,6 +195,8 @@ describe('shell completion', () => {
     expect(complete('transfers create --from ')).toEqual(['savings', 'shop']);
     expect(complete('--profile staging transfers create --asset ')).toEqual(['BTC']);
     expect(complete('transfers create --asset ')).toEqual(['EUR', 'USD']);
+    expect(complete('assets list -o ')).toEqual(['json', 'ndjson', 'table', 'yaml']);
+    expect(complete('--output ')).toEqual(['json', 'ndjson', 'table', 'yaml']);
     expect(complete('movements --from ')).not.toContain('savings');
     expect(existsSync(pwned)).toBe(false);
   });

@@ -1,7 +1,8 @@
 /**
  * A hostile or broken service behind LEDGER_URL answers without end: the built `ledgerctl`
  * reads at most its bound of one answer (a view, a refusal) or of one backup line, then
- * stops reading, refuses with exit 3 naming the bound, and writes nothing.
+ * stops reading, refuses with exit 3 naming the bound, and writes nothing. Served text it echoes
+ * on stderr is escaped.
  */
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
@@ -38,6 +39,12 @@ const routes = new Map<string, (req: IncomingMessage, res: ServerResponse) => vo
   ['GET /v1/assets', endless(200, 'application/json', '[', '"USD",')],
   ['GET /v1/operations/op_1', endless(404, 'application/json', '{"error":"ERR-UnknownOperation","description":"', 'x')],
   ['GET /v1/ops/backup', endless(200, 'application/x-ndjson', '{"format":"ledgerd-backup"}\n', 'x')],
+  // A "repeat" whose reference would forge a line of its own on stderr and clear the screen.
+  [
+    'POST /v1/transfers',
+    (_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json', 'ledger-replay': 'true' }).end(JSON.stringify({ client_key: 'k', client_key_derived: false, operation_reference: 'op_1\nERR-Forged: \u001b[2J', terminal: true, state: 'Completed' })),
+  ],
 ]);
 
 beforeAll(async () => {
@@ -74,5 +81,13 @@ describe('ledgerctl against a service that answers without end', () => {
     expect(sentBytes).toBeLessThan(backupLineBytesMax + 16 * 1024 * 1024);
     expect(existsSync(out)).toBe(false);
     expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe('ledgerctl against a service whose text is hostile', () => {
+  it('says a replay on stderr with the served reference escaped: no line of its own, no escape sequence', async () => {
+    const run = await ledgerctl(['transfers', 'create', '--from', 'did:ledger:acct:a', '--to', 'did:ledger:acct:b', '--amount', '1', '--asset', 'USD', '--client-key', 'k', '--no-wait'], env());
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe("ledgerctl: replay: client key k was taken before; this is op_1\\nERR-Forged: \\x1b[2J's reply, nothing was done again\n");
   });
 });

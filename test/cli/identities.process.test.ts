@@ -63,12 +63,17 @@ describe('identities and sign-in', () => {
     const key = (await ok('--profile', 'dave', 'credentials', 'register', '--scheme', 'key', '--client-key', 'dave-key')).json();
     expect(key.result.credential).toMatch(/^did:ledger:cred:/);
     // A retry under the same client key sends the same public key: the same operation, no second credential.
-    const retried = (await ok('--profile', 'dave', 'credentials', 'register', '--scheme', 'key', '--client-key', 'dave-key')).json();
+    const retriedRun = await run('--profile', 'dave', 'credentials', 'register', '--scheme', 'key', '--client-key', 'dave-key');
+    expect(retriedRun.code).toBe(0);
+    expect(retriedRun.stderr).toBe(`ledgerctl: replay: client key dave-key was taken before; this is ${key.operation_reference}'s reply, nothing was done again\n`);
+    const retried = retriedRun.json();
     expect(retried.operation_reference).toBe(key.operation_reference);
     expect((await ok('--profile', 'dave', 'profile', 'show')).json().key_credentials).toEqual([key.result.credential]);
     const first = (await ok('--profile', 'dave', 'credentials', 'register', '--scheme', 'api-key', '--client-key', 'second-key')).json();
     expect(first.api_key).toEqual(expect.any(String));
-    const repeat = (await ok('--profile', 'dave', 'credentials', 'register', '--scheme', 'api-key', '--client-key', 'second-key')).json();
+    const repeated = await run('--profile', 'dave', 'credentials', 'register', '--scheme', 'api-key', '--client-key', 'second-key');
+    expect(repeated.stderr).toMatch(/^ledgerctl: replay: client key second-key was taken before/);
+    const repeat = repeated.json();
     expect(repeat.operation_reference).toBe(first.operation_reference);
     expect(repeat.api_key).toBeNull();
   });

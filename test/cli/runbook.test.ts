@@ -3,7 +3,7 @@
  * a grant, a reclaim into owned custody and a trial balance: every line of its `sh` block run in order in one bash, with the
  * built `ledgerd` and `ledgerctl`, on a free port.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -81,5 +81,15 @@ describe("the README's runbook", () => {
     const trialBalance = lastJson(run.stdout);
     expect(trialBalance.unbalanced).toEqual([]);
     expect(trialBalance.rows.find((r: { asset: string }) => r.asset === 'USD')).toEqual({ asset: 'USD', openings: '0', layers: { available: '0', reserved: '0', encumbered: '0' } });
+  });
+
+  it('writes only files git ignores when run in a clone (the data dir holds the API keys)', () => {
+    const lines = runbookLines(readFileSync(join(repoRoot, 'README.md'), 'utf8'));
+    const dataDirs = [...new Set(lines.flatMap((l) => [...l.matchAll(/--data-dir (\S+)/g)].map((m) => m[1]!)))];
+    const logs = lines.flatMap((l) => [...l.matchAll(/> (\S+\.log)/g)].map((m) => m[1]!));
+    expect(dataDirs.length).toBeGreaterThan(0);
+    for (const path of [...dataDirs.map((d) => join(d, 'operator.key')), ...logs]) {
+      expect(spawnSync('git', ['check-ignore', '--quiet', '--no-index', path], { cwd: repoRoot }).status, path).toBe(0);
+    }
   });
 });

@@ -38,7 +38,8 @@ describe('settlement from ledgerctl', () => {
     }
     expect(binding).toBe('bound');
 
-    const withdrawn = await run(['withdrawals', 'create', '--account', accounts.alice, '--amount', '25', '--asset', 'USD', '--to', 'cd'.repeat(32), '--json']);
+    // Major units, the minor units of the instruction the same.
+    const withdrawn = await run(['withdrawals', 'create', '--account', accounts.alice, '--amount', '0.25 USD', '--asset', 'USD', '--to', 'cd'.repeat(32), '--json']);
     expect(withdrawn.code).toBe(0);
     expect(withdrawn.json().state).toBe('Instructed');
     expect(withdrawn.json().result.settlement.instruction).toMatchObject({ amount: '25', asset: 'USD', reserved: true });
@@ -62,6 +63,7 @@ describe('settlement from ledgerctl', () => {
     expect(compared.json()).toMatchObject({ differs: false, rows: [{ asset: 'USD', book: '0', layer: '0', difference: '0', liabilities: null, liabilities_checkpoint: null, solvent: null }] });
     const table = await run(['settlement', 'compare', '-o', 'table']);
     expect(table.stdout).toContain('DIFFERENCE');
+    expect(table.stdout).toMatch(/\nUSD\s+0\.00 USD\s+0\.00 USD\s+0\.00 USD\s+-/);
 
     const rescan = await run(['settlement', 'rescan', '--from', '1', '--to', '10', '--json']);
     expect(rescan.json()).toEqual({ missing: [], unassociated: 0, unknown: [] });

@@ -39,7 +39,9 @@ describe('on a terminal', () => {
     const waited = await run(['operations', 'wait', reference]);
     expect(waited.code).toBe(0);
     expect(waited.stdout).toMatch(/state\s+Completed/);
-    expect(waited.stdout).toMatch(/postings\s+\[/);
+    // Who did what, in major units, and the postings counted rather than listed as JSON.
+    expect(waited.stdout).toMatch(/principal\s+did:ledger:id:operator\ncredential\s+did:ledger:cred:operator\namount\s+0\.05 USD\nfrom\s+did:ledger:acct:alice\nto\s+did:ledger:acct:bob\n/);
+    expect(waited.stdout).toMatch(/postings\s+2 \(journal seq \d+, \d+\)/);
   });
 
   it('shows a spinner on stderr while it waits, and clears it', async () => {
@@ -47,6 +49,8 @@ describe('on a terminal', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/state\s+Reserved/);
     expect(r.stderr).toMatch(/waiting for op_\w+/);
+    // Erased whole when it stops: after its last frame only the erasing of the line.
+    expect(r.stderr.slice(r.stderr.lastIndexOf('waiting for'))).toMatch(/^waiting for op_\w+ \(\w+\)\r\u001b\[2K$/);
   });
 
   it('prints statements and movements as tables', async () => {
@@ -71,7 +75,7 @@ describe('on a terminal', () => {
 
   it('follows events as lines for people and NDJSON for programs', async () => {
     const people = await run(['events', 'tail', '--after', '0', '--count', '1']);
-    expect(people.stdout).toMatch(/^1 {2}operation {2}op_\w+ {2}transfer {2}Completed\n$/);
+    expect(people.stdout).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z {2}1 {2}did:ledger:id:operator {2}transfer Completed {2}0\.05 USD {2}did:ledger:acct:alice -> did:ledger:acct:bob {2}op_\w+\n$/);
     const programs = await run(['events', 'tail', '--after', '0', '--count', '1', '--json']);
     expect(JSON.parse(programs.stdout)).toMatchObject({ seq: 1, event: 'operation' });
   });
@@ -90,7 +94,7 @@ describe('through a pipe', () => {
   it('exits 2 with the usage for missing options, unknown commands, bad flag values', async () => {
     const required = await piped('reservations', 'create', '--payer', accounts.alice);
     expect(required.code).toBe(2);
-    expect(required.stderr).toMatch(/required option '--amount <minor>' not specified/);
+    expect(required.stderr).toMatch(/required option '--amount <amount>' not specified/);
     const unknown = await piped('accounts', 'frobnicate');
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("unknown command 'frobnicate'");

@@ -60,7 +60,7 @@ describe('submitting commands', () => {
     const key = shownKey(first.stderr)!;
     const again = await pay('3', '--client-key', key);
     expect(again.code).toBe(0);
-    expect(again.stderr).toBe('');
+    expect(again.stderr).toBe(`ledgerctl: replay: client key ${key} was taken before; this is ${first.json().operation_reference}'s reply, nothing was done again\n`);
     expect(again.json().operation_reference).toBe(first.json().operation_reference);
   });
 

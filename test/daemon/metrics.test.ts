@@ -144,6 +144,24 @@ describe('the log', () => {
     expect(lines.find((l) => l.msg === 'decision' && l.operation === ok.body.operation_reference)).toMatchObject({ level: 20, command: 'transfer', state: 'Completed', error: null });
   });
 
+  it('names the operation a command created, and marks a repeat under its client key (in the log and the reply)', async () => {
+    const first = await transfer('1');
+    await decided(asAlice, first.body.operation_reference);
+    expect(first.headers['ledger-replay']).toBeUndefined();
+    const again = await asAlice.post('/v1/transfers', { legs: [{ from: alice, to: bob, asset: 'USD', amount: '1' }] }, undefined, { 'client-key': `m-${keyCounter}` });
+    expect(again.body.operation_reference).toBe(first.body.operation_reference);
+    expect(again.headers['ledger-replay']).toBe('true');
+    const ref = first.body.operation_reference;
+    const lines = await logLines((l) => l.msg === 'request' && l.operation === ref && l.repeat === true);
+    const named = lines.filter((l) => l.msg === 'request' && l.operation === ref);
+    expect(named.map((l) => [l.method, l.url, l.repeat ?? false])).toEqual([
+      ['POST', '/v1/transfers', false],
+      ['POST', '/v1/transfers', true],
+    ]);
+    // A read of the operation is no command: its line names none.
+    expect(lines.filter((l) => l.msg === 'request' && l.method === 'GET' && l.operation !== undefined)).toEqual([]);
+  });
+
   it('logs an event stream as it ends (a reply not sent whole says so)', async () => {
     const stream = await request(`${shared.daemon.url}/v1/events`, { headers: { authorization: `Bearer ${shared.keys.customers.alice}` } });
     stream.body.destroy();

@@ -35,8 +35,8 @@ export async function runDashboard(ctx: Context, options: DashboardOptions): Pro
   const refreshMs = integer('--refresh-ms', options.refreshMs ?? '1000', refreshMsMin, refreshMsMax);
   // Polls for as long as it runs: each request is bounded by --timeout-ms, not the whole.
   const client = ctx.client().withoutDeadline();
-  // Without the registry (the service down at start) amounts show in minor units; the stream says why.
-  const amount = await Money.read(client).then((money) => money.show, () => undefined);
+  // Amounts in major units, the registry read again while it lacks one (the service down at start, an asset registered since).
+  const amount = Money.following(client);
   let principal: string | undefined;
   const sources = {
     events: (signal: AbortSignal) => followEvents(client, { after, signal, reconnect: true }),
@@ -48,7 +48,7 @@ export async function runDashboard(ctx: Context, options: DashboardOptions): Pro
   };
   renderLiveOnTerminal();
   const [{ render }, { createElement }, { DashboardApp }] = await Promise.all([import('ink'), import('react'), import('../../views/dashboard-app.js')]);
-  const app = render(createElement(DashboardApp, { sources, url: client.baseUrl.origin, refreshMs, ...(amount === undefined ? {} : { amount }) }), {
+  const app = render(createElement(DashboardApp, { sources, url: client.baseUrl.origin, refreshMs, amount }), {
     stdout: ctx.io.stdout as NodeJS.WriteStream,
     stdin: ctx.io.stdin as NodeJS.ReadStream,
     stderr: ctx.io.stderr as NodeJS.WriteStream,

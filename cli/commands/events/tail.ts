@@ -4,6 +4,9 @@ import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
 import { followEvents } from '../../events.js';
 import { integer } from '../../parse.js';
+import { movesSummary } from '../../dashboard/model.js';
+import { type AmountText, Money, minorUnitsText } from '../../money.js';
+import { time } from '../../output.js';
 import { safe } from '../../safe.js';
 
 export interface TailOptions {
@@ -30,13 +33,15 @@ export async function runTail(ctx: Context, options: TailOptions): Promise<void>
   const stop = () => controller.abort();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  // Amounts in major units for people, the registry read once before the first line.
+  const amount = ctx.out.machine || ctx.out.picksField ? minorUnitsText : (await Money.readOrNone(ctx.client())).show;
   try {
     let seen = 0;
     for await (const item of followEvents(ctx.client(), { after, signal: controller.signal, reconnect: true })) {
       if (item.type === 'lost') ctx.out.note(`ledgerctl: event stream lost (${item.reason}); reconnecting in ${item.retryInMs} ms`);
       if (item.type !== 'event') continue;
       if (ctx.out.machine || ctx.out.picksField) ctx.out.line({ seq: item.seq, event: item.kind, data: item.data });
-      else ctx.io.stdout.write(`${safe(describeEvent(item.seq, item.kind, item.data))}\n`);
+      else ctx.io.stdout.write(`${safe(describeEvent(item.seq, item.kind, item.data, amount))}\n`);
       if (++seen >= count) return;
     }
   } finally {
@@ -46,11 +51,14 @@ export async function runTail(ctx: Context, options: TailOptions): Promise<void>
   }
 }
 
-export function describeEvent(seq: number | null, kind: string, data: unknown): string {
+/** One line for people: when, the sequence number, who, what and its decision, how much from where to where, the reference. */
+export function describeEvent(seq: number | null, kind: string, data: unknown, amount: AmountText = minorUnitsText): string {
   if (kind === 'operation') {
     const op = data as OperationView;
-    const error = op.error === undefined ? '' : `  ${op.error.error}`;
-    return `${seq ?? '-'}  operation  ${op.operation_reference}  ${op.command}  ${op.state}${error}`;
+    const error = op.error === undefined ? '' : ` ${op.error.error}`;
+    const moved = movesSummary(op, amount);
+    const flow = moved.amount === '' ? '' : `  ${moved.amount}  ${moved.from} -> ${moved.to}`;
+    return `${time(op.decided_at ?? op.submitted_at)}  ${seq ?? '-'}  ${op.principal ?? '-'}  ${op.command} ${op.state}${error}${flow}  ${op.operation_reference}`;
   }
   return `${seq ?? '-'}  ${kind}  ${JSON.stringify(data)}`;
 }

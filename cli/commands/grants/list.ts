@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import type { GrantListing, OpsGrant } from '../../api.js';
+import type { GrantListing, GrantTerms, Json, OpsGrant } from '../../api.js';
+import { type AmountText, Money, minorUnitsNamed } from '../../money.js';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
@@ -38,8 +39,8 @@ export async function runList(ctx: Context, options: ListOptions): Promise<void>
   const { grantor, holder, state } = options;
   if (options.identity !== undefined && options.account !== undefined) throw new UsageError('give at most one of --identity or --account');
   if (options.identity === undefined && options.account === undefined) {
-    return listOps<OpsGrant>(ctx, options, 'grants', { grantor, holder, state }, [
-      ...columns,
+    return listOps<OpsGrant>(ctx, options, 'grants', { grantor, holder, state }, (amount) => [
+      ...grantColumns(amount),
       { header: 'GRANTOR', value: (g) => g.grantor },
       { header: 'STATE', value: (g) => g.state },
     ]);
@@ -52,19 +53,32 @@ export async function runList(ctx: Context, options: ListOptions): Promise<void>
   await listPages(ctx, options, {
     read: (cursor) => ctx.client().get<GrantListing>(path, { limit: options.limit, cursor }),
     items: (page) => page.items,
-    show: async (page, header) => ctx.out.result(page, () => grantsTable(page.items, header)),
+    show: async (page, header) => {
+      const amount = await Money.forPeople(ctx.out.machine || ctx.out.picksField, ctx.client());
+      ctx.out.result(page, () => table(grantColumns(amount), page.items, header));
+    },
     pagesMax: grantPagesMax,
   });
 }
 
-const columns: Column<Item>[] = [
+/**
+ * A bound counts minor units of whichever asset a use moves: in major units where the grant is for
+ * one asset (its subject, or its only listed asset), else in minor units, saying so.
+ */
+function boundText(amountMinor: string, terms: GrantTerms, amount: AmountText): string {
+  const subject = terms.subject as Record<string, Json> | string;
+  const asset = typeof subject === 'object' && typeof subject.asset === 'string' ? subject.asset : terms.assets?.length === 1 ? terms.assets[0] : undefined;
+  return asset === undefined ? minorUnitsNamed(amountMinor) : amount(amountMinor, asset);
+}
+
+const grantColumns = (amount: AmountText): Column<Item>[] => [
   { header: 'GRANT', value: (g: Item) => g.grant },
   { header: 'KIND', value: (g) => g.terms.kind },
   { header: 'PRINCIPAL', value: (g) => g.terms.principal },
   { header: 'SUBJECT', value: (g) => show(g.terms.subject) },
   { header: 'OPS', value: (g) => g.terms.ops.join(',') },
-  { header: 'PER OP', value: (g) => g.terms.per_operation ?? '-', alignRight: true },
+  { header: 'PER OP', value: (g) => (g.terms.per_operation === null || g.terms.per_operation === undefined ? '-' : boundText(g.terms.per_operation, g.terms, amount)), alignRight: true },
+  { header: 'PER WINDOW', value: (g) => (g.terms.per_window === null || g.terms.per_window === undefined ? '-' : `${boundText(g.terms.per_window.limit, g.terms, amount)} / ${g.terms.per_window.length} ms`), alignRight: true },
   { header: 'GRANTED', value: (g) => time(g.granted_at) },
   { header: 'REVOKED', value: (g) => time(g.revoked) },
 ];
-const grantsTable = (items: readonly Item[], header: boolean) => table(columns, items, header);

@@ -15,5 +15,5 @@ export function buildShow(parent: Command, make: MakeContext): Command {
 
 /** Prints the operation; a rejected one also prints its error on stderr and exits 1. */
 export async function runShow(ctx: Context, reference: string): Promise<void> {
-  printOperation(ctx, await ctx.client().get<OperationView>(operationPath(reference)));
+  await printOperation(ctx, await ctx.client().get<OperationView>(operationPath(reference)));
 }

@@ -12,5 +12,5 @@ export function buildWait(parent: Command, make: MakeContext): Command {
 }
 
 export async function runWait(ctx: Context, reference: string): Promise<void> {
-  printOperation(ctx, await decision(ctx, reference));
+  await printOperation(ctx, await decision(ctx, reference));
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
+import { amountHelp, amountMinorOf } from '../../money.js';
 import { accountOf } from '../../names.js';
 import { type SubmitFlags, deadlineOf, referenceOf, submit, withDeadline, withReference, withSubmitFlags } from '../../submit.js';
 
@@ -20,7 +21,7 @@ export function buildCreate(parent: Command, make: MakeContext): Command {
           .command('create')
       .description("hold value on the payer's account (POST /v1/reservations)")
       .requiredOption('--payer <account>', 'the account the value is reserved against')
-      .requiredOption('--amount <minor>', 'minor units, a decimal integer')
+      .requiredOption('--amount <amount>', amountHelp)
       .requiredOption('--asset <symbol>', 'the asset'),
         'released by itself then unless captured',
       ),
@@ -30,7 +31,7 @@ export function buildCreate(parent: Command, make: MakeContext): Command {
 
 export async function runCreate(ctx: Context, options: CreateOptions): Promise<void> {
   const body = {
-    amount: options.amount,
+    amount: await amountMinorOf(ctx, '--amount', options.amount, options.asset),
     asset: options.asset,
     payer: await accountOf(ctx, '--payer', options.payer),
     deadline: deadlineOf(options.deadline),

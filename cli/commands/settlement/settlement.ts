@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { Json } from '../../api.js';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
+import { Money } from '../../money.js';
 import { details, show, table, time } from '../../output.js';
 import { integer } from '../../parse.js';
 import { type SubmitFlags, send, submit, withSubmitFlags } from '../../submit.js';
@@ -102,16 +103,17 @@ export function buildCompare(parent: Command, make: MakeContext): Command {
 export async function runCompare(ctx: Context, options: { clientKey?: string } = {}): Promise<void> {
   const settlement = await settlementResult<{ comparison: Comparison }>(ctx, '/v1/ops/settlement/comparisons', {}, options.clientKey);
   const c = settlement.comparison;
+  const amount = await Money.forPeople(ctx.out.machine || ctx.out.picksField, ctx.client());
   ctx.out.result(c as unknown as Json, () =>
     [
       details({ height: String(c.height), cut: String(c.cut), differs: String(c.differs), at: time(c.at) }),
       table(
         [
           { header: 'ASSET', value: (r: Row) => r.asset },
-          { header: 'BOOK', value: (r) => r.book, alignRight: true },
-          { header: 'LAYER', value: (r) => r.layer, alignRight: true },
-          { header: 'DIFFERENCE', value: (r) => r.difference, alignRight: true },
-          { header: 'LIABILITIES', value: (r) => r.liabilities ?? '-', alignRight: true },
+          { header: 'BOOK', value: (r) => amount(r.book, r.asset), alignRight: true },
+          { header: 'LAYER', value: (r) => amount(r.layer, r.asset), alignRight: true },
+          { header: 'DIFFERENCE', value: (r) => amount(r.difference, r.asset), alignRight: true },
+          { header: 'LIABILITIES', value: (r) => (r.liabilities === null ? '-' : amount(r.liabilities, r.asset)), alignRight: true },
           { header: 'CHECKPOINT', value: (r) => (r.liabilities_checkpoint === null ? '-' : String(r.liabilities_checkpoint)), alignRight: true },
           { header: 'SOLVENT', value: (r) => (r.solvent === null ? '-' : r.solvent ? 'yes' : 'NO') },
         ],

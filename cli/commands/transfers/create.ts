@@ -4,6 +4,7 @@ import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { accountOf } from '../../names.js';
+import { amountHelp, amountMinorOf } from '../../money.js';
 import { jsonFile } from '../../parse.js';
 import { type SubmitFlags, deadlineOf, referenceOf, submit, withDeadline, withReference, withSubmitFlags } from '../../submit.js';
 import { runBatch } from './batch.js';
@@ -29,7 +30,7 @@ export function buildTransferCreate(parent: Command, make: MakeContext): Command
       .description('move value between accounts, all legs or none (POST /v1/transfers)')
       .option('--from <account>', 'one leg: the debited account (an identifier, a saved name or a ledger alias)')
       .option('--to <account>', 'one leg: the credited account (an identifier, a saved name or a ledger alias)')
-      .option('--amount <minor>', 'one leg: minor units, a decimal integer')
+      .option('--amount <amount>', `one leg: ${amountHelp}`)
       .option('--asset <symbol>', 'one leg: the asset')
       .option('--legs <file>', 'a JSON array of legs {from, to, amount, asset} instead (- for stdin)')
       .option('--batch <file>', 'many transfers: a JSON array, or one JSON object a line, of transfer bodies {legs, deadline?, reference?} (- for stdin), sent in batches of up to 1000; prints a summary, exit 1 if any did not complete')
@@ -64,5 +65,5 @@ async function legsOf(ctx: Context, options: CreateOptions): Promise<Json> {
     return legs;
   }
   if (leg.some((v) => v === undefined)) throw new UsageError('a transfer needs --from, --to, --amount and --asset (or --legs FILE)');
-  return [{ amount: options.amount!, asset: options.asset!, from: await accountOf(ctx, '--from', options.from!), to: await accountOf(ctx, '--to', options.to!) }];
+  return [{ amount: await amountMinorOf(ctx, '--amount', options.amount!, options.asset), asset: options.asset!, from: await accountOf(ctx, '--from', options.from!), to: await accountOf(ctx, '--to', options.to!) }];
 }

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
+import { amountHelp, amountMinorOf } from '../../money.js';
 import { accountOf } from '../../names.js';
 import { integer } from '../../parse.js';
 import { type SubmitFlags, deadlineOf, referenceOf, submit, withDeadline, withReference, withSubmitFlags } from '../../submit.js';
@@ -25,7 +26,7 @@ export function buildWithdrawalCreate(parent: Command, make: MakeContext): Comma
           .command('create')
           .description('move value out to the settlement layer (POST /v1/withdrawals): encumbered, then Completed or Expired')
           .requiredOption('--account <account>', 'the account debited')
-          .requiredOption('--amount <minor>', 'minor units, a decimal integer')
+          .requiredOption('--amount <amount>', amountHelp)
           .requiredOption('--asset <symbol>', 'a bound asset')
           .option('--to <hex>', 'a plain layer account, 32 bytes hex')
           .option('--to-instance <n>', 'another deployment on the layer (with --to-ref)')
@@ -47,7 +48,7 @@ function destinationOf(options: CreateOptions): Record<string, unknown> {
 export async function runWithdrawalCreate(ctx: Context, options: CreateOptions): Promise<void> {
   const body = {
     account: await accountOf(ctx, '--account', options.account),
-    amount: options.amount,
+    amount: await amountMinorOf(ctx, '--amount', options.amount, options.asset),
     asset: options.asset,
     destination: destinationOf(options),
     deadline: deadlineOf(options.deadline),
