@@ -57,6 +57,7 @@ import { buildUse } from './commands/profile/use.js';
 import { buildCapture } from './commands/reservations/capture.js';
 import { buildCreate as buildReservationCreate } from './commands/reservations/create.js';
 import { buildRelease } from './commands/reservations/release.js';
+import { buildLayer } from './commands/settlement/layer.js';
 import { buildCompare, buildObserve, buildRescan, buildSettlementStatus, buildSync } from './commands/settlement/settlement.js';
 import { buildStatements } from './commands/statements/statements.js';
 import { buildTransferCreate } from './commands/transfers/create.js';
@@ -88,7 +89,7 @@ const nouns: readonly (readonly [string, string, readonly Builder[]])[] = [
   ['transfers', 'moving value', [buildTransferCreate]],
   ['reservations', 'holding value, then capturing or releasing it', [buildReservationCreate, buildCapture, buildRelease]],
   ['withdrawals', 'moving value out to the settlement layer', [buildWithdrawalCreate]],
-  ['settlement', 'the book against the settlement layer (operator)', [buildSettlementStatus, buildSync, buildCompare, buildRescan, buildObserve]],
+  ['settlement', 'the book against the settlement layer (operator)', [buildSettlementStatus, buildSync, buildCompare, buildRescan, buildObserve, buildLayer]],
   ['operations', 'the outcome of commands', [buildOperationShow, buildWait]],
   ['grants', 'delegated authority', [buildIssue, buildGrantList, buildRevoke]],
   ['ops', "the operator's own commands", [buildBackup, buildIssuanceGrant, buildParties, buildIdentityRestrictions, buildMembers, buildAudit]],

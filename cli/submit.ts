@@ -12,7 +12,7 @@ import { isTerminal } from './io.js';
 import { submitAttemptsMax, submitRetryDelayMs } from './limits.js';
 import { details, show, time } from './output.js';
 import { jsonText, timeMs } from './parse.js';
-import { failureOf, waitForDecision } from './wait.js';
+import { type WaitUntil, failureOf, waitForDecision } from './wait.js';
 
 export interface SubmitFlags {
   clientKey?: string;
@@ -92,15 +92,15 @@ export async function send(ctx: Context, path: string, body: unknown, flags: Sub
 }
 
 /** Waits (at most `--timeout-ms`) for a decision, with a spinner on stderr when stderr is a terminal. */
-export async function decision(ctx: Context, reference: string): Promise<OperationView> {
+export async function decision(ctx: Context, reference: string, until: WaitUntil = 'decided'): Promise<OperationView> {
   const timeoutMs = ctx.timeoutMs;
   const stderr = ctx.io.stderr;
   // A terminal of no width (a bare pty) would get one character per line: no spinner there either.
-  if (!isTerminal(stderr) || !((stderr.columns ?? 0) > 0)) return waitForDecision(ctx.client(), reference, timeoutMs);
+  if (!isTerminal(stderr) || !((stderr.columns ?? 0) > 0)) return waitForDecision(ctx.client(), reference, timeoutMs, undefined, until);
   const [{ render }, { createElement }, { Waiting }] = await Promise.all([import('ink'), import('react'), import('./views/waiting.js')]);
   const spinner = render(createElement(Waiting, { reference, state: 'Received' }), { stdout: stderr as NodeJS.WriteStream, stdin: ctx.io.stdin as NodeJS.ReadStream, patchConsole: false });
   try {
-    return await waitForDecision(ctx.client(), reference, timeoutMs, (view) => spinner.rerender(createElement(Waiting, { reference, state: view.state })));
+    return await waitForDecision(ctx.client(), reference, timeoutMs, (view) => spinner.rerender(createElement(Waiting, { reference, state: view.state })), until);
   } finally {
     spinner.clear();
     spinner.unmount();

@@ -76,4 +76,59 @@ describe('settlement from ledgerctl', () => {
     const deprecated = await run(['assets', 'deprecate', 'GBP', '--json']);
     expect(deprecated.json().state).toBe('Completed');
   }, 60_000);
+
+  it('drives the embedded layer (location, deposit, blocks, stop, resume) and waits for a withdrawal to complete', async () => {
+    // Runs after the first test bound USD.
+    const ethLocation = '6f'.repeat(32);
+    const declared = await run(['settlement', 'layer', 'location', ethLocation, '--symbol', 'ETH', '--decimals', '18', '--json']);
+    expect(declared.code).toBe(0);
+    expect(declared.json()).toEqual({ location: ethLocation });
+    // EUR bound to a location the layer says is ETH: the attestation names the mismatch.
+    expect((await run(['assets', 'bind', 'EUR', '--location', ethLocation])).code).toBe(0);
+    const blocks = await run(['settlement', 'layer', 'blocks', '--count', '3', '--json']);
+    expect(blocks.code).toBe(0);
+    expect(blocks.json()).toMatchObject({ serving: true, height: expect.any(Number) });
+    expect(blocks.json().final_height).toBe(blocks.json().height - 2);
+    const attested = (await run(['settlement', 'status', '--json'])).json().attestations as { asset: string; mismatch: string | null }[];
+    expect(attested.find((a) => a.asset === 'EUR')?.mismatch).toMatch(/symbol/);
+    expect((await run(['settlement', 'layer', 'blocks', '--count', '1001'])).code).toBe(2);
+    expect((await run(['settlement', 'layer', 'location', 'zz', '--symbol', 'X', '--decimals', '2'])).code).toBe(2);
+
+    const balance = async () => BigInt(((await run(['accounts', 'balance', accounts.alice, '--json'])).json().balances as { asset: string; available: string }[]).find((b) => b.asset === 'USD')!.available);
+    const before = await balance();
+    const ref = (await run(['accounts', 'show', accounts.alice, '--field', 'deposit_ref'])).stdout.trim();
+    const deposit = await run(['settlement', 'layer', 'deposit', '--asset', 'USD', '--amount', '700', '--account-ref', ref, '-o', 'table']);
+    expect(deposit.code).toBe(0);
+    expect(deposit.stdout).toMatch(/^amount\s+7\.00 USD$/m);
+    expect(deposit.stdout).toMatch(/^coordinate\.seq\s+\d+$/m);
+    expect(deposit.stdout).not.toContain('{');
+    await run(['settlement', 'layer', 'blocks', '--count', '3']);
+    expect(await balance()).toBe(before + 700n);
+
+    // Waits past Instructed for the final block (the daemon makes one a second), the result as lines, no JSON.
+    const settled = await run(['withdrawals', 'create', '--account', accounts.alice, '--amount', '25', '--asset', 'USD', '--to', 'cd'.repeat(32), '--until-settled', '--timeout-ms', '30000', '-o', 'table']);
+    expect(settled.code).toBe(0);
+    expect(settled.stdout).toMatch(/^state\s+Completed$/m);
+    expect(settled.stdout).toMatch(/^settlement\.instruction\.amount\s+0\.25 USD$/m);
+    expect(settled.stdout).toMatch(/^settlement\.instruction\.expiry\s+\d+$/m);
+    expect(settled.stdout).not.toContain('{');
+    // Without it, it says plainly that it stops at Instructed and how to wait.
+    const instructed = await run(['withdrawals', 'create', '--account', accounts.alice, '--amount', '25', '--asset', 'USD', '--to', 'cd'.repeat(32), '--json']);
+    expect(instructed.json().state).toBe('Instructed');
+    expect(instructed.stderr).toContain(`ledgerctl operations wait ${instructed.json().operation_reference} --terminal`);
+    const waited = await run(['operations', 'wait', instructed.json().operation_reference, '--terminal', '--timeout-ms', '30000', '--json']);
+    expect(waited.json().state).toBe('Completed');
+
+    const stopped = await run(['settlement', 'layer', 'stop', '--json']);
+    expect(stopped.json().serving).toBe(false);
+    const refused = await run(['withdrawals', 'create', '--account', accounts.alice, '--amount', '25', '--asset', 'USD', '--to', 'cd'.repeat(32)]);
+    expect(refused.stderr).toMatch(/^ERR-SettlementLayerUnavailable: /m);
+    const resumed = await run(['settlement', 'layer', 'resume', '-o', 'table']);
+    expect(resumed.stdout).toMatch(/^serving\s+yes$/m);
+
+    const synced = await run(['settlement', 'sync', '-o', 'table']);
+    expect(synced.code).toBe(0);
+    expect(synced.stdout).toMatch(/^command\s+settle$/m);
+    expect(synced.stdout).not.toContain('{');
+  }, 90_000);
 });
