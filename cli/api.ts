@@ -46,6 +46,8 @@ export interface OperationView {
   principal?: string;
   /** What a transfer or reservation asks to move. */
   moves?: Move[];
+  /** When a transfer or withdrawal must be decided by, or a reservation's hold expires (ms; absent for other commands and from older daemons). */
+  deadline?: number;
   state: string;
   terminal: boolean;
   submitted_at: number;

@@ -135,6 +135,7 @@ export const operationViewSchema = object(
       description: "what the command asks to move: a transfer's legs, a reservation's hold (to null)",
       items: object({ from: str('debited account'), to: nullable(str('credited account')), amount: str('minor units'), asset: str('asset symbol') }, ['from', 'to', 'amount', 'asset']),
     },
+    deadline: uintNumber("ms: when a transfer or withdrawal must be decided by, or a reservation's hold expires"),
     state: str('operation state'),
     terminal: { type: 'boolean' },
     submitted_at: uintNumber('ms'),

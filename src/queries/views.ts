@@ -78,6 +78,8 @@ export function operationView(op: Operation): Wire {
     command: op.command.type,
     principal: op.actor.principal,
     moves: movesOf(op.command),
+    // When a transfer or withdrawal must be decided by, or a reservation's hold expires.
+    deadline: 'deadlineMs' in op.command ? op.command.deadlineMs : undefined,
     state: op.state,
     terminal: isTerminal(op),
     submitted_at: op.submittedAtMs,
