@@ -71,14 +71,15 @@ export function TrialBalanceView({ trialBalance, amount = minorUnitsText, grossU
   );
 }
 
-/** Whether the book balances, over how many accounts, and what its view is. */
-export function BalancedLine({ trialBalance }: { trialBalance: TrialBalance }) {
+/** Whether the book balances, over how many accounts, at which view (`explained`: what a view is, in words). */
+export function BalancedLine({ trialBalance, explained = true }: { trialBalance: TrialBalance; explained?: boolean }) {
+  const view = explained ? `; view ${trialBalance.view}: every figure read at journal position ${trialBalance.view}, one consistent snapshot` : `, view ${trialBalance.view}`;
   return (
     <Text wrap="truncate-end">
       {trialBalance.unbalanced.length === 0 ? <Text color="green">balanced</Text> : <Text color="red">UNBALANCED: {trialBalance.unbalanced.length} asset(s)</Text>}
       <Text dimColor>
         {' '}
-        ({trialBalance.accounts} accounts; view {trialBalance.view}: every figure read at journal position {trialBalance.view}, one consistent snapshot)
+        ({trialBalance.accounts} accounts{view})
       </Text>
     </Text>
   );
