@@ -55,8 +55,8 @@ export function BookPane({ state, amount, wide = true }: { state: DashboardState
       <Text dimColor wrap="truncate-end">
         {wide ? (
           <>
-            issued: the operator&apos;s {state.treasuries === null ? '' : `${state.treasuries.accounts} `}treasury accounts below zero · held: customers&apos; available value ·
-            reserved, encumbered: the book&apos;s layers
+            issued: the operator&apos;s {state.treasuries === null ? '' : `${state.treasuries.accounts} `}treasuries below zero · held: customers&apos; available · reserved,
+            encumbered: the book&apos;s layers
           </>
         ) : (
           "issued: treasuries below zero · held: customers' available"

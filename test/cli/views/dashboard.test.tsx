@@ -224,7 +224,7 @@ describe('Dashboard', () => {
     // A daemon that serves no layers: what it cannot say is shown as unknown, never guessed.
     expect(frame).toMatch(/GBP\s+0\.00 GBP\s+…\s+…\s+…\s+0\.00 GBP\s+yes/);
     expect(frame).toContain('UNBALANCED');
-    expect(frame).toContain("the operator's 2 treasury accounts below zero");
+    expect(frame).toContain("the operator's 2 treasuries below zero");
   });
 
   it('says when it is reconnecting, and how far it had read', () => {
