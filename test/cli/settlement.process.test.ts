@@ -84,7 +84,10 @@ describe('settlement from ledgerctl', () => {
     expect(declared.code).toBe(0);
     expect(declared.json()).toEqual({ location: ethLocation });
     // EUR bound to a location the layer says is ETH: the attestation names the mismatch.
-    expect((await run(['assets', 'bind', 'EUR', '--location', ethLocation])).code).toBe(0);
+    const binding = await run(['assets', 'bind', 'EUR', '--location', ethLocation, '-o', 'table']);
+    expect(binding.code).toBe(0);
+    expect(binding.stdout).toMatch(/^settlement\.attestation\.verdict\s+binding$/m);
+    expect(binding.stdout).not.toContain('{');
     const blocks = await run(['settlement', 'layer', 'blocks', '--count', '3', '--json']);
     expect(blocks.code).toBe(0);
     expect(blocks.json()).toMatchObject({ serving: true, height: expect.any(Number) });
