@@ -59,9 +59,9 @@ export async function submit(ctx: Context, path: string, body: unknown, flags: S
 }
 
 /** The decision of an acknowledged command; a connection lost while waiting says how to go on safely. */
-export async function decisionOf(ctx: Context, reply: CommandReply, flags: SubmitFlags): Promise<OperationView> {
+export async function decisionOf(ctx: Context, reply: CommandReply, flags: SubmitFlags, until: WaitUntil = 'decided'): Promise<OperationView> {
   try {
-    return await decision(ctx, reply.operation_reference);
+    return await decision(ctx, reply.operation_reference, until);
   } catch (error) {
     if (!(error instanceof UnreachableError)) throw error;
     const key = ctx.clientKey(flags.clientKey);

@@ -28,6 +28,7 @@ import type { Account, Asset, Balance, Head, Identity, Operation, Posting } from
 import { zeroBalance } from '../model/model.js';
 import { readTotals, totalMinor } from '../book/totals.js';
 import type { ReadView, Snapshot } from '../store/port.js';
+import { pagedEntries } from '../store/paged.js';
 import { type AccountId, type AssetSymbol, type IdentityId, isAccountId } from '../model/values.js';
 import { auditKey, auditPrefix, keys, memberPrefix, overGrantPrefix, parseSeqHex, partyGrantPrefix, partyPrefix, prefixEnd, seqHex } from '../model/keys.js';
 
@@ -94,6 +95,9 @@ export interface TrialBalance {
 
 /** The command sequence number an operation reference was drawn for (IdSource.cseqOf). */
 export type CseqOf = (ref: string) => number | null;
+
+/** Balances read a page for the trial balance's debits and credits. */
+const grossPageEntries = 1000;
 
 const cursorSeqHexLength = 16;
 const cursorFilterHexLength = 16;
@@ -458,7 +462,8 @@ export class BookView {
   async trialBalanceGross(asset: AssetSymbol | null): Promise<Map<string, { debitsMinor: bigint; creditsMinor: bigint }>> {
     const gross = new Map<string, { debitsMinor: bigint; creditsMinor: bigint }>();
     let read = 0;
-    for await (const [key, value] of this.snap.entries({ gte: keys.balancePrefix, lt: prefixEnd(keys.balancePrefix), limit: trialBalanceGrossBalancesMax + 1 })) {
+    // A page at a time (a Postgres book reads each page in one query), one past the bound to know it is passed.
+    for await (const [key, value] of pagedEntries(this.snap, keys.balancePrefix, grossPageEntries, trialBalanceGrossBalancesMax + 1)) {
       if (++read > trialBalanceGrossBalancesMax) refuse('ERR-QueryUnbounded', `debits and credits need every balance read, and the book holds more than ${trialBalanceGrossBalancesMax}; read them page by page with accounts=true`);
       const symbol = key.slice(key.lastIndexOf('/') + 1);
       if (asset !== null && symbol !== asset) continue;

@@ -5,7 +5,7 @@ import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
 import { details, show, table, time } from '../../output.js';
 import { integer } from '../../parse.js';
-import { type SubmitFlags, decision, decisionOf, printReply, send, withSubmitFlags } from '../../submit.js';
+import { type SubmitFlags, decisionOf, printReply, send, withSubmitFlags } from '../../submit.js';
 import { type WaitUntil } from '../../wait.js';
 import { Money, minorUnitsText } from '../../money.js';
 import { printSettlementOperation, resultText } from './print.js';
@@ -96,7 +96,7 @@ export async function submitSettlement(ctx: Context, path: string, body: unknown
     printReply(ctx, reply);
     return null;
   }
-  const view = until === 'decided' ? await decisionOf(ctx, reply, flags) : await decision(ctx, reply.operation_reference, until);
+  const view = await decisionOf(ctx, reply, flags, until);
   printSettlementOperation(ctx, view, await Money.forPeople(ctx.out.machine, ctx.client()));
   return view;
 }
