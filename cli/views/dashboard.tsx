@@ -86,10 +86,10 @@ function ConnectionBadge({ state }: { state: DashboardState }) {
   const c = state.connection;
   const position = state.lastSeq === null ? '' : ` at event ${state.lastSeq}`;
   const resumed = state.reconnects === 0 ? '' : ` · resumed ${state.reconnects}×`;
-  if (c.state === 'live') return <Text color="green">● live{position}{resumed}</Text>;
+  if (c.state === 'live') return <Text color="green" wrap="truncate-end">● live{position}{resumed}</Text>;
   if (c.state === 'connecting') return <Text color="yellow">○ connecting</Text>;
   return (
-    <Text color="red">
+    <Text color="red" wrap="truncate-end">
       ○ reconnecting in {c.retryInMs} ms{position} ({safe(c.reason)})
     </Text>
   );

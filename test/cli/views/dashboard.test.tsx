@@ -252,6 +252,10 @@ function feed() {
 }
 
 const settle = () => new Promise((r) => setTimeout(r, 50));
+/** Settles until `test` holds (at most 2 s): Ink tells Esc from a key sequence only after a pause, longer on a loaded machine. */
+const until = async (test: () => boolean) => {
+  for (let i = 0; i < 40 && !test(); i++) await settle();
+};
 
 describe('DashboardApp', () => {
   it('follows events, reads the trial balance, switches panes on keys and quits on q', async () => {
@@ -290,7 +294,7 @@ describe('DashboardApp', () => {
     expect(app.lastFrame()).toContain('operation op_1');
     expect(app.lastFrame()).toMatch(/client_key\s+key-op_1/);
     app.stdin.write('\u001b');
-    await settle();
+    await until(() => !app.lastFrame()!.includes('operation op_1'));
     expect(app.lastFrame()).not.toContain('operation op_1');
     expect(app.lastFrame()).toMatch(/op_1\s+xfer\s+Done/);
     app.stdin.write('\t');
@@ -325,7 +329,7 @@ describe('DashboardApp', () => {
       now: () => Date.UTC(2026, 0, 2, 1, 0, 5),
     };
     const app = render(<DashboardApp sources={sources} url={url} refreshMs={100} />);
-    await settle();
+    await until(() => app.lastFrame()!.includes('backlog 7'));
     // ink-testing-library's 100 columns: the narrow words.
     expect(app.lastFrame()).toContain('backlog 7 · p50 6.0 ms p99 50 ms · rej 5.0% of 1000 · v0.2.0 · up 1h 0m');
     expect(app.lastFrame()).toMatch(/USD\s+…\s+…\s+0\s+0\s+0\s+yes/);
