@@ -49,6 +49,10 @@ export async function waitForDecision(client: LedgerClient, reference: string, t
 /** A decided operation that did not succeed, as the failure the process ends with (exit 1). */
 export function failureOf(view: OperationView): CliError | null {
   if (view.state === 'Rejected') return new RefusedError(view.error?.error ?? 'ERR-Rejected', view.error?.description ?? `${view.operation_reference} was rejected`);
+  // A withdrawal decided (Instructed) and then Expired never reached a final block in time: its value was returned.
+  if (view.state === 'Expired' && view.command === 'withdraw' && view.decided_at !== null) {
+    return new CliError(`${view.operation_reference} expired on the settlement layer: no final block carried its instruction by its expiry height; the value is back in the account's available balance`, exitCodes.refused);
+  }
   if (view.state === 'Expired' && view.command !== 'reserve') return new CliError(`${view.operation_reference} expired: its deadline passed before a decision, nothing moved`, exitCodes.refused);
   return null;
 }

@@ -3,6 +3,8 @@
  * status|sync|compare|rescan|observe` as processes against a real `ledgerd`, whose
  * embedded layer makes a block every second (the default).
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accounts, testGenesis } from './support/book.js';
 import { type Daemon, startDaemon } from './support/daemon.js';
@@ -133,5 +135,36 @@ describe('settlement from ledgerctl', () => {
     expect(synced.code).toBe(0);
     expect(synced.stdout).toMatch(/^command\s+settle$/m);
     expect(synced.stdout).not.toContain('{');
+  }, 90_000);
+});
+
+describe('a withdrawal that expires on the layer', () => {
+  it('is waited on past Instructed and reported as expired there, its value back (exit 1)', async () => {
+    // Blocks only on request, instructions expiring 2 blocks after their decision.
+    const own = await startDaemon({ genesis: testGenesis });
+    try {
+      await own.restart(async () => writeFileSync(join(own.dataDir, 'ledgerd.json'), JSON.stringify({ settlement: { blockIntervalMs: 0, instructionExpiryBlocks: 2 } })));
+      const env = { LEDGER_URL: own.url, LEDGER_TOKEN: own.operatorKey, LEDGERCTL_CONFIG_DIR: configDir() };
+      const go = (args: string[]) => ledgerctl(args, env);
+      expect((await go(['assets', 'bind', 'USD', '--location', location])).code).toBe(0);
+      expect((await go(['settlement', 'layer', 'blocks', '--count', '3'])).code).toBe(0);
+      const available = async () => ((await go(['accounts', 'balance', accounts.alice, '--json'])).json().balances as { asset: string; available: string }[]).find((b) => b.asset === 'USD')!.available;
+      const before = await available();
+      const withdrawn = await go(['withdrawals', 'create', '--account', accounts.alice, '--amount', '25', '--asset', 'USD', '--to', 'cd'.repeat(32), '--json']);
+      expect(withdrawn.json().state).toBe('Instructed');
+      expect(await available()).toBe(String(BigInt(before) - 25n));
+      const ref = withdrawn.json().operation_reference as string;
+      // A stopped layer's blocks carry nothing: the instruction passes its expiry height unexecuted.
+      expect((await go(['settlement', 'layer', 'stop'])).code).toBe(0);
+      expect((await go(['settlement', 'layer', 'blocks', '--count', '6'])).code).toBe(0);
+      expect((await go(['settlement', 'layer', 'resume'])).code).toBe(0);
+      await go(['settlement', 'sync']);
+      const waited = await go(['operations', 'wait', ref, '--terminal', '--timeout-ms', '20000']);
+      expect(waited.code).toBe(1);
+      expect(waited.stderr).toContain(`${ref} expired on the settlement layer: no final block carried its instruction by its expiry height`);
+      expect(await available()).toBe(before);
+    } finally {
+      await own.stop();
+    }
   }, 90_000);
 });
