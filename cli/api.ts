@@ -48,6 +48,8 @@ export interface OperationView {
   on_behalf_of?: string;
   /** What a transfer or reservation asks to move. */
   moves?: Move[];
+  /** When a transfer or withdrawal must be decided by, or a reservation's hold expires (ms; absent for other commands and from older daemons). */
+  deadline?: number;
   state: string;
   terminal: boolean;
   submitted_at: number;
@@ -134,10 +136,22 @@ export interface Statement {
 
 export interface TrialBalance {
   accounts: number;
-  /** `layers`: the book's sum per layer (absent from daemons older than it). */
-  rows: { asset: string; openings: string; layers?: { available: string; reserved: string; encumbered: string } }[];
+  /** `layers`: the book's sum per layer (absent from daemons older than it); `debits`, `credits` with `gross=true`. */
+  rows: { asset: string; openings: string; layers?: { available: string; reserved: string; encumbered: string }; debits?: string; credits?: string }[];
   unbalanced: { currency: number; layer: number }[];
   view: number;
+  /** With `accounts=true`: a page of per-account lines. */
+  accounts_page?: { items: TrialBalanceLine[]; next?: string; view: number };
+}
+
+/** One account's balance in one asset, every layer, and their sum. */
+export interface TrialBalanceLine {
+  account: string;
+  asset: string;
+  available: string;
+  reserved: string;
+  encumbered: string;
+  balance: string;
 }
 
 export interface Asset {

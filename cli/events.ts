@@ -33,7 +33,7 @@ export async function* followEvents(client: LedgerClient, options: FollowOptions
       delayMs = reconnectDelayMinMs;
       // ledgerd names its position first (`: ledgerd events after N`): a drop before any event resumes there.
       const position = (comment: string) => {
-        const announced = /^ledgerd events after (\d+)$/.exec(comment);
+        const announced = announcement.exec(comment);
         if (announced !== null && after === null) after = Number(announced[1]);
       };
       for await (const event of parseServerEvents(body, position)) {
@@ -52,6 +52,38 @@ export async function* followEvents(client: LedgerClient, options: FollowOptions
     await sleep(delayMs, options.signal);
     delayMs = Math.min(delayMs * 2, reconnectDelayMaxMs);
   }
+}
+
+const announcement = /^ledgerd events after (\d+)$/;
+
+/** How long the announcement of the latest position is waited for: ledgerd writes it as the stream opens. */
+const announcementWaitMs = 5_000;
+
+/**
+ * The position of the latest event: what ledgerd announces first on a stream opened without
+ * `after` (the connection is closed once read). Null when the stream says nothing of it.
+ */
+export async function latestEventSeq(client: LedgerClient): Promise<number | null> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), announcementWaitMs);
+  let latest: number | null = null;
+  try {
+    const body = await client.stream('/v1/events', {}, controller.signal);
+    const announced = (comment: string) => {
+      const match = announcement.exec(comment);
+      if (match === null) return;
+      latest = Number(match[1]);
+      controller.abort();
+    };
+    // The announcement comes before any event: an event first means there was none.
+    for await (const _ of parseServerEvents(body, announced)) break;
+  } catch (error) {
+    if (!controller.signal.aborted) throw error;
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
+  }
+  return latest;
 }
 
 function seqOf(id: string | null): number | null {

@@ -15,7 +15,7 @@ import { startSpinner } from './spinner.js';
 import { type AmountText, Money, minorUnitsText } from './money.js';
 import { details, show, time } from './output.js';
 import { jsonText, timeMs } from './parse.js';
-import { failureOf, waitForDecision } from './wait.js';
+import { type WaitUntil, failureOf, waitForDecision } from './wait.js';
 
 export interface SubmitFlags {
   clientKey?: string;
@@ -62,9 +62,9 @@ export async function submit(ctx: Context, path: string, body: unknown, flags: S
 }
 
 /** The decision of an acknowledged command; a connection lost while waiting says how to go on safely. */
-export async function decisionOf(ctx: Context, reply: CommandReply, flags: SubmitFlags): Promise<OperationView> {
+export async function decisionOf(ctx: Context, reply: CommandReply, flags: SubmitFlags, until: WaitUntil = 'decided'): Promise<OperationView> {
   try {
-    return await decision(ctx, reply.operation_reference);
+    return await decision(ctx, reply.operation_reference, until);
   } catch (error) {
     if (!(error instanceof UnreachableError)) throw error;
     const key = ctx.clientKey(flags.clientKey);
@@ -100,14 +100,14 @@ export async function send(ctx: Context, path: string, body: unknown, flags: Sub
 }
 
 /** Waits (at most `--timeout-ms`) for a decision, with a spinner line on stderr when stderr is a terminal. */
-export async function decision(ctx: Context, reference: string): Promise<OperationView> {
+export async function decision(ctx: Context, reference: string, until: WaitUntil = 'decided'): Promise<OperationView> {
   const timeoutMs = ctx.timeoutMs;
   const stderr = ctx.io.stderr;
   // A terminal of no width (a bare pty) would get one character per line: no spinner there either.
-  if (!isTerminal(stderr) || !((stderr.columns ?? 0) > 0)) return waitForDecision(ctx.client(), reference, timeoutMs);
+  if (!isTerminal(stderr) || !((stderr.columns ?? 0) > 0)) return waitForDecision(ctx.client(), reference, timeoutMs, undefined, until);
   const spinner = startSpinner(stderr, reference, 'Received');
   try {
-    return await waitForDecision(ctx.client(), reference, timeoutMs, (view) => spinner.state(view.state));
+    return await waitForDecision(ctx.client(), reference, timeoutMs, (view) => spinner.state(view.state), until);
   } finally {
     spinner.stop();
   }

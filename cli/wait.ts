@@ -11,14 +11,20 @@ export type WaitProgress = (view: OperationView) => void;
 
 export const operationPath = (reference: string) => `/v1/operations/${encodeURIComponent(reference)}`;
 
-export async function waitForDecision(client: LedgerClient, reference: string, timeoutMs: number, progress: WaitProgress = () => {}): Promise<OperationView> {
+/** What the wait is for: the decision (the default), or the operation's terminal state (`operations wait --terminal`). */
+export type WaitUntil = 'decided' | 'terminal';
+
+const reached = (view: OperationView, until: WaitUntil) => (until === 'terminal' ? view.terminal : isDecided(view.state));
+
+export async function waitForDecision(client: LedgerClient, reference: string, timeoutMs: number, progress: WaitProgress = () => {}, until: WaitUntil = 'decided'): Promise<OperationView> {
   const read = () => client.get<OperationView>(operationPath(reference));
-  const timedOut = (state: string) => new CliError(`timed out after ${timeoutMs} ms waiting for ${reference} (still ${state}); go on waiting with: ledgerctl operations wait ${reference}`, exitCodes.refused);
+  const again = `ledgerctl operations wait ${reference}${until === 'terminal' ? ' --terminal' : ''}`;
+  const timedOut = (state: string) => new CliError(`timed out after ${timeoutMs} ms waiting for ${reference} (still ${state}); go on waiting with: ${again}`, exitCodes.refused);
   // The command's time may be spent already (on sending it): out of time, not out of reach.
   if (client.remainingMs() <= 0) throw timedOut('undecided');
   let view = await read();
   progress(view);
-  if (isDecided(view.state)) return view;
+  if (reached(view, until)) return view;
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), client.remainingMs());
   let lost: string | null = null;
@@ -29,7 +35,7 @@ export async function waitForDecision(client: LedgerClient, reference: string, t
       else if (item.type === 'event' && item.kind === 'operation' && (item.data as OperationView).operation_reference === reference) view = item.data as OperationView;
       else continue;
       progress(view);
-      if (isDecided(view.state)) return view;
+      if (reached(view, until)) return view;
     }
   } finally {
     clearTimeout(timer);
@@ -43,6 +49,10 @@ export async function waitForDecision(client: LedgerClient, reference: string, t
 /** A decided operation that did not succeed, as the failure the process ends with (exit 1). */
 export function failureOf(view: OperationView): CliError | null {
   if (view.state === 'Rejected') return new RefusedError(view.error?.error ?? 'ERR-Rejected', view.error?.description ?? `${view.operation_reference} was rejected`);
+  // A withdrawal decided (Instructed) and then Expired never reached a final block in time: its value was returned.
+  if (view.state === 'Expired' && view.command === 'withdraw' && view.decided_at !== null) {
+    return new CliError(`${view.operation_reference} expired on the settlement layer: no final block carried its instruction by its expiry height; the value is back in the account's available balance`, exitCodes.refused);
+  }
   if (view.state === 'Expired' && view.command !== 'reserve') return new CliError(`${view.operation_reference} expired: its deadline passed before a decision, nothing moved`, exitCodes.refused);
   return null;
 }

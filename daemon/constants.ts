@@ -54,6 +54,8 @@ export const layerSymbolLengthMax = 64;
 export const reclaimSignatureLengthMax = 256;
 /** Cursor text of an accounts page (hex of the last account key, then its MAC): bounds what is decoded. */
 export const accountsCursorLengthMax = 256;
+/** A trial-balance lines cursor: an account id and an asset symbol as hex, and the MAC. */
+export const trialBalanceCursorLengthMax = 512;
 /** Cursor text of a grants page (hex of the next grant key, then its MAC). */
 export const grantsCursorLengthMax = 512;
 /** Cursor text of an operator listing's page (hex of the last key it read, then its MAC). */

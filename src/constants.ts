@@ -45,6 +45,10 @@ export const recoveryDelayDefaultMs = 72 * 3600 * 1000;
 export const recoveryDelayMaxMs = 366 * 24 * 3600 * 1000;
 /** Registered assets. */
 export const assetsMax = 4096;
+/** Balances the trial balance's debits and credits read (every one, in one view); a larger book is refused them (ERR-QueryUnbounded). */
+export const trialBalanceGrossBalancesMax = 100_000;
+/** Balances one page of the trial balance's lines reads, per line asked for (an asset filter skips the others). */
+export const trialBalanceLinesScanFactor = 16;
 /** Integrating parties in the book (their listing, GET /v1/ops/integrating-parties, is one page). */
 export const integratingPartiesMax = 1024;
 /** Member records of the operator principal, removed ones included (CONTRACT 13; GET /v1/ops/members is one page). */

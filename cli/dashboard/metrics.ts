@@ -138,15 +138,15 @@ export function ageText(atMs: number, nowMs: number): string {
   return `${Math.floor(s / 86_400)}d ago`;
 }
 
-/** The status line: figures, or why there are none. */
-export function statusText(status: Status | { unavailable: string }, nowMs: number): string {
+/** The status line: figures, or why there are none; `wide` false, in words short enough for 80 columns. */
+export function statusText(status: Status | { unavailable: string }, nowMs: number, wide = true): string {
   if ('unavailable' in status) return `metrics unavailable (${status.unavailable})`;
   const rate = status.rejectionRate === null ? '-' : `${(status.rejectionRate * 100).toFixed(1)}%`;
   return [
     `backlog ${status.backlog ?? '-'}`,
-    `decision p50 ${latencyText(status.p50Seconds)} p99 ${latencyText(status.p99Seconds)}`,
-    `rejected ${rate} of ${status.decisions ?? '-'}`,
-    `ledgerd ${status.version ?? '-'}`,
+    `${wide ? 'decision ' : ''}p50 ${latencyText(status.p50Seconds)} p99 ${latencyText(status.p99Seconds)}`,
+    `${wide ? 'rejected' : 'rej'} ${rate} of ${status.decisions ?? '-'}`,
+    `${wide ? 'ledgerd ' : 'v'}${status.version ?? '-'}`,
     `up ${status.startedAtMs === null ? '-' : durationText(nowMs - status.startedAtMs)}`,
   ].join(' · ');
 }

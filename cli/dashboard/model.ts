@@ -5,6 +5,7 @@
 import type { OperationView, TrialBalance } from '../api.js';
 import type { Status } from './metrics.js';
 
+/** The panes in tab order, keys 1-9: a pane is added here (and given titles and a view in cli/views/dashboard.tsx). */
 export const panes = ['balance', 'operations', 'rate', 'reservations', 'layer'] as const;
 export type Pane = (typeof panes)[number];
 
@@ -91,7 +92,8 @@ export const initialState = (): DashboardState => ({
 
 const isReservationHeld = (op: OperationView) => op.command === 'reserve' && op.state === 'Reserved';
 
-export function onOperation(state: DashboardState, op: OperationView, seq: number | null, nowMs: number): DashboardState {
+/** `live` false for an event replayed from before the dashboard started: it fills the panes but is no decision of this second. */
+export function onOperation(state: DashboardState, op: OperationView, seq: number | null, nowMs: number, live = true): DashboardState {
   const operations = [op, ...state.operations.filter((o) => o.operation_reference !== op.operation_reference)].slice(0, recentOperationsMax);
   let pending = state.pending.filter((o) => o.operation_reference !== op.operation_reference);
   let pendingDropped = state.pendingDropped;
@@ -100,7 +102,7 @@ export function onOperation(state: DashboardState, op: OperationView, seq: numbe
     pendingDropped += pending.length - pendingReservationsMax;
     pending = pending.slice(-pendingReservationsMax);
   }
-  const rate = op.state === 'Received' ? withRate(state.rate, nowMs, 0) : withRate(state.rate, nowMs, 1);
+  const rate = withRate(state.rate, nowMs, live && op.state !== 'Received' ? 1 : 0);
   return { ...state, operations, pending, pendingDropped, rate, lastSeq: seq ?? state.lastSeq };
 }
 

@@ -32,11 +32,15 @@ export interface DashboardAppProps {
   refreshMs?: number;
   /** Rows of the operations pane; else the terminal's height less the rest of the screen. */
   rows?: number;
+  /** The width laid out for; else the terminal's, following resizes. */
+  columns?: number;
+  /** Events up to this position are replayed from before the start (the recent past): they fill the panes, not the rate. */
+  liveAfterSeq?: number | null;
   amount?: AmountText;
 }
 
 type Action =
-  | { type: 'item'; item: StreamItem; nowMs: number }
+  | { type: 'item'; item: StreamItem; nowMs: number; liveAfterSeq: number | null }
   | { type: 'trialBalance'; trialBalance: TrialBalance }
   | { type: 'trialBalanceError'; message: string }
   | { type: 'treasuries'; treasuries: Treasuries }
@@ -63,7 +67,8 @@ function reduce(state: DashboardState, action: Action): DashboardState {
       if (item.type === 'open') return { ...state, connection: { state: 'live' }, reconnects: state.reconnects + (state.connection.state === 'reconnecting' ? 1 : 0) };
       if (item.type === 'lost') return { ...state, connection: { state: 'reconnecting', reason: item.reason, retryInMs: item.retryInMs } };
       if (item.kind !== 'operation') return { ...state, lastSeq: item.seq ?? state.lastSeq };
-      return onOperation(state, item.data as OperationView, item.seq, action.nowMs);
+      const live = action.liveAfterSeq === null || item.seq === null || item.seq > action.liveAfterSeq;
+      return onOperation(state, item.data as OperationView, item.seq, action.nowMs, live);
     }
   }
 }
@@ -87,33 +92,33 @@ function usePoll<T>(tick: number, read: () => Promise<T>, done: (value: T) => vo
   }, [tick]);
 }
 
-/** The terminal's height, following resizes. */
-function useTerminalRows(): number | undefined {
+/** The terminal's size, following resizes. */
+function useTerminalSize(): { rows: number | undefined; columns: number | undefined } {
   const { stdout } = useStdout();
-  const [rows, setRows] = useState(stdout.rows);
+  const [size, setSize] = useState({ rows: stdout.rows, columns: stdout.columns });
   useEffect(() => {
-    const resized = () => setRows(stdout.rows);
+    const resized = () => setSize({ rows: stdout.rows, columns: stdout.columns });
     stdout.on('resize', resized);
     return () => void stdout.off('resize', resized);
   }, [stdout]);
-  return rows;
+  return size;
 }
 
-export function DashboardApp({ sources, url, refreshMs = refreshDefaultMs, rows, amount }: DashboardAppProps) {
+export function DashboardApp({ sources, url, refreshMs = refreshDefaultMs, rows, columns, liveAfterSeq = null, amount }: DashboardAppProps) {
   const [state, dispatch] = useReducer(reduce, undefined, initialState);
   const [failure, setFailure] = useState<Error | null>(null);
   const { exit } = useApp();
   const tick = useTick(refreshMs);
-  const terminalRows = useTerminalRows();
-  const paneRows = rows ?? Math.max(rowsMin, (terminalRows ?? 24) - chromeLines);
+  const terminal = useTerminalSize();
+  const paneRows = rows ?? Math.max(rowsMin, (terminal.rows ?? 24) - chromeLines);
 
   useEffect(() => {
     const controller = new AbortController();
     (async () => {
-      for await (const item of sources.events(controller.signal)) dispatch({ type: 'item', item, nowMs: sources.now() });
+      for await (const item of sources.events(controller.signal)) dispatch({ type: 'item', item, nowMs: sources.now(), liveAfterSeq });
     })().catch((error: unknown) => setFailure(error instanceof Error ? error : new Error(String(error))));
     return () => controller.abort();
-  }, [sources]);
+  }, [sources, liveAfterSeq]);
 
   usePoll(tick, sources.trialBalance, (trialBalance) => dispatch({ type: 'trialBalance', trialBalance }), (error) => dispatch({ type: 'trialBalanceError', message: messageOf(error) }));
   // A treasury read that fails leaves the last figures; the trial balance's own error says why.
@@ -144,5 +149,5 @@ export function DashboardApp({ sources, url, refreshMs = refreshDefaultMs, rows,
     if (failure !== null) exit(failure);
   }, [failure, exit]);
 
-  return <Dashboard state={state} url={url} nowMs={sources.now()} rows={paneRows} {...(amount === undefined ? {} : { amount })} />;
+  return <Dashboard state={state} url={url} nowMs={sources.now()} rows={paneRows} columns={columns ?? terminal.columns ?? 80} {...(amount === undefined ? {} : { amount })} />;
 }

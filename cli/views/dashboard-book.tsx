@@ -31,7 +31,7 @@ const rowsOf = (trialBalance: TrialBalance, treasuries: DashboardState['treasuri
 /** Customers' available value: the book's available layer less what the treasuries hold (every layer: they rarely reserve). */
 const heldMinor = (r: Row): bigint | null => (r.treasuryMinor === null || r.layers === null ? null : r.layers.available - r.treasuryMinor);
 
-export function BookPane({ state, amount }: { state: DashboardState; amount: AmountText }) {
+export function BookPane({ state, amount, wide = true }: { state: DashboardState; amount: AmountText; wide?: boolean }) {
   if (state.trialBalanceError !== null) return <Text color="red">{safe(state.trialBalanceError)}</Text>;
   const trialBalance = state.trialBalance;
   if (trialBalance === null) return <Text dimColor>loading…</Text>;
@@ -51,9 +51,16 @@ export function BookPane({ state, amount }: { state: DashboardState; amount: Amo
         rows={rowsOf(trialBalance, state.treasuries)}
         empty="(no assets)"
       />
-      <BalancedLine trialBalance={trialBalance} />
+      <BalancedLine trialBalance={trialBalance} explained={wide} />
       <Text dimColor wrap="truncate-end">
-        issued: the operator&apos;s {state.treasuries === null ? '' : `${state.treasuries.accounts} `}treasury accounts below zero · held: customers&apos; available value · reserved, encumbered: the book&apos;s layers
+        {wide ? (
+          <>
+            issued: the operator&apos;s {state.treasuries === null ? '' : `${state.treasuries.accounts} `}treasuries below zero · held: customers&apos; available · reserved,
+            encumbered: the book&apos;s layers
+          </>
+        ) : (
+          "issued: treasuries below zero · held: customers' available"
+        )}
       </Text>
     </Box>
   );

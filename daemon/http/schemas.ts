@@ -137,6 +137,7 @@ export const operationViewSchema = object(
       description: "what the command asks to move: a transfer's legs, a reservation's hold (to null)",
       items: object({ from: str('debited account'), to: nullable(str('credited account')), amount: str('minor units'), asset: str('asset symbol') }, ['from', 'to', 'amount', 'asset']),
     },
+    deadline: uintNumber("ms: when a transfer or withdrawal must be decided by, or a reservation's hold expires"),
     state: str('operation state'),
     terminal: { type: 'boolean' },
     submitted_at: uintNumber('ms'),
@@ -201,12 +202,29 @@ export const trialBalanceSchema = object(
           asset: assetSymbol,
           openings: signedMinor,
           layers: object({ available: signedMinor, reserved: signedMinor, encumbered: signedMinor }, ['available', 'reserved', 'encumbered']),
+          debits: str('with gross=true: the sum of the balances below zero (every layer), as a positive figure', { pattern: '^(0|[1-9][0-9]*)$' }),
+          credits: str('with gross=true: the sum of the balances above zero (every layer)', { pattern: '^(0|[1-9][0-9]*)$' }),
         },
         ['asset', 'openings', 'layers'],
       ),
     },
     unbalanced: { type: 'array', items: object({ currency: uintNumber('asset code'), layer: uintNumber('view') }, ['currency', 'layer']) },
     view: uintNumber('view'),
+    accounts_page: object(
+      {
+        items: {
+          type: 'array',
+          maxItems: movementsPageLimitMax,
+          items: object(
+            { account: accountId, asset: assetSymbol, available: signedMinor, reserved: signedMinor, encumbered: signedMinor, balance: signedMinor },
+            ['account', 'asset', 'available', 'reserved', 'encumbered', 'balance'],
+          ),
+        },
+        next: hexCursor,
+        view: uintNumber('view'),
+      },
+      ['items', 'view'],
+    ),
   },
   ['accounts', 'rows', 'unbalanced', 'view'],
 );

@@ -22,12 +22,13 @@ import {
 import { auditScanMax, membersMax } from '../constants.js';
 import { type AuditItem, decodeAuditItem } from '../auth/audit.js';
 import { type Member, decodeMember } from '../auth/members.js';
-import { assetsMax, integratingPartiesMax, movementsMergeMax, movementsScanChunkEntries, movementsScanMax, statementMovementsMax } from '../constants.js';
+import { assetsMax, integratingPartiesMax, movementsMergeMax, movementsScanChunkEntries, movementsScanMax, statementMovementsMax, trialBalanceGrossBalancesMax, trialBalanceLinesScanFactor } from '../constants.js';
 import { type Refusal, refusal, refuse } from '../errors.js';
 import type { Account, Asset, Balance, Head, Identity, Operation, Posting } from '../model/model.js';
 import { zeroBalance } from '../model/model.js';
 import { readTotals, totalMinor } from '../book/totals.js';
 import type { ReadView, Snapshot } from '../store/port.js';
+import { pagedEntries } from '../store/paged.js';
 import { type AccountId, type AssetSymbol, type IdentityId, isAccountId } from '../model/values.js';
 import { auditKey, auditPrefix, keys, memberPrefix, overGrantPrefix, parseSeqHex, partyGrantPrefix, partyPrefix, prefixEnd, seqHex } from '../model/keys.js';
 
@@ -77,6 +78,13 @@ export interface AccountsPage {
   readonly view: number;
 }
 
+/** A page of the trial balance's lines (`trialBalanceLines`); `next` is the last balance key read (account/asset), when more may follow. */
+export interface TrialBalanceLines {
+  readonly items: readonly { account: AccountId; asset: AssetSymbol; layers: Balance }[];
+  readonly next: string | null;
+  readonly view: number;
+}
+
 export interface TrialBalance {
   readonly accounts: number;
   /** Per asset: the signed sum of every balance, and that sum layer by layer. */
@@ -87,6 +95,9 @@ export interface TrialBalance {
 
 /** The command sequence number an operation reference was drawn for (IdSource.cseqOf). */
 export type CseqOf = (ref: string) => number | null;
+
+/** Balances read a page for the trial balance's debits and credits. */
+const grossPageEntries = 1000;
 
 const cursorSeqHexLength = 16;
 const cursorFilterHexLength = 16;
@@ -445,6 +456,52 @@ export class BookView {
       unbalanced: rows.filter((r) => r.openingsMinor !== 0n).map((r) => ({ currency: this.assets.get(r.asset)!.code, layer: this.view })),
       view: this.view,
     };
+  }
+
+  /**
+   * Per asset, the debit balances (accounts whose balance, every layer, is below zero: treasuries)
+   * and the credit balances (above zero), both as positive sums: the two columns of an
+   * accountant's trial balance, equal when the book balances. The stored totals keep only the net
+   * per layer, so this reads every balance: refused past `trialBalanceGrossBalancesMax`.
+   */
+  async trialBalanceGross(asset: AssetSymbol | null): Promise<Map<string, { debitsMinor: bigint; creditsMinor: bigint }>> {
+    const gross = new Map<string, { debitsMinor: bigint; creditsMinor: bigint }>();
+    let read = 0;
+    // A page at a time (a Postgres book reads each page in one query), one past the bound to know it is passed.
+    for await (const [key, value] of pagedEntries(this.snap, keys.balancePrefix, grossPageEntries, trialBalanceGrossBalancesMax + 1)) {
+      if (++read > trialBalanceGrossBalancesMax) refuse('ERR-QueryUnbounded', `debits and credits need every balance read, and the book holds more than ${trialBalanceGrossBalancesMax}; read them page by page with accounts=true`);
+      const symbol = key.slice(key.lastIndexOf('/') + 1);
+      if (asset !== null && symbol !== asset) continue;
+      const net = totalMinor(decodeBalanceText(value));
+      const sums = gross.get(symbol) ?? { debitsMinor: 0n, creditsMinor: 0n };
+      gross.set(symbol, net < 0n ? { ...sums, debitsMinor: sums.debitsMinor - net } : { ...sums, creditsMinor: sums.creditsMinor + net });
+    }
+    return gross;
+  }
+
+  /**
+   * The trial balance's lines: each account's balance in each asset (every layer), in key order
+   * (account, then asset), `limit` at most, after the position `after` (a previous page's last).
+   * At most `limit * trialBalanceLinesScanFactor` balances are read a page, so a filter by asset
+   * that matches few ends a page early, with a `next` to go on from.
+   */
+  async trialBalanceLines(asset: AssetSymbol | null, limit: number, after: string | null): Promise<TrialBalanceLines> {
+    if (asset !== null && !this.assets.has(asset)) refuse('ERR-UnknownAsset', `asset ${asset} is not registered`);
+    const items: { account: AccountId; asset: AssetSymbol; layers: Balance }[] = [];
+    const scanMax = limit * trialBalanceLinesScanFactor;
+    let last: string | null = null;
+    let scanned = 0;
+    const range = { gt: after === null ? keys.balancePrefix : keys.balancePrefix + after, lt: prefixEnd(keys.balancePrefix), limit: scanMax + 1 };
+    for await (const [key, value] of this.snap.entries(range)) {
+      // One more than a page was read: there is more after the last line kept.
+      if (items.length === limit || scanned === scanMax) return { items, next: last, view: this.view };
+      scanned++;
+      last = key.slice(keys.balancePrefix.length);
+      const split = last.lastIndexOf('/');
+      const symbol = last.slice(split + 1) as AssetSymbol;
+      if (asset === null || symbol === asset) items.push({ account: last.slice(0, split) as AccountId, asset: symbol, layers: decodeBalanceText(value) });
+    }
+    return { items, next: null, view: this.view };
   }
 }
 

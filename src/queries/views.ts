@@ -2,7 +2,8 @@
 import type { Account, Asset, Authority, Balance, Operation, Posting } from '../model/model.js';
 import { terminalStates } from '../model/model.js';
 import { assert } from '../assert.js';
-import type { AccountsPage, MovementsPage, Statement, TrialBalance } from './queries.js';
+import type { AccountsPage, MovementsPage, Statement, TrialBalance, TrialBalanceLines } from './queries.js';
+import { totalMinor } from '../book/totals.js';
 import { RawJson, type Wire } from './wire.js';
 import { type RecoveryTerms, mechanismWire } from '../custody/terms.js';
 import type { IdentityId } from '../model/values.js';
@@ -80,6 +81,8 @@ export function operationView(op: Operation): Wire {
     credential: op.actor.credential,
     on_behalf_of: op.actor.onBehalfOf ?? undefined,
     moves: movesOf(op.command),
+    // When a transfer or withdrawal must be decided by, or a reservation's hold expires.
+    deadline: 'deadlineMs' in op.command ? op.command.deadlineMs : undefined,
     state: op.state,
     terminal: isTerminal(op),
     submitted_at: op.submittedAtMs,
@@ -203,7 +206,21 @@ export function movementsPageView(page: MovementsPage): Wire {
   return { movements: page.movements.map(movementView), next: page.next ?? undefined, view: page.view };
 }
 
-export function trialBalanceView(tb: TrialBalance): Wire {
+/** A trial-balance row with its debits and credits (positive sums of the balances below and above zero). */
+export function grossView<Row extends object>(row: Row, gross: { debitsMinor: bigint; creditsMinor: bigint } | undefined): Row & { debits: string; credits: string } {
+  return { ...row, debits: (gross?.debitsMinor ?? 0n).toString(), credits: (gross?.creditsMinor ?? 0n).toString() };
+}
+
+/** A page of the trial balance's lines; `seal` makes the wire cursor of the last position read. */
+export function trialBalanceLinesView(page: TrialBalanceLines, seal: (next: string) => string): Wire {
+  return {
+    items: page.items.map((l) => ({ account: l.account, asset: l.asset, ...balanceView(l.layers), balance: totalMinor(l.layers).toString() })),
+    next: page.next === null ? undefined : seal(page.next),
+    view: page.view,
+  };
+}
+
+export function trialBalanceView(tb: TrialBalance) {
   return {
     accounts: tb.accounts,
     rows: tb.rows.map((r) => ({ asset: r.asset, openings: r.openingsMinor.toString(), layers: balanceView(r.layers) })),

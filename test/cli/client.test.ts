@@ -20,8 +20,8 @@ const routes = new Map<string, (req: IncomingMessage, res: ServerResponse) => vo
   ['GET /v1/assets', (_req, res) => res.writeHead(502, { 'content-type': 'text/html' }).end('<html>bad gateway</html>')],
   ['GET /v1/operations/op_1', (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ operation_reference: 'op_1', command: 'transfer', state: 'Received', terminal: false, submitted_at: 1, decided_at: null, client_key: 'k' }))],
   ['POST /v1/reservations', (req, _res) => (droppedKeys.push(req.headers['client-key'] as string | undefined), req.socket.destroy())],
-  // Never answers: only --timeout-ms ends the request.
-  ['GET /v1/trial-balance', () => {}],
+  // Never answers: only --timeout-ms ends the request (`trial-balance` asks for debits and credits).
+  ['GET /v1/trial-balance?gross=true', () => {}],
   ['GET /metrics', (req, res) => res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(req.headers.authorization === 'Bearer t' ? 'ledgerd_backlog_commands 3\n' : '')],
   ['GET /metrics-huge', (_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('x'.repeat(4096))],
   ['GET /v1/events', (req, res) => (eventsDown ? req.socket.destroy() : res.writeHead(200, { 'content-type': 'text/event-stream' }).write(': ledgerd events after 0\n\n'))],

@@ -23,7 +23,7 @@ describe('on a terminal', () => {
   it('prints the trial balance as a table, and JSON with --json or through a pipe', async () => {
     const table = await run(['trial-balance']);
     expect(table.code).toBe(0);
-    expect(table.stdout).toMatch(/^ASSET\s+OPENINGS\s+BALANCED\n/);
+    expect(table.stdout).toMatch(/^ASSET\s+DEBITS\s+CREDITS\s+AVAILABLE\s+RESERVED\s+ENCUMBERED\s+SUM\s+BALANCED\n/);
     expect(table.stdout).toMatch(/USD\s+0\.00 USD\s+yes/);
     expect(table.stdout).toContain('balanced (3 accounts');
     expect(JSON.parse((await run(['trial-balance', '--json'])).stdout).rows).toHaveLength(2);

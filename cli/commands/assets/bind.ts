@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
-import { type SubmitFlags, submit, withSubmitFlags } from '../../submit.js';
+import { type SubmitFlags, withSubmitFlags } from '../../submit.js';
+import { submitSettlement } from '../../settlement-print.js';
 
 export function buildBind(parent: Command, make: MakeContext): Command {
   return withSubmitFlags(
@@ -14,5 +15,5 @@ export function buildBind(parent: Command, make: MakeContext): Command {
 }
 
 export async function runBind(ctx: Context, asset: string, options: SubmitFlags & { location: string }): Promise<void> {
-  await submit(ctx, `/v1/ops/assets/${encodeURIComponent(asset)}/binding`, { location: options.location }, options);
+  await submitSettlement(ctx, `/v1/ops/assets/${encodeURIComponent(asset)}/binding`, { location: options.location }, options);
 }

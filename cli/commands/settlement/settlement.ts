@@ -3,10 +3,11 @@ import type { Command } from 'commander';
 import type { Json } from '../../api.js';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
-import { Money } from '../../money.js';
 import { details, show, table, time } from '../../output.js';
 import { integer } from '../../parse.js';
-import { type SubmitFlags, send, submit, withSubmitFlags } from '../../submit.js';
+import { type SubmitFlags, send, withSubmitFlags } from '../../submit.js';
+import { Money, minorUnitsText } from '../../money.js';
+import { resultText, submitSettlement } from '../../settlement-print.js';
 
 export interface SettlementStatus {
   declared_at: number;
@@ -84,14 +85,14 @@ export function buildSync(parent: Command, make: MakeContext): Command {
 }
 
 export async function runSync(ctx: Context, options: SubmitFlags): Promise<void> {
-  await submit(ctx, '/v1/ops/settlement/sync', {}, options);
+  await submitSettlement(ctx, '/v1/ops/settlement/sync', {}, options);
 }
 
 /** `--client-key` of a command the service decides at once: a retry with it gets the first reply again. */
-const withClientKey = (command: Command) => command.option('--client-key <key>', 'idempotency key (at most 256 characters): a retry with it gets the first reply again (default: a random one, shown on stderr)');
+export const withClientKey = (command: Command) => command.option('--client-key <key>', 'idempotency key (at most 256 characters): a retry with it gets the first reply again (default: a random one, shown on stderr)');
 
 /** The `result.settlement` of a command the service decides at once (its reply is terminal). */
-async function settlementResult<T>(ctx: Context, path: string, body: unknown, clientKey: string | undefined): Promise<T> {
+export async function settlementResult<T>(ctx: Context, path: string, body: unknown, clientKey: string | undefined): Promise<T> {
   const reply = await send(ctx, path, body, { clientKey });
   return (reply.result as { settlement: T }).settlement;
 }
@@ -140,7 +141,7 @@ export async function runRescan(ctx: Context, options: { from: string; to: strin
   const body = { from: seqOf(options.from, '--from'), to: seqOf(options.to, '--to') };
   const settlement = await settlementResult<{ rescan: { missing: Json[]; unassociated: number; unknown: Json[] } }>(ctx, '/v1/ops/settlement/rescans', body, options.clientKey);
   const r = settlement.rescan;
-  ctx.out.result(r as unknown as Json, () => details({ missing: show(r.missing), unassociated: String(r.unassociated), unknown: show(r.unknown) }));
+  ctx.out.result(r as unknown as Json, () => resultText(r as unknown as { [key: string]: Json }, minorUnitsText));
 }
 
 export function buildObserve(parent: Command, make: MakeContext): Command {
@@ -156,5 +157,5 @@ export function buildObserve(parent: Command, make: MakeContext): Command {
 
 export async function runObserve(ctx: Context, options: SubmitFlags & { seq: string; digest: string; instance: string }): Promise<void> {
   const coordinate = { seq: seqOf(options.seq, '--seq'), digest: options.digest, instance: integer('--instance', options.instance, 0, instanceMax) };
-  await submit(ctx, '/v1/ops/settlement/observations', { coordinate }, options);
+  await submitSettlement(ctx, '/v1/ops/settlement/observations', { coordinate }, options);
 }

@@ -5,13 +5,15 @@ import { UsageError } from '../../errors.js';
 import { amountHelp, amountMinorOf } from '../../money.js';
 import { accountOf } from '../../names.js';
 import { integer } from '../../parse.js';
-import { type SubmitFlags, deadlineOf, referenceOf, submit, withDeadline, withReference, withSubmitFlags } from '../../submit.js';
+import { type SubmitFlags, deadlineOf, referenceOf, withDeadline, withReference, withSubmitFlags } from '../../submit.js';
+import { submitSettlement } from '../../settlement-print.js';
 
 export interface CreateOptions extends SubmitFlags {
   account: string;
   amount: string;
   asset: string;
   to?: string;
+  untilSettled?: boolean;
   toInstance?: string;
   toRef?: string;
   deadline?: string;
@@ -24,13 +26,14 @@ export function buildWithdrawalCreate(parent: Command, make: MakeContext): Comma
       withDeadline(
         parent
           .command('create')
-          .description('move value out to the settlement layer (POST /v1/withdrawals): encumbered, then Completed or Expired')
+          .description('move value out to the settlement layer (POST /v1/withdrawals): encumbered and Instructed, then Submitted, Completed or Expired from the final blocks')
           .requiredOption('--account <account>', 'the account debited')
           .requiredOption('--amount <amount>', amountHelp)
           .requiredOption('--asset <symbol>', 'a bound asset')
           .option('--to <hex>', 'a plain layer account, 32 bytes hex')
           .option('--to-instance <n>', 'another deployment on the layer (with --to-ref)')
-          .option('--to-ref <hex>', "the account reference on that deployment, 32 bytes hex"),
+          .option('--to-ref <hex>', "the account reference on that deployment, 32 bytes hex")
+          .option('--until-settled', 'wait past Instructed until Completed or Expired (within --timeout-ms), showing its state on a terminal'),
         'not decided by then: Expired, nothing moves',
       ),
     ),
@@ -54,5 +57,9 @@ export async function runWithdrawalCreate(ctx: Context, options: CreateOptions):
     deadline: deadlineOf(options.deadline),
     reference: referenceOf(options.reference),
   };
-  await submit(ctx, '/v1/withdrawals', body, options);
+  const view = await submitSettlement(ctx, '/v1/withdrawals', body, options, options.untilSettled === true ? 'terminal' : 'decided');
+  // The decision is Instructed; what the layer does with it comes later: say so, and how to wait for it.
+  if (view !== null && !view.terminal) {
+    ctx.out.note(`${view.operation_reference} is ${view.state}: it completes or expires from the layer's final blocks; wait for that with: ledgerctl operations wait ${view.operation_reference} --terminal (or --until-settled here)`);
+  }
 }

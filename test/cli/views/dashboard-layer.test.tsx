@@ -26,14 +26,16 @@ describe('the dashboard settlement-layer pane', () => {
     expect(onKey(initialState(), { input: '5' }, 10).pane).toBe('layer');
     const frame = frameOf({ layer: figures });
     expect(frame).toContain('5 Settlement layer');
-    expect(frame).toContain('height 42 · final 40 · taken in 40 · serving · pending instructions 3');
+    expect(frame).toContain('height 42 · final 40 · book took in 40 · lag 0');
+    expect(frame).toContain('serving until 00:00:35 · pending instructions 3');
+    expect(frameOf({ layer: { ...figures, takenIn: 37 } })).toContain('book took in 37 · lag 3');
     expect(frame).toMatch(/USD\s+300\s+300\s+0\s+250\s+yes/);
     expect(frame).not.toContain('INSOLVENT');
     expect(frame).toContain('last comparison at height 40: no difference');
   });
 
   it('says when the layer does not serve, its status is stale, the book differs, or it cannot be read', () => {
-    expect(frameOf({ layer: { ...figures, serving: false } })).toContain('not serving');
+    expect(frameOf({ layer: { ...figures, serving: false } })).toContain('NOT SERVING');
     expect(frameOf({ layer: { ...figures, freshUntilMs: nowMs } })).toContain('serving (status stale)');
     const differs = { ...figures.comparison, differs: true, rows: [{ asset: 'USD', book: '300', layer: '307', difference: '7', liabilities: null, solvent: null }] };
     expect(frameOf({ layer: { ...figures, comparison: differs } })).toContain('the book and the layer DIFFER');

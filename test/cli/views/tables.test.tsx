@@ -33,14 +33,15 @@ describe('Table', () => {
 describe('TrialBalanceView', () => {
   it('shows each asset and that the book balances', () => {
     const frame = render(<TrialBalanceView trialBalance={balanced} />).lastFrame()!;
-    expect(linesOf(frame)[0]).toMatch(/^ASSET\s+OPENINGS\s+BALANCED$/);
-    expect(frame).toMatch(/USD\s+0\s+yes/);
-    expect(frame).toContain('balanced (4 accounts, view 42)');
+    expect(linesOf(frame)[0]).toMatch(/^ASSET\s+DEBITS\s+CREDITS\s+AVAILABLE\s+RESERVED\s+ENCUMBERED\s+SUM\s+BALANCED$/);
+    // A daemon that sent no debits and credits: a dash, not a zero.
+    expect(frame).toMatch(/USD\s+-\s+-\s+0\s+0\s+0\s+0\s+yes/);
+    expect(frame).toContain('balanced (4 accounts; view 42: every figure read at journal position 42');
   });
 
   it('shows an unbalanced asset', () => {
     const frame = render(<TrialBalanceView trialBalance={unbalanced} />).lastFrame()!;
-    expect(frame).toMatch(/USD\s+-100\s+NO/);
+    expect(frame).toMatch(/USD\s+-\s+-\s+-100\s+0\s+0\s+-100\s+NO/);
     expect(frame).toContain('UNBALANCED: 1 asset(s)');
   });
 });
