@@ -23,6 +23,7 @@ import { openLayer, openSettlement } from './settlement.js';
 import type { IdentityId } from '../src/model/values.js';
 import { poisonHook } from './test-hooks.js';
 import { keys } from '../src/model/keys.js';
+import { admissionWaitDefaultMs } from '../src/constants.js';
 
 export async function serve(config: Config, version: string): Promise<void> {
   await prepareDataDir(config.dataDir);
@@ -99,6 +100,8 @@ export async function serve(config: Config, version: string): Promise<void> {
     cacheEntries: config.cacheEntries,
     backlogMax: config.backlogMax,
     backlogPerPrincipalMax: config.backlogPerPrincipalMax,
+    // A command waiting its turn is refused (503, Retry-After) well before its request would time out.
+    admissionWaitMs: Math.min(admissionWaitDefaultMs, Math.floor(config.requestTimeoutMs / 2)),
     recovery: { authority: recoveryAuthority ?? undefined, delayMs: config.recovery.delayMs },
     // A broken invariant: stop deciding, shut down, and let the supervisor restart us.
     onFatal: (error) => {

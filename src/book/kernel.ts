@@ -119,6 +119,8 @@ export class Kernel {
         ids,
         backlogMax,
         backlogPerPrincipalMax,
+        admittedPerPrincipalMax: bounds.admittedPerPrincipalMax,
+        admissionWaitMs: options.admissionWaitMs ?? bounds.admissionWaitDefaultMs,
         beforeDecide: this.beforeDecide,
         onPoison,
         assets: () => this.state.assets,

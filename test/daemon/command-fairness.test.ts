@@ -1,0 +1,71 @@
+/**
+ * Commands taken in turn (docs/daemon.md, "Floods"): a principal's commands beyond its
+ * admitted bound wait in its own queue, so another principal's command, sent after a
+ * flood of thousands, is taken into the next round and decided ahead of most of the
+ * flood; a flood command that waits its whole turn is refused 503
+ * ERR-DecisionUnavailable with Retry-After, never left to time out.
+ */
+import { describe, expect, it } from 'vitest';
+import { admittedPerPrincipalMax } from '../../src/constants.js';
+import { type Client, type Reply, decided, useDaemon } from './support.js';
+
+/** The request timeout: a command waits for its turn at most half of it (5 s at most). */
+const requestTimeoutMs = 10_000;
+const shared = useDaemon({ flood: 1_000_000_000n, quiet: 1_000_000n, payee: 0n }, { requestTimeoutMs });
+const leg = (from: string) => ({ legs: [{ amount: '1', asset: 'USD', from: `did:ledger:acct:${from}`, to: 'did:ledger:acct:payee' }] });
+const batchOf = (tag: string) => ({ commands: Array.from({ length: 1000 }, (_, i) => ({ command: 'transfer', body: leg('flood'), client_key: `${tag}-${i}` })) });
+/** Six batches of a thousand: within the flood's backlog share (6,250), far past its admitted bound (1,024). */
+const batches = 6;
+
+/** The decided views of `refs`, read a few at a time. */
+async function decidedViews(who: Client, refs: readonly string[]): Promise<any[]> {
+  const out: any[] = [];
+  for (let i = 0; i < refs.length; i += 20) out.push(...(await Promise.all(refs.slice(i, i + 20).map(async (ref) => (await decided(who, ref)).body))));
+  return out;
+}
+
+describe('commands under a flood', () => {
+  it("decides another principal's command ahead of most of a flood sent before it; the flood's refusals are 503 with Retry-After", async () => {
+    const flood = shared.as('flood');
+    const quiet = shared.as('quiet');
+    const floods: Promise<Reply>[] = Array.from({ length: batches }, (_, i) => flood.post('/v1/batches', batchOf(`flood-${i}`)));
+    // Sent once the flood is in: under first come, first served it would be decided after all of it.
+    await new Promise((r) => setTimeout(r, 300));
+    const sent = await quiet.post('/v1/transfers', leg('quiet'), undefined, { 'client-key': 'quiet-after-flood' });
+    expect(sent.status).toBe(202);
+    const quietView = (await decided(quiet, sent.body.operation_reference)).body;
+    expect(quietView.state).toBe('Completed');
+
+    const items: any[] = (await Promise.all(floods)).flatMap((r) => {
+      expect([200, 202]).toContain(r.status);
+      return r.body.items;
+    });
+    const refused = items.filter((item) => item.error !== undefined);
+    for (const item of refused) expect(item.error).toBe('ERR-DecisionUnavailable');
+    const accepted = items.filter((item) => item.operation_reference !== undefined).map((item) => item.operation_reference as string);
+    // Every tenth accepted flood command, decided: those past the flood's first admitted ones after the quiet one.
+    const sample = await decidedViews(flood, accepted.filter((_, i) => i % 10 === 0));
+    const later = sample.filter((v) => v.decided_at > quietView.decided_at).length;
+    console.log(`flood of ${batches * 1000} in batches: ${accepted.length} accepted, ${refused.length} refused 503; of ${sample.length} sampled, ${later} decided after the quiet principal's command`);
+    expect(accepted.length).toBeGreaterThan(2 * admittedPerPrincipalMax);
+    expect(later).toBeGreaterThanOrEqual(Math.floor((accepted.length - 2 * admittedPerPrincipalMax) / 10));
+  });
+
+  it("refuses the flood's command behind its own thousands 503 ERR-DecisionUnavailable with Retry-After, within its request's time", async () => {
+    const flood = shared.as('flood');
+    // Seven thousand: past the flood's backlog share (6,250) as well as its admitted bound.
+    const floods = Array.from({ length: 7 }, (_, i) => flood.post('/v1/batches', batchOf(`wait-${i}`)));
+    await new Promise((r) => setTimeout(r, 300));
+    const started = performance.now();
+    // Its share full of its own waiting commands: refused at once, as each of those is once it has waited its turn out.
+    const single = await flood.post('/v1/transfers', leg('flood'), undefined, { 'client-key': 'flood-behind-its-own' });
+    const tookMs = performance.now() - started;
+    const waited = (await Promise.all(floods)).flatMap((r) => r.body.items).filter((item: { error?: string; description?: string }) => item.error !== undefined);
+    expect(single.status).toBe(503);
+    for (const item of waited) expect(item.error).toBe('ERR-DecisionUnavailable');
+    expect(single.body.error).toBe('ERR-DecisionUnavailable');
+    expect(single.headers['retry-after']).toMatch(/^\d+$/);
+    console.log(`a flood command behind its own: ${single.status} in ${tookMs.toFixed(0)} ms (${single.body.description})`);
+    expect(tookMs).toBeLessThan(requestTimeoutMs);
+  });
+});
