@@ -53,9 +53,9 @@ describe('the backlog shared between principals', () => {
     const quiet = await kernel.submit(submission(actorOf('did:ledger:id:bob'), transfer(bob, carol, 1n)));
     const floodAcks = await Promise.all(flood);
     // The first round takes one of each in turn: bob's command is second, not after 2,048 of alice's.
-    expect(sequentialIds.cseqOf(quiet.operation.ref)).toBeLessThanOrEqual(2);
+    expect(sequentialIds.cseqOf(quiet.operation.ref)!).toBeLessThanOrEqual(2);
     // Alice's commands past her bound were taken only as hers were decided, after bob's.
-    const later = floodAcks.filter((a) => sequentialIds.cseqOf(a.operation.ref) > admittedPerPrincipalMax + 1);
+    const later = floodAcks.filter((a) => sequentialIds.cseqOf(a.operation.ref)! > admittedPerPrincipalMax + 1);
     expect(later).toHaveLength(floodCount - admittedPerPrincipalMax);
     await kernel.idle();
     const decidedQuiet = (await kernel.operation(quiet.operation.ref))!;
