@@ -155,7 +155,7 @@ export async function serve(config: Config, version: string): Promise<void> {
     await served.release();
     throw listenFailure(`${config.listen.host}:${config.listen.port}`, error);
   }
-  await settlement.start(app.log);
+  await settlement.start(app.log, app.snapshots.gate(app.snapshots.internal));
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;
