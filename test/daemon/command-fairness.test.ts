@@ -7,7 +7,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { admittedPerPrincipalMax } from '../../src/constants.js';
-import { type Client, type Reply, decided, useDaemon } from './support.js';
+import { type FloodReport, startFlood } from '../support/flood.js';
+import { type Client, type Reply, decided, repoRoot, useDaemon } from './support.js';
 
 /** The request timeout: a command waits for its turn at most half of it (5 s at most). */
 const requestTimeoutMs = 10_000;
@@ -68,4 +69,48 @@ describe('commands under a flood', () => {
     console.log(`a flood command behind its own: ${single.status} in ${tookMs.toFixed(0)} ms (${single.body.description})`);
     expect(tookMs).toBeLessThan(requestTimeoutMs);
   });
+
+  it("decides another principal's commands and answers its reads while one principal keeps 1,000 transfers in flight; the flood is answered 202 or 503 with Retry-After, never left unanswered", async () => {
+    const quiet = shared.as('quiet');
+    const alone = await quietRun(quiet, 'alone');
+    const flood = startFlood({ url: shared.daemon.url, token: shared.keys.customers.flood!, method: 'POST', path: '/v1/transfers', body: leg('flood'), connections: 1_000, durationMaxMs: 90_000, localAddress: '127.0.0.3' }, repoRoot);
+    let loaded: Awaited<ReturnType<typeof quietRun>>;
+    let report: FloodReport;
+    try {
+      await flood.ready;
+      loaded = await quietRun(quiet, 'loaded');
+    } finally {
+      report = await flood.stop();
+    }
+    console.log(
+      `under a 1,000-transfer flood: another principal's transfer decided p99 ${p99(loaded.decideMs).toFixed(0)} ms (quiet ${p99(alone.decideMs).toFixed(0)} ms), ` +
+        `its read p99 ${p99(loaded.readMs).toFixed(0)} ms (quiet ${p99(alone.readMs).toFixed(0)} ms); flood answered ${JSON.stringify(report.statuses)}, ${report.failures} without a reply`,
+    );
+    expect(loaded.states).toEqual(Array(quietSamples).fill('Completed'));
+    expect(loaded.readStatuses).toEqual(Array(quietSamples).fill(200));
+    expect(Object.keys(report.statuses).every((s) => s === '202' || s === '503')).toBe(true);
+    expect({ badRefusals: report.badRefusals, failures: report.failures, samples: report.failureSamples }).toEqual({ badRefusals: 0, failures: 0, samples: [] });
+  }, 180_000);
 });
+
+const quietSamples = 20;
+
+function p99(ms: number[]): number {
+  const sorted = [...ms].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)]!;
+}
+
+/** `quietSamples` transfers one at a time, each timed from its sending to its decision, and as many reads. */
+async function quietRun(quiet: Client, tag: string): Promise<{ decideMs: number[]; readMs: number[]; states: string[]; readStatuses: number[] }> {
+  const out = { decideMs: [] as number[], readMs: [] as number[], states: [] as string[], readStatuses: [] as number[] };
+  for (let i = 0; i < quietSamples; i++) {
+    let started = performance.now();
+    const sent = await quiet.post('/v1/transfers', leg('quiet'), undefined, { 'client-key': `quiet-${tag}-${i}` });
+    out.states.push(sent.status === 202 ? (await decided(quiet, sent.body.operation_reference)).body.state : `refused ${sent.status}`);
+    out.decideMs.push(performance.now() - started);
+    started = performance.now();
+    out.readStatuses.push((await quiet.get('/v1/movements?account=did:ledger:acct:quiet&limit=10')).status);
+    out.readMs.push(performance.now() - started);
+  }
+  return out;
+}
