@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { admittedPerPrincipalMax } from '../../src/constants.js';
-import { type FloodReport, startFlood } from '../support/flood.js';
+import { type FloodReport, p99, startFlood } from '../support/flood.js';
 import { type Client, type Reply, decided, repoRoot, useDaemon } from './support.js';
 
 /** The request timeout: a command waits for its turn at most half of it (5 s at most). */
@@ -94,11 +94,6 @@ describe('commands under a flood', () => {
 });
 
 const quietSamples = 20;
-
-function p99(ms: number[]): number {
-  const sorted = [...ms].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)]!;
-}
 
 /** `quietSamples` transfers one at a time, each timed from its sending to its decision, and as many reads. */
 async function quietRun(quiet: Client, tag: string): Promise<{ decideMs: number[]; readMs: number[]; states: string[]; readStatuses: number[] }> {
