@@ -70,7 +70,7 @@ describe('the backlog shared between principals', () => {
     // Decisions' writes are held back, so alice's admitted commands stay at their bound.
     let release!: () => void;
     store.held = new Promise<void>((r) => (release = r));
-    const kernel = await Kernel.open({ store, clock: clock.read, ids: sequentialIds, admissionWaitMs: 50 });
+    const kernel = await Kernel.open({ store, clock: clock.read, ids: sequentialIds, admissionWaitMs: 1_000 });
     const flood = Array.from({ length: admittedPerPrincipalMax + 3 }, () => submittedWith(kernel.submit(submission(actorOf('did:ledger:id:alice'), transfer(alice, carol, 1n)))));
     const results = await Promise.all(flood);
     expect(results.filter((r) => r === 'accepted')).toHaveLength(admittedPerPrincipalMax);
