@@ -48,26 +48,34 @@ describe('commands under a flood', () => {
     const sample = await decidedViews(flood, accepted.filter((_, i) => i % 10 === 0));
     const later = sample.filter((v) => v.decided_at > quietView.decided_at).length;
     console.log(`flood of ${batches * 1000} in batches: ${accepted.length} accepted, ${refused.length} refused 503; of ${sample.length} sampled, ${later} decided after the quiet principal's command`);
-    expect(accepted.length).toBeGreaterThan(2 * admittedPerPrincipalMax);
+    // Under first come, first served none would be; here every one taken in after its turn came (at most its admitted bound ahead, and those decided meanwhile).
+    expect(accepted.length).toBeGreaterThan(admittedPerPrincipalMax);
+    expect(later).toBeGreaterThan(0);
     expect(later).toBeGreaterThanOrEqual(Math.floor((accepted.length - 2 * admittedPerPrincipalMax) / 10));
   });
 
-  it("refuses the flood's command behind its own thousands 503 ERR-DecisionUnavailable with Retry-After, within its request's time", async () => {
+  it("refuses the flood's commands past its share or its turn 503 ERR-DecisionUnavailable with Retry-After, within the request's time", async () => {
     const flood = shared.as('flood');
-    // Seven thousand: past the flood's backlog share (6,250) as well as its admitted bound.
-    const floods = Array.from({ length: 7 }, (_, i) => flood.post('/v1/batches', batchOf(`wait-${i}`)));
-    await new Promise((r) => setTimeout(r, 300));
     const started = performance.now();
-    // Its share full of its own waiting commands: refused at once, as each of those is once it has waited its turn out.
-    const single = await flood.post('/v1/transfers', leg('flood'), undefined, { 'client-key': 'flood-behind-its-own' });
-    const tookMs = performance.now() - started;
-    const waited = (await Promise.all(floods)).flatMap((r) => r.body.items).filter((item: { error?: string; description?: string }) => item.error !== undefined);
-    expect(single.status).toBe(503);
-    for (const item of waited) expect(item.error).toBe('ERR-DecisionUnavailable');
-    expect(single.body.error).toBe('ERR-DecisionUnavailable');
-    expect(single.headers['retry-after']).toMatch(/^\d+$/);
-    console.log(`a flood command behind its own: ${single.status} in ${tookMs.toFixed(0)} ms (${single.body.description})`);
-    expect(tookMs).toBeLessThan(requestTimeoutMs);
+    // Seven thousand at once: past the flood's backlog share (6,250) as well as its admitted bound.
+    const replies = await Promise.all(
+      Array.from({ length: 7 }, async (_, i) => {
+        const reply = await flood.post('/v1/batches', batchOf(`wait-${i}`));
+        return { reply, tookMs: performance.now() - started };
+      }),
+    );
+    let refused = 0;
+    for (const { reply, tookMs } of replies) {
+      expect([200, 202]).toContain(reply.status);
+      const items = reply.body.items.filter((item: { error?: string }) => item.error !== undefined);
+      for (const item of items) expect(item.error).toBe('ERR-DecisionUnavailable');
+      if (items.length > 0) expect(reply.headers['retry-after']).toMatch(/^\d+$/);
+      // Answered, accepted or refused, before the request could time out.
+      expect(tookMs).toBeLessThan(requestTimeoutMs);
+      refused += items.length;
+    }
+    console.log(`7 000 flood commands at once: ${refused} refused 503 with Retry-After, the last reply after ${Math.max(...replies.map((r) => r.tookMs)).toFixed(0)} ms`);
+    expect(refused).toBeGreaterThanOrEqual(7000 - 6250);
   });
 
   it("decides another principal's commands and answers its reads while one principal keeps 1,000 transfers in flight; the flood is answered 202 or 503 with Retry-After, never left unanswered", async () => {
