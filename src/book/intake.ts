@@ -143,6 +143,8 @@ export class Intake {
       this.countBacklog(principal, 1);
       const item: IntakeItem = { sub, clientKey, ckKey: keys.clientKey(principal, clientKey), resolve, reject, timer: null };
       item.timer = setTimeout(() => this.expire(item), this.host.admissionWaitMs);
+      // A waiting submission keeps no stopped process alive (stopped() refuses it first).
+      item.timer.unref();
       const q = this.queues.get(principal);
       if (q === undefined) this.queues.set(principal, [item]);
       else q.push(item);
