@@ -19,6 +19,7 @@ import type { BackupTrust } from './backup-format.js';
 import { readVerifyKey } from './backup-key.js';
 import { migrateBook } from './migrate.js';
 import { layoutOf } from '../src/book/migrate-layout.js';
+import { migratableLayout } from '../src/book/migrate-grant-index.js';
 import { migratePauseHook } from './test-hooks.js';
 import { StartupFailure, exitCodes } from './failures.js';
 import { ConfigError, configFileOf, loadConfig } from './config.js';
@@ -96,7 +97,7 @@ async function check(options: { dataDir?: string; config?: string }): Promise<vo
   let report;
   try {
     const layout = await layoutOf(store);
-    if (layout !== storeLayout) throw new StartupFailure(`${place.name} holds a book in store layout ${layout}; this ledgerd reads ${storeLayout}${layout === '1' ? ': run ledgerd migrate on it first' : ''}`, exitCodes.dataDir);
+    if (layout !== storeLayout) throw new StartupFailure(`${place.name} holds a book in store layout ${layout}; this ledgerd reads ${storeLayout}${migratableLayout(layout) ? ': run ledgerd migrate on it first' : ''}`, exitCodes.dataDir);
     const ids = await dataDirIds(dataDir);
     report = await withProgress(process.stderr, 'ledgerd check', 'read', (progress) => checkBook(countingReads(store, progress), ids));
   } catch (error) {
@@ -127,9 +128,14 @@ async function migrate(options: { dataDir?: string; config?: string }): Promise<
     process.stdout.write(`ledgerd migrate: ${name}: the book is in store layout ${outcome.layout} already: nothing to do\n`);
     return;
   }
-  const { report, keptIn } = outcome;
+  const { report, grants, keptIn } = outcome;
+  const moved = `${grants.held} held and ${grants.revoked} revoked grant index entries moved`;
+  if (report === null || keptIn === null) {
+    process.stdout.write(`ledgerd migrate: ${name}: book migrated from store layout ${outcome.from} to ${storeLayout} in place: ${moved}\n`);
+    return;
+  }
   process.stdout.write(
-    `ledgerd migrate: ${name}: book migrated from store layout 1 to ${storeLayout} and verified: ${report.entriesRead} entries read, ${report.postings} journal entries in ${report.journalChunks} chunks, ${report.accounts} accounts, ${report.assets} assets\n` +
+    `ledgerd migrate: ${name}: book migrated from store layout 1 to ${storeLayout} and verified: ${report.entriesRead} entries read, ${report.postings} journal entries in ${report.journalChunks} chunks, ${report.accounts} accounts, ${report.assets} assets, ${moved}\n` +
       `the layout-1 book is kept in ${keptIn}: remove it once the migrated book serves (ledgerd check, then serve)\n`,
   );
 }

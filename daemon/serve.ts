@@ -27,6 +27,7 @@ import type { IdentityId } from '../src/model/values.js';
 import { poisonHook } from './test-hooks.js';
 import { keys } from '../src/model/keys.js';
 import { oneLine } from '../src/one-line.js';
+import { admissionWaitDefaultMs } from '../src/constants.js';
 
 export interface ServeOptions {
   readonly logFormat: LogFormat;
@@ -123,6 +124,8 @@ export async function serve(config: Config, version: string, options: ServeOptio
     cacheEntries: config.cacheEntries,
     backlogMax: config.backlogMax,
     backlogPerPrincipalMax: config.backlogPerPrincipalMax,
+    // A command waiting its turn is refused (503, Retry-After) well before its request would time out.
+    admissionWaitMs: Math.min(admissionWaitDefaultMs, Math.floor(config.requestTimeoutMs / 2)),
     recovery: { authority: recoveryAuthority ?? undefined, delayMs: config.recovery.delayMs },
     // A broken invariant: stop deciding, shut down, and let the supervisor restart us.
     onFatal: (error) => {
@@ -179,7 +182,7 @@ export async function serve(config: Config, version: string, options: ServeOptio
     await served.release();
     throw listenFailure(`${config.listen.host}:${config.listen.port}`, error);
   }
-  await settlement.start(app.log);
+  await settlement.start(app.log, app.snapshots.gate(app.snapshots.internal));
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.listen.port;
   const host = config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host;

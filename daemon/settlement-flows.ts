@@ -6,6 +6,7 @@
  * instruction, a binding's attestation request). daemon/settlement.ts owns the timers.
  */
 import { createHash } from 'node:crypto';
+import { assert } from '../src/assert.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { settleBlocksPerCommandMax, settleDuePerCommandMax, settleItemsPerCommandMax } from '../src/constants.js';
 import type { Kernel } from '../src/book/kernel.js';
@@ -16,10 +17,11 @@ import { decodeSettlementMeta, pendingRefOf } from '../src/settlement/book.js';
 import type { EmbeddedLayer } from '../src/settlement/embedded.js';
 import { settlementKeys } from '../src/model/keys.js';
 import { intakeDecisionWaitMs, pendingWithdrawalsPageEntries } from './constants.js';
+import type { ReadGate } from './snapshot-slots.js';
 
 export interface SettlementFlows {
-  /** Starts carrying facts between the layer and `kernel`: decisions handed over, blocks taken in. */
-  start(log: FastifyBaseLogger, kernel: Kernel): void;
+  /** Starts carrying facts between the layer and `kernel`: decisions handed over, blocks taken in, the book read through `gate` (the read slots). */
+  start(log: FastifyBaseLogger, kernel: Kernel, gate: ReadGate): void;
   /** The `settle` command that takes in what the layer holds now, up to its head (null: nothing new since the book's last final height). */
   settleCommand(kernel: Kernel, always: boolean): Promise<Command | null>;
   /** Stops taking in and waits for the intake in flight. */
@@ -37,6 +39,12 @@ export function settlementFlows(layer: EmbeddedLayer): SettlementFlows {
   const offs: (() => void)[] = [];
   /** Heights up to here were read and carried nothing for the book (kept in memory only: a restart reads them again). */
   let emptyThrough = 0;
+  /** The read slots every read of the book the flows make runs in (given at start, before any read). */
+  let slots: ReadGate | null = null;
+  const gate: ReadGate = (read) => {
+    assert(slots !== null, 'the flows read the book only once started');
+    return slots(read);
+  };
 
   const settleCommand = async (kernel: Kernel, always: boolean): Promise<Command | null> => {
     const meta = decodeSettlementMeta(await kernel.settlementRecord(settlementKeys.meta));
@@ -74,15 +82,15 @@ export function settlementFlows(layer: EmbeddedLayer): SettlementFlows {
   const runIntake = async (kernel: Kernel) => {
     while (intakeWanted && !closed) {
       intakeWanted = false;
-      const before = await readThrough(kernel);
-      const command = await settleCommand(kernel, false);
+      const before = await gate(() => readThrough(kernel));
+      const command = await gate(() => settleCommand(kernel, false));
       if (command !== null) {
         const digest = createHash('sha256').update(`ledgerd settle ${JSON.stringify(command, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`).digest('hex');
         const ack = await kernel.submit({ command, actor: { principal: kernel.principals.operator, credential: operatorCredential, onBehalfOf: null }, clientKey: null, requestDigest: digest, reference: null });
         await kernel.decision(ack.operation.ref, intakeDecisionWaitMs);
       }
       // A run of blocks longer than one command reads is taken in command after command, as long as each gets further.
-      const after = await readThrough(kernel);
+      const after = await gate(() => readThrough(kernel));
       if (after > before && after < layer.currentHead.finalHeight) intakeWanted = true;
     }
   };
@@ -131,9 +139,9 @@ export function settlementFlows(layer: EmbeddedLayer): SettlementFlows {
   const resume = async (kernel: Kernel) => {
     let fromKey = settlementKeys.pendingPrefix;
     for (;;) {
-      const page = await kernel.settlementRecords(settlementKeys.pendingPrefix, fromKey, pendingWithdrawalsPageEntries);
+      const page = await gate(() => kernel.settlementRecords(settlementKeys.pendingPrefix, fromKey, pendingWithdrawalsPageEntries));
       for (const [key] of page) {
-        const op = await kernel.operation(pendingRefOf(key));
+        const op = await gate(() => kernel.operation(pendingRefOf(key)));
         if (op !== undefined) await handOver(op, kernel);
       }
       if (page.length < pendingWithdrawalsPageEntries) break;
@@ -144,7 +152,8 @@ export function settlementFlows(layer: EmbeddedLayer): SettlementFlows {
 
   return {
     settleCommand,
-    start(log, kernel) {
+    start(log, kernel, readGate) {
+      slots = readGate;
       const warn = (what: string) => (error: unknown) => log.warn({ err: error }, what);
       offs.push(kernel.onDecision(({ operation }) => void handOver(operation, kernel).catch(warn('handing a decision to the settlement layer failed'))));
       offs.push(layer.onBlocks(() => wantIntake(kernel, log)));

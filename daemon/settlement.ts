@@ -22,6 +22,7 @@ import type { Clerk } from './clerk.js';
 import type { SettlementConfig } from './config.js';
 import { DirectCommands } from './http/direct-command.js';
 import { settlementFlows } from './settlement-flows.js';
+import type { ReadGate } from './snapshot-slots.js';
 import { settlementKeys } from '../src/model/keys.js';
 import { settlementPendingCountMax } from './constants.js';
 
@@ -38,8 +39,8 @@ export interface Settlement {
   requireServing(nowMs: number): Promise<void>;
   /** Per bound asset, what the book records as held on the layer against what the layer holds, at the last final height the book took in (spec 2.2). */
   compare(view: BookView, nowMs: number): Promise<Comparison>;
-  /** Starts the timers and takes in the blocks made while the daemon was down. */
-  start(log: FastifyBaseLogger): Promise<void>;
+  /** Starts the timers and takes in the blocks made while the daemon was down; its own reads of the book go through `gate` (the read slots). */
+  start(log: FastifyBaseLogger, gate: ReadGate): Promise<void>;
   /** Stops the timers and waits for the work in flight. */
   close(): Promise<void>;
 }
@@ -108,10 +109,10 @@ export async function openSettlement({ store, layer, kernel, clerk, config, cloc
       return { anchors, atMs: nowMs, cut: meta.cut, height: meta.height, rows };
     },
     settleCommand: flows.settleCommand,
-    async start(log) {
+    async start(log, gate) {
       offBlocks = layer.onBlocks(() => track(checkpoints.ingest(), log, 'the checkpoints could not take in a block'));
       await checkpoints.ingest();
-      flows.start(log, kernel);
+      flows.start(log, kernel, gate);
       if (config.blockIntervalMs > 0) {
         // A stopped layer makes no blocks by itself; blocks on request still advance it (CONTRACT 9).
         const tick = () => layer.serving && track(layer.produceBlocks(1, clock()), log, 'the embedded settlement layer could not make a block');
@@ -124,7 +125,7 @@ export async function openSettlement({ store, layer, kernel, clerk, config, cloc
         // A stale status waits like a stopped layer (the command would be refused with ERR-SettlementLayerUnavailable).
         const takeWhileFresh = async () => {
           const nowMs = clock();
-          if (nowMs < (await layer.status(nowMs)).freshUntilMs) await checkpoints.take(nowMs);
+          if (nowMs < (await layer.status(nowMs)).freshUntilMs) await gate(() => checkpoints.take(nowMs));
         };
         const take = () => {
           taking = true;

@@ -1,7 +1,8 @@
 /**
  * Every read of the book that draws on the store's pool takes one of `slotsMax` slots
  * while it lasts: queries and operation views, disclosures' snapshots, settlement
- * reads, credential lookups, backups. On PostgreSQL a slot is a pooled connection; on
+ * reads, credential lookups, backups, and the daemon's own reads (settlement intake,
+ * checkpoints: `internal`). On PostgreSQL a slot is a pooled connection; on
  * LevelDB an open snapshot (memory, and compaction held back while it is open).
  *
  * Each principal runs at most `perPrincipalMax` reads at once, and all but the
@@ -37,6 +38,9 @@ export function readSlotBounds(config: Config): SlotBounds {
     queueWaitMs: config.snapshotQueueWaitMs,
   };
 }
+
+/** Runs a read in a slot: what the daemon's own work (settlement intake, automatic checkpoints) reads through. */
+export type ReadGate = <T>(read: () => Promise<T>) => Promise<T>;
 
 /** Whose read it is: a principal, or before authentication the source address (`source:ADDRESS`). */
 export interface Reader {
@@ -82,6 +86,18 @@ export class SnapshotSlots {
     private readonly clock: () => number = Date.now,
   ) {
     assert(bounds.perPrincipalMax < bounds.slotsMax - bounds.operatorReserved, 'a principal\'s share is a fraction of the slots it shares (config.ts checks)');
+  }
+
+  /**
+   * The daemon's own reads (settlement intake, automatic checkpoints): in the operator's
+   * reserved share under a key of their own, so no principal's reads, nor the operator's
+   * own queue, starve them, and they never take the slots the principals share.
+   */
+  readonly internal: Reader = { key: 'internal', operator: true };
+
+  /** Reads run as `reader`, each in a slot. */
+  gate(reader: Reader): ReadGate {
+    return (read) => this.hold(reader, read);
   }
 
   /** The reader a principal is. */

@@ -87,6 +87,15 @@ export const backlogCommandsMax = 50_000;
  */
 export const backlogShareDivisor = 8;
 export const backlogCommandsPerPrincipalMax = backlogCommandsMax / backlogShareDivisor;
+/**
+ * Commands of one principal accepted and not yet decided at once (intake.ts): its
+ * further commands wait in its own queue and are taken in turn with everyone else's,
+ * so another principal's command is never behind more than this many of a flood's.
+ * A quarter of a decision round: a principal alone still fills rounds back to back.
+ */
+export const admittedPerPrincipalMax = 1024;
+/** How long a submission waits for its turn (its principal's admitted commands at their bound) before ERR-DecisionUnavailable, by default. */
+export const admissionWaitDefaultMs = 5_000;
 /** Submissions made durable by one write (group commit). */
 export const submissionsPerWriteMax = 4096;
 /** Decisions made durable by one write (group commit). */

@@ -132,7 +132,7 @@ export function settlementRoutes(app: FastifyInstance, { kernel, config, clock, 
       },
       preHandler: operatorOnly('taking in the settlement layer'),
     },
-    async (request, reply) => acknowledge(kernel, request, reply, (await settlement.settleCommand(kernel, true))!),
+    async (request, reply) => acknowledge(kernel, request, reply, (await withSlot(request, () => settlement.settleCommand(kernel, true)))!),
   );
 
   app.post(

@@ -4,10 +4,11 @@
  * is bounded: held grants and children by their constants, chains by their depth.
  */
 import { grantChainDepthMax, grantChildrenMax, grantRevocationSetMax, grantsGivenMax, grantsHeldMax } from './constants.js';
-import { decodeGrant } from './grants.js';
+import { decodeGrant, overIdentity } from './grants.js';
+import type { Grant, GrantTerms } from '../model/model.js';
 import type { Overlay } from '../book/overlay.js';
 import type { ReadView } from '../store/port.js';
-import type { GrantId } from '../model/values.js';
+import type { GrantId, IdentityId } from '../model/values.js';
 import { givenGrantPrefix, grantChildPrefix, grantKey, grantWindowKey, heldGrantPrefix, prefixEnd, revokedHeldPrefix } from '../model/keys.js';
 
 async function loadRecords(view: ReadView, overlay: Overlay, keys: readonly string[]): Promise<void> {
@@ -43,11 +44,16 @@ export async function loadChains(view: ReadView, overlay: Overlay, ids: readonly
   }
 }
 
-/** The grants a principal holds, with their chains (one past the bound, so a decision sees when the list is not whole). */
-export async function loadHeldGrants(view: ReadView, overlay: Overlay, principal: string): Promise<void> {
-  await loadChains(view, overlay, await loadList(view, overlay, heldGrantPrefix(principal), grantsHeldMax + 1));
-  // The latest revoked ones only tell a refusal's code (ERR-AuthorityRevoked).
-  await loadChains(view, overlay, await loadList(view, overlay, revokedHeldPrefix(principal), grantsHeldMax, true));
+/**
+ * The grants a principal holds over each of `owners`' accounts, with their chains (one
+ * past the bound, so a decision sees when a list is not whole).
+ */
+export async function loadHeldGrants(view: ReadView, overlay: Overlay, principal: string, owners: Iterable<string>): Promise<void> {
+  for (const owner of new Set(owners)) {
+    await loadChains(view, overlay, await loadList(view, overlay, heldGrantPrefix(principal, owner), grantsHeldMax + 1));
+    // The latest revoked ones only tell a refusal's code (ERR-AuthorityRevoked): their ids are enough.
+    await loadList(view, overlay, revokedHeldPrefix(principal, owner), grantsHeldMax, true);
+  }
 }
 
 /**
@@ -56,12 +62,16 @@ export async function loadHeldGrants(view: ReadView, overlay: Overlay, principal
  * the new grant's own (empty) records, which a later command of the same round may
  * narrow, use or revoke.
  */
-export async function loadIssuance(view: ReadView, overlay: Overlay, issue: { grantor: string; holder: string; parent: GrantId | null; newGrant: GrantId | null }): Promise<void> {
-  if (issue.parent !== null) {
-    await loadChains(view, overlay, [issue.parent]);
-    await loadChains(view, overlay, await loadList(view, overlay, grantChildPrefix(issue.parent), grantChildrenMax));
+export async function loadIssuance(view: ReadView, overlay: Overlay, issue: { grantor: IdentityId; holder: string; terms: GrantTerms; newGrant: GrantId | null }): Promise<void> {
+  const { parent } = issue.terms;
+  let rootGrantor = issue.grantor;
+  if (parent !== null) {
+    // The parent is committed (intake refuses narrowing a grant not yet given), so its root is known here as the decision will see it.
+    await loadChains(view, overlay, [parent]);
+    await loadChains(view, overlay, await loadList(view, overlay, grantChildPrefix(parent), grantChildrenMax));
+    rootGrantor = rootGrantorOf(overlay, parent) ?? rootGrantor;
   }
-  await loadHeldGrants(view, overlay, issue.holder);
+  await loadHeldGrants(view, overlay, issue.holder, [overIdentity(issue.terms, rootGrantor)]);
   await loadChains(view, overlay, await loadList(view, overlay, givenGrantPrefix(issue.grantor), grantsGivenMax));
   if (issue.newGrant === null) return;
   // Nothing is stored under a grant not given yet.
@@ -69,8 +79,21 @@ export async function loadIssuance(view: ReadView, overlay: Overlay, issue: { gr
   for (const key of [grantKey(issue.newGrant), grantWindowKey(issue.newGrant)]) if (!overlay.records.has(key)) overlay.records.set(key, undefined);
 }
 
-/** A grant about to be revoked, and every grant narrowed from it. */
+/** The grantor at the root of a loaded grant's chain, or undefined when a link is missing. */
+function rootGrantorOf(overlay: Overlay, id: GrantId): IdentityId | undefined {
+  let grant: Grant | undefined;
+  for (let next: GrantId | null = id, depth = 0; next !== null && depth < grantChainDepthMax; depth++) {
+    const text = overlay.records.get(grantKey(next));
+    if (text === undefined) return undefined;
+    grant = decodeGrant(text);
+    next = grant.terms.parent;
+  }
+  return grant?.terms.parent === null ? grant.grantor : undefined;
+}
+
+/** A grant about to be revoked, its chain (whose root says which holders' index it is in), and every grant narrowed from it. */
 export async function loadRevocation(view: ReadView, overlay: Overlay, root: GrantId): Promise<void> {
+  await loadChains(view, overlay, [root]);
   const set = [root];
   for (let i = 0; i < set.length && set.length <= grantRevocationSetMax; i++) {
     set.push(...(await loadList(view, overlay, grantChildPrefix(set[i]!), grantChildrenMax)));

@@ -12,7 +12,7 @@ import { refuse } from '../errors.js';
 import type { Account } from '../model/model.js';
 import type { ReadView } from '../store/port.js';
 import { type GrantId, type IdentityId, parseGrantId } from '../model/values.js';
-import { grantKey, heldGrantPrefix, overGrantKey, prefixEnd, revokedHeldPrefix } from '../model/keys.js';
+import { grantKey, heldGrantPrefix, prefixEnd, revokedHeldPrefix } from '../model/keys.js';
 
 async function idsUnder(view: ReadView, prefix: string, from: string, max: number): Promise<GrantId[]> {
   const ids: GrantId[] = [];
@@ -77,24 +77,15 @@ export async function anyUnder(view: ReadView, prefix: string): Promise<boolean>
  * narrowing never outlives its parent).
  */
 export async function holdsLiveGrantOver(view: ReadView, holder: IdentityId, owner: IdentityId, nowMs: number, covers: (grant: Grant) => boolean = () => true): Promise<boolean> {
-  const held = await idsUnder(view, heldGrantPrefix(holder), '', grantsHeldMax + 1);
-  if (held.length > grantsHeldMax) refuse('ERR-UnboundedGrant', `${holder} holds more than ${grantsHeldMax} grants; revoke some`);
-  if (held.length === 0) return false;
-  const over = await view.getMany(held.map((id) => overGrantKey(owner, id)));
-  const grants = await grantsOf(view, held.filter((_, i) => over[i] !== undefined));
+  const held = await idsUnder(view, heldGrantPrefix(holder, owner), '', grantsHeldMax + 1);
+  if (held.length > grantsHeldMax) refuse('ERR-UnboundedGrant', `${holder} holds more than ${grantsHeldMax} grants over ${owner}'s accounts; revoke some`);
+  const grants = await grantsOf(view, held);
   return grants.some((g) => g.revokedAtMs === null && (g.terms.expiresAtMs === null || nowMs < g.terms.expiresAtMs) && covers(g));
 }
 
-/**
- * Whether `holder` held a grant over `owner` that was revoked (among the latest it held,
- * as the decisions read them: decide-grants.ts), so that its use is ERR-AuthorityRevoked.
- */
+/** Whether `holder` held a grant over `owner` that was revoked, so that its use is ERR-AuthorityRevoked (as decisions tell it: decide-grants.ts). */
 export async function heldRevokedGrantOver(view: ReadView, holder: IdentityId, owner: IdentityId): Promise<boolean> {
-  const revoked: GrantId[] = [];
-  const prefix = revokedHeldPrefix(holder);
-  for await (const [key] of view.entries({ gte: prefix, lt: prefixEnd(prefix), limit: grantsHeldMax, reverse: true })) revoked.push(key.slice(prefix.length) as GrantId);
-  if (revoked.length === 0) return false;
-  return (await view.getMany(revoked.map((id) => overGrantKey(owner, id)))).some((text) => text !== undefined);
+  return anyUnder(view, revokedHeldPrefix(holder, owner));
 }
 
 /**

@@ -304,6 +304,15 @@ function rootGrantRefusal(input: GrantIssuance): Refusal | null {
   return null;
 }
 
+/**
+ * The identity whose accounts a grant reaches: the grantor at the root of its chain, or
+ * the identity an `{identity}` subject names (whose accounts it opens). Held grants are
+ * indexed and bounded per holder and this identity (model/keys.ts).
+ */
+export function overIdentity(terms: GrantTerms, rootGrantor: IdentityId): IdentityId {
+  return typeof terms.subject === 'object' && 'identity' in terms.subject ? terms.subject.identity : rootGrantor;
+}
+
 // ---------------------------------------------------------------------------------
 // Use
 

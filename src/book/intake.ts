@@ -1,5 +1,11 @@
 /**
- * Intake: commands acknowledged, never decided here. Submissions are taken in rounds:
+ * Intake: commands acknowledged, never decided here. Submissions wait in their
+ * principal's own queue and are taken in turn (round-robin, one each per turn), each
+ * principal holding at most `admittedPerPrincipalMax` commands accepted and not yet
+ * decided: a principal flooding commands fills its own queue, not the decider's rounds,
+ * and another principal's command is accepted into the next round. A submission waits
+ * for its turn at most `admissionWaitMs`, then is refused (ERR-DecisionUnavailable).
+ * Submissions are taken in rounds:
  * each round reads every client-key record and everything the prechecks need in one
  * store round trip each, answers repeats from their first submission, prechecks the
  * rest, and accepts them into the next submission write (many per fsync). Once that is
@@ -30,6 +36,8 @@ import type { StoreHealth } from './recovery.js';
 /** A submission waiting for its intake round. */
 interface IntakeItem {
   readonly sub: Submission;
+  /** Refuses the submission if it is still waiting for its turn when it fires. */
+  timer: NodeJS.Timeout | null;
   readonly clientKey: string;
   readonly ckKey: string;
   resolve(ack: Acknowledgement): void;
@@ -68,6 +76,10 @@ export interface IntakeHost {
   readonly ids: IdSource;
   readonly backlogMax: number;
   readonly backlogPerPrincipalMax: number;
+  /** Commands of one principal accepted and not yet decided, at most: more wait their turn. */
+  readonly admittedPerPrincipalMax: number;
+  /** How long a submission waits for its turn before it is refused. */
+  readonly admissionWaitMs: number;
   readonly beforeDecide: (part: RoundPart) => void;
   readonly onPoison: (report: PoisonReport) => void;
   /** The registered assets as committed now. */
@@ -81,7 +93,9 @@ export interface IntakeHost {
 }
 
 export class Intake {
-  private intakeQueue: IntakeItem[] = [];
+  /** Submissions waiting for their turn, per principal; the map's order is the round-robin's (a principal served moves to the back). */
+  private readonly queues = new Map<string, IntakeItem[]>();
+  private queued = 0;
   intaking = false;
   /** Submissions not yet durable, by client-key store key (a repeat waits on the first). */
   private readonly inFlightKeys = new Map<string, PendingSubmission>();
@@ -98,18 +112,25 @@ export class Intake {
 
   /** Nothing waits for intake or a submission write. */
   get idle(): boolean {
-    return !this.intaking && !this.submitting && this.intakeQueue.length === 0 && this.submitQueue.length === 0;
+    return !this.intaking && !this.submitting && this.queued === 0 && this.submitQueue.length === 0;
   }
 
-  /** The kernel has stopped: submissions waiting for their write are refused. */
+  /** The kernel has stopped: submissions waiting for their turn or their write are refused. */
   stopped(): void {
-    for (const p of this.submitQueue) p.reject(new Refused('ERR-DecisionUnavailable', 'the service has stopped deciding'));
+    const stopped = new Refused('ERR-DecisionUnavailable', 'the service has stopped deciding');
+    for (const q of this.queues.values()) for (const item of q) this.unqueue(item).reject(stopped);
+    this.queues.clear();
+    for (const p of this.submitQueue) p.reject(stopped);
     this.submitQueue = [];
   }
 
-  /** The store is read back after a failure (intake idle): the backlog is counted again from cmd/. */
+  /**
+   * The store is read back after a failure (intake idle): the backlog is counted again
+   * from cmd/, beside the submissions still waiting for their turn.
+   */
   clearBacklog(): void {
     this.backlogByPrincipal.clear();
+    for (const [principal, q] of this.queues) this.backlogByPrincipal.set(principal, q.length);
   }
 
   /** Acknowledges a command (durably) or refuses it. Never decides it here. */
@@ -118,15 +139,75 @@ export class Intake {
     assert(clientKey.length > 0 && clientKey.length <= bounds.clientKeyLengthMax, 'client key length checked at the edge');
     return new Promise((resolve, reject) => {
       // Refusals always arrive as a rejected promise, never as a synchronous throw.
-      this.ensureAccepting(sub.actor.principal);
-      this.countBacklog(sub.actor.principal, 1);
-      this.intakeQueue.push({ sub, clientKey, ckKey: keys.clientKey(sub.actor.principal, clientKey), resolve, reject });
-      if (!this.intaking) {
-        this.intaking = true;
-        // Let the submissions of this turn of the event loop gather into one intake round.
-        setImmediate(() => void this.runIntake());
-      }
+      const principal = sub.actor.principal;
+      this.ensureAccepting(principal);
+      this.countBacklog(principal, 1);
+      const item: IntakeItem = { sub, clientKey, ckKey: keys.clientKey(principal, clientKey), resolve, reject, timer: null };
+      item.timer = setTimeout(() => this.expire(item), this.host.admissionWaitMs);
+      // A waiting submission keeps no stopped process alive (stopped() refuses it first).
+      item.timer.unref();
+      const q = this.queues.get(principal);
+      if (q === undefined) this.queues.set(principal, [item]);
+      else q.push(item);
+      this.queued++;
+      this.wake();
     });
+  }
+
+  /** Starts an intake run unless one is on (the submissions of this turn of the event loop gather into one round). */
+  private wake(): void {
+    if (this.intaking || this.queued === 0) return;
+    this.intaking = true;
+    setImmediate(() => void this.runIntake());
+  }
+
+  /** Takes a submission off its queue's count (it is in a round now, or refused). */
+  private unqueue(item: IntakeItem): IntakeItem {
+    if (item.timer !== null) clearTimeout(item.timer);
+    item.timer = null;
+    this.queued--;
+    return item;
+  }
+
+  /** A submission that waited its whole `admissionWaitMs` for its turn: refused, as a full backlog share is. */
+  private expire(item: IntakeItem): void {
+    const principal = item.sub.actor.principal;
+    const q = this.queues.get(principal);
+    const at = q?.indexOf(item) ?? -1;
+    if (q === undefined || at < 0) return;
+    q.splice(at, 1);
+    if (q.length === 0) this.queues.delete(principal);
+    this.unqueue(item);
+    this.countBacklog(principal, -1);
+    item.reject(new Refused('ERR-DecisionUnavailable', `the command waited ${this.host.admissionWaitMs} ms for its turn behind the caller's own commands; retry later`));
+  }
+
+  /** Commands of `principal` taken for a round and not yet decided (its backlog less what still waits its turn). */
+  private admittedOf(principal: string): number {
+    return (this.backlogByPrincipal.get(principal) ?? 0) - (this.queues.get(principal)?.length ?? 0);
+  }
+
+  /**
+   * The next round's submissions, one per principal in turn while its admitted commands
+   * are under their bound; a principal served goes to the back of the turn. Which
+   * commands are taken, and so their order, is decided here; their decisions are not.
+   */
+  private nextRound(): IntakeItem[] {
+    const round: IntakeItem[] = [];
+    let took = true;
+    while (took && round.length < bounds.submissionsPerWriteMax) {
+      took = false;
+      for (const principal of [...this.queues.keys()]) {
+        if (round.length === bounds.submissionsPerWriteMax) break;
+        if (this.admittedOf(principal) >= this.host.admittedPerPrincipalMax) continue;
+        const q = this.queues.get(principal)!;
+        round.push(this.unqueue(q.shift()!));
+        this.queues.delete(principal);
+        if (q.length > 0) this.queues.set(principal, q);
+        took = true;
+      }
+    }
+    return round;
   }
 
   /**
@@ -136,8 +217,7 @@ export class Intake {
    */
   private async runIntake(): Promise<void> {
     try {
-      while (this.intakeQueue.length > 0) {
-        const round = this.intakeQueue.splice(0, bounds.submissionsPerWriteMax);
+      for (let round = this.nextRound(); round.length > 0; round = this.nextRound()) {
         try {
           await this.intakeRound(round);
         } catch (error) {
@@ -289,14 +369,20 @@ export class Intake {
 
   countBacklog(principal: string, delta: 1 | -1): void {
     const count = (this.backlogByPrincipal.get(principal) ?? 0) + delta;
-    assert(count >= 0, 'a principal\'s backlog count stays non-negative');
+    assert(count >= this.queuedOf(principal), 'a principal\'s backlog count covers what it has waiting');
     if (count === 0) this.backlogByPrincipal.delete(principal);
     else this.backlogByPrincipal.set(principal, count);
+    // A command decided (or refused) frees its principal's turn: waiting ones may go on.
+    if (delta < 0 && this.queues.has(principal)) this.wake();
+  }
+
+  private queuedOf(principal: string): number {
+    return this.queues.get(principal)?.length ?? 0;
   }
 
   /** Commands submitted and not yet decided. */
   get backlog(): number {
-    return this.intakeQueue.length + this.inFlightKeys.size + this.host.decideQueueLength();
+    return this.queued + this.inFlightKeys.size + this.host.decideQueueLength();
   }
 
   /** Of the backlog, the commands `principal` submitted (what its share is measured against). */

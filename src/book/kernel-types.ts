@@ -19,6 +19,8 @@ export interface KernelOptions {
   readonly backlogMax?: number;
   /** Undecided commands one principal may hold; by default backlogCommandsPerPrincipalMax (at most `backlogMax`). */
   readonly backlogPerPrincipalMax?: number;
+  /** How long a submission waits for its turn before ERR-DecisionUnavailable; by default admissionWaitDefaultMs (the daemon keeps it below its request timeout). */
+  readonly admissionWaitMs?: number;
   /** fsync each write (durable acknowledgements). Only benchmarks of the difference turn it off. */
   readonly sync?: boolean;
   /** Called once when an invariant breaks; the kernel has stopped deciding. */

@@ -27,6 +27,7 @@ import { decodeAccount, decodeHead, decodeIdentity } from '../model/codec.js';
 import { type GatedAccount, commandGate } from '../decide/gates.js';
 import type { IdSource } from '../model/ids.js';
 import { credentialKey, keys, memberKey, memberPrefix, prefixEnd, storeLayout } from '../model/keys.js';
+import { migratableLayout } from './migrate-grant-index.js';
 import { type Member, decodeMember, memberWrite, rootMember } from '../auth/members.js';
 import type { Asset, Head, Operation } from '../model/model.js';
 import type { CredentialId, IdentityId } from '../model/values.js';
@@ -119,6 +120,8 @@ export class Kernel {
         ids,
         backlogMax,
         backlogPerPrincipalMax,
+        admittedPerPrincipalMax: bounds.admittedPerPrincipalMax,
+        admissionWaitMs: options.admissionWaitMs ?? bounds.admissionWaitDefaultMs,
         beforeDecide: this.beforeDecide,
         onPoison,
         assets: () => this.state.assets,
@@ -149,7 +152,7 @@ export class Kernel {
     const sealed = await store.get(keys.sealed);
     if (sealed === undefined) refuse('ERR-InitialStateNotSealed', 'the book has no sealed initial state');
     const layout = (await store.get(keys.layout)) ?? '1';
-    if (layout !== storeLayout) fail(`the book is in store layout ${layout}; this ledgerd reads layout ${storeLayout}${layout === '1' ? ': run ledgerd migrate on it (docs/operations.md, Upgrades)' : ''}`);
+    if (layout !== storeLayout) fail(`the book is in store layout ${layout}; this ledgerd reads layout ${storeLayout}${migratableLayout(layout) ? ': run ledgerd migrate on it (docs/operations.md, Upgrades)' : ''}`);
     const headText = await store.get(keys.head);
     assert(headText !== undefined, 'a sealed book has a head');
     const head = decodeHead(headText);

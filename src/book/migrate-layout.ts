@@ -34,7 +34,7 @@ import {
   encodeJournalChunk,
   encodeLeaf,
 } from '../model/codec.js';
-import { keySpaces, keys, parseSeqHex, prefixEnd, settlementKeys, storeLayout } from '../model/keys.js';
+import { keySpaces, keys, parseSeqHex, prefixEnd, settlementKeys } from '../model/keys.js';
 import { DamagedRecord, type Json, check, damaged, parsed, recordJson, recordJsonList } from '../model/decode.js';
 import { type Authority, type Balance, type Head, type Posting, layers, zeroBalance } from '../model/model.js';
 import { journalLeaves } from '../queries/journal.js';
@@ -239,7 +239,8 @@ export async function migrateLayout1(from: ReadView, to: Store, afterWrite: () =
   if (indexEntries !== postings) throw new MigrationRefused(`the account index holds ${indexEntries} entries; the journal ${postings}`);
   for (const asset of summed.keys()) if (!assets.has(asset)) throw new MigrationRefused(`balances are kept in ${asset}, which is not registered`);
   for (const asset of assets) await put(keys.tb(asset), totalsWrite(asset, summed.get(asset) ?? zeroBalance).value);
-  batch.push({ type: 'put', key: keys.layout, value: storeLayout });
+  // Layout 2; migrate-grant-index.ts takes it on from there.
+  batch.push({ type: 'put', key: keys.layout, value: '2' });
   await to.write(batch, true);
   await afterWrite();
 

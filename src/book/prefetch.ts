@@ -188,7 +188,8 @@ export class BookReader {
     const balances = new Map<string, Balance | undefined>();
     await this.load(balances, [...balanceKeys], (t) => decodeBalanceText(t));
     for (const [key, b] of balances) overlay.balances.set(key, b ?? zeroBalance);
-    for (const op of batch) await this.loadGrantNeeds(overlay, op.command, { ...op.actor, scope: op.scope }, this.ids.grantId(op.cseq));
+    const owners = roundOwners(batch, overlay);
+    for (const op of batch) await this.loadGrantNeeds(overlay, op.command, { ...op.actor, scope: op.scope }, this.ids.grantId(op.cseq), owners);
     return overlay;
   }
 
@@ -238,31 +239,37 @@ export class BookReader {
    * reservation on (an account unknown now may be opened earlier in the same round),
    * what a grant's issuance or revocation walks. Accounts and reservations are already
    * in the overlay. `newGrant` is the id an issuance would draw (null at intake).
+   * Held grants are read per owner reached: the owner of each account as read, and
+   * `roundOwners`, every owner an account may get earlier in the same round (none at intake).
    */
-  async loadGrantNeeds(overlay: Overlay, command: Command, actor: Actor, newGrant: GrantId | null): Promise<void> {
+  async loadGrantNeeds(overlay: Overlay, command: Command, actor: Actor, newGrant: GrantId | null, roundOwners: readonly string[] = []): Promise<void> {
     const lacksAuthority = (id: AccountId) => {
       const account = overlay.accounts.get(keys.account(id));
       return account === undefined || authorityToDebit(actor, account, this.principals) === null;
     };
+    const ownersOf = (ids: readonly string[]) => [...ids.flatMap((id) => overlay.accounts.get(keys.account(id))?.owner ?? []), ...roundOwners];
     switch (command.type) {
       case 'transfer':
       case 'reserve':
-      case 'withdraw':
-        if (precheckNeeds(command).accounts.some(lacksAuthority)) await loadHeldGrants(this.store, overlay, actor.principal);
+      case 'withdraw': {
+        const accounts = precheckNeeds(command).accounts;
+        if (accounts.some(lacksAuthority)) await loadHeldGrants(this.store, overlay, actor.principal, ownersOf(accounts));
         return;
+      }
       case 'capture':
       case 'release': {
         const reservation = overlay.operations.get(command.reservation);
-        const payer = reservation?.command.type === 'reserve' ? overlay.accounts.get(keys.account(reservation.command.payer)) : undefined;
+        const payerId = reservation?.command.type === 'reserve' ? reservation.command.payer : undefined;
+        const payer = payerId === undefined ? undefined : overlay.accounts.get(keys.account(payerId));
         // Without authority of its own over the payer (the operator has none over an owned account), only a grant serves.
-        if (payer === undefined || actingAuthority(actor, this.principals, payer) === null) await loadHeldGrants(this.store, overlay, actor.principal);
+        if (payer === undefined || actingAuthority(actor, this.principals, payer) === null) await loadHeldGrants(this.store, overlay, actor.principal, ownersOf(payerId === undefined ? [] : [payerId]));
         return;
       }
       case 'open_account':
-        if (!opensAccountFor(actor, command.owner, this.principals)) await loadHeldGrants(this.store, overlay, actor.principal);
+        if (!opensAccountFor(actor, command.owner, this.principals)) await loadHeldGrants(this.store, overlay, actor.principal, [command.owner]);
         return;
       case 'issue_grant':
-        return loadIssuance(this.store, overlay, { grantor: actor.principal, holder: command.terms.principal, parent: command.terms.parent, newGrant });
+        return loadIssuance(this.store, overlay, { grantor: actor.principal, holder: command.terms.principal, terms: command.terms, newGrant });
       case 'revoke_grant':
         return loadRevocation(this.store, overlay, command.grant);
       default:
@@ -286,4 +293,18 @@ export class BookReader {
       if (value !== undefined) this.cache.set(key, value);
     }
   }
+}
+
+/**
+ * Every identity an account may come to be owned by earlier in a round, as the round's
+ * grant uses may find it: the owners of accounts the round opens, and both parties of
+ * each custody change it completes (a succession hands an account over in place).
+ */
+function roundOwners(batch: readonly Operation[], overlay: Overlay): string[] {
+  const owners = new Set<string>();
+  for (const { command: c } of batch) {
+    if (c.type === 'open_account') owners.add(c.owner);
+    if (c.type === 'complete_custody_change') for (const id of custodyNeeds(c, { account: (id) => overlay.accounts.get(keys.account(id)) }).identities) owners.add(id);
+  }
+  return [...owners];
 }

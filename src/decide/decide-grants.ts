@@ -17,6 +17,7 @@ import {
   encodeWindowUsage,
   grantIssuanceRefusal,
   mayRevoke,
+  overIdentity,
   revocationSet,
   revoke,
 } from '../auth/grants.js';
@@ -97,10 +98,13 @@ export interface GrantUseRequest {
 
 const noAuthority = (what: string) => refusal('ERR-NotAuthorised', `the initiating principal holds no authority that covers ${what}`);
 
-/** The grants `holder` holds, or a refusal when the list is longer than its bound (a decision never works from a truncated list). */
-function heldGrants(reads: GrantReads, holder: IdentityId): readonly GrantId[] | Refusal {
-  const ids = reads.listed(heldGrantPrefix(holder));
-  return ids.length > grantsHeldMax ? refusal('ERR-UnboundedGrant', `${holder} holds more than ${grantsHeldMax} grants; revoke some`) : ids;
+/**
+ * The grants `holder` holds over `owner`'s accounts, or a refusal when the list is longer
+ * than its bound (a decision never works from a truncated list).
+ */
+function heldGrants(reads: GrantReads, holder: IdentityId, owner: IdentityId): readonly GrantId[] | Refusal {
+  const ids = reads.listed(heldGrantPrefix(holder, owner));
+  return ids.length > grantsHeldMax ? refusal('ERR-UnboundedGrant', `${holder} holds more than ${grantsHeldMax} grants over ${owner}'s accounts; revoke some`) : ids;
 }
 
 /**
@@ -114,7 +118,8 @@ export function grantAuthority(actor: Actor, use: GrantUseRequest, reads: GrantR
   if (actor.onBehalfOf !== null && actor.onBehalfOf !== use.account.owner) return noAuthority(`account ${use.account.id} on behalf of ${actor.onBehalfOf}`);
   // A scoped credential uses grants only on the accounts within its scope.
   if (!inScope(actor, use.account.id)) return noAuthority(`account ${use.account.id}`);
-  const held = heldGrants(reads, actor.principal);
+  // Only grants over the account's owner can cover it (auth/grants.ts): the search reads those alone.
+  const held = heldGrants(reads, actor.principal, use.account.owner);
   if ('error' in held) return held;
   let closest: Refusal | null = null;
   for (const id of held) {
@@ -154,10 +159,7 @@ export function grantAuthority(actor: Actor, use: GrantUseRequest, reads: GrantR
   }
   if (closest !== null && closest.error !== 'ERR-NotAuthorised') return closest;
   // A grant over the owner that was revoked: its use is ERR-AuthorityRevoked (CONTRACT 5).
-  const revoked = reads.listed(revokedHeldPrefix(actor.principal)).find((id) => {
-    const chain = chainOf(reads, id);
-    return chain !== undefined && overIdentity(chain[0]!.terms, chain[chain.length - 1]!.grantor) === use.account.owner;
-  });
+  const revoked = reads.listed(revokedHeldPrefix(actor.principal, use.account.owner))[0];
   return revoked === undefined ? (closest ?? noAuthority(`account ${use.account.id}`)) : refusal('ERR-AuthorityRevoked', `grant ${revoked} was revoked`);
 }
 
@@ -204,11 +206,6 @@ export function finishAuthority(
   return hidden;
 }
 
-/** The identity whose accounts a grant reaches: the root grantor, or the identity an {identity} subject names. */
-function overIdentity(terms: GrantTerms, rootGrantor: IdentityId): IdentityId {
-  return typeof terms.subject === 'object' && 'identity' in terms.subject ? terms.subject.identity : rootGrantor;
-}
-
 const isLive = (grant: Grant, atMs: number) => grant.revokedAtMs === null && (grant.terms.expiresAtMs === null || atMs < grant.terms.expiresAtMs);
 
 /**
@@ -226,14 +223,19 @@ function liveUnder(reads: GrantReads, prefix: string, atMs: number): { live: Gra
   return { live, drops };
 }
 
-/** Why `grantor` may not give `holder` one more grant (each bound counts live grants only), with the stale entries to drop. */
-function spaceRefusal(reads: GrantReads, grantor: IdentityId, holder: IdentityId, atMs: number): { refusal: Refusal | null; drops: RecordWrite[] } {
-  const held = liveUnder(reads, heldGrantPrefix(holder), atMs);
+/**
+ * Why `grantor` may not give `holder` one more grant over `over`'s accounts (each bound
+ * counts live grants only), with the stale entries to drop. A holder's space is per
+ * identity reached: only that identity and those it delegated to share it, each grantor
+ * at most its share, so a stranger's grants fill no space the holder needs for anyone else's.
+ */
+function spaceRefusal(reads: GrantReads, grantor: IdentityId, holder: IdentityId, over: IdentityId, atMs: number): { refusal: Refusal | null; drops: RecordWrite[] } {
+  const held = liveUnder(reads, heldGrantPrefix(holder, over), atMs);
   const given = liveUnder(reads, givenGrantPrefix(grantor), atMs);
   const drops = [...held.drops, ...given.drops];
   const fromGrantor = held.live.filter((g) => g.grantor === grantor).length;
-  if (fromGrantor >= grantsPerGrantorHolderMax) return { refusal: refusal('ERR-UnboundedGrant', `${holder} already holds ${grantsPerGrantorHolderMax} live grants from ${grantor}, the most allowed`), drops };
-  if (held.live.length >= grantsHeldMax) return { refusal: refusal('ERR-UnboundedGrant', `${holder} already holds ${grantsHeldMax} live grants, the most allowed`), drops };
+  if (fromGrantor >= grantsPerGrantorHolderMax) return { refusal: refusal('ERR-UnboundedGrant', `${holder} already holds ${grantsPerGrantorHolderMax} live grants from ${grantor} over ${over}'s accounts, the most allowed`), drops };
+  if (held.live.length >= grantsHeldMax) return { refusal: refusal('ERR-UnboundedGrant', `${holder} already holds ${grantsHeldMax} live grants over ${over}'s accounts, the most allowed`), drops };
   if (given.live.length >= grantsGivenMax) return { refusal: refusal('ERR-UnboundedGrant', `${grantor} has given ${grantsGivenMax} live grants, the most allowed`), drops };
   return { refusal: null, drops };
 }
@@ -265,16 +267,16 @@ export function decideIssueGrant(
   }
   // CONTRACT 5: value leaves a treasury only under an issuance grant.
   if (terms.kind === 'delegated' && subjectAccount?.kind === 'treasury') return noAuthority(`account ${subjectAccount.id}: value leaves a treasury only under an issuance grant`);
-  const space = spaceRefusal(reads, actor.principal, terms.principal, input.atMs);
-  if (space.refusal) return space.refusal;
-  const grant: Grant = { id: input.newGrantId, grantor: actor.principal, grantedAtMs: input.atMs, revokedAtMs: null, justification: command.justification, terms };
   const root = parentChain.length > 0 ? parentChain[parentChain.length - 1]!.grantor : actor.principal;
   const over = overIdentity(terms, root);
+  const space = spaceRefusal(reads, actor.principal, terms.principal, over, input.atMs);
+  if (space.refusal) return space.refusal;
+  const grant: Grant = { id: input.newGrantId, grantor: actor.principal, grantedAtMs: input.atMs, revokedAtMs: null, justification: command.justification, terms };
   const records: RecordWrite[] = [
     ...children.drops,
     ...space.drops,
     { key: grantKey(grant.id), value: encodeGrant(grant) },
-    { key: heldGrantKey(terms.principal, grant.id), value: '' },
+    { key: heldGrantKey(terms.principal, over, grant.id), value: '' },
     { key: givenGrantKey(grant.grantor, grant.id), value: '' },
     { key: overGrantKey(over, grant.id), value: '' },
     ...[...new Set([terms.principal, grant.grantor])].map((party) => ({ key: partyGrantKey(over, party, grant.id), value: '' })),
@@ -296,13 +298,17 @@ export function decideRevokeGrant(
   if (grant === undefined || !mayRevoke(grant, actor.principal, input.principals) || !grantWithinScope(grant, actor.scope)) {
     return noAuthority(`grant ${command.grant}`);
   }
+  const chain = chainOf(reads, grant.id);
+  assert(chain !== undefined, 'a stored grant narrows stored grants');
+  // Narrowings keep their parent's subject and root: the whole set reaches one identity.
+  const over = overIdentity(grant.terms, chain[chain.length - 1]!.grantor);
   const set = revocationSet(grant.id, (id) => reads.listed(grantChildPrefix(id)));
   const grants = set.map((id) => readGrant(reads, id)).filter((g): g is Grant => g !== undefined);
   // A revoked grant leaves the indexes the decider reads; the listings keep it.
   return revoke(grants, input.atMs).flatMap((g) => [
     { key: grantKey(g.id), value: encodeGrant(g) },
-    { key: heldGrantKey(g.terms.principal, g.id), value: null },
-    { key: revokedHeldKey(g.terms.principal, g.id), value: '' },
+    { key: heldGrantKey(g.terms.principal, over, g.id), value: null },
+    { key: revokedHeldKey(g.terms.principal, over, g.id), value: '' },
     { key: givenGrantKey(g.grantor, g.id), value: null },
     ...(g.terms.parent === null ? [] : [{ key: grantChildKey(g.terms.parent, g.id), value: null }]),
   ]);

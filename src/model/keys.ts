@@ -23,8 +23,12 @@ export function prefixEnd(prefix: string): string {
   return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
 }
 
-/** The layout written by this code: 2 = journal chunks of leaves, postings in the account index, per-asset totals. */
-export const storeLayout = '2';
+/**
+ * The layout written by this code: 2 = journal chunks of leaves, postings in the account
+ * index, per-asset totals; 3 = held grants indexed by holder and the identity they reach
+ * (`gho/`, `ghro/` instead of `gh/`, `ghr/`: book/migrate-grant-index.ts).
+ */
+export const storeLayout = '3';
 
 /** Every top-level key space, once. */
 export const keySpaces = {
@@ -78,10 +82,14 @@ export const keySpaces = {
   grantChild: 'gch/',
   /** Rolling-window usage of a windowed grant, by id. */
   grantWindow: 'gwin/',
-  /** Live grants a principal holds, by holder then grant. */
+  /** Layout 2's live held grants, by holder then grant: read only to migrate them to `gho/`. */
   heldGrant: 'gh/',
-  /** Revoked grants a principal held, by holder then grant. */
+  /** Layout 2's revoked held grants, by holder then grant: read only to migrate them to `ghro/`. */
   revokedHeld: 'ghr/',
+  /** Live grants a principal holds, by holder, the identity whose accounts they reach, then grant. */
+  heldGrantOver: 'gho/',
+  /** Revoked grants a principal held, by holder, the identity they reached, then grant. */
+  revokedHeldOver: 'ghro/',
   /** Live grants a principal gave, by grantor then grant. */
   givenGrant: 'gg/',
   /** Every grant over an identity, by identity then grant. */
@@ -199,17 +207,21 @@ export const grantChildPrefix = (parent: GrantId): string => `${s.grantChild}${p
 export const grantWindowKey = (id: GrantId): string => `${s.grantWindow}${id}`;
 
 /**
- * Indexes. `gh/`, `gg/` and `gch/` are what the decider searches and counts, and hold
+ * Indexes. `gho/`, `gg/` and `gch/` are what the decider searches and counts, and hold
  * live grants only: a revocation deletes its grants' entries, and an issuance drops
- * those that expired from the lists it reads. `ghr/` keeps revoked held grants for the
+ * those that expired from the lists it reads. `ghro/` keeps revoked held grants for the
  * refusal's code; `gi/` and `gip/` feed the listings and keep every grant.
+ * Held grants are indexed by holder and by the identity whose accounts they reach (the
+ * root grantor, or an `{identity}` subject's identity): a use searches only the grants
+ * over the account's owner, and only that owner and those it delegated to can give
+ * them, so a stranger's grants never take a holder's space over anyone else.
  */
-/** Grants held by a principal. */
-export const heldGrantKey = (holder: string, grant: GrantId) => `${s.heldGrant}${holder}/${grant}`;
-export const heldGrantPrefix = (holder: string) => `${s.heldGrant}${holder}/`;
-/** Grants a principal held until they were revoked: read (the latest few) only to tell ERR-AuthorityRevoked from ERR-NotAuthorised. */
-export const revokedHeldKey = (holder: string, grant: GrantId) => `${s.revokedHeld}${holder}/${grant}`;
-export const revokedHeldPrefix = (holder: string) => `${s.revokedHeld}${holder}/`;
+/** Grants held by a principal over `over`'s accounts. */
+export const heldGrantKey = (holder: string, over: string, grant: GrantId) => `${s.heldGrantOver}${holder}/${over}/${grant}`;
+export const heldGrantPrefix = (holder: string, over: string) => `${s.heldGrantOver}${holder}/${over}/`;
+/** Grants over `over` a principal held until they were revoked: read (the latest few) only to tell ERR-AuthorityRevoked from ERR-NotAuthorised. */
+export const revokedHeldKey = (holder: string, over: string, grant: GrantId) => `${s.revokedHeldOver}${holder}/${over}/${grant}`;
+export const revokedHeldPrefix = (holder: string, over: string) => `${s.revokedHeldOver}${holder}/${over}/`;
 /** Grants a principal gave. */
 export const givenGrantKey = (grantor: string, grant: GrantId) => `${s.givenGrant}${grantor}/${grant}`;
 export const givenGrantPrefix = (grantor: string) => `${s.givenGrant}${grantor}/`;

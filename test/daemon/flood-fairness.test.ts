@@ -7,7 +7,7 @@
  * asserted (this machine is shared).
  */
 import { describe, expect, it } from 'vitest';
-import { type FloodReport, startFlood } from '../support/flood.js';
+import { type FloodReport, p99, startFlood } from '../support/flood.js';
 import { type Client, type Reply, repoRoot, useDaemon } from './support.js';
 
 // A small backlog, so that the flood meets its share (1/8: 8 commands) at once and is refused from then on.
@@ -16,11 +16,6 @@ let keyCounter = 0;
 const leg = (from: string) => ({ legs: [{ amount: '1', asset: 'USD', from: `did:ledger:acct:${from}`, to: 'did:ledger:acct:payee' }] });
 /** Transfers timed per run, quiet and under the flood. */
 const samples = 40;
-
-function p99(ms: number[]): number {
-  const sorted = [...ms].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)]!;
-}
 
 /** `samples` transfers one at a time, one every 50 ms at most; each reply and its time. */
 async function transfersOneAtATime(who: Client): Promise<{ replies: Reply[]; ms: number[] }> {

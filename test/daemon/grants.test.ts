@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { type Client, type Reply, client, decided, refusalOf, useDaemon } from './support.js';
 
-const shared = useDaemon({ alice: 1_000_000n, bob: 0n, carol: 0n, dave: 0n, mallory: 0n, erin: 0n, frank: 0n });
+const shared = useDaemon({ alice: 1_000_000n, bob: 0n, carol: 0n, dave: 0n, mallory: 0n, erin: 0n, frank: 0n, grace: 0n });
 const id = (name: string) => `did:ledger:id:${name}`;
 const acct = (name: string) => `did:ledger:acct:${name}`;
 const treasury = 'did:ledger:acct:treasury-USD';
@@ -102,6 +102,21 @@ describe('grant space', () => {
     await ok('carol', `/v1/grants/${items[0].grant}/revoke`, {});
     expect((await post('mallory', '/v1/grants', junk)).code).toBe('ok');
     expect((await post('mallory', '/v1/grants', junk)).code).toBe('ERR-UnboundedGrant');
+  });
+
+  it('keeps a holder’s room for the grants of an owner it deals with, however many strangers give it grants over theirs', async () => {
+    // Four strangers give grace as many grants over their own accounts as each may: 64, today's whole space.
+    for (const stranger of ['dave', 'erin', 'frank', 'mallory']) {
+      const junk = { kind: 'delegated', principal: id('grace'), subject: { account: acct(stranger) }, ops: ['transfer'], per_operation: '1' };
+      const codes = await Promise.all(Array.from({ length: 16 }, async () => (await post(stranger, '/v1/grants', junk)).code));
+      expect(codes.every((c) => c === 'ok'), codes.join()).toBe(true);
+      // A stranger fills only its own share of what grace holds over its accounts.
+      expect((await post(stranger, '/v1/grants', junk)).code).toBe('ERR-UnboundedGrant');
+    }
+    // The grant grace wants, from the owner it deals with, is still given and works.
+    const wanted = await grant('alice', terms('grace'));
+    const used = await ok('grace', '/v1/transfers', transfer([{ from: acct('alice'), to: acct('grace'), amount: '5' }]));
+    expect((await movementsOf(acct('alice'), used.operation_reference))[0].authorities[0]).toMatchObject({ kind: 'delegated', grant: wanted, principal: id('grace') });
   });
 });
 

@@ -1,10 +1,10 @@
 /**
- * A book written by the release that writes store layout 2 (test/fixtures/layout-2; its
- * make-book.mjs says how), served by this ledgerd: it answers what that daemon answered —
- * balances, movements, custody, operations, members and the audit trail, checkpoints with
- * their consistency and liabilities proofs (checked by the independent verifier too), its
- * disclosure — checks clean, and goes on deciding and anchoring. The next store layout's
- * migration (issue 28) must keep this test passing on the migrated book.
+ * A book written by the last release that writes store layout 2 (test/fixtures/layout-2; its
+ * make-book.mjs says how), migrated by `ledgerd migrate` to this ledgerd's layout and served:
+ * it answers what that daemon answered — balances, movements, custody, operations, members and
+ * the audit trail, checkpoints with their consistency and liabilities proofs (checked by the
+ * independent verifier too), its disclosure — checks clean, its grants still work, and it goes
+ * on deciding and anchoring. Every later layout's migration must keep this test passing.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -57,8 +57,13 @@ async function events(url: string, count: number): Promise<{ id: number; event: 
 }
 
 describe('a layout-2 book from the release before', () => {
-  it('checks clean, answers what its daemon answered, proves its checkpoints, and goes on deciding and anchoring', async () => {
+  it('migrates, checks clean, answers what its daemon answered, proves its checkpoints, and goes on deciding and anchoring', async () => {
     const dir = await layout2DataDir();
+    const refused = await ledgerdRun(['check', '--data-dir', dir]);
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toMatch(/store layout 2; this ledgerd reads \d+: run ledgerd migrate/);
+    const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
+    expect(migrated.code, migrated.stdout + migrated.stderr).toBe(0);
     const checked = await ledgerdRun(['check', '--data-dir', dir]);
     expect(checked.code, checked.stdout + checked.stderr).toBe(0);
     expect(checked.stdout).toMatch(/: consistent\n$/);
@@ -95,6 +100,13 @@ describe('a layout-2 book from the release before', () => {
       const disclosure = expected.disclosure.result.disclosure as string;
       independentlyVerify(disclosure, { clerk: expected.clerk.public_key, instance, checkpoints: oldestFirst });
       expect((await op.post('/v1/disclosures/verify', { disclosure })).body).toMatchObject({ passed: true });
+
+      // The grant alice gave bob before the migration still lets him hold value on her account; the revoked one does not come back.
+      const bob = client(daemon.url, keys.bob!);
+      const held = await bob.post('/v1/reservations', { payer: expected.accounts.alice, asset: 'USD', amount: '10' }, undefined, { 'client-key': 'after-layout-2-hold' });
+      expect((await decided(bob, held.body.operation_reference)).body.state).toBe('Reserved');
+      const byRevoked = await bob.post('/v1/transfers', { legs: [{ from: expected.accounts.alice, to: expected.accounts.bob, asset: 'USD', amount: '1' }] }, undefined, { 'client-key': 'after-layout-2-revoked' });
+      expect(byRevoked.status === 202 ? (await decided(bob, byRevoked.body.operation_reference)).body.state : byRevoked.status).not.toBe('Completed');
 
       // Deciding goes on: a transfer journalled after the old entries, and a third checkpoint consistent with the second.
       const sent = await alice.post('/v1/transfers', { legs: [{ from: expected.accounts.alice, to: expected.accounts.bob, asset: 'USD', amount: '5' }] }, undefined, { 'client-key': 'after-layout-2' });

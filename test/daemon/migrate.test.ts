@@ -14,10 +14,11 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import type { AccountId } from '../../src/model/values.js';
-import { settlementKeys } from '../../src/model/keys.js';
+import { prefixEnd, settlementKeys } from '../../src/model/keys.js';
+import type { BatchOp } from '../../src/store/port.js';
 import { depositRefOf } from '../../src/settlement/book.js';
 import { LevelStore } from '../../src/store/level.js';
-import { type Client, client, decided, ledgerd, ledgerdRun, startDaemon, useTempDirs } from './support.js';
+import { type Client, type Keys, client, decided, ledgerd, ledgerdRun, refusalOf, startDaemon, useTempDirs, writeBook } from './support.js';
 import { fixtureBook, layFixtureBook } from '../support/fixture-books.js';
 
 const fixture = fixtureBook('layout-1');
@@ -45,7 +46,7 @@ async function digestOf(bookDir: string): Promise<string> {
   return hash.digest('hex');
 }
 
-const layout1Refusal = /store layout 1; this ledgerd reads layout 2: run ledgerd migrate/;
+const layout1Refusal = /store layout 1; this ledgerd reads layout 3: run ledgerd migrate/;
 
 /** The first `count` events of the stream from its start: each one's id and operation view. */
 async function events(url: string, count: number): Promise<{ id: number; data: any }[]> {
@@ -82,7 +83,7 @@ describe('ledgerd migrate', () => {
     expect(served.stderr).toMatch(layout1Refusal);
     const checked = await ledgerdRun(['check', '--data-dir', dir]);
     expect(checked.code).toBe(4);
-    expect(checked.stderr).toMatch(/store layout 1; this ledgerd reads 2: run ledgerd migrate on it first/);
+    expect(checked.stderr).toMatch(/store layout 1; this ledgerd reads 3: run ledgerd migrate on it first/);
     // Refused, the book is as the stage-1 daemon left it.
     expect(await digestOf(join(dir, 'book'))).toBe(before);
   });
@@ -93,7 +94,7 @@ describe('ledgerd migrate', () => {
     const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
     expect(migrated.stderr).toMatch(migratedSummary);
     expect(migrated.code).toBe(0);
-    expect(migrated.stdout).toMatch(/book migrated from store layout 1 to 2 and verified: \d+ entries read, 26 journal entries in \d+ chunks, 5 accounts, 2 assets/);
+    expect(migrated.stdout).toMatch(/book migrated from store layout 1 to 3 and verified: \d+ entries read, 26 journal entries in \d+ chunks, 5 accounts, 2 assets, 2 held and 1 revoked grant index entries moved/);
     // The old book is kept beside, as it was.
     expect(await digestOf(join(dir, 'book.layout-1'))).toBe(before);
     expect(existsSync(join(dir, 'book.migrate'))).toBe(false);
@@ -157,7 +158,7 @@ describe('ledgerd migrate', () => {
     // Nothing more to do, and said so.
     const second = await ledgerdRun(['migrate', '--data-dir', dir]);
     expect(second.code).toBe(0);
-    expect(second.stdout).toMatch(/the book is in store layout 2 already: nothing to do/);
+    expect(second.stdout).toMatch(/the book is in store layout 3 already: nothing to do/);
   });
 
   it('leaves the old book as it was when killed mid-migration; the next run migrates it', async () => {
@@ -241,6 +242,81 @@ describe('ledgerd migrate', () => {
       expect(await digestOf(join(dir, 'book')), what).toBe(before);
       expect(existsSync(join(dir, 'book.migrate')), what).toBe(false);
       expect(existsSync(join(dir, 'book.layout-1')), what).toBe(false);
+    }
+  });
+});
+
+describe('ledgerd migrate from layout 2', () => {
+  /** A book this ledgerd wrote, with bob holding a reserve grant of alice's and a transfer grant she revoked, then put back in layout 2's held-grant index. */
+  async function layout2DataDir(): Promise<{ dir: string; keys: Keys; live: string; revoked: string }> {
+    const dir = newDir();
+    const keys = await writeBook(dir, { alice: 1_000n, bob: 0n });
+    const daemon = await startDaemon({ dataDir: dir });
+    let live: string;
+    let revoked: string;
+    try {
+      const alice = client(daemon.url, keys.customers.alice!);
+      const give = async (op: string) => {
+        const sent = await alice.post('/v1/grants', { kind: 'delegated', principal: 'did:ledger:id:bob', subject: { account: 'did:ledger:acct:alice' }, ops: [op], per_operation: '10' }, undefined, { 'client-key': `layout2-grant-${op}` });
+        return (await decided(alice, sent.body.operation_reference)).body.result.grant as string;
+      };
+      live = await give('reserve');
+      revoked = await give('transfer');
+      const revocation = await alice.post(`/v1/grants/${revoked}/revoke`, {}, undefined, { 'client-key': 'layout2-revoke' });
+      expect((await decided(alice, revocation.body.operation_reference)).body.state).toBe('Completed');
+    } finally {
+      expect(await daemon.stop()).toBe(0);
+    }
+    const store = await LevelStore.open(join(dir, 'book'), { createIfMissing: false });
+    try {
+      const ops: BatchOp[] = [{ type: 'put', key: 'meta/layout', value: '2' }];
+      for (const [from, to] of [['gho/', 'gh/'], ['ghro/', 'ghr/']] as const) {
+        for await (const [key] of store.entries({ gte: from, lt: prefixEnd(from), limit: 1000 })) {
+          const [holder, , grant] = key.slice(from.length).split('/');
+          ops.push({ type: 'del', key }, { type: 'put', key: `${to}${holder}/${grant}`, value: '' });
+        }
+      }
+      expect(ops).toHaveLength(5);
+      await store.write(ops, true);
+    } finally {
+      await store.close();
+    }
+    return { dir, keys, live, revoked };
+  }
+
+  it('moves the held-grant index in place, resumes after a kill, and the grants then work as before', async () => {
+    const { dir, keys, live, revoked } = await layout2DataDir();
+    const refusal = /store layout 2; this ledgerd reads layout 3: run ledgerd migrate/;
+    expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(refusal);
+    // Killed after its first write: the book is marked as moving, and nothing serves it.
+    const child = spawn(process.execPath, [ledgerd, 'migrate', '--data-dir', dir], { env: { ...process.env, LEDGERD_TEST_MIGRATE_PAUSE: '1' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    await new Promise<void>((resolve, reject) => {
+      createInterface({ input: child.stderr! }).on('line', (line) => line.includes('paused') && resolve());
+      void exited.then(() => reject(new Error('migrate ended before its pause')));
+    });
+    child.kill('SIGKILL');
+    await exited;
+    expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 2-3; this ledgerd reads layout 3: run ledgerd migrate/);
+
+    const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
+    expect(migrated.stderr).toBe('');
+    expect(migrated.stdout).toMatch(/book migrated from store layout 2-3 to 3 in place: 1 held and 1 revoked grant index entries moved/);
+    expect((await ledgerdRun(['check', '--data-dir', dir])).code).toBe(0);
+    const daemon = await startDaemon({ dataDir: dir });
+    try {
+      const bob = client(daemon.url, keys.customers.bob!);
+      const held = await bob.post('/v1/reservations', { payer: 'did:ledger:acct:alice', amount: '10', asset: 'USD' }, undefined, { 'client-key': 'after-layout2-1' });
+      const used = (await decided(bob, held.body.operation_reference)).body;
+      expect(used.state).toBe('Reserved');
+      const postings = (await client(daemon.url, keys.operator).get('/v1/movements?account=did:ledger:acct:alice&limit=10')).body.movements;
+      expect(postings.find((m: { operation: string }) => m.operation === used.operation_reference).authorities[0]).toMatchObject({ grant: live });
+      // A transfer only the revoked grant covered answers as revoked.
+      const sent = await bob.post('/v1/transfers', { legs: [{ from: 'did:ledger:acct:alice', to: 'did:ledger:acct:bob', asset: 'USD', amount: '5' }] }, undefined, { 'client-key': 'after-layout2-2' });
+      expect(refusalOf(sent)).toEqual({ status: 403, error: 'ERR-AuthorityRevoked' });
+      expect(revoked).not.toBe(live);
+    } finally {
+      expect(await daemon.stop()).toBe(0);
     }
   });
 });

@@ -7,19 +7,13 @@
  * figures; this machine is shared).
  */
 import { describe, expect, it } from 'vitest';
-import { type FloodReport, startFlood } from '../support/flood.js';
+import { type FloodReport, p99, startFlood } from '../support/flood.js';
 import { type Client, type Reply, repoRoot, useDaemon } from './support.js';
 
 const shared = useDaemon({ flood: 1_000n, quiet: 1_000n });
 /** Reads timed per reader, quiet and under the flood: bounded, as each may wait a flood's round. */
 const samples = 30;
 const movementsOf = (name: string) => `/v1/movements?account=did:ledger:acct:${name}&limit=10`;
-
-/** The 99th percentile of `samples` (ms). */
-function p99(samples: number[]): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)]!;
-}
 
 /** `count` reads one after another; each reply and how long it took. */
 async function timedReads(who: Client, path: string, count: number): Promise<{ replies: Reply[]; ms: number[] }> {

@@ -165,11 +165,11 @@ describe('delegated grants', () => {
     b.clock.advance(1_000);
     const next = await b.decided(actorOf(alice), delegated({}));
     expect(next.state).toBe('Completed');
-    expect(await b.store.get(heldGrantKey(bob, expiring))).toBeUndefined();
+    expect(await b.store.get(heldGrantKey(bob, alice, expiring))).toBeUndefined();
     expect(await submittedWith(b.kernel.submit(submission(actorOf(alice), delegated({}))))).toBe('ERR-UnboundedGrant');
     // So does a revoked one, at once; its use is still refused as revoked.
     await b.decided(actorOf(bob), { type: 'revoke_grant', grant: next.result!.grant! });
-    expect(await b.store.get(heldGrantKey(bob, next.result!.grant!))).toBeUndefined();
+    expect(await b.store.get(heldGrantKey(bob, alice, next.result!.grant!))).toBeUndefined();
     expect((await b.decided(actorOf(alice), delegated({}))).state).toBe('Completed');
     await b.kernel.close();
   });
@@ -178,7 +178,7 @@ describe('delegated grants', () => {
     const b = await book();
     const genuine = (await b.decided(actorOf(alice), delegated({}))).result!.grant! as GrantId;
     // A book from before the bound: more held index entries than a holder may have.
-    await b.store.write(Array.from({ length: grantsHeldMax }, (_, i) => ({ type: 'put' as const, key: heldGrantKey(bob, `${genuine}-${String(i).padStart(3, '0')}` as GrantId), value: '' })), true);
+    await b.store.write(Array.from({ length: grantsHeldMax }, (_, i) => ({ type: 'put' as const, key: heldGrantKey(bob, alice, `${genuine}-${String(i).padStart(3, '0')}` as GrantId), value: '' })), true);
     expect(await submittedWith(b.kernel.submit(submission(actorOf(bob), transfer(aliceAccount, bobAccount, 5n))))).toBe('ERR-UnboundedGrant');
     await b.kernel.close();
   });

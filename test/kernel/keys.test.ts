@@ -10,7 +10,7 @@ import { keySpaces, prefixEnd } from '../../src/model/keys.js';
 /** Every top-level prefix, once (docs/architecture.md, Keys). A new space is added here too. */
 const everySpace = [
   'meta/', 'tb/', 'asset/', 'id/', 'acct/', 'bal/', 'j/', 'jt/', 'aa/', 'op/', 'cmd/', 'ot/', 'ck/', 'x/', 'ev/',
-  'alias/', 'arch/', 'cred/', 'tok/', 'tokx/', 'chal/', 'chalx/', 'grant/', 'gch/', 'gwin/', 'gh/', 'ghr/',
+  'alias/', 'arch/', 'cred/', 'tok/', 'tokx/', 'chal/', 'chalx/', 'grant/', 'gch/', 'gwin/', 'gh/', 'ghr/', 'gho/', 'ghro/',
   'gg/', 'gi/', 'gip/', 'party/', 'sl/', 'dref/', 'L/', 'mt/', 'cp/', 'cpi/', 'lt/', 'dck/', 'mem/', 'au/',
 ];
 

@@ -8,6 +8,12 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
+/** The 99th percentile of latencies (ms) a flood test prints beside its quiet ones. */
+export function p99(ms: readonly number[]): number {
+  const sorted = [...ms].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)]!;
+}
+
 export interface FloodOptions {
   readonly url: string;
   readonly token: string;
