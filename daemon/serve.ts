@@ -100,6 +100,7 @@ export async function serve(config: Config, version: string): Promise<void> {
     backlogMax: config.backlogMax,
     backlogPerPrincipalMax: config.backlogPerPrincipalMax,
     recovery: { authority: recoveryAuthority ?? undefined, delayMs: config.recovery.delayMs },
+    approvals: config.approvals,
     // A broken invariant: stop deciding, shut down, and let the supervisor restart us.
     onFatal: (error) => {
       app.log.fatal({ err: error }, 'the kernel stopped deciding');

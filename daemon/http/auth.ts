@@ -121,6 +121,16 @@ export function authenticator(kernel: Kernel, options: { cacheMs: number; clock:
   };
   const authenticate = async (request: FastifyRequest): Promise<void> => {
     if (request.is404 || request.routeOptions.config.public) return;
+    // A proposal's request run through its route acts as its proposer (http/approvals.ts).
+    const dispatch = request.server.approvals.take(request);
+    if (dispatch !== null) {
+      request.dispatch = dispatch;
+      request.actor = dispatch.actor;
+      request.bearer = { scheme: 'api-key', expiresAtMs: null };
+      request.member = dispatch.member;
+      requireRole(request);
+      return;
+    }
     const match = bearerPattern.exec(request.headers.authorization ?? '');
     const found = match ? await lookup(match[1]!, request) : null;
     if (found === null) refuse('ERR-CredentialInvalid', 'the bearer token is missing, unknown or expired');

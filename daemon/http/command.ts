@@ -6,7 +6,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Actor } from '../../src/auth/authority.js';
 import { refuse } from '../../src/errors.js';
-import type { Acknowledgement, Kernel } from '../../src/book/kernel.js';
+import type { Acknowledgement, Kernel, Submission } from '../../src/book/kernel.js';
+import { approvedSubmission, endCheck, gateApproval } from './approvals.js';
 import type { Command, Operation } from '../../src/model/model.js';
 import { type IdentityId, type ReferenceJson, parseIdentityId, parseReferenceJson } from '../../src/model/values.js';
 import { commandReply, isTerminal } from '../../src/queries/views.js';
@@ -62,7 +63,9 @@ export async function submitFrom(kernel: Kernel, request: FastifyRequest, comman
   const actor = await actingCaller(request);
   const reference = referenceOf(request);
   const clientKey = request.headers['client-key'];
-  return kernel.submit({
+  // A covered act goes by a proposal (CONTRACT 13); a transfer's treasuries are read only when a threshold could apply.
+  const { unapproved } = await gateApproval(request, command, { isTreasury: async (id) => (await withView(request, (view) => view.account(id)))?.kind === 'treasury' });
+  const sub: Submission = {
     command,
     actor,
     clientKey: typeof clientKey === 'string' ? clientKey : null,
@@ -70,7 +73,13 @@ export async function submitFrom(kernel: Kernel, request: FastifyRequest, comman
     reference,
     // A member's command names its route on the audit trail (CONTRACT 13).
     ...(request.member === null ? {} : { act: (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId }),
-  });
+    ...(unapproved ? { unapproved } : {}),
+  };
+  if (request.dispatch?.mode === 'check') {
+    await kernel.precheck(sub);
+    endCheck(request);
+  }
+  return kernel.submit(approvedSubmission(sub, request.dispatch));
 }
 
 const digestOf = (request: FastifyRequest, acting: Acting) => requestDigest(acting, request.method, pathOf(request.url), request.body);

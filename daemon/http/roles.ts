@@ -43,6 +43,9 @@ export const routeRoles: Readonly<Record<string, Role>> = {
   'GET /metrics': 'auditor',
   listMembers: 'auditor',
   listAudit: 'auditor',
+  listProposals: 'auditor',
+  getProposal: 'auditor',
+  getApprovalPolicy: 'auditor',
   // Commands: operators and admins.
   openAccount: 'operator',
   createTransfer: 'operator',
@@ -78,11 +81,15 @@ export const routeRoles: Readonly<Record<string, Role>> = {
   placeLayerDeposit: 'operator',
   setLayerServing: 'operator',
   declareLayerLocation: 'operator',
+  createProposal: 'operator',
+  approveProposal: 'operator',
+  rejectProposal: 'operator',
   // Members and the book's secrets: admins.
   addMember: 'admin',
   setMemberRole: 'admin',
   removeMember: 'admin',
   backupBook: 'admin',
+  setApprovalPolicy: 'admin',
 };
 
 const routeName = (route: { schema?: unknown; method: unknown; url?: string }): string => (route.schema as { operationId?: string } | undefined)?.operationId ?? `${String(route.method)} ${route.url ?? ''}`;

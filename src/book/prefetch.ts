@@ -11,8 +11,9 @@ import { type DirectCommand, recordNeeds } from '../decide/decide-auth.js';
 import { precheckNeeds } from '../decide/precheck.js';
 import { decodeAccount, decodeBalanceText, decodeIdentity } from '../model/codec.js';
 import type { IdSource } from '../model/ids.js';
-import { type ExpirySpace, expiryScanEnd, expirySpaces, keys, memberKey, memberPrefix, partyPrefix, prefixEnd, settlementKeys } from '../model/keys.js';
+import { type ExpirySpace, approvalPolicyKey, expiryScanEnd, expirySpaces, keys, memberKey, memberPrefix, proposalIdKey, proposalsOpenKey, partyPrefix, prefixEnd, settlementKeys } from '../model/keys.js';
 import { commandRole } from '../auth/members.js';
+import { decodeProposal, proposalByIdKey, proposalIdOf } from '../auth/proposals.js';
 import { type Account, type Asset, type Balance, type Command, type Identity, type Operation, isCustodyCommand, zeroBalance } from '../model/model.js';
 import type { AccountId, GrantId } from '../model/values.js';
 import { readOperation } from '../queries/queries.js';
@@ -76,6 +77,7 @@ export class BookReader {
     const overlay = new Overlay(assets);
     await this.loadRecords(overlay, [...batch.map((op) => op.command), ...direct].flatMap(recordNeeds));
     await this.loadMembers(overlay, batch);
+    await this.loadProposals(overlay, batch);
     const accountIds = new Set<string>();
     const balanceKeys = new Set<string>();
     const identityIds = new Set<string>();
@@ -223,6 +225,31 @@ export class BookReader {
     const changing = batch.some((op) => commandRole(op.command) === 'admin');
     const all = changing ? (await loadList(this.store, overlay, memberPrefix, bounds.membersMax)).map(memberKey) : [];
     await this.loadRecords(overlay, [...new Set([...acting, ...all])].filter((key) => !overlay.records.has(key)));
+  }
+
+  /**
+   * What proposal decisions read (CONTRACT 13): the policy and the member's open list for a
+   * new one; for a rejection or an approval, the proposal (by id, then its record), its
+   * proposer's open list and the approver's member record. A proposal made earlier in the
+   * same round is in the overlay by then.
+   */
+  private async loadProposals(overlay: Overlay, batch: readonly Operation[]): Promise<void> {
+    const deciding = batch.filter((op) => proposalIdOf(op) !== null);
+    const proposing = batch.filter((op) => op.command.type === 'propose');
+    if (deciding.length === 0 && proposing.length === 0) return;
+    const missing = (keys: readonly string[]) => [...new Set(keys)].filter((key) => !overlay.records.has(key));
+    await this.loadRecords(overlay, missing([
+      ...(proposing.length > 0 ? [approvalPolicyKey] : []),
+      ...proposing.map((op) => proposalsOpenKey(op.actor.credential)),
+      ...deciding.flatMap((op) => [proposalIdKey(proposalIdOf(op)!), ...(op.approval ? [memberKey(op.approval.approver)] : [])]),
+    ]));
+    await this.loadRecords(overlay, missing(deciding.flatMap((op) => proposalByIdKey(overlay, proposalIdOf(op)!) ?? [])));
+    const proposers = deciding.flatMap((op) => {
+      const key = proposalByIdKey(overlay, proposalIdOf(op)!);
+      const text = key === null ? undefined : overlay.records.get(key);
+      return text === undefined ? [] : [proposalsOpenKey(decodeProposal(text).proposerCredential)];
+    });
+    await this.loadRecords(overlay, missing(proposers));
   }
 
   /** Loads records by key into `overlay` (as stored text; undefined when absent), in one round trip. */
