@@ -149,7 +149,12 @@ export function endCheck(request: FastifyRequest): void {
  */
 export function approvedSubmission(sub: Submission, dispatch: Dispatch | null): Submission {
   if (dispatch?.mode !== 'submit' || dispatch.approval === null) return sub;
+  return { ...sub, ...approvedKey(sub, dispatch), approval: dispatch.approval };
+}
+
+/** The client key and digest an act goes under: the request's own, or an approved act's. */
+export function approvedKey(own: { clientKey: string | null; requestDigest: string }, dispatch: Dispatch | null): { clientKey: string | null; requestDigest: string } {
+  if (dispatch?.mode !== 'submit' || dispatch.approval === null) return own;
   const { proposal, approver } = dispatch.approval;
-  const digest = createHash('sha256').update(`${sub.requestDigest}\n${approver}`).digest('hex');
-  return { ...sub, clientKey: `proposal:${proposal.slice('did:ledger:proposal:'.length)}`, requestDigest: digest, approval: dispatch.approval };
+  return { clientKey: `proposal:${proposal.slice('did:ledger:proposal:'.length)}`, requestDigest: createHash('sha256').update(`${own.requestDigest}\n${approver}`).digest('hex') };
 }

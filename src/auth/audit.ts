@@ -58,8 +58,8 @@ export class AuditTrail {
   }
 
   /** A member's act other than a command of the rounds (a sign-in, a backup, a command decided at once). */
-  act(member: Member, act: string, atMs: number, about: { operation: string | null; justification: string | null; proposal?: string } = { operation: null, justification: null }): void {
-    this.items.push({ seq: ++this.seq, atMs, member: member.name, credential: member.credential, act, operation: about.operation, justification: about.justification, proposal: about.proposal ?? null, approval: null });
+  act(member: Member, act: string, atMs: number, about: { operation: string | null; justification: string | null; proposal?: string; approval?: string } = { operation: null, justification: null }): void {
+    this.items.push({ seq: ++this.seq, atMs, member: member.name, credential: member.credential, act, operation: about.operation, justification: about.justification, proposal: about.proposal ?? null, approval: about.approval ?? null });
   }
 
   /**

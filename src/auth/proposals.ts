@@ -164,10 +164,10 @@ export function decideReject(op: Operation, cmd: Extract<Command, { type: 'rejec
  * stand whether the act then completes or is rejected (an approved act is decided like
  * any command).
  */
-export function decideApproval(op: Operation, approval: OperationApproval, reads: ProposalReads, atMs: number): { records: readonly RecordWrite[]; proposal: Proposal } | Refusal {
+export function decideApproval(act: { ref: string; proposer: CredentialId }, approval: OperationApproval, reads: ProposalReads, atMs: number): { records: readonly RecordWrite[]; proposal: Proposal } | Refusal {
   const p = findProposal(reads, approval.proposal);
   if (p === null) return refusal('ERR-UnknownOperation', `no proposal ${approval.proposal}`);
-  if (p.proposerCredential !== op.actor.credential) return refusal('ERR-NotAuthorised', `the act of ${p.id} is its proposer's`);
+  if (p.proposerCredential !== act.proposer) return refusal('ERR-NotAuthorised', `the act of ${p.id} is its proposer's`);
   const refused = deciderRefusal(reads, p, approval.approver, atMs, true);
-  return refused ?? { records: decided(reads, p, { state: 'approved', operation: op.ref }, approval.approver, atMs), proposal: p };
+  return refused ?? { records: decided(reads, p, { state: 'approved', operation: act.ref }, approval.approver, atMs), proposal: p };
 }

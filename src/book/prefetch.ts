@@ -77,7 +77,10 @@ export class BookReader {
     const overlay = new Overlay(assets);
     await this.loadRecords(overlay, [...batch.map((op) => op.command), ...direct].flatMap(recordNeeds));
     await this.loadMembers(overlay, batch);
-    await this.loadProposals(overlay, batch);
+    await this.loadProposals(overlay, [
+      ...batch.map((op) => ({ proposal: proposalIdOf(op), approver: op.approval?.approver ?? null, proposing: op.command.type === 'propose' ? op.actor.credential : null })),
+      ...direct.flatMap((d) => (d.type === 'record_act' && d.approval !== undefined ? [{ proposal: d.approval.proposal, approver: d.approval.approver, proposing: null }] : [])),
+    ]);
     const accountIds = new Set<string>();
     const balanceKeys = new Set<string>();
     const identityIds = new Set<string>();
@@ -233,19 +236,20 @@ export class BookReader {
    * proposer's open list and the approver's member record. A proposal made earlier in the
    * same round is in the overlay by then.
    */
-  private async loadProposals(overlay: Overlay, batch: readonly Operation[]): Promise<void> {
-    const deciding = batch.filter((op) => proposalIdOf(op) !== null);
-    const proposing = batch.filter((op) => op.command.type === 'propose');
+  private async loadProposals(overlay: Overlay, needs: readonly { proposal: string | null; approver: string | null; proposing: string | null }[]): Promise<void> {
+    const deciding = needs.flatMap((n) => (n.proposal === null ? [] : [n.proposal]));
+    const proposing = needs.flatMap((n) => (n.proposing === null ? [] : [n.proposing]));
     if (deciding.length === 0 && proposing.length === 0) return;
     const missing = (keys: readonly string[]) => [...new Set(keys)].filter((key) => !overlay.records.has(key));
     await this.loadRecords(overlay, missing([
       ...(proposing.length > 0 ? [approvalPolicyKey] : []),
-      ...proposing.map((op) => proposalsOpenKey(op.actor.credential)),
-      ...deciding.flatMap((op) => [proposalIdKey(proposalIdOf(op)!), ...(op.approval ? [memberKey(op.approval.approver)] : [])]),
+      ...proposing.map(proposalsOpenKey),
+      ...deciding.map(proposalIdKey),
+      ...needs.flatMap((n) => (n.approver === null ? [] : [memberKey(n.approver)])),
     ]));
-    await this.loadRecords(overlay, missing(deciding.flatMap((op) => proposalByIdKey(overlay, proposalIdOf(op)!) ?? [])));
-    const proposers = deciding.flatMap((op) => {
-      const key = proposalByIdKey(overlay, proposalIdOf(op)!);
+    await this.loadRecords(overlay, missing(deciding.flatMap((id) => proposalByIdKey(overlay, id) ?? [])));
+    const proposers = deciding.flatMap((id) => {
+      const key = proposalByIdKey(overlay, id);
       const text = key === null ? undefined : overlay.records.get(key);
       return text === undefined ? [] : [proposalsOpenKey(decodeProposal(text).proposerCredential)];
     });

@@ -203,7 +203,15 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
     const member = memberOf(overlay, command.credential);
     if (command.type === 'record_act') {
       if (member === undefined || member.removedAtMs !== null) return refusal('ERR-CredentialInvalid', 'the credential is no live member of the operator');
-      audit.act(member, command.act, atMs, { operation: command.operation, justification: command.justification });
+      if (command.approval !== undefined) {
+        // An act decided at once by an approved proposal: approved in this batch, or refused with its approval (CONTRACT 13).
+        const approval = decideApproval({ ref: command.operation ?? '', proposer: command.credential }, command.approval, overlay, atMs);
+        if ('error' in approval) return approval;
+        for (const r of approval.records) overlay.setRecord(r.key, r.value);
+        const approver = memberOf(overlay, command.approval.approver)!;
+        audit.act(approver, 'approveProposal', atMs, { operation: command.operation, justification: null, proposal: approval.proposal.id });
+        audit.act(member, command.act, atMs, { operation: command.operation, justification: approval.proposal.justification, proposal: approval.proposal.id, approval: approver.name });
+      } else audit.act(member, command.act, atMs, { operation: command.operation, justification: command.justification, ...(command.unapproved ? { approval: 'none available' } : {}) });
       for (const w of command.writes) writes.push({ type: 'put', key: w.key, value: w.value });
       return null;
     }
@@ -285,7 +293,7 @@ function decideOne(op: Operation, overlay: Overlay, atMs: number, poisonRef: str
     context.beforeDecide({ kind: 'command', op });
     let approved: Proposal | null = null;
     if (op.approval !== undefined) {
-      const approval = decideApproval(op, op.approval, overlay, atMs);
+      const approval = decideApproval({ ref: op.ref, proposer: op.actor.credential }, op.approval, overlay, atMs);
       if ('error' in approval) return { decision: { ok: false, state: 'Rejected', error: approval }, approved: null };
       for (const r of approval.records) overlay.setRecord(r.key, r.value);
       approved = approval.proposal;

@@ -13,7 +13,7 @@ import { type Client, client, decided, refusalOf, repoRoot, useDaemon } from './
 
 const ttlMs = 3_600_000;
 const policy = { rules: ['members', 'policy', 'backup', 'legal_disclosure', 'freeze', 'close', 'issuance_above'], issuanceAboveMinor: { USD: '100' }, ttlMs };
-const shared = useDaemon({ alice: 1_000n, bob: 0n, carol: 0n, dave: 0n }, { approvals: policy, authCacheMs: 60_000 }, {
+const shared = useDaemon({ alice: 1_000n, bob: 0n, carol: 0n, dave: 0n }, { approvals: policy, authCacheMs: 60_000, settlement: { blockIntervalMs: 0, checkpointIntervalMs: 0, finalityDepth: 1 } }, {
   NODE_OPTIONS: `--import ${repoRoot}test/support/clock-shift.mjs`,
   LEDGERD_TEST_CLOCK_STEP_MS: String(ttlMs + 1000),
 });
@@ -237,6 +237,28 @@ describe('proposals', () => {
       expect((await proposalOf(freezeDave)).state).toBe('open');
     }
     expect((await accountOf('dave')).status).toBe('closed');
+  });
+
+  it('takes a disclosure under a legal obligation by a proposal, decided at once when approved', async () => {
+    expect((await root().post('/v1/ops/checkpoints', {}, undefined, freshKey())).status).toBe(200);
+    await root().post('/v1/ops/layer/blocks', { count: 2 });
+    const body = { subject: acct('alice'), assertion: { shape: 'holds_at_least', amount: '1', asset: 'USD', kind: 'available' }, legal_obligation: 'court order \u001b]0;owned\u0007', recipient_reference: 'ab'.repeat(32) };
+    expect(refusalOf(await ben.api.post('/v1/disclosures', body, undefined, freshKey()))).toEqual({ status: 403, error: 'ERR-ApprovalRequired' });
+    // Without the obligation it is no legal disclosure: the route's own refusal, checked at submission.
+    const { legal_obligation: _, ...plain } = body;
+    expect(refusalOf(await ben.api.post('/v1/ops/proposals', { request: { method: 'POST', path: '/v1/disclosures', body: plain }, justification: 'x' }, undefined, freshKey()))).toEqual({ status: 400, error: 'ERR-JustificationRequired' });
+    const id = await propose(ben.api, { method: 'POST', path: '/v1/disclosures', body }, 'subpoena');
+    const r = await ada.api.post(`/v1/ops/proposals/${id}/approve`, {}, undefined, freshKey());
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toMatchObject({ state: 'Completed', client_key: `proposal:${id.slice('did:ledger:proposal:'.length)}`, result: { disclosure: expect.any(String), operation: r.body.operation_reference } });
+    expect(await proposalOf(id)).toMatchObject({ state: 'approved', decided_by: 'ada', operation_reference: r.body.operation_reference });
+    const trail = (await root().get('/v1/ops/audit?limit=1000')).body.items.filter((i: any) => i.proposal === id);
+    expect(trail.map((i: any) => [i.member, i.act, i.approval ?? null, i.justification ?? null])).toEqual([
+      ['ben', 'createProposal', null, 'subpoena'],
+      ['ada', 'approveProposal', null, null],
+      ['ben', 'createDisclosure', 'ada', 'subpoena'],
+    ]);
+    expect(refusalOf(await root().post(`/v1/ops/proposals/${id}/approve`, {}, undefined, freshKey()))).toEqual({ status: 409, error: 'ERR-OperationTerminal' });
   });
 
   it('refuses self-approval through a second session of the same member', async () => {
