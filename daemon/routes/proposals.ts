@@ -19,6 +19,7 @@ import type { Wire } from '../../src/queries/wire.js';
 import type { ProposalRequest } from '../http/approvals.js';
 import { callerOf, requireOperator } from '../http/auth.js';
 import { acknowledge } from '../http/command.js';
+import { requestDigest } from '../http/digest.js';
 import { wireReply } from '../http/replies.js';
 import { commandHeaders, commandReplySchema, identityId, noQuery, object, reference, responses, str, uintNumber } from '../http/schemas.js';
 import { type RouteContext, withView } from './context.js';
@@ -193,7 +194,9 @@ export function proposalRoutes(app: FastifyInstance, { kernel, clock }: RouteCon
     const p = await find(request);
     const approver = callerOf(request).credential;
     const state = stateAt(p, clock());
-    if (state !== 'open') refuse('ERR-OperationTerminal', `proposal ${p.id} is ${state}`);
+    // The approver's own retry is a repeat: its act's reply again, never a second act.
+    const repeat = state === 'approved' && p.decidedByCredential === approver;
+    if (state !== 'open' && !repeat) refuse('ERR-OperationTerminal', `proposal ${p.id} is ${state}`);
     if (approver === p.proposerCredential) refuse('ERR-NotAuthorised', `member ${request.member!.name} proposed ${p.id}: another member approves it`);
     if (!holdsRole(request.member!.role, p.approverRole)) refuse('ERR-NotAuthorised', `approving ${p.id} needs ${p.approverRole}; member ${request.member!.name} is ${request.member!.role}`);
     const proposer = await kernel.member(p.proposerCredential);
@@ -207,7 +210,10 @@ export function proposalRoutes(app: FastifyInstance, { kernel, clock }: RouteCon
       relayRefusal(taken.statusCode, taken.body);
     }
     const answer = JSON.parse(taken.body) as Record<string, unknown> & { operation_reference: string; result?: Record<string, unknown> };
-    return wireReply(reply, { ...answer, result: { ...(answer.result ?? {}), operation: answer.operation_reference } } as Wire, taken.statusCode);
+    // The approval's reply names the key it was sent under; the act went under proposal:<id> (its operation's view says so).
+    const header = request.headers['client-key'];
+    const key = typeof header === 'string' ? { client_key: header, client_key_derived: false } : { client_key: requestDigest(callerOf(request), request.method, request.url.split('?')[0]!, request.body), client_key_derived: true };
+    return wireReply(reply, { ...answer, ...key, result: { ...(answer.result ?? {}), operation: answer.operation_reference } } as Wire, taken.statusCode);
   }
 
   app.post(

@@ -134,6 +134,7 @@ describe('proposals', () => {
     expect(r.body.result.operation).toBe(r.body.operation_reference);
     const act = (await decided(root(), r.body.operation_reference)).body;
     expect(act).toMatchObject({ state: 'Completed', client_key: `proposal:${id.slice('did:ledger:proposal:'.length)}` });
+    expect(r.body.client_key).not.toBe(act.client_key);
     expect((await accountOf('bob')).status).toBe('frozen');
     expect(await proposalOf(id)).toMatchObject({ state: 'approved', decided_by: 'root', decided_at: expect.any(Number), operation_reference: r.body.operation_reference });
     expect(refusalOf(await approve(ada.api))).toEqual({ status: 409, error: 'ERR-OperationTerminal' });
@@ -153,9 +154,12 @@ describe('proposals', () => {
     const moves = (await root().get(`/v1/movements?account=${acct('carol')}&limit=10`)).body.movements;
     const posting = moves.find((m: any) => m.operation === paid.body.operation_reference);
     expect(posting.authorities.map((a: any) => [a.credential, a.kind])).toEqual([[ben.credential, 'operator'], [ada.credential, 'operator']]);
-    // The same approver's retry is a repeat, not a second act.
+    // The same approver's retry is a repeat, not a second act; another member's is refused.
     const again = await ada.api.post(`/v1/ops/proposals/${pay}/approve`, {}, undefined, freshKey());
-    expect(refusalOf(again)).toEqual({ status: 409, error: 'ERR-OperationTerminal' });
+    expect(again.body.operation_reference, again.text).toBe(paid.body.operation_reference);
+    expect(again.body.result.operation).toBe(paid.body.operation_reference);
+    expect(refusalOf(await root().post(`/v1/ops/proposals/${pay}/approve`, {}, undefined, freshKey()))).toEqual({ status: 409, error: 'ERR-OperationTerminal' });
+    expect((await root().get(`/v1/movements?account=${acct('carol')}&limit=10`)).body.movements.filter((m: any) => m.operation === paid.body.operation_reference)).toHaveLength(1);
   });
 
   it('is rejected by a member who could approve it or withdrawn by its proposer; reasons stored as given', async () => {
@@ -250,7 +254,7 @@ describe('proposals', () => {
     const id = await propose(ben.api, { method: 'POST', path: '/v1/disclosures', body }, 'subpoena');
     const r = await ada.api.post(`/v1/ops/proposals/${id}/approve`, {}, undefined, freshKey());
     expect(r.status, r.text).toBe(200);
-    expect(r.body).toMatchObject({ state: 'Completed', client_key: `proposal:${id.slice('did:ledger:proposal:'.length)}`, result: { disclosure: expect.any(String), operation: r.body.operation_reference } });
+    expect(r.body).toMatchObject({ state: 'Completed', result: { disclosure: expect.any(String), operation: r.body.operation_reference } });
     expect(await proposalOf(id)).toMatchObject({ state: 'approved', decided_by: 'ada', operation_reference: r.body.operation_reference });
     const trail = (await root().get('/v1/ops/audit?limit=1000')).body.items.filter((i: any) => i.proposal === id);
     expect(trail.map((i: any) => [i.member, i.act, i.approval ?? null, i.justification ?? null])).toEqual([
