@@ -96,6 +96,10 @@ export class ApprovalGate {
     }
   }
 
+  carriesTicket(request: FastifyRequest): boolean {
+    return request.headers[ticketHeader] !== undefined;
+  }
+
   /** The dispatch a request carries a ticket of (each ticket serves once), null for none; a ticket not ours is refused. */
   take(request: FastifyRequest): Dispatch | null {
     const ticket = request.headers[ticketHeader];

@@ -120,7 +120,11 @@ export function authenticator(kernel: Kernel, options: { cacheMs: number; clock:
     return reading;
   };
   const authenticate = async (request: FastifyRequest): Promise<void> => {
-    if (request.is404 || request.routeOptions.config.public) return;
+    if (request.is404 || request.routeOptions.config.public) {
+      // A proposal's request reaches protected routes only: no ceremony or unknown route runs for it.
+      if (request.server.approvals.carriesTicket(request)) refuse('ERR-MalformedCommand', 'a proposal carries a command route of this API');
+      return;
+    }
     // A proposal's request run through its route acts as its proposer (http/approvals.ts).
     const dispatch = request.server.approvals.take(request);
     if (dispatch !== null) {

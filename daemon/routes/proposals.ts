@@ -34,7 +34,7 @@ const states = ['open', 'approved', 'rejected', 'expired'] as const;
 const requestSchema = object(
   {
     method: { enum: ['POST'], description: 'a command route' },
-    path: str('the command route, as a client would send it (no query)', { pattern: '^/v1/[A-Za-z0-9:._~/%-]{1,500}$' }),
+    path: str('the command route, as a client would send it (no query, no dot segments, no escapes)', { pattern: '^/v1/(?!.*\\.\\.)[A-Za-z0-9:._~/-]{1,500}$' }),
     body: { type: 'object', description: "exactly what that route takes" },
     on_behalf_of: identityId,
   },
@@ -97,6 +97,11 @@ function relayRefusal(status: number, body: string): never {
   refuse(parsed.error as ErrorCode, parsed.description ?? '');
 }
 
+/** Proposals and their decisions are no proposal's request, however its path was spelt. */
+function refuseDispatched(request: FastifyRequest): void {
+  if (request.dispatch !== null) refuse('ERR-MalformedCommand', 'a proposal cannot propose proposals or their decisions');
+}
+
 /** Requests a proposal may not carry: itself or its decisions, and batches (propose each command alone). */
 function unproposable(path: string): string | null {
   if (path.startsWith('/v1/ops/proposals') || path.startsWith('/v1/ops/approvals')) return path.startsWith('/v1/ops/approvals/policy') ? null : 'a proposal cannot propose proposals or their decisions';
@@ -125,6 +130,7 @@ export function proposalRoutes(app: FastifyInstance, { kernel, clock }: RouteCon
     },
     async (request, reply) => {
       requireOperator(request, kernel, 'proposals');
+      refuseDispatched(request);
       if (request.headers['on-behalf-of'] !== undefined) refuse('ERR-MalformedCommand', 'a proposal names on_behalf_of in its request, not as a header');
       const body = request.body as { request: ProposalRequest; justification: unknown };
       const justification = parseJustification(body.justification, 'a proposal');
@@ -190,6 +196,7 @@ export function proposalRoutes(app: FastifyInstance, { kernel, clock }: RouteCon
   /** Checks what the edge can know now (the decision checks it all again, in order), then runs the act through its route. */
   async function approve(request: FastifyRequest, reply: FastifyReply): Promise<string> {
     requireOperator(request, kernel, 'proposals');
+    refuseDispatched(request);
     if (request.headers['on-behalf-of'] !== undefined) refuse('ERR-MalformedCommand', 'an approval takes no on-behalf-of: the act goes as its proposer sent it');
     const p = await find(request);
     const approver = callerOf(request).credential;
@@ -228,6 +235,7 @@ export function proposalRoutes(app: FastifyInstance, { kernel, clock }: RouteCon
     },
     async (request, reply) => {
       requireOperator(request, kernel, 'proposals');
+      refuseDispatched(request);
       if (request.headers['on-behalf-of'] !== undefined) refuse('ERR-MalformedCommand', 'a rejection takes no on-behalf-of');
       const reason = parseJustification((request.body as { reason: unknown }).reason, 'a rejection');
       const p = await find(request);

@@ -109,6 +109,10 @@ describe('proposals', () => {
     expect(await refused(ben.api, { method: 'GET', path: '/v1/trial-balance', body: {} })).toEqual({ status: 400, error: 'ERR-MalformedCommand' });
     expect(await refused(ben.api, { method: 'POST', path: '/v1/batches', body: { commands: [] } })).toEqual({ status: 400, error: 'ERR-MalformedCommand' });
     expect(await refused(ben.api, freeze('bob'), '   ')).toEqual({ status: 400, error: 'ERR-JustificationRequired' });
+    // No proposal of proposals or their decisions, of ceremonies, or by a path spelt around the check.
+    for (const path of ['/v1/ops/proposals', '/v1/ops/proposals/did:ledger:proposal:00/approve', '/v1/ops/x/../proposals', '/v1/ops/%70roposals', '/v1/auth/challenge', '/v1/ops//proposals']) {
+      expect(await refused(ben.api, { method: 'POST', path, body: { purpose: 'register', request: freeze('bob'), justification: 'x' } }), path).toEqual({ status: 400, error: 'ERR-MalformedCommand' });
+    }
     // An operator proposes no admin's act: the route's role is checked as for the proposer.
     expect(await refused(ben.api, { method: 'POST', path: '/v1/ops/members', body: { name: 'cy', role: 'admin', scheme: 'api-key' } })).toEqual({ status: 403, error: 'ERR-NotAuthorised' });
     // An auditor proposes nothing, and reaches no command by a batch or on-behalf-of either.
