@@ -82,6 +82,8 @@ describe('the approval policy', () => {
     expect((await root().get('/v1/ops/audit?limit=1000')).body.items.length).toBe(before);
     // Members need an admin to approve: ben the operator cannot, ada can.
     expect(refusalOf(await ada.api.post('/v1/ops/members', { name: 'cy', role: 'operator', scheme: 'api-key' }, undefined, freshKey()))).toEqual({ status: 403, error: 'ERR-ApprovalRequired' });
+    // A backup is an admin's, covered by default: refused while another admin could approve it.
+    expect(refusalOf(await root().get('/v1/ops/backup?recipient=age19xmxjfvwkf7sdyh0wm63kadu3p324kthjwssf7u0zh9nl29qxshql6ulqe'))).toEqual({ status: 403, error: 'ERR-ApprovalRequired' });
     // The policy changes only by a proposal.
     expect(refusalOf(await ada.api.post('/v1/ops/approvals/policy', { rules: [] }, undefined, freshKey()))).toEqual({ status: 403, error: 'ERR-ApprovalRequired' });
     // The role check comes first.
