@@ -42,6 +42,7 @@ import { buildBackup } from './commands/ops/backup.js';
 import { buildIssuanceGrant } from './commands/ops/issuance-grant.js';
 import { buildParties } from './commands/ops/parties.js';
 import { buildAudit, buildMembers } from './commands/ops/members.js';
+import { buildProposals } from './commands/ops/proposals.js';
 import { buildCompletion } from './commands/completion/completion.js';
 import { buildDashboard } from './commands/dashboard/dashboard.js';
 import { buildTail } from './commands/events/tail.js';
@@ -91,7 +92,7 @@ const nouns: readonly (readonly [string, string, readonly Builder[]])[] = [
   ['settlement', 'the book against the settlement layer (operator)', [buildSettlementStatus, buildSync, buildCompare, buildRescan, buildObserve]],
   ['operations', 'the outcome of commands', [buildOperationShow, buildWait]],
   ['grants', 'delegated authority', [buildIssue, buildGrantList, buildRevoke]],
-  ['ops', "the operator's own commands", [buildBackup, buildIssuanceGrant, buildParties, buildIdentityRestrictions, buildMembers, buildAudit]],
+  ['ops', "the operator's own commands", [buildBackup, buildIssuanceGrant, buildParties, buildIdentityRestrictions, buildMembers, buildProposals, buildAudit]],
   ['checkpoints', 'the book anchored on the settlement layer', [buildCheckpointList, buildCheckpointShow, buildCheckpointCreate, buildCheckpointWait, buildCheckpointExport, buildConsistency, buildCheckpointVerify]],
   ['disclosures', 'signed assertions about an account, and verifying them', [buildDisclosureCreate, buildDisclosureShow, buildDisclosureVerify]],
   ['events', 'the event stream', [buildTail]],
