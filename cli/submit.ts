@@ -69,7 +69,8 @@ export async function submit(ctx: Context, path: string, body: unknown, flags: S
 /** `--propose`: the command as a proposal's request (CONTRACT 13); its decision prints `proposal`, the id to approve. */
 function proposalOf(path: string, body: unknown, flags: SubmitFlags): unknown {
   if (flags.justification === undefined || flags.justification.trim() === '') throw new UsageError('--propose needs --justification: why, kept with the proposal');
-  return { request: { method: 'POST', path, body, ...(flags.onBehalfOf === undefined ? {} : { on_behalf_of: flags.onBehalfOf }) }, justification: flags.justification };
+  // The request names its path as the route spells it (ids unescaped: the service takes no escapes there).
+  return { request: { method: 'POST', path: decodeURIComponent(path), body, ...(flags.onBehalfOf === undefined ? {} : { on_behalf_of: flags.onBehalfOf }) }, justification: flags.justification };
 }
 
 /** The decision of an acknowledged command; a connection lost while waiting says how to go on safely. */
