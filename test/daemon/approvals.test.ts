@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SoftwareAuthenticator } from '../support/authenticator.js';
-import { type Client, client, decided, refusalOf, repoRoot, useDaemon } from './support.js';
+import { type Client, addConfig, client, decided, refusalOf, repoRoot, startDaemon, useDaemon, useTempDirs, writeBook } from './support.js';
 
 const ttlMs = 3_600_000;
 const policy = { rules: ['members', 'policy', 'backup', 'legal_disclosure', 'freeze', 'close', 'issuance_above'], issuanceAboveMinor: { USD: '100' }, ttlMs };
@@ -327,3 +327,39 @@ describe('proposals', () => {
 });
 
 let patCredential = '';
+
+describe('proposals and the policy across restarts', () => {
+  const dirs = useTempDirs();
+
+  it('keeps an open proposal, approves it after a restart, and keeps the book\'s policy over a changed config', async () => {
+    const dir = dirs();
+    const keys = await writeBook(dir, { alice: 10n, bob: 0n });
+    addConfig(dir, { approvals: { rules: ['freeze'] } });
+    let daemon = await startDaemon({ dataDir: dir });
+    const api = (token: string) => client(() => daemon.url, token);
+    try {
+      const added = await api(keys.operator).post('/v1/ops/members', { name: 'ben', role: 'operator', scheme: 'api-key' }, undefined, freshKey());
+      const ben = api(added.body.api_key);
+      expect(refusalOf(await api(keys.operator).post(`/v1/accounts/${acct('bob')}/freeze`, { justification: 'x' }, undefined, freshKey()))).toEqual({ status: 403, error: 'ERR-ApprovalRequired' });
+      const id = await propose(ben, freeze('bob'));
+      expect(await daemon.stop()).toBe(0);
+      // The config now asks for no rules: the book's policy stands, changed only by an approved proposal.
+      addConfig(dir, { approvals: { rules: [] } });
+      daemon = await startDaemon({ dataDir: dir });
+      expect((await api(keys.operator).get('/v1/ops/approvals/policy')).body.rules).toEqual(['freeze']);
+      expect((await api(keys.operator).get(`/v1/ops/proposals/${id}`)).body.state).toBe('open');
+      const r = await api(keys.operator).post(`/v1/ops/proposals/${id}/approve`, {}, undefined, freshKey());
+      expect(r.status, r.text).toBeLessThan(300);
+      expect((await decided(api(keys.operator), r.body.operation_reference)).body.state).toBe('Completed');
+      expect(await daemon.stop()).toBe(0);
+      daemon = await startDaemon({ dataDir: dir });
+      expect((await api(keys.operator).get(`/v1/ops/proposals/${id}`)).body).toMatchObject({ state: 'approved', decided_by: 'root', operation_reference: r.body.operation_reference });
+      expect((await api(keys.operator).get(`/v1/accounts/${acct('bob')}`)).body.status).toBe('frozen');
+      // A retry of the approval after the restart is the same act, not a second one.
+      const again = await api(keys.operator).post(`/v1/ops/proposals/${id}/approve`, {}, undefined, freshKey());
+      expect(again.body.operation_reference).toBe(r.body.operation_reference);
+    } finally {
+      await daemon.stop();
+    }
+  });
+});
