@@ -93,6 +93,11 @@ describe('the approval policy', () => {
     expect(refusalOf(await issue('101'))).toEqual({ status: 403, error: 'ERR-ApprovalRequired' });
     const small = await issue('100');
     expect(small.status === 403 ? refusalOf(small).error : 'taken').not.toBe('ERR-ApprovalRequired');
+    // In a batch, item by item, as if each were sent alone.
+    const batch = await root().post('/v1/batches', { commands: [101, 100].map((n) => ({ command: 'transfer', body: { legs: [{ from: acct('treasury-USD'), to: acct('alice'), amount: String(n), asset: 'USD' }] } })) });
+    expect(batch.status, batch.text).toBeLessThan(300);
+    expect(batch.body.items[0]).toMatchObject({ error: 'ERR-ApprovalRequired' });
+    expect(batch.body.items[1].error).not.toBe('ERR-ApprovalRequired');
     // A transfer between customers is no issuance.
     const moved = await root().post('/v1/transfers', { legs: [{ from: acct('alice'), to: acct('bob'), amount: '500', asset: 'USD' }] }, undefined, freshKey());
     expect(moved.status, moved.text).toBeLessThan(300);
