@@ -363,6 +363,22 @@ describe('proposals and the policy across restarts', () => {
       // A retry of the approval after the restart is the same act, not a second one.
       const again = await api(keys.operator).post(`/v1/ops/proposals/${id}/approve`, {}, undefined, freshKey());
       expect(again.body.operation_reference).toBe(r.body.operation_reference);
+
+      // The policy: an admin's, by an approved proposal once another admin could approve it.
+      const second = await api(keys.operator).post('/v1/ops/members', { name: 'ada', role: 'admin', scheme: 'api-key' }, undefined, freshKey());
+      const ada = api(second.body.api_key);
+      const next = { rules: ['freeze', 'close'], issuanceAboveMinor: { USD: '5' }, ttlMs: 60_000 };
+      expect(refusalOf(await api(keys.operator).post('/v1/ops/approvals/policy', next, undefined, freshKey()))).toEqual({ status: 403, error: 'ERR-ApprovalRequired' });
+      const policyRequest = (body: unknown) => ({ method: 'POST', path: '/v1/ops/approvals/policy', body });
+      expect(refusalOf(await ben.post('/v1/ops/proposals', { request: policyRequest(next), justification: 'x' }, undefined, freshKey()))).toEqual({ status: 403, error: 'ERR-NotAuthorised' });
+      for (const bad of [{ rules: ['nope'] }, { rules: [], ttlMs: 10 }, { rules: [], issuanceAboveMinor: { USD: '-1' } }]) {
+        expect(refusalOf(await api(keys.operator).post('/v1/ops/proposals', { request: policyRequest(bad), justification: 'x' }, undefined, freshKey())), JSON.stringify(bad)).toEqual({ status: 400, error: 'ERR-MalformedCommand' });
+      }
+      const change = await propose(api(keys.operator), policyRequest(next), 'tighter');
+      expect(refusalOf(await ben.post(`/v1/ops/proposals/${change}/approve`, {}, undefined, freshKey()))).toEqual({ status: 403, error: 'ERR-NotAuthorised' });
+      const changed = await ada.post(`/v1/ops/proposals/${change}/approve`, {}, undefined, freshKey());
+      expect((await decided(ada, changed.body.operation_reference)).body.state).toBe('Completed');
+      expect((await ben.get('/v1/ops/approvals/policy')).body).toEqual(next);
     } finally {
       await daemon.stop();
     }
