@@ -255,6 +255,25 @@ export interface BookCheck {
   reason?: string;
 }
 
+/** A proposal (CONTRACT 13): GET /v1/ops/proposals/{proposal}, and each item of the listing. */
+export interface ProposalView {
+  proposal: string;
+  request: { method: string; path: string; body: unknown; on_behalf_of?: string };
+  justification: string;
+  proposer: string;
+  proposed_at: number;
+  state: string;
+  decided_by?: string;
+  decided_at?: number;
+  reason?: string;
+  operation_reference?: string;
+}
+
+export interface ProposalsPage {
+  items: ProposalView[];
+  next?: string;
+}
+
 export interface PartiesListing {
   items: { party: string; principals: { principal: string; tied_at: number }[]; registered_at: number }[];
 }

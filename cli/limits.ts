@@ -25,6 +25,8 @@ export const grantPagesMax = 10_000;
 export const opsPagesMax = 100_000;
 /** Pages `ops audit --all` follows before it stops. */
 export const auditPagesMax = 100_000;
+/** Pages `ops proposals list --all` follows at most. */
+export const proposalPagesMax = 10_000;
 /** Pages `movements --all` follows before it stops: a cursor loop would otherwise never end. */
 export const movementsPagesMax = 100_000;
 /** Reconnecting an event stream: first and largest pause between attempts. */

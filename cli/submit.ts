@@ -7,7 +7,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Command } from 'commander';
 import type { CommandReply, OperationView } from './api.js';
 import type { Context } from './context.js';
-import { UnreachableError } from './errors.js';
+import { UnreachableError, UsageError } from './errors.js';
 import { isTerminal } from './io.js';
 import { submitAttemptsMax, submitRetryDelayMs } from './limits.js';
 import { safe } from './safe.js';
@@ -22,14 +22,21 @@ export interface SubmitFlags {
   onBehalfOf?: string;
   /** False with `--no-wait`; `--wait` (the default) is kept for scripts that pass it. */
   wait?: boolean;
+  /** `--propose`: send the command as a proposal for another member to approve (CONTRACT 13). */
+  propose?: boolean;
+  justification?: string;
 }
 
 export function withSubmitFlags(command: Command): Command {
-  return command
+  command
     .option('--client-key <key>', 'idempotency key (at most 256 characters): a retry with it never has a second effect (default: a random one, shown on stderr)')
     .option('--on-behalf-of <identity>', 'the identity you act for, where different from the signed-in one')
     .option('--wait', 'wait for the decision (the default; kept for scripts)')
-    .option('--no-wait', 'print the acknowledgement instead of waiting for the decision');
+    .option('--no-wait', 'print the acknowledgement instead of waiting for the decision')
+    .option('--propose', 'operator members: propose this command for another member to approve (with --justification), and print the proposal');
+  // A verb with a justification of its own gives the proposal that one.
+  if (!command.options.some((o) => o.long === '--justification')) command.option('--justification <text>', 'with --propose: why, kept with the proposal');
+  return command;
 }
 
 /** `--reference`: the pass-through value every command with a `reference` takes. */
@@ -51,6 +58,7 @@ export const deadlineOf = (text: string | undefined) => (text === undefined ? un
  * the process, exit 1) and returns it; with `--no-wait`, prints the acknowledgement (null).
  */
 export async function submit(ctx: Context, path: string, body: unknown, flags: SubmitFlags): Promise<OperationView | null> {
+  if (flags.propose === true) return submit(ctx, '/v1/ops/proposals', proposalOf(path, body, flags), { ...flags, propose: false, onBehalfOf: undefined });
   const reply = await send(ctx, path, body, flags);
   if (flags.wait === false) {
     printReply(ctx, reply);
@@ -59,6 +67,13 @@ export async function submit(ctx: Context, path: string, body: unknown, flags: S
   const view = await decisionOf(ctx, reply, flags);
   await printOperation(ctx, view);
   return view;
+}
+
+/** `--propose`: the command as a proposal's request (CONTRACT 13); its decision prints `proposal`, the id to approve. */
+function proposalOf(path: string, body: unknown, flags: SubmitFlags): unknown {
+  if (flags.justification === undefined || flags.justification.trim() === '') throw new UsageError('--propose needs --justification: why, kept with the proposal');
+  // The request names its path as the route spells it (ids unescaped: the service takes no escapes there).
+  return { request: { method: 'POST', path: decodeURIComponent(path), body, ...(flags.onBehalfOf === undefined ? {} : { on_behalf_of: flags.onBehalfOf }) }, justification: flags.justification };
 }
 
 /** The decision of an acknowledged command; a connection lost while waiting says how to go on safely. */

@@ -3,6 +3,8 @@
  * inject; the daemon listens). One body parser, one error handler, one not-found
  * handler: every refusal is `{error, description}` with the status of CONTRACT 6.
  */
+import { proposalRoutes } from './routes/proposals.js';
+import { ApprovalGate, DispatchChecked } from './http/approvals.js';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { refusal } from '../src/errors.js';
 import { checkpointView } from '../src/checkpoints/views.js';
@@ -104,8 +106,12 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.decorateRequest('actor', null);
   app.decorateRequest('bearer', null);
   app.decorateRequest('member', null);
+  app.decorateRequest('dispatch', null);
   app.decorateRequest('rawBody', null);
   const metrics = options.metrics ?? new Metrics(options.version);
+  const approvals = new ApprovalGate(kernel);
+  app.decorate('approvals', approvals);
+  app.addHook('onClose', async () => approvals.close());
   app.decorate('snapshots', new SnapshotSlots(kernel, readSlotBounds(config), metrics.readSlots));
   logRequests(app);
   // Every request counted by its route's pattern as it ends, however it ends (as the request log does).
@@ -154,6 +160,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    // A proposal's request passed its route's checks (http/approvals.ts): nothing is taken.
+    if (error instanceof DispatchChecked) return reply.code(204).send();
     const { refusal: r, bug } = refusalOf(error, request, config.bodyBytesMax);
     if (bug) request.log.error({ err: error }, 'unexpected error');
     return sendRefusal(reply, r, config.retryAfterSeconds);
@@ -195,6 +203,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   auditRoutes(app, context);
   opsListingRoutes(app, context);
   checkRoutes(app, context);
+  proposalRoutes(app, context);
   backupRoutes(app, context);
   layerRoutes(app, context);
   checkpointRoutes(app, context);

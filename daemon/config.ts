@@ -3,6 +3,7 @@
  * environment, then command-line flags (each overrides the one before). Every value
  * is checked against its bounds once, at start, and the result is frozen.
  */
+import { type ApprovalPolicy, parsePolicy } from '../src/auth/approvals.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fsReason } from './failures.js';
@@ -145,6 +146,8 @@ export interface Config {
   readonly recovery: { readonly authority: string | null; readonly delayMs: number };
   /** Backups (CONTRACT 13): whether one may be served unencrypted, and how long a client may stop reading one before it is cut off. */
   readonly backup: BackupConfig;
+  /** The approval policy a book starts with (CONTRACT 13); once the book holds one, only an approved proposal changes it. */
+  readonly approvals: ApprovalPolicy;
 }
 
 export interface BackupConfig {
@@ -169,7 +172,7 @@ export interface SettlementConfig {
 }
 
 type ReadSlotSetting = keyof typeof readSlotsNumeric;
-type Tunable = Exclude<keyof Config, 'dataDir' | 'listen' | 'logLevel' | 'relyingParty' | 'backlogPerPrincipalMax' | ReadSlotSetting | 'store' | 'settlement' | 'recovery' | 'backup'>;
+type Tunable = Exclude<keyof Config, 'dataDir' | 'listen' | 'logLevel' | 'relyingParty' | 'backlogPerPrincipalMax' | ReadSlotSetting | 'store' | 'settlement' | 'recovery' | 'backup' | 'approvals'>;
 
 /** Every numeric setting with its default and bounds (inclusive). */
 const numeric: Record<Tunable, { default: number; min: number; max: number }> = {
@@ -247,7 +250,7 @@ function readIfPresent(path: string): string | null {
   }
 }
 
-const fileKeys = new Set<string>([...Object.keys(numeric), ...Object.keys(readSlotsNumeric), 'listen', 'logLevel', 'relyingParty', 'store', 'settlement', 'recovery', 'backup']);
+const fileKeys = new Set<string>([...Object.keys(numeric), ...Object.keys(readSlotsNumeric), 'listen', 'logLevel', 'relyingParty', 'store', 'settlement', 'recovery', 'backup', 'approvals']);
 
 function parseFile(path: string, text: string): Record<string, unknown> {
   let doc: unknown;
@@ -368,6 +371,7 @@ export function loadConfig(sources: ConfigSources): Config {
     logLevel: logLevel as LogLevel,
     recovery,
     backup: backupSetting(file.backup),
+    approvals: approvalsSetting(file.approvals),
     relyingParty: Object.freeze({
       id: env.LEDGERD_RP_ID ?? stringSetting(rp.id, 'relyingParty.id') ?? defaults.relyingParty.id,
       origin: env.LEDGERD_RP_ORIGIN ?? stringSetting(rp.origin, 'relyingParty.origin') ?? defaults.relyingParty.origin,
@@ -417,6 +421,13 @@ function recoverySetting(value: unknown): Config['recovery'] {
   const authority = stringSetting(r.authority, 'recovery.authority') ?? null;
   if (authority !== null && !isIdentityId(authority)) throw new ConfigError('recovery.authority must be an identity, did:ledger:id:<id>');
   return Object.freeze({ authority, delayMs });
+}
+
+/** `approvals`: `{rules?, issuanceAboveMinor?, ttlMs?}` (CONTRACT 13; defaults: src/auth/approvals.ts). */
+function approvalsSetting(value: unknown): ApprovalPolicy {
+  const policy = parsePolicy(value ?? {});
+  if (typeof policy === 'string') throw new ConfigError(`approvals: ${policy}`);
+  return Object.freeze(policy);
 }
 
 /** The `backup` settings' bounds (inclusive). */

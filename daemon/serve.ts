@@ -127,6 +127,7 @@ export async function serve(config: Config, version: string, options: ServeOptio
     // A command waiting its turn is refused (503, Retry-After) well before its request would time out.
     admissionWaitMs: Math.min(admissionWaitDefaultMs, Math.floor(config.requestTimeoutMs / 2)),
     recovery: { authority: recoveryAuthority ?? undefined, delayMs: config.recovery.delayMs },
+    approvals: config.approvals,
     // A broken invariant: stop deciding, shut down, and let the supervisor restart us.
     onFatal: (error) => {
       app.log.fatal({ err: error }, 'the kernel stopped deciding');

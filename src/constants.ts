@@ -53,6 +53,12 @@ export const trialBalanceLinesScanFactor = 16;
 export const integratingPartiesMax = 1024;
 /** Member records of the operator principal, removed ones included (CONTRACT 13; GET /v1/ops/members is one page). */
 export const membersMax = 256;
+/** Open proposals one member may hold at once (CONTRACT 13). */
+export const proposalsOpenPerMemberMax = 64;
+/** Proposals a filtered page of the listing reads at most (it then answers fewer, with `next`). */
+export const proposalScanMax = 10_000;
+/** Proposals a listing page holds at most. */
+export const proposalPageMax = 200;
 /** Audit items one page of GET /v1/ops/audit answers, and reads when filtered by member (CONTRACT 13). */
 export const auditPageMax = 1000;
 export const auditScanMax = 10_000;

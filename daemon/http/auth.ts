@@ -120,7 +120,21 @@ export function authenticator(kernel: Kernel, options: { cacheMs: number; clock:
     return reading;
   };
   const authenticate = async (request: FastifyRequest): Promise<void> => {
-    if (request.is404 || request.routeOptions.config.public) return;
+    if (request.is404 || request.routeOptions.config.public) {
+      // A proposal's request reaches protected routes only: no ceremony or unknown route runs for it.
+      if (request.server.approvals.carriesTicket(request)) refuse('ERR-MalformedCommand', 'a proposal carries a command route of this API');
+      return;
+    }
+    // A proposal's request run through its route acts as its proposer (http/approvals.ts).
+    const dispatch = request.server.approvals.take(request);
+    if (dispatch !== null) {
+      request.dispatch = dispatch;
+      request.actor = dispatch.actor;
+      request.bearer = { scheme: 'api-key', expiresAtMs: null };
+      request.member = dispatch.member;
+      requireRole(request);
+      return;
+    }
     const match = bearerPattern.exec(request.headers.authorization ?? '');
     const found = match ? await lookup(match[1]!, request) : null;
     if (found === null) refuse('ERR-CredentialInvalid', 'the bearer token is missing, unknown or expired');

@@ -6,9 +6,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Actor } from '../../src/auth/authority.js';
 import { refuse } from '../../src/errors.js';
-import type { Acknowledgement, Kernel } from '../../src/book/kernel.js';
+import type { Acknowledgement, Kernel, Submission } from '../../src/book/kernel.js';
+import { approvedSubmission, endCheck, gateApproval } from './approvals.js';
 import type { Command, Operation } from '../../src/model/model.js';
-import { type IdentityId, type ReferenceJson, parseIdentityId, parseReferenceJson } from '../../src/model/values.js';
+import { type AccountId, type IdentityId, type ReferenceJson, parseIdentityId, parseReferenceJson } from '../../src/model/values.js';
 import { commandReply, isTerminal } from '../../src/queries/views.js';
 import { callerOf } from './auth.js';
 import { type Acting, requestDigest } from './digest.js';
@@ -58,12 +59,17 @@ function pathOf(url: string): string {
   return q === -1 ? url : url.slice(0, q);
 }
 
+/** Whether an account is a treasury, read in the caller's slots (the issuance_above rule, CONTRACT 13). */
+export const treasuryOf = (request: FastifyRequest) => async (id: AccountId) => (await withView(request, (view) => view.account(id)))?.kind === 'treasury';
+
 /** Submits `command` under the request's caller, client key and reference. */
 export async function submitFrom(kernel: Kernel, request: FastifyRequest, command: Command): Promise<Acknowledgement> {
   const actor = await actingCaller(request);
   const reference = referenceOf(request);
   const clientKey = request.headers['client-key'];
-  const ack = await kernel.submit({
+  // A covered act goes by a proposal (CONTRACT 13); a transfer's treasuries are read only when a threshold could apply.
+  const { unapproved } = await gateApproval(request, command, { isTreasury: treasuryOf(request) });
+  const sub: Submission = {
     command,
     actor,
     clientKey: typeof clientKey === 'string' ? clientKey : null,
@@ -71,7 +77,13 @@ export async function submitFrom(kernel: Kernel, request: FastifyRequest, comman
     reference,
     // A member's command names its route on the audit trail (CONTRACT 13).
     ...(request.member === null ? {} : { act: (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId }),
-  });
+    ...(unapproved ? { unapproved } : {}),
+  };
+  if (request.dispatch?.mode === 'check') {
+    await kernel.precheck(sub);
+    endCheck(request);
+  }
+  const ack = await kernel.submit(approvedSubmission(sub, request.dispatch));
   noteCommand(request, ack.operation.ref, ack.repeat);
   return ack;
 }

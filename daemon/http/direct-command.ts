@@ -27,6 +27,7 @@ import { requestDigest } from './digest.js';
 import { wireReply } from './replies.js';
 import { noteCommand } from './request-log.js';
 import type { DirectCommand } from '../../src/decide/decide-auth.js';
+import { approvedKey, endCheck, gateApproval } from './approvals.js';
 
 const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
@@ -78,15 +79,19 @@ export class DirectCommands {
     const behalf = request.headers['on-behalf-of'];
     if (behalf !== undefined && behalf !== caller.principal) refuse('ERR-NotAuthorised', 'the initiating principal holds no authority that covers this command on behalf of another identity (taken in its own name only)');
     const path = request.url.split('?')[0]!;
-    const digest = requestDigest({ ...caller, onBehalfOf: null }, request.method, path, request.body);
     const header = request.headers['client-key'];
-    const clientKey = typeof header === 'string' ? header : digest;
+    // An approved act goes under proposal:<id>, its digest the approver's too (http/approvals.ts).
+    const own = { clientKey: typeof header === 'string' ? header : null, requestDigest: requestDigest({ ...caller, onBehalfOf: null }, request.method, path, request.body) };
+    const approved = approvedKey(own, request.dispatch);
+    const digest = approved.requestDigest;
+    const clientKey = approved.clientKey ?? digest;
     const storeKey = keys.directReply(caller.principal, sha256Hex(clientKey));
     const before = this.inFlight.get(storeKey);
     const run = (async () => {
       if (before !== undefined) await before.catch(() => undefined);
       const stored = await this.store.get(storeKey);
-      if (stored !== undefined) {
+      // A proposal's check repeats nothing: it is checked as a new request.
+      if (stored !== undefined && request.dispatch?.mode !== 'check') {
         const what = `direct command reply ${storeKey}`;
         const record = recordJson(stored, what);
         if (check.string(record, 'digest', what) !== digest) refuse('ERR-ClientKeyReused', 'the client key was used for another request');
@@ -96,8 +101,10 @@ export class DirectCommands {
         return { ...answered, result: await compact.rebuild(record.kept as Wire, record.request) };
       }
       if (await this.kernel.tookClientKey(caller.principal, clientKey)) refuse('ERR-ClientKeyReused', 'the client key was used for another request');
+      const { unapproved } = await gateApproval(request, null, { legalObligation: justificationOf(request.body) !== null });
       await this.kernel.gate(caller, accounts);
       const result = await decide();
+      endCheck(request);
       const answer: Wire = {
         client_key: clientKey,
         client_key_derived: typeof header !== 'string',
@@ -113,7 +120,10 @@ export class DirectCommands {
       const record = { key: storeKey, value: JSON.stringify({ digest, request: request.body ?? null, ...kept }) };
       // A member's act goes on the audit trail in the batch that stores its reply (CONTRACT 13).
       if (request.member === null) await this.store.write([{ type: 'put', ...record }], true);
-      else await recordAct(this.kernel, { type: 'record_act', credential: caller.credential, act: operationIdOf(request), operation: answer.operation_reference as string, justification: justificationOf(request.body), writes: [record] });
+      else {
+        const approval = request.dispatch?.approval ?? undefined;
+        await recordAct(this.kernel, { type: 'record_act', credential: caller.credential, act: operationIdOf(request), operation: answer.operation_reference as string, justification: justificationOf(request.body), writes: [record], ...(approval ? { approval } : {}), ...(unapproved ? { unapproved } : {}) });
+      }
       return answer;
     })();
     this.inFlight.set(storeKey, run);

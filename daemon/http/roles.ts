@@ -50,6 +50,9 @@ export const routeRoles: Readonly<Record<string, Role>> = {
   listOpsReservations: 'auditor',
   listOpsGrants: 'auditor',
   getBookCheck: 'auditor',
+  listProposals: 'auditor',
+  getProposal: 'auditor',
+  getApprovalPolicy: 'auditor',
   // Commands: operators and admins.
   openAccount: 'operator',
   createTransfer: 'operator',
@@ -87,11 +90,15 @@ export const routeRoles: Readonly<Record<string, Role>> = {
   declareLayerLocation: 'operator',
   // Reads the whole book on one snapshot: not a command, but work an auditor should not start.
   startBookCheck: 'operator',
+  createProposal: 'operator',
+  approveProposal: 'operator',
+  rejectProposal: 'operator',
   // Members and the book's secrets: admins.
   addMember: 'admin',
   setMemberRole: 'admin',
   removeMember: 'admin',
   backupBook: 'admin',
+  setApprovalPolicy: 'admin',
 };
 
 const routeName = (route: { schema?: unknown; method: unknown; url?: string }): string => (route.schema as { operationId?: string } | undefined)?.operationId ?? `${String(route.method)} ${route.url ?? ''}`;

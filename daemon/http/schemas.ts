@@ -107,6 +107,8 @@ const resultSchema = object({
   disclosure: nullable(str('the disclosure, hex (docs/disclosures.md)')),
   anchoring: { type: 'object', description: 'an anchoring command: `checkpoint` and `comparison` (docs/settlement.md)' },
   settlement: { type: 'object', description: 'the result of a settlement command (spec 2.2; docs/settlement.md)' },
+  proposal: str('a proposal stored: did:ledger:proposal:<id> (CONTRACT 13)'),
+  operation: str("an approval: the approved act's operation reference (CONTRACT 13)"),
 });
 
 /** Spec 2.1's reply, one component: every command route answers it (test/daemon/command-replies.test.ts). */

@@ -20,6 +20,7 @@ import { daemonKeys } from '../book.js';
 import { callerOf, requireOperator } from '../http/auth.js';
 import type { Held } from '../snapshot-slots.js';
 import { recordAct } from '../http/direct-command.js';
+import { gateApproval } from '../http/approvals.js';
 import { object, responses, str } from '../http/schemas.js';
 import type { RouteContext } from './context.js';
 
@@ -90,8 +91,10 @@ export function backupRoutes(app: FastifyInstance, { kernel, config, clock }: Ro
       if (recipient === undefined && !config.backup.allowPlaintext) {
         refuse('ERR-MalformedCommand', 'a backup carries the book\'s secrets: name an age X25519 recipient (?recipient=age1…; ledgerctl ops backup --recipient), or set backup.allowPlaintext in the daemon\'s config');
       }
+      // The backup rule (CONTRACT 13): while another admin could approve it, a backup goes by no direct request.
+      const { unapproved } = await gateApproval(request, null);
       // The member's act is on the trail before the snapshot is taken, so the backup carries it (CONTRACT 13).
-      await recordAct(kernel, { type: 'record_act', credential: callerOf(request).credential, act: 'backup', operation: null, justification: null, writes: [] });
+      await recordAct(kernel, { type: 'record_act', credential: callerOf(request).credential, act: 'backup', operation: null, justification: null, writes: [], ...(unapproved ? { unapproved } : {}) });
       if (running >= backupsConcurrentMax) refuse('ERR-DecisionUnavailable', 'a backup is being taken already; retry when it ends');
       running++;
       let files: CarriedFiles;

@@ -17,7 +17,8 @@ import { commandReply, isTerminal } from '../../src/queries/views.js';
 import type { Wire } from '../../src/queries/wire.js';
 import { clientKeyLengthMax } from '../../src/constants.js';
 import { batchBodyBytesMax, batchCommandsMax } from '../constants.js';
-import { actingCaller } from '../http/command.js';
+import { actingCaller, treasuryOf } from '../http/command.js';
+import { gateApproval } from '../http/approvals.js';
 import { requestDigest } from '../http/digest.js';
 import { rawElements, rawMember } from '../http/raw-json.js';
 import { type SchemaFailure, refusalOf, schemaRefusal, wireReply } from '../http/replies.js';
@@ -66,7 +67,18 @@ interface BatchItem {
 }
 
 /** An item ready for the kernel, or the refusal it met at submission. */
-type Prepared = { readonly submit: () => Promise<Acknowledgement> } | { readonly refused: Refusal };
+type Prepared = { readonly command: Command; readonly submit: (unapproved: boolean) => Promise<Acknowledgement> } | { readonly refused: Refusal };
+
+/** An item past the approval gate, or its refusal (ERR-ApprovalRequired). */
+async function gate(request: FastifyRequest, p: Extract<Prepared, { submit: unknown }>): Promise<{ readonly submit: () => Promise<Acknowledgement> } | { readonly refused: Refusal }> {
+  try {
+    const { unapproved } = await gateApproval(request, p.command, { isTreasury: treasuryOf(request) });
+    return { submit: () => p.submit(unapproved) };
+  } catch (error) {
+    if (error instanceof Refused) return { refused: error.refusal };
+    throw error;
+  }
+}
 
 export function batchRoutes(app: FastifyInstance, context: RouteContext): void {
   const { kernel } = context;
@@ -89,7 +101,7 @@ export function batchRoutes(app: FastifyInstance, context: RouteContext): void {
         requestDigest: requestDigest(actor, 'POST', kind.path(ref), body),
         reference: rawReference === null ? null : parseReferenceJson(rawReference),
       };
-      return { submit: () => kernel.submit(submission) };
+      return { command, submit: (unapproved) => kernel.submit(unapproved ? { ...submission, unapproved } : submission) };
     } catch (error) {
       if (error instanceof Refused) return { refused: error.refusal };
       throw error;
@@ -125,8 +137,10 @@ export function batchRoutes(app: FastifyInstance, context: RouteContext): void {
         const rawBody = rawItem === undefined ? undefined : (rawMember(rawItem, 'body') ?? undefined);
         return prepare(request, actor, item, i, rawBody);
       });
+      // Each item passes the approval gate as if sent alone (a treasury's transfer above its threshold, CONTRACT 13), all before any is handed over.
+      const gated = await Promise.all(prepared.map(async (p) => ('submit' in p ? gate(request, p) : p)));
       // Handed to the kernel in order, in one turn: one intake round takes them together.
-      const outcomes = await Promise.allSettled(prepared.map((p) => ('submit' in p ? p.submit() : Promise.reject(new Refused(p.refused.error, p.refused.description)))));
+      const outcomes = await Promise.allSettled(gated.map((p) => ('submit' in p ? p.submit() : Promise.reject(new Refused(p.refused.error, p.refused.description)))));
 
       let allTerminal = true;
       let anyRetriable = false;

@@ -41,6 +41,12 @@ function justificationOf(command: Command): string | null {
   return 'justification' in command && typeof command.justification === 'string' ? command.justification : null;
 }
 
+/** The proposal a proposal's own command names: the one it made, or the one it rejects. */
+function proposalOf(op: Operation): string | null {
+  if (op.command.type === 'reject_proposal') return op.command.proposal;
+  return op.result?.proposal ?? null;
+}
+
 /** Numbers a round's audit items from the head's count on. */
 export class AuditTrail {
   private readonly items: AuditItem[] = [];
@@ -52,13 +58,17 @@ export class AuditTrail {
   }
 
   /** A member's act other than a command of the rounds (a sign-in, a backup, a command decided at once). */
-  act(member: Member, act: string, atMs: number, about: { operation: string | null; justification: string | null } = { operation: null, justification: null }): void {
-    this.items.push({ seq: ++this.seq, atMs, member: member.name, credential: member.credential, act, ...about, proposal: null, approval: null });
+  act(member: Member, act: string, atMs: number, about: { operation: string | null; justification: string | null; proposal?: string; approval?: string } = { operation: null, justification: null }): void {
+    this.items.push({ seq: ++this.seq, atMs, member: member.name, credential: member.credential, act, operation: about.operation, justification: about.justification, proposal: about.proposal ?? null, approval: about.approval ?? null });
   }
 
-  /** A member's command, decided (completed or rejected) in this round. */
-  command(member: Member, op: Operation, atMs: number): void {
-    this.items.push({ seq: ++this.seq, atMs, member: member.name, credential: op.actor.credential, act: op.act ?? op.command.type, operation: op.ref, proposal: null, justification: justificationOf(op.command), approval: null });
+  /**
+   * A member's command, decided (completed or rejected) in this round; `approved`, an act
+   * an approved proposal took (its justification is the proposal's, its approval the approver's name).
+   */
+  command(member: Member, op: Operation, atMs: number, approved: { proposal: string; justification: string; approval: string } | null = null): void {
+    const about = approved ?? { proposal: proposalOf(op), justification: justificationOf(op.command), approval: op.unapproved ? 'none available' : null };
+    this.items.push({ seq: ++this.seq, atMs, member: member.name, credential: op.actor.credential, act: op.act ?? op.command.type, operation: op.ref, ...about });
   }
 
   writes(): { type: 'put'; key: string; value: string }[] {

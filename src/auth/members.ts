@@ -57,7 +57,7 @@ export const memberWrite = (member: Member): RecordWrite => ({ key: memberKey(me
 
 /** The role an operator member needs for a command: admin for members, operator for every other command. */
 export function commandRole(command: Command): Role {
-  if (command.type === 'set_member_role' || command.type === 'remove_member') return 'admin';
+  if (command.type === 'set_member_role' || command.type === 'remove_member' || command.type === 'set_approval_policy') return 'admin';
   if (command.type === 'register_credential' && command.member !== undefined) return 'admin';
   return 'operator';
 }

@@ -40,7 +40,9 @@ interface IntakeItem {
   timer: NodeJS.Timeout | null;
   readonly clientKey: string;
   readonly ckKey: string;
-  resolve(ack: Acknowledgement): void;
+  /** Prechecked only, never accepted: a proposal's request checked at its submission (CONTRACT 13). */
+  readonly checkOnly: boolean;
+  resolve(ack: Acknowledgement | null): void;
   reject(error: unknown): void;
 }
 
@@ -135,6 +137,15 @@ export class Intake {
 
   /** Acknowledges a command (durably) or refuses it. Never decides it here. */
   submit(sub: Submission): Promise<Acknowledgement> {
+    return this.enqueue(sub, false) as Promise<Acknowledgement>;
+  }
+
+  /** Prechecks a submission as `submit` would, in an intake round, and stores nothing: refused (rejected) or not (null). */
+  check(sub: Submission): Promise<null> {
+    return this.enqueue(sub, true) as Promise<null>;
+  }
+
+  private enqueue(sub: Submission, checkOnly: boolean): Promise<Acknowledgement | null> {
     const clientKey = sub.clientKey ?? sub.requestDigest;
     assert(clientKey.length > 0 && clientKey.length <= bounds.clientKeyLengthMax, 'client key length checked at the edge');
     return new Promise((resolve, reject) => {
@@ -142,7 +153,7 @@ export class Intake {
       const principal = sub.actor.principal;
       this.ensureAccepting(principal);
       this.countBacklog(principal, 1);
-      const item: IntakeItem = { sub, clientKey, ckKey: keys.clientKey(principal, clientKey), resolve, reject, timer: null };
+      const item: IntakeItem = { sub, clientKey, ckKey: keys.clientKey(principal, clientKey), checkOnly, resolve, reject, timer: null };
       item.timer = setTimeout(() => this.expire(item), this.host.admissionWaitMs);
       // A waiting submission keeps no stopped process alive (stopped() refuses it first).
       item.timer.unref();
@@ -236,14 +247,14 @@ export class Intake {
   }
 
   private async intakeRound(round: readonly IntakeItem[]): Promise<void> {
-    const lookups = [...new Set(round.filter((i) => !this.inFlightKeys.has(i.ckKey)).map((i) => i.ckKey))];
+    const lookups = [...new Set(round.filter((i) => !i.checkOnly && !this.inFlightKeys.has(i.ckKey)).map((i) => i.ckKey))];
     const recordTexts = lookups.length === 0 ? [] : await this.host.store.getMany(lookups);
     const records = new Map<string, ClientKeyRecord>();
     for (const [i, key] of lookups.entries()) if (recordTexts[i] !== undefined) records.set(key, decodeClientKeyRecord(recordTexts[i]!));
 
     // The prechecks read the committed book through an overlay of their own, never written.
     const reads = new Overlay(this.host.assets());
-    const fresh = round.filter((item) => !records.has(item.ckKey));
+    const fresh = round.filter((item) => item.checkOnly || !records.has(item.ckKey));
     const accountIds = new Set<AccountId>();
     const opRefs = new Set<string>();
     const identityIds = new Set<string>();
@@ -270,6 +281,13 @@ export class Intake {
 
     let accepted = false;
     for (const item of round) {
+      if (item.checkOnly) {
+        this.countBacklog(item.sub.actor.principal, -1);
+        const refused = this.precheckOne(item, reads);
+        if (refused) item.reject(new Refused(refused.error, refused.description));
+        else item.resolve(null);
+        continue;
+      }
       const inFlight = this.inFlightKeys.get(item.ckKey);
       const record = records.get(item.ckKey);
       if (inFlight || record) {
@@ -340,6 +358,8 @@ export class Intake {
       error: null,
       hold: null,
       ...(sub.act === undefined ? {} : { act: sub.act }),
+      ...(sub.approval === undefined ? {} : { approval: sub.approval }),
+      ...(sub.unapproved ? { unapproved: true as const } : {}),
     };
     let resolve!: () => void;
     let reject!: (e: unknown) => void;

@@ -4,7 +4,8 @@
 import type { Actor, Principals } from '../auth/authority.js';
 import type { DirectCommand } from '../decide/decide-auth.js';
 import type { IdSource } from '../model/ids.js';
-import type { Command, Operation } from '../model/model.js';
+import type { ApprovalPolicy } from '../auth/approvals.js';
+import type { Command, Operation, OperationApproval } from '../model/model.js';
 import type { IdentityId, ReferenceJson } from '../model/values.js';
 import type { Store } from '../store/port.js';
 
@@ -33,6 +34,8 @@ export interface KernelOptions {
   readonly recovery?: { readonly authority?: IdentityId; readonly delayMs?: number };
   /** The settlement layer as decisions need it: this deployment's instance, an instruction's lifetime in blocks, the layer's head height now. */
   readonly settlement?: KernelSettlement;
+  /** The approval policy a book without one starts with (the daemon's config; CONTRACT 13). */
+  readonly approvals?: ApprovalPolicy;
   /** Test seam, called before each precheck and each part of a round is decided: what it throws, they threw. Production passes none. */
   readonly beforeDecide?: (part: RoundPart) => void;
 }
@@ -67,6 +70,10 @@ export interface Submission {
   readonly reference: ReferenceJson | null;
   /** A member's command: the route's operationId, kept for the audit trail. */
   readonly act?: string;
+  /** The act of an approved proposal (CONTRACT 13): its decision approves the proposal first. */
+  readonly approval?: OperationApproval;
+  /** A covered act taken directly as no other member could approve it. */
+  readonly unapproved?: boolean;
 }
 
 export interface Acknowledgement {

@@ -26,8 +26,10 @@ import { type Refusal, refusal, refuse } from '../errors.js';
 import { decodeAccount, decodeHead, decodeIdentity } from '../model/codec.js';
 import { type GatedAccount, commandGate } from '../decide/gates.js';
 import type { IdSource } from '../model/ids.js';
-import { credentialKey, keys, memberKey, memberPrefix, prefixEnd, storeLayout } from '../model/keys.js';
+import { approvalPolicyKey, credentialKey, keys, memberKey, memberPrefix, prefixEnd, storeLayout } from '../model/keys.js';
 import { migratableLayout } from './migrate-grant-index.js';
+import { type ApprovalPolicy, decodePolicy, defaultPolicy } from '../auth/approvals.js';
+import { membersMax } from '../constants.js';
 import { type Member, decodeMember, memberWrite, rootMember } from '../auth/members.js';
 import type { Asset, Head, Operation } from '../model/model.js';
 import type { CredentialId, IdentityId } from '../model/values.js';
@@ -60,6 +62,12 @@ async function adoptRootMember(store: Store, nowMs: number): Promise<void> {
   for await (const _ of store.entries({ gte: memberPrefix, lt: prefixEnd(memberPrefix), limit: 1 })) return;
   const root = memberWrite(rootMember(nowMs));
   await store.write([{ type: 'put', key: root.key, value: root.value! }], true);
+}
+
+/** A book without an approval policy takes the one it is opened with (the config's; CONTRACT 13); after that only an approved proposal changes it. */
+async function seedApprovalPolicy(store: Store, policy: ApprovalPolicy): Promise<void> {
+  if ((await store.get(approvalPolicyKey)) !== undefined) return;
+  await store.write([{ type: 'put', key: approvalPolicyKey, value: JSON.stringify(policy) }], true);
 }
 
 export class Kernel {
@@ -160,6 +168,7 @@ export class Kernel {
     const nextCseq = Math.max(head.decidedCseq, cseqText === undefined ? 0 : Number(cseqText)) + 1;
     await adoptRootMember(store, options.clock());
     await buildOperationIndex(store);
+    await seedApprovalPolicy(store, options.approvals ?? defaultPolicy);
     const kernel = new Kernel(options, await loadAssets(store), head, nextCseq);
     await kernel.state.loadTotals();
     await kernel.state.countChallenges();
@@ -172,6 +181,19 @@ export class Kernel {
   /** Acknowledges a command (durably) or refuses it. Never decides it here (intake.ts). */
   submit(sub: Submission): Promise<Acknowledgement> {
     return this.intake.submit(sub);
+  }
+
+  /** Prechecks a command as `submit` would and stores nothing (a proposal's request, CONTRACT 13). */
+  precheck(sub: Submission): Promise<null> {
+    return this.intake.check(sub);
+  }
+
+  /** The approval policy and every member as committed now (the edge's gate of covered acts, CONTRACT 13). */
+  async approvalState(): Promise<{ policy: ApprovalPolicy; members: Member[] }> {
+    const policyText = await this.store.get(approvalPolicyKey);
+    const members: Member[] = [];
+    for await (const [, text] of this.store.entries({ gte: memberPrefix, lt: prefixEnd(memberPrefix), limit: membersMax })) members.push(decodeMember(text));
+    return { policy: policyText === undefined ? defaultPolicy : decodePolicy(policyText), members };
   }
 
   /** Commands submitted and not yet decided. */

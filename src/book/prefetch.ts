@@ -11,8 +11,9 @@ import { type DirectCommand, recordNeeds } from '../decide/decide-auth.js';
 import { precheckNeeds } from '../decide/precheck.js';
 import { decodeAccount, decodeBalanceText, decodeIdentity } from '../model/codec.js';
 import type { IdSource } from '../model/ids.js';
-import { type ExpirySpace, expiryScanEnd, expirySpaces, keys, memberKey, memberPrefix, partyPrefix, prefixEnd, settlementKeys } from '../model/keys.js';
+import { type ExpirySpace, approvalPolicyKey, expiryScanEnd, expirySpaces, keys, memberKey, memberPrefix, proposalIdKey, proposalsOpenKey, partyPrefix, prefixEnd, settlementKeys } from '../model/keys.js';
 import { commandRole } from '../auth/members.js';
+import { decodeProposal, proposalByIdKey, proposalIdOf } from '../auth/proposals.js';
 import { type Account, type Asset, type Balance, type Command, type Identity, type Operation, isCustodyCommand, zeroBalance } from '../model/model.js';
 import type { AccountId, GrantId } from '../model/values.js';
 import { readOperation } from '../queries/queries.js';
@@ -76,6 +77,10 @@ export class BookReader {
     const overlay = new Overlay(assets);
     await this.loadRecords(overlay, [...batch.map((op) => op.command), ...direct].flatMap(recordNeeds));
     await this.loadMembers(overlay, batch);
+    await this.loadProposals(overlay, [
+      ...batch.map((op) => ({ proposal: proposalIdOf(op), approver: op.approval?.approver ?? null, proposing: op.command.type === 'propose' ? op.actor.credential : null })),
+      ...direct.flatMap((d) => (d.type === 'record_act' && d.approval !== undefined ? [{ proposal: d.approval.proposal, approver: d.approval.approver, proposing: null }] : [])),
+    ]);
     const accountIds = new Set<string>();
     const balanceKeys = new Set<string>();
     const identityIds = new Set<string>();
@@ -224,6 +229,32 @@ export class BookReader {
     const changing = batch.some((op) => commandRole(op.command) === 'admin');
     const all = changing ? (await loadList(this.store, overlay, memberPrefix, bounds.membersMax)).map(memberKey) : [];
     await this.loadRecords(overlay, [...new Set([...acting, ...all])].filter((key) => !overlay.records.has(key)));
+  }
+
+  /**
+   * What proposal decisions read (CONTRACT 13): the policy and the member's open list for a
+   * new one; for a rejection or an approval, the proposal (by id, then its record), its
+   * proposer's open list and the approver's member record. A proposal made earlier in the
+   * same round is in the overlay by then.
+   */
+  private async loadProposals(overlay: Overlay, needs: readonly { proposal: string | null; approver: string | null; proposing: string | null }[]): Promise<void> {
+    const deciding = needs.flatMap((n) => (n.proposal === null ? [] : [n.proposal]));
+    const proposing = needs.flatMap((n) => (n.proposing === null ? [] : [n.proposing]));
+    if (deciding.length === 0 && proposing.length === 0) return;
+    const missing = (keys: readonly string[]) => [...new Set(keys)].filter((key) => !overlay.records.has(key));
+    await this.loadRecords(overlay, missing([
+      ...(proposing.length > 0 ? [approvalPolicyKey] : []),
+      ...proposing.map(proposalsOpenKey),
+      ...deciding.map(proposalIdKey),
+      ...needs.flatMap((n) => (n.approver === null ? [] : [memberKey(n.approver)])),
+    ]));
+    await this.loadRecords(overlay, missing(deciding.flatMap((id) => proposalByIdKey(overlay, id) ?? [])));
+    const proposers = deciding.flatMap((id) => {
+      const key = proposalByIdKey(overlay, id);
+      const text = key === null ? undefined : overlay.records.get(key);
+      return text === undefined ? [] : [proposalsOpenKey(decodeProposal(text).proposerCredential)];
+    });
+    await this.loadRecords(overlay, missing(proposers));
   }
 
   /** Loads records by key into `overlay` (as stored text; undefined when absent), in one round trip. */

@@ -18,10 +18,11 @@ import type { RecoveryTerms } from '../custody/terms.js';
 import { type Refusal, refusal } from '../errors.js';
 import { AuditTrail } from '../auth/audit.js';
 import { memberOf } from '../auth/members.js';
+import { type Proposal, decideApproval } from '../auth/proposals.js';
 import { encodeAccount, encodeAsset, encodeBalance, encodeHead, encodeIdentity, encodeIndexedPosting, encodeJournalChunk, encodeLeaf, encodeOperation } from '../model/codec.js';
 import type { IdSource } from '../model/ids.js';
 import { keySpaces, keys, parseSeqHex, settlementKeys, tokenKey, usedChallengeKey } from '../model/keys.js';
-import { type Account, type Asset, type Balance, type Head, type Operation, type Posting, moved, withinAmountCeiling, zeroBalance } from '../model/model.js';
+import { type Account, type Asset, type Authority, type Balance, type Head, type Operation, type Posting, moved, withinAmountCeiling, zeroBalance } from '../model/model.js';
 import type { AssetSymbol } from '../model/values.js';
 import { depositRefOf } from '../settlement/book.js';
 import type { BatchOp } from '../store/port.js';
@@ -146,20 +147,24 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
 
   // Every member's act decided in this round, in this round's batch (CONTRACT 13); the daemon's own intake of the layer is none.
   const audit = new AuditTrail(input.head.auditSeq ?? 0);
-  const auditCommand = (op: Operation) => {
+  const auditCommand = (op: Operation, approved: Proposal | null) => {
     if (op.actor.principal !== context.principals.operator || op.command.type === 'settle') return;
+    // An approval is its approver's act as well as (once it stands) the proposer's.
+    const approver = op.approval === undefined ? undefined : memberOf(overlay, op.approval.approver);
+    if (approver !== undefined) audit.act(approver, 'approveProposal', atMs, { operation: op.ref, justification: null, proposal: op.approval!.proposal });
+    if (op.approval !== undefined && approved === null) return;
     const member = memberOf(overlay, op.actor.credential);
-    if (member !== undefined) audit.command(member, op, atMs);
+    if (member !== undefined) audit.command(member, op, atMs, approved === null ? null : { proposal: approved.id, justification: approved.justification, approval: approver!.name });
   };
   for (const op of batch) {
-    const decision: Decision = decideOne(op, overlay, atMs, poisonRef, context);
+    const { decision, approved } = decideOne(op, overlay, atMs, poisonRef, context);
     writes.push({ type: 'del', key: keys.command(op.cseq) });
-    auditCommand(op);
+    auditCommand(decision.ok ? { ...op, result: decision.result } : op, approved);
     if (!decision.ok) {
       record({ ...op, state: decision.state, decidedAtMs: atMs, error: decision.error });
       continue;
     }
-    const postings = post(op, decision.entries);
+    const postings = post(op, withApprover(op, decision.entries, context.principals));
     for (const r of decision.records) overlay.setRecord(r.key, r.value);
     if (decision.newIdentity) overlay.setIdentity(decision.newIdentity);
     let result: Operation['result'] = decision.entries.length > 0 ? { ...decision.result, postings } : decision.result;
@@ -198,7 +203,15 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
     const member = memberOf(overlay, command.credential);
     if (command.type === 'record_act') {
       if (member === undefined || member.removedAtMs !== null) return refusal('ERR-CredentialInvalid', 'the credential is no live member of the operator');
-      audit.act(member, command.act, atMs, { operation: command.operation, justification: command.justification });
+      if (command.approval !== undefined) {
+        // An act decided at once by an approved proposal: approved in this batch, or refused with its approval (CONTRACT 13).
+        const approval = decideApproval({ ref: command.operation ?? '', proposer: command.credential }, command.approval, overlay, atMs);
+        if ('error' in approval) return approval;
+        for (const r of approval.records) overlay.setRecord(r.key, r.value);
+        const approver = memberOf(overlay, command.approval.approver)!;
+        audit.act(approver, 'approveProposal', atMs, { operation: command.operation, justification: null, proposal: approval.proposal.id });
+        audit.act(member, command.act, atMs, { operation: command.operation, justification: approval.proposal.justification, proposal: approval.proposal.id, approval: approver.name });
+      } else audit.act(member, command.act, atMs, { operation: command.operation, justification: command.justification, ...(command.unapproved ? { approval: 'none available' } : {}) });
       for (const w of command.writes) writes.push({ type: 'put', key: w.key, value: w.value });
       return null;
     }
@@ -268,12 +281,24 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
   return { writes, head, overlay, totals, events, eventStart, directOutcomes, challengesAdded: challengesTaken - pruned.challenges, expiring, assets: overlay.dirtyAssets, droppedEventChunk };
 }
 
-/** One command's decision; a command found to be poison is refused with ERR-Internal. */
-function decideOne(op: Operation, overlay: Overlay, atMs: number, poisonRef: string | null, context: RoundContext): Decision {
-  if (op.ref === poisonRef) return { ok: false, state: 'Rejected', error: refusal('ERR-Internal') };
+/**
+ * One command's decision; a command found to be poison is refused with ERR-Internal. An
+ * approved act (CONTRACT 13) has its approval decided first: refused, the act is refused
+ * with it; granted, the proposal is approved in the overlay (so in this round's batch)
+ * whatever the act's own decision then is.
+ */
+function decideOne(op: Operation, overlay: Overlay, atMs: number, poisonRef: string | null, context: RoundContext): { decision: Decision; approved: Proposal | null } {
+  if (op.ref === poisonRef) return { decision: { ok: false, state: 'Rejected', error: refusal('ERR-Internal') }, approved: null };
   try {
     context.beforeDecide({ kind: 'command', op });
-    return decideCommand(op, overlay, decisionInput(atMs, op.cseq, context));
+    let approved: Proposal | null = null;
+    if (op.approval !== undefined) {
+      const approval = decideApproval({ ref: op.ref, proposer: op.actor.credential }, op.approval, overlay, atMs);
+      if ('error' in approval) return { decision: { ok: false, state: 'Rejected', error: approval }, approved: null };
+      for (const r of approval.records) overlay.setRecord(r.key, r.value);
+      approved = approval.proposal;
+    }
+    return { decision: decideCommand(op, overlay, decisionInput(atMs, op.cseq, context)), approved };
   } catch (error) {
     // A pure decision reads only the overlay: whatever it throws is a bug, like a failed assertion.
     if (error instanceof AssertionFailure) throw error;
@@ -295,9 +320,23 @@ function decisionInput(atMs: number, cseq: number, context: RoundContext): Settl
     get newCredentialId() { return ids.credentialId(cseq); },
     get newGrantId() { return ids.grantId(cseq); },
     get newPartyId() { return ids.partyId(cseq); },
+    get newProposalId() { return ids.proposalId(cseq); },
     challenges: challengeGate(context),
     terms: context.recoveryTerms,
   };
+}
+
+/** An approved act's entries name the approver after their own authorities: postings carry both members (CONTRACT 13). */
+function withApprover(op: Operation, entries: readonly Entry[], principals: Principals): readonly Entry[] {
+  if (op.approval === undefined) return entries;
+  const approver: Authority = { credential: op.approval.approver, grant: null, kind: 'operator', onBehalfOf: op.actor.onBehalfOf, principal: principals.operator };
+  // One list per distinct list of the decision, so the codec still encodes a shared list once.
+  const lists = new Map<readonly Authority[], readonly Authority[]>();
+  return entries.map((e) => {
+    let authorities = lists.get(e.authorities);
+    if (authorities === undefined) lists.set(e.authorities, (authorities = [...e.authorities, approver]));
+    return { ...e, authorities };
+  });
 }
 
 /** Bounded: past the used-set's bound a ceremony is told to retry rather than the store growing without limit. */

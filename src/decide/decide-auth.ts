@@ -9,7 +9,7 @@ import { type ChallengePurpose, challengeKey, challengeExpiryKey, consumeChallen
 import { type Actor, type Principals, inScope } from '../auth/authority.js';
 import { type Credential, type TokenGrant, decodeCredential } from '../auth/credentials.js';
 import { type Refusal, refusal } from '../errors.js';
-import type { Command, Identity, NewCredential, OperationResult } from '../model/model.js';
+import type { Command, Identity, NewCredential, OperationApproval, OperationResult } from '../model/model.js';
 import type { AccountId, CredentialId, IdentityId } from '../model/values.js';
 import { credentialKey, expiryKey, memberKey, memberPrefix, tokenKey } from '../model/keys.js';
 import { type MemberReads, decideNewMember, memberOf } from '../auth/members.js';
@@ -51,6 +51,10 @@ export type DirectCommand =
       readonly operation: string | null;
       readonly justification: string | null;
       readonly writes: readonly { readonly key: string; readonly value: string }[];
+      /** Taken by an approved proposal (CONTRACT 13): approved in the same batch, or refused with it. */
+      readonly approval?: OperationApproval;
+      /** A covered act taken directly as no other member could approve it. */
+      readonly unapproved?: boolean;
     };
 
 /** What taking a challenge needs beyond the store: the key challenges are MAC'd under, and whether the used-set is at its bound. */

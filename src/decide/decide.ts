@@ -30,7 +30,8 @@ import { type GrantReads, GrantStage, debitAuthority, decideIssueGrant, decideRe
 import { type AuthEffects, type ChallengeGate, type RecordReads, type RecordWrite, decideCreateIdentity, decideRegisterCredential } from './decide-auth.js';
 import { decideRegisterParty } from './decide-parties.js';
 import { decideMemberChange } from '../auth/members.js';
-import { memberPrefix } from '../model/keys.js';
+import { approvalPolicyKey, memberPrefix } from '../model/keys.js';
+import { decidePropose, decideReject } from '../auth/proposals.js';
 import { type CustodyEffects, accountRoomRefusal, decideCustody } from '../custody/decide-custody.js';
 import { commandGate } from './gates.js';
 import { type RecoveryTerms, ownedTermsRefusal } from '../custody/terms.js';
@@ -94,6 +95,7 @@ export interface DecisionInput {
   readonly newCredentialId: CredentialId;
   readonly newGrantId: GrantId;
   readonly newPartyId: PartyId;
+  readonly newProposalId: string;
   /** Taking a passkey registration's challenge (decide-auth.ts). */
   readonly challenges: ChallengeGate;
   /** The recovery terms every identity is shown (custody/terms.ts). */
@@ -384,6 +386,16 @@ export function decide(op: Operation, reads: Reads, input: DecisionInput): Decis
       const changed = decideMemberChange(cmd, reads, memberPrefix, input.atMs);
       return isRefusal(changed) ? reject(changed) : done('Completed', [], { records: [changed] });
     }
+    case 'propose': {
+      const proposed = decidePropose(op, cmd, reads, input.atMs, input.newProposalId);
+      return isRefusal(proposed) ? reject(proposed) : done('Completed', [], { records: proposed.records, result: { proposal: proposed.proposal } });
+    }
+    case 'reject_proposal': {
+      const rejected = decideReject(op, cmd, reads, input.atMs);
+      return isRefusal(rejected) ? reject(rejected) : done('Completed', [], { records: rejected });
+    }
+    case 'set_approval_policy':
+      return done('Completed', [], { records: [{ key: approvalPolicyKey, value: cmd.policy }] });
     default:
       // Settlement commands are decided by decide-settlement.ts, which leans on this module.
       return fail(`command ${cmd.type} is decided by decideCommand`);

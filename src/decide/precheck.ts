@@ -51,6 +51,9 @@ export function precheckNeeds(command: Command): { accounts: AccountId[]; operat
     case 'deprecate_asset':
     case 'settle':
     case 'observe':
+    case 'propose':
+    case 'reject_proposal':
+    case 'set_approval_policy':
       return { accounts: [], operations: [] };
   }
 }
@@ -172,6 +175,10 @@ function precheckCommand(command: Command, actor: Actor, reads: PrecheckReads, p
     case 'set_member_role':
     case 'remove_member':
       return actor.principal === principals.operator ? null : notAuthorisedOver('members of the operator (operator only)');
+    case 'propose':
+    case 'reject_proposal':
+    case 'set_approval_policy':
+      return actor.principal === principals.operator && actor.onBehalfOf === null ? null : notAuthorisedOver('proposals and the approval policy (operator only)');
     case 'withdraw': {
       const asset = reads.asset(command.asset);
       if (asset === undefined) return refusal('ERR-UnknownAsset', `asset ${command.asset} is not registered`);

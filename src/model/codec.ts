@@ -5,7 +5,7 @@
  */
 import { assert } from '../assert.js';
 import { grantTermsView, parseGrantTerms } from '../auth/grants.js';
-import { type CustodyCommand, type GrantKind, custodyCommandTypes } from './model.js';
+import { type CustodyCommand, type GrantKind, type ProposalCommand, custodyCommandTypes } from './model.js';
 import { type Json, check, damaged, decimalText, members, parsed, recordJson } from './decode.js';
 import type {
   Account,
@@ -213,10 +213,10 @@ function decodeLeg(j: Json): Leg {
 }
 
 /** Commands with no bigint member (custody's and these): stored as they stand. */
-type PlainCommand = CustodyCommand | Extract<Command, { type: 'release' | 'create_identity' | 'register_credential' | 'revoke_grant' | 'register_party' | 'set_member_role' | 'remove_member' | 'register_asset' | 'bind_asset' | 'deprecate_asset' }>;
+type PlainCommand = CustodyCommand | ProposalCommand | Extract<Command, { type: 'release' | 'create_identity' | 'register_credential' | 'revoke_grant' | 'register_party' | 'set_member_role' | 'remove_member' | 'register_asset' | 'bind_asset' | 'deprecate_asset' }>;
 const plainCommandTypes: ReadonlySet<string> = new Set([
   ...custodyCommandTypes,
-  ...(['release', 'create_identity', 'register_credential', 'revoke_grant', 'register_party', 'set_member_role', 'remove_member', 'register_asset', 'bind_asset', 'deprecate_asset'] satisfies PlainCommand['type'][]),
+  ...(['release', 'create_identity', 'register_credential', 'revoke_grant', 'register_party', 'set_member_role', 'remove_member', 'register_asset', 'bind_asset', 'deprecate_asset', 'propose', 'reject_proposal', 'set_approval_policy'] satisfies PlainCommand['type'][]),
 ]);
 const isPlainCommand = (c: Command): c is PlainCommand => plainCommandTypes.has(c.type);
 
@@ -359,7 +359,8 @@ export function encodeOperation(o: Operation): string {
     '{"ref":', str(o.ref), ',"cseq":', o.cseq, ',"command":', cachedJson(encodedCommands, o.command, encodeCommand),
     ',"actor":', cachedJson(encodedActors, o.actor, (a) => a), ',"scope":', str(o.scope ?? null), ',"state":"', o.state,
     '","submittedAtMs":', o.submittedAtMs, ',"decidedAtMs":', str(o.decidedAtMs), ',"clientKey":', str(o.clientKey), ',"clientKeyDerived":', o.clientKeyDerived,
-    ',"reference":', str(o.reference), ',"result":', str(o.result), ',"error":', str(o.error), ',"hold":', str(encodeHold(o.hold)), o.act === undefined ? '' : `,"act":${str(o.act)}`, '}',
+    ',"reference":', str(o.reference), ',"result":', str(o.result), ',"error":', str(o.error), ',"hold":', str(encodeHold(o.hold)), o.act === undefined ? '' : `,"act":${str(o.act)}`,
+    o.approval === undefined ? '' : `,"approval":${str(o.approval)}`, o.unapproved === undefined ? '' : ',"unapproved":true', '}',
   ].join('');
 }
 const operationStates = members<OperationState>({ Received: true, Reserved: true, Instructed: true, Submitted: true, Completed: true, Rejected: true, Expired: true, Captured: true, Released: true });
@@ -378,6 +379,12 @@ export function decodeOperationJson(j: Json): Operation {
   check.string(j, 'clientKey', what);
   check.string(check.object(j, 'actor', what), 'principal', what);
   if (j.act !== undefined) check.string(j, 'act', what);
+  if (j.approval !== undefined) {
+    const approval = check.object(j, 'approval', what);
+    check.string(approval, 'proposal', what);
+    check.string(approval, 'approver', what);
+  }
+  if (j.unapproved !== undefined && j.unapproved !== true) damaged(what, 'unapproved is not true');
   const command = check.object(j, 'command', what);
   return {
     ...(j as unknown as Operation),

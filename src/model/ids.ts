@@ -19,6 +19,8 @@ export interface IdSource {
   grantId(cseq: number): GrantId;
   /** The id of the integrating party registered by command `cseq`. */
   partyId(cseq: number): PartyId;
+  /** The id of the proposal submitted by command `cseq` (CONTRACT 13). */
+  proposalId(cseq: number): string;
 }
 
 /**
@@ -39,10 +41,11 @@ export const sequentialIds: IdSource = {
   credentialId: (cseq) => `did:ledger:cred:c${seqHex(cseq)}` as CredentialId,
   grantId: (cseq) => `did:ledger:grant:g${seqHex(cseq)}` as GrantId,
   partyId: (cseq) => `did:ledger:party:p${seqHex(cseq)}` as PartyId,
+  proposalId: (cseq) => `did:ledger:proposal:r${seqHex(cseq)}`,
 };
 
 /** Which kind of id a block enciphers, so ids of different kinds drawn by one command differ. */
-const kindTags = { operation: 1, account: 2, identity: 3, credential: 4, grant: 5, party: 6 } as const;
+const kindTags = { operation: 1, account: 2, identity: 3, credential: 4, grant: 5, party: 6, proposal: 7 } as const;
 type Kind = keyof typeof kindTags;
 
 /** AES-256 key length, in bytes. */
@@ -101,5 +104,6 @@ export function keyedIds(key: Uint8Array, epoch = 0): IdSource {
     credentialId: (cseq) => `did:ledger:cred:${encipher('credential', cseq)}` as CredentialId,
     grantId: (cseq) => `did:ledger:grant:${encipher('grant', cseq)}` as GrantId,
     partyId: (cseq) => `did:ledger:party:${encipher('party', cseq)}` as PartyId,
+    proposalId: (cseq) => `did:ledger:proposal:${encipher('proposal', cseq)}`,
   };
 }

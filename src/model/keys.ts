@@ -118,6 +118,14 @@ export const keySpaces = {
   member: 'mem/',
   /** The operator audit trail (CONTRACT 13), by sequence number. */
   audit: 'au/',
+  /** Proposals (CONTRACT 13), by the proposing command's sequence number (newest last). */
+  proposal: 'prop/',
+  /** A proposal's record key, by its id. */
+  proposalId: 'propi/',
+  /** Each member's open proposals (the bound per member), by credential. */
+  proposalsOpen: 'propn/',
+  /** The approval policy in force (CONTRACT 13). */
+  approvals: 'apol/',
 } as const;
 
 const s = keySpaces;
@@ -238,6 +246,11 @@ export const memberKey = (credential: string): string => `${s.member}${credentia
 export const memberPrefix = s.member;
 export const auditKey = (seq: number): string => `${s.audit}${seqHex(seq)}`;
 export const auditPrefix = s.audit;
+export const proposalKey = (cseq: number): string => `${s.proposal}${seqHex(cseq)}`;
+export const proposalPrefix = s.proposal;
+export const proposalIdKey = (id: string): string => `${s.proposalId}${id}`;
+export const proposalsOpenKey = (credential: string): string => `${s.proposalsOpen}${credential}`;
+export const approvalPolicyKey = `${s.approvals}policy`;
 
 // ---- settlement ----
 

@@ -259,8 +259,34 @@ export type Command =
   /** POST /v1/ops/members/{credential}/role and /remove (CONTRACT 13): an admin changes a member. */
   | { readonly type: 'set_member_role'; readonly member: CredentialId; readonly role: Role }
   | { readonly type: 'remove_member'; readonly member: CredentialId }
+  | ProposalCommand
   | CustodyCommand
   | SettlementCommand;
+
+/**
+ * Dual control (CONTRACT 13, src/auth/proposals.ts): a proposal stored, one rejected, the
+ * approval policy changed. An approval is no command of its own: it is the proposed act,
+ * submitted under `proposal:<id>` and carrying `Operation.approval`.
+ */
+export type ProposalCommand =
+  | {
+      readonly type: 'propose';
+      /** `{method, path, body, on_behalf_of?}` as canonical JSON text, checked at the edge as its route checks it. */
+      readonly request: string;
+      readonly justification: string;
+      /** The approval rules the request is (src/auth/approvals.ts), and the role approving it needs. */
+      readonly acts: readonly string[];
+      readonly approverRole: Role;
+    }
+  | { readonly type: 'reject_proposal'; readonly proposal: string; readonly reason: string }
+  /** The approval policy's text (src/auth/approvals.ts), checked at the edge. */
+  | { readonly type: 'set_approval_policy'; readonly policy: string };
+
+/** An act taken by an approved proposal: the proposal and the approving member's credential. */
+export interface OperationApproval {
+  readonly proposal: string;
+  readonly approver: CredentialId;
+}
 
 /**
  * A reclaim's proof (CONTRACT 5, 8). A `key` signature is checked by the decision against
@@ -315,6 +341,8 @@ export interface OperationResult {
   readonly effectiveAtMs?: number;
   /** Spec 2.2 `settlement`, as it goes on the wire (amounts are decimal strings already). */
   readonly settlement?: SettlementResult;
+  /** A proposal stored (CONTRACT 13). */
+  readonly proposal?: string;
 }
 
 /** What a reservation holds while Reserved. */
@@ -346,6 +374,10 @@ export interface Operation {
   readonly hold: Hold | null;
   /** A member's command: the route it came by (its operationId), for the audit trail (CONTRACT 13). */
   readonly act?: string;
+  /** An act taken by an approved proposal (CONTRACT 13); its decision approves the proposal first. */
+  readonly approval?: OperationApproval;
+  /** A covered act taken directly because no other member could approve it (the audit's `approval: "none available"`). */
+  readonly unapproved?: true;
 }
 
 /** The head of the book, rewritten by every decision write. */

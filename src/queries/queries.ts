@@ -19,7 +19,9 @@ import {
   decodeOperation,
   decodeIndexedPosting,
 } from '../model/codec.js';
-import { auditScanMax, membersMax } from '../constants.js';
+import { auditScanMax, membersMax, proposalScanMax } from '../constants.js';
+import { type Proposal, type ProposalState, decodeProposal, stateAt } from '../auth/proposals.js';
+import { type ApprovalPolicy, decodePolicy, defaultPolicy } from '../auth/approvals.js';
 import { type AuditItem, decodeAuditItem } from '../auth/audit.js';
 import { type Member, decodeMember } from '../auth/members.js';
 import { assetsMax, integratingPartiesMax, movementsMergeMax, movementsScanChunkEntries, movementsScanMax, statementMovementsMax, trialBalanceGrossBalancesMax, trialBalanceLinesScanFactor } from '../constants.js';
@@ -30,7 +32,7 @@ import { readTotals, totalMinor } from '../book/totals.js';
 import type { ReadView, Snapshot } from '../store/port.js';
 import { pagedEntries } from '../store/paged.js';
 import { type AccountId, type AssetSymbol, type IdentityId, isAccountId } from '../model/values.js';
-import { auditKey, auditPrefix, keys, memberPrefix, overGrantPrefix, parseSeqHex, partyGrantPrefix, partyPrefix, prefixEnd, seqHex } from '../model/keys.js';
+import { approvalPolicyKey, auditKey, auditPrefix, keys, proposalIdKey, proposalKey, proposalPrefix, memberPrefix, overGrantPrefix, parseSeqHex, partyGrantPrefix, partyPrefix, prefixEnd, seqHex } from '../model/keys.js';
 
 export interface StatementQuery {
   readonly account: AccountId;
@@ -248,6 +250,40 @@ export class BookView {
     }
     const more = items.length === q.limit || scanned === auditScanMax;
     return { items, nextAfterSeq: more ? last : null };
+  }
+
+  /**
+   * A page of proposals, newest first, before `beforeCseq` (the cursor) when given: at most
+   * `limit`, of `state` alone when named (as at `nowMs`: an open one past its time is
+   * expired). A filtered page reads at most `proposalScanMax` and may hold fewer with `next`.
+   */
+  async proposals(q: { beforeCseq: number | null; limit: number; state: ProposalState | null; nowMs: number }): Promise<{ items: Proposal[]; nextBeforeCseq: number | null }> {
+    const items: Proposal[] = [];
+    let last: number | null = null;
+    let scanned = 0;
+    const lt = q.beforeCseq === null ? prefixEnd(proposalPrefix) : proposalKey(q.beforeCseq);
+    for await (const [, text] of this.snap.entries({ gte: proposalPrefix, lt, limit: proposalScanMax, reverse: true })) {
+      const p = decodeProposal(text);
+      last = p.cseq;
+      scanned++;
+      if (q.state === null || stateAt(p, q.nowMs) === q.state) items.push(p);
+      if (items.length === q.limit) break;
+    }
+    const more = items.length === q.limit || scanned === proposalScanMax;
+    return { items, nextBeforeCseq: more ? last : null };
+  }
+
+  /** One proposal by id, or undefined. */
+  async proposal(id: string): Promise<Proposal | undefined> {
+    const cseq = await this.snap.get(proposalIdKey(id));
+    const text = cseq === undefined ? undefined : await this.snap.get(proposalKey(Number(cseq)));
+    return text === undefined ? undefined : decodeProposal(text);
+  }
+
+  /** The approval policy in force (CONTRACT 13). */
+  async approvalPolicy(): Promise<ApprovalPolicy> {
+    const text = await this.snap.get(approvalPolicyKey);
+    return text === undefined ? defaultPolicy : decodePolicy(text);
   }
 
   /** Every member of the operator, removed ones too (CONTRACT 13), in name order. */

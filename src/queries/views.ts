@@ -23,6 +23,7 @@ function resultWire(op: Operation): Wire | undefined {
     effective_at: op.result.effectiveAtMs,
     postings: op.result.postings ? [...op.result.postings] : undefined,
     settlement: op.result.settlement as Wire | undefined,
+    proposal: op.result.proposal,
   };
 }
 

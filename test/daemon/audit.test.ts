@@ -9,7 +9,8 @@ import { SoftwareAuthenticator } from '../support/authenticator.js';
 import { type Client, client, decided, refusalOf, useDaemon } from './support.js';
 
 // The backup below is read as plain lines: the daemon allows a backup without a recipient.
-const shared = useDaemon({ alice: 1_000n, bob: 0n }, { backup: { allowPlaintext: true } });
+// No approval rules: root's acts are taken directly beside its members (dual control: approvals.test.ts).
+const shared = useDaemon({ alice: 1_000n, bob: 0n }, { backup: { allowPlaintext: true }, approvals: { rules: [] } });
 const root = () => shared.as('operator');
 const anonymous = client(() => shared.daemon.url, '');
 let counter = 0;

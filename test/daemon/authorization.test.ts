@@ -19,7 +19,8 @@ const kinds = ['none', 'owner', 'other', 'scoped', 'holder', 'beyond', 'revoked'
 type Kind = (typeof kinds)[number];
 type Outcome = 'ok' | `ERR-${string}`;
 
-const shared = useDaemon({ alice: 100_000n, bob: 0n, carol: 0n, dave: 0n, erin: 0n });
+// No approval rules: the matrix is of roles (each route's own refusals); dual control's rows below.
+const shared = useDaemon({ alice: 100_000n, bob: 0n, carol: 0n, dave: 0n, erin: 0n }, { approvals: { rules: [] } });
 const id = (name: string) => `did:ledger:id:${name}`;
 const acct = (name: string) => `did:ledger:acct:${name}`;
 const alice = acct('alice');
@@ -299,6 +300,35 @@ const rows: Row[] = [
   ...['identities', 'accounts', 'operations', 'reservations', 'grants'].map(
     (listing): Row => ({ route: `GET /v1/ops/${listing}`, call: async (k) => readOutcome(await api(k).get(`/v1/ops/${listing}?limit=5`)), expect: { none: anonymous, operator: 'ok', auditor: 'ok', rest: no } }),
   ),
+  { route: 'GET /v1/ops/proposals', call: async (k) => readOutcome(await api(k).get('/v1/ops/proposals?limit=5')), expect: { none: anonymous, operator: 'ok', auditor: 'ok', rest: no } },
+  {
+    route: 'GET /v1/ops/proposals/{proposal} (a fresh one)',
+    call: async (k) => readOutcome(await api(k).get(`/v1/ops/proposals/${await freshProposal()}`)),
+    expect: { none: anonymous, operator: 'ok', auditor: 'ok', rest: no },
+  },
+  {
+    route: 'POST /v1/ops/proposals (a transfer)',
+    call: async (k) => commandOutcome(k, await api(k).post('/v1/ops/proposals', { request: proposedTransfer, justification: 'matrix' }, undefined, freshKey())),
+    expect: { none: anonymous, operator: 'ok', rest: no },
+  },
+  {
+    route: "POST /v1/ops/proposals/{proposal}/approve (member's, a transfer)",
+    call: async (k) => commandOutcome(k, await api(k).post(`/v1/ops/proposals/${await freshProposal()}/approve`, {}, undefined, freshKey())),
+    // Its proposer approves it never (CONTRACT 13).
+    expect: { none: anonymous, operator: 'ok', member: no, rest: no },
+  },
+  {
+    route: "POST /v1/ops/proposals/{proposal}/reject (member's)",
+    call: async (k) => commandOutcome(k, await api(k).post(`/v1/ops/proposals/${await freshProposal()}/reject`, { reason: 'matrix' }, undefined, freshKey())),
+    expect: { none: anonymous, operator: 'ok', rest: no },
+  },
+  { route: 'GET /v1/ops/approvals/policy', call: async (k) => readOutcome(await api(k).get('/v1/ops/approvals/policy')), expect: { none: anonymous, operator: 'ok', auditor: 'ok', rest: no } },
+  {
+    route: 'POST /v1/ops/approvals/policy (sent directly)',
+    call: async (k) => commandOutcome(k, await api(k).post('/v1/ops/approvals/policy', { rules: [] }, undefined, freshKey())),
+    // Root and the admin each have the other to approve it: by a proposal only.
+    expect: { none: anonymous, operator: 'ERR-ApprovalRequired', admin: 'ERR-ApprovalRequired', member: no, rest: no },
+  },
   {
     route: 'POST /v1/ops/members (a fresh api-key member)',
     call: async (k) => commandOutcome(k, await api(k).post('/v1/ops/members', { name: `matrix-${++memberCounter}`, role: 'auditor', scheme: 'api-key' }, undefined, freshKey())),
@@ -477,6 +507,11 @@ let memberCounter = 0;
 const freshMember = async () => (await decidedAs('operator', '/v1/ops/members', { name: `matrix-${++memberCounter}`, role: 'auditor', scheme: 'api-key' })).view.result.credential as string;
 /** Adds a member as root and answers its API key. */
 const memberKey = async (name: string, role: string) => (await decidedAs('operator', '/v1/ops/members', { name, role, scheme: 'api-key' })).reply.api_key as string;
+
+/** What proposals in the matrix carry: an operator's transfer, repeatable. */
+const proposedTransfer = { method: 'POST', path: '/v1/transfers', body: { legs: [{ from: acct('alice'), to: acct('bob'), asset: 'USD', amount: '1' }] } };
+/** A proposal `member` (an operator member) made just now. */
+const freshProposal = async () => (await decidedAs('member', '/v1/ops/proposals', { request: proposedTransfer, justification: 'matrix' })).view.result.proposal as string;
 
 let symbolCounter = 0;
 const newSymbol = () => `MX${++symbolCounter}`;

@@ -10,7 +10,7 @@ import * as ed from '@noble/ed25519';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import '../../src/auth/keys.js';
-import { type Client, type Reply, decided, useDaemon } from './support.js';
+import { type Client, type Reply, client, decided, useDaemon } from './support.js';
 
 const shared = useDaemon({ alice: 100_000n, bob: 0n }, { recovery: { delayMs: 0 } });
 const id = (name: string) => `did:ledger:id:${name}`;
@@ -22,7 +22,8 @@ const freshKey = () => `replies-${Date.now()}-${++keyCounter}`;
  * POST routes that are not commands, by path: the two sign-in ceremonies (spec 4), the
  * embedded layer's controls, which drive the test layer itself (CONTRACT 9: blocks, serving,
  * locations; not decided by the book, and a repeat makes more blocks by design), and the
- * POST form of endpoint 21 (CONTRACT 12.7: a query), and batches, whose items are command replies.
+ * POST form of endpoint 21 (CONTRACT 12.7: a query), batches, whose items are command replies,
+ * and the online check, which reads one snapshot and changes nothing of the book.
  */
 const notCommands: Record<string, string> = {
   '/v1/auth/challenge': 'spec 4: not a command endpoint',
@@ -32,6 +33,7 @@ const notCommands: Record<string, string> = {
   '/v1/ops/layer/locations': 'an embedded layer control',
   '/v1/disclosures/verify': 'CONTRACT 12.7: a query, not a command',
   '/v1/batches': 'CONTRACT 4: `{items}`, each item the command reply its own route gives',
+  '/v1/ops/check': 'a read of the whole book in the background, followed by GET; it changes nothing',
 };
 
 interface Sample {
@@ -124,7 +126,29 @@ const samples: Record<string, () => Promise<Sample>> = {
   addMember: async () => ({ who: 'operator', path: '/v1/ops/members', body: newMember() }),
   setMemberRole: async () => ({ who: 'operator', path: `/v1/ops/members/${await freshMember()}/role`, body: { role: 'operator' } }),
   removeMember: async () => ({ who: 'operator', path: `/v1/ops/members/${await freshMember()}/remove`, body: {} }),
+  createProposal: async () => ({ who: 'operator', path: '/v1/ops/proposals', body: { request: proposed, justification: 'replies' } }),
+  // Root approves the proposal of another member (an operator added for it).
+  approveProposal: async () => ({ who: 'operator', path: `/v1/ops/proposals/${await proposalBy(await proposer())}/approve`, body: {} }),
+  rejectProposal: async () => ({ who: 'operator', path: `/v1/ops/proposals/${await proposalBy(shared.as('operator'))}/reject`, body: { reason: 'replies' } }),
+  // Root is the only admin: nobody could approve it, so it is taken directly.
+  setApprovalPolicy: async () => ({ who: 'operator', path: '/v1/ops/approvals/policy', body: { rules: ['members', 'policy', 'backup', 'legal_disclosure'] } }),
 };
+
+/** What the proposals of the samples carry: an operator's transfer. */
+const proposed = { method: 'POST', path: '/v1/transfers', body: { legs: [{ from: acct('alice'), to: acct('bob'), asset: 'USD', amount: '1' }] } };
+/** An operator member's client, added once. */
+let proposerApi: Client | null = null;
+async function proposer(): Promise<Client> {
+  if (proposerApi === null) {
+    const added = await shared.as('operator').post('/v1/ops/members', { name: 'replies-proposer', role: 'operator', scheme: 'api-key' }, undefined, { 'client-key': freshKey() });
+    proposerApi = client(() => shared.daemon.url, added.body.api_key as string);
+  }
+  return proposerApi;
+}
+async function proposalBy(api: Client): Promise<string> {
+  const r = await api.post('/v1/ops/proposals', { request: proposed, justification: 'replies' }, undefined, { 'client-key': freshKey() });
+  return (await decided(api, r.body.operation_reference)).body.result.proposal as string;
+}
 
 /** A member of the operator for one sample: an auditor with an API key. */
 const newMember = () => ({ name: `replies-${++symbols}`, role: 'auditor', scheme: 'api-key' });

@@ -50,6 +50,9 @@ describe('docs/daemon.md configuration table', () => {
       } else if (row.setting === 'backup') {
         const backup = actual as { allowPlaintext: boolean; stallTimeoutMs: number };
         expect(row.defaultText).toBe(`\`{allowPlaintext: ${backup.allowPlaintext}, stallTimeoutMs: ${backup.stallTimeoutMs}}\``);
+      } else if (row.setting === 'approvals') {
+        const approvals = actual as { rules: string[]; issuanceAboveMinor: Record<string, string>; ttlMs: number };
+        expect(row.defaultText).toBe(`\`{rules: ${JSON.stringify(approvals.rules)}, issuanceAboveMinor: ${JSON.stringify(approvals.issuanceAboveMinor)}, ttlMs: ${approvals.ttlMs}}\``);
       } else if (row.setting === 'store') {
         const members = Object.entries(actual as Record<string, unknown>).map(([k, v]) => `${k}: ${JSON.stringify(v)}`);
         expect(row.defaultText).toBe(`\`{${members.join(', ')}}\``);

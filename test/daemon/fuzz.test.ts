@@ -39,6 +39,10 @@ const commandRoutes: { path: string; body: Json; strings: string[] }[] = [
   { path: '/v1/ops/members/did:ledger:cred:operator/role', body: { role: 'operator' }, strings: ['role'] },
   { path: '/v1/ops/members/did:ledger:cred:operator/remove', body: {}, strings: [] },
   { path: '/v1/ops/check', body: {}, strings: [] },
+  { path: '/v1/ops/proposals', body: { request: { method: 'POST', path: '/v1/transfers', body: { legs: [{ amount: '1', asset: 'USD', from: alice, to: bob }] } }, justification: 'fuzz' }, strings: ['justification'] },
+  { path: '/v1/ops/proposals/did:ledger:proposal:00/approve', body: {}, strings: [] },
+  { path: '/v1/ops/proposals/did:ledger:proposal:00/reject', body: { reason: 'fuzz' }, strings: ['reason'] },
+  { path: '/v1/ops/approvals/policy', body: { rules: ['policy'], ttlMs: 60000 }, strings: [] },
   { path: '/v1/batches', body: { commands: [{ command: 'transfer', body: { legs: [{ amount: '1', asset: 'USD', from: alice, to: bob }] } }] }, strings: ['commands'] },
 ];
 const queryRoutes: { path: string; query: Record<string, string>; known: string[]; required: string[]; parsed: string[] }[] = [
@@ -64,6 +68,9 @@ const queryRoutes: { path: string; query: Record<string, string>; known: string[
     return { path: `/v1/ops/${listing}`, query: { limit: '10' }, known, required: [], parsed: known };
   }),
   { path: '/v1/ops/check', query: {}, known: [], required: [], parsed: [] },
+  { path: '/v1/ops/proposals', query: { limit: '10', state: 'open' }, known: ['state', 'limit', 'cursor'], required: [], parsed: ['state', 'limit', 'cursor'] },
+  { path: '/v1/ops/proposals/did:ledger:proposal:00', query: {}, known: [], required: [], parsed: [] },
+  { path: '/v1/ops/approvals/policy', query: {}, known: [], required: [], parsed: [] },
   { path: '/v1/health', query: {}, known: [], required: [], parsed: [] },
   { path: '/v1/openapi.json', query: {}, known: [], required: [], parsed: [] },
 ];

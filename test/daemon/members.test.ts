@@ -9,7 +9,8 @@ import { SoftwareAuthenticator } from '../support/authenticator.js';
 import { type Client, client, decided, refusalOf, useDaemon } from './support.js';
 
 // Token lookups remembered a minute: a removal or a role change must hold at once all the same.
-const shared = useDaemon({ alice: 1_000n, bob: 0n }, { authCacheMs: 60_000 });
+// No approval rules: members acts taken directly (dual control: approvals.test.ts).
+const shared = useDaemon({ alice: 1_000n, bob: 0n }, { authCacheMs: 60_000, approvals: { rules: [] } });
 const root = () => shared.as('operator');
 const anonymous = client(() => shared.daemon.url, '');
 let counter = 0;

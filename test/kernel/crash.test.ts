@@ -2,7 +2,8 @@
  * Crash test: a child process deciding a stream of commands is killed with SIGKILL
  * at random instants, many times. After each reopen: nothing acknowledged is lost,
  * nothing is applied twice, derived state matches the journal, and the trial balance
- * is zero.
+ * is zero. Some commands go by approved proposals (CONTRACT 13): an approval and its act
+ * are one submission, so a kill never leaves one without the other.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,9 +17,12 @@ import { Kernel } from '../../src/book/kernel.js';
 import { PgStore } from '../../src/store/postgres.js';
 import type { Store } from '../../src/store/port.js';
 import { verifyTotals } from '../../src/book/totals.js';
-import { crashCustomers, openCrashStore } from '../support/crash-child.js';
+import { approverCredential, crashCustomers, isApproval, openCrashStore } from '../support/crash-child.js';
+import { memberWrite, rootMember } from '../../src/auth/members.js';
+import { decodeProposal } from '../../src/auth/proposals.js';
 import { useStores } from '../support/stores.js';
-import { keys, prefixEnd } from '../../src/model/keys.js';
+import { approvalPolicyKey, keys, prefixEnd, proposalPrefix } from '../../src/model/keys.js';
+import { defaultPolicy } from '../../src/auth/approvals.js';
 
 const child = join(process.cwd(), 'dist/test/support/crash-child.js');
 const perRun = 2_000;
@@ -89,9 +93,21 @@ async function verify(where: string, acked: ReadonlyMap<number, string>) {
   // Nothing acknowledged is lost, and every acknowledged command is decided.
   for (const [n, ref] of acked) {
     const op = ops.get(ref);
-    expect(op?.clientKey, `acknowledged command ${n}`).toBe(`c-${n}`);
+    if (isApproval(n)) expect(op?.approval?.approver, `approved command ${n}`).toBe(approverCredential);
+    else expect(op?.clientKey, `acknowledged command ${n}`).toBe(`c-${n}`);
     expect(['Completed', 'Rejected']).toContain(op!.state);
   }
+  // An approval and its act are one: every approved act approved its proposal, and every approved proposal names its act.
+  const proposals = (await all(store, proposalPrefix)).map(([, v]) => decodeProposal(v));
+  for (const op of ops.values()) {
+    if (op.approval === undefined) continue;
+    expect(op.clientKey).toBe(`proposal:${op.approval.proposal.slice('did:ledger:proposal:'.length)}`);
+    const p = proposals.find((q) => q.id === op.approval!.proposal)!;
+    // Else the proposal lapsed before its approval was decided: the act refused with it, nothing applied.
+    if (p.operation === op.ref) expect(p, op.ref).toMatchObject({ state: 'approved', decidedByCredential: approverCredential });
+    else expect(op.error?.error, op.ref).toBe('ERR-OperationTerminal');
+  }
+  for (const p of proposals) if (p.state === 'approved') expect(ops.get(p.operation!)?.approval?.proposal).toBe(p.id);
   // One operation per client key: retries were repeats, never second effects.
   const byKey = new Map<string, number>();
   for (const op of ops.values()) byKey.set(op.clientKey, (byKey.get(op.clientKey) ?? 0) + 1);
@@ -105,7 +121,7 @@ async function verify(where: string, acked: ReadonlyMap<number, string>) {
     const k = keys.balance(p.account, p.asset);
     fromJournal.set(k, (fromJournal.get(k) ?? 0n) + (p.direction === 'credit' ? p.amountMinor : -p.amountMinor));
   }
-  for (const op of ops.values()) expect(perOp.get(op.ref) ?? 0, `${op.ref} ${op.state}`).toBe(op.state === 'Completed' ? 2 : 0);
+  for (const op of ops.values()) expect(perOp.get(op.ref) ?? 0, `${op.ref} ${op.state}`).toBe(op.state === 'Completed' && op.command.type === 'transfer' ? 2 : 0);
   let total = 0n;
   for (const [k, v] of await all(store, keys.balancePrefix)) {
     const b = decodeBalance(JSON.parse(v));
@@ -141,6 +157,11 @@ describe.each([
     } else store = await openCrashStore(dir);
     const where = kind === 'leveldb' ? dir : 'postgres:ledgerd_kv';
     await importGenesis(store, genesis(), Date.now());
+    // Root and a second member, so root's proposals have an approver.
+    const members = [rootMember(Date.now()), { ...rootMember(Date.now()), credential: approverCredential, name: 'approver', role: 'operator' as const, addedBy: 'root' }].map(memberWrite);
+    // Proposals a kill left open lapse within seconds, so none of root's bound stays taken by them.
+    const policy = { type: 'put' as const, key: approvalPolicyKey, value: JSON.stringify({ ...defaultPolicy, ttlMs: 2_000 }) };
+    await store.write([...members.map((m) => ({ type: 'put' as const, key: m.key, value: m.value! })), policy], true);
     await store.close();
     const acked = new Map<number, string>();
     let kills = 0;
@@ -160,5 +181,6 @@ describe.each([
     expect(recovered).toBeGreaterThan(0);
     expect(kills).toBeGreaterThan(runs / 2);
     expect(acked.size).toBeGreaterThan(runs * 10);
+    expect([...acked.keys()].filter(isApproval).length).toBeGreaterThan(runs);
   });
 });

@@ -11,7 +11,7 @@ import { keySpaces, prefixEnd } from '../../src/model/keys.js';
 const everySpace = [
   'meta/', 'tb/', 'asset/', 'id/', 'acct/', 'bal/', 'j/', 'jt/', 'aa/', 'op/', 'cmd/', 'ot/', 'ck/', 'x/', 'ev/',
   'alias/', 'arch/', 'cred/', 'tok/', 'tokx/', 'chal/', 'chalx/', 'grant/', 'gch/', 'gwin/', 'gh/', 'ghr/', 'gho/', 'ghro/',
-  'gg/', 'gi/', 'gip/', 'party/', 'sl/', 'dref/', 'L/', 'mt/', 'cp/', 'cpi/', 'lt/', 'dck/', 'mem/', 'au/',
+  'gg/', 'gi/', 'gip/', 'party/', 'sl/', 'dref/', 'L/', 'mt/', 'cp/', 'cpi/', 'lt/', 'dck/', 'mem/', 'au/', 'prop/', 'propi/', 'propn/', 'apol/',
 ];
 
 /** Every key (or key prefix) the layout module builds, from sample arguments. */

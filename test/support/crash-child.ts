@@ -50,6 +50,36 @@ export async function openCrashStore(where: string): Promise<Store> {
   return store!;
 }
 
+/** Every `approvalEvery`th command goes by a proposal (CONTRACT 13): root proposes an operator transfer, `approver` approves it. */
+export const approvalEvery = 7;
+export const isApproval = (n: number) => n % approvalEvery === 3;
+export const approverCredential = 'did:ledger:cred:approver' as CredentialId;
+const operator = { principal: 'did:ledger:id:operator' as IdentityId, credential: 'did:ledger:cred:operator' as CredentialId, onBehalfOf: null };
+
+/** Proposes command `n` as root and waits for the proposal's id; then submits its act as approved. */
+async function approveCommand(kernel: Kernel, n: number) {
+  const { command } = crashCommand(n);
+  const digest = (what: string) => createHash('sha256').update(`crash-${what}-${n}`).digest('hex');
+  const proposed = await kernel.submit({
+    actor: operator,
+    command: { type: 'propose', request: JSON.stringify({ n }), justification: `crash ${n}`, acts: [], approverRole: 'operator' },
+    clientKey: `p-${n}`,
+    requestDigest: digest('propose'),
+    reference: null,
+  });
+  const decided = proposed.operation.state === 'Completed' ? proposed.operation : await kernel.decision(proposed.operation.ref, 60_000);
+  const proposal = decided?.result?.proposal;
+  if (proposal === undefined) throw new Error(`proposal of ${n} not made: ${JSON.stringify(decided?.error)}`);
+  return kernel.submit({
+    actor: operator,
+    command,
+    clientKey: `proposal:${proposal.slice('did:ledger:proposal:'.length)}`,
+    requestDigest: digest('act'),
+    reference: null,
+    approval: { proposal, approver: approverCredential },
+  });
+}
+
 async function main() {
   const [dir, startText, countText] = process.argv.slice(2);
   const start = Number(startText);
@@ -57,7 +87,7 @@ async function main() {
   const kernel = await Kernel.open({ store: await openCrashStore(dir!), clock: Date.now, ids: sequentialIds });
   const submit = async (n: number) => {
     try {
-      const ack = await kernel.submit(crashCommand(n));
+      const ack = isApproval(n) ? await approveCommand(kernel, n) : await kernel.submit(crashCommand(n));
       writeSync(1, `ACK ${n} ${ack.operation.ref}\n`);
     } catch (e) {
       if (!(e instanceof Refused)) throw e;

@@ -15,12 +15,13 @@ export interface TerminalRun {
   screen: string;
 }
 
-export function ledgerctlOnTerminal(args: readonly string[], env: Record<string, string | undefined> = {}): Promise<TerminalRun> {
-  return onTerminal('bin/ledgerctl', args, env);
+/** `typed`: what the operator types on the terminal (sent once it asks). */
+export function ledgerctlOnTerminal(args: readonly string[], env: Record<string, string | undefined> = {}, typed?: string): Promise<TerminalRun> {
+  return onTerminal('bin/ledgerctl', args, env, typed);
 }
 
-/** `bin` (`bin/ledgerctl` or `bin/ledgerd`) with `args` on a pty 160 columns wide. */
-export function onTerminal(bin: string, args: readonly string[], env: Record<string, string | undefined> = {}): Promise<TerminalRun> {
+/** `bin` (`bin/ledgerctl` or `bin/ledgerd`) with `args` on a pty 160 columns wide; `typed` as above. */
+export function onTerminal(bin: string, args: readonly string[], env: Record<string, string | undefined> = {}, typed?: string): Promise<TerminalRun> {
   // A pty of some width, as a terminal window has; `exec` so the exit code is the program's.
   const line = `stty cols 160 rows 50; exec ${quoted(process.execPath)} ${bin} ${args.map(quoted).join(' ')}`;
   const child = spawn('script', ['-q', '-e', '-c', line, '/dev/null'], {
@@ -29,9 +30,15 @@ export function onTerminal(bin: string, args: readonly string[], env: Record<str
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let screen = '';
-  child.stdout.on('data', (c: Buffer) => (screen += c.toString()));
+  child.stdout.on('data', (c: Buffer) => {
+    screen += c.toString();
+    if (typed !== undefined && screen.includes("[y/N]")) {
+      child.stdin.end(typed);
+      typed = undefined;
+    }
+  });
   child.stderr.on('data', (c: Buffer) => (screen += c.toString()));
-  child.stdin.end();
+  if (typed === undefined) child.stdin.end();
   const timer = setTimeout(() => child.kill('SIGKILL'), runTimeoutMs);
   return new Promise((done) =>
     child.once('close', (code) => {
