@@ -6,7 +6,7 @@ import type { OperationView, TrialBalance } from '../api.js';
 import type { Status } from './metrics.js';
 
 /** The panes in tab order, keys 1-9: a pane is added here (and given titles and a view in cli/views/dashboard.tsx). */
-export const panes = ['balance', 'operations', 'rate', 'reservations', 'layer'] as const;
+export const panes = ['balance', 'operations', 'rate', 'reservations', 'layer', 'proposals'] as const;
 export type Pane = (typeof panes)[number];
 
 /** Recent operations kept (newest first). */
@@ -28,6 +28,12 @@ export interface LayerFigures {
   pendingInstructions: number;
   freshUntilMs: number;
   comparison: { height: number; differs: boolean; rows: readonly { asset: string; book: string; layer: string; difference: string; liabilities: string | null; solvent: boolean | null }[] };
+}
+
+/** The open approval proposals, newest first (CONTRACT 13), and whether there are more than shown. */
+export interface ProposalsFigures {
+  items: readonly { proposal: string; proposer: string; proposedAtMs: number; method: string; path: string; justification: string }[];
+  more: boolean;
 }
 
 /** Per asset, what the operator-owned treasury accounts hold (signed minor units, all layers). */
@@ -55,6 +61,8 @@ export interface DashboardState {
   treasuries: Treasuries | null;
   /** The settlement layer pane, or why it cannot be read. */
   layer: LayerFigures | { unavailable: string } | null;
+  /** The proposals pane, or why they cannot be read. */
+  proposals: ProposalsFigures | { unavailable: string } | null;
   /** The status line: ledgerd's metrics, or why there are none. */
   status: Status | { unavailable: string } | null;
   /** The operations pane: the text it is filtered by, whether it is being typed, the selected row, the first row shown. */
@@ -81,6 +89,7 @@ export const initialState = (): DashboardState => ({
   rate: [],
   treasuries: null,
   layer: null,
+  proposals: null,
   status: null,
   filter: '',
   filtering: false,

@@ -6,7 +6,7 @@
 import { useApp, useInput, useStdout } from 'ink';
 import { useEffect, useReducer, useRef, useState } from 'react';
 import type { OperationView, TrialBalance } from '../api.js';
-import { type DashboardState, type KeyPress, type LayerFigures, type Treasuries, initialState, onKey, onOperation } from '../dashboard/model.js';
+import { type DashboardState, type KeyPress, type LayerFigures, type ProposalsFigures, type Treasuries, initialState, onKey, onOperation } from '../dashboard/model.js';
 import { type Status, readStatus } from '../dashboard/metrics.js';
 import type { StreamItem } from '../events.js';
 import type { AmountText } from '../money.js';
@@ -21,6 +21,8 @@ export interface DashboardSources {
   treasuries: () => Promise<Treasuries>;
   /** The settlement layer's status and the last comparison (absent: the pane says so). */
   layer?: () => Promise<LayerFigures>;
+  /** The open approval proposals (absent: the pane says so). */
+  proposals?: () => Promise<ProposalsFigures>;
   /** ledgerd's `GET /metrics` text (Prometheus format). */
   metrics: () => Promise<string>;
   now: () => number;
@@ -45,6 +47,7 @@ type Action =
   | { type: 'trialBalanceError'; message: string }
   | { type: 'treasuries'; treasuries: Treasuries }
   | { type: 'layer'; layer: DashboardState['layer'] }
+  | { type: 'proposals'; proposals: DashboardState['proposals'] }
   | { type: 'status'; status: Status | { unavailable: string } }
   | { type: 'key'; key: KeyPress; rows: number };
 
@@ -60,6 +63,8 @@ function reduce(state: DashboardState, action: Action): DashboardState {
       return { ...state, treasuries: action.treasuries };
     case 'layer':
       return { ...state, layer: action.layer };
+    case 'proposals':
+      return { ...state, proposals: action.proposals };
     case 'status':
       return { ...state, status: action.status };
     case 'item': {
@@ -129,6 +134,13 @@ export function DashboardApp({ sources, url, refreshMs = refreshDefaultMs, rows,
     async () => (sources.layer === undefined ? { unavailable: 'not read by this dashboard' } : await sources.layer()),
     (layer) => dispatch({ type: 'layer', layer }),
     (error) => dispatch({ type: 'layer', layer: { unavailable: messageOf(error) } }),
+  );
+  // Proposals are read only while their pane shows.
+  usePoll(
+    state.pane === 'proposals' ? tick : -1,
+    async () => (sources.proposals === undefined ? { unavailable: 'not read by this dashboard' } : await sources.proposals()),
+    (proposals) => dispatch({ type: 'proposals', proposals }),
+    (error) => dispatch({ type: 'proposals', proposals: { unavailable: messageOf(error) } }),
   );
   // Metrics are ledgerd's to serve: any failure (404 before it does, a refusal, a bad body) is "unavailable", never fatal.
   usePoll(

@@ -13,6 +13,7 @@ import { details, time } from '../output.js';
 import { safe } from '../safe.js';
 import { BookPane } from './dashboard-book.js';
 import { LayerPane } from './dashboard-layer.js';
+import { ProposalsPane } from './dashboard-proposals.js';
 import { Sparkline } from './sparkline.js';
 import { Table } from './table.js';
 
@@ -44,6 +45,7 @@ const titles: Record<Pane, { wide: string; narrow: string }> = {
   rate: { wide: 'Decisions/s', narrow: 'Rate' },
   reservations: { wide: 'Pending reservations', narrow: 'Holds' },
   layer: { wide: 'Settlement layer', narrow: 'Layer' },
+  proposals: { wide: 'Proposals', narrow: 'Props' },
 };
 
 export function Dashboard({ state, url, nowMs, rows = 15, columns = wideColumnsMin, amount = minorUnitsText }: DashboardProps) {
@@ -107,6 +109,8 @@ function paneView(state: DashboardState, nowMs: number, rows: number, wide: bool
       return <RatePane series={rateSeries(state.rate, nowMs)} />;
     case 'layer':
       return <LayerPane layer={state.layer} nowMs={nowMs} wide={wide} amount={money} />;
+    case 'proposals':
+      return <ProposalsPane proposals={state.proposals} nowMs={nowMs} wide={wide} rows={rows} />;
     case 'reservations':
       return (
         <Box flexDirection="column">

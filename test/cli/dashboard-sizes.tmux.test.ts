@@ -19,6 +19,9 @@ beforeAll(async () => {
   env = { LEDGER_URL: daemon.url, LEDGER_TOKEN: daemon.operatorKey, LEDGERCTL_CONFIG_DIR: configDir() };
   for (let i = 1; i <= 3; i++) expect((await ledgerctl(['transfers', 'create', '--from', accounts.alice, '--to', accounts.bob, '--amount', String(100 * i), '--asset', 'USD'], env)).code).toBe(0);
   expect((await ledgerctl(['reservations', 'create', '--payer', accounts.alice, '--amount', '1234', '--asset', 'USD'], env)).code).toBe(0);
+  // An open proposal for the proposals pane (a second member would approve it).
+  const proposed = await ledgerctl(['accounts', 'freeze', accounts.bob, '--propose', '--justification', 'fraud review 7', '--json'], env);
+  expect(proposed.code, proposed.stderr).toBe(0);
 });
 afterAll(async () => {
   for (const tmux of sessions) tmux.kill();
@@ -45,7 +48,7 @@ describe('ledgerctl dashboard at 80x24 and 120x40', () => {
   it('fits 80x24 in its narrow forms, opening on the operations made before it started', async () => {
     const tmux = open(80, 24);
     const balance = await tmux.waitFor((s) => /● live at event \d+/.test(s) && /^USD\s+1000\.00\s+/m.test(s), 'the live trial balance');
-    expect(balance).toContain(' 1 Balance  2 Ops  3 Rate  4 Holds  5 Layer');
+    expect(balance).toContain(' 1 Balance  2 Ops  3 Rate  4 Holds  5 Layer  6 Props');
     fits(balance, 80);
 
     tmux.sendKeys('2');
@@ -67,6 +70,12 @@ describe('ledgerctl dashboard at 80x24 and 120x40', () => {
     expect(layer).toMatch(/serving until \d\d:\d\d:\d\d · pending instructions 0/);
     fits(layer, 80);
 
+    tmux.sendKeys('6');
+    const proposals = await tmux.waitFor((s) => /PROPOSAL\s+BY\s+ACT\s+WHY\s+AGE/.test(s), 'the proposals pane');
+    expect(proposals).toMatch(/…\w+\s+root\s+accounts\/\S+\s+fraud review 7\s+\d+[sm] ago/);
+    expect(proposals).toContain('1 open');
+    fits(proposals, 80);
+
     tmux.sendKeys('q');
     await tmux.waitFor((s) => s.includes('ledgerctl-exit=0'), 'exit 0 after q');
   }, 90_000);
@@ -74,7 +83,7 @@ describe('ledgerctl dashboard at 80x24 and 120x40', () => {
   it('uses 120x40: full titles, references and commands, the hold deadline', async () => {
     const tmux = open(120, 40);
     const balance = await tmux.waitFor((s) => /● live at event \d+/.test(s) && /USD\s+1000\.00 USD\s+/.test(s), 'the live trial balance');
-    expect(balance).toContain(' 1 Trial balance  2 Operations  3 Decisions/s  4 Pending reservations  5 Settlement layer');
+    expect(balance).toContain(' 1 Trial balance  2 Operations  3 Decisions/s  4 Pending reservations  5 Settlement layer  6 Proposals');
     expect(balance).toMatch(/view \d+: every figure read at journal position \d+/);
     fits(balance, 120);
 
@@ -87,6 +96,12 @@ describe('ledgerctl dashboard at 80x24 and 120x40', () => {
     const holds = await tmux.waitFor((s) => /RESERVATION\s+PAYER\s+AMOUNT\s+EXPIRES\s+DEADLINE\s+HELD\s+BY/.test(s), 'the holds pane');
     expect(holds).toMatch(/op_[0-9a-f]+\s+alice\s+12\.34 USD\s+in 6d 23h\s+\d{4}-\d\d-\d\dT[\d:.]+Z/);
     fits(holds, 120);
+
+    tmux.sendKeys('6');
+    const proposals = await tmux.waitFor((s) => /PROPOSAL\s+BY\s+ACT\s+WHY\s+AGE/.test(s), 'the proposals pane');
+    expect(proposals).toMatch(/[0-9a-f]+\s+root\s+accounts\/did:ledger:acct:\S+\s+fraud review 7\s+\d+[sm] ago/);
+    expect(proposals).toContain('1 open · approve with ledgerctl ops proposals approve');
+    fits(proposals, 120);
 
     tmux.sendKeys('q');
     await tmux.waitFor((s) => s.includes('ledgerctl-exit=0'), 'exit 0 after q');

@@ -43,7 +43,8 @@ describe('--propose and ops proposals', () => {
     expect(own.code).toBe(1);
     expect(own.stderr).toMatch(/^ERR-NotAuthorised: /m);
 
-    const approved = await ledgerctl(['ops', 'proposals', 'approve', id, '--yes', '--json'], book.env);
+    // The id as the dashboard shows it, without its did:ledger:proposal: prefix, names it too.
+    const approved = await ledgerctl(['ops', 'proposals', 'approve', id.replace(/^did:ledger:proposal:/, ''), '--yes', '--json'], book.env);
     expect(approved.code, approved.stderr).toBe(0);
     expect(approved.json()).toMatchObject({ state: 'Completed', command: 'freeze_account' });
     expect(await bob()).toBe('frozen');

@@ -4,6 +4,7 @@ import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
 import { metricsBytesMax } from '../../dashboard/metrics.js';
 import { readLayer } from '../../dashboard/layer.js';
+import { readProposals } from '../../dashboard/proposals.js';
 import { readTreasuries } from '../../dashboard/treasuries.js';
 import { UsageError } from '../../errors.js';
 import { followEvents, latestEventSeq } from '../../events.js';
@@ -54,6 +55,7 @@ export async function runDashboard(ctx: Context, options: DashboardOptions): Pro
     trialBalance: () => client.get<TrialBalance>('/v1/trial-balance'),
     treasuries: async () => readTreasuries(client, (principal ??= (await client.get<Whoami>('/v1/whoami')).principal)),
     layer: () => readLayer(client),
+    proposals: () => readProposals(client),
     metrics: () => client.getText('/metrics', metricsBytesMax),
     now: () => Date.now(),
   };

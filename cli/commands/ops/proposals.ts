@@ -19,9 +19,11 @@ import { type SubmitFlags, decisionOf, printOperation, printReply, send, withSub
 const states = ['open', 'approved', 'rejected', 'expired'];
 const idPattern = /^did:ledger:proposal:[A-Za-z0-9]{1,64}$/;
 
+/** A proposal's id, whole or as the dashboard shows it (without `did:ledger:proposal:`). */
 function proposalId(text: string): string {
-  if (!idPattern.test(text)) throw new UsageError(`a proposal is did:ledger:proposal:<id>: ${text}`);
-  return text;
+  const whole = /^[A-Za-z0-9]{1,64}$/.test(text) ? `did:ledger:proposal:${text}` : text;
+  if (!idPattern.test(whole)) throw new UsageError(`a proposal is did:ledger:proposal:<id> (or its <id>): ${text}`);
+  return whole;
 }
 
 export function buildProposals(parent: Command, make: MakeContext): Command {

@@ -40,7 +40,15 @@ function busy(): DashboardState {
     comparison: { height: 123450, differs: false, rows: [{ asset: 'USD', book: '-123456789012', layer: '123456789012', difference: '0', liabilities: '123456789012', solvent: true }] },
   };
   const trialBalance = { accounts: 100_000, rows: [{ asset: 'USD', openings: '0', layers: { available: '-99999999', reserved: '99999999', encumbered: '0' } }], unbalanced: [], view: 123_456_789 };
-  return { ...state, layer, trialBalance, treasuries: { accounts: 2, byAsset: new Map([['USD', -123456789012n]]) } };
+  // Open proposals, one with control characters in what its proposer wrote (echoed escaped, never run by the terminal).
+  const proposals = {
+    items: [
+      { proposal: 'did:ledger:proposal:000000000000000000000000000000a7', proposer: 'olga', proposedAtMs: nowMs - 90_000, method: 'POST', path: '/v1/accounts/did:ledger:acct:a000000000000001f/freeze', justification: 'fraud review 7\u001b[2J\u0007 of a long, long case file number 12345' },
+      { proposal: 'did:ledger:proposal:000000000000000000000000000000a6', proposer: 'a-member-with-a-rather-long-name', proposedAtMs: nowMs - 3_600_000, method: 'POST', path: '/v1/ops/approvals/policy', justification: 'drop backup from the rules' },
+    ],
+    more: true,
+  };
+  return { ...state, layer, proposals, trialBalance, treasuries: { accounts: 2, byAsset: new Map([['USD', -123456789012n]]) } };
 }
 
 const screenOf = (state: DashboardState, columns: number) => render(<Dashboard state={state} url={url} nowMs={nowMs} rows={15} columns={columns} amount={amount} />).lastFrame()!;
@@ -52,7 +60,7 @@ describe('the dashboard at 80 columns', () => {
       for (const line of screen.split('\n')) expect(line.length, `${pane}: ${line}`).toBeLessThanOrEqual(80);
       // Nothing was cut to fit either (a cut line ends in an ellipsis).
       expect(screen, pane).not.toMatch(/…$/m);
-      expect(screen).toContain(' 1 Balance  2 Ops  3 Rate  4 Holds  5 Layer');
+      expect(screen).toContain(' 1 Balance  2 Ops  3 Rate  4 Holds  5 Layer  6 Props');
     }
     const operations = screenOf({ ...busy(), pane: 'operations' }, 80);
     expect(operations).toMatch(/^\s*AGE\s+OP\s+CMD\s+STATE\s+AMOUNT\s+FROM\s+TO$/m);
@@ -65,16 +73,26 @@ describe('the dashboard at 80 columns', () => {
     expect(layer).toContain('height 123456 · final 123454 · book took in 123450 · lag 4');
     expect(layer).toContain('pending instructions 1024');
     expect(layer).toMatch(/USD\s+-1234567890\.12\s+1234567890\.12\s+0\.00\s+1234567890\.12\s+yes/);
+    const proposals = screenOf({ ...busy(), pane: 'proposals' }, 80);
+    expect(proposals).toMatch(/^PROPOSAL\s+BY\s+ACT\s+WHY\s+AGE$/m);
+    expect(proposals).toMatch(/…a7\s+olga\s+accounts\/did:ledger…\s+fraud review 7\\x1b\[2J…\s+1m ago/);
+    expect(proposals).not.toContain('\u001b[2J');
+    expect(proposals).not.toContain('\u0007');
+    expect(proposals).toContain('2 open (more: ledgerctl ops proposals list)');
   });
 
   it('shows every column and whole references from 120 columns', () => {
     const operations = screenOf({ ...busy(), pane: 'operations' }, 120);
-    expect(operations).toContain(' 1 Trial balance  2 Operations  3 Decisions/s  4 Pending reservations  5 Settlement layer');
+    expect(operations).toContain(' 1 Trial balance  2 Operations  3 Decisions/s  4 Pending reservations  5 Settlement layer  6 Proposals');
     expect(operations).toMatch(/op_00000000000007ed\s+transfer\s+Completed\s+1234567890\.12 USD/);
     const holds = screenOf({ ...busy(), pane: 'reservations' }, 120);
     expect(holds).toMatch(/RESERVATION\s+PAYER\s+AMOUNT\s+EXPIRES\s+DEADLINE\s+HELD/);
     expect(holds).toMatch(/op_00000000000009ed\s+a…1d\s+999999\.99 USD\s+in 6d 0h\s+2026-01-08T00:00:30\.000Z\s+29s ago\s+operator/);
     expect(operations).toMatch(/op_00000000000007ec\s+transfer\s+Rejected\s+1234567890\.12 USD\s+a…1c\s+a…1d\s+i…2a\s+ERR-InsufficientFunds/);
+    const proposals = screenOf({ ...busy(), pane: 'proposals' }, 120);
+    expect(proposals).toMatch(/^0+a7\s+olga\s+accounts\/did:ledger:acct:a0…\s+fraud review 7\\x1b\[2J\\x…\s+1m ago$/m);
+    expect(proposals).toMatch(/^0+a6\s+a-member-with-a…\s+ops\/approvals\/policy\s+drop backup from the ru…\s+1h ago$/m);
+    expect(proposals).toContain('2 open (more: ledgerctl ops proposals list) · approve with ledgerctl ops proposals approve');
   });
 });
 
