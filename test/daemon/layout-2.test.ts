@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fixtureBook, layFixtureBook } from '../support/fixture-books.js';
+import { eventsFromStart, fixtureBook, layFixtureBook } from '../support/fixture-books.js';
 import { independentlyVerify } from '../support/independent-verifier.js';
 import { verifyConsistencyReply, verifyLiabilities } from '../support/independent-audit.js';
 import { client, decided, ledgerdRun, startDaemon, until, useTempDirs } from './support.js';
@@ -27,33 +27,6 @@ async function layout2DataDir(): Promise<string> {
     'liabilities.key': readFileSync(join(fixture.dir, 'liabilities.key'), 'utf8'),
   });
   return dir;
-}
-
-/** The first `count` events of the stream from its start, as the fixture recorded them: id, type, data. */
-async function events(url: string, count: number): Promise<{ id: number; event: string; data: unknown }[]> {
-  const controller = new AbortController();
-  const res = await fetch(`${url}/v1/events?after=0`, { headers: { authorization: `Bearer ${keys.operator}` }, signal: controller.signal });
-  expect(res.status).toBe(200);
-  const out: { id: number; event: string; data: unknown }[] = [];
-  let text = '';
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  while (out.length < count) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += decoder.decode(value, { stream: true });
-    let cut;
-    while ((cut = text.indexOf('\n\n')) >= 0 && out.length < count) {
-      const block = text.slice(0, cut);
-      text = text.slice(cut + 2);
-      const id = /^id: (\d+)$/m.exec(block);
-      const event = /^event: (\S+)$/m.exec(block);
-      const data = /^data: (.*)$/m.exec(block);
-      if (id && data) out.push({ id: Number(id[1]), event: event?.[1] ?? 'message', data: JSON.parse(data[1]!) });
-    }
-  }
-  controller.abort();
-  return out;
 }
 
 describe('a layout-2 book from the release before', () => {
@@ -84,7 +57,7 @@ describe('a layout-2 book from the release before', () => {
       expect(trail.slice(0, -1)).toEqual(expected.audit.items);
       expect(trail.at(-1)).toMatchObject({ act: 'backup', member: 'root' });
       expect((await op.get('/v1/clerk')).body).toEqual(expected.clerk);
-      expect(await events(daemon.url, expected.events.length)).toMatchObject(expected.events);
+      expect(await eventsFromStart(daemon.url, keys.operator, expected.events.length)).toMatchObject(expected.events);
 
       // Checkpoints, their consistency and a holder's liabilities proof: the same bytes, and each verifies independently.
       const chain = (await op.get('/v1/checkpoints')).body;

@@ -19,7 +19,7 @@ import type { BatchOp } from '../../src/store/port.js';
 import { depositRefOf } from '../../src/settlement/book.js';
 import { LevelStore } from '../../src/store/level.js';
 import { type Client, type Keys, client, decided, ledgerd, ledgerdRun, refusalOf, startDaemon, useTempDirs, writeBook } from './support.js';
-import { fixtureBook, layFixtureBook } from '../support/fixture-books.js';
+import { eventsFromStart, fixtureBook, layFixtureBook } from '../support/fixture-books.js';
 
 const fixture = fixtureBook('layout-1');
 const { keys, expected } = fixture;
@@ -47,32 +47,6 @@ async function digestOf(bookDir: string): Promise<string> {
 }
 
 const layout1Refusal = /store layout 1; this ledgerd reads layout 3: run ledgerd migrate/;
-
-/** The first `count` events of the stream from its start: each one's id and operation view. */
-async function events(url: string, count: number): Promise<{ id: number; data: any }[]> {
-  const controller = new AbortController();
-  const res = await fetch(`${url}/v1/events?after=0`, { headers: { authorization: `Bearer ${keys.operator}` }, signal: controller.signal });
-  expect(res.status).toBe(200);
-  const out: { id: number; data: any }[] = [];
-  let text = '';
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  while (out.length < count) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += decoder.decode(value, { stream: true });
-    let cut;
-    while ((cut = text.indexOf('\n\n')) >= 0) {
-      const block = text.slice(0, cut);
-      text = text.slice(cut + 2);
-      const id = /^id: (\d+)$/m.exec(block);
-      const data = /^data: (.*)$/m.exec(block);
-      if (id && data) out.push({ id: Number(id[1]), data: JSON.parse(data[1]!) });
-    }
-  }
-  controller.abort();
-  return out;
-}
 
 describe('ledgerd migrate', () => {
   it('refuses to serve or check a layout-1 book, naming ledgerd migrate', async () => {
@@ -110,7 +84,7 @@ describe('ledgerd migrate', () => {
       for (const [account, body] of Object.entries(expected.movements)) expect((await op.get(`/v1/movements?account=${account}&limit=1000`)).body).toMatchObject(body as object);
       expect((await op.get('/v1/trial-balance')).body).toMatchObject(expected.trialBalance);
       for (const [ref, body] of Object.entries(expected.operations)) expect((await op.get(`/v1/operations/${ref}`)).body).toMatchObject(body as object);
-      const replayed = await events(daemon.url, expected.events.length);
+      const replayed = await eventsFromStart(daemon.url, keys.operator, expected.events.length);
       expect(replayed).toMatchObject(expected.events);
 
       const { alice, bob } = expected.accounts as { alice: string; bob: string };

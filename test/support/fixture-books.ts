@@ -48,3 +48,30 @@ export async function layFixtureBook(fixture: FixtureBook, dataDir: string, edit
   writeFileSync(join(dataDir, 'identities.key'), `${fixture.keys.identities}\n`, { mode: 0o600 });
   for (const [name, text] of Object.entries(extraFiles)) writeFileSync(join(dataDir, name), text, { mode: 0o600 });
 }
+
+/** The first `count` events of the stream from its start, as a fixture records them: id, type, data (read as the operator with `token`). */
+export async function eventsFromStart(url: string, token: string, count: number): Promise<{ id: number; event: string; data: any }[]> {
+  const controller = new AbortController();
+  const res = await fetch(`${url}/v1/events?after=0`, { headers: { authorization: `Bearer ${token}` }, signal: controller.signal });
+  if (res.status !== 200) throw new Error(`GET /v1/events: ${res.status}`);
+  const out: { id: number; event: string; data: any }[] = [];
+  let text = '';
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  while (out.length < count) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+    let cut;
+    while ((cut = text.indexOf('\n\n')) >= 0 && out.length < count) {
+      const block = text.slice(0, cut);
+      text = text.slice(cut + 2);
+      const id = /^id: (\d+)$/m.exec(block);
+      const event = /^event: (\S+)$/m.exec(block);
+      const data = /^data: (.*)$/m.exec(block);
+      if (id && data) out.push({ id: Number(id[1]), event: event?.[1] ?? 'message', data: JSON.parse(data[1]!) });
+    }
+  }
+  controller.abort();
+  return out;
+}
