@@ -147,7 +147,7 @@ describe('help', () => {
     expect(r.stderr).toBe('error: accounts needs a verb: open, show, balance, list, custody, recovery-mechanisms, reclaim, freeze, unfreeze, close, liabilities, verify-liabilities\nhint: ledgerctl help accounts\n');
     const globals = await ledgerctl(['--json', 'reservations'], book.env);
     expect(globals.code).toBe(2);
-    expect(globals.stderr).toBe('error: reservations needs a verb: create, capture, release\nhint: ledgerctl help reservations\n');
+    expect(globals.stderr).toBe('error: reservations needs a verb: create, list, capture, release\nhint: ledgerctl help reservations\n');
     const help = await ledgerctl(['help', 'accounts'], book.env);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^Usage: ledgerctl accounts/);

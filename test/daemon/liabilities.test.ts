@@ -186,7 +186,9 @@ describe('liabilities trees', () => {
     expect(row.layer).toBe(before.layer);
     expect(BigInt(row.liabilities)).toBe(BigInt(before.liabilities) + shortfall);
     const table = await ledgerctl(['settlement', 'compare', '-o', 'table'], env);
-    expect(table.stdout).toMatch(new RegExp(`LIABILITIES\\s+CHECKPOINT\\s+SOLVENT\\nUSD\\s.*\\s${row.liabilities}\\s+${short.number}\\s+NO\\n`));
+    // On a terminal in major units (USD has 2 decimals).
+    const liabilitiesMajor = `${BigInt(row.liabilities) / 100n}.${(BigInt(row.liabilities) % 100n).toString().padStart(2, '0')} USD`;
+    expect(table.stdout).toMatch(new RegExp(`LIABILITIES\\s+CHECKPOINT\\s+SOLVENT\\nUSD\\s.*\\s${liabilitiesMajor}\\s+${short.number}\\s+NO\\n`));
     // Value placed on the layer for the treasury (not a customer's) covers it; the liabilities do not change.
     const treasuryRef = (await op.get('/v1/accounts/did:ledger:acct:treasury-USD')).body.deposit_ref;
     const missing = (BigInt(row.liabilities) - BigInt(row.layer)).toString();

@@ -245,7 +245,7 @@ describe('GET /v1/operations/{operation_reference}', () => {
   it('shows an operation to whoever submitted it and to the operator, to no one else', async () => {
     const r = await asAlice.post('/v1/transfers', { legs: [{ amount: '1', asset: 'USD', from: alice, to: bob }] }, undefined, { 'client-key': 'visible-1' });
     const view = await decided(asAlice, r.body.operation_reference);
-    expect(Object.keys(view.body).sort()).toEqual(['client_key', 'command', 'deadline', 'decided_at', 'moves', 'operation_reference', 'principal', 'result', 'state', 'submitted_at', 'terminal']);
+    expect(Object.keys(view.body).sort()).toEqual(['client_key', 'command', 'credential', 'deadline', 'decided_at', 'moves', 'operation_reference', 'principal', 'result', 'state', 'submitted_at', 'terminal']);
     expect(view.body.moves).toEqual([{ from: alice, to: bob, amount: '1', asset: 'USD' }]);
     // The transfer's deadline: the daemon's default, 30 s after it was received (stamped just before submitted_at).
     expect(view.body.deadline).toBeGreaterThan(view.body.submitted_at + 29_000);
