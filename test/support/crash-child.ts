@@ -69,7 +69,9 @@ async function approveCommand(kernel: Kernel, n: number) {
   });
   const decided = proposed.operation.state === 'Completed' ? proposed.operation : await kernel.decision(proposed.operation.ref, 60_000);
   const proposal = decided?.result?.proposal;
-  if (proposal === undefined) throw new Error(`proposal of ${n} not made: ${JSON.stringify(decided?.error)}`);
+  // A proposal refused as any command may be (kills leave proposals open, and a member holds at most 64): the command is refused, not acknowledged.
+  if (proposal === undefined && decided?.error) throw new Refused(decided.error.error, decided.error.description);
+  if (proposal === undefined) throw new Error(`proposal of ${n} not made`);
   return kernel.submit({
     actor: operator,
     command,
