@@ -66,11 +66,16 @@ describe('journal leaves', () => {
   });
 
   it('splits a round larger than a chunk into chunks of at most journalChunkEntriesMax entries, read back whole', async () => {
-    const transfers = journalChunkEntriesMax / 2 + 10;
-    const { kernel, store } = await openBook({ genesis: customersGenesis({ alice: BigInt(transfers), bob: 0n }) });
+    // Three principals, each below its bound of commands admitted at once (admittedPerPrincipalMax), together past a chunk.
+    const payers = ['alice', 'bob', 'carol'];
+    const perPayer = Math.ceil((journalChunkEntriesMax / 2 + 10) / payers.length);
+    const transfers = perPayer * payers.length;
+    const { kernel, store } = await openBook({ genesis: customersGenesis(Object.fromEntries(payers.map((p) => [p, BigInt(perPayer)]))) });
     const before = kernel.currentHead.postingSeq;
     // Submitted in one turn: one intake round, one submission write, then one decision round.
-    await Promise.all(Array.from({ length: transfers }, () => kernel.submit(submission(operator, transfer(acctOf('alice'), acctOf('bob'), 1n)))));
+    await Promise.all(
+      payers.flatMap((payer, i) => Array.from({ length: perPayer }, () => kernel.submit(submission(actorOf(`did:ledger:id:${payer}`), transfer(acctOf(payer), acctOf(payers[(i + 1) % payers.length]!), 1n))))),
+    );
     await kernel.idle();
     const head = kernel.currentHead.postingSeq;
     expect(head - before).toBe(2 * transfers);
