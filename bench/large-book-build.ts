@@ -3,7 +3,7 @@
  * real `init` (daemon/book.ts `initBook`) of a genesis funding `customers` accounts in
  * every asset, one real transfer per asset decided by the Kernel (the template), then
  * the rest of the transfers written straight into the store in the kernel's own layout
- * with the project's codec: per transfer its `op/` record, client-key record and two
+ * with the project's codec: per transfer its `op/` record (and its `ot/` index entry), client-key record and two
  * `aa/` index entries; per round a journal chunk and its `jt/` entry; per write the
  * balances it moved, `meta/cseq` and the head. Every write is one batch that leaves a
  * consistent book. Decision events are not written (a real book keeps only a window
@@ -42,6 +42,7 @@ import { keyedIds } from '../src/model/ids.js';
 import type { Command, Operation, Posting } from '../src/model/model.js';
 import type { AccountId, AssetSymbol, CredentialId } from '../src/model/values.js';
 import { LevelStore } from '../src/store/level.js';
+import { operationIndexPut } from '../src/queries/operation-index.js';
 import type { BatchOp } from '../src/store/port.js';
 import { benchAccount, fundedCustomersGenesis } from './genesis.js';
 import { seededRandom } from './soak/commands.js';
@@ -212,7 +213,7 @@ export async function buildLargeBook(dataDir: string, shape: LargeBookShape, now
             batch.push({ type: 'put', key: keys.accountAsset(side.account, asset, posting.seq), value: encodeIndexedPosting(leaf, null) });
           }
           const op: Operation = { ...template.op, ref, cseq, command, submittedAtMs: atMs, decidedAtMs: atMs, clientKey, clientKeyDerived: false, result: { postings: seqs } };
-          batch.push({ type: 'put', key: keys.operation(ref), value: encodeOperation(op) });
+          batch.push({ type: 'put', key: keys.operation(ref), value: encodeOperation(op) }, operationIndexPut(op));
           batch.push({ type: 'put', key: keys.clientKey(operator.principal, clientKey), value: JSON.stringify({ digest: createHash('sha256').update(clientKey).digest('hex'), ref }) });
         }
         batch.push({ type: 'put', key: keys.journal(firstSeq), value: encodeJournalChunk(leaves) });

@@ -90,6 +90,6 @@ describe('per-asset totals', () => {
     const { kernel, store, clock } = await bookWithHold();
     await kernel.close();
     await store.write([{ type: 'del', key: keys.layout }], true);
-    await expect(Kernel.open({ store, clock: clock.read, ids: sequentialIds })).rejects.toThrow(/store layout 1; this ledgerd reads layout 2/);
+    await expect(Kernel.open({ store, clock: clock.read, ids: sequentialIds })).rejects.toThrow(/store layout 1; this ledgerd reads layout 3/);
   });
 });

@@ -15,6 +15,6 @@ it('has nothing to migrate in a book on PostgreSQL', async () => {
   expect((await ledgerdRun(['init', '--data-dir', dir])).code).toBe(0);
   const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
   expect(migrated.code).toBe(0);
-  expect(migrated.stdout).toMatch(/the book is in store layout 2 already: nothing to do/);
+  expect(migrated.stdout).toMatch(/the book is in store layout 3 already: nothing to do/);
   expect((await ledgerdRun(['check', '--data-dir', dir])).code).toBe(0);
 });
