@@ -53,7 +53,8 @@ describe('ledgerctl trial-balance', () => {
     const byAsset = await run(['trial-balance', '--accounts', '--asset', 'EUR', '--json']);
     expect(byAsset.json().accounts_page).toEqual({ items: [], view: expect.any(Number) });
 
-    const forged = await run(['trial-balance', '--accounts', '--cursor', `${cursor!.slice(0, -1)}0`]);
+    // Its last digit changed (to another digit: a cursor ending in 0 would otherwise come back unchanged).
+    const forged = await run(['trial-balance', '--accounts', '--cursor', `${cursor!.slice(0, -1)}${cursor!.endsWith('0') ? '1' : '0'}`]);
     expect(forged.code).toBe(1);
     expect(forged.stderr).toMatch(/^ERR-MalformedCommand: /m);
     const huge = await run(['trial-balance', '--accounts', '--limit', '5000']);
