@@ -148,15 +148,20 @@ export async function serve(config: Config, version: string, options: ServeOptio
   stop = (code: number): Promise<void> => {
     stopping ??= (async () => {
       const told = notify(['STOPPING=1']);
+      // The step shutdown is in, so a shutdown past its bound says what it was waiting for.
+      let step = 'closing the HTTP server (requests and streams in flight)';
       const timer = setTimeout(() => {
-        app.log.error(`shutdown took over ${config.shutdownTimeoutMs} ms; exiting`);
+        app.log.error({ step }, `shutdown took over ${config.shutdownTimeoutMs} ms, still ${step}; exiting`);
         process.exit(1);
       }, config.shutdownTimeoutMs);
       timer.unref();
       try {
         await app.close();
+        step = 'stopping settlement';
         await settlement.close();
+        step = 'closing the kernel (its last round and the store)';
         await kernel.close();
+        step = 'releasing the book';
         await served.release();
       } catch (error) {
         // Said, not an unhandled rejection: the operator learns what did not close.
