@@ -28,6 +28,16 @@ afterEach(async () => {
 });
 
 /** Starts a daemon that must wait as the standby: resolves once it waits (and `ready` once it serves). */
+/** A book on the cluster under a lease of `leaseMs`, in a primary's data dir and a copy of it for a standby. */
+async function primaryAndStandbyDirs(leaseMs: number) {
+  const primaryDir = newDir();
+  const store = await postgresStore(leaseMs, 500);
+  const keys = await writeBook(primaryDir, { alice: 1_000n, bob: 0n }, store);
+  const standbyDir = newDir();
+  cpSync(primaryDir, standbyDir, { recursive: true });
+  return { primaryDir, standbyDir, store, keys };
+}
+
 async function waitingStandby(dataDir: string): Promise<{ ready: Promise<Daemon>; said: string[] }> {
   let waits: () => void = () => {};
   const waiting = new Promise<void>((resolve) => (waits = resolve));
@@ -138,11 +148,7 @@ describe('ledgerd on PostgreSQL when the database freezes', () => {
 
   it('keeps the standby waiting through a pause longer than the lease; after SIGCONT one daemon serves, and the standby takes over with everything acknowledged', async () => {
     const leaseMs = 2_000;
-    const primaryDir = newDir();
-    const store = await postgresStore(leaseMs, 500);
-    const keys = await writeBook(primaryDir, { alice: 1_000n, bob: 0n }, store);
-    const standbyDir = newDir();
-    cpSync(primaryDir, standbyDir, { recursive: true });
+    const { primaryDir, standbyDir, keys } = await primaryAndStandbyDirs(leaseMs);
     const primary = await startDaemon({ dataDir: primaryDir });
     const asAlice = client(primary.url, keys.customers.alice!);
     const refs = [await acknowledged(asAlice, 'before-1'), await acknowledged(asAlice, 'before-2')];
@@ -210,11 +216,7 @@ describe('ledgerd on PostgreSQL when its connections are dropped', () => {
 
   it('answers 503 in time while its link is silently dropped; cut off past its lease, the standby takes over and nothing acknowledged is lost', async () => {
     const leaseMs = 2_000;
-    const primaryDir = newDir();
-    const store = await postgresStore(leaseMs, 500);
-    const keys = await writeBook(primaryDir, { alice: 1_000n, bob: 0n }, store);
-    const standbyDir = newDir();
-    cpSync(primaryDir, standbyDir, { recursive: true });
+    const { primaryDir, standbyDir, store, keys } = await primaryAndStandbyDirs(leaseMs);
     const proxy = await startTcpProxy('127.0.0.1', matrix.cluster().port);
     proxies.push(proxy);
     // Only the primary's link goes through the proxy: the standby still reaches the database.
