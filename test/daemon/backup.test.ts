@@ -8,10 +8,10 @@ import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { decodeBalance, encodeBalance } from '../../src/model/codec.js';
+import { decodeBalance } from '../../src/model/codec.js';
 import { LevelStore } from '../../src/store/level.js';
 import { configDir, ledgerctl } from '../cli/support/ledgerctl.js';
-import { client, decided, ledgerdRun, movements, refusalOf, refused, startDaemon, useDaemon, useTempDirs, writeBook } from './support.js';
+import { client, decided, ledgerdRun, movements, plantWrongBalance, refusalOf, refused, startDaemon, useDaemon, useTempDirs, writeBook } from './support.js';
 
 const newDir = useTempDirs();
 const accounts = ['alice', 'bob', 'carol'].map((name) => `did:ledger:acct:${name}`);
@@ -128,14 +128,7 @@ describe('backup, restore and check', () => {
     }
 
     // A balance planted wrong in the stopped book: check names it and exits 6.
-    const store = await LevelStore.open(join(restoredDir, 'book'), { createIfMissing: false });
-    try {
-      const key = `bal/${carol}/USD`;
-      const balance = decodeBalance(JSON.parse((await store.get(key))!));
-      await store.write([{ type: 'put', key, value: JSON.stringify(encodeBalance({ ...balance, available: balance.available + 5n })) }], true);
-    } finally {
-      await store.close();
-    }
+    await plantWrongBalance(restoredDir, carol, 5n);
     const damaged = await ledgerdRun(['check', '--data-dir', restoredDir]);
     expect(damaged.code).toBe(6);
     expect(damaged.stdout).toContain(`${carol} USD: balance is available`);

@@ -7,12 +7,11 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeBalance, encodeBalance } from '../../src/model/codec.js';
 import { LevelStore } from '../../src/store/level.js';
 import { OnlineCheck } from '../../daemon/online-check.js';
 import { ledgerctl } from '../cli/support/ledgerctl.js';
 import { ledgerctlOnTerminal } from '../cli/support/terminal.js';
-import { type Client, type Daemon, client, decided, startDaemon, useTempDirs, writeBook } from './support.js';
+import { type Client, type Daemon, client, decided, plantWrongBalance, startDaemon, useTempDirs, writeBook } from './support.js';
 
 const newDir = useTempDirs();
 const carol = 'did:ledger:acct:carol';
@@ -98,15 +97,8 @@ describe('a served book, damaged', () => {
   beforeAll(async () => {
     const dir = newDir();
     keys = await writeBook(dir, { alice: 100n, carol: 50n });
-    // A balance planted wrong in the stopped book, as test/daemon/backup.test.ts does; the kept totals still sum to zero, so it serves.
-    const store = await LevelStore.open(join(dir, 'book'), { createIfMissing: false });
-    try {
-      const key = `bal/${carol}/USD`;
-      const balance = decodeBalance(JSON.parse((await store.get(key))!));
-      await store.write([{ type: 'put', key, value: JSON.stringify(encodeBalance({ ...balance, available: balance.available + 5n })) }], true);
-    } finally {
-      await store.close();
-    }
+    // A balance planted wrong in the stopped book; the kept totals still sum to zero, so it serves.
+    await plantWrongBalance(dir, carol, 5n);
     daemon = await startDaemon({ dataDir: dir });
   });
   afterAll(async () => {

@@ -16,6 +16,7 @@ import { builtInPrincipals } from '../../src/auth/authority.js';
 import { credentialWrites, principalCredentialWrites } from '../../src/auth/credentials.js';
 import { importGenesis } from '../../src/book/genesis.js';
 import { LevelStore } from '../../src/store/level.js';
+import { decodeBalance, encodeBalance } from '../../src/model/codec.js';
 import { prefixEnd } from '../../src/model/keys.js';
 import type { CredentialId, IdentityId } from '../../src/model/values.js';
 import { customersGenesis } from '../support/book.js';
@@ -340,4 +341,19 @@ export async function bookRecords(dataDir: string, prefix = ''): Promise<{ recor
     await store.close();
   }
   return { records, bytes };
+}
+
+/**
+ * Plants a wrong balance in a stopped LevelDB book: `account`'s available USD raised by `byMinor`,
+ * its journal and the kept totals left as they were (so the book still opens, and a check names it).
+ */
+export async function plantWrongBalance(dataDir: string, account: string, byMinor: bigint): Promise<void> {
+  const store = await LevelStore.open(join(dataDir, 'book'), { createIfMissing: false });
+  try {
+    const key = `bal/${account}/USD`;
+    const balance = decodeBalance(JSON.parse((await store.get(key))!));
+    await store.write([{ type: 'put', key, value: JSON.stringify(encodeBalance({ ...balance, available: balance.available + byMinor })) }], true);
+  } finally {
+    await store.close();
+  }
 }
