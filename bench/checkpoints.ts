@@ -17,6 +17,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Checkpoints } from '../src/checkpoints/checkpoints.js';
 import { inclusionProof } from '../src/checkpoints/merkle.js';
@@ -25,8 +26,16 @@ import { rootFromInclusionPath } from '../src/disclosures/verify.js';
 import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks';
 import { liabilitiesChecks, reportOf } from '../src/checkpoints/verify-proofs.js';
 import { checkpointView } from '../src/checkpoints/views.js';
-import { encodeAccount, encodeBalance, encodeHead } from '../src/model/codec.js';
-import type { AccountId, IdentityId } from '../src/model/values.js';
+import { encodeHead } from '../src/model/codec.js';
+import type { AssetSymbol, CredentialId } from '../src/model/values.js';
+import { createHash, randomBytes } from 'node:crypto';
+import { loadavg } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { builtInPrincipals } from '../src/auth/authority.js';
+import { Kernel } from '../src/book/kernel.js';
+import { sequentialIds } from '../src/model/ids.js';
+import { benchAccount, syntheticFundedBook } from './genesis.js';
+import { percentile } from './percentile.js';
 import { EmbeddedLayer } from '../src/settlement/embedded.js';
 import { LevelStore } from '../src/store/level.js';
 import type { BatchOp } from '../src/store/port.js';
@@ -40,6 +49,9 @@ const { values } = parseArgs({
     only: { type: 'string' },
     dir: { type: 'string' },
     proofs: { type: 'string', default: '20' },
+    'in-flight': { type: 'string', default: '64' },
+    'alone-seconds': { type: 'string', default: '10' },
+    before: { type: 'string' },
   },
 });
 const entries = Number(values.entries);
@@ -87,67 +99,144 @@ async function open(dir: string) {
   return { store, layer, checkpoints: await Checkpoints.open(store, layer) };
 }
 
-/** A book of `count` customer accounts, each holding USD, and a short journal. */
-async function accountsBook(store: LevelStore, count: number): Promise<void> {
-  await appendJournal(store, 0, 10);
-  let batch: BatchOp[] = [];
-  for (let i = 0; i < count; i++) {
-    const id = `did:ledger:acct:c${i}` as AccountId;
-    const account = { id, owner: `did:ledger:id:c${i}` as IdentityId, kind: 'customer' as const, custody: 'delegated' as const, status: 'active' as const, openedAtMs: 1, epoch: 0, treasuryLimits: {} };
-    batch.push({ type: 'put', key: keys.account(id), value: encodeAccount(account) });
-    batch.push({ type: 'put', key: keys.balance(id, 'USD'), value: JSON.stringify(encodeBalance({ available: BigInt(1 + ((i * 7919) % 100_000)), reserved: BigInt(i % 7), encumbered: BigInt(i % 3) })) });
-    if (batch.length >= 10_000) {
-      await store.write(batch, false);
-      batch = [];
-    }
-  }
-  await store.write(batch, true);
+const operator = { principal: builtInPrincipals.operator, credential: 'did:ledger:cred:operator' as CredentialId, onBehalfOf: null };
+
+/** What the decider did in a window: decided per second, submit -> decided latency, the event loop's delay (ms). */
+interface Deciding {
+  decidedPerSec: number;
+  decidedP50Ms: number;
+  decidedP99Ms: number;
+  loopP99Ms: number;
+  loopMaxMs: number;
 }
 
-async function liabilitiesAt(root: string, count: number): Promise<void> {
-  const { store, layer, checkpoints } = await open(root);
-  await accountsBook(store, count);
-  const loop = monitorEventLoopDelay({ resolution: 10 });
-  // Garbage collections apart: on a shared machine the loop's pauses also hold the scheduler's, which these do not.
-  let gcMaxMs = 0;
-  let gcTotalMs = 0;
-  const gcs = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) {
-      gcMaxMs = Math.max(gcMaxMs, entry.duration);
-      gcTotalMs += entry.duration;
+/**
+ * A closed loop of `--in-flight` submitters of 1-leg transfers between random customers, each
+ * submitting, waiting for its decision and going on, as HTTP clients would; `window` reads
+ * what was decided between two instants and the event loop's delay since the last window.
+ */
+function decidingLoad(kernel: Kernel, count: number) {
+  const decided: { submittedMs: number; decidedMs: number }[] = [];
+  let stopped = false;
+  let n = 0;
+  const submitter = async () => {
+    while (!stopped) {
+      const i = n++;
+      const from = Math.floor(Math.random() * count);
+      const to = (from + 1 + Math.floor(Math.random() * (count - 1))) % count;
+      const submittedMs = performance.now();
+      const ack = await kernel.submit({
+        command: { type: 'transfer', legs: [{ from: benchAccount(from), to: benchAccount(to), asset: 'USD' as AssetSymbol, amountMinor: 1n }], deadlineMs: Number.MAX_SAFE_INTEGER },
+        actor: operator,
+        clientKey: `cp-bench-${i}`,
+        requestDigest: createHash('sha256').update(`cp-bench-${i}`).digest('hex'),
+        reference: null,
+      });
+      if ((await kernel.decision(ack.operation.ref, 600_000)) === null) throw new Error(`transfer ${i} was not decided in 10 minutes`);
+      decided.push({ submittedMs, decidedMs: performance.now() });
     }
-  });
-  gcs.observe({ entryTypes: ['gc'] });
+  };
+  const submitters = Promise.all(Array.from({ length: Number(values['in-flight']) }, submitter));
+  const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
-  const cpuBefore = process.cpuUsage();
-  const { ms, rssGrowthMiB } = await timedCheckpoint(checkpoints);
-  const cpu = process.cpuUsage(cpuBefore);
-  loop.disable();
-  await new Promise((r) => setImmediate(r));
-  gcs.disconnect();
-  const c = checkpoints.latest!;
-  const usd = c.liabilities!.USD!;
-  console.log(
-    `liabilities tree of ${count} accounts: checkpoint ${(ms / 1000).toFixed(1)} s (${Math.round(count / (ms / 1000))} leaves/s, CPU ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s), ` +
-      `longest event-loop pause ${(loop.max / 1e6).toFixed(0)} ms, longest GC pause ${gcMaxMs.toFixed(0)} ms (all GC ${(gcTotalMs / 1000).toFixed(1)} s), RSS growth ${rssGrowthMiB} MiB; ${usd.leaves} leaves, total ${usd.total}`,
-  );
-  // A proof needs a final checkpoint: the anchor into a block, then that block final.
-  await checkpoints.ingest();
-  await layer.produceBlocks(3, Date.now());
-  await checkpoints.ingest();
-  const times: number[] = [];
-  for (let i = 0; i < Number(values.proofs); i++) {
-    const account = `did:ledger:acct:c${Math.floor(Math.random() * count)}`;
-    const start = performance.now();
-    const proof = await checkpoints.liabilities(c.number, 'USD', account);
-    times.push(performance.now() - start);
-    const reply = JSON.parse(JSON.stringify({ account, asset: 'USD', instance: proof.instance, checkpoint: checkpointView(proof.checkpoint), leaf: proof.leaf, index: proof.index, path: proof.path }));
-    const verified = reportOf(liabilitiesChecks(reply, { account, asset: 'USD', instance: 1, anchored: reply.checkpoint }));
-    if (!verified.passed) throw new Error(`the proof of ${account} does not verify: ${verified.report}`);
+  return {
+    window(fromMs: number, toMs: number): Deciding {
+      const inside = decided.filter((d) => d.decidedMs >= fromMs && d.decidedMs < toMs);
+      const latencies = inside.map((d) => d.decidedMs - d.submittedMs).sort((a, b) => a - b);
+      const result = {
+        decidedPerSec: inside.length / ((toMs - fromMs) / 1000),
+        decidedP50Ms: percentile(latencies, 50),
+        decidedP99Ms: percentile(latencies, 99),
+        loopP99Ms: loop.percentile(99) / 1e6,
+        loopMaxMs: loop.max / 1e6,
+      };
+      loop.reset();
+      return result;
+    },
+    async stop(): Promise<void> {
+      stopped = true;
+      loop.disable();
+      await submitters;
+      await kernel.idle();
+    },
+  };
+}
+
+const decidingText = (d: Deciding) =>
+  `${d.decidedPerSec.toFixed(0)} decided/s, submit->decided p50 ${d.decidedP50Ms.toFixed(1)} ms p99 ${d.decidedP99Ms.toFixed(1)} ms, event-loop delay p99 ${d.loopP99Ms.toFixed(1)} ms max ${d.loopMaxMs.toFixed(0)} ms`;
+
+/** The checkpoints of this build, and of an earlier one (`--before`: its dist/src/checkpoints/checkpoints.js) measured first on the same book. */
+async function builds(): Promise<[string, typeof Checkpoints][]> {
+  if (values.before === undefined) return [['now', Checkpoints]];
+  const before = (await import(pathToFileURL(values.before).href)) as { Checkpoints: typeof Checkpoints };
+  return [['before', before.Checkpoints], ['now', Checkpoints]];
+}
+
+/**
+ * A book of `count` funded customers (bench/genesis.ts) and a kernel deciding transfers on
+ * it as ledgerd's does (on the same store and thread); per build, the deciding alone, then
+ * during a checkpoint over the whole book; then holders' proofs of each checkpoint.
+ */
+async function liabilitiesAt(root: string, count: number): Promise<void> {
+  const { store, layer } = await open(root);
+  await syntheticFundedBook(store, count, 1_000_000n);
+  const kernel = await Kernel.open({ store, clock: Date.now, ids: sequentialIds, onFatal: (e) => { throw e; } });
+  const load = decidingLoad(kernel, count);
+  await sleep(2_000);
+  load.window(0, performance.now()); // the warm-up left out
+  let checkpoints: Checkpoints | null = null;
+  // One key for every build's salts, so the last one's proofs of the earlier checkpoints hold.
+  const liabilitiesKey = randomBytes(32);
+  for (const [label, Build] of await builds()) {
+    checkpoints = await Build.open(store, layer, liabilitiesKey);
+    const aloneFrom = performance.now();
+    await sleep(Number(values['alone-seconds']) * 1000);
+    const alone = load.window(aloneFrom, performance.now());
+    // Garbage collections apart: on a shared machine the loop's pauses also hold the scheduler's, which these do not.
+    let gcMaxMs = 0;
+    let gcTotalMs = 0;
+    const gcs = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        gcMaxMs = Math.max(gcMaxMs, entry.duration);
+        gcTotalMs += entry.duration;
+      }
+    });
+    gcs.observe({ entryTypes: ['gc'] });
+    const cpuBefore = process.cpuUsage();
+    const buildFrom = performance.now();
+    const { ms, rssGrowthMiB } = await timedCheckpoint(checkpoints);
+    const during = load.window(buildFrom, performance.now());
+    const cpu = process.cpuUsage(cpuBefore);
+    await new Promise((r) => setImmediate(r));
+    gcs.disconnect();
+    const usd = checkpoints.latest!.liabilities!.USD!;
+    console.log(
+      `[${label}] liabilities tree of ${count} accounts (checkpoint ${checkpoints.latest!.number}): ${(ms / 1000).toFixed(1)} s (${Math.round(count / (ms / 1000))} leaves/s; CPU of the process meanwhile ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s, the deciding's included), ` +
+        `longest GC pause ${gcMaxMs.toFixed(0)} ms (all GC ${(gcTotalMs / 1000).toFixed(1)} s), RSS growth ${rssGrowthMiB} MiB; ${usd.leaves} leaves, total ${usd.total}; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+    );
+    console.log(`[${label}]   deciding alone (${values['alone-seconds']} s): ${decidingText(alone)}`);
+    console.log(`[${label}]   deciding during the build:  ${decidingText(during)}`);
   }
-  times.sort((a, b) => a - b);
-  console.log(`liabilities proof among ${count} accounts: median ${times[times.length >> 1]!.toFixed(1)} ms, max ${times[times.length - 1]!.toFixed(1)} ms over ${times.length} random accounts (each verified)`);
-  await store.close();
+  await load.stop();
+  // A proof needs a final checkpoint: the anchor into a block, then that block final.
+  await checkpoints!.ingest();
+  await layer.produceBlocks(3, Date.now());
+  await checkpoints!.ingest();
+  for (let number = 1; number <= checkpoints!.latest!.number; number++) {
+    const times: number[] = [];
+    for (let i = 0; i < Number(values.proofs); i++) {
+      const account = benchAccount(Math.floor(Math.random() * count));
+      const start = performance.now();
+      const proof = await checkpoints!.liabilities(number, 'USD', account);
+      times.push(performance.now() - start);
+      const reply = JSON.parse(JSON.stringify({ account, asset: 'USD', instance: proof.instance, checkpoint: checkpointView(proof.checkpoint), leaf: proof.leaf, index: proof.index, path: proof.path }));
+      const verified = reportOf(liabilitiesChecks(reply, { account, asset: 'USD', instance: 1, anchored: reply.checkpoint }));
+      if (!verified.passed) throw new Error(`the proof of ${account} does not verify: ${verified.report}`);
+    }
+    times.sort((a, b) => a - b);
+    console.log(`liabilities proof among ${count} accounts (checkpoint ${number}): median ${times[times.length >> 1]!.toFixed(1)} ms, max ${times[times.length - 1]!.toFixed(1)} ms over ${times.length} random accounts (each verified)`);
+  }
+  await kernel.close();
 }
 
 const root = values.dir ?? mkdtempSync(join(tmpdir(), 'ledger-checkpoints-bench-'));

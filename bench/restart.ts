@@ -17,16 +17,13 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { decodeHead, encodeAccount, encodeBalance, encodeHead } from '../src/model/codec.js';
 import { type Genesis, importGenesis } from '../src/book/genesis.js';
 import { sequentialIds } from '../src/model/ids.js';
 import { Kernel } from '../src/book/kernel.js';
 import { LevelStore } from '../src/store/level.js';
-import type { BatchOp } from '../src/store/port.js';
 import { verifyTotals } from '../src/book/totals.js';
 import type { IdentityId } from '../src/model/values.js';
-import { benchAccount, fundedCustomersGenesis } from './genesis.js';
-import { keys } from '../src/model/keys.js';
+import { benchAccount, fundedCustomersGenesis, syntheticFundedBook } from './genesis.js';
 
 const { values: args } = parseArgs({ options: { accounts: { type: 'string', default: '1000000' }, dir: { type: 'string' }, trials: { type: 'string', default: '3' }, synthetic: { type: 'boolean', default: false } } });
 const accounts = Number(args.accounts);
@@ -52,39 +49,13 @@ function largeGenesis(customers: number): Genesis {
 
 const ms = (from: number) => performance.now() - from;
 
-/** A one-customer book, then the other customers' accounts and balances added in batches, the treasury's balance and the head to match. */
-async function syntheticBook(store: LevelStore, customers: number): Promise<void> {
-  const one = fundedCustomersGenesis(1, fundingMinor);
-  await importGenesis(store, one, Date.now());
-  const customer = one.accounts[1]!;
-  const funded = JSON.stringify(encodeBalance({ available: fundingMinor, reserved: 0n, encumbered: 0n }));
-  for (let first = 1; first < customers; first += batchEntries) {
-    const batch: BatchOp[] = [];
-    for (let i = first; i < Math.min(customers, first + batchEntries); i++) {
-      batch.push({ type: 'put', key: keys.account(benchAccount(i)), value: encodeAccount({ ...customer, id: benchAccount(i), owner: `did:ledger:id:b${i}` as IdentityId }) });
-      batch.push({ type: 'put', key: keys.balance(benchAccount(i), 'USD'), value: funded });
-    }
-    await store.write(batch, false);
-  }
-  const treasury = one.accounts[0]!;
-  const head = decodeHead((await store.get(keys.head))!);
-  await store.write(
-    [
-      { type: 'put', key: keys.account(treasury.id), value: encodeAccount({ ...treasury, treasuryLimits: { USD: fundingMinor * BigInt(customers) } }) },
-      { type: 'put', key: keys.balance(treasury.id, 'USD'), value: JSON.stringify(encodeBalance({ available: -fundingMinor * BigInt(customers), reserved: 0n, encumbered: 0n })) },
-      { type: 'put', key: keys.head, value: encodeHead({ ...head, accounts: customers + 1 }) },
-    ],
-    true,
-  );
-}
-const batchEntries = 10_000;
 
 async function main() {
   const dir = args.dir ?? mkdtempSync(join(tmpdir(), 'ledger-restart-'));
   if (!existsSync(join(dir, 'CURRENT'))) {
     const started = performance.now();
     const store = await LevelStore.open(dir);
-    if (args.synthetic) await syntheticBook(store, accounts);
+    if (args.synthetic) await syntheticFundedBook(store, accounts, fundingMinor);
     else await importGenesis(store, largeGenesis(accounts), Date.now());
     await store.close();
     console.log(`built a ${args.synthetic ? 'synthetic ' : ''}book of ${accounts} funded accounts in ${(ms(started) / 1000).toFixed(0)} s (${dir})`);

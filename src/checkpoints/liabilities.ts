@@ -14,8 +14,10 @@
  * block; one proof is one read of the account, then one `getMany` of at most two blocks
  * and O(log n) nodes. The salt is not stored: it is recomputed from the key.
  *
- * The tree is built in slices with the event loop served between them, so the decider
- * keeps deciding while a large book's trees are built, from leaves packed in buffers
+ * The tree is built in slices of at most `liabilitiesSliceMs` with the event loop served
+ * between them, so the decider (on this thread) keeps deciding while a large book's trees
+ * are built: a slice bounded by time, not by a count of leaves, holds a decision round's
+ * step no longer on a slow or loaded machine than on a fast one. From leaves packed in buffers
  * (packed-leaves.ts) so the garbage collector has no per-leaf objects to walk; its records are written in
  * bounded batches before the checkpoint's own record, which is written last: a crash
  * mid-build leaves records that the next attempt (the same number) overwrites.
@@ -23,7 +25,7 @@
 import { createHmac } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { assert } from '../assert.js';
-import { liabilitiesBlockLeaves, liabilitiesSliceLeaves } from '../constants.js';
+import { liabilitiesBlockLeaves, liabilitiesSliceLeaves, liabilitiesSliceMs } from '../constants.js';
 import { decodeAccount, decodeBalanceText } from '../model/codec.js';
 import { check, recordJson } from '../model/decode.js';
 import { keys, liabilitiesKeys, prefixEnd } from '../model/keys.js';
@@ -72,19 +74,35 @@ function rangeSum(pairs: readonly Pair[], lo: number, n: number): Pair {
   return sumNode(rangeSum(pairs, lo, k), rangeSum(pairs, lo + k, n - k));
 }
 
+/** The build's hold on the event loop: `due` once it has held it `liabilitiesSliceMs` since it last let go. */
+class LoopTurns {
+  private heldSinceMs = performance.now();
+
+  get due(): boolean {
+    return performance.now() - this.heldSinceMs >= liabilitiesSliceMs;
+  }
+
+  async letGo(): Promise<void> {
+    await yieldToLoop();
+    this.heldSinceMs = performance.now();
+  }
+}
+
+/** Checks the clock every this many merged leaves (a comparison is far cheaper than reading it). */
+const mergeCheckEvery = 256;
+
 /**
  * The leaves' indexes in ascending order of their hashes: runs of `liabilitiesSliceLeaves`
- * sorted, then merged two at a time, the event loop served every slice of merged leaves,
- * so no step holds it longer than a slice's worth of comparisons.
+ * sorted, then merged two at a time, the event loop served whenever a slice's time is up.
  */
-async function sortedOrder(leaves: PackedLeaves): Promise<Uint32Array> {
+async function sortedOrder(leaves: PackedLeaves, turns: LoopTurns): Promise<Uint32Array> {
   const n = leaves.count;
   const compare = leaves.comparator();
   let order = new Uint32Array(n);
   for (let i = 0; i < n; i++) order[i] = i;
   for (let lo = 0; lo < n; lo += liabilitiesSliceLeaves) {
     order.subarray(lo, Math.min(n, lo + liabilitiesSliceLeaves)).sort(compare);
-    await yieldToLoop();
+    if (turns.due) await turns.letGo();
   }
   let other = new Uint32Array(n);
   for (let width = liabilitiesSliceLeaves; width < n; width *= 2) {
@@ -96,7 +114,7 @@ async function sortedOrder(leaves: PackedLeaves): Promise<Uint32Array> {
       while (x < mid || y < hi) {
         // Ties keep the left run's leaf first, as a stable sort does.
         other[k++] = y >= hi || (x < mid && compare(order[x]!, order[y]!) <= 0) ? order[x++]! : order[y++]!;
-        if (k % liabilitiesSliceLeaves === 0) await yieldToLoop();
+        if (k % mergeCheckEvery === 0 && turns.due) await turns.letGo();
       }
     }
     [order, other] = [other, order];
@@ -105,7 +123,7 @@ async function sortedOrder(leaves: PackedLeaves): Promise<Uint32Array> {
 }
 
 /** Every customer account's layers per asset in `view`, read from `bal/` with the accounts' kinds, a slice at a time. */
-async function customerHoldings(view: ReadView): Promise<Map<string, PackedLeaves>> {
+async function customerHoldings(view: ReadView, turns: LoopTurns): Promise<Map<string, PackedLeaves>> {
   const byAsset = new Map<string, PackedLeaves>();
   let slice: [string, string][] = [];
   const take = async () => {
@@ -121,9 +139,9 @@ async function customerHoldings(view: ReadView): Promise<Map<string, PackedLeave
       let leaves = byAsset.get(asset);
       if (leaves === undefined) byAsset.set(asset, (leaves = new PackedLeaves()));
       leaves.push({ account, ...b });
+      if (turns.due) await turns.letGo();
     }
     slice = [];
-    await yieldToLoop();
   };
   for await (const entry of view.entries({ gte: keys.balancePrefix, lt: prefixEnd(keys.balancePrefix), limit: Number.MAX_SAFE_INTEGER })) {
     slice.push(entry);
@@ -140,24 +158,25 @@ async function customerHoldings(view: ReadView): Promise<Map<string, PackedLeave
  */
 export async function buildLiabilities(view: ReadView, scope: LiabilitiesScope, write: (ops: BatchOp[]) => Promise<void>): Promise<Record<string, LiabilitiesRoot>> {
   const roots: Record<string, LiabilitiesRoot> = {};
+  const turns = new LoopTurns();
   let ops: BatchOp[] = [];
   const put = async (key: string, value: unknown) => {
     ops.push({ type: 'put', key, value: JSON.stringify(value) });
     if (ops.length >= liabilitiesSliceLeaves) {
       await write(ops);
       ops = [];
-    }
+    } else if (turns.due) await turns.letGo();
   };
-  const holdings = await customerHoldings(view);
+  const holdings = await customerHoldings(view, turns);
   for (const asset of [...holdings.keys()].sort()) {
     const leaves = holdings.get(asset)!;
     const n = leaves.count;
     for (let i = 0; i < n; i++) {
       const holding = leaves.holding(i);
       leaves.setPair(i, liabilitiesLeafHash(leafOf(scope, asset, holding) as unknown as Record<string, unknown>), holding.available + holding.reserved + holding.encumbered);
-      if (i % liabilitiesSliceLeaves === liabilitiesSliceLeaves - 1) await yieldToLoop();
+      if (turns.due) await turns.letGo();
     }
-    const order = await sortedOrder(leaves);
+    const order = await sortedOrder(leaves, turns);
     for (let index = 0; index < n; index++) {
       const h = leaves.holding(order[index]!);
       await put(liabilitiesKeys.account(scope.number, asset, h.account), { i: index, a: h.available.toString(), r: h.reserved.toString(), e: h.encumbered.toString() });
@@ -169,10 +188,9 @@ export async function buildLiabilities(view: ReadView, scope: LiabilitiesScope, 
       await put(liabilitiesKeys.block(scope.number, asset, block), pairsAt(lo, Math.min(liabilitiesBlockLeaves, n - lo)).map(pairText));
     }
     // The nodes above the blocks, each stored; a block's own nodes come from its leaves.
-    let blocksDone = 0;
     const node = async (lo: number, size: number): Promise<Pair> => {
       if (size <= liabilitiesBlockLeaves) {
-        if (++blocksDone % (liabilitiesSliceLeaves / liabilitiesBlockLeaves) === 0) await yieldToLoop();
+        if (turns.due) await turns.letGo();
         return rangeSum(pairsAt(lo, size), 0, size);
       }
       const k = largestPowerOfTwoBelow(size);
