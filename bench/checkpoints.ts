@@ -7,12 +7,17 @@
  *  2. in a book of `--proof-entries` entries covered by a checkpoint, times inclusion
  *     proofs of random leaves (each reads at most one block of 256 leaves and the stored
  *     subtrees above it).
- *  3. in a book of each of `--accounts` customer accounts (comma-separated counts), times
- *     the checkpoint whose liabilities tree (CONTRACT 12.2) covers them all, its CPU time, the
- *     event loop's longest pause meanwhile (what the decider would wait) and the longest
- *     garbage collection among them (apart from the scheduler's share of a loaded machine), and one holder's proof
- *     (CONTRACT 12.4) of random accounts, each verified.
- * Usage: node dist/bench/checkpoints.js --entries 1000000 --proof-entries 10000000 [--accounts 100000,1000000] [--only liabilities] [--dir PATH]
+ *  3. in a book of each of `--accounts` funded customer accounts (comma-separated counts), with
+ *     a kernel deciding 1-leg transfers from `--in-flight` closed-loop submitters on the same
+ *     store and thread (as in ledgerd): the deciding alone for `--alone-seconds`, then during
+ *     the checkpoint whose liabilities tree (CONTRACT 12.2) covers every account (decided/s,
+ *     submit->decided p50/p99, the event loop's delay p99/max from monitorEventLoopDelay at
+ *     1 ms resolution), the checkpoint's time, the process's CPU meanwhile and the longest
+ *     garbage collection (apart from the scheduler's share of a loaded machine); with
+ *     `--before PATH` (an earlier build's dist/src/checkpoints/checkpoints.js) the same first
+ *     with that build, back to back on the same book. Then holders' proofs (CONTRACT 12.4) of
+ *     random accounts in each checkpoint, each verified.
+ * Usage: node dist/bench/checkpoints.js --entries 1000000 --proof-entries 10000000 [--accounts 100000,1000000] [--only liabilities|journal] [--before PATH] [--in-flight 64] [--alone-seconds 10] [--dir PATH]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -74,7 +74,7 @@ function rangeSum(pairs: readonly Pair[], lo: number, n: number): Pair {
   return sumNode(rangeSum(pairs, lo, k), rangeSum(pairs, lo + k, n - k));
 }
 
-/** The build's hold on the event loop: `due` once it has held it `liabilitiesSliceMs` since it last let go. */
+/** The build's hold on the event loop: `due` once it has held it `liabilitiesSliceMs` since it last let go (the clock decides when the build yields, never what it builds). */
 class LoopTurns {
   private heldSinceMs = performance.now();
 
