@@ -122,6 +122,12 @@ describe('proposals', () => {
     }
     // An operator proposes no admin's act: the route's role is checked as for the proposer.
     expect(await refused(ben.api, { method: 'POST', path: '/v1/ops/members', body: { name: 'cy', role: 'admin', scheme: 'api-key' } })).toEqual({ status: 403, error: 'ERR-NotAuthorised' });
+    // An api-key member is never proposed: its key would be drawn at approval and reach the approver, not the member.
+    for (const body of [{ name: 'cy', role: 'auditor', scheme: 'api-key' }, { name: 'cy', role: 'auditor', scheme: 'api-key', reference: 1 }]) {
+      const r = await ada.api.post('/v1/ops/proposals', { request: { method: 'POST', path: '/v1/ops/members', body }, justification: 'x' }, undefined, freshKey());
+      expect(refusalOf(r)).toEqual({ status: 400, error: 'ERR-MalformedCommand' });
+      expect(r.body.description).toMatch(/api-key member cannot be added by a proposal.*webauthn-es256.*scheme key/);
+    }
     // An auditor proposes nothing, and reaches no command by a batch or on-behalf-of either.
     expect(await refused(ann.api, freeze('bob'))).toEqual({ status: 403, error: 'ERR-NotAuthorised' });
     expect(refusalOf(await ann.api.post('/v1/batches', { commands: [{ command: 'transfer', body: { legs: [{ from: acct('alice'), to: acct('bob'), amount: '1', asset: 'USD' }] } }] }, undefined, freshKey()))).toEqual({ status: 403, error: 'ERR-NotAuthorised' });
