@@ -288,6 +288,10 @@ describe('proposals', () => {
     const added = await propose(ada.api, { method: 'POST', path: '/v1/ops/members', body: { name: 'pat', role: 'admin', scheme: 'webauthn-es256', passkey: auth.register(await challenge('register')) } });
     const made = await root().post(`/v1/ops/proposals/${added}/approve`, {}, undefined, freshKey());
     const credential = (await decided(root(), made.body.operation_reference)).body.result.credential as string;
+    // The approver's retry is a repeat (its reply again), though the passkey's challenge was taken by the first.
+    const retried = await root().post(`/v1/ops/proposals/${added}/approve`, {}, undefined, freshKey());
+    expect(retried.status, retried.text).toBe(200);
+    expect(retried.body.operation_reference).toBe(made.body.operation_reference);
     const session = async () => (await anonymous.post('/v1/auth/passkey', { assertion: auth.assert(await challenge('authenticate')), credential }, null)).body.session as string;
     const first = as(await session());
     const second = as(await session());
