@@ -71,5 +71,27 @@ describe('ops members add --propose', () => {
     expect(command.stderr).toMatch(/^ERR-NotAuthorised: /m);
     // The credential is kept in her profile: the next sign-in needs no --credential.
     expect((await ledgerctl(['auth', 'login'], carol)).code).toBe(0);
+    asAdaToken = asAda.LEDGER_TOKEN;
+  });
+
+  it('proposes a legal disclosure (covered by default) and the approval makes it', async () => {
+    const created = await ledgerctl(['checkpoints', 'create', '--field', 'result.anchoring.checkpoint.number'], book.env);
+    expect(created.code, created.stderr).toBe(0);
+    expect((await ledgerctl(['checkpoints', 'wait', created.stdout.trim(), '--timeout-ms', '20000'], book.env)).code).toBe(0);
+    const disclose = ['disclosures', 'create', '--subject', accounts.alice, '--assertion', JSON.stringify({ shape: 'holds_at_least', amount: '1', asset: 'USD', kind: 'available' }), '--legal-obligation', 'court order 12', '--recipient-reference', 'ab'.repeat(32)];
+    const direct = await ledgerctl(disclose, book.env);
+    expect(direct.code).toBe(1);
+    expect(direct.stderr).toMatch(/^ERR-ApprovalRequired: .*legal_disclosure/m);
+    const proposed = await ledgerctl([...disclose, '--propose', '--justification', 'order served today', '--json'], book.env);
+    expect(proposed.code, proposed.stderr).toBe(0);
+    const id = proposed.json().result.proposal as string;
+    const approved = await ledgerctl(['ops', 'proposals', 'approve', id, '--yes', '--json'], { ...book.env, LEDGER_TOKEN: asAdaToken });
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(approved.json().result.disclosure).toMatch(/^[0-9a-f]+$/);
+    const shown = await ledgerctl(['disclosures', 'show', approved.json().result.disclosure], {});
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.json()).toMatchObject({ subject: accounts.alice });
   });
 });
+
+let asAdaToken = '';
