@@ -74,6 +74,9 @@ describe('the approval policy', () => {
     ben = await addMember('ben', 'operator');
     ann = await addMember('ann', 'auditor');
     ada = await addMember('ada', 'admin');
+    // Ben, an operator, could not approve a members act: root took each directly, marked so.
+    const adds = (await root().get('/v1/ops/audit?limit=1000')).body.items.filter((i: any) => i.act === 'addMember');
+    expect(adds.map((i: any) => [i.member, i.approval])).toEqual([['root', 'none available'], ['root', 'none available'], ['root', 'none available']]);
     const before = (await root().get('/v1/ops/audit?limit=1000')).body.items.length;
     const r = await root().post(`/v1/accounts/${acct('bob')}/freeze`, { justification: 'direct' }, undefined, freshKey());
     expect(refusalOf(r)).toEqual({ status: 403, error: 'ERR-ApprovalRequired' });
@@ -336,6 +339,13 @@ describe('proposals', () => {
     expect((await proposalOf(open[0].proposal)).state).toBe('expired');
     expect((await root().get('/v1/ops/proposals?state=open&limit=200')).body.items.filter((p: any) => p.proposer === 'ben')).toHaveLength(0);
     expect(refusalOf(await root().post(`/v1/ops/proposals/${open[0].proposal}/approve`, {}, undefined, freshKey()))).toEqual({ status: 409, error: 'ERR-OperationTerminal' });
+    // Listed as expired, undecided; withdrawing one is too late as well.
+    const expired = (await root().get('/v1/ops/proposals?state=expired&limit=200')).body.items.filter((p: any) => p.proposer === 'ben');
+    expect(expired.map((p: any) => p.proposal).sort()).toEqual(open.map((p: any) => p.proposal).sort());
+    expect(expired[0].decided_by).toBeUndefined();
+    const late = await ben.api.post(`/v1/ops/proposals/${open[1].proposal}/reject`, { reason: 'too late' }, undefined, freshKey());
+    expect((await decided(ben.api, late.body.operation_reference)).body.error.error).toBe('ERR-OperationTerminal');
+    expect((await proposalOf(open[1].proposal)).state).toBe('expired');
     await propose(ben.api, freeze('alice'));
     expect((await accountOf('alice')).status).toBe('active');
   });
