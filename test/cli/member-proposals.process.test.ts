@@ -71,6 +71,12 @@ describe('ops members add --propose', () => {
     expect(command.stderr).toMatch(/^ERR-NotAuthorised: /m);
     // The credential is kept in her profile: the next sign-in needs no --credential.
     expect((await ledgerctl(['auth', 'login'], carol)).code).toBe(0);
+    // Role changes and removals go the same way: directly refused, proposed, approved.
+    const promote = ['ops', 'members', 'role', credential, '--role', 'operator'];
+    expect((await ledgerctl(promote, book.env)).stderr).toMatch(/^ERR-ApprovalRequired: /m);
+    const promotion = (await ledgerctl([...promote, '--propose', '--justification', 'carol moves to payments', '--json'], book.env)).json().result.proposal;
+    expect((await ledgerctl(['ops', 'proposals', 'approve', promotion, '--yes'], asAda)).code).toBe(0);
+    expect((await ledgerctl(['ops', 'members', 'list', '--json'], carol)).json().items.find((m: { name: string }) => m.name === 'carol').role).toBe('operator');
     asAdaToken = asAda.LEDGER_TOKEN;
   });
 
