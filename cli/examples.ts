@@ -81,6 +81,8 @@ export const examples: Readonly<Record<string, readonly string[]>> = {
   'ops members list': ['ledgerctl ops members list', 'ledgerctl ops members list --json'],
   'ops members add': ['ledgerctl ops members add dana --role operator --scheme webauthn-es256 --save-as dana', 'ledgerctl ops members add audit.bot --role auditor --scheme api-key --field api_key', 'ledgerctl ops members add carol --role operator --credential-file carol.json --propose --justification "joins payments ops, ticket 7"'],
   'ops members prepare': ['ledgerctl --profile carol ops members prepare --out carol.json'],
+  'ops policy show': ['ledgerctl ops policy show', 'ledgerctl ops policy show --json'],
+  'ops policy set': ['ledgerctl ops policy set --rules members,policy,legal_disclosure --propose --justification "backups by one admin, ticket 12"', 'ledgerctl ops policy set --rules members,policy,backup,legal_disclosure,issuance_above --issuance-above USD=1000000 --propose --justification "large issuance needs two"'],
   'ops members role': ['ledgerctl ops members role did:ledger:cred:m7 --role auditor'],
   'ops members remove': ['ledgerctl ops members remove did:ledger:cred:operator', 'ledgerctl ops members remove did:ledger:cred:operator --propose --justification "retire the host key"'],
   'ops proposals list': ['ledgerctl ops proposals list --state open', 'ledgerctl ops proposals list --all --json'],

@@ -4,7 +4,8 @@
  * ERR-ApprovalRequired; the member-to-be makes its own passkey (`ops members prepare`), an admin
  * proposes it (`ops members add --credential-file --propose`), the other admin approves, and the
  * new member signs in with the passkey no one else held and reads as an auditor. A proposal with
- * a secret made by the proposer is refused before anything is sent.
+ * a secret made by the proposer is refused before anything is sent. A legal disclosure and the
+ * approval policy (`ops policy set`), covered by default, go by proposals too.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -97,6 +98,21 @@ describe('ops members add --propose', () => {
     const shown = await ledgerctl(['disclosures', 'show', approved.json().result.disclosure], {});
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.json()).toMatchObject({ subject: accounts.alice });
+  });
+});
+
+describe('ops policy', () => {
+  it('shows the policy; a change goes by a proposal and keeps what it does not name', async () => {
+    const shown = await ledgerctl(['ops', 'policy', 'show', '--json'], book.env);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.json()).toEqual({ rules: ['members', 'policy', 'backup', 'legal_disclosure'], issuanceAboveMinor: {}, ttlMs: 86_400_000 });
+    const set = ['ops', 'policy', 'set', '--rules', 'members,policy,legal_disclosure,issuance_above', '--issuance-above', 'USD=1000'];
+    expect((await ledgerctl(set, book.env)).stderr).toMatch(/^ERR-ApprovalRequired: .*policy/m);
+    const proposed = await ledgerctl([...set, '--propose', '--justification', 'backups by one admin', '--json'], book.env);
+    expect(proposed.code, proposed.stderr).toBe(0);
+    expect((await ledgerctl(['ops', 'proposals', 'approve', proposed.json().result.proposal, '--yes'], { ...book.env, LEDGER_TOKEN: asAdaToken })).code).toBe(0);
+    expect((await ledgerctl(['ops', 'policy', 'show', '--json'], book.env)).json()).toEqual({ rules: ['members', 'policy', 'legal_disclosure', 'issuance_above'], issuanceAboveMinor: { USD: '1000' }, ttlMs: 86_400_000 });
+    expect((await ledgerctl(['ops', 'policy', 'set', '--rules', 'freeze', '--ttl-ms', 'soon', '--propose', '--justification', 'x'], book.env)).code).toBe(2);
   });
 });
 
