@@ -256,6 +256,13 @@ export interface BookCheck {
 }
 
 /** A proposal (CONTRACT 13): GET /v1/ops/proposals/{proposal}, and each item of the listing. */
+/** GET /v1/ops/approvals/policy (CONTRACT 13). */
+export interface ApprovalPolicy {
+  rules: string[];
+  issuanceAboveMinor: Record<string, string>;
+  ttlMs: number;
+}
+
 export interface ProposalView {
   proposal: string;
   request: { method: string; path: string; body: unknown; on_behalf_of?: string };

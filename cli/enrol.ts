@@ -35,11 +35,17 @@ async function materialFor(ctx: Context, scheme: Scheme, challengeIdentity: stri
     const privateKeyPem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
     return { fields: { scheme, verifier: publicKeyHex }, secret: { scheme, privateKeyPem, publicKeyHex } };
   }
+  const { registerByMs: _registerBy, ...material } = await passkeyMaterial(ctx, challengeIdentity);
+  return material;
+}
+
+/** A new software passkey's registration, over a register challenge that serves until `registerByMs`. */
+export async function passkeyMaterial(ctx: Context, challengeIdentity: string | undefined): Promise<Material & { secret: SoftwarePasskey; registerByMs: number }> {
   // The WebAuthn encoder is loaded only for passkeys: it costs more than the rest of a run.
   const [{ createPasskey, registration }, profile] = await Promise.all([import('./passkey.js'), ctx.profile()]);
   const passkey = createPasskey(profile.rpId, profile.origin);
   const challenge = await ctx.client().post<Challenge>('/v1/auth/challenge', { purpose: 'register', identity: challengeIdentity });
-  return { fields: { scheme, passkey: registration(passkey, challenge.challenge) }, secret: passkey };
+  return { fields: { scheme: 'webauthn-es256', passkey: registration(passkey, challenge.challenge) }, secret: passkey, registerByMs: challenge.expires_at };
 }
 
 export interface EnrolFlags extends SubmitFlags {

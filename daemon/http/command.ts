@@ -7,7 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Actor } from '../../src/auth/authority.js';
 import { refuse } from '../../src/errors.js';
 import type { Acknowledgement, Kernel, Submission } from '../../src/book/kernel.js';
-import { approvedSubmission, endCheck, gateApproval } from './approvals.js';
+import { approvedKey, approvedSubmission, endCheck, gateApproval } from './approvals.js';
 import type { Command, Operation } from '../../src/model/model.js';
 import { type AccountId, type IdentityId, type ReferenceJson, parseIdentityId, parseReferenceJson } from '../../src/model/values.js';
 import { commandReply, isTerminal } from '../../src/queries/views.js';
@@ -95,7 +95,9 @@ export function isRepeat(kernel: Kernel, request: FastifyRequest): Promise<boole
   const caller = callerOf(request);
   const header = request.headers['client-key'];
   const derived = () => digestOf(request, { ...caller, onBehalfOf: onBehalfOfHeader(request) });
-  return kernel.tookClientKey(caller.principal, typeof header === 'string' ? header : derived());
+  // An approved act goes under `proposal:<id>`: the approver's retry repeats that.
+  const { clientKey } = approvedKey({ clientKey: typeof header === 'string' ? header : derived(), requestDigest: '' }, request.dispatch);
+  return kernel.tookClientKey(caller.principal, clientKey!);
 }
 
 /** The command reply (spec 2.1): 202 while not terminal, 200 once terminal. */

@@ -36,6 +36,9 @@ const scheme = { enum: ['key', 'webauthn-es256', 'api-key', null] };
 const verifier = nullable(str('key: the 32-byte ed25519 public key as hex', { pattern: '^[0-9a-fA-F]{64}$' }));
 const passkey = object({ attestation_object: str('base64url'), client_data_json: str('base64url') }, ['attestation_object', 'client_data_json']);
 
+const proposedApiKey =
+  "an api-key member cannot be added by a proposal: its key would be drawn at approval and go to the approver, not to the member. Propose the member's own credential: its passkey (scheme webauthn-es256, made by the member: ledgerctl ops members prepare) or ed25519 public key (scheme key, verifier)";
+
 type RegistrationCommand = Extract<Command, { type: 'create_identity' | 'register_credential' }>;
 
 interface CredentialBody {
@@ -157,6 +160,9 @@ export function credentialRoutes(app: FastifyInstance, { kernel, config, clock }
       const body = request.body as CredentialBody & { name: string; role: Role };
       if (callerOf(request).principal !== kernel.principals.operator) refuse('ERR-NotAuthorised', 'the initiating principal holds no authority that covers members of the operator (operator only)');
       if (request.headers['on-behalf-of'] !== undefined) refuse('ERR-MalformedCommand', 'members are added by the operator for itself: no on-behalf-of');
+      // A key drawn at approval would be on the approver's reply, never the member-to-be's: whoever
+      // approves would hold a member's key, and one person two members is no dual control.
+      if (request.dispatch !== null && (body.scheme ?? 'key') === 'api-key') refuse('ERR-MalformedCommand', proposedApiKey);
       const { credential, apiKey } = await newCredential(body);
       return register(request, reply, { type: 'register_credential', identity: kernel.principals.operator, credential, scope: null, member: { name: body.name, role: body.role } }, apiKey);
     },

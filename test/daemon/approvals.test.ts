@@ -74,6 +74,9 @@ describe('the approval policy', () => {
     ben = await addMember('ben', 'operator');
     ann = await addMember('ann', 'auditor');
     ada = await addMember('ada', 'admin');
+    // Ben, an operator, could not approve a members act: root took each directly, marked so.
+    const adds = (await root().get('/v1/ops/audit?limit=1000')).body.items.filter((i: any) => i.act === 'addMember');
+    expect(adds.map((i: any) => [i.member, i.approval])).toEqual([['root', 'none available'], ['root', 'none available'], ['root', 'none available']]);
     const before = (await root().get('/v1/ops/audit?limit=1000')).body.items.length;
     const r = await root().post(`/v1/accounts/${acct('bob')}/freeze`, { justification: 'direct' }, undefined, freshKey());
     expect(refusalOf(r)).toEqual({ status: 403, error: 'ERR-ApprovalRequired' });
@@ -122,6 +125,12 @@ describe('proposals', () => {
     }
     // An operator proposes no admin's act: the route's role is checked as for the proposer.
     expect(await refused(ben.api, { method: 'POST', path: '/v1/ops/members', body: { name: 'cy', role: 'admin', scheme: 'api-key' } })).toEqual({ status: 403, error: 'ERR-NotAuthorised' });
+    // An api-key member is never proposed: its key would be drawn at approval and reach the approver, not the member.
+    for (const body of [{ name: 'cy', role: 'auditor', scheme: 'api-key' }, { name: 'cy', role: 'auditor', scheme: 'api-key', reference: 1 }]) {
+      const r = await ada.api.post('/v1/ops/proposals', { request: { method: 'POST', path: '/v1/ops/members', body }, justification: 'x' }, undefined, freshKey());
+      expect(refusalOf(r)).toEqual({ status: 400, error: 'ERR-MalformedCommand' });
+      expect(r.body.description).toMatch(/api-key member cannot be added by a proposal.*webauthn-es256.*scheme key/);
+    }
     // An auditor proposes nothing, and reaches no command by a batch or on-behalf-of either.
     expect(await refused(ann.api, freeze('bob'))).toEqual({ status: 403, error: 'ERR-NotAuthorised' });
     expect(refusalOf(await ann.api.post('/v1/batches', { commands: [{ command: 'transfer', body: { legs: [{ from: acct('alice'), to: acct('bob'), amount: '1', asset: 'USD' }] } }] }, undefined, freshKey()))).toEqual({ status: 403, error: 'ERR-NotAuthorised' });
@@ -282,6 +291,10 @@ describe('proposals', () => {
     const added = await propose(ada.api, { method: 'POST', path: '/v1/ops/members', body: { name: 'pat', role: 'admin', scheme: 'webauthn-es256', passkey: auth.register(await challenge('register')) } });
     const made = await root().post(`/v1/ops/proposals/${added}/approve`, {}, undefined, freshKey());
     const credential = (await decided(root(), made.body.operation_reference)).body.result.credential as string;
+    // The approver's retry is a repeat (its reply again), though the passkey's challenge was taken by the first.
+    const retried = await root().post(`/v1/ops/proposals/${added}/approve`, {}, undefined, freshKey());
+    expect(retried.status, retried.text).toBe(200);
+    expect(retried.body.operation_reference).toBe(made.body.operation_reference);
     const session = async () => (await anonymous.post('/v1/auth/passkey', { assertion: auth.assert(await challenge('authenticate')), credential }, null)).body.session as string;
     const first = as(await session());
     const second = as(await session());
@@ -326,6 +339,13 @@ describe('proposals', () => {
     expect((await proposalOf(open[0].proposal)).state).toBe('expired');
     expect((await root().get('/v1/ops/proposals?state=open&limit=200')).body.items.filter((p: any) => p.proposer === 'ben')).toHaveLength(0);
     expect(refusalOf(await root().post(`/v1/ops/proposals/${open[0].proposal}/approve`, {}, undefined, freshKey()))).toEqual({ status: 409, error: 'ERR-OperationTerminal' });
+    // Listed as expired, undecided; withdrawing one is too late as well.
+    const expired = (await root().get('/v1/ops/proposals?state=expired&limit=200')).body.items.filter((p: any) => p.proposer === 'ben');
+    expect(expired.map((p: any) => p.proposal).sort()).toEqual(open.map((p: any) => p.proposal).sort());
+    expect(expired[0].decided_by).toBeUndefined();
+    const late = await ben.api.post(`/v1/ops/proposals/${open[1].proposal}/reject`, { reason: 'too late' }, undefined, freshKey());
+    expect((await decided(ben.api, late.body.operation_reference)).body.error.error).toBe('ERR-OperationTerminal');
+    expect((await proposalOf(open[1].proposal)).state).toBe('expired');
     await propose(ben.api, freeze('alice'));
     expect((await accountOf('alice')).status).toBe('active');
   });

@@ -9,6 +9,8 @@ import { withApiKeyToken, withSessionToken } from '../../profiles.js';
 
 export interface LoginOptions {
   apiKey?: string;
+  /** The credential the profile's passkey was registered as by someone else (ops members prepare). */
+  credential?: string;
 }
 
 export function buildLogin(parent: Command, make: MakeContext): Command {
@@ -16,6 +18,7 @@ export function buildLogin(parent: Command, make: MakeContext): Command {
     .command('login')
     .description("sign in with the profile's software passkey (POST /v1/auth/passkey), or keep an API key, as the profile's token")
     .option('--api-key <key>', 'sign in with this API key instead (checked with GET /v1/whoami)')
+    .option('--credential <credential>', "the credential the profile's passkey was added as by someone else (ops members prepare; ops members list names it), kept from then on")
     .action(action(make, runLogin));
 }
 
@@ -23,7 +26,8 @@ export function buildLogin(parent: Command, make: MakeContext): Command {
 export async function runLogin(ctx: Context, options: LoginOptions): Promise<void> {
   const profileName = await ctx.profileName();
   const profiles = await ctx.profiles();
-  const signedIn = options.apiKey === undefined ? await withPasskey(ctx, profileName) : await withApiKey(ctx, options.apiKey);
+  if (options.apiKey !== undefined && options.credential !== undefined) throw new UsageError('--credential names a passkey: not with --api-key');
+  const signedIn = options.apiKey === undefined ? await withPasskey(ctx, profileName, options.credential) : await withApiKey(ctx, options.apiKey);
   if (profiles.get(profileName) === undefined) profiles.put(profileName, await ctx.profile());
   const before = profiles.secretsOf(profileName);
   // A session never silently replaces the profile's API key: the key is kept aside for when the session ends.
@@ -41,17 +45,20 @@ interface SignedIn {
   expiresAt: number | null;
 }
 
-async function withPasskey(ctx: Context, profileName: string): Promise<SignedIn> {
+async function withPasskey(ctx: Context, profileName: string, named: string | undefined): Promise<SignedIn> {
   const profiles = await ctx.profiles();
   const passkey = profiles.secretsOf(profileName).passkey;
-  if (passkey?.credential === undefined || passkey.credential === null) {
-    throw new UsageError(`profile ${profileName} holds no registered passkey (ledgerctl credentials register --scheme webauthn-es256), or use --api-key`);
-  }
+  if (passkey === undefined) throw new UsageError(`profile ${profileName} holds no passkey (ledgerctl credentials register --scheme webauthn-es256), or use --api-key`);
+  const credential = passkey.credential ?? named;
+  if (credential === undefined) throw new UsageError(`profile ${profileName}'s passkey was prepared, not registered here: name the credential it was added as (--credential)`);
+  if (named !== undefined && named !== credential) throw new UsageError(`profile ${profileName}'s passkey is ${credential}, not ${named}`);
   const [{ assertion }, challenge] = await Promise.all([import('../../passkey.js'), ctx.client().post<Challenge>('/v1/auth/challenge', { purpose: 'authenticate' })]);
   const signCount = passkey.signCount + 1;
   // The counter is kept before it is used: a crash after signing never reuses it.
   profiles.updateSecrets(profileName, (s) => ({ ...s, passkey: { ...passkey, signCount } }));
-  const session = await ctx.client().post<Session>('/v1/auth/passkey', { assertion: assertion(passkey, challenge.challenge, signCount), credential: passkey.credential });
+  const session = await ctx.client().post<Session>('/v1/auth/passkey', { assertion: assertion(passkey, challenge.challenge, signCount), credential });
+  // A prepared passkey is named once it signed in as that credential.
+  if (passkey.credential === null) profiles.updateSecrets(profileName, (s) => ({ ...s, passkey: { ...s.passkey!, credential: session.credential } }));
   return { token: session.session, principal: session.principal, credential: session.credential, expiresAt: session.expires_at };
 }
 

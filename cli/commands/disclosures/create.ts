@@ -6,7 +6,7 @@ import { UsageError } from '../../errors.js';
 import { accountOf } from '../../names.js';
 import { details } from '../../output.js';
 import { integer, jsonText } from '../../parse.js';
-import { send } from '../../submit.js';
+import { send, submit } from '../../submit.js';
 import { inlineOrFile } from '../../verifiable.js';
 
 export interface CreateOptions {
@@ -19,6 +19,8 @@ export interface CreateOptions {
   clientKey?: string;
   withLiabilities?: boolean;
   out?: string;
+  propose?: boolean;
+  justification?: string;
 }
 
 export function buildCreate(parent: Command, make: MakeContext): Command {
@@ -34,6 +36,8 @@ export function buildCreate(parent: Command, make: MakeContext): Command {
     .option('--client-key <key>', 'idempotency key: a retry with it gets the same disclosure (default: a random one, shown on stderr)')
     .option('--with-liabilities', "a v2 disclosure carrying the subject's liabilities proof, so the balance is exact (holds_at_least, a version-2 checkpoint)")
     .option('--out <file>', 'also write the disclosure (hex) to this file')
+    .option('--propose', 'operator members, with --legal-obligation: propose it for another member to approve (with --justification), and print the proposal; the disclosure is on the approval')
+    .option('--justification <text>', 'with --propose: why, kept with the proposal')
     .action(action(make, runCreate));
 }
 
@@ -48,6 +52,13 @@ export async function runCreate(ctx: Context, options: CreateOptions): Promise<v
     recipient_reference: options.recipientReference,
     with_liabilities: options.withLiabilities === true ? true : undefined,
   };
+  // A legal disclosure is covered by default (CONTRACT 13): proposed, it is decided when approved.
+  if (options.propose === true) {
+    if (options.out !== undefined) throw new UsageError('--out: a proposed disclosure is made when it is approved (ledgerctl ops proposals approve prints it)');
+    await submit(ctx, '/v1/disclosures', body, { propose: true, justification: options.justification, clientKey: options.clientKey });
+    return;
+  }
+  if (options.justification !== undefined) throw new UsageError('--justification goes with --propose (a legal disclosure\'s own is --legal-obligation)');
   const reply = await send(ctx, '/v1/disclosures', body, { clientKey: options.clientKey });
   const hex = (reply.result as { disclosure?: string } | undefined)?.disclosure ?? '';
   if (options.out !== undefined) await writeFile(options.out, `${hex}\n`);

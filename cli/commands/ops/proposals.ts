@@ -124,6 +124,8 @@ async function runApprove(ctx: Context, id: string, options: SubmitFlags & { yes
     }
   }
   const reply: CommandReply = await send(ctx, `${path}/approve`, {}, options);
-  if (options.wait === false) return printReply(ctx, reply);
+  // An act decided at once (a legal disclosure) is no operation of the book to wait for: its reply is all there is.
+  const decidedAtOnce = reply.terminal && reply.operation_reference.startsWith('direct-');
+  if (options.wait === false || decidedAtOnce) return printReply(ctx, reply);
   printOperation(ctx, await decisionOf(ctx, reply, options));
 }

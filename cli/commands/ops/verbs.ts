@@ -6,6 +6,7 @@ import { buildIdentityRestrictions } from './identities.js';
 import { buildIssuanceGrant } from './issuance-grant.js';
 import { buildAudit, buildMembers } from './members.js';
 import { buildParties } from './parties.js';
+import { buildPolicy } from './policy.js';
 import { buildProposals } from './proposals.js';
 
-export const verbs: readonly Builder[] = [buildBackup, buildIssuanceGrant, buildParties, buildIdentityRestrictions, buildMembers, buildProposals, buildAudit, buildCheck];
+export const verbs: readonly Builder[] = [buildBackup, buildIssuanceGrant, buildParties, buildIdentityRestrictions, buildMembers, buildProposals, buildPolicy, buildAudit, buildCheck];
