@@ -30,6 +30,10 @@ describe('ops members add --propose', () => {
     const madeHere = await ledgerctl(['ops', 'members', 'add', 'eve', '--role', 'auditor', '--scheme', 'webauthn-es256', '--propose', '--justification', 'x'], book.env);
     expect(madeHere.code).toBe(2);
     expect(madeHere.stderr).toContain('ops members prepare');
+    // No scheme named: the shared default (a reclaim-only key) would make a member who can never sign in.
+    const noScheme = await ledgerctl(['ops', 'members', 'add', 'eve', '--role', 'auditor'], book.env);
+    expect(noScheme.code).toBe(2);
+    expect(noScheme.stderr).toContain('--scheme webauthn-es256');
 
     // Carol, on her own machine (her own profile directory), makes her passkey; only its public part leaves.
     const carolDir = configDir();

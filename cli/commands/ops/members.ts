@@ -52,6 +52,8 @@ export function buildMembers(parent: Command, make: MakeContext): Command {
       }
       // A secret made here would be the proposer's to keep: one person holding two members is no dual control.
       if (options.propose === true) throw new UsageError("a member added by a proposal brings its own credential: the member runs ledgerctl ops members prepare --out FILE, and you pass --credential-file FILE");
+      // The shared default, key, makes a credential that signs reclaim proofs only: a member who could never sign in.
+      if (add.getOptionValueSource('scheme') === 'default') throw new UsageError('ops members add: say how the member signs in: --scheme webauthn-es256 (a passkey kept in --save-as) or --scheme api-key (printed once), or --credential-file FILE');
       await enrol(ctx, { path: '/v1/ops/members', challengeIdentity: undefined, body: (fields) => ({ name, role, ...fields }) }, options);
     }),
   );
