@@ -181,4 +181,31 @@ describe('reads on PostgreSQL: a share of the pool per principal, the rest waits
     const lastBob = order.lastIndexOf('bob');
     expect(lastBob).toBeLessThan(order.length - 10);
   });
+
+  it("holds checkpoint reads to the caller's share of the pool as well: the rest of a principal's burst waits in its queue, and the operator still gets a connection", async () => {
+    const dir = newDir();
+    // A pool of 4: a principal runs 2 reads at once, all but the operator 3.
+    const store = { ...(await postgresStore()), poolSize: 4 };
+    const keys = await writeBook(dir, { alice: 1_000n }, store);
+    addConfig(dir, { ...quiet, snapshotQueuePerPrincipalMax: 20 });
+    daemon = await startDaemon({ dataDir: dir });
+    const [alice, op] = [client(daemon.url, keys.customers.alice!), client(daemon.url, keys.operator)];
+    for (const path of ['/v1/checkpoints', '/v1/checkpoints/1']) {
+      const lock = await lockBook(store.url);
+      try {
+        const burst = flood(() => alice.get(path), 6);
+        await until(`alice's reads of ${path} wait in PostgreSQL`, async () => (await lock.waiting()) >= 2);
+        await sleep(300);
+        // Her share (2) holds connections; her other 4 wait in her queue, not in the pool's.
+        expect(await lock.waiting()).toBe(2);
+        const opRead = flood(() => op.get(movementsOf('alice')), 1);
+        await until("the operator's read waits in PostgreSQL beside hers", async () => (await lock.waiting()) === 3);
+        await lock.release();
+        expect((await burst.all).every((r) => r.status === 200 || refusalOf(r).error === 'ERR-AnchorNotFinal')).toBe(true);
+        expect((await opRead.all)[0]!.status).toBe(200);
+      } finally {
+        await lock.release();
+      }
+    }
+  });
 });
