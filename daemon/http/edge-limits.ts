@@ -95,6 +95,9 @@ export function edgeLimits(app: FastifyInstance, limits: Limits, clock: () => nu
   // when it was first refused must not push its wait on and on).
   const tooSoon = new WeakSet<FastifyRequest>();
   const tooSoonHoldMs = () => Math.min(limits.retryAfterSeconds * 1000 * (1 + Math.random()), Math.floor(limits.requestTimeoutMs / 2));
+  // A stop answers the held refusals at once rather than waiting out their holds.
+  const stopping = new AbortController();
+  app.addHook('preClose', async () => stopping.abort());
   const refuseHere = (reply: FastifyReply, why: string) =>
     sendRefusal(reply, refusal('ERR-DecisionUnavailable', `${why}; retry after ${limits.retryAfterSeconds} s`), limits.retryAfterSeconds);
 
@@ -120,7 +123,7 @@ export function edgeLimits(app: FastifyInstance, limits: Limits, clock: () => nu
       const nowMs = clock();
       if (flooders.flooding(principal, nowMs) && !overloaded.take(principal, nowMs)) {
         tooSoon.add(request);
-        await sleep(tooSoonHoldMs());
+        await sleep(tooSoonHoldMs(), undefined, { signal: stopping.signal }).catch(() => {});
         return refuseHere(reply, 'the caller was refused for load and told to retry later; it is too soon');
       }
       if (!principals.take(principal, nowMs)) return refuseHere(reply, `more than ${limits.requestsPerPrincipalPerSecond} requests a second from this principal`);
