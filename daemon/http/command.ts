@@ -16,7 +16,7 @@ import { type Acting, requestDigest } from './digest.js';
 import { rawMember } from './raw-json.js';
 import { wireReply } from './replies.js';
 import { noteCommand } from './request-log.js';
-import { withView } from '../routes/context.js';
+import { withSlot, withView } from '../routes/context.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -95,7 +95,7 @@ export function isRepeat(kernel: Kernel, request: FastifyRequest): Promise<boole
   const caller = callerOf(request);
   const header = request.headers['client-key'];
   const derived = () => digestOf(request, { ...caller, onBehalfOf: onBehalfOfHeader(request) });
-  return kernel.tookClientKey(caller.principal, typeof header === 'string' ? header : derived());
+  return withSlot(request, () => kernel.tookClientKey(caller.principal, typeof header === 'string' ? header : derived()));
 }
 
 /** The command reply (spec 2.1): 202 while not terminal, 200 once terminal. */
