@@ -15,7 +15,8 @@ import { writeFileSync } from 'node:fs';
 import { bookIdentity, drawApiKey, placeOf } from '../daemon/book.js';
 import { leveldbStoreDefault, type StoreConfig } from '../daemon/config.js';
 import { builtInPrincipals } from '../src/auth/authority.js';
-import { principalCredentialWrites } from '../src/auth/credentials.js';
+import { credentialWrites, principalCredentialWrites } from '../src/auth/credentials.js';
+import type { CredentialId, IdentityId } from '../src/model/values.js';
 import { importGenesis } from '../src/book/genesis.js';
 import { benchAccount, fundedCustomersGenesis } from './genesis.js';
 import { LevelStore } from '../src/store/level.js';
@@ -64,10 +65,19 @@ const decisionWaitMs = 60_000;
 /** Each customer account's opening balance: no transfer of the bench is ever short of funds. */
 export const benchFundingMinor = 10n ** 15n;
 
-/** The bench's book in `dir` (on LevelDB), or in the database `store` names (its config written into `dir`). */
-async function writeBook(dir: string, operatorKey: string, accounts: number, store: StoreConfig): Promise<void> {
+/**
+ * The bench's book in `dir` (on LevelDB), or in the database `store` names (its config written into `dir`);
+ * `customerKeys[i]`, where given, is an API key of customer `did:ledger:id:b<i>`, to send as that principal.
+ */
+export async function writeBook(dir: string, operatorKey: string, accounts: number, store: StoreConfig, customerKeys: readonly string[] = []): Promise<void> {
   const genesis = fundedCustomersGenesis(accounts, benchFundingMinor);
-  const extras = principalCredentialWrites(builtInPrincipals, { operator: operatorKey, identities: drawApiKey() }, Date.now());
+  const nowMs = Date.now();
+  const extras = [
+    ...principalCredentialWrites(builtInPrincipals, { operator: operatorKey, identities: drawApiKey() }, nowMs),
+    ...customerKeys.flatMap((key, i) =>
+      credentialWrites({ id: `did:ledger:cred:b${i}` as CredentialId, identity: `did:ledger:id:b${i}` as IdentityId, scheme: 'api-key', verifier: null, scope: null, createdAtMs: nowMs, webauthnId: null, counter: 0 }, key),
+    ),
+  ];
   if (store.kind === 'postgres') {
     writeFileSync(join(dir, 'ledgerd.json'), JSON.stringify({ store }));
     const building = await placeOf(dir, store).build('init');
@@ -135,7 +145,7 @@ const streamRetryMs = 100;
  * server cuts (a slow reader at batch rates) is followed again from the last event seen
  * (`Last-Event-ID`), so no decision goes unseen.
  */
-function followDecisions(url: string, token: string): { decidedAt: Map<string, number>; close: () => void } {
+export function followDecisions(url: string, token: string): { decidedAt: Map<string, number>; close: () => void } {
   const decidedAt = new Map<string, number>();
   let lastId: string | null = null;
   let closed = false;

@@ -46,6 +46,12 @@ export const batchBodyBytesMax = 4 * 1024 * 1024;
 export { aliasPartLengthMax } from '../src/constants.js';
 /** A disclosure's legal obligation is named, not argued: bounded like a reference. */
 export const legalObligationLengthMax = 1024;
+/**
+ * How long a scrape of /metrics waits for the book's gauges to be read afresh (one reader at a
+ * time, in the daemon's own read slot); past it the scrape answers with the last values read
+ * and their age, so a stuck store never holds a scrape, nor takes more than one connection.
+ */
+export const metricsBookReadWaitMs = 1_000;
 /** Pending instructions the settlement status counts exactly; past it the count says "at least". */
 export const settlementPendingCountMax = 10_000;
 /** Symbol text an attestation of the embedded layer may carry (the layer's word, compared with the asset's symbol). */

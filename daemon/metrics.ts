@@ -8,6 +8,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DecisionEvent } from '../src/book/kernel.js';
 import type { BatchOp, Store } from '../src/store/port.js';
+import type { Read } from './last-reading.js';
 import type { RefusalReason, Share, SlotObserver } from './snapshot-slots.js';
 
 /** States that end a command's first decision: the latency histogram measures submission to one of these. */
@@ -42,7 +43,7 @@ export interface StoreState {
   readonly writesFailingMs: number;
 }
 
-/** What a scrape reads from the book and the layer (in the scraper's read slot). */
+/** What is read from the book and the layer for the scrapes (by one background reader, daemon/routes/metrics.ts). */
 export interface BookReading {
   /** The layer's head and highest final height. */
   readonly height: number;
@@ -55,7 +56,6 @@ export interface BookReading {
   readonly finalCheckpointAtMs: number | null;
   /** Every asset's kept total (what the trial balance answers from) sums to zero. */
   readonly balanced: boolean;
-  readonly nowMs: number;
 }
 
 export class Metrics {
@@ -70,7 +70,7 @@ export class Metrics {
   private readonly readRefusals: Counter<'share' | 'reason'>;
   private readonly requests: Counter<'method' | 'route' | 'status'>;
   private readonly requestDuration: Histogram<'method' | 'route'>;
-  private readonly book: Record<'height' | 'finalHeight' | 'takenIn' | 'lag' | 'pending' | 'checkpointAge' | 'balanced', Gauge>;
+  private readonly book: Record<'height' | 'finalHeight' | 'takenIn' | 'lag' | 'pending' | 'checkpointAge' | 'balanced' | 'age', Gauge>;
   /** The store as an operator reads it (GET /v1/ops/store); on PostgreSQL, from the store's last reading of the server's settings. */
   store: () => StoreState = () => ({ kind: 'leveldb', durabilityRisk: null, onRisk: null, writesFailingMs: 0 });
 
@@ -113,6 +113,7 @@ export class Metrics {
       pending: gauge('ledgerd_settlement_pending_instructions', 'Withdrawals instructed and not yet Completed or Expired'),
       checkpointAge: gauge('ledgerd_checkpoint_final_age_seconds', 'Age of the newest final checkpoint (NaN while none is final)'),
       balanced: gauge('ledgerd_book_balanced', '1 while every asset\'s kept total (the trial balance) sums to zero, else 0'),
+      age: gauge('ledgerd_book_gauges_age_seconds', 'Age of the values the settlement and balance gauges show: a scrape waits a bounded time for a fresh read of the book, else shows the last one (NaN while none was read)'),
     };
     new Gauge({ name: 'ledgerd_build_info', help: 'Always 1; the version running', labelNames: ['version'], registers }).set({ version }, 1);
   }
@@ -130,20 +131,21 @@ export class Metrics {
   }
 
   /**
-   * The exposition, with what was read from the book at this scrape; null when the book
-   * could not be read (its store failing): those gauges are NaN then, not a false 0, and the
-   * rest is served, since an outage is when the other metrics matter most.
+   * The exposition at `nowMs`, with the last values read from the book (and when); null
+   * while none was read (the store failing since the start): those gauges are NaN then, not
+   * a false 0, and the rest is served, since an outage is when the other metrics matter most.
    */
-  async scrape(reading: BookReading | null): Promise<string> {
+  async scrape(read: Read<BookReading> | null, nowMs: number): Promise<string> {
     const b = this.book;
-    const r = reading ?? { height: NaN, finalHeight: NaN, takenIn: NaN, pendingInstructions: NaN, finalCheckpointAtMs: NaN, balanced: null, nowMs: NaN };
+    const r = read?.value ?? { height: NaN, finalHeight: NaN, takenIn: NaN, pendingInstructions: NaN, finalCheckpointAtMs: NaN, balanced: null };
     b.height.set(r.height);
     b.finalHeight.set(r.finalHeight);
     b.takenIn.set(r.takenIn);
     b.lag.set(Math.max(0, r.finalHeight - r.takenIn));
     b.pending.set(r.pendingInstructions);
-    b.checkpointAge.set(r.finalCheckpointAtMs === null ? NaN : Math.max(0, r.nowMs - r.finalCheckpointAtMs) / 1000);
+    b.checkpointAge.set(r.finalCheckpointAtMs === null ? NaN : Math.max(0, nowMs - r.finalCheckpointAtMs) / 1000);
     b.balanced.set(r.balanced === null ? NaN : r.balanced ? 1 : 0);
+    b.age.set(read === null ? NaN : Math.max(0, nowMs - read.atMs) / 1000);
     return this.registry.metrics();
   }
 

@@ -16,7 +16,7 @@ import { type Acting, requestDigest } from './digest.js';
 import { rawMember } from './raw-json.js';
 import { wireReply } from './replies.js';
 import { noteCommand } from './request-log.js';
-import { withView } from '../routes/context.js';
+import { withSlot, withView } from '../routes/context.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -97,7 +97,7 @@ export function isRepeat(kernel: Kernel, request: FastifyRequest): Promise<boole
   const derived = () => digestOf(request, { ...caller, onBehalfOf: onBehalfOfHeader(request) });
   // An approved act goes under `proposal:<id>`: the approver's retry repeats that.
   const { clientKey } = approvedKey({ clientKey: typeof header === 'string' ? header : derived(), requestDigest: '' }, request.dispatch);
-  return kernel.tookClientKey(caller.principal, clientKey!);
+  return withSlot(request, () => kernel.tookClientKey(caller.principal, clientKey!));
 }
 
 /** The command reply (spec 2.1): 202 while not terminal, 200 once terminal. */

@@ -11,11 +11,19 @@
  *   ignoring Retry-After: until its last Retry-After has passed at most
  *   `overloadedRequestsPerSecond` of its requests go further, the rest are refused here, at
  *   the cost of a header lookup, instead of going through parsing, validation and the
- *   kernel to be refused again. A client that honours Retry-After never meets this.
+ *   kernel to be refused again. Such a refusal is held for its Retry-After, and up to as
+ *   long again at random, before it is sent (at most half of `requestTimeoutMs`): a client
+ *   resending at once is answered no more often than it was told it may retry, so its
+ *   connections cost the daemon a timer each instead of a reply written as fast as it can
+ *   send (the cost that, answered at once, delayed everyone else's requests behind its own);
+ *   the random part spreads a thousand connections' answers, and so their next requests,
+ *   over time instead of one burst a Retry-After that others' requests would wait behind.
+ *   A client that honours Retry-After never meets this.
  *
  * All refusals are 503 ERR-DecisionUnavailable with Retry-After (CONTRACT 6).
  */
 import type { Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { refusal } from '../../src/errors.js';
 import type { Config } from '../config.js';
@@ -69,7 +77,7 @@ class Flooders {
   }
 }
 
-type Limits = Pick<Config, 'connectionsPerSourceMax' | 'requestsPerSourcePerSecond' | 'requestsPerPrincipalPerSecond' | 'retryAfterSeconds'>;
+type Limits = Pick<Config, 'connectionsPerSourceMax' | 'requestsPerSourcePerSecond' | 'requestsPerPrincipalPerSecond' | 'retryAfterSeconds' | 'requestTimeoutMs'>;
 
 /** Routes that hold a slot of their own for as long as they stream (events, backups). */
 const streamRoutes: ReadonlySet<string> = new Set(['/v1/events', '/v1/ops/backup']);
@@ -86,6 +94,10 @@ export function edgeLimits(app: FastifyInstance, limits: Limits, clock: () => nu
   // Refused because they came too soon: these do not start a new wait (a client's requests already under way
   // when it was first refused must not push its wait on and on).
   const tooSoon = new WeakSet<FastifyRequest>();
+  const tooSoonHoldMs = () => Math.min(limits.retryAfterSeconds * 1000 * (1 + Math.random()), Math.floor(limits.requestTimeoutMs / 2));
+  // A stop answers the held refusals at once rather than waiting out their holds.
+  const stopping = new AbortController();
+  app.addHook('preClose', async () => stopping.abort());
   const refuseHere = (reply: FastifyReply, why: string) =>
     sendRefusal(reply, refusal('ERR-DecisionUnavailable', `${why}; retry after ${limits.retryAfterSeconds} s`), limits.retryAfterSeconds);
 
@@ -111,6 +123,7 @@ export function edgeLimits(app: FastifyInstance, limits: Limits, clock: () => nu
       const nowMs = clock();
       if (flooders.flooding(principal, nowMs) && !overloaded.take(principal, nowMs)) {
         tooSoon.add(request);
+        await sleep(tooSoonHoldMs(), undefined, { signal: stopping.signal }).catch(() => {});
         return refuseHere(reply, 'the caller was refused for load and told to retry later; it is too soon');
       }
       if (!principals.take(principal, nowMs)) return refuseHere(reply, `more than ${limits.requestsPerPrincipalPerSecond} requests a second from this principal`);

@@ -78,7 +78,7 @@ export function checkpointRoutes(app: FastifyInstance, { kernel, clock, settleme
       const query = request.query as Query;
       const limit = query.limit === undefined ? checkpointsPageDefault : limitQuery(query.limit);
       const before = uintQuery(query, 'before');
-      const page = await checkpoints.list(before, limit);
+      const page = await withSlot(request, () => checkpoints.list(before, limit));
       return wireReply(reply, { items: page.items.map(checkpointView), next: page.next ?? undefined });
     },
   );
@@ -95,7 +95,7 @@ export function checkpointRoutes(app: FastifyInstance, { kernel, clock, settleme
     },
     async (request, reply) => {
       const number = uintQuery(request.params as Query, 'number')!;
-      const checkpoint = await checkpoints.get(number);
+      const checkpoint = await withSlot(request, () => checkpoints.get(number));
       if (checkpoint === undefined) refuse('ERR-AnchorNotFinal', `no checkpoint ${number}`);
       return wireReply(reply, checkpointView(checkpoint));
     },

@@ -29,7 +29,7 @@ import { callerOf } from '../http/auth.js';
 import { commandAnswer, isRepeat, submitFrom } from '../http/command.js';
 import { accountId, commandHeaders, commandReplySchema, noQuery, nullable, object, reference, responses, str } from '../http/schemas.js';
 import { relyingPartyOf } from './auth.js';
-import type { RouteContext } from './context.js';
+import { type RouteContext, withSlot } from './context.js';
 
 const replies = responses({ 200: commandReplySchema, 202: commandReplySchema });
 const scheme = { enum: ['key', 'webauthn-es256', 'api-key', null] };
@@ -89,7 +89,7 @@ export function credentialRoutes(app: FastifyInstance, { kernel, config, clock }
     const { challenge } = command.credential;
     if (challenge === null || (await isRepeat(kernel, request))) return;
     const identity = command.type === 'register_credential' ? command.identity : null;
-    const record = await kernel.challenge(challenge, identity);
+    const record = await withSlot(request, () => kernel.challenge(challenge, identity));
     const taken = 'error' in record ? record : consumeChallenge(record, { purpose: 'register', identity, nowMs: clock() });
     if ('error' in taken) refuse('ERR-CredentialInvalid', taken.description);
   }

@@ -94,7 +94,7 @@ export function custodyRoutes(app: FastifyInstance, { kernel, config, clock }: R
     if ('error' in gate) refuse(gate.error, gate.description);
     const stored = await withSlot(request, () => kernel.credential(credential));
     if (stored === undefined || stored.scheme !== 'webauthn-es256' || stored.identity !== gate.owner) refuse('ERR-CredentialInvalid', `proof_credential ${credential} is not a passkey of the owner's set`);
-    const record = await kernel.challenge(challenge, null);
+    const record = await withSlot(request, () => kernel.challenge(challenge, null));
     const taken = 'error' in record ? record : consumeChallenge(record, { purpose: 'authenticate', identity: null, nowMs: clock() });
     if ('error' in taken) refuse('ERR-CredentialInvalid', taken.description);
     const verified = await verifyPasskeyAssertion(assertion, { challenge, rp, stored: { rawId: stored.webauthnId!, publicKey: stored.verifier!, counter: stored.counter } });

@@ -3,7 +3,7 @@
  * by the operator under a legal obligation, signed by the clerk; verified against this
  * deployment's final checkpoints and clerk key by any authenticated caller.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type DisclosureMade, disclose, disclosureMade, parseAssertion, parseRecipient, rebuildDisclosure } from '../../src/disclosures/disclose.js';
 import { type Trust, verifyDisclosure } from '../../src/disclosures/verify.js';
 import { check, recordJson } from '../../src/model/decode.js';
@@ -93,14 +93,15 @@ export function disclosureRoutes(app: FastifyInstance, { kernel, clock, settleme
     },
   );
 
-  const trust: Trust = {
+  /** What a disclosure is checked against, its checkpoints read in the caller's read slot. */
+  const trustOf = (request: FastifyRequest): Trust => ({
     clerkPublicKeyHex: clerk.publicKeyHex,
     instance: layer.instance,
     finalCheckpoint: async (number) => {
-      const c = await checkpoints.get(number);
+      const c = await withSlot(request, () => checkpoints.get(number));
       return c === undefined || c.status !== 'final' ? undefined : { number: c.number, commitment: c.commitment, kernel_root: c.kernelRoot, entry_sequence: c.entrySequence };
     },
-  };
+  });
 
   app.get(
     '/v1/disclosures/verify',
@@ -113,7 +114,7 @@ export function disclosureRoutes(app: FastifyInstance, { kernel, clock, settleme
     },
     async (request, reply) => {
       const { disclosure } = request.query as Query;
-      return wireReply(reply, { ...(await verifyDisclosure(disclosure ?? null, trust)) });
+      return wireReply(reply, { ...(await verifyDisclosure(disclosure ?? null, trustOf(request))) });
     },
   );
 
@@ -130,7 +131,7 @@ export function disclosureRoutes(app: FastifyInstance, { kernel, clock, settleme
     },
     async (request, reply) => {
       const { disclosure } = request.body as { disclosure: string };
-      return wireReply(reply, { ...(await verifyDisclosure(disclosure, trust)) });
+      return wireReply(reply, { ...(await verifyDisclosure(disclosure, trustOf(request))) });
     },
   );
 }

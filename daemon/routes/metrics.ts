@@ -2,9 +2,11 @@
  * GET /metrics: the Prometheus exposition (daemon/metrics.ts). The operator's members
  * only, auditors too (daemon/http/roles.ts): the counters reveal the book's activity (how
  * many transfers, how many refused and why). Prometheus scrapes it with a member's bearer
- * (`authorization` in its scrape config; an auditor's API key is enough). Each scrape
- * reads the layer's progress, the newest final checkpoint and the kept totals in one of
- * the scraper's read slots.
+ * (`authorization` in its scrape config; an auditor's API key is enough). The layer's
+ * progress, the newest final checkpoint and the kept totals are read from the book by one
+ * reader at a time in the daemon's own read slot; a scrape waits for a fresh read at most
+ * `metricsBookReadWaitMs` and otherwise answers with the last values and their age, so it
+ * never queues behind a stuck database nor holds a pooled connection itself.
  *
  * GET /v1/ops/store: the store's state as an operator reads it when commands are refused:
  * whether it keeps what it acknowledges and why not, and whether writes work. The
@@ -19,9 +21,11 @@ import { totalMinor } from '../../src/book/totals.js';
 import { requireOperator } from '../http/auth.js';
 import { wireReply } from '../http/replies.js';
 import { noQuery, nullable, object, responses, str, uintNumber } from '../http/schemas.js';
+import { metricsBookReadWaitMs } from '../constants.js';
+import { LastReading } from '../last-reading.js';
 import type { BookReading, Metrics } from '../metrics.js';
 import { type Settlement, settlementProgress } from '../settlement.js';
-import { type RouteContext, withSlot } from './context.js';
+import type { RouteContext } from './context.js';
 
 /** Every registered asset's kept total is there, decodes and sums to zero. */
 async function balanced(kernel: Kernel): Promise<boolean> {
@@ -37,7 +41,7 @@ async function balanced(kernel: Kernel): Promise<boolean> {
   });
 }
 
-async function bookReading(kernel: Kernel, settlement: Settlement, nowMs: number): Promise<BookReading> {
+async function bookReading(kernel: Kernel, settlement: Settlement): Promise<BookReading> {
   const head = settlement.layer.currentHead;
   const progress = await settlementProgress(kernel);
   const checkpoint = await settlement.checkpoints.latestFinal();
@@ -48,25 +52,20 @@ async function bookReading(kernel: Kernel, settlement: Settlement, nowMs: number
     pendingInstructions: progress.pending,
     finalCheckpointAtMs: checkpoint?.createdAtMs ?? null,
     balanced: await balanced(kernel),
-    nowMs,
   };
 }
 
 export function metricsRoutes(app: FastifyInstance, { kernel, settlement, clock }: RouteContext, metrics: Metrics): void {
+  const inSlot = app.snapshots.gate(app.snapshots.internal);
+  const book = new LastReading(() => inSlot(() => bookReading(kernel, settlement)), metricsBookReadWaitMs, clock, (error) =>
+    app.log.warn({ err: { message: (error as Error).message } }, 'metrics: the book could not be read; its gauges keep their last values (ledgerd_book_gauges_age_seconds says how old)'),
+  );
   app.get(
     '/metrics',
     { schema: { summary: "The operator's members (auditor and up): metrics in the Prometheus text format", querystring: noQuery, response: responses({ 200: { description: 'text/plain; version=0.0.4', type: 'string' } }) } },
     async (request, reply) => {
       requireOperator(request, kernel, 'the metrics');
-      const text = await withSlot(request, async () => {
-        let reading: BookReading | null = null;
-        try {
-          reading = await bookReading(kernel, settlement, clock());
-        } catch (error) {
-          request.log.warn({ err: { message: (error as Error).message } }, 'metrics: the book could not be read; its gauges are NaN in this scrape');
-        }
-        return metrics.scrape(reading);
-      });
+      const text = await metrics.scrape(await book.get(), clock());
       return reply.code(200).type(metrics.registry.contentType).send(text);
     },
   );

@@ -22,7 +22,7 @@ import { acknowledge } from '../http/command.js';
 import { requestDigest } from '../http/digest.js';
 import { wireReply } from '../http/replies.js';
 import { commandHeaders, commandReplySchema, identityId, noQuery, object, reference, responses, str, uintNumber } from '../http/schemas.js';
-import { type RouteContext, withView } from './context.js';
+import { type RouteContext, withSlot, withView } from './context.js';
 import { memberName } from './members.js';
 
 /** Proposals a listing page answers when the query names no limit. */
@@ -206,7 +206,7 @@ export function proposalRoutes(app: FastifyInstance, { kernel, clock }: RouteCon
     if (state !== 'open' && !repeat) refuse('ERR-OperationTerminal', `proposal ${p.id} is ${state}`);
     if (approver === p.proposerCredential) refuse('ERR-NotAuthorised', `member ${request.member!.name} proposed ${p.id}: another member approves it`);
     if (!holdsRole(request.member!.role, p.approverRole)) refuse('ERR-NotAuthorised', `approving ${p.id} needs ${p.approverRole}; member ${request.member!.name} is ${request.member!.role}`);
-    const proposer = await kernel.member(p.proposerCredential);
+    const proposer = await withSlot(request, () => kernel.member(p.proposerCredential));
     if (proposer === undefined || proposer.removedAtMs !== null) refuse('ERR-InvalidTransition', `the proposer of ${p.id} is no live member: reject it`);
     const actor = { principal: kernel.principals.operator, credential: p.proposerCredential, onBehalfOf: null, scope: null };
     const dispatch = { mode: 'submit' as const, actor, member: { name: proposer.name, role: proposer.role }, approval: { proposal: p.id, approver }, checked: null };

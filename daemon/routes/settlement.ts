@@ -147,7 +147,7 @@ export function settlementRoutes(app: FastifyInstance, { kernel, config, clock, 
     async (request, reply) => {
       await settlement.requireServing(clock());
       const { coordinate } = request.body as { coordinate: { digest: string; instance: number; seq: number } };
-      const [record] = coordinate.instance === layer.instance ? await layer.inbox(coordinate.seq, coordinate.seq) : [];
+      const [record] = coordinate.instance === layer.instance ? await withSlot(request, () => layer.inbox(coordinate.seq, coordinate.seq)) : [];
       if (record === undefined || record.coordinate.digest !== coordinate.digest) refuse('ERR-EvidenceInsufficient', `the layer holds no record ${coordinate.seq} with that digest in instance ${coordinate.instance}`);
       const head = layer.currentHead;
       const deposit = { seq: record.coordinate.seq, digest: record.coordinate.digest, location: record.location, amountMinor: record.amountMinor, accountRef: record.accountRef, height: record.height };
@@ -172,7 +172,7 @@ export function settlementRoutes(app: FastifyInstance, { kernel, config, clock, 
       return settlement.direct.answer(request, reply, [], async () => {
         await settlement.requireServing(clock());
         const head = layer.currentHead;
-        const onLayer = new Map((await layer.inbox(from, to)).map((r) => [r.coordinate.seq, r]));
+        const onLayer = new Map((await withSlot(request, () => layer.inbox(from, to))).map((r) => [r.coordinate.seq, r]));
         const inBook = new Map(
           (await withSlot(request, () => kernel.settlementRecords(settlementKeys.depositPrefix, settlementKeys.deposit(from), to - from + 1)))
             .map(([key, text]) => [parseInt(key.slice(settlementKeys.depositPrefix.length), 16), decodeDepositRecord(text)!] as const)

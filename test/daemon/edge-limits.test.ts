@@ -6,7 +6,8 @@
  */
 import { connect, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { type Reply, addConfig, refusalOf, startDaemon, useDaemon, useTempDirs, writeBook } from './support.js';
+import { startFlood } from '../support/flood.js';
+import { type Reply, addConfig, client, refusalOf, repoRoot, startDaemon, useDaemon, useTempDirs, writeBook } from './support.js';
 
 const shared = useDaemon(
   { alice: 1_000_000n, bob: 1_000n, payee: 0n },
@@ -133,5 +134,38 @@ describe('the edge under floods', () => {
     // Once her last Retry-After has passed (and her rate refilled), she is served.
     await new Promise((r) => setTimeout(r, 1_200));
     expect((await read()).status).toBe(200);
+  });
+
+  it('answers a too-soon refusal no sooner than its Retry-After: a principal resending at once through its refusals waits as long as it was told to', async () => {
+    const dir = newDir();
+    const keys = await writeBook(dir, { flood: 0n });
+    addConfig(dir, { requestsPerPrincipalPerSecond: 20 });
+    const daemon = await startDaemon({ dataDir: dir });
+    const flooder = client(daemon.url, keys.customers.flood!);
+    const read = () => flooder.get('/v1/accounts/did:ledger:acct:flood');
+    // 50 connections sending again at once whatever they are answered, from a process of their own, hold the principal
+    // past its refusals; the test's own requests as that principal time what a too-soon refusal costs its sender.
+    const flood = startFlood({ url: daemon.url, token: keys.customers.flood!, method: 'GET', path: '/v1/accounts/did:ledger:acct:flood', connections: 50, durationMaxMs: 60_000 }, repoRoot);
+    const tooSoonMs: number[] = [];
+    try {
+      await flood.ready;
+      const untilMs = Date.now() + 20_000;
+      while (tooSoonMs.length < 5 && Date.now() < untilMs) {
+        const startedMs = Date.now();
+        const r = await read();
+        if (r.status === 503 && /too soon/.test(r.body.description)) {
+          expectOverloaded(r, /told to retry later/);
+          tooSoonMs.push(Date.now() - startedMs);
+        }
+      }
+    } finally {
+      const report = await flood.stop();
+      expect({ failures: report.failures, badRefusals: report.badRefusals }).toEqual({ failures: 0, badRefusals: 0 });
+    }
+    console.log(`too-soon refusals answered after ${tooSoonMs.join(', ')} ms (Retry-After: 1 s)`);
+    expect(tooSoonMs.length).toBe(5);
+    // Held for its Retry-After (1 s), less a timer's slack: the sender waits, not the daemon's other callers.
+    for (const ms of tooSoonMs) expect(ms).toBeGreaterThanOrEqual(990);
+    expect(await daemon.stop()).toBe(0);
   });
 });

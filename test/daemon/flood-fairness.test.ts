@@ -57,8 +57,9 @@ describe('a flood that ignores Retry-After', () => {
     // The flood's refusals are 503 ERR-DecisionUnavailable with an integer Retry-After, and it was refused.
     expect(report.badRefusals).toBe(0);
     expect(report.statuses['503'] ?? 0).toBeGreaterThan(0);
-    // Most of them cost the daemon a header lookup: refused at the edge, before the body, as too soon.
-    expect(report.tooSoon).toBeGreaterThan((report.statuses['503'] ?? 0) / 2);
+    // Once it is seen resending through its refusals, it is refused at the edge, before the body, as too soon (each
+    // such refusal held for its Retry-After: edge-limits.test.ts times that).
+    expect(report.tooSoon).toBeGreaterThan(0);
     expect(Object.keys(report.statuses).every((s) => s === '202' || s === '503')).toBe(true);
   }, 120_000);
 });

@@ -35,6 +35,8 @@ export interface FloodReport {
   readonly badRefusals: number;
   /** 503s the edge gave before reading the request's body, for coming too soon after a Retry-After (docs/daemon.md, "Floods"). */
   readonly tooSoon: number;
+  /** Refusals (4xx, 5xx) by status, code and description (its numbers as N): what the flood was told, and why. */
+  readonly refusals: Record<string, number>;
   /** Requests that got no reply (a reset, a timeout). */
   readonly failures: number;
   readonly failureSamples: string[];
@@ -45,6 +47,7 @@ import { Pool } from 'undici';
 const o = JSON.parse(process.argv[1]);
 const pool = new Pool(o.url, { connections: o.connections, pipelining: 1, connect: { timeout: 30000 }, ...(o.localAddress ? { localAddress: o.localAddress } : {}) });
 const statuses = {};
+const refusals = {};
 let badRefusals = 0, tooSoon = 0, failures = 0, key = 0;
 const failureSamples = [];
 let on = true;
@@ -63,11 +66,15 @@ await Promise.all(Array.from({ length: o.connections }, async (_, i) => {
       const res = await pool.request({ method: o.method, path: o.path, body, headers: o.method === 'POST' ? { ...headers, 'client-key': 'flood-' + process.pid + '-' + (++key) } : headers });
       const text = await res.body.text();
       statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
-      if (res.statusCode === 503) {
+      if (res.statusCode >= 400) {
         let error = null, description = '';
         try { ({ error, description } = JSON.parse(text)); } catch {}
-        if (/too soon/.test(description)) tooSoon++;
-        if (error !== 'ERR-DecisionUnavailable' || !/^[1-9][0-9]*$/.test(String(res.headers['retry-after']))) badRefusals++;
+        const why = res.statusCode + ' ' + error + ' (' + String(description).replace(/[0-9]+/g, 'N') + ')';
+        refusals[why] = (refusals[why] ?? 0) + 1;
+        if (res.statusCode === 503) {
+          if (/too soon/.test(description)) tooSoon++;
+          if (error !== 'ERR-DecisionUnavailable' || !/^[1-9][0-9]*$/.test(String(res.headers['retry-after']))) badRefusals++;
+        }
       }
     } catch (e) {
       failures++;
@@ -77,7 +84,7 @@ await Promise.all(Array.from({ length: o.connections }, async (_, i) => {
   }
 }));
 await pool.close();
-process.stdout.write(JSON.stringify({ statuses, badRefusals, tooSoon, failures, failureSamples }) + '\\n');
+process.stdout.write(JSON.stringify({ statuses, refusals, badRefusals, tooSoon, failures, failureSamples }) + '\\n');
 `;
 
 export interface Flood {

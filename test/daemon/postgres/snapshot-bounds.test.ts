@@ -102,7 +102,8 @@ describe('reads on PostgreSQL: a share of the pool per principal, the rest waits
     const as = (key: string) => client(daemon!.url, key);
     const [alice, bob, carol, op] = [as(keys.customers.alice!), as(keys.customers.bob!), as(keys.customers.carol!), as(keys.operator)];
     for (const [who, name] of [[alice, 'alice'], [bob, 'bob'], [carol, 'carol'], [op, 'alice']] as const) expect((await who.get(movementsOf(name))).status).toBe(200);
-    const metrics = async () => (await op.get('/metrics')).text;
+    // A scrape with the book readable: its gauges have values to show while it is not.
+    expect(metricValue((await op.get('/metrics')).text, 'ledgerd_book_balanced')).toBe(1);
 
     const lock = await lockBook(store.url);
     try {
@@ -130,13 +131,20 @@ describe('reads on PostgreSQL: a share of the pool per principal, the rest waits
         expect(r.headers['retry-after']).toBe('1');
         expect(r.body.description).toMatch(/waited 1500 ms/);
       }
+      // Scraped while the lock holds every pooled connection: the book's gauges are read by one reader in the
+      // background, so the scrape answers within its wait (metricsBookReadWaitMs) with the last values and their
+      // age, never queued behind the database. The counters say what happened under the lock.
+      for (let i = 0; i < 2; i++) {
+        const startedMs = Date.now();
+        const scrape = await op.get('/metrics');
+        expect({ status: scrape.status, quick: Date.now() - startedMs < 2_500 }).toEqual({ status: 200, quick: true });
+        expect(metricValue(scrape.text, 'ledgerd_book_balanced')).toBe(1);
+        expect(metricValue(scrape.text, 'ledgerd_book_gauges_age_seconds')).toBeGreaterThanOrEqual(1);
+        expect(metricValue(scrape.text, 'ledgerd_reads_queued{share="principals"}')).toBe(0);
+        expect(metricValue(scrape.text, 'ledgerd_read_refusals_total{share="principals",reason="queue_full"}')).toBe(3);
+        expect(metricValue(scrape.text, 'ledgerd_read_refusals_total{share="principals",reason="wait_expired"}')).toBe(5);
+      }
       await lock.release();
-      // Scraped once the lock is gone: a scrape reads the book too (settlement progress, totals), which the lock
-      // holds, and would take a pooled connection of its own. The counters kept what happened under the lock.
-      const text = await metrics();
-      expect(metricValue(text, 'ledgerd_reads_queued{share="principals"}')).toBe(0);
-      expect(metricValue(text, 'ledgerd_read_refusals_total{share="principals",reason="queue_full"}')).toBe(3);
-      expect(metricValue(text, 'ledgerd_read_refusals_total{share="principals",reason="wait_expired"}')).toBe(5);
       const answered = [...(await aliceFlood.all).filter((r) => r.status !== 503), ...(await bobReads.all).filter((r) => r.status !== 503), ...(await opReads.all)];
       expect(answered.map((r) => r.status)).toEqual(Array(8).fill(200));
     } finally {
@@ -172,5 +180,32 @@ describe('reads on PostgreSQL: a share of the pool per principal, the rest waits
     // Round-robin: bob's 4 are all answered before alice's last few, not after her whole queue.
     const lastBob = order.lastIndexOf('bob');
     expect(lastBob).toBeLessThan(order.length - 10);
+  });
+
+  it("holds checkpoint reads to the caller's share of the pool as well: the rest of a principal's burst waits in its queue, and the operator still gets a connection", async () => {
+    const dir = newDir();
+    // A pool of 4: a principal runs 2 reads at once, all but the operator 3.
+    const store = { ...(await postgresStore()), poolSize: 4 };
+    const keys = await writeBook(dir, { alice: 1_000n }, store);
+    addConfig(dir, { ...quiet, snapshotQueuePerPrincipalMax: 20 });
+    daemon = await startDaemon({ dataDir: dir });
+    const [alice, op] = [client(daemon.url, keys.customers.alice!), client(daemon.url, keys.operator)];
+    for (const path of ['/v1/checkpoints', '/v1/checkpoints/1']) {
+      const lock = await lockBook(store.url);
+      try {
+        const burst = flood(() => alice.get(path), 6);
+        await until(`alice's reads of ${path} wait in PostgreSQL`, async () => (await lock.waiting()) >= 2);
+        await sleep(300);
+        // Her share (2) holds connections; her other 4 wait in her queue, not in the pool's.
+        expect(await lock.waiting()).toBe(2);
+        const opRead = flood(() => op.get(movementsOf('alice')), 1);
+        await until("the operator's read waits in PostgreSQL beside hers", async () => (await lock.waiting()) === 3);
+        await lock.release();
+        expect((await burst.all).every((r) => r.status === 200 || refusalOf(r).error === 'ERR-AnchorNotFinal')).toBe(true);
+        expect((await opRead.all)[0]!.status).toBe(200);
+      } finally {
+        await lock.release();
+      }
+    }
   });
 });
