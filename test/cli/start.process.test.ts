@@ -33,6 +33,8 @@ describe('what a ledgerctl call loads', () => {
     expect(modules).toContain('dist/cli/program.js');
     expect(commandModules(modules)).toEqual([]);
     expect(packagesOf(modules)).toEqual(['commander']);
+    // Nor Node's HTTP: the first request loads it.
+    expect(modules).not.toContain('node:http');
   });
 
   it("a noun's verb loads that noun's commands only, with Node's own HTTP (no undici, conf, Ink or React)", async () => {
@@ -45,6 +47,14 @@ describe('what a ledgerctl call loads', () => {
     expect(commandModules(modules).length).toBeGreaterThan(0);
     expect(commandModules(modules).filter((m) => !m.startsWith('dist/cli/commands/assets/'))).toEqual([]);
     expect(packagesOf(modules)).toEqual(['commander']);
+  });
+
+  it('a read verb of a noun that also submits and verifies loads neither the event stream nor the proof checker', async () => {
+    const { run, modules } = await loadedBy(['accounts', 'balance', 'did:ledger:acct:x', '--url', `http://127.0.0.1:${await freePort()}`], { LEDGER_TOKEN: 'ledger_ak_x' });
+    expect(run.code, run.stderr).toBe(3);
+    expect(modules).toContain('dist/cli/commands/accounts/balance.js');
+    // Loaded by the calls that wait for a decision, and by verify-liabilities.
+    for (const module of ['dist/cli/events.js', 'dist/cli/sse.js', 'dist/src/checkpoints/verify-proofs.js', 'dist/cli/verifiable.js', 'node:readline/promises']) expect(modules).not.toContain(module);
   });
 
   it("finds the noun past the global options and their values, even a value that names another noun", async () => {
