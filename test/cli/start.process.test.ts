@@ -55,6 +55,19 @@ describe('what a ledgerctl call loads', () => {
     expect(modules).toContain('dist/cli/commands/accounts/balance.js');
     // Loaded by the calls that wait for a decision, and by verify-liabilities.
     for (const module of ['dist/cli/events.js', 'dist/cli/sse.js', 'dist/src/checkpoints/verify-proofs.js', 'dist/cli/verifiable.js', 'node:readline/promises']) expect(modules).not.toContain(module);
+    // Amounts in major units without the kernel's table of bounds; help's examples only for help.
+    expect(modules).toContain('dist/src/major-units.js');
+    expect(modules).not.toContain('dist/src/constants.js');
+    expect(modules).not.toContain('dist/cli/examples.js');
+  });
+
+  it('help, asked for in any of its forms, still shows the examples', async () => {
+    for (const args of [['accounts', 'balance', '--help'], ['help', 'accounts', 'balance'], ['accounts', 'help', 'balance']]) {
+      const { run, modules } = await loadedBy(args);
+      expect(run.code, args.join(' ')).toBe(0);
+      expect(run.stdout).toContain('Examples:\n  ledgerctl accounts balance ');
+      expect(modules).toContain('dist/cli/examples.js');
+    }
   });
 
   it("finds the noun past the global options and their values, even a value that names another noun", async () => {
