@@ -46,7 +46,7 @@ export async function migrateBook(dataDir: string, storeConfig: StoreConfig, aft
     if (existsSync(keptIn)) throw new StartupFailure(`${keptIn} exists (the book an earlier migration replaced): move it away first`, exitCodes.dataDir);
     if (progress !== undefined) {
       const reads = await layout1Reads(old);
-      progress.measure((read) => read / reads);
+      progress.measure((read) => (reads === 0 ? null : read / reads));
     }
     const building = await place.build('migrate');
     try {

@@ -53,8 +53,8 @@ describe('what a ledgerctl call loads', () => {
     const { run, modules } = await loadedBy(['accounts', 'balance', 'did:ledger:acct:x', '--url', `http://127.0.0.1:${await freePort()}`], { LEDGER_TOKEN: 'ledger_ak_x' });
     expect(run.code, run.stderr).toBe(3);
     expect(modules).toContain('dist/cli/commands/accounts/balance.js');
-    // Loaded by the calls that wait for a decision, and by verify-liabilities.
-    for (const module of ['dist/cli/events.js', 'dist/cli/sse.js', 'dist/src/checkpoints/verify-proofs.js', 'dist/cli/verifiable.js', 'node:readline/promises']) expect(modules).not.toContain(module);
+    // Loaded by the calls that wait for a decision (or retry a command), by verify-liabilities, and to ask before a reclaim.
+    for (const module of ['dist/cli/events.js', 'dist/cli/sse.js', 'dist/src/checkpoints/verify-proofs.js', 'dist/cli/verifiable.js', 'node:readline/promises', 'node:fs/promises', 'node:timers/promises']) expect(modules).not.toContain(module);
     // Amounts in major units without the kernel's table of bounds; help's examples only for help.
     expect(modules).toContain('dist/src/major-units.js');
     expect(modules).not.toContain('dist/src/constants.js');

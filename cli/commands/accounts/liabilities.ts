@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
@@ -31,7 +31,7 @@ export async function runLiabilities(ctx: Context, name: string, options: Liabil
   const account = await accountOf(ctx, 'account', name);
   const reply = await fetchProof(ctx, account, checkpoint, options.asset);
   if (options.out !== undefined) {
-    await writeFile(options.out, `${JSON.stringify(reply, null, 1)}\n`);
+    writeFileSync(options.out, `${JSON.stringify(reply, null, 1)}\n`);
     return ctx.out.result({ file: options.out }, () => `written: ${options.out}`);
   }
   ctx.out.result(reply, () => JSON.stringify(reply, null, 1));
