@@ -4,8 +4,7 @@
  * (`--amount 50000`, `--amount 500.00`, `--amount "500.00 USD"`). bigint arithmetic only, never a
  * JS number or float; `--json` never passes here and always carries the API's minor-unit strings.
  */
-import { assetPrecisionMax } from '../src/constants.js';
-import { majorUnitsOf } from '../src/major-units.js';
+import { assetPrecisionMax, majorUnitsOf } from '../src/major-units.js';
 import type { Asset } from './api.js';
 import type { LedgerClient } from './client.js';
 import type { Context } from './context.js';

@@ -7,12 +7,10 @@
 import { Command, type HelpContext } from 'commander';
 import { type Builder, type MakeContext, contextFor } from './command.js';
 import { exitCodes } from './errors.js';
-import { examplesHelp, examplesOf } from './examples.js';
 import type { Io } from './io.js';
 import { timeoutDefaultMs } from './limits.js';
 import { formats } from './output.js';
 import { safeLines } from './safe.js';
-import { leaves } from './tree.js';
 
 export const version = '0.1.0';
 
@@ -92,7 +90,11 @@ export async function buildProgram(io: Io, make: MakeContext = contextFor(io), a
     const command = build(program, make);
     if (command.name() !== name) throw new Error(`program.ts: the verbless command listed as ${name} is named ${command.name()}`);
   });
-  for (const { path, command } of leaves(program)) command.addHelpText('after', examplesHelp(examplesOf(path)));
+  // Examples are only shown in help: a command line that asks for none starts without them.
+  if (argv === undefined || argv.some((a) => a === '-h' || a === '--help' || a === 'help')) {
+    const [{ examplesHelp, examplesOf }, { leaves }] = await Promise.all([import('./examples.js'), import('./tree.js')]);
+    for (const { path, command } of leaves(program)) command.addHelpText('after', examplesHelp(examplesOf(path)));
+  }
   withHints(program, []);
   return program;
 }

@@ -3,7 +3,6 @@
  * safely, `--on-behalf-of`, `--no-wait`), waiting for the decision (CONTRACT 11) and printing it,
  * or the acknowledgement.
  */
-import { setTimeout as delay } from 'node:timers/promises';
 import type { Command } from 'commander';
 import type { CommandReply, OperationView } from './api.js';
 import type { Context } from './context.js';
@@ -109,6 +108,8 @@ export async function send(ctx: Context, path: string, body: unknown, flags: Sub
       if (attempt >= submitAttemptsMax || ctx.client().remainingMs() <= pauseMs) {
         throw new UnreachableError(`${error.message} (after ${attempt} attempt${attempt === 1 ? '' : 's'}); whether it was received is unknown: running it again with --client-key ${clientKey} is safe`);
       }
+      // Loaded only for a retry: a call that never retries starts without it.
+      const { setTimeout: delay } = await import('node:timers/promises');
       await delay(pauseMs);
     }
   }

@@ -4,7 +4,7 @@
  * undici: loading it and compiling its WebAssembly parser was most of a short command's start
  * (docs/performance.md, "ledgerctl start-up"), and Node's parser is built in.
  */
-import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import type { Agent, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 
 export interface Reply {
   readonly statusCode: number;
@@ -27,7 +27,7 @@ export class TimeoutError extends Error {
 }
 
 export class Transport {
-  private agent: http.Agent | undefined;
+  private agent: Agent | undefined;
 
   /** `headersTimeoutMs` bounds the wait from sending a request to its answer's headers. */
   constructor(
@@ -36,8 +36,8 @@ export class Transport {
   ) {}
 
   async request(url: URL, options: RequestOptions): Promise<Reply> {
-    // TLS is loaded only for an https service.
-    const transport = url.protocol === 'https:' ? await import('node:https') : http;
+    // Loaded by the first request, not at start (`--version`, help and completion make none); TLS only for an https service.
+    const transport = url.protocol === 'https:' ? await import('node:https') : await import('node:http');
     this.agent ??= new transport.Agent({ keepAlive: true });
     const headers = options.body === undefined ? options.headers : { ...options.headers, 'content-length': String(Buffer.byteLength(options.body)) };
     return new Promise((resolve, reject) => {

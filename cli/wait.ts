@@ -5,7 +5,6 @@
 import { type OperationView, isDecided } from './api.js';
 import type { LedgerClient } from './client.js';
 import { CliError, RefusedError, UnreachableError, exitCodes } from './errors.js';
-import { followEvents } from './events.js';
 
 export type WaitProgress = (view: OperationView) => void;
 
@@ -25,6 +24,9 @@ export async function waitForDecision(client: LedgerClient, reference: string, t
   let view = await read();
   progress(view);
   if (reached(view, until)) return view;
+  // The event stream (and its SSE parser) is loaded only by a call that waits: the verbs that merely
+  // import this module (a noun's read verbs beside its submitting ones) start without it (docs/performance.md).
+  const { followEvents } = await import('./events.js');
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), client.remainingMs());
   let lost: string | null = null;

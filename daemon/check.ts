@@ -19,7 +19,7 @@
 import { builtInPrincipals, type Actor } from '../src/auth/authority.js';
 import { loadAssets } from '../src/book/assets.js';
 import { checkCheckpoints } from '../src/checkpoints/checkpoints.js';
-import { decodeAccount } from '../src/model/codec.js';
+import { decodeAccount, decodeHead } from '../src/model/codec.js';
 import { DamagedRecord } from '../src/model/decode.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { deriveDaemonKeys, idsEpoch } from './book.js';
@@ -135,6 +135,17 @@ export async function checkBook(store: Store, ids: IdSource | null, watch: Check
     return { accounts, balances, postings, checkpoints, view: view.view, problemCount, problems };
   } finally {
     await view.close();
+  }
+}
+
+/** The journal's length as the head records it (what the check folds, for its progress), or null when the head does not decode (the check reports that). */
+export async function journalLength(view: ReadView): Promise<number | null> {
+  const text = await view.get(keys.head);
+  try {
+    return text === undefined ? null : decodeHead(text).postingSeq;
+  } catch (error) {
+    if (error instanceof DamagedRecord) return null;
+    throw error;
   }
 }
 

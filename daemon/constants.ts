@@ -84,8 +84,10 @@ export const checkProblemsListedMax = 100;
 export const checkAccountPageEntries = 512;
 /** Store entries a backup reads from its snapshot per step: memory holds one page, whatever the book's size. */
 export const backupPageEntries = 512;
+/** `ledgerd migrate`: keys read per step of the pass that counts a layout-1 book's entries before migrating it (for its time left). */
+export const migrateCountPageEntries = 10_000;
 /** Progress of long offline work (init --genesis, migrate, check, restore) on a terminal: redrawn at most this often, so drawing costs the work nothing measurable. */
-export const progressRedrawMs = 200;
+export const progressRedrawMs = 100;
 /** Entries written per batch while restoring (unsynced; the id epoch's write, last, syncs them all before the rename). */
 export const restoreBatchEntries = 1_000;
 

@@ -17,6 +17,8 @@ import { type Token, genesisEntries } from './genesis-tokens.js';
 
 /** A genesis file held open: its source, and `close` once the import is done. */
 export interface GenesisFile extends GenesisSource {
+  /** The share of the file's entries the import has taken (0 to 1), once the first pass has counted them; for progress. */
+  share(): number | null;
   close(): Promise<void>;
 }
 
@@ -61,15 +63,15 @@ function batches(): Transform {
   });
 }
 
-function genesisFromFd(path: string, fd: number): GenesisSource {
+function genesisFromFd(path: string, fd: number): Omit<GenesisFile, 'close'> {
   // pipeline() tears every stage down on an error and hands it to the reader of the last.
   const ignore = () => {};
   const tokens = (): AsyncIterable<Token[]> =>
     pipeline(createReadStream(path, { fd, start: 0, autoClose: false, fs: keepOpen }), parser.asStream({ packValues: false, streamValues: true }), batches(), ignore) as unknown as Duplex & AsyncIterable<Token[]>;
   /** The walk's refusals as they are; the parser's, as "not JSON"; the file system's, as unreadable. */
-  async function* walk(wanted: string | null, onSection?: (name: string) => void): AsyncGenerator<unknown> {
+  async function* walk(wanted: string | null, onSection?: (name: string) => void, onEntry?: () => void): AsyncGenerator<unknown> {
     try {
-      yield* genesisEntries(tokens(), wanted, onSection);
+      yield* genesisEntries(tokens(), wanted, onSection, onEntry);
     } catch (error) {
       if (error instanceof Refused) throw error;
       // The walk stopped reading once its section ended: the stream was torn down on purpose.
@@ -78,12 +80,23 @@ function genesisFromFd(path: string, fd: number): GenesisSource {
       refuse('ERR-MalformedCommand', `genesis document: is not JSON (${error instanceof Error ? error.message : String(error)})`);
     }
   }
+  // The first pass (sections) walks the whole file anyway: it counts the entries, and the import's share is those taken since.
+  let entriesInFile = 0;
+  let entriesTaken = 0;
   return {
     sections: async () => {
       const found: string[] = [];
-      for await (const _ of walk(null, (name) => found.push(name)));
+      entriesInFile = 0;
+      entriesTaken = 0;
+      for await (const _ of walk(null, (name) => found.push(name), () => entriesInFile++));
       return found;
     },
-    entries: (section) => walk(section),
+    entries: async function* (section) {
+      for await (const entry of walk(section)) {
+        entriesTaken++;
+        yield entry;
+      }
+    },
+    share: () => (entriesInFile === 0 ? null : entriesTaken / entriesInFile),
   };
 }

@@ -27,9 +27,9 @@ interface Container {
 /**
  * Walks the tokens of a whole document (in batches), refusing the first thing out of shape, and
  * yields the entries of `wanted` (none when null), stopping once that section ends.
- * `onSection` hears each section's name as it begins.
+ * `onSection` hears each section's name as it begins; `onEntry`, each entry of any section (counted for progress).
  */
-export async function* genesisEntries(tokens: AsyncIterable<readonly Token[]>, wanted: string | null, onSection: (name: string) => void = () => {}): AsyncGenerator<unknown> {
+export async function* genesisEntries(tokens: AsyncIterable<readonly Token[]>, wanted: string | null, onSection: (name: string) => void = () => {}, onEntry: () => void = () => {}): AsyncGenerator<unknown> {
   const stack: Container[] = [];
   const seen = new Set<string>();
   let begun = false;
@@ -52,6 +52,7 @@ export async function* genesisEntries(tokens: AsyncIterable<readonly Token[]>, w
     } else {
       if (depth === 2) {
         entry++;
+        onEntry();
         entryChars = 0;
         if (entry === genesisEntriesMax) entryError(section!, `holds more than ${genesisEntriesMax} entries`);
       }

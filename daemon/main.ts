@@ -13,7 +13,7 @@ import { defaultGenesis, genesisSource } from '../src/book/genesis.js';
 import { openGenesisFile } from './genesis-file.js';
 import { BookExists, initBook, placeOf, prepareDataDir } from './book.js';
 import { bookPaths } from './data-dir.js';
-import { checkBook, dataDirIds } from './check.js';
+import { checkBook, dataDirIds, journalLength } from './check.js';
 import { restoreBook } from './restore.js';
 import type { BackupTrust } from './backup-format.js';
 import { readVerifyKey } from './backup-key.js';
@@ -54,7 +54,10 @@ async function init(options: { dataDir?: string; config?: string; genesis?: stri
   const file = path === undefined ? null : await openGenesisFile(path);
   let made;
   try {
-    made = await withProgress(process.stderr, 'ledgerd init', 'written', (progress) => initBook(dataDir, file ?? genesisSource(defaultGenesis()), Date.now(), store, progress));
+    made = await withProgress(process.stderr, 'ledgerd init', 'written', (progress) => {
+      if (file !== null) progress.measure(() => file.share());
+      return initBook(dataDir, file ?? genesisSource(defaultGenesis()), Date.now(), store, progress);
+    });
   } catch (error) {
     if (error instanceof Refused) throw new StartupFailure(`genesis file ${path}: ${error.refusal.description}; fix the file`, exitCodes.config);
     throw error;
@@ -99,7 +102,13 @@ async function check(options: { dataDir?: string; config?: string }): Promise<vo
     const layout = await layoutOf(store);
     if (layout !== storeLayout) throw new StartupFailure(`${place.name} holds a book in store layout ${layout}; this ledgerd reads ${storeLayout}${migratableLayout(layout) ? ': run ledgerd migrate on it first' : ''}`, exitCodes.dataDir);
     const ids = await dataDirIds(dataDir);
-    report = await withProgress(process.stderr, 'ledgerd check', 'read', (progress) => checkBook(countingReads(store, progress), ids));
+    report = await withProgress(process.stderr, 'ledgerd check', 'read', async (progress) => {
+      // Folding every journal entry is most of the work (the checkpoint pass after it hashes them, faster): the time left is told from it.
+      const journal = await journalLength(store);
+      let folded = 0;
+      if (journal !== null && journal > 0) progress.measure(() => folded / journal);
+      return checkBook(countingReads(store, progress), ids, (counts) => (folded = counts.postings));
+    });
   } catch (error) {
     if (error instanceof StartupFailure) throw error;
     // A record that cannot even be decoded is damage too, not a failure of the check.

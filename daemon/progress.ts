@@ -29,7 +29,7 @@ export class Progress {
   private drawnAtMs = -Infinity;
   private drawn = false;
   private readonly startedAtMs: number;
-  private fraction: () => number | null = () => null;
+  private fraction: (entriesDone: number) => number | null = () => null;
 
   /** `label` starts each line (`ledgerd check`); `verb` says what happened to the entries (`read`, `written`). */
   constructor(
@@ -41,8 +41,12 @@ export class Progress {
     this.startedAtMs = nowMs();
   }
 
-  /** How much of the whole is done (0 to 1), where it can be told (bytes of an input file read): time left is shown from it. */
-  measure(fraction: () => number | null): void {
+  /**
+   * How much of the whole is done (0 to 1, from the entries counted so far or from the work's own
+   * measure: bytes of a backup read, entries of a genesis file taken), where a total is known: time
+   * left is shown from it. Null while it cannot be told.
+   */
+  measure(fraction: (entriesDone: number) => number | null): void {
     this.fraction = fraction;
   }
 
@@ -80,7 +84,7 @@ export class Progress {
 
   private line(now: number): string {
     const elapsedMs = now - this.startedAtMs;
-    const fraction = this.fraction();
+    const fraction = this.fraction(this.done);
     const left = fraction === null || fraction <= 0 ? '' : `, ${Math.floor(Math.min(fraction, 1) * 100)}%, ${clock((elapsedMs * (1 - Math.min(fraction, 1))) / fraction)} left`;
     return `${this.label}: ${count.format(this.done)} entries ${this.verb}, ${count.format(this.rate(elapsedMs))}/s${left}`;
   }

@@ -90,7 +90,8 @@ export async function restoreBook(source: RestoreSource, dataDir: string, storeC
       if (entries === 0) throw new BadBackup('the backup holds no entries');
       if (batch.length > 0) await store.write(batch, false);
       // The source may have drawn ids after the backup: the restored book draws its own (docs/operations.md, Backups).
-      await store.write([{ type: 'put', key: keys.idsEpoch, value: String(drawIdsEpoch(await idsEpoch(store))) }], true);
+      // Not one of the backup's entries, so not counted: the progress summary's count is the backup's.
+      await building.store.write([{ type: 'put', key: keys.idsEpoch, value: String(drawIdsEpoch(await idsEpoch(store))) }], true);
     } catch (error) {
       await building.discard();
       if (error instanceof BadBackup) throw new StartupFailure(`backup file ${from}: ${error.message}`, exitCodes.config);

@@ -13,8 +13,8 @@ export const referenceBytesMax = 1024;
 export const idLengthMax = 64;
 /** Asset symbol length (CONTRACT 3). */
 export const symbolLengthMax = 16;
-/** An asset's precision, in decimal places: one byte, as the settlement layer carries decimals. */
-export const assetPrecisionMax = 255;
+/** An asset's precision, in decimal places (kept beside the major-units writer, which ledgerctl loads without this module). */
+export { assetPrecisionMax } from './major-units.js';
 /** Operation reference length in characters: past any reference the kernel makes, so a longer one is malformed without a lookup. */
 export const operationRefLengthMax = 128;
 /** Largest amount an asset can carry: 2^128 - 1 (CONTRACT 3). */

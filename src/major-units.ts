@@ -5,6 +5,9 @@
  */
 import { assert } from './assert.js';
 
+/** An asset's precision, in decimal places: one byte, as the settlement layer carries decimals. */
+export const assetPrecisionMax = 255;
+
 export function majorUnitsOf(amountMinor: bigint, precision: number): string {
   assert(Number.isInteger(precision) && precision >= 0, 'a precision is a whole number of decimal places');
   const magnitude = amountMinor < 0n ? -amountMinor : amountMinor;

@@ -33,6 +33,8 @@ describe('what a ledgerctl call loads', () => {
     expect(modules).toContain('dist/cli/program.js');
     expect(commandModules(modules)).toEqual([]);
     expect(packagesOf(modules)).toEqual(['commander']);
+    // Nor Node's HTTP: the first request loads it.
+    expect(modules).not.toContain('node:http');
   });
 
   it("a noun's verb loads that noun's commands only, with Node's own HTTP (no undici, conf, Ink or React)", async () => {
@@ -45,6 +47,27 @@ describe('what a ledgerctl call loads', () => {
     expect(commandModules(modules).length).toBeGreaterThan(0);
     expect(commandModules(modules).filter((m) => !m.startsWith('dist/cli/commands/assets/'))).toEqual([]);
     expect(packagesOf(modules)).toEqual(['commander']);
+  });
+
+  it('a read verb of a noun that also submits and verifies loads neither the event stream nor the proof checker', async () => {
+    const { run, modules } = await loadedBy(['accounts', 'balance', 'did:ledger:acct:x', '--url', `http://127.0.0.1:${await freePort()}`], { LEDGER_TOKEN: 'ledger_ak_x' });
+    expect(run.code, run.stderr).toBe(3);
+    expect(modules).toContain('dist/cli/commands/accounts/balance.js');
+    // Loaded by the calls that wait for a decision (or retry a command), by verify-liabilities, and to ask before a reclaim.
+    for (const module of ['dist/cli/events.js', 'dist/cli/sse.js', 'dist/src/checkpoints/verify-proofs.js', 'dist/cli/verifiable.js', 'node:readline/promises', 'node:fs/promises', 'node:timers/promises']) expect(modules).not.toContain(module);
+    // Amounts in major units without the kernel's table of bounds; help's examples only for help.
+    expect(modules).toContain('dist/src/major-units.js');
+    expect(modules).not.toContain('dist/src/constants.js');
+    expect(modules).not.toContain('dist/cli/examples.js');
+  });
+
+  it('help, asked for in any of its forms, still shows the examples', async () => {
+    for (const args of [['accounts', 'balance', '--help'], ['help', 'accounts', 'balance'], ['accounts', 'help', 'balance']]) {
+      const { run, modules } = await loadedBy(args);
+      expect(run.code, args.join(' ')).toBe(0);
+      expect(run.stdout).toContain('Examples:\n  ledgerctl accounts balance ');
+      expect(modules).toContain('dist/cli/examples.js');
+    }
   });
 
   it("finds the noun past the global options and their values, even a value that names another noun", async () => {

@@ -1,8 +1,9 @@
 /**
  * Issue 25 item 8: progress on long work, black-box through the built programs. `ledgerd init
  * --genesis`, `restore`, `migrate` and `check` end with one summary line on stderr when it is not
- * a terminal; on a terminal (a pty) they draw one line in place (entries, rate, and time left
- * where the whole is known) and erase it before their result, leaving no line behind.
+ * a terminal, counting the entries the work really wrote or read; on a terminal (a pty) they draw
+ * one line in place, at most every 100 ms (entries, rate, share done and time left: each knows its
+ * whole) and erase it before their result, leaving no line behind.
  * `ledgerctl ops backup` prints its size for people and refuses to replace a file without --force.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,7 +11,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { configDir, ledgerctl } from '../cli/support/ledgerctl.js';
 import { onTerminal } from '../cli/support/terminal.js';
-import { ledgerdRun, useDaemon, useTempDirs } from './support.js';
+import { keys } from '../../src/model/keys.js';
+import { fixtureBook, layFixtureBook } from '../support/fixture-books.js';
+import { bookRecords, ledgerdRun, useDaemon, useTempDirs } from './support.js';
 
 const newDir = useTempDirs();
 const stageOneBackup = new URL('../fixtures/layout-1/book.backup', import.meta.url).pathname;
@@ -23,6 +26,37 @@ const summary = (label: string, verb: string) => new RegExp(`^${summaryLine(labe
 const onlySummary = (label: string, verb: string) => new RegExp(`^${summaryLine(label, verb)}\n$`);
 /** A progress line drawn in place on a terminal: from the line's start, the line erased first. */
 const drawn = (label: string, verb: string) => new RegExp(`\\r\\x1b\\[K${label}: [\\d,]+ entries ${verb}, [\\d,]+/s`);
+/** A progress line that tells the share done and the time left. */
+const timeLeft = (label: string, verb: string) => new RegExp(`\\r\\x1b\\[K${label}: [\\d,]+ entries ${verb}, [\\d,]+/s, \\d+%, \\d+:\\d\\d left`);
+/** The count of a summary line. */
+const countOf = (stderr: string, label: string) => Number(new RegExp(`^${label}: ([\\d,]+) entries`, 'm').exec(stderr)?.[1]?.replaceAll(',', ''));
+
+/**
+ * A terminal's screen that ends clean: after the last erase comes the result, with no progress
+ * line drawn after it, and the line was drawn at most every 100 ms (`ms`: the run's wall time).
+ */
+function endsClean(screen: string, result: string, ms: number): void {
+  const tail = screen.slice(screen.lastIndexOf('\x1b[K') + 3);
+  expect(tail.startsWith(result), tail).toBe(true);
+  expect(tail).not.toMatch(/entries \w+, [\d,]+\/s/);
+  expect(screen.split('\x1b[K').length - 2).toBeLessThanOrEqual(ms / 100 + 1);
+}
+
+/** `bin args` on a pty, with the wall time it took. */
+async function timedOnTerminal(bin: string, args: string[]) {
+  const startedAt = performance.now();
+  const run = await onTerminal(bin, args);
+  return { ...run, ms: performance.now() - startedAt };
+}
+
+/** A layout-1 data dir: the stage-1 fixture book with `aliases` more alias records, so migrating it takes a while. */
+async function layout1Book(aliases: number): Promise<string> {
+  const dir = newDir();
+  await layFixtureBook(fixtureBook('layout-1'), dir, (entries) => {
+    for (let i = 0; i < aliases; i++) entries.set(keys.alias('legacy-crm', `customer ${i}`), 'did:ledger:acct:legacy');
+  });
+  return dir;
+}
 
 /** A genesis file of `customers` funded customers. */
 function genesisFile(customers: number): string {
@@ -53,47 +87,71 @@ describe('progress of ledgerd init, restore, migrate and check', () => {
     expect(init.code, init.stderr).toBe(0);
     expect(init.stderr).toMatch(onlySummary('ledgerd init', 'written'));
     expect(init.stdout).toMatch(/^ledgerd: book created in /);
+    // Every record the new book holds, each written once.
+    expect(countOf(init.stderr, 'ledgerd init')).toBe((await bookRecords(dir)).records);
 
     const check = await ledgerdRun(['check', '--data-dir', dir]);
     expect(check.code, check.stderr).toBe(0);
     expect(check.stderr).toMatch(onlySummary('ledgerd check', 'read'));
-    expect(check.stdout).toMatch(/301 accounts, .*: consistent\n$/);
+    expect(check.stdout).toMatch(/301 accounts, 301 balances, 600 journal entries, .*: consistent\n$/);
+    // At least every account record and every journal entry (each read through its account's index), and not the book twice over.
+    expect(countOf(check.stderr, 'ledgerd check')).toBeGreaterThanOrEqual(301 + 600);
+    expect(countOf(check.stderr, 'ledgerd check')).toBeLessThan(2 * (await bookRecords(dir)).records);
 
     // A stage-1 backup: restored as it was (layout 1), then migrated, then checked.
     const old = newDir();
     const restored = await ledgerdRun(['restore', '--from', stageOneBackup, '--data-dir', old, '--accept-unverified']);
     expect(restored.code, restored.stderr).toBe(0);
     expect(restored.stderr).toMatch(summary('ledgerd restore', 'restored'));
+    // The backup's entries, as the result says.
+    expect(countOf(restored.stderr, 'ledgerd restore')).toBe(Number(/: (\d+) entries, journal position/.exec(restored.stdout)?.[1]));
     const migrated = await ledgerdRun(['migrate', '--data-dir', old]);
     expect(migrated.code, migrated.stderr).toBe(0);
     expect(migrated.stderr).toMatch(onlySummary('ledgerd migrate', 'read'));
+    // Every entry of the old book, then its account index again (the verification: one index entry per journal entry).
+    const [entriesRead, journalEntries] = /: (\d+) entries read, (\d+) journal entries/.exec(migrated.stdout)!.slice(1).map(Number) as [number, number];
+    expect(countOf(migrated.stderr, 'ledgerd migrate')).toBeGreaterThanOrEqual(entriesRead + journalEntries);
+    expect(countOf(migrated.stderr, 'ledgerd migrate')).toBeLessThan(entriesRead + journalEntries + 10);
     // Nothing to do: nothing counted, no summary.
     const again = await ledgerdRun(['migrate', '--data-dir', old]);
     expect(again.stderr).toBe('');
     expect(again.stdout).toMatch(/nothing to do/);
   });
 
-  it('on a terminal draws one line in place and erases it before the result, leaving no line behind', async () => {
+  it('on a terminal draws one line in place, with the rate and the time left, and erases it before the result, leaving no line behind', async () => {
+    // Large enough to take a few redraws on a quiet machine.
     const dir = newDir();
-    const init = await onTerminal('bin/ledgerd', ['init', '--data-dir', dir, '--genesis', genesisFile(300)]);
+    const init = await timedOnTerminal('bin/ledgerd', ['init', '--data-dir', dir, '--genesis', genesisFile(3000)]);
     expect(init.code, init.screen).toBe(0);
     expect(init.screen).toMatch(drawn('ledgerd init', 'written'));
+    // The first pass counted the file's entries: the share taken, and the time left.
+    expect(init.screen).toMatch(timeLeft('ledgerd init', 'written'));
     // Erased, then the result from the line's start; no summary on a terminal.
-    expect(init.screen).toContain('\r\x1b[Kledgerd: book created in ');
+    endsClean(init.screen, 'ledgerd: book created in ', init.ms);
     expect(init.screen).not.toMatch(/entries written in/);
     // Every drawing stays on its one line: no line break before the result.
     expect(init.screen.slice(0, init.screen.indexOf('ledgerd: book created'))).not.toContain('\n');
 
-    const check = await onTerminal('bin/ledgerd', ['check', '--data-dir', dir]);
+    // The head counts the journal: the time left is told from the entries folded.
+    const check = await timedOnTerminal('bin/ledgerd', ['check', '--data-dir', dir]);
     expect(check.code, check.screen).toBe(0);
-    expect(check.screen).toMatch(drawn('ledgerd check', 'read'));
+    expect(check.screen).toMatch(timeLeft('ledgerd check', 'read'));
+    endsClean(check.screen, 'ledgerd check: ', check.ms);
     expect(check.screen).toMatch(/\r\x1b\[Kledgerd check: [^\r\n]*: consistent\r\n$/);
 
+    // A migration counts the old book's entries first.
+    const old = await layout1Book(20_000);
+    const migrated = await timedOnTerminal('bin/ledgerd', ['migrate', '--data-dir', old]);
+    expect(migrated.code, migrated.screen).toBe(0);
+    expect(migrated.screen).toMatch(timeLeft('ledgerd migrate', 'read'));
+    endsClean(migrated.screen, 'ledgerd migrate: ', migrated.ms);
+    expect(migrated.screen).toMatch(/\r\x1b\[Kledgerd migrate: [^\r\n]*: book migrated from store layout 1 to \d and verified/);
+
     // A restore knows how much of its file is read: the share done and the time left.
-    const restored = await onTerminal('bin/ledgerd', ['restore', '--from', stageOneBackup, '--data-dir', newDir(), '--accept-unverified']);
+    const restored = await timedOnTerminal('bin/ledgerd', ['restore', '--from', stageOneBackup, '--data-dir', newDir(), '--accept-unverified']);
     expect(restored.code, restored.screen).toBe(0);
-    expect(restored.screen).toMatch(/\r\x1b\[Kledgerd restore: [\d,]+ entries restored, [\d,]+\/s, \d+%, \d+:\d\d left/);
-    expect(restored.screen).toContain('\r\x1b[Kledgerd: book restored in ');
+    expect(restored.screen).toMatch(timeLeft('ledgerd restore', 'restored'));
+    endsClean(restored.screen, 'ledgerd: book restored in ', restored.ms);
   });
 });
 

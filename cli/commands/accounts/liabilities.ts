@@ -1,12 +1,10 @@
-import { writeFile } from 'node:fs/promises';
+import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { liabilitiesChecks, reportOf } from '../../../src/checkpoints/verify-proofs.js';
 import { type MakeContext, action } from '../../command.js';
 import type { Context } from '../../context.js';
 import { UsageError } from '../../errors.js';
 import { accountOf } from '../../names.js';
 import { integer, jsonFile } from '../../parse.js';
-import { readCheckpointsFile, showChecks } from '../../verifiable.js';
 
 export interface LiabilitiesOptions {
   checkpoint: string;
@@ -33,7 +31,7 @@ export async function runLiabilities(ctx: Context, name: string, options: Liabil
   const account = await accountOf(ctx, 'account', name);
   const reply = await fetchProof(ctx, account, checkpoint, options.asset);
   if (options.out !== undefined) {
-    await writeFile(options.out, `${JSON.stringify(reply, null, 1)}\n`);
+    writeFileSync(options.out, `${JSON.stringify(reply, null, 1)}\n`);
     return ctx.out.result({ file: options.out }, () => `written: ${options.out}`);
   }
   ctx.out.result(reply, () => JSON.stringify(reply, null, 1));
@@ -58,6 +56,8 @@ export function buildVerifyLiabilities(parent: Command, make: MakeContext): Comm
 
 export async function runVerifyLiabilities(ctx: Context, name: string, options: VerifyLiabilitiesOptions): Promise<void> {
   const checkpoint = integer('--checkpoint', options.checkpoint, 1, Number.MAX_SAFE_INTEGER);
+  // Loaded by this verb only: the other verbs of `accounts` start without the proof checker (docs/performance.md).
+  const [{ liabilitiesChecks, reportOf }, { readCheckpointsFile, showChecks }] = await Promise.all([import('../../../src/checkpoints/verify-proofs.js'), import('../../verifiable.js')]);
   const file = await readCheckpointsFile(options.checkpoints);
   const anchored = file.checkpoints[checkpoint - 1];
   if (anchored === undefined) throw new UsageError(`--checkpoints ${options.checkpoints} does not hold checkpoint ${checkpoint}`);

@@ -6,7 +6,6 @@
  * profile's software passkey over a fresh `authenticate` challenge.
  */
 import { createPrivateKey, sign } from 'node:crypto';
-import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import type { Challenge } from '../../api.js';
 import { type MakeContext, action } from '../../command.js';
@@ -62,6 +61,8 @@ async function acknowledge(ctx: Context, account: string, mechanisms: Mechanisms
   if (!isTerminal(ctx.io.stdin) || !isTerminal(ctx.io.stderr)) throw new UsageError('reclaiming acknowledges the recovery mechanisms: pass --yes (after reading them with ledgerctl accounts recovery-mechanisms), or run it on a terminal');
   // Served text reaches the terminal escaped, like every other (cli/safe.ts).
   ctx.io.stderr.write(safeLines(`Reclaiming ${account} into owned custody. The account keeps these recovery mechanisms:\n${mechanismsText(mechanisms)}\n`));
+  // Loaded only to ask: every other call of `accounts` starts without readline.
+  const { createInterface } = await import('node:readline/promises');
   const rl = createInterface({ input: ctx.io.stdin, output: ctx.io.stderr });
   try {
     const answer = await rl.question('Acknowledge them and reclaim? [y/N] ');
