@@ -51,6 +51,8 @@ export class TreeThread {
       signal.addEventListener('abort', abandon, { once: true });
       this.worker.once('exit', () => signal.removeEventListener('abort', abandon));
       this.worker.on('message', (m: FromTreeWorker) => {
+        // Whatever a failed build's worker still sends before it ends is dropped.
+        if (this.failure !== null) return;
         if (m.kind === 'records') {
           const lines = linesOf(m.text);
           if (lines.length % 2 !== 0) return fail(new AssertionFailure('assertion failed: records come as two lines each'));
