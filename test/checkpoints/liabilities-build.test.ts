@@ -8,6 +8,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { AssertionFailure } from '../../src/assert.js';
 import { importGenesis } from '../../src/book/genesis.js';
 import { Checkpoints } from '../../src/checkpoints/checkpoints.js';
 import { Frontier, extendFrontier } from '../../src/checkpoints/merkle.js';
@@ -144,6 +145,24 @@ describe('liabilities trees on a larger book', () => {
     const checkpoints = await Checkpoints.open(store, layer, key);
     expect((await checkpoints.take(12)).number).toBe(1);
     await makeFinal(checkpoints, layer, 13);
+    const chain = checkChain(instance, (await checkpoints.list(null, 10)).items.reverse().map(checkpointView) as Record<string, any>[]);
+    await audit(checkpoints, chain, 1, await customerBalances(store));
+  });
+
+  it('fail as an assertion when the tree worker finds a damaged leaf, write no checkpoint, and build it whole once the record is put right', async () => {
+    const store = await bookOf(50);
+    const layer = await EmbeddedLayer.open({ store, instance, finalityDepth: 1, sync: false });
+    const checkpoints = await Checkpoints.open(store, layer, key);
+    const right = (await store.get(keys.balance('did:ledger:acct:c7', 'USD')))!;
+    // Layers past what any decision makes: the worker's packed sums refuse them.
+    await store.write([{ type: 'put', key: keys.balance('did:ledger:acct:c7', 'USD'), value: JSON.stringify({ a: (2n ** 200n).toString(), r: '0', e: '0' }) }]);
+    const failed = checkpoints.take(10);
+    await expect(failed).rejects.toBeInstanceOf(AssertionFailure);
+    await expect(failed).rejects.toThrow(/below 2\^192/);
+    expect(await store.get('cp/0000000000000001')).toBeUndefined();
+    await store.write([{ type: 'put', key: keys.balance('did:ledger:acct:c7', 'USD'), value: right }]);
+    expect((await checkpoints.take(11)).number).toBe(1);
+    await makeFinal(checkpoints, layer, 12);
     const chain = checkChain(instance, (await checkpoints.list(null, 10)).items.reverse().map(checkpointView) as Record<string, any>[]);
     await audit(checkpoints, chain, 1, await customerBalances(store));
   });
