@@ -138,6 +138,8 @@ export async function openSettlement({ store, layer, kernel, clerk, config, cloc
     async close() {
       for (const timer of timers.splice(0)) clearInterval(timer);
       offBlocks?.();
+      // A large checkpoint's liabilities build would hold the shutdown for seconds: abandoned (taken again after a restart).
+      checkpoints.close();
       await flows.close();
       while (inFlight.size > 0) await Promise.all(inFlight);
     },

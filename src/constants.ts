@@ -200,10 +200,12 @@ export const rescanSeqsMax = layerInboxReadMax;
 export const merkleStoredLevelMin = 8;
 /** Liabilities trees (CONTRACT 12.2): leaves are stored in blocks of this many (one read gives a proof's lowest levels), nodes above them one by one. */
 export const liabilitiesBlockLeaves = 256;
-/** A liabilities tree's leaves are sorted in runs of this many before they are merged; its records are written in batches of this many. */
+/** A liabilities tree's balances are read in slices of this many; its records are written in batches of this many. */
 export const liabilitiesSliceLeaves = 2048;
 /** The longest a liabilities tree's build holds the event loop (the decider's thread) before it serves it: a decision round's step waits no longer. */
 export const liabilitiesSliceMs = 2;
+/** A liabilities tree's worker sends its records in batches of `liabilitiesSliceLeaves`, at most this many sent and not yet written (its memory for them is bounded). */
+export const liabilitiesBatchesUnwritten = 2;
 /** Checkpoints one listing page holds. */
 export const checkpointsPageMax = 1000;
 export const checkpointsPageDefault = 100;

@@ -61,6 +61,8 @@ export class Checkpoints {
   private ingestedHeight: number;
   private readonly listeners = new Set<(changed: readonly Checkpoint[]) => void>();
   /** Changes run one at a time, in call order; a store failure under one is refused and the state read back. */
+  /** Aborted by `close`: a liabilities build under way is abandoned (its checkpoint refused, taken again after a restart). */
+  private readonly closing = new AbortController();
   private readonly changes = new SerialChanges(() => this.reload(), { code: 'ERR-DecisionUnavailable', what: "the book's store failed under a checkpoint" });
 
   private constructor(
@@ -85,6 +87,11 @@ export class Checkpoints {
     assert(liabilitiesKey.length === 32, 'the liabilities key is 32 bytes');
     const state = await readState(store);
     return new Checkpoints(store, adapter, liabilitiesKey, state.latest, state.unfinished, state.ingestedHeight);
+  }
+
+  /** For closing: a checkpoint being built fails at once (its worker ended), as does any taken after. */
+  close(): void {
+    this.closing.abort();
   }
 
   get latest(): Checkpoint | null {
@@ -122,7 +129,7 @@ export class Checkpoints {
         const previous = last?.commitment ?? firstPrevious;
         const kernelRoot = frontier.rootHex();
         // The trees' records go out in bounded batches ahead of the checkpoint's own (written last, below).
-        const liabilities = await buildLiabilities(snapshot, { key: this.liabilitiesKey, instance, number }, (ops) => this.store.write(ops, false));
+        const liabilities = await buildLiabilities(snapshot, { key: this.liabilitiesKey, instance, number }, (ops) => this.store.write(ops, false), this.closing.signal);
         const commitment = checkpointCommitmentV2({ instance, number, entry_sequence: entrySequence, kernel_root: kernelRoot, previous, liabilities });
         record = { number, entrySequence, kernelRoot, commitment, previous, createdAtMs: nowMs, status: 'pending', height: null, version: 2, liabilities, instance, frontier: frontier.peaksHex };
       } finally {

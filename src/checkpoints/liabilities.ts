@@ -14,13 +14,13 @@
  * block; one proof is one read of the account, then one `getMany` of at most two blocks
  * and O(log n) nodes. The salt is not stored: it is recomputed from the key.
  *
- * The tree is built in slices of at most `liabilitiesSliceMs` with the event loop served
- * between them, so the decider (on this thread) keeps deciding while a large book's trees
- * are built: a slice bounded by time, not by a count of leaves, holds a decision round's
- * step no longer on a slow or loaded machine than on a fast one. From leaves packed in buffers
- * (packed-leaves.ts) so the garbage collector has no per-leaf objects to walk; its records are written in
- * bounded batches before the checkpoint's own record, which is written last: a crash
- * mid-build leaves records that the next attempt (the same number) overwrites.
+ * The main thread only reads the balances, in slices of at most `liabilitiesSliceMs` with
+ * the event loop served between them, and writes the records; a worker thread
+ * (tree-thread.ts, liabilities-build.ts) hashes, sorts and makes the records, so the
+ * decider (on the main thread) keeps deciding while a large book's trees are built and
+ * its garbage collector never sees the build's leaves. The records are written in bounded
+ * batches before the checkpoint's own record, which is written last: a crash mid-build
+ * leaves records that the next attempt (the same number) overwrites.
  */
 import { createHmac } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
@@ -30,7 +30,8 @@ import { decodeAccount, decodeBalanceText } from '../model/codec.js';
 import { check, recordJson } from '../model/decode.js';
 import { keys, liabilitiesKeys, prefixEnd } from '../model/keys.js';
 import type { BatchOp, ReadView } from '../store/port.js';
-import { type Holding, PackedLeaves, type Pair } from './packed-leaves.js';
+import type { Holding, Pair } from './packed-leaves.js';
+import { TreeThread } from './tree-thread.js';
 import { type LiabilitiesRoot, liabilitiesLeafHash, sumNode } from './verify-proofs.js';
 
 /** The leaf object of 12.2. */
@@ -55,12 +56,12 @@ export function liabilitiesSalt(scope: LiabilitiesScope, account: string): strin
   return createHmac('sha256', scope.key).update(`ledger-liabilities-salt:v1:${scope.instance}:${scope.number}:${account}`, 'utf8').digest('hex');
 }
 
-function leafOf(scope: LiabilitiesScope, asset: string, h: Holding): LiabilitiesLeaf {
+export function leafOf(scope: LiabilitiesScope, asset: string, h: Holding): LiabilitiesLeaf {
   return { account: h.account, asset, available: h.available.toString(), checkpoint: scope.number, encumbered: h.encumbered.toString(), reserved: h.reserved.toString(), salt: liabilitiesSalt(scope, h.account) };
 }
 
-const largestPowerOfTwoBelow = (n: number) => 2 ** Math.floor(Math.log2(n - 1));
-const pairText = (p: Pair) => [p.hash.toString('hex'), p.sum.toString()];
+export const largestPowerOfTwoBelow = (n: number) => 2 ** Math.floor(Math.log2(n - 1));
+export const pairText = (p: Pair) => [p.hash.toString('hex'), p.sum.toString()];
 const pairOf = (j: unknown, what: string): Pair => {
   const ok = Array.isArray(j) && j.length === 2 && typeof j[0] === 'string' && /^[0-9a-f]{64}$/.test(j[0]) && typeof j[1] === 'string' && /^(0|[1-9][0-9]*)$/.test(j[1]);
   assert(ok, `${what} holds a (hash, sum)`);
@@ -68,7 +69,7 @@ const pairOf = (j: unknown, what: string): Pair => {
 };
 
 /** MTH-with-sums over pairs[lo .. lo+n) already in memory. */
-function rangeSum(pairs: readonly Pair[], lo: number, n: number): Pair {
+export function rangeSum(pairs: readonly Pair[], lo: number, n: number): Pair {
   if (n === 1) return pairs[lo]!;
   const k = largestPowerOfTwoBelow(n);
   return sumNode(rangeSum(pairs, lo, k), rangeSum(pairs, lo + k, n - k));
@@ -88,122 +89,50 @@ class LoopTurns {
   }
 }
 
-/** Checks the clock every this many merged leaves (a comparison is far cheaper than reading it). */
-const mergeCheckEvery = 256;
-
-/**
- * The leaves' indexes in ascending order of their hashes: runs of `liabilitiesSliceLeaves`
- * sorted, then merged two at a time, the event loop served whenever a slice's time is up.
- */
-async function sortedOrder(leaves: PackedLeaves, turns: LoopTurns): Promise<Uint32Array> {
-  const n = leaves.count;
-  const compare = leaves.comparator();
-  let order = new Uint32Array(n);
-  for (let i = 0; i < n; i++) order[i] = i;
-  for (let lo = 0; lo < n; lo += liabilitiesSliceLeaves) {
-    order.subarray(lo, Math.min(n, lo + liabilitiesSliceLeaves)).sort(compare);
-    if (turns.due) await turns.letGo();
-  }
-  let other = new Uint32Array(n);
-  for (let width = liabilitiesSliceLeaves; width < n; width *= 2) {
-    let k = 0;
-    for (let lo = 0; lo < n; lo += 2 * width) {
-      const mid = Math.min(n, lo + width);
-      const hi = Math.min(n, lo + 2 * width);
-      let [x, y] = [lo, mid];
-      while (x < mid || y < hi) {
-        // Ties keep the left run's leaf first, as a stable sort does.
-        other[k++] = y >= hi || (x < mid && compare(order[x]!, order[y]!) <= 0) ? order[x++]! : order[y++]!;
-        if (k % mergeCheckEvery === 0 && turns.due) await turns.letGo();
-      }
-    }
-    [order, other] = [other, order];
-  }
-  return order;
-}
-
-/** Every customer account's layers per asset in `view`, read from `bal/` with the accounts' kinds, a slice at a time. */
-async function customerHoldings(view: ReadView, turns: LoopTurns): Promise<Map<string, PackedLeaves>> {
-  const byAsset = new Map<string, PackedLeaves>();
+/** Sends every customer account's layers per asset in `view` to `tree`, read from `bal/` with the accounts' kinds, a slice at a time. */
+async function sendHoldings(view: ReadView, tree: TreeThread): Promise<void> {
+  const turns = new LoopTurns();
   let slice: [string, string][] = [];
   const take = async () => {
     const accounts = [...new Set(slice.map(([key]) => key.slice(keys.balancePrefix.length, key.lastIndexOf('/'))))];
     const texts = await view.getMany(accounts.map(keys.account));
     const customers = new Set(accounts.filter((_, i) => texts[i] !== undefined && decodeAccount(texts[i]!).kind === 'customer'));
+    const byAsset = new Map<string, string[]>();
     for (const [key, value] of slice) {
       const account = key.slice(keys.balancePrefix.length, key.lastIndexOf('/'));
       if (!customers.has(account)) continue;
       const asset = key.slice(key.lastIndexOf('/') + 1);
       const b = decodeBalanceText(value);
       assert(b.available >= 0n && b.reserved >= 0n && b.encumbered >= 0n, `a customer account's layers are never below zero (${key})`);
-      let leaves = byAsset.get(asset);
-      if (leaves === undefined) byAsset.set(asset, (leaves = new PackedLeaves()));
-      leaves.push({ account, ...b });
-      if (turns.due) await turns.letGo();
+      let lines = byAsset.get(asset);
+      if (lines === undefined) byAsset.set(asset, (lines = []));
+      lines.push(account, b.available.toString(), b.reserved.toString(), b.encumbered.toString());
     }
+    for (const [asset, lines] of byAsset) tree.send(asset, lines);
     slice = [];
+    if (turns.due) await turns.letGo();
   };
   for await (const entry of view.entries({ gte: keys.balancePrefix, lt: prefixEnd(keys.balancePrefix), limit: Number.MAX_SAFE_INTEGER })) {
     slice.push(entry);
     if (slice.length === liabilitiesSliceLeaves) await take();
   }
   await take();
-  return byAsset;
 }
 
 /**
  * Builds checkpoint `scope.number`'s trees from the balances in `view` (the snapshot
  * its journal position was read from). Its records go to `write` in bounded batches;
  * resolves with the root object per asset (12.2), assets in no customer's hands left out.
+ * `signal` abandons it (ledgerd closing): it fails at once.
  */
-export async function buildLiabilities(view: ReadView, scope: LiabilitiesScope, write: (ops: BatchOp[]) => Promise<void>): Promise<Record<string, LiabilitiesRoot>> {
-  const roots: Record<string, LiabilitiesRoot> = {};
-  const turns = new LoopTurns();
-  let ops: BatchOp[] = [];
-  const put = async (key: string, value: unknown) => {
-    ops.push({ type: 'put', key, value: JSON.stringify(value) });
-    if (ops.length >= liabilitiesSliceLeaves) {
-      await write(ops);
-      ops = [];
-    } else if (turns.due) await turns.letGo();
-  };
-  const holdings = await customerHoldings(view, turns);
-  for (const asset of [...holdings.keys()].sort()) {
-    const leaves = holdings.get(asset)!;
-    const n = leaves.count;
-    for (let i = 0; i < n; i++) {
-      const holding = leaves.holding(i);
-      leaves.setPair(i, liabilitiesLeafHash(leafOf(scope, asset, holding) as unknown as Record<string, unknown>), holding.available + holding.reserved + holding.encumbered);
-      if (turns.due) await turns.letGo();
-    }
-    const order = await sortedOrder(leaves, turns);
-    for (let index = 0; index < n; index++) {
-      const h = leaves.holding(order[index]!);
-      await put(liabilitiesKeys.account(scope.number, asset, h.account), { i: index, a: h.available.toString(), r: h.reserved.toString(), e: h.encumbered.toString() });
-    }
-    // The pairs of leaves lo .. lo+size in tree order (a block's at most: objects for those only).
-    const pairsAt = (lo: number, size: number): Pair[] => Array.from({ length: size }, (_, k) => leaves.pair(order[lo + k]!));
-    for (let block = 0; block * liabilitiesBlockLeaves < n; block++) {
-      const lo = block * liabilitiesBlockLeaves;
-      await put(liabilitiesKeys.block(scope.number, asset, block), pairsAt(lo, Math.min(liabilitiesBlockLeaves, n - lo)).map(pairText));
-    }
-    // The nodes above the blocks, each stored; a block's own nodes come from its leaves.
-    const node = async (lo: number, size: number): Promise<Pair> => {
-      if (size <= liabilitiesBlockLeaves) {
-        if (turns.due) await turns.letGo();
-        return rangeSum(pairsAt(lo, size), 0, size);
-      }
-      const k = largestPowerOfTwoBelow(size);
-      const pair = sumNode(await node(lo, k), await node(lo + k, size - k));
-      await put(liabilitiesKeys.node(scope.number, asset, lo, size), pairText(pair));
-      return pair;
-    };
-    const top = await node(0, n);
-    assert(top.sum < 2n ** 256n, 'a liabilities total is below 2^256');
-    roots[asset] = { leaves: n, root: top.hash.toString('hex'), total: top.sum.toString() };
+export async function buildLiabilities(view: ReadView, scope: LiabilitiesScope, write: (ops: BatchOp[]) => Promise<void>, signal: AbortSignal = new AbortController().signal): Promise<Record<string, LiabilitiesRoot>> {
+  const tree = new TreeThread(scope, write, signal);
+  try {
+    await sendHoldings(view, tree);
+    return await tree.finish();
+  } finally {
+    await tree.end();
   }
-  if (ops.length > 0) await write(ops);
-  return roots;
 }
 
 /** A holder's proof (12.4): its leaf, index and sum path leaf upward; undefined when the account has no leaf in the tree. */

@@ -8,6 +8,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { AssertionFailure } from '../../src/assert.js';
 import { importGenesis } from '../../src/book/genesis.js';
 import { Checkpoints } from '../../src/checkpoints/checkpoints.js';
 import { Frontier, extendFrontier } from '../../src/checkpoints/merkle.js';
@@ -30,15 +31,17 @@ import { checkChain, liabilitiesRootOf, verifyConsistency, verifyLiabilities } f
 const instance = 3;
 const key = Buffer.alloc(32, 9);
 
-/** A store that dies (throws, writing nothing more) at the `dieAt`-th batch of liabilities records. */
+/** A store that dies (throws, writing nothing more) at the `dieAt`-th batch of liabilities records; `onRecords` is told of each batch first. */
 class DyingStore extends MemoryStore {
   private dieAt = 0;
   private seen = 0;
+  onRecords: (() => void) | null = null;
   dieAtBatch(n: number): void {
     this.dieAt = n;
     this.seen = 0;
   }
   override async write(ops: readonly BatchOp[]): Promise<void> {
+    if (ops.some((op) => op.key.startsWith('lt/'))) this.onRecords?.();
     if (this.dieAt > 0 && ops.some((op) => op.key.startsWith('lt/')) && ++this.seen === this.dieAt) throw new Error('killed');
     await super.write(ops);
   }
@@ -127,6 +130,41 @@ describe('liabilities trees on a larger book', () => {
     expect(chainProblem(instance, chain as never)).toBeNull();
     await audit(checkpoints, chain, 2, await customerBalances(store));
     await audit(checkpoints, chain, 1, before);
+  });
+
+  it('are abandoned at once when the checkpoints close mid-build (ledgerd closing), and the restarted book takes that checkpoint whole', async () => {
+    const store = await bookOf(3000);
+    const layer = await EmbeddedLayer.open({ store, instance, finalityDepth: 1, sync: false });
+    const closing = await Checkpoints.open(store, layer, key);
+    // Closed as the first batch of records is written: the tree worker is ended, the build fails.
+    store.onRecords = () => closing.close();
+    await expect(closing.take(10)).rejects.toMatchObject({ refusal: { error: 'ERR-DecisionUnavailable', description: expect.stringContaining('abandoned') } });
+    expect(await store.get('cp/0000000000000001')).toBeUndefined();
+    await expect(closing.take(11)).rejects.toMatchObject({ refusal: { error: 'ERR-DecisionUnavailable' } });
+    store.onRecords = null;
+    const checkpoints = await Checkpoints.open(store, layer, key);
+    expect((await checkpoints.take(12)).number).toBe(1);
+    await makeFinal(checkpoints, layer, 13);
+    const chain = checkChain(instance, (await checkpoints.list(null, 10)).items.reverse().map(checkpointView) as Record<string, any>[]);
+    await audit(checkpoints, chain, 1, await customerBalances(store));
+  });
+
+  it('fail as an assertion when the tree worker finds a damaged leaf, write no checkpoint, and build it whole once the record is put right', async () => {
+    const store = await bookOf(50);
+    const layer = await EmbeddedLayer.open({ store, instance, finalityDepth: 1, sync: false });
+    const checkpoints = await Checkpoints.open(store, layer, key);
+    const right = (await store.get(keys.balance('did:ledger:acct:c7', 'USD')))!;
+    // Layers past what any decision makes: the worker's packed sums refuse them.
+    await store.write([{ type: 'put', key: keys.balance('did:ledger:acct:c7', 'USD'), value: JSON.stringify({ a: (2n ** 200n).toString(), r: '0', e: '0' }) }]);
+    const failed = checkpoints.take(10);
+    await expect(failed).rejects.toBeInstanceOf(AssertionFailure);
+    await expect(failed).rejects.toThrow(/below 2\^192/);
+    expect(await store.get('cp/0000000000000001')).toBeUndefined();
+    await store.write([{ type: 'put', key: keys.balance('did:ledger:acct:c7', 'USD'), value: right }]);
+    expect((await checkpoints.take(11)).number).toBe(1);
+    await makeFinal(checkpoints, layer, 12);
+    const chain = checkChain(instance, (await checkpoints.list(null, 10)).items.reverse().map(checkpointView) as Record<string, any>[]);
+    await audit(checkpoints, chain, 1, await customerBalances(store));
   });
 
   it('go on from a version-1 checkpoint: the chain and the consistency proof verify, the version-1 one refuses a proof', async () => {
