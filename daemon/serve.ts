@@ -156,6 +156,8 @@ export async function serve(config: Config, version: string, options: ServeOptio
       }, config.shutdownTimeoutMs);
       timer.unref();
       try {
+        // A checkpoint asked for over HTTP may be building its liabilities trees: abandoned now, or app.close() would wait for it.
+        settlement.checkpoints.close();
         await app.close();
         step = 'stopping settlement';
         await settlement.close();
