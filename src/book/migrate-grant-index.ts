@@ -14,15 +14,17 @@ import { decodeGrant, overIdentity } from '../auth/grants.js';
 import { migrateEntriesPerWrite } from '../constants.js';
 import { DamagedRecord } from '../model/decode.js';
 import type { Grant } from '../model/model.js';
-import { grantKey, heldGrantKey, keySpaces, keys, prefixEnd, revokedHeldKey, storeLayout } from '../model/keys.js';
+import { grantKey, heldGrantKey, keySpaces, keys, prefixEnd, revokedHeldKey } from '../model/keys.js';
 import type { GrantId, IdentityId } from '../model/values.js';
 import type { BatchOp, Store } from '../store/port.js';
 import { MigrationRefused, layoutOf } from './migrate-layout.js';
+import { layoutBeforeCompactIndex, layoutMovingCompactIndex } from './migrate-compact-index.js';
 
 /** The layout this migration starts from, and the mark of a book it is moving. */
 export const layoutBeforeHeldOver = '2';
 export const layoutMovingHeldOver = '2-3';
-const layoutAfter = storeLayout;
+// Layout 3; migrate-compact-index.ts takes it on from there.
+const layoutAfter = layoutBeforeCompactIndex;
 
 export interface GrantIndexReport {
   /** Live held-grant entries moved. */
@@ -101,4 +103,4 @@ export async function migrateLayout2(store: Store, afterWrite: () => Promise<voi
 }
 
 /** Whether `ledgerd migrate` brings a book of this layout to this code's. */
-export const migratableLayout = (layout: string): boolean => ['1', layoutBeforeHeldOver, layoutMovingHeldOver].includes(layout);
+export const migratableLayout = (layout: string): boolean => ['1', layoutBeforeHeldOver, layoutMovingHeldOver, layoutBeforeCompactIndex, layoutMovingCompactIndex].includes(layout);

@@ -6,7 +6,8 @@
  * model/codec.ts) differs in exactly these key spaces:
  * - `j/<first seq>`: chunks of CONTRACT 9 leaves, entries of one time, at most
  *   journalChunkEntriesMax each, and `jt/<time>/<first seq>` for each chunk;
- * - `aa/<acct>/<asset>/<seq>`: the leaf and the reference (encodeIndexedPosting);
+ * - `aa/<acct>/<asset>/<seq>`: the leaf and the reference (encodeLeafIndexedPosting; layout 4
+ *   makes them compact: migrate-compact-index.ts);
  * - `tb/<asset>`: every asset's totals, layer by layer;
  * - `dref/<deposit ref>`: the account each deposit reference names;
  * - `meta/layout` = 2.
@@ -30,7 +31,6 @@ import {
   decodeIdentity,
   decodeOperation,
   decodeOperationJson,
-  encodeIndexedPosting,
   encodeJournalChunk,
   encodeLeaf,
 } from '../model/codec.js';
@@ -41,6 +41,7 @@ import { journalLeaves } from '../queries/journal.js';
 import { depositRefOf } from '../settlement/book.js';
 import type { BatchOp, ReadView, Store } from '../store/port.js';
 import { plusBalance, sameBalance, totalMinor, totalsWrite, verifyTotals } from './totals.js';
+import { encodeLeafIndexedPosting } from './migrate-compact-index.js';
 
 /** The layout a book was written in: `meta/layout`, or 1 for a book from before it was kept. */
 export async function layoutOf(view: ReadView): Promise<string> {
@@ -176,7 +177,7 @@ export async function migrateLayout1(from: ReadView, to: Store, afterWrite: () =
     lastAtMs = posting.atMs;
     postings++;
     const leaf = encodeLeaf(posting);
-    await put(keys.accountAsset(posting.account, posting.asset, seq), encodeIndexedPosting(leaf, posting.reference));
+    await put(keys.accountAsset(posting.account, posting.asset, seq), encodeLeafIndexedPosting(leaf, posting.reference));
     // A chunk's entries share one time (the time index finds a period's first entry in one seek).
     if (chunk !== null && (chunk.atMs !== posting.atMs || chunk.leaves.length === journalChunkEntriesMax)) await flushChunk();
     if (chunk === null) chunk = { firstSeq: seq, atMs: posting.atMs, leaves: [] };

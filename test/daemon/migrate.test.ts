@@ -20,6 +20,8 @@ import { depositRefOf } from '../../src/settlement/book.js';
 import { LevelStore } from '../../src/store/level.js';
 import { type Client, type Keys, client, decided, ledgerd, ledgerdRun, refusalOf, startDaemon, useTempDirs, writeBook } from './support.js';
 import { eventsFromStart, fixtureBook, layFixtureBook } from '../support/fixture-books.js';
+import { migratedFromLayout3AfterAKill } from '../support/layouts.js';
+import { leveldbStoreDefault } from '../../daemon/config.js';
 
 const fixture = fixtureBook('layout-1');
 const { keys, expected } = fixture;
@@ -46,7 +48,7 @@ async function digestOf(bookDir: string): Promise<string> {
   return hash.digest('hex');
 }
 
-const layout1Refusal = /store layout 1; this ledgerd reads layout 3: run ledgerd migrate/;
+const layout1Refusal = /store layout 1; this ledgerd reads layout 4: run ledgerd migrate/;
 
 describe('ledgerd migrate', () => {
   it('refuses to serve or check a layout-1 book, naming ledgerd migrate', async () => {
@@ -57,7 +59,7 @@ describe('ledgerd migrate', () => {
     expect(served.stderr).toMatch(layout1Refusal);
     const checked = await ledgerdRun(['check', '--data-dir', dir]);
     expect(checked.code).toBe(4);
-    expect(checked.stderr).toMatch(/store layout 1; this ledgerd reads 3: run ledgerd migrate on it first/);
+    expect(checked.stderr).toMatch(/store layout 1; this ledgerd reads 4: run ledgerd migrate on it first/);
     // Refused, the book is as the stage-1 daemon left it.
     expect(await digestOf(join(dir, 'book'))).toBe(before);
   });
@@ -68,7 +70,7 @@ describe('ledgerd migrate', () => {
     const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
     expect(migrated.stderr).toMatch(migratedSummary);
     expect(migrated.code).toBe(0);
-    expect(migrated.stdout).toMatch(/book migrated from store layout 1 to 3 and verified: \d+ entries read, 26 journal entries in \d+ chunks, 5 accounts, 2 assets, 2 held and 1 revoked grant index entries moved/);
+    expect(migrated.stdout).toMatch(/book migrated from store layout 1 to 4 and verified: \d+ entries read, 26 journal entries in \d+ chunks, 5 accounts, 2 assets, 2 held and 1 revoked grant index entries moved, 26 account index entries made compact/);
     // The old book is kept beside, as it was.
     expect(await digestOf(join(dir, 'book.layout-1'))).toBe(before);
     expect(existsSync(join(dir, 'book.migrate'))).toBe(false);
@@ -132,7 +134,7 @@ describe('ledgerd migrate', () => {
     // Nothing more to do, and said so.
     const second = await ledgerdRun(['migrate', '--data-dir', dir]);
     expect(second.code).toBe(0);
-    expect(second.stdout).toMatch(/the book is in store layout 3 already: nothing to do/);
+    expect(second.stdout).toMatch(/the book is in store layout 4 already: nothing to do/);
   });
 
   it('leaves the old book as it was when killed mid-migration; the next run migrates it', async () => {
@@ -260,7 +262,7 @@ describe('ledgerd migrate from layout 2', () => {
 
   it('moves the held-grant index in place, resumes after a kill, and the grants then work as before', async () => {
     const { dir, keys, live, revoked } = await layout2DataDir();
-    const refusal = /store layout 2; this ledgerd reads layout 3: run ledgerd migrate/;
+    const refusal = /store layout 2; this ledgerd reads layout 4: run ledgerd migrate/;
     expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(refusal);
     // Killed after its first write: the book is marked as moving, and nothing serves it.
     const child = spawn(process.execPath, [ledgerd, 'migrate', '--data-dir', dir], { env: { ...process.env, LEDGERD_TEST_MIGRATE_PAUSE: '1' }, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -271,11 +273,11 @@ describe('ledgerd migrate from layout 2', () => {
     });
     child.kill('SIGKILL');
     await exited;
-    expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 2-3; this ledgerd reads layout 3: run ledgerd migrate/);
+    expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 2-3; this ledgerd reads layout 4: run ledgerd migrate/);
 
     const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
     expect(migrated.stderr).toBe('');
-    expect(migrated.stdout).toMatch(/book migrated from store layout 2-3 to 3 in place: 1 held and 1 revoked grant index entries moved/);
+    expect(migrated.stdout).toMatch(/book migrated from store layout 2-3 to 4 in place: 1 held and 1 revoked grant index entries moved, 0 account index entries made compact/);
     expect((await ledgerdRun(['check', '--data-dir', dir])).code).toBe(0);
     const daemon = await startDaemon({ dataDir: dir });
     try {
@@ -292,5 +294,14 @@ describe('ledgerd migrate from layout 2', () => {
     } finally {
       expect(await daemon.stop()).toBe(0);
     }
+  });
+});
+
+describe('ledgerd migrate from layout 3', () => {
+  it('makes the account index compact in place, resumes after a kill, and ends with the book this ledgerd writes', async () => {
+    const dir = newDir();
+    // 700 customers funded at genesis: 1,400 index entries, two pages of the move.
+    await writeBook(dir, Object.fromEntries(Array.from({ length: 700 }, (_, i) => [`c${i}`, 10n])));
+    await migratedFromLayout3AfterAKill(dir, leveldbStoreDefault, 1400);
   });
 });
