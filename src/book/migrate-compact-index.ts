@@ -34,17 +34,25 @@ export function encodeLeafIndexedPosting(leaf: string, reference: Posting['refer
   return [leaf, reference === null ? 'null' : JSON.stringify(reference)].join('\n');
 }
 function decodeLeafIndexedPosting(text: string): { leaf: string; posting: Posting } {
+  const what = 'account index entry';
   const cut = text.indexOf('\n');
-  if (cut <= 0) damaged('account index entry', 'holds no leaf and reference');
-  const reference = parsed(text.slice(cut + 1), 'account index entry');
-  if (reference !== null && typeof reference !== 'string') damaged('account index entry', 'reference is not text or null');
+  if (cut <= 0) damaged(what, 'holds no leaf and reference');
+  const reference = parsed(text.slice(cut + 1), what);
+  if (reference !== null && typeof reference !== 'string') damaged(what, 'reference is not text or null');
   const leaf = text.slice(0, cut);
   return { leaf, posting: decodeLeaf(leaf, reference as Posting['reference']) };
 }
 
 /** The compact form of a layout-3 entry, refused unless it gives back the entry's posting and leaf exactly. */
 function compacted(key: string, text: string): string {
-  const { leaf, posting } = decodeLeafIndexedPosting(text);
+  let leaf: string;
+  let posting: Posting;
+  try {
+    ({ leaf, posting } = decodeLeafIndexedPosting(text));
+  } catch (error) {
+    if (error instanceof DamagedRecord) throw new MigrationRefused(`${key}: ${error.message}`);
+    throw error;
+  }
   if (key !== keys.accountAsset(posting.account, posting.asset, posting.seq)) throw new MigrationRefused(`${key} holds the entry of ${posting.account}/${posting.asset}/${posting.seq}`);
   const compact = encodeIndexedPosting(posting);
   const back = decodeIndexedPosting(key, compact);

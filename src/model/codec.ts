@@ -228,9 +228,9 @@ function indexed<T>(j: Json, name: string, list: readonly T[], what: string): T 
 
 /** The posting of the index entry stored under `key` (the account, asset and position are the key's). */
 export function decodeIndexedPosting(key: string, text: string): Posting {
-  const what = 'account index entry';
+  const what = `account index entry ${key}`;
   const [account, asset, seqText, ...rest] = key.slice(keySpaces.accountAsset.length).split('/');
-  if (!key.startsWith(keySpaces.accountAsset) || !account || !asset || !/^[0-9a-f]{16}$/.test(seqText ?? '') || rest.length > 0) damaged(what, `${key} is not an index key`);
+  if (!key.startsWith(keySpaces.accountAsset) || !account || !asset || !/^[0-9a-f]{16}$/.test(seqText ?? '') || rest.length > 0) damaged(what, 'is not under an index key');
   const j = tupleRecord(parsed(text, what), indexedMembers, what);
   const authorities = j.authorities;
   if (!Array.isArray(authorities)) damaged(what, 'authorities is not a list');

@@ -304,4 +304,17 @@ describe('ledgerd migrate from layout 3', () => {
     await writeBook(dir, Object.fromEntries(Array.from({ length: 700 }, (_, i) => [`c${i}`, 10n])));
     await migratedFromLayout3AfterAKill(dir, leveldbStoreDefault, 1400);
   });
+
+  it('refuses an index entry it cannot read, naming it; the book stays marked and served by no ledgerd', async () => {
+    const dir = newDir();
+    let damagedKey = '';
+    await layFixtureBook(fixtureBook('layout-3'), dir, (entries) => {
+      damagedKey = [...entries.keys()].find((key) => key.startsWith('aa/'))!;
+      entries.set(damagedKey, entries.get(damagedKey)!.replace(/"amount":"\d+"/, '"amount":12'));
+    });
+    const refused = await ledgerdRun(['migrate', '--data-dir', dir]);
+    expect(refused.code).toBe(6);
+    expect(refused.stderr).toContain(`${damagedKey}: damaged journal entry record: amount is not decimal text`);
+    expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 3-4; this ledgerd reads layout 4: run ledgerd migrate/);
+  });
 });
