@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { builtInPrincipals } from '../src/auth/authority.js';
 import { importGenesis } from '../src/book/genesis.js';
 import { benchAccount, fundedCustomersGenesis } from './genesis.js';
-import { rawPuts, storeCeiling } from './ceilings.js';
+import { levelLogBytes, rawPuts, storeCeiling } from './ceilings.js';
 import { sequentialIds } from '../src/model/ids.js';
 import { Refused } from '../src/errors.js';
 import { Kernel, type Submission } from '../src/book/kernel.js';
@@ -85,12 +85,12 @@ function countingWrites(store: Store, written: { current: Written | null }): Sto
 }
 
 async function openBook(kind: BenchStoreKind, customers: number, fundingMinor: bigint, written: { current: Written | null } = { current: null }) {
-  const { store, remove } = await stores.open(kind);
+  const { store, remove, levelDir } = await stores.open(kind);
   const genesis = fundedCustomersGenesis(customers, fundingMinor);
   await importGenesis(store, genesis, Date.now());
   written.current = new Map();
   const kernel = await Kernel.open({ store: countingWrites(store, written), clock: Date.now, ids: sequentialIds, sync, onFatal: (e) => { throw e; } });
-  return { kernel, remove };
+  return { kernel, remove, levelDir };
 }
 
 /** Every `refusedEvery`-th submission (none when 0) moves from an account to itself: refused at intake. */
@@ -219,9 +219,13 @@ async function onStore(kind: BenchStoreKind) {
 
   const written = { current: null as Written | null };
   const one = await openBook(kind, accounts, 1_000_000n, written);
+  const levelBefore = one.levelDir === undefined ? null : levelLogBytes(one.levelDir);
   const oneLeg = await drive(one.kernel, transfers, 1, `${kind} 1-leg`);
   const oneLegWritten = written.current!;
   written.current = null;
+  // LevelDB's own count, a memtable at a time: what is still in the memtable at the end is not counted.
+  const levelAfter = one.levelDir === undefined ? null : levelLogBytes(one.levelDir);
+  const oneLegLevel = levelBefore === null || levelAfter === null ? null : { flushed: (levelAfter.flushed - levelBefore.flushed) / transfers, compacted: (levelAfter.compacted - levelBefore.compacted) / transfers };
   const bigPostings = one.kernel.currentHead.postingSeq;
   const bigLatencies = await queryLatencies(one.kernel, `${bigPostings} postings`, accounts);
   await one.kernel.close();
@@ -241,7 +245,7 @@ async function onStore(kind: BenchStoreKind) {
   };
   const halfRefused = await refusing(2, '1-leg, half refused');
   const allRefused = await refusing(1, '1-leg, all refused');
-  return { kind, oneLeg, oneLegWritten, fourLeg, halfRefused, allRefused, latencies: [...smallLatencies, ...bigLatencies] };
+  return { kind, oneLeg, oneLegWritten, oneLegLevel, fourLeg, halfRefused, allRefused, latencies: [...smallLatencies, ...bigLatencies] };
 }
 
 async function main() {
@@ -274,6 +278,9 @@ async function main() {
     for (const [space, w] of spaces) console.log(`| ${kind} | ${space} | ${(w.entries / transfers).toFixed(2)} | ${(w.bytes / transfers).toFixed(0)} |`);
     const sum = (name: 'entries' | 'bytes') => spaces.reduce((t, [, w]) => t + w[name], 0) / transfers;
     console.log(`| ${kind} | **all** | ${sum('entries').toFixed(2)} | ${sum('bytes').toFixed(0)} |`);
+  }
+  for (const { kind, oneLegLevel } of results) {
+    if (oneLegLevel !== null) console.log(`\n${kind}, 1-leg: LevelDB flushed ${oneLegLevel.flushed.toFixed(0)} B and its compactions rewrote ${oneLegLevel.compacted.toFixed(0)} B per transfer (its LOG; the last memtable not counted)`);
   }
   console.log('\n| store | query | p50 ms | p99 ms |');
   console.log('|---|---|---:|---:|');

@@ -17,7 +17,7 @@ import { DamagedRecord, damaged, parsed } from '../model/decode.js';
 import { keySpaces, keys, prefixEnd } from '../model/keys.js';
 import type { Posting } from '../model/model.js';
 import type { BatchOp, Store } from '../store/port.js';
-import { MigrationRefused, layoutOf } from './migrate-layout.js';
+import { MigrationRefused, moveInPlace } from './migrate-layout.js';
 
 /** The layout this migration starts from, the mark of a book it is moving, and where it ends. */
 export const layoutBeforeCompactIndex = '3';
@@ -29,10 +29,6 @@ export interface CompactIndexReport {
   readonly rewritten: number;
 }
 
-/** Layouts 2 and 3's index entry: the leaf, a newline (a leaf holds none: JSON escapes it), the reference as JSON. */
-export function encodeLeafIndexedPosting(leaf: string, reference: Posting['reference']): string {
-  return [leaf, reference === null ? 'null' : JSON.stringify(reference)].join('\n');
-}
 function decodeLeafIndexedPosting(text: string): { leaf: string; posting: Posting } {
   const what = 'account index entry';
   const cut = text.indexOf('\n');
@@ -66,13 +62,7 @@ function compacted(key: string, text: string): string {
  * MigrationRefused for a book in another layout or an index entry it cannot read.
  */
 export async function migrateLayout3(store: Store, afterWrite: () => Promise<void> = async () => {}): Promise<CompactIndexReport> {
-  const layout = await layoutOf(store);
-  if (layout !== layoutBeforeCompactIndex && layout !== layoutMovingCompactIndex) throw new MigrationRefused(`the book is in store layout ${layout}, not ${layoutBeforeCompactIndex}`);
-  if (layout === layoutBeforeCompactIndex) {
-    await store.write([{ type: 'put', key: keys.layout, value: layoutMovingCompactIndex }], true);
-    await afterWrite();
-  }
-  try {
+  return moveInPlace(store, { from: layoutBeforeCompactIndex, moving: layoutMovingCompactIndex, to: layoutAfterCompactIndex }, afterWrite, async () => {
     let rewritten = 0;
     let after: string | null = null;
     const end = prefixEnd(keySpaces.accountAsset);
@@ -86,16 +76,11 @@ export async function migrateLayout3(store: Store, afterWrite: () => Promise<voi
         if (value.startsWith('[')) continue;
         ops.push({ type: 'put', key, value: compacted(key, value) });
       }
-      if (read === 0) break;
+      if (read === 0) return { rewritten };
       if (ops.length === 0) continue;
       await store.write(ops, false);
       rewritten += ops.length;
       await afterWrite();
     }
-    await store.write([{ type: 'put', key: keys.layout, value: layoutAfterCompactIndex }], true);
-    return { rewritten };
-  } catch (error) {
-    if (error instanceof DamagedRecord) throw new MigrationRefused(error.message);
-    throw error;
-  }
+  });
 }

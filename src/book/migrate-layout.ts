@@ -41,11 +41,40 @@ import { journalLeaves } from '../queries/journal.js';
 import { depositRefOf } from '../settlement/book.js';
 import type { BatchOp, ReadView, Store } from '../store/port.js';
 import { plusBalance, sameBalance, totalMinor, totalsWrite, verifyTotals } from './totals.js';
-import { encodeLeafIndexedPosting } from './migrate-compact-index.js';
 
 /** The layout a book was written in: `meta/layout`, or 1 for a book from before it was kept. */
 export async function layoutOf(view: ReadView): Promise<string> {
   return (await view.get(keys.layout)) ?? '1';
+}
+
+/** The layouts of an in-place move (migrate-grant-index.ts, migrate-compact-index.ts): from, the mark while moving, to. */
+export interface InPlaceMove {
+  readonly from: string;
+  readonly moving: string;
+  readonly to: string;
+}
+
+/**
+ * Moves a book in place from one layout to the next: marks it `moving` (which no ledgerd
+ * serves), runs `move` (each of its writes atomic and leaving the book whole), then marks it
+ * `to`. A book found marked resumes at `move`, which must skip what an earlier run did.
+ * A record `move` cannot read refuses the migration; the book stays marked.
+ */
+export async function moveInPlace<T>(store: Store, layouts: InPlaceMove, afterWrite: () => Promise<void>, move: () => Promise<T>): Promise<T> {
+  const layout = await layoutOf(store);
+  if (layout !== layouts.from && layout !== layouts.moving) throw new MigrationRefused(`the book is in store layout ${layout}, not ${layouts.from}`);
+  if (layout === layouts.from) {
+    await store.write([{ type: 'put', key: keys.layout, value: layouts.moving }], true);
+    await afterWrite();
+  }
+  try {
+    const report = await move();
+    await store.write([{ type: 'put', key: keys.layout, value: layouts.to }], true);
+    return report;
+  } catch (error) {
+    if (error instanceof DamagedRecord) throw new MigrationRefused(error.message);
+    throw error;
+  }
 }
 
 /** The book cannot be migrated as it stands (a record this code cannot read, or the migrated book failed its verification): nothing is placed. */
@@ -126,6 +155,11 @@ function decodeLayout1Posting(text: string): Posting {
     reference: check.nullableString(j, 'reference', what) as Posting['reference'],
     after: { available: check.decimal(after, 'a', what), reserved: check.decimal(after, 'r', what), encumbered: check.decimal(after, 'e', what) },
   };
+}
+
+/** Layouts 2 and 3's index entry: the leaf, a newline (a leaf holds none: JSON escapes it), the reference as JSON. */
+export function encodeLeafIndexedPosting(leaf: string, reference: Posting['reference']): string {
+  return [leaf, reference === null ? 'null' : JSON.stringify(reference)].join('\n');
 }
 
 /** A key's top-level space, with its '/'. */

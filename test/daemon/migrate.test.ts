@@ -7,20 +7,18 @@
  * refuses to serve it, migrates it, and then answers what the old one did and goes on
  * deciding; a crash mid-migration and a refused migration leave the old book as it was.
  */
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import type { AccountId } from '../../src/model/values.js';
 import { prefixEnd, settlementKeys } from '../../src/model/keys.js';
 import type { BatchOp } from '../../src/store/port.js';
 import { depositRefOf } from '../../src/settlement/book.js';
 import { LevelStore } from '../../src/store/level.js';
-import { type Client, type Keys, client, decided, ledgerd, ledgerdRun, refusalOf, startDaemon, useTempDirs, writeBook } from './support.js';
+import { type Client, type Keys, client, decided, ledgerdRun, refusalOf, startDaemon, useTempDirs, writeBook } from './support.js';
 import { eventsFromStart, fixtureBook, layFixtureBook } from '../support/fixture-books.js';
-import { migratedFromLayout3AfterAKill } from '../support/layouts.js';
+import { migratedFromLayout3AfterAKill, pausedMigrate } from '../support/layouts.js';
 import { leveldbStoreDefault } from '../../daemon/config.js';
 
 const fixture = fixtureBook('layout-1');
@@ -143,15 +141,9 @@ describe('ledgerd migrate', () => {
       for (let i = 0; i < 2500; i++) e.set(`arch/legacy-crm/customer%20${1000 + i}`, '');
     });
     const before = await digestOf(join(dir, 'book'));
-    const child = spawn(process.execPath, [ledgerd, 'migrate', '--data-dir', dir], { env: { ...process.env, LEDGERD_TEST_MIGRATE_PAUSE: '1' }, stdio: ['ignore', 'ignore', 'pipe'] });
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    await new Promise<void>((resolve, reject) => {
-      createInterface({ input: child.stderr! }).on('line', (line) => line.includes('paused') && resolve());
-      void exited.then(() => reject(new Error('migrate ended before its pause')));
-    });
+    const kill = await pausedMigrate(dir, 1);
     expect(existsSync(join(dir, 'book.migrate'))).toBe(true);
-    child.kill('SIGKILL');
-    await exited;
+    await kill();
 
     expect(await digestOf(join(dir, 'book'))).toBe(before);
     expect(existsSync(join(dir, 'book.layout-1'))).toBe(false);
@@ -265,14 +257,7 @@ describe('ledgerd migrate from layout 2', () => {
     const refusal = /store layout 2; this ledgerd reads layout 4: run ledgerd migrate/;
     expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(refusal);
     // Killed after its first write: the book is marked as moving, and nothing serves it.
-    const child = spawn(process.execPath, [ledgerd, 'migrate', '--data-dir', dir], { env: { ...process.env, LEDGERD_TEST_MIGRATE_PAUSE: '1' }, stdio: ['ignore', 'ignore', 'pipe'] });
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    await new Promise<void>((resolve, reject) => {
-      createInterface({ input: child.stderr! }).on('line', (line) => line.includes('paused') && resolve());
-      void exited.then(() => reject(new Error('migrate ended before its pause')));
-    });
-    child.kill('SIGKILL');
-    await exited;
+    await (await pausedMigrate(dir, 1))();
     expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 2-3; this ledgerd reads layout 4: run ledgerd migrate/);
 
     const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);

@@ -10,7 +10,7 @@ import { expect } from 'vitest';
 import { placeOf } from '../../daemon/book.js';
 import type { StoreConfig } from '../../daemon/config.js';
 import { migrateEntriesPerWrite } from '../../src/constants.js';
-import { encodeLeafIndexedPosting } from '../../src/book/migrate-compact-index.js';
+import { encodeLeafIndexedPosting } from '../../src/book/migrate-layout.js';
 import { decodeIndexedPosting, encodeLeaf } from '../../src/model/codec.js';
 import { keySpaces, keys, prefixEnd } from '../../src/model/keys.js';
 import type { BatchOp, ReadView, Store } from '../../src/store/port.js';
@@ -44,6 +44,20 @@ export async function indexForms(store: ReadView): Promise<{ compact: number; le
   return forms;
 }
 
+/** `ledgerd migrate` on `dir`, stopped after its `writes`-th write (LEDGERD_TEST_MIGRATE_PAUSE); resolves once paused, with what kills it (SIGKILL: a crash at that point). */
+export async function pausedMigrate(dir: string, writes: number): Promise<() => Promise<void>> {
+  const child = spawn(process.execPath, [ledgerd, 'migrate', '--data-dir', dir], { env: { ...process.env, LEDGERD_TEST_MIGRATE_PAUSE: String(writes) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  await new Promise<void>((resolve, reject) => {
+    createInterface({ input: child.stderr! }).on('line', (line) => line.includes('paused') && resolve());
+    void exited.then(() => reject(new Error('migrate ended before its pause')));
+  });
+  return async () => {
+    child.kill('SIGKILL');
+    await exited;
+  };
+}
+
 /**
  * `ledgerd migrate` 3 → 4 killed mid-move and run again, on the book in `dir` (written by
  * writeBook with `postings` > migrateEntriesPerWrite account index entries, in `store`): the
@@ -65,14 +79,7 @@ export async function migratedFromLayout3AfterAKill(dir: string, store: StoreCon
   expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 3; this ledgerd reads layout 4: run ledgerd migrate/);
 
   // Killed after its second write (the mark, then the first page): part of the index is moved.
-  const child = spawn(process.execPath, [ledgerd, 'migrate', '--data-dir', dir], { env: { ...process.env, LEDGERD_TEST_MIGRATE_PAUSE: '2' }, stdio: ['ignore', 'ignore', 'pipe'] });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  await new Promise<void>((resolve, reject) => {
-    createInterface({ input: child.stderr! }).on('line', (line) => line.includes('paused') && resolve());
-    void exited.then(() => reject(new Error('migrate ended before its pause')));
-  });
-  child.kill('SIGKILL');
-  await exited;
+  await (await pausedMigrate(dir, 2))();
   expect(await withStore(async (s) => [await s.get(keys.layout), await indexForms(s)])).toEqual(['3-4', { compact: migrateEntriesPerWrite, leaf: postings - migrateEntriesPerWrite }]);
   expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 3-4; this ledgerd reads layout 4: run ledgerd migrate/);
 
