@@ -74,6 +74,18 @@ describe.each(['2', '3'])('a layout-%s book from the release that wrote it', (la
       const disclosure = expected.disclosure.result.disclosure as string;
       independentlyVerify(disclosure, { clerk: expected.clerk.public_key, instance, checkpoints: oldestFirst });
       expect((await op.post('/v1/disclosures/verify', { disclosure })).body).toMatchObject({ passed: true });
+      // Asked again of the migrated book, whose account index holds no leaf: the same evidence, the journal's bytes, and it verifies against the old checkpoints.
+      const payload = (hex: string) => JSON.parse(Buffer.from(hex, 'hex').toString('utf8'));
+      const ask = async (assertion: object, clientKey: string) => {
+        const made = await alice.post('/v1/disclosures', { subject: expected.accounts.alice, assertion, recipient_reference: 'ef'.repeat(32) }, undefined, { 'client-key': clientKey });
+        expect(made.status, JSON.stringify(made.body)).toBe(200);
+        const again = made.body.result.disclosure as string;
+        independentlyVerify(again, { clerk: expected.clerk.public_key, instance, checkpoints: oldestFirst });
+        return payload(again);
+      };
+      expect((await ask(payload(disclosure).assertion, `again-${layout}`)).evidence).toEqual(payload(disclosure).evidence);
+      const flows = await ask({ shape: 'flows_bound', asset: 'USD', bound: '1', bound_kind: 'at_least', direction: 'out', from_sequence: 1, to_sequence: 34 }, `flows-${layout}`);
+      expect(flows.evidence.length).toBeGreaterThan(1);
 
       // The grant alice gave bob before the migration still lets him hold value on her account; the revoked one does not come back.
       const bob = client(daemon.url, keys.bob!);
