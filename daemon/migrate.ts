@@ -2,7 +2,7 @@
  * `ledgerd migrate --data-dir DIR`: brings a stopped book written by an older ledgerd to
  * the store layout this one reads. From layout 1 (src/book/migrate-layout.ts), like
  * restore, the new book is built beside the old one (`DIR/book.migrate`), verified, taken
- * on to layout 3, and only then put in place; the old book is kept as `DIR/book.layout-1`.
+ * on to layout 4, and only then put in place; the old book is kept as `DIR/book.layout-1`.
  * A crash or a refusal before that leaves the old book as it was, for the old ledgerd to
  * serve. From layout 2 (LevelDB or PostgreSQL) the held-grant index moves, in place
  * (src/book/migrate-grant-index.ts), and from layout 3 the account index is made compact, in
