@@ -3,6 +3,7 @@
  * bigint written as decimal text, field by field (no tagging that a client string
  * could imitate). A decoded record is checked before the kernel trusts it.
  */
+import { fail } from '../assert.js';
 import { grantTermsView, parseGrantTerms } from '../auth/grants.js';
 import { type CustodyCommand, type GrantKind, type ProposalCommand, custodyCommandTypes } from './model.js';
 import { type Json, check, damaged, decimalText, members, parsed, recordJson } from './decode.js';
@@ -195,12 +196,12 @@ export function encodeIndexedPosting(p: Posting): string {
   let authorities = indexedAuthorities.get(p.authorities);
   if (authorities === undefined) {
     const str = JSON.stringify;
-    authorities = `[${p.authorities.map((a) => `[${str(a.credential)},${str(a.grant)},${indexedAuthorityKinds.indexOf(a.kind)},${str(a.onBehalfOf)},${str(a.principal)}]`).join(',')}]`;
+    authorities = `[${p.authorities.map((a) => `[${str(a.credential)},${str(a.grant)},${positionIn(indexedAuthorityKinds, a.kind)},${str(a.onBehalfOf)},${str(a.principal)}]`).join(',')}]`;
     indexedAuthorities.set(p.authorities, authorities);
   }
   return [
-    '[', p.atMs, ',"', p.amountMinor, '",', indexedDirections.indexOf(p.direction), ',', indexedLayers.indexOf(p.layer), ',', indexedKinds.indexOf(p.kind), ',',
-    indexedStatuses.indexOf(p.status), ',', JSON.stringify(p.operation), ',', p.counterparty === null ? 'null' : JSON.stringify(p.counterparty), ',', authorities, ',',
+    '[', p.atMs, ',"', p.amountMinor, '",', positionIn(indexedDirections, p.direction), ',', positionIn(indexedLayers, p.layer), ',', positionIn(indexedKinds, p.kind), ',',
+    positionIn(indexedStatuses, p.status), ',', JSON.stringify(p.operation), ',', p.counterparty === null ? 'null' : JSON.stringify(p.counterparty), ',', authorities, ',',
     p.reference === null ? 'null' : JSON.stringify(p.reference), ',"', p.after.available, '","', p.after.reserved, '","', p.after.encumbered, '"]',
   ].join('');
 }
@@ -212,6 +213,11 @@ const indexedKinds: readonly PostingKind[] = ['opening', 'transfer', 'reserve', 
 const indexedStatuses: readonly PostingStatus[] = ['held', 'completed', 'returned', 'reversed', 'opening'];
 const indexedAuthorityKinds: readonly AuthorityKind[] = ['owner', 'delegated', 'operator', 'issuance', 'recovery'];
 const indexedAuthorities = new WeakMap<readonly Authority[], string>();
+function positionIn<T>(list: readonly T[], v: T): number {
+  const i = list.indexOf(v);
+  if (i < 0) fail(`${String(v)} has a place in the index entry's enumeration`);
+  return i;
+}
 const indexedMembers = ['at', 'amount', 'direction', 'balance', 'kind', 'status', 'operation', 'counterparty', 'authorities', 'reference', 'available', 'reserved', 'encumbered'] as const;
 const authorityMembers = ['credential', 'grant', 'kind', 'on_behalf_of', 'principal'] as const;
 
