@@ -50,7 +50,8 @@ export function countBatch(ops: readonly { key: { length: number }; value?: { le
 // Value sizes as the kernel writes them for a 1-leg transfer by the operator.
 const operationText = 'o'.repeat(560);
 const leafText = 'l'.repeat(470);
-const indexedText = 'p'.repeat(475);
+// An account index entry in store layout 4's compact form (475 B in layouts 2 and 3, a copy of the leaf).
+const indexedText = 'p'.repeat(135);
 const clientKeyText = 'c'.repeat(110);
 const balanceText = '{"a":"1000000","r":"0","e":"0"}';
 

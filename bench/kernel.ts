@@ -11,7 +11,8 @@
  * one, is refused at intake (a leg from an account to itself): what a refusal costs.
  *
  * In the same run it prints what the store alone allows (bench/ceilings.ts): the
- * kernel's writes without the kernel, and classic-level's raw puts.
+ * kernel's writes without the kernel, and classic-level's raw puts; and what the kernel
+ * wrote per 1-leg transfer (entries, and UTF-8 bytes of key and value), space by space.
  */
 import { createHash } from 'node:crypto';
 import { cpus } from 'node:os';
@@ -19,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { builtInPrincipals } from '../src/auth/authority.js';
 import { importGenesis } from '../src/book/genesis.js';
 import { benchAccount, fundedCustomersGenesis } from './genesis.js';
-import { rawPuts, storeCeiling } from './ceilings.js';
+import { levelLogBytes, rawPuts, storeCeiling } from './ceilings.js';
 import { sequentialIds } from '../src/model/ids.js';
 import { Refused } from '../src/errors.js';
 import { Kernel, type Submission } from '../src/book/kernel.js';
@@ -27,6 +28,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type BenchStoreKind, BenchStores, parseStores } from './stores.js';
 import type { AssetSymbol, CredentialId, IdentityId } from '../src/model/values.js';
 import { percentile, timedPercentiles } from './percentile.js';
+import type { Store } from '../src/store/port.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -60,12 +62,35 @@ const usd = 'USD' as AssetSymbol;
 const account = benchAccount;
 const operator = { principal: builtInPrincipals.operator, credential: 'did:ledger:cred:operator' as CredentialId, onBehalfOf: null };
 
-async function openBook(kind: BenchStoreKind, customers: number, fundingMinor: bigint) {
-  const { store, remove } = await stores.open(kind);
+/** Entries and key+value bytes a store was given to write (puts and deletions), by key space. */
+type Written = Map<string, { entries: number; bytes: number }>;
+
+/** Counts into `written` what the kernel writes (genesis before it is not counted: `written` is given after). */
+function countingWrites(store: Store, written: { current: Written | null }): Store {
+  const write = store.write.bind(store);
+  store.write = (ops, durable) => {
+    const into = written.current;
+    if (into !== null) {
+      for (const op of ops) {
+        const space = op.key.slice(0, op.key.indexOf('/') + 1);
+        const counted = into.get(space) ?? { entries: 0, bytes: 0 };
+        counted.entries++;
+        counted.bytes += Buffer.byteLength(op.key) + (op.type === 'put' ? Buffer.byteLength(op.value) : 0);
+        into.set(space, counted);
+      }
+    }
+    return write(ops, durable);
+  };
+  return store;
+}
+
+async function openBook(kind: BenchStoreKind, customers: number, fundingMinor: bigint, written: { current: Written | null } = { current: null }) {
+  const { store, remove, levelDir } = await stores.open(kind);
   const genesis = fundedCustomersGenesis(customers, fundingMinor);
   await importGenesis(store, genesis, Date.now());
-  const kernel = await Kernel.open({ store, clock: Date.now, ids: sequentialIds, sync, onFatal: (e) => { throw e; } });
-  return { kernel, remove };
+  written.current = new Map();
+  const kernel = await Kernel.open({ store: countingWrites(store, written), clock: Date.now, ids: sequentialIds, sync, onFatal: (e) => { throw e; } });
+  return { kernel, remove, levelDir };
 }
 
 /** Every `refusedEvery`-th submission (none when 0) moves from an account to itself: refused at intake. */
@@ -192,8 +217,15 @@ async function onStore(kind: BenchStoreKind) {
   await small.kernel.close();
   small.remove();
 
-  const one = await openBook(kind, accounts, 1_000_000n);
+  const written = { current: null as Written | null };
+  const one = await openBook(kind, accounts, 1_000_000n, written);
+  const levelBefore = one.levelDir === undefined ? null : levelLogBytes(one.levelDir);
   const oneLeg = await drive(one.kernel, transfers, 1, `${kind} 1-leg`);
+  const oneLegWritten = written.current!;
+  written.current = null;
+  // LevelDB's own count, a memtable at a time: what is still in the memtable at the end is not counted.
+  const levelAfter = one.levelDir === undefined ? null : levelLogBytes(one.levelDir);
+  const oneLegLevel = levelBefore === null || levelAfter === null ? null : { flushed: (levelAfter.flushed - levelBefore.flushed) / transfers, compacted: (levelAfter.compacted - levelBefore.compacted) / transfers };
   const bigPostings = one.kernel.currentHead.postingSeq;
   const bigLatencies = await queryLatencies(one.kernel, `${bigPostings} postings`, accounts);
   await one.kernel.close();
@@ -213,7 +245,7 @@ async function onStore(kind: BenchStoreKind) {
   };
   const halfRefused = await refusing(2, '1-leg, half refused');
   const allRefused = await refusing(1, '1-leg, all refused');
-  return { kind, oneLeg, fourLeg, halfRefused, allRefused, latencies: [...smallLatencies, ...bigLatencies] };
+  return { kind, oneLeg, oneLegWritten, oneLegLevel, fourLeg, halfRefused, allRefused, latencies: [...smallLatencies, ...bigLatencies] };
 }
 
 async function main() {
@@ -239,6 +271,17 @@ async function main() {
   }
   console.log(`| leveldb | store alone, a 1-leg transfer's writes (bench/ceilings.ts) | ${transfers} | | ${ceiling.perSec.toFixed(0)} | | | | ${ceiling.cpuUs.toFixed(0)} | |`);
   console.log(`| leveldb | classic-level puts of 300 B, fsync'd batches of 1,000 (per put) | ${ceilingPuts} | | ${raw.perSec.toFixed(0)} | | | | ${raw.cpuUs.toFixed(1)} | |`);
+  console.log('\n| store | written per 1-leg transfer: key space | entries | key+value bytes |');
+  console.log('|---|---|---:|---:|');
+  for (const { kind, oneLegWritten } of results) {
+    const spaces = [...oneLegWritten].sort(([, a], [, b]) => b.bytes - a.bytes);
+    for (const [space, w] of spaces) console.log(`| ${kind} | ${space} | ${(w.entries / transfers).toFixed(2)} | ${(w.bytes / transfers).toFixed(0)} |`);
+    const sum = (name: 'entries' | 'bytes') => spaces.reduce((t, [, w]) => t + w[name], 0) / transfers;
+    console.log(`| ${kind} | **all** | ${sum('entries').toFixed(2)} | ${sum('bytes').toFixed(0)} |`);
+  }
+  for (const { kind, oneLegLevel } of results) {
+    if (oneLegLevel !== null) console.log(`\n${kind}, 1-leg: LevelDB flushed ${oneLegLevel.flushed.toFixed(0)} B and its compactions rewrote ${oneLegLevel.compacted.toFixed(0)} B per transfer (its LOG; the last memtable not counted)`);
+  }
   console.log('\n| store | query | p50 ms | p99 ms |');
   console.log('|---|---|---:|---:|');
   for (const { kind, latencies } of results) for (const l of latencies) console.log(`| ${kind} | ${l.label} | ${l.p50Ms.toFixed(2)} | ${l.p99Ms.toFixed(2)} |`);

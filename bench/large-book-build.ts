@@ -126,8 +126,9 @@ async function decideTemplates(dataDir: string, ids: ReturnType<typeof keyedIds>
       const op = (await kernel.operation(acks[i]!.operation.ref))!;
       if (op.state !== 'Completed') throw new Error(`the template transfer in ${asset} was not completed: ${JSON.stringify(op.error)}`);
       const [first, second] = op.result!.postings!;
-      const debit = decodeIndexedPosting((await store.get(keys.accountAsset(benchAccount(0), asset, first!)))!);
-      const credit = decodeIndexedPosting((await store.get(keys.accountAsset(benchAccount(1), asset, second!)))!);
+      const [debitKey, creditKey] = [keys.accountAsset(benchAccount(0), asset, first!), keys.accountAsset(benchAccount(1), asset, second!)];
+      const debit = decodeIndexedPosting(debitKey, (await store.get(debitKey))!);
+      const credit = decodeIndexedPosting(creditKey, (await store.get(creditKey))!);
       templates.set(asset, { op, debit, credit });
     }
     return templates;
@@ -208,9 +209,8 @@ export async function buildLargeBook(dataDir: string, shape: LargeBookShape, now
             available.set(balanceKey, after);
             moved.add(balanceKey);
             const posting: Posting = { ...side.template, seq: seqs[i]!, atMs, account: side.account, counterparty: side.counterparty, amountMinor, operation: ref, after: { available: after, reserved: 0n, encumbered: 0n } };
-            const leaf = encodeLeaf(posting);
-            leaves.push(leaf);
-            batch.push({ type: 'put', key: keys.accountAsset(side.account, asset, posting.seq), value: encodeIndexedPosting(leaf, null) });
+            leaves.push(encodeLeaf(posting));
+            batch.push({ type: 'put', key: keys.accountAsset(side.account, asset, posting.seq), value: encodeIndexedPosting(posting) });
           }
           const op: Operation = { ...template.op, ref, cseq, command, submittedAtMs: atMs, decidedAtMs: atMs, clientKey, clientKeyDerived: false, result: { postings: seqs } };
           batch.push({ type: 'put', key: keys.operation(ref), value: encodeOperation(op) }, operationIndexPut(op));

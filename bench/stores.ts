@@ -38,11 +38,11 @@ export class BenchStores {
     return { url: await createBookDatabase(this.cluster, `bench_${++this.databases}`), poolSize: benchPoolSize };
   }
 
-  /** An empty book's store, and how to remove it once closed. */
-  async open(kind: BenchStoreKind): Promise<{ store: Store; remove: () => void }> {
+  /** An empty book's store, and how to remove it once closed; on LevelDB its directory (its LOG counts what it flushed and compacted). */
+  async open(kind: BenchStoreKind): Promise<{ store: Store; remove: () => void; levelDir?: string }> {
     if (kind === 'leveldb') {
       const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-'));
-      return { store: await LevelStore.open(dir), remove: () => rmSync(dir, { recursive: true, force: true }) };
+      return { store: await LevelStore.open(dir), remove: () => rmSync(dir, { recursive: true, force: true }), levelDir: dir };
     }
     const connection = await this.database();
     const pool = pgPool(connection, 1);

@@ -137,8 +137,8 @@ async function migrate(options: { dataDir?: string; config?: string }): Promise<
     process.stdout.write(`ledgerd migrate: ${name}: the book is in store layout ${outcome.layout} already: nothing to do\n`);
     return;
   }
-  const { report, grants, keptIn } = outcome;
-  const moved = `${grants.held} held and ${grants.revoked} revoked grant index entries moved`;
+  const { report, grants, index, keptIn } = outcome;
+  const moved = [...(grants === null ? [] : [`${grants.held} held and ${grants.revoked} revoked grant index entries moved`]), `${index.rewritten} account index entries made compact`].join(', ');
   if (report === null || keptIn === null) {
     process.stdout.write(`ledgerd migrate: ${name}: book migrated from store layout ${outcome.from} to ${storeLayout} in place: ${moved}\n`);
     return;

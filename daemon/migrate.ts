@@ -2,17 +2,19 @@
  * `ledgerd migrate --data-dir DIR`: brings a stopped book written by an older ledgerd to
  * the store layout this one reads. From layout 1 (src/book/migrate-layout.ts), like
  * restore, the new book is built beside the old one (`DIR/book.migrate`), verified, taken
- * on to layout 3, and only then put in place; the old book is kept as `DIR/book.layout-1`.
+ * on to layout 4, and only then put in place; the old book is kept as `DIR/book.layout-1`.
  * A crash or a refusal before that leaves the old book as it was, for the old ledgerd to
- * serve. From layout 2 (LevelDB or PostgreSQL) only the held-grant index moves, in place
- * (src/book/migrate-grant-index.ts): a crash leaves the book marked, served by no ledgerd,
- * and the next run resumes.
+ * serve. From layout 2 (LevelDB or PostgreSQL) the held-grant index moves, in place
+ * (src/book/migrate-grant-index.ts), and from layout 3 the account index is made compact, in
+ * place (src/book/migrate-compact-index.ts): a crash leaves the book marked, served by no
+ * ledgerd, and the next run resumes.
  * A book already in this layout has nothing to do (exit 0).
  */
 import { existsSync } from 'node:fs';
 import { AssertionFailure } from '../src/assert.js';
 import { MigrationRefused, type MigrationReport, layoutOf, migrateLayout1 } from '../src/book/migrate-layout.js';
 import { type GrantIndexReport, layoutBeforeHeldOver, layoutMovingHeldOver, migrateLayout2 } from '../src/book/migrate-grant-index.js';
+import { type CompactIndexReport, layoutBeforeCompactIndex, layoutMovingCompactIndex, migrateLayout3 } from '../src/book/migrate-compact-index.js';
 import { keySpaces, storeLayout } from '../src/model/keys.js';
 import type { ReadView } from '../src/store/port.js';
 import { type BookBuild, migratedFromDir } from './book-place.js';
@@ -25,7 +27,15 @@ import { type Progress, countingReads } from './progress.js';
 
 export type MigrateOutcome =
   | { readonly migrated: false; readonly layout: string }
-  | { readonly migrated: true; readonly from: string; readonly report: MigrationReport | null; readonly grants: GrantIndexReport; readonly keptIn: string | null };
+  | {
+      readonly migrated: true;
+      readonly from: string;
+      readonly report: MigrationReport | null;
+      /** Null for a book already past layout 2. */
+      readonly grants: GrantIndexReport | null;
+      readonly index: CompactIndexReport;
+      readonly keptIn: string | null;
+    };
 
 /** What the migration does after each batch it writes: nothing, unless a test stops it there to crash it (LEDGERD_TEST_MIGRATE_PAUSE). */
 export type AfterBatch = () => Promise<void>;
@@ -36,11 +46,15 @@ export async function migrateBook(dataDir: string, storeConfig: StoreConfig, aft
   if (!(await place.exists())) throw new StartupFailure(`${place.name} holds no book`, exitCodes.dataDir);
   const old = await place.openToRead();
   const keptIn = migratedFromDir(bookPaths(dataDir).book);
-  let built: { readonly building: BookBuild; readonly report: MigrationReport; readonly grants: GrantIndexReport };
+  let built: { readonly building: BookBuild; readonly report: MigrationReport; readonly grants: GrantIndexReport; readonly index: CompactIndexReport };
   try {
     const layout = await layoutOf(old);
     if (layout === storeLayout) return { migrated: false, layout };
-    if (layout === layoutBeforeHeldOver || layout === layoutMovingHeldOver) return { migrated: true, from: layout, report: null, grants: await refusedAsFailure(migrateLayout2(old, afterBatch)), keptIn: null };
+    if (layout === layoutBeforeHeldOver || layout === layoutMovingHeldOver) {
+      const grants = await refusedAsFailure(migrateLayout2(old, afterBatch));
+      return { migrated: true, from: layout, report: null, grants, index: await refusedAsFailure(migrateLayout3(old, afterBatch)), keptIn: null };
+    }
+    if (layout === layoutBeforeCompactIndex || layout === layoutMovingCompactIndex) return { migrated: true, from: layout, report: null, grants: null, index: await refusedAsFailure(migrateLayout3(old, afterBatch)), keptIn: null };
     if (layout !== '1') throw new StartupFailure(`${place.name} holds a book in store layout ${layout}, which this ledgerd neither reads nor migrates (it reads ${storeLayout})`, exitCodes.dataDir);
     if (storeConfig.kind !== 'leveldb') throw new StartupFailure(`${place.name} holds a layout-1 book, which no ledgerd writes on PostgreSQL`, exitCodes.damaged);
     if (existsSync(keptIn)) throw new StartupFailure(`${keptIn} exists (the book an earlier migration replaced): move it away first`, exitCodes.dataDir);
@@ -51,7 +65,8 @@ export async function migrateBook(dataDir: string, storeConfig: StoreConfig, aft
     const building = await place.build('migrate');
     try {
       const report = await migrateLayout1(progress === undefined ? old : countingReads(old, progress), building.store, afterBatch);
-      built = { building, report, grants: await migrateLayout2(building.store, afterBatch) };
+      const grants = await migrateLayout2(building.store, afterBatch);
+      built = { building, report, grants, index: await migrateLayout3(building.store, afterBatch) };
     } catch (error) {
       await building.discard();
       if (error instanceof MigrationRefused || error instanceof AssertionFailure) {
@@ -64,7 +79,7 @@ export async function migrateBook(dataDir: string, storeConfig: StoreConfig, aft
   }
   // Verified and closed: now the old book goes aside and the new one in (book-place.ts).
   await built.building.place(await bookIdentity(dataDir));
-  return { migrated: true, from: '1', report: built.report, grants: built.grants, keptIn };
+  return { migrated: true, from: '1', report: built.report, grants: built.grants, index: built.index, keptIn };
 }
 
 /**
@@ -91,7 +106,7 @@ async function refusedAsFailure<T>(work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (error) {
-    if (error instanceof MigrationRefused || error instanceof AssertionFailure) throw new StartupFailure(`the book's held-grant index was not moved: ${error.message}`, exitCodes.damaged);
+    if (error instanceof MigrationRefused || error instanceof AssertionFailure) throw new StartupFailure(`the book's index was not moved: ${error.message}`, exitCodes.damaged);
     throw error;
   }
 }

@@ -234,9 +234,9 @@ export async function importGenesisSource(store: Store, source: GenesisSource, n
       out.put(key, JSON.stringify(encodeBalance(after)));
       sums.set(o.asset, (sums.get(o.asset) ?? 0n) + signed);
       seq++;
-      const leaf = encodeLeaf(openingPosting(o, seq, nowMs, after));
-      leaves.push(leaf);
-      out.put(keys.accountAsset(o.account, o.asset, seq), encodeIndexedPosting(leaf, null));
+      const posting = openingPosting(o, seq, nowMs, after);
+      leaves.push(encodeLeaf(posting));
+      out.put(keys.accountAsset(o.account, o.asset, seq), encodeIndexedPosting(posting));
       if (leaves.length === journalChunkEntriesMax) writeChunk();
     }
   }

@@ -12,17 +12,18 @@
 import { grantChainDepthMax } from '../auth/constants.js';
 import { decodeGrant, overIdentity } from '../auth/grants.js';
 import { migrateEntriesPerWrite } from '../constants.js';
-import { DamagedRecord } from '../model/decode.js';
 import type { Grant } from '../model/model.js';
-import { grantKey, heldGrantKey, keySpaces, keys, prefixEnd, revokedHeldKey, storeLayout } from '../model/keys.js';
+import { grantKey, heldGrantKey, keySpaces, prefixEnd, revokedHeldKey } from '../model/keys.js';
 import type { GrantId, IdentityId } from '../model/values.js';
 import type { BatchOp, Store } from '../store/port.js';
-import { MigrationRefused, layoutOf } from './migrate-layout.js';
+import { MigrationRefused, moveInPlace } from './migrate-layout.js';
+import { layoutBeforeCompactIndex, layoutMovingCompactIndex } from './migrate-compact-index.js';
 
 /** The layout this migration starts from, and the mark of a book it is moving. */
 export const layoutBeforeHeldOver = '2';
 export const layoutMovingHeldOver = '2-3';
-const layoutAfter = storeLayout;
+// Layout 3; migrate-compact-index.ts takes it on from there.
+const layoutAfter = layoutBeforeCompactIndex;
 
 export interface GrantIndexReport {
   /** Live held-grant entries moved. */
@@ -83,22 +84,12 @@ async function moveSpace(store: Store, space: string, keyOf: (holder: string, ov
  * MigrationRefused for a book in another layout or a grant index it cannot read.
  */
 export async function migrateLayout2(store: Store, afterWrite: () => Promise<void> = async () => {}): Promise<GrantIndexReport> {
-  const layout = await layoutOf(store);
-  if (layout !== layoutBeforeHeldOver && layout !== layoutMovingHeldOver) throw new MigrationRefused(`the book is in store layout ${layout}, not ${layoutBeforeHeldOver}`);
-  if (layout === layoutBeforeHeldOver) {
-    await store.write([{ type: 'put', key: keys.layout, value: layoutMovingHeldOver }], true);
-    await afterWrite();
-  }
-  try {
+  return moveInPlace(store, { from: layoutBeforeHeldOver, moving: layoutMovingHeldOver, to: layoutAfter }, afterWrite, async () => {
     const held = await moveSpace(store, keySpaces.heldGrant, heldGrantKey, afterWrite);
     const revoked = await moveSpace(store, keySpaces.revokedHeld, revokedHeldKey, afterWrite);
-    await store.write([{ type: 'put', key: keys.layout, value: layoutAfter }], true);
     return { held, revoked };
-  } catch (error) {
-    if (error instanceof DamagedRecord) throw new MigrationRefused(error.message);
-    throw error;
-  }
+  });
 }
 
 /** Whether `ledgerd migrate` brings a book of this layout to this code's. */
-export const migratableLayout = (layout: string): boolean => ['1', layoutBeforeHeldOver, layoutMovingHeldOver].includes(layout);
+export const migratableLayout = (layout: string): boolean => ['1', layoutBeforeHeldOver, layoutMovingHeldOver, layoutBeforeCompactIndex, layoutMovingCompactIndex].includes(layout);

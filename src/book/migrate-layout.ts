@@ -6,7 +6,8 @@
  * model/codec.ts) differs in exactly these key spaces:
  * - `j/<first seq>`: chunks of CONTRACT 9 leaves, entries of one time, at most
  *   journalChunkEntriesMax each, and `jt/<time>/<first seq>` for each chunk;
- * - `aa/<acct>/<asset>/<seq>`: the leaf and the reference (encodeIndexedPosting);
+ * - `aa/<acct>/<asset>/<seq>`: the leaf and the reference (encodeLeafIndexedPosting; layout 4
+ *   makes them compact: migrate-compact-index.ts);
  * - `tb/<asset>`: every asset's totals, layer by layer;
  * - `dref/<deposit ref>`: the account each deposit reference names;
  * - `meta/layout` = 2.
@@ -30,7 +31,6 @@ import {
   decodeIdentity,
   decodeOperation,
   decodeOperationJson,
-  encodeIndexedPosting,
   encodeJournalChunk,
   encodeLeaf,
 } from '../model/codec.js';
@@ -45,6 +45,36 @@ import { plusBalance, sameBalance, totalMinor, totalsWrite, verifyTotals } from 
 /** The layout a book was written in: `meta/layout`, or 1 for a book from before it was kept. */
 export async function layoutOf(view: ReadView): Promise<string> {
   return (await view.get(keys.layout)) ?? '1';
+}
+
+/** The layouts of an in-place move (migrate-grant-index.ts, migrate-compact-index.ts): from, the mark while moving, to. */
+export interface InPlaceMove {
+  readonly from: string;
+  readonly moving: string;
+  readonly to: string;
+}
+
+/**
+ * Moves a book in place from one layout to the next: marks it `moving` (which no ledgerd
+ * serves), runs `move` (each of its writes atomic and leaving the book whole), then marks it
+ * `to`. A book found marked resumes at `move`, which must skip what an earlier run did.
+ * A record `move` cannot read refuses the migration; the book stays marked.
+ */
+export async function moveInPlace<T>(store: Store, layouts: InPlaceMove, afterWrite: () => Promise<void>, move: () => Promise<T>): Promise<T> {
+  const layout = await layoutOf(store);
+  if (layout !== layouts.from && layout !== layouts.moving) throw new MigrationRefused(`the book is in store layout ${layout}, not ${layouts.from}`);
+  if (layout === layouts.from) {
+    await store.write([{ type: 'put', key: keys.layout, value: layouts.moving }], true);
+    await afterWrite();
+  }
+  try {
+    const report = await move();
+    await store.write([{ type: 'put', key: keys.layout, value: layouts.to }], true);
+    return report;
+  } catch (error) {
+    if (error instanceof DamagedRecord) throw new MigrationRefused(error.message);
+    throw error;
+  }
 }
 
 /** The book cannot be migrated as it stands (a record this code cannot read, or the migrated book failed its verification): nothing is placed. */
@@ -127,6 +157,11 @@ function decodeLayout1Posting(text: string): Posting {
   };
 }
 
+/** Layouts 2 and 3's index entry: the leaf, a newline (a leaf holds none: JSON escapes it), the reference as JSON. */
+export function encodeLeafIndexedPosting(leaf: string, reference: Posting['reference']): string {
+  return [leaf, reference === null ? 'null' : JSON.stringify(reference)].join('\n');
+}
+
 /** A key's top-level space, with its '/'. */
 const spaceOf = (key: string): string => key.slice(0, key.indexOf('/') + 1);
 
@@ -176,7 +211,7 @@ export async function migrateLayout1(from: ReadView, to: Store, afterWrite: () =
     lastAtMs = posting.atMs;
     postings++;
     const leaf = encodeLeaf(posting);
-    await put(keys.accountAsset(posting.account, posting.asset, seq), encodeIndexedPosting(leaf, posting.reference));
+    await put(keys.accountAsset(posting.account, posting.asset, seq), encodeLeafIndexedPosting(leaf, posting.reference));
     // A chunk's entries share one time (the time index finds a period's first entry in one seek).
     if (chunk !== null && (chunk.atMs !== posting.atMs || chunk.leaves.length === journalChunkEntriesMax)) await flushChunk();
     if (chunk === null) chunk = { firstSeq: seq, atMs: posting.atMs, leaves: [] };

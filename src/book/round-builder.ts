@@ -127,7 +127,7 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
       };
       const leaf = encodeLeaf(posting);
       leaves.push(leaf);
-      writes.push({ type: 'put', key: keys.accountAsset(entry.account, entry.asset, seq), value: encodeIndexedPosting(leaf, posting.reference) });
+      writes.push({ type: 'put', key: keys.accountAsset(entry.account, entry.asset, seq), value: encodeIndexedPosting(posting) });
       seqs.push(seq);
     }
     for (const [asset, sum] of perAsset) if (sum !== 0n) fail(`operation ${op.ref} balances in ${asset} (off by ${sum})`);

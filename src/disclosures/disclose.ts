@@ -16,8 +16,9 @@ import { inclusionProof } from '../checkpoints/merkle.js';
 import { disclosureEvidenceMax, disclosureScanEntriesMax, operationRefLengthMax } from '../constants.js';
 import { refuse } from '../errors.js';
 import { canonicalJson } from '../model/canonical.js';
-import { decodeAccount } from '../model/codec.js';
+import { decodeAccount, decodeIndexedPosting, encodeLeaf } from '../model/codec.js';
 import { check, damaged, members as unionMembers, recordJson } from '../model/decode.js';
+import type { Posting } from '../model/model.js';
 import type { AccountId, AssetSymbol, IdentityId } from '../model/values.js';
 import { parseAmountMinor, parseAssetSymbol, parseIdentityId, parseLimitMinor, parseUintNumber } from '../model/values.js';
 import { journalLeaves } from '../queries/journal.js';
@@ -252,6 +253,9 @@ function entryOf(seq: number, text: string): Entry {
   return { seq, text, leaf: j as unknown as Entry['leaf'] };
 }
 
+/** An account index entry's journal entry (CONTRACT 9): its leaf, the bytes the journal holds, made again from the entry's posting (codec.ts). */
+const postingEntry = (posting: Posting): Entry => entryOf(posting.seq, encodeLeaf(posting));
+
 /** The subject's entries the assertion rests on (CONTRACT 9), refusing ERR-DisclosureFalse when they do not bear it out. */
 async function evidenceEntries(request: DisclosureRequest, checkpoint: Checkpoint, context: DisclosureContext): Promise<Entry[]> {
   const { assertion: a, subject } = request;
@@ -272,9 +276,7 @@ async function evidenceEntries(request: DisclosureRequest, checkpoint: Checkpoin
     case 'holds_at_least': {
       const prefix = keys.accountAssetPrefix(subject, a.asset);
       let last: Entry | null = null;
-      for await (const [key, text] of context.view.entries({ gte: prefix, lte: prefix + seqHex(covered), reverse: true, limit: 1 })) {
-        last = entryOf(parseInt(key.slice(prefix.length), 16), text.slice(0, text.indexOf('\n')));
-      }
+      for await (const [key, text] of context.view.entries({ gte: prefix, lte: prefix + seqHex(covered), reverse: true, limit: 1 })) last = postingEntry(decodeIndexedPosting(key, text));
       if (last === null || BigInt(last.leaf.after.available) < BigInt(a.amount)) refuse('ERR-DisclosureFalse', `${subject} did not hold ${a.amount} ${a.asset} available at checkpoint ${checkpoint.number}`);
       return [last];
     }
@@ -287,9 +289,9 @@ async function evidenceEntries(request: DisclosureRequest, checkpoint: Checkpoin
       const range = { gte: prefix + seqHex(a.from_sequence), lte: prefix + seqHex(a.to_sequence), limit: disclosureScanEntriesMax + 1 };
       for await (const [key, text] of context.view.entries(range)) {
         if (++scanned > disclosureScanEntriesMax) refuse('ERR-NotDisclosable', `the range holds more than ${disclosureScanEntriesMax} entries of ${subject}; name a shorter one`);
-        const entry = entryOf(parseInt(key.slice(prefix.length), 16), text.slice(0, text.indexOf('\n')));
-        const crosses = entry.leaf.counterparty !== null && entry.leaf.counterparty !== subject;
-        if (crosses && entry.leaf.direction === direction) entries.push(entry);
+        const posting = decodeIndexedPosting(key, text);
+        const crosses = posting.counterparty !== null && posting.counterparty !== subject;
+        if (crosses && posting.direction === direction) entries.push(postingEntry(posting));
       }
       if (entries.length > disclosureEvidenceMax) refuse('ERR-NotDisclosable', `the flow rests on more than ${disclosureEvidenceMax} entries; name a shorter range`);
       const total = entries.reduce((t, e) => t + BigInt(e.leaf.amount), 0n);

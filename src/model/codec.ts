@@ -3,10 +3,11 @@
  * bigint written as decimal text, field by field (no tagging that a client string
  * could imitate). A decoded record is checked before the kernel trusts it.
  */
-import { assert } from '../assert.js';
+import { fail } from '../assert.js';
 import { grantTermsView, parseGrantTerms } from '../auth/grants.js';
 import { type CustodyCommand, type GrantKind, type ProposalCommand, custodyCommandTypes } from './model.js';
 import { type Json, check, damaged, decimalText, members, parsed, recordJson } from './decode.js';
+import { keySpaces, parseSeqHex } from './keys.js';
 import type {
   Account,
   AccountKind,
@@ -182,19 +183,88 @@ export function decodeLeaf(text: string, reference: Posting['reference']): Posti
 }
 
 /**
- * An account's index entry carries the whole posting, so statements and movements
- * read it where they seek: the leaf, a newline (a leaf holds none: JSON escapes it),
- * and the reference as a JSON string.
+ * An account's index entry (`aa/<account>/<asset>/<seq>`, store layout 4) carries the
+ * posting, so statements and movements read it where they seek, in a compact form: what
+ * the key does not hold, as one JSON array (bigint as decimal text, the enumerations as
+ * their index in the lists below, each authority a tuple):
+ * `[at, amount, direction, balance, kind, status, operation, counterparty,
+ *   [[credential, grant, kind, on_behalf_of, principal], …], reference, available, reserved, encumbered]`.
+ * Its CONTRACT 9 leaf is encodeLeaf of the decoded posting, the same bytes as the
+ * journal's (the codec property test pins it).
  */
-export function encodeIndexedPosting(leaf: string, reference: Posting['reference']): string {
-  return [leaf, reference === null ? 'null' : JSON.stringify(reference)].join('\n');
+export function encodeIndexedPosting(p: Posting): string {
+  let authorities = indexedAuthorities.get(p.authorities);
+  if (authorities === undefined) {
+    const str = JSON.stringify;
+    authorities = `[${p.authorities.map((a) => `[${str(a.credential)},${str(a.grant)},${positionIn(indexedAuthorityKinds, a.kind)},${str(a.onBehalfOf)},${str(a.principal)}]`).join(',')}]`;
+    indexedAuthorities.set(p.authorities, authorities);
+  }
+  return [
+    '[', p.atMs, ',"', p.amountMinor, '",', positionIn(indexedDirections, p.direction), ',', positionIn(indexedLayers, p.layer), ',', positionIn(indexedKinds, p.kind), ',',
+    positionIn(indexedStatuses, p.status), ',', JSON.stringify(p.operation), ',', p.counterparty === null ? 'null' : JSON.stringify(p.counterparty), ',', authorities, ',',
+    p.reference === null ? 'null' : JSON.stringify(p.reference), ',"', p.after.available, '","', p.after.reserved, '","', p.after.encumbered, '"]',
+  ].join('');
 }
-export function decodeIndexedPosting(text: string): Posting {
-  const cut = text.indexOf('\n');
-  assert(cut > 0, 'an index entry holds a leaf and a reference');
-  const reference = parsed(text.slice(cut + 1), 'journal entry');
-  if (reference !== null && typeof reference !== 'string') damaged('journal entry', 'reference is not text or null');
-  return decodeLeaf(text.slice(0, cut), reference as Posting['reference']);
+
+// The enumerations of an index entry, by position: the order is the stored format (layout 4), never to be changed.
+const indexedDirections: readonly Direction[] = ['debit', 'credit'];
+const indexedLayers: readonly Layer[] = ['available', 'reserved', 'encumbered'];
+const indexedKinds: readonly PostingKind[] = ['opening', 'transfer', 'reserve', 'capture', 'release', 'expiry', 'recovery', 'deposit', 'withdrawal'];
+const indexedStatuses: readonly PostingStatus[] = ['held', 'completed', 'returned', 'reversed', 'opening'];
+const indexedAuthorityKinds: readonly AuthorityKind[] = ['owner', 'delegated', 'operator', 'issuance', 'recovery'];
+const indexedAuthorities = new WeakMap<readonly Authority[], string>();
+function positionIn<T>(list: readonly T[], v: T): number {
+  const i = list.indexOf(v);
+  if (i < 0) fail(`${String(v)} has a place in the index entry's enumeration`);
+  return i;
+}
+const indexedMembers = ['at', 'amount', 'direction', 'balance', 'kind', 'status', 'operation', 'counterparty', 'authorities', 'reference', 'available', 'reserved', 'encumbered'] as const;
+const authorityMembers = ['credential', 'grant', 'kind', 'on_behalf_of', 'principal'] as const;
+
+/** The members of a stored tuple by name, so each is checked like a record's (decode.ts); a tuple of another length is damaged. */
+function tupleRecord(v: unknown, names: readonly string[], what: string): Json {
+  if (!Array.isArray(v) || v.length !== names.length) damaged(what, `is not a list of ${names.length} members`);
+  return Object.fromEntries(names.map((name, i) => [name, v[i]]));
+}
+function indexed<T>(j: Json, name: string, list: readonly T[], what: string): T {
+  const v = list[check.integer(j, name, what)];
+  if (v === undefined) damaged(what, `${name} is not one of ${list.length} values`);
+  return v;
+}
+
+/** The posting of the index entry stored under `key` (the account, asset and position are the key's). */
+export function decodeIndexedPosting(key: string, text: string): Posting {
+  const what = `account index entry ${key}`;
+  const [account, asset, seqText, ...rest] = key.slice(keySpaces.accountAsset.length).split('/');
+  if (!key.startsWith(keySpaces.accountAsset) || !account || !asset || !/^[0-9a-f]{16}$/.test(seqText ?? '') || rest.length > 0) damaged(what, 'is not under an index key');
+  const j = tupleRecord(parsed(text, what), indexedMembers, what);
+  const authorities = j.authorities;
+  if (!Array.isArray(authorities)) damaged(what, 'authorities is not a list');
+  return {
+    seq: parseSeqHex(seqText!),
+    atMs: check.integer(j, 'at', what),
+    account: account as Posting['account'],
+    asset: asset as Posting['asset'],
+    amountMinor: check.decimal(j, 'amount', what),
+    direction: indexed(j, 'direction', indexedDirections, what),
+    layer: indexed(j, 'balance', indexedLayers, what),
+    kind: indexed(j, 'kind', indexedKinds, what),
+    status: indexed(j, 'status', indexedStatuses, what),
+    operation: check.string(j, 'operation', what),
+    counterparty: check.nullableString(j, 'counterparty', what) as Posting['counterparty'],
+    authorities: authorities.map((t: unknown): Authority => {
+      const a = tupleRecord(t, authorityMembers, what);
+      return {
+        credential: check.string(a, 'credential', what) as Authority['credential'],
+        grant: check.nullableString(a, 'grant', what) as Authority['grant'],
+        kind: indexed(a, 'kind', indexedAuthorityKinds, what),
+        onBehalfOf: check.nullableString(a, 'on_behalf_of', what) as Authority['onBehalfOf'],
+        principal: check.string(a, 'principal', what) as Authority['principal'],
+      };
+    }),
+    reference: check.nullableString(j, 'reference', what) as Posting['reference'],
+    after: { available: check.decimal(j, 'available', what), reserved: check.decimal(j, 'reserved', what), encumbered: check.decimal(j, 'encumbered', what) },
+  };
 }
 
 /** A journal chunk: the leaves of consecutive entries, one per line, keyed by the first entry's position. */

@@ -26,9 +26,10 @@ export function prefixEnd(prefix: string): string {
 /**
  * The layout written by this code: 2 = journal chunks of leaves, postings in the account
  * index, per-asset totals; 3 = held grants indexed by holder and the identity they reach
- * (`gho/`, `ghro/` instead of `gh/`, `ghr/`: book/migrate-grant-index.ts).
+ * (`gho/`, `ghro/` instead of `gh/`, `ghr/`: book/migrate-grant-index.ts); 4 = account index
+ * entries in a compact form instead of a copy of the leaf (`aa/`: book/migrate-compact-index.ts).
  */
-export const storeLayout = '3';
+export const storeLayout = '4';
 
 /** Every top-level key space, once. */
 export const keySpaces = {
@@ -156,7 +157,7 @@ export const keys = {
   /** Each journal chunk by its time then position: the first entry at or after a time is one seek. */
   journalTime: (atMs: number, firstSeq: number) => `${s.journalTime}${seqHex(atMs)}/${seqHex(firstSeq)}`,
   journalTimePrefix: s.journalTime,
-  /** Per account and asset, its entries by journal position, each carrying the posting (encodeIndexedPosting). */
+  /** Per account and asset, its entries by journal position, each carrying the posting in a compact form (encodeIndexedPosting). */
   accountAsset: (acct: string, asset: string, seq: number) => `${s.accountAsset}${acct}/${asset}/${seqHex(seq)}`,
   accountAssetPrefix: (acct: string, asset: string) => `${s.accountAsset}${acct}/${asset}/`,
   accountBalancesPrefix: (acct: string) => `${s.balance}${acct}/`,

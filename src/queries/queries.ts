@@ -368,11 +368,11 @@ export class BookView {
     const prefix = keys.accountAsset(q.account, q.asset, 0).slice(0, -16);
 
     let opening = zeroBalance;
-    for await (const [, text] of this.snap.entries({ gte: prefix, lt: prefix + seqHex(fromSeq), reverse: true, limit: 1 })) opening = decodeIndexedPosting(text).after;
-    const texts: string[] = [];
-    for await (const [, text] of this.snap.entries({ gte: prefix + seqHex(fromSeq), lt: prefix + seqHex(endSeq), limit: statementMovementsMax + 1 })) texts.push(text);
+    for await (const [key, text] of this.snap.entries({ gte: prefix, lt: prefix + seqHex(fromSeq), reverse: true, limit: 1 })) opening = decodeIndexedPosting(key, text).after;
+    const texts: [string, string][] = [];
+    for await (const entry of this.snap.entries({ gte: prefix + seqHex(fromSeq), lt: prefix + seqHex(endSeq), limit: statementMovementsMax + 1 })) texts.push(entry);
     if (texts.length > statementMovementsMax) refuse('ERR-QueryUnbounded', `the period holds more than ${statementMovementsMax} movements; ask for a shorter one`);
-    const movements = texts.map(decodeIndexedPosting);
+    const movements = texts.map(([key, text]) => decodeIndexedPosting(key, text));
     return {
       account: q.account,
       asset: q.asset,
@@ -434,7 +434,7 @@ export class BookView {
       if (chunk.length === 0) break;
       for (const [i, entry] of chunk.entries()) {
         scanned++;
-        const p = decodeIndexedPosting(entry.text);
+        const p = decodeIndexedPosting(entry.key, entry.text);
         if (q.direction === null || p.direction === q.direction) out.push(p);
         if (out.length === q.limit) {
           // Give back what this chunk read past the full page.
@@ -580,6 +580,7 @@ function parseAccountCursor(cursor: string): AccountId {
 /** An index entry: its journal position and the posting it carries. */
 interface IndexedEntry {
   readonly seq: number;
+  readonly key: string;
   readonly text: string;
 }
 
@@ -613,7 +614,7 @@ class MergedSeqs {
 
   private async advance(head: (typeof this.heads)[number]): Promise<void> {
     const r = await head.iterator.next();
-    head.current = r.done ? null : { seq: parseSeqHex(r.value[0].slice(head.prefix.length)), text: r.value[1] };
+    head.current = r.done ? null : { seq: parseSeqHex(r.value[0].slice(head.prefix.length)), key: r.value[0], text: r.value[1] };
   }
 
   async peek(): Promise<IndexedEntry | undefined> {

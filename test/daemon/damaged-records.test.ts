@@ -80,12 +80,9 @@ describe('damaged records', () => {
       expect((await op.post('/v1/ops/layer/blocks', { count: 3 })).status).toBe(200);
       expect(await daemon.stop()).toBe(0);
 
-      // carol's latest journal entry as her account's index carries it: the leaf, a newline, the reference.
+      // carol's latest journal entry as her account's index carries it: a compact list whose second member is the amount, as decimal text.
       const carolsEntry = await lastKey(dir, `aa/${acct('carol')}/USD/`);
-      const leafWithAmount = (text: string) => {
-        const cut = text.indexOf('\n');
-        return withField('amount', 10)(text.slice(0, cut)) + text.slice(cut);
-      };
+      const leafWithAmount = (text: string) => JSON.stringify(Object.assign(JSON.parse(text) as unknown[], { 1: 10 }));
       await plant(dir, {
         [carolsEntry]: leafWithAmount,
         [`tok/${sha256Hex(keys.customers.carol!)}`]: truncated,
@@ -125,7 +122,7 @@ describe('damaged records', () => {
       expect(logged).toContain('damaged checkpoint 2 (cp/0000000000000002) record: kernelRoot is not a SHA-256 digest in hex');
       expect(logged).toContain(`damaged direct command reply dck/${builtInPrincipals.operator}/${sha256Hex('cp-1')} record: is not JSON`);
       expect(logged).toContain('damaged settlement meta record: height is not an integer');
-      expect(logged).toContain(`damaged journal entry ${parseInt(carolsEntry.slice(-16), 16)} record: amount is not decimal text`);
+      expect(logged).toContain(`damaged account index entry ${carolsEntry} record: amount is not decimal text`);
 
       // The daemon is up and goes on deciding; the records left whole still read.
       expect(daemon.process.exitCode).toBeNull();

@@ -1,6 +1,7 @@
 /**
- * A book written by the last release that writes store layout 2 (test/fixtures/layout-2; its
- * make-book.mjs says how), migrated by `ledgerd migrate` to this ledgerd's layout and served:
+ * Books written by the last releases that write store layouts 2 and 3 (test/fixtures/layout-2
+ * and layout-3, the same book; make-book.mjs says how), each migrated by `ledgerd migrate` to
+ * this ledgerd's layout and served:
  * it answers what that daemon answered — balances, movements, custody, operations, members and
  * the audit trail, checkpoints with their consistency and liabilities proofs (checked by the
  * independent verifier too), its disclosure — checks clean, its grants still work, and it goes
@@ -9,18 +10,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { eventsFromStart, fixtureBook, layFixtureBook } from '../support/fixture-books.js';
+import { type FixtureBook, eventsFromStart, fixtureBook, layFixtureBook } from '../support/fixture-books.js';
 import { independentlyVerify } from '../support/independent-verifier.js';
 import { verifyConsistencyReply, verifyLiabilities } from '../support/independent-audit.js';
 import { client, decided, ledgerdRun, startDaemon, until, useTempDirs } from './support.js';
 
-const fixture = fixtureBook('layout-2');
-const { keys, expected } = fixture;
 const newDir = useTempDirs();
 /** Several ledgerd processes and a checkpoint anchored block by block: slow on a loaded machine. */
 const slowTestMs = 180_000;
 
-async function layout2DataDir(): Promise<string> {
+async function fixtureDataDir(fixture: FixtureBook): Promise<string> {
   const dir = newDir();
   await layFixtureBook(fixture, dir, undefined, {
     'ledgerd.json': readFileSync(join(fixture.dir, 'ledgerd.json'), 'utf8'),
@@ -29,12 +28,14 @@ async function layout2DataDir(): Promise<string> {
   return dir;
 }
 
-describe('a layout-2 book from the release before', () => {
+describe.each(['2', '3'])('a layout-%s book from the release that wrote it', (layout) => {
+  const fixture = fixtureBook(`layout-${layout}`);
+  const { keys, expected } = fixture;
   it('migrates, checks clean, answers what its daemon answered, proves its checkpoints, and goes on deciding and anchoring', async () => {
-    const dir = await layout2DataDir();
+    const dir = await fixtureDataDir(fixture);
     const refused = await ledgerdRun(['check', '--data-dir', dir]);
     expect(refused.code).toBe(4);
-    expect(refused.stderr).toMatch(/store layout 2; this ledgerd reads \d+: run ledgerd migrate/);
+    expect(refused.stderr).toMatch(new RegExp(`store layout ${layout}; this ledgerd reads \\d+: run ledgerd migrate`));
     const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
     expect(migrated.code, migrated.stdout + migrated.stderr).toBe(0);
     const checked = await ledgerdRun(['check', '--data-dir', dir]);
@@ -73,16 +74,28 @@ describe('a layout-2 book from the release before', () => {
       const disclosure = expected.disclosure.result.disclosure as string;
       independentlyVerify(disclosure, { clerk: expected.clerk.public_key, instance, checkpoints: oldestFirst });
       expect((await op.post('/v1/disclosures/verify', { disclosure })).body).toMatchObject({ passed: true });
+      // Asked again of the migrated book, whose account index holds no leaf: the same evidence, the journal's bytes, and it verifies against the old checkpoints.
+      const payload = (hex: string) => JSON.parse(Buffer.from(hex, 'hex').toString('utf8'));
+      const ask = async (assertion: object, clientKey: string) => {
+        const made = await alice.post('/v1/disclosures', { subject: expected.accounts.alice, assertion, recipient_reference: 'ef'.repeat(32) }, undefined, { 'client-key': clientKey });
+        expect(made.status, JSON.stringify(made.body)).toBe(200);
+        const again = made.body.result.disclosure as string;
+        independentlyVerify(again, { clerk: expected.clerk.public_key, instance, checkpoints: oldestFirst });
+        return payload(again);
+      };
+      expect((await ask(payload(disclosure).assertion, `again-${layout}`)).evidence).toEqual(payload(disclosure).evidence);
+      const flows = await ask({ shape: 'flows_bound', asset: 'USD', bound: '1', bound_kind: 'at_least', direction: 'out', from_sequence: 1, to_sequence: 34 }, `flows-${layout}`);
+      expect(flows.evidence.length).toBeGreaterThan(1);
 
       // The grant alice gave bob before the migration still lets him hold value on her account; the revoked one does not come back.
       const bob = client(daemon.url, keys.bob!);
-      const held = await bob.post('/v1/reservations', { payer: expected.accounts.alice, asset: 'USD', amount: '10' }, undefined, { 'client-key': 'after-layout-2-hold' });
+      const held = await bob.post('/v1/reservations', { payer: expected.accounts.alice, asset: 'USD', amount: '10' }, undefined, { 'client-key': `after-layout-${layout}-hold` });
       expect((await decided(bob, held.body.operation_reference)).body.state).toBe('Reserved');
-      const byRevoked = await bob.post('/v1/transfers', { legs: [{ from: expected.accounts.alice, to: expected.accounts.bob, asset: 'USD', amount: '1' }] }, undefined, { 'client-key': 'after-layout-2-revoked' });
+      const byRevoked = await bob.post('/v1/transfers', { legs: [{ from: expected.accounts.alice, to: expected.accounts.bob, asset: 'USD', amount: '1' }] }, undefined, { 'client-key': `after-layout-${layout}-revoked` });
       expect(byRevoked.status === 202 ? (await decided(bob, byRevoked.body.operation_reference)).body.state : byRevoked.status).not.toBe('Completed');
 
       // Deciding goes on: a transfer journalled after the old entries, and a third checkpoint consistent with the second.
-      const sent = await alice.post('/v1/transfers', { legs: [{ from: expected.accounts.alice, to: expected.accounts.bob, asset: 'USD', amount: '5' }] }, undefined, { 'client-key': 'after-layout-2' });
+      const sent = await alice.post('/v1/transfers', { legs: [{ from: expected.accounts.alice, to: expected.accounts.bob, asset: 'USD', amount: '5' }] }, undefined, { 'client-key': `after-layout-${layout}` });
       expect((await decided(alice, sent.body.operation_reference)).body.state).toBe('Completed');
       expect((await op.post('/v1/ops/checkpoints', {}, undefined, { 'client-key': 'cp-after' })).status).toBeLessThan(300);
       await until(async () => {

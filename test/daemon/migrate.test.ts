@@ -7,19 +7,19 @@
  * refuses to serve it, migrates it, and then answers what the old one did and goes on
  * deciding; a crash mid-migration and a refused migration leave the old book as it was.
  */
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import type { AccountId } from '../../src/model/values.js';
 import { prefixEnd, settlementKeys } from '../../src/model/keys.js';
 import type { BatchOp } from '../../src/store/port.js';
 import { depositRefOf } from '../../src/settlement/book.js';
 import { LevelStore } from '../../src/store/level.js';
-import { type Client, type Keys, client, decided, ledgerd, ledgerdRun, refusalOf, startDaemon, useTempDirs, writeBook } from './support.js';
+import { type Client, type Keys, client, decided, ledgerdRun, refusalOf, startDaemon, useTempDirs, writeBook } from './support.js';
 import { eventsFromStart, fixtureBook, layFixtureBook } from '../support/fixture-books.js';
+import { migratedFromLayout3AfterAKill, pausedMigrate } from '../support/layouts.js';
+import { leveldbStoreDefault } from '../../daemon/config.js';
 
 const fixture = fixtureBook('layout-1');
 const { keys, expected } = fixture;
@@ -46,7 +46,7 @@ async function digestOf(bookDir: string): Promise<string> {
   return hash.digest('hex');
 }
 
-const layout1Refusal = /store layout 1; this ledgerd reads layout 3: run ledgerd migrate/;
+const layout1Refusal = /store layout 1; this ledgerd reads layout 4: run ledgerd migrate/;
 
 describe('ledgerd migrate', () => {
   it('refuses to serve or check a layout-1 book, naming ledgerd migrate', async () => {
@@ -57,7 +57,7 @@ describe('ledgerd migrate', () => {
     expect(served.stderr).toMatch(layout1Refusal);
     const checked = await ledgerdRun(['check', '--data-dir', dir]);
     expect(checked.code).toBe(4);
-    expect(checked.stderr).toMatch(/store layout 1; this ledgerd reads 3: run ledgerd migrate on it first/);
+    expect(checked.stderr).toMatch(/store layout 1; this ledgerd reads 4: run ledgerd migrate on it first/);
     // Refused, the book is as the stage-1 daemon left it.
     expect(await digestOf(join(dir, 'book'))).toBe(before);
   });
@@ -68,7 +68,7 @@ describe('ledgerd migrate', () => {
     const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
     expect(migrated.stderr).toMatch(migratedSummary);
     expect(migrated.code).toBe(0);
-    expect(migrated.stdout).toMatch(/book migrated from store layout 1 to 3 and verified: \d+ entries read, 26 journal entries in \d+ chunks, 5 accounts, 2 assets, 2 held and 1 revoked grant index entries moved/);
+    expect(migrated.stdout).toMatch(/book migrated from store layout 1 to 4 and verified: \d+ entries read, 26 journal entries in \d+ chunks, 5 accounts, 2 assets, 2 held and 1 revoked grant index entries moved, 26 account index entries made compact/);
     // The old book is kept beside, as it was.
     expect(await digestOf(join(dir, 'book.layout-1'))).toBe(before);
     expect(existsSync(join(dir, 'book.migrate'))).toBe(false);
@@ -132,7 +132,7 @@ describe('ledgerd migrate', () => {
     // Nothing more to do, and said so.
     const second = await ledgerdRun(['migrate', '--data-dir', dir]);
     expect(second.code).toBe(0);
-    expect(second.stdout).toMatch(/the book is in store layout 3 already: nothing to do/);
+    expect(second.stdout).toMatch(/the book is in store layout 4 already: nothing to do/);
   });
 
   it('leaves the old book as it was when killed mid-migration; the next run migrates it', async () => {
@@ -141,15 +141,9 @@ describe('ledgerd migrate', () => {
       for (let i = 0; i < 2500; i++) e.set(`arch/legacy-crm/customer%20${1000 + i}`, '');
     });
     const before = await digestOf(join(dir, 'book'));
-    const child = spawn(process.execPath, [ledgerd, 'migrate', '--data-dir', dir], { env: { ...process.env, LEDGERD_TEST_MIGRATE_PAUSE: '1' }, stdio: ['ignore', 'ignore', 'pipe'] });
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    await new Promise<void>((resolve, reject) => {
-      createInterface({ input: child.stderr! }).on('line', (line) => line.includes('paused') && resolve());
-      void exited.then(() => reject(new Error('migrate ended before its pause')));
-    });
+    const kill = await pausedMigrate(dir, 1);
     expect(existsSync(join(dir, 'book.migrate'))).toBe(true);
-    child.kill('SIGKILL');
-    await exited;
+    await kill();
 
     expect(await digestOf(join(dir, 'book'))).toBe(before);
     expect(existsSync(join(dir, 'book.layout-1'))).toBe(false);
@@ -260,22 +254,15 @@ describe('ledgerd migrate from layout 2', () => {
 
   it('moves the held-grant index in place, resumes after a kill, and the grants then work as before', async () => {
     const { dir, keys, live, revoked } = await layout2DataDir();
-    const refusal = /store layout 2; this ledgerd reads layout 3: run ledgerd migrate/;
+    const refusal = /store layout 2; this ledgerd reads layout 4: run ledgerd migrate/;
     expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(refusal);
     // Killed after its first write: the book is marked as moving, and nothing serves it.
-    const child = spawn(process.execPath, [ledgerd, 'migrate', '--data-dir', dir], { env: { ...process.env, LEDGERD_TEST_MIGRATE_PAUSE: '1' }, stdio: ['ignore', 'ignore', 'pipe'] });
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    await new Promise<void>((resolve, reject) => {
-      createInterface({ input: child.stderr! }).on('line', (line) => line.includes('paused') && resolve());
-      void exited.then(() => reject(new Error('migrate ended before its pause')));
-    });
-    child.kill('SIGKILL');
-    await exited;
-    expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 2-3; this ledgerd reads layout 3: run ledgerd migrate/);
+    await (await pausedMigrate(dir, 1))();
+    expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 2-3; this ledgerd reads layout 4: run ledgerd migrate/);
 
     const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
     expect(migrated.stderr).toBe('');
-    expect(migrated.stdout).toMatch(/book migrated from store layout 2-3 to 3 in place: 1 held and 1 revoked grant index entries moved/);
+    expect(migrated.stdout).toMatch(/book migrated from store layout 2-3 to 4 in place: 1 held and 1 revoked grant index entries moved, 0 account index entries made compact/);
     expect((await ledgerdRun(['check', '--data-dir', dir])).code).toBe(0);
     const daemon = await startDaemon({ dataDir: dir });
     try {
@@ -292,5 +279,27 @@ describe('ledgerd migrate from layout 2', () => {
     } finally {
       expect(await daemon.stop()).toBe(0);
     }
+  });
+});
+
+describe('ledgerd migrate from layout 3', () => {
+  it('makes the account index compact in place, resumes after a kill, and ends with the book this ledgerd writes', async () => {
+    const dir = newDir();
+    // 700 customers funded at genesis: 1,400 index entries, two pages of the move.
+    await writeBook(dir, Object.fromEntries(Array.from({ length: 700 }, (_, i) => [`c${i}`, 10n])));
+    await migratedFromLayout3AfterAKill(dir, leveldbStoreDefault, 1400);
+  });
+
+  it('refuses an index entry it cannot read, naming it; the book stays marked and served by no ledgerd', async () => {
+    const dir = newDir();
+    let damagedKey = '';
+    await layFixtureBook(fixtureBook('layout-3'), dir, (entries) => {
+      damagedKey = [...entries.keys()].find((key) => key.startsWith('aa/'))!;
+      entries.set(damagedKey, entries.get(damagedKey)!.replace(/"amount":"\d+"/, '"amount":12'));
+    });
+    const refused = await ledgerdRun(['migrate', '--data-dir', dir]);
+    expect(refused.code).toBe(6);
+    expect(refused.stderr).toContain(`${damagedKey}: damaged journal entry record: amount is not decimal text`);
+    expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 3-4; this ledgerd reads layout 4: run ledgerd migrate/);
   });
 });

@@ -66,9 +66,15 @@ describe('checked decoding of stored records', () => {
     expect(refusal(() => decodeOperation(operation.replace('"Reserved"', '"Pending"')))).toContain('damaged operation record: state is not one of');
     expect(refusal(() => decodeOperation(operation.replace('"type":"reserve"', '"type":"teleport"')))).toBe('damaged operation record: command type "teleport" is not known');
     expect(refusal(() => decodeOperation(operation.replace('"amountMinor":"5","deadlineMs":9}', '"amountMinor":"x","deadlineMs":9}')))).toContain('is not decimal text');
-    expect(refusal(() => decodeIndexedPosting('{"seq":1\nnull'))).toBe('damaged journal entry record: is not JSON');
-    expect(refusal(() => decodeIndexedPosting('{}\n{"not":"text"}'))).toBe('damaged journal entry record: reference is not text or null');
-    expect(refusal(() => decodeIndexedPosting('{}\n"unterminated'))).toBe('damaged journal entry record: is not JSON');
+    const indexKey = 'aa/did:ledger:acct:a/USD/0000000000000007';
+    const indexed = '[5,"10",1,0,1,1,"op_1",null,[["did:ledger:cred:c",null,0,null,"did:ledger:id:a"]],null,"10","0","0"]';
+    expect(decodeIndexedPosting(indexKey, indexed)).toMatchObject({ seq: 7, account: 'did:ledger:acct:a', asset: 'USD', amountMinor: 10n, direction: 'credit', kind: 'transfer', status: 'completed' });
+    expect(refusal(() => decodeIndexedPosting(indexKey, '[5,"10"'))).toBe(`damaged account index entry ${indexKey} record: is not JSON`);
+    expect(refusal(() => decodeIndexedPosting(indexKey, '[5,"10",1]'))).toBe(`damaged account index entry ${indexKey} record: is not a list of 13 members`);
+    expect(refusal(() => decodeIndexedPosting(indexKey, indexed.replace('1,0,1,1', '1,0,9,1')))).toBe(`damaged account index entry ${indexKey} record: kind is not one of 9 values`);
+    expect(refusal(() => decodeIndexedPosting(indexKey, indexed.replace('null,"10","0"', '{"not":"text"},"10","0"')))).toBe(`damaged account index entry ${indexKey} record: reference is not a string or null`);
+    expect(refusal(() => decodeIndexedPosting(indexKey, indexed.replace('"op_1",null,[["did', '"op_1",null,[["did:x"],["did')))).toBe(`damaged account index entry ${indexKey} record: is not a list of 5 members`);
+    expect(refusal(() => decodeIndexedPosting('aa/did:ledger:acct:a/USD/7', indexed))).toBe('damaged account index entry aa/did:ledger:acct:a/USD/7 record: is not under an index key');
     expect(refusal(() => recordJsonList('[{"ref":"op_1"},7]', 'event chunk'))).toBe('damaged event chunk record: is not a list of JSON objects');
     expect(recordJsonList('[{"ref":"op_1"}]', 'event chunk')).toEqual([{ ref: 'op_1' }]);
   });

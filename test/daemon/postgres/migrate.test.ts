@@ -1,9 +1,11 @@
 /**
- * `ledgerd migrate` on PostgreSQL (issue 10): books there began in store layout 2, so there
- * is never anything to migrate, and the command says so without touching the book.
+ * `ledgerd migrate` on PostgreSQL (issue 10): books there began in store layout 2, so a
+ * book of this ledgerd's layout has nothing to migrate and the command says so without
+ * touching it; a layout-3 book has its account index made compact in place (issue 28).
  */
 import { expect, it } from 'vitest';
-import { addConfig, daemonsOnPostgres, ledgerdRun, postgresStore, useTempDirs } from '../support.js';
+import { addConfig, daemonsOnPostgres, ledgerdRun, postgresStore, useTempDirs, writeBook } from '../support.js';
+import { migratedFromLayout3AfterAKill } from '../../support/layouts.js';
 
 daemonsOnPostgres();
 const newDir = useTempDirs();
@@ -15,6 +17,13 @@ it('has nothing to migrate in a book on PostgreSQL', async () => {
   expect((await ledgerdRun(['init', '--data-dir', dir])).code).toBe(0);
   const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
   expect(migrated.code).toBe(0);
-  expect(migrated.stdout).toMatch(/the book is in store layout 3 already: nothing to do/);
+  expect(migrated.stdout).toMatch(/the book is in store layout 4 already: nothing to do/);
   expect((await ledgerdRun(['check', '--data-dir', dir])).code).toBe(0);
 });
+
+it('makes the account index of a layout-3 book compact in place, resumes after a kill, and ends with the book this ledgerd writes', async () => {
+  const dir = newDir();
+  const store = await postgresStore();
+  await writeBook(dir, Object.fromEntries(Array.from({ length: 700 }, (_, i) => [`c${i}`, 10n])), store);
+  await migratedFromLayout3AfterAKill(dir, store, 1400);
+}, 120_000);
