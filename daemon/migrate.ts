@@ -15,8 +15,8 @@ import { AssertionFailure } from '../src/assert.js';
 import { MigrationRefused, type MigrationReport, layoutOf, migrateLayout1 } from '../src/book/migrate-layout.js';
 import { type GrantIndexReport, layoutBeforeHeldOver, layoutMovingHeldOver, migrateLayout2 } from '../src/book/migrate-grant-index.js';
 import { type CompactIndexReport, layoutBeforeCompactIndex, layoutMovingCompactIndex, migrateLayout3 } from '../src/book/migrate-compact-index.js';
-import { keySpaces, storeLayout } from '../src/model/keys.js';
-import type { ReadView } from '../src/store/port.js';
+import { keySpaces, prefixEnd, storeLayout } from '../src/model/keys.js';
+import type { ReadView, Store } from '../src/store/port.js';
 import { type BookBuild, migratedFromDir } from './book-place.js';
 import { bookIdentity, placeOf } from './book.js';
 import { bookPaths } from './data-dir.js';
@@ -51,15 +51,19 @@ export async function migrateBook(dataDir: string, storeConfig: StoreConfig, aft
     const layout = await layoutOf(old);
     if (layout === storeLayout) return { migrated: false, layout };
     if (layout === layoutBeforeHeldOver || layout === layoutMovingHeldOver) {
-      const grants = await refusedAsFailure(migrateLayout2(old, afterBatch));
-      return { migrated: true, from: layout, report: null, grants, index: await refusedAsFailure(migrateLayout3(old, afterBatch)), keptIn: null };
+      const store = await inPlaceProgress(old, [keySpaces.heldGrant, keySpaces.revokedHeld, keySpaces.accountAsset], progress);
+      const grants = await refusedAsFailure(migrateLayout2(store, afterBatch));
+      return { migrated: true, from: layout, report: null, grants, index: await refusedAsFailure(migrateLayout3(store, afterBatch)), keptIn: null };
     }
-    if (layout === layoutBeforeCompactIndex || layout === layoutMovingCompactIndex) return { migrated: true, from: layout, report: null, grants: null, index: await refusedAsFailure(migrateLayout3(old, afterBatch)), keptIn: null };
+    if (layout === layoutBeforeCompactIndex || layout === layoutMovingCompactIndex) {
+      const store = await inPlaceProgress(old, [keySpaces.accountAsset], progress);
+      return { migrated: true, from: layout, report: null, grants: null, index: await refusedAsFailure(migrateLayout3(store, afterBatch)), keptIn: null };
+    }
     if (layout !== '1') throw new StartupFailure(`${place.name} holds a book in store layout ${layout}, which this ledgerd neither reads nor migrates (it reads ${storeLayout})`, exitCodes.dataDir);
     if (storeConfig.kind !== 'leveldb') throw new StartupFailure(`${place.name} holds a layout-1 book, which no ledgerd writes on PostgreSQL`, exitCodes.damaged);
     if (existsSync(keptIn)) throw new StartupFailure(`${keptIn} exists (the book an earlier migration replaced): move it away first`, exitCodes.dataDir);
     if (progress !== undefined) {
-      const reads = await layout1Reads(old);
+      const reads = await migrationReads(old, (key) => (key.startsWith(keySpaces.accountAsset) ? 2 : 1));
       progress.measure((read) => (reads === 0 ? null : read / reads));
     }
     const building = await place.build('migrate');
@@ -83,22 +87,34 @@ export async function migrateBook(dataDir: string, storeConfig: StoreConfig, aft
 }
 
 /**
- * The entries the layout-1 migration reads, for its time left: each entry of the old book once,
- * and its account index once more (the verification). Counted by one pass over the keys first,
+ * The entries a migration reads, for its time left, counted by one pass over the keys first,
  * which decodes and writes nothing: a small part of the migration's time (docs/operations.md).
+ * `weigh` says how many times the migration reads an entry: the layout-1 rebuild reads each
+ * once and its account index once more (the verification); a move in place reads the space it
+ * moves (`prefix`) once.
  */
-async function layout1Reads(old: ReadView): Promise<number> {
+async function migrationReads(old: ReadView, weigh: (key: string) => number, prefix = ''): Promise<number> {
+  const lt = prefix === '' ? {} : { lt: prefixEnd(prefix) };
   let reads = 0;
   let after: string | null = null;
   for (;;) {
     let last: string | null = null;
-    for await (const [key] of old.entries(after === null ? { limit: migrateCountPageEntries } : { gt: after, limit: migrateCountPageEntries })) {
-      reads += key.startsWith(keySpaces.accountAsset) ? 2 : 1;
+    for await (const [key] of old.entries({ ...(after === null ? { gte: prefix } : { gt: after }), ...lt, limit: migrateCountPageEntries })) {
+      reads += weigh(key);
       last = key;
     }
     if (last === null) return reads;
     after = last;
   }
+}
+
+/** `old` with its reads counted toward the time left of moving `spaces` in place (each entry read once). */
+async function inPlaceProgress(old: Store, spaces: readonly string[], progress: Progress | undefined): Promise<Store> {
+  if (progress === undefined) return old;
+  let reads = 0;
+  for (const space of spaces) reads += await migrationReads(old, () => 1, space);
+  progress.measure((read) => (reads === 0 ? null : read / reads));
+  return countingReads(old, progress);
 }
 
 /** An in-place move refused: the book stays marked for the next run (it is whole). */

@@ -116,6 +116,17 @@ describe('progress of ledgerd init, restore, migrate and check', () => {
     const again = await ledgerdRun(['migrate', '--data-dir', old]);
     expect(again.stderr).toBe('');
     expect(again.stdout).toMatch(/nothing to do/);
+
+    // A layout-3 book moves its account index in place: counted too, each moved entry read once.
+    const inPlace = newDir();
+    await layFixtureBook(fixtureBook('layout-3'), inPlace);
+    const moved = await ledgerdRun(['migrate', '--data-dir', inPlace]);
+    expect(moved.code, moved.stderr).toBe(0);
+    expect(moved.stderr).toMatch(onlySummary('ledgerd migrate', 'read'));
+    const rewritten = Number(/(\d+) account index entries made compact/.exec(moved.stdout)?.[1]);
+    expect(rewritten).toBeGreaterThan(0);
+    expect(countOf(moved.stderr, 'ledgerd migrate')).toBeGreaterThanOrEqual(rewritten);
+    expect(countOf(moved.stderr, 'ledgerd migrate')).toBeLessThan(rewritten + 10);
   });
 
   it('on a terminal draws one line in place, with the rate and the time left, and erases it before the result, leaving no line behind', async () => {
