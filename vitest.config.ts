@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { SlowestFirst } from './test/sequencer.js';
 
 export default defineConfig({
   test: {
@@ -9,5 +10,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     maxWorkers: 2,
+    // The slowest files start first, so the two workers end together (test/sequencer.ts).
+    sequence: { sequencer: SlowestFirst },
   },
 });

@@ -16,6 +16,7 @@ import { EventHub } from './events.js';
 import { authenticator } from './http/auth.js';
 import { CursorSeal } from './http/cursors.js';
 import { lingerOnClose } from './http/linger.js';
+import { shutdownConnections } from './http/shutdown-connections.js';
 import { edgeLimits } from './http/edge-limits.js';
 import { checkRouteRoles } from './http/roles.js';
 import { logRequests } from './http/request-log.js';
@@ -138,6 +139,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   });
 
   let draining = false;
+  const connections = shutdownConnections(app.server);
   app.addHook('onRequest', async (_request, reply) => {
     if (draining) return sendRefusal(reply, refusal('ERR-DecisionUnavailable', 'the service is shutting down; retry with the same client key'), config.retryAfterSeconds);
   });
@@ -183,6 +185,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.addHook('preClose', async () => {
     draining = true;
     events.closeAll();
+    connections.close();
   });
 
   const context: RouteContext = { kernel, config, clock: options.clock, settlement: options.settlement, cursors: new CursorSeal(options.cursorKey) };

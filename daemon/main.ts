@@ -25,7 +25,6 @@ import { StartupFailure, exitCodes } from './failures.js';
 import { ConfigError, configFileOf, loadConfig } from './config.js';
 import { configView } from './config-view.js';
 import { type LogFormat, defaultLogFormat, earlyLine, logFormats, startupLog } from './log.js';
-import { serve } from './serve.js';
 import { oneLine } from '../src/one-line.js';
 import { countingReads, withProgress } from './progress.js';
 
@@ -179,9 +178,12 @@ program
   .option('--config <file>', 'config file (default: $LEDGERD_CONFIG, else DIR/ledgerd.json when present)')
   .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (SIGHUP reads the config again and applies a changed logLevel)')
   .addOption(new Option('--log-format <format>', 'log lines on stderr as json or text (default: $LEDGERD_LOG_FORMAT, else text on a terminal, json otherwise)').choices(logFormats))
-  .action((flags: { dataDir?: string; listen?: string; config?: string; logLevel?: string; logFormat?: LogFormat }) => {
+  .action(async (flags: { dataDir?: string; listen?: string; config?: string; logLevel?: string; logFormat?: LogFormat }) => {
     const sources = { flags, env: process.env };
-    return serve(loadConfig(sources), version, { logFormat: logFormatOf(flags.logFormat, process.env), reload: () => loadConfig(sources) });
+    const config = loadConfig(sources);
+    // Loaded by serve only: the HTTP stack is most of what a start loads, and init, check, restore and migrate need none of it.
+    const { serve } = await import('./serve.js');
+    return serve(config, version, { logFormat: logFormatOf(flags.logFormat, process.env), reload: () => loadConfig(sources) });
   });
 
 program

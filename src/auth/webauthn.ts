@@ -16,9 +16,7 @@
  * submitted; the challenge is consumed by the caller (challenges.ts) in the same write
  * that records the outcome.
  */
-import { verifyAuthenticationResponse, verifyRegistrationResponse } from '@simplewebauthn/server';
 import { generateKeyPairSync } from 'node:crypto';
-import { isoBase64URL, isoCBOR } from '@simplewebauthn/server/helpers';
 import { type Refusal, refusal, refuse } from '../errors.js';
 import { isChallengeText } from './challenges.js';
 import { webauthnFieldLengthMax } from './constants.js';
@@ -114,12 +112,16 @@ function signCounter(authenticatorData: string): number | null {
   return bytes.length < signCounterOffset + 4 ? null : bytes.readUInt32BE(signCounterOffset);
 }
 
+/** Loaded at the first ceremony, not at every start of ledgerd (the library and its ASN.1 parsers are about a third of its start). */
+const library = () => import('@simplewebauthn/server');
+
 const invalid = (what: string, error: unknown): Refusal =>
   refusal('ERR-CredentialInvalid', `the passkey ${what} is invalid: ${error instanceof Error ? error.message : 'unreadable'}`);
 
 /** Verifies a registration made over `expectedChallenge` (a `register` challenge). */
 export async function verifyPasskeyRegistration(body: PasskeyRegistration, expected: { readonly challenge: string; readonly rp: RelyingParty }): Promise<PasskeyKey | Refusal> {
   try {
+    const { verifyRegistrationResponse } = await library();
     const result = await verifyRegistrationResponse({
       // The spec's body carries no credential id: the attested data in authData holds
       // it, and the library compares id with rawId only, so any non-empty text serves.
@@ -134,7 +136,7 @@ export async function verifyPasskeyRegistration(body: PasskeyRegistration, expec
     });
     if (!result.verified) return refusal('ERR-CredentialInvalid', 'the passkey attestation does not verify');
     const { credential } = result.registrationInfo;
-    return { rawId: credential.id, publicKey: isoBase64URL.fromBuffer(credential.publicKey), counter: credential.counter };
+    return { rawId: credential.id, publicKey: Buffer.from(credential.publicKey).toString('base64url'), counter: credential.counter };
   } catch (error) {
     return invalid('registration', error);
   }
@@ -158,6 +160,7 @@ export async function verifyPasskeyAssertion(
     return refusal('ERR-CredentialInvalid', 'the sign counter did not increase (replay or cloned authenticator)');
   }
   try {
+    const { verifyAuthenticationResponse } = await library();
     const result = await verifyAuthenticationResponse({
       response: {
         id: body.raw_id,
@@ -170,7 +173,7 @@ export async function verifyPasskeyAssertion(
       expectedOrigin: expected.rp.origin,
       expectedRPID: expected.rp.rpId,
       expectedType: 'webauthn.get',
-      credential: { id: expected.stored.rawId, publicKey: isoBase64URL.toBuffer(expected.stored.publicKey), counter: expected.stored.counter },
+      credential: { id: expected.stored.rawId, publicKey: new Uint8Array(Buffer.from(expected.stored.publicKey, 'base64url')), counter: expected.stored.counter },
       requireUserVerification: true,
     });
     if (!result.verified) return refusal('ERR-CredentialInvalid', 'the passkey signature does not verify');
@@ -187,15 +190,9 @@ export async function verifyPasskeyAssertion(
  */
 export function decoyPasskeyKey(): PasskeyKey {
   const jwk = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' });
-  // COSE_Key (RFC 9053): kty EC2, alg ES256, crv P-256, x, y.
-  const cose = isoCBOR.encode(
-    new Map<number, number | Uint8Array>([
-      [1, 2],
-      [3, coseAlgEs256],
-      [-1, 1],
-      [-2, Buffer.from(jwk.x!, 'base64url')],
-      [-3, Buffer.from(jwk.y!, 'base64url')],
-    ]),
-  );
-  return { rawId: 'decoy', publicKey: isoBase64URL.fromBuffer(cose), counter: 0 };
+  // COSE_Key (RFC 9053) in CBOR, written out (a map of 5: kty 1 EC2 2, alg 3 ES256 -7, crv -1 P-256 1,
+  // x -2 and y -3 as 32-byte strings): the library's encoder would load it at every start.
+  const coordinate = (label: number, base64url: string) => [label, 0x58, 0x20, ...Buffer.from(base64url, 'base64url')];
+  const cose = Buffer.from([0xa5, 0x01, 0x02, 0x03, 0x26, 0x20, 0x01, ...coordinate(0x21, jwk.x!), ...coordinate(0x22, jwk.y!)]);
+  return { rawId: 'decoy', publicKey: cose.toString('base64url'), counter: 0 };
 }

@@ -7,7 +7,7 @@
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { type Socket, connect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -318,5 +318,29 @@ describe('ledgerd serve', () => {
     } finally {
       expect(await again.stop()).toBe(0);
     }
+  });
+
+  it('on SIGTERM closes the connections with no request in flight at once (none sent yet, half of one, idle), and exits 0', async () => {
+    const dir = newDir();
+    const keys = await writeBook(dir, { alice: 1n });
+    const daemon = await startDaemon({ dataDir: dir });
+    const open = (bytes: string) =>
+      new Promise<{ socket: Socket; closed: Promise<void> }>((resolve, reject) => {
+        const socket = connect(daemon.port, '127.0.0.1', () => {
+          socket.write(bytes);
+          resolve({ socket, closed: new Promise((res) => socket.once('close', () => res())) });
+        });
+        socket.on('error', reject);
+        socket.resume();
+      });
+    // A client's spare connection (undici opens them; a browser preconnects), a slow sender, a keep-alive one between requests.
+    const silent = await open('');
+    const half = await open('GET /v1/health HTTP/1.1\r\nhost: x\r\n');
+    const idle = await open('GET /v1/health HTTP/1.1\r\nhost: x\r\n\r\n');
+    // Answered on a later connection: the daemon has accepted the three before it.
+    expect((await client(daemon.url, keys.operator).get('/v1/health')).status).toBe(200);
+    // Before, shutdown waited on the first two until shutdownTimeoutMs, then exited 1.
+    expect(await daemon.stop('SIGTERM'), daemon.lastLines()).toBe(0);
+    await Promise.all([silent.closed, half.closed, idle.closed]);
   });
 });
