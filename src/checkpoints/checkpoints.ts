@@ -20,7 +20,8 @@ import type { BatchOp, ReadView, Store } from '../store/port.js';
 import { SerialChanges } from '../store/serial.js';
 import { randomBytes } from 'node:crypto';
 import { type LiabilitiesRoot, checkpointCommitment, checkpointCommitmentV2, firstPrevious } from './verify-proofs.js';
-import { type LiabilitiesLeaf, type LiabilitiesScope, buildLiabilities, liabilitiesProof } from './liabilities.js';
+import type { LiabilitiesLeaf, LiabilitiesScope } from './liabilities-leaves.js';
+import { buildLiabilities, liabilitiesProof } from './liabilities.js';
 import { Frontier, consistencyProof, extendFrontier } from './merkle.js';
 import { checkpointKeys, keys, prefixEnd } from '../model/keys.js';
 

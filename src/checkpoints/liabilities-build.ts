@@ -8,7 +8,7 @@
 import { assert } from '../assert.js';
 import { liabilitiesBlockLeaves } from '../constants.js';
 import { liabilitiesKeys } from '../model/keys.js';
-import { type LiabilitiesScope, largestPowerOfTwoBelow, leafOf, pairText, rangeSum } from './liabilities.js';
+import { type LiabilitiesScope, largestPowerOfTwoBelow, leafOf, pairText, rangeSum } from './liabilities-leaves.js';
 import type { PackedLeaves, Pair } from './packed-leaves.js';
 import { type LiabilitiesRoot, liabilitiesLeafHash, sumNode } from './verify-proofs.js';
 

@@ -22,7 +22,6 @@
  * batches before the checkpoint's own record, which is written last: a crash mid-build
  * leaves records that the next attempt (the same number) overwrites.
  */
-import { createHmac } from 'node:crypto';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { assert } from '../assert.js';
 import { liabilitiesBlockLeaves, liabilitiesSliceLeaves, liabilitiesSliceMs } from '../constants.js';
@@ -30,50 +29,16 @@ import { decodeAccount, decodeBalanceText } from '../model/codec.js';
 import { check, recordJson } from '../model/decode.js';
 import { keys, liabilitiesKeys, prefixEnd } from '../model/keys.js';
 import type { BatchOp, ReadView } from '../store/port.js';
-import type { Holding, Pair } from './packed-leaves.js';
+import { type LiabilitiesLeaf, type LiabilitiesScope, largestPowerOfTwoBelow, leafOf, rangeSum } from './liabilities-leaves.js';
+import type { Pair } from './packed-leaves.js';
 import { TreeThread } from './tree-thread.js';
-import { type LiabilitiesRoot, liabilitiesLeafHash, sumNode } from './verify-proofs.js';
+import { type LiabilitiesRoot, liabilitiesLeafHash } from './verify-proofs.js';
 
-/** The leaf object of 12.2. */
-export interface LiabilitiesLeaf {
-  readonly account: string;
-  readonly asset: string;
-  readonly available: string;
-  readonly checkpoint: number;
-  readonly encumbered: string;
-  readonly reserved: string;
-  readonly salt: string;
-}
-
-/** Whose salts and which checkpoint: the key of `DIR/liabilities.key`, this deployment's instance, the checkpoint's number. */
-export interface LiabilitiesScope {
-  readonly key: Buffer;
-  readonly instance: number;
-  readonly number: number;
-}
-
-export function liabilitiesSalt(scope: LiabilitiesScope, account: string): string {
-  return createHmac('sha256', scope.key).update(`ledger-liabilities-salt:v1:${scope.instance}:${scope.number}:${account}`, 'utf8').digest('hex');
-}
-
-export function leafOf(scope: LiabilitiesScope, asset: string, h: Holding): LiabilitiesLeaf {
-  return { account: h.account, asset, available: h.available.toString(), checkpoint: scope.number, encumbered: h.encumbered.toString(), reserved: h.reserved.toString(), salt: liabilitiesSalt(scope, h.account) };
-}
-
-export const largestPowerOfTwoBelow = (n: number) => 2 ** Math.floor(Math.log2(n - 1));
-export const pairText = (p: Pair) => [p.hash.toString('hex'), p.sum.toString()];
 const pairOf = (j: unknown, what: string): Pair => {
   const ok = Array.isArray(j) && j.length === 2 && typeof j[0] === 'string' && /^[0-9a-f]{64}$/.test(j[0]) && typeof j[1] === 'string' && /^(0|[1-9][0-9]*)$/.test(j[1]);
   assert(ok, `${what} holds a (hash, sum)`);
   return { hash: Buffer.from(j[0], 'hex'), sum: BigInt(j[1]) };
 };
-
-/** MTH-with-sums over pairs[lo .. lo+n) already in memory. */
-export function rangeSum(pairs: readonly Pair[], lo: number, n: number): Pair {
-  if (n === 1) return pairs[lo]!;
-  const k = largestPowerOfTwoBelow(n);
-  return sumNode(rangeSum(pairs, lo, k), rangeSum(pairs, lo + k, n - k));
-}
 
 /** The build's hold on the event loop: `due` once it has held it `liabilitiesSliceMs` since it last let go (the clock decides when the build yields, never what it builds). */
 class LoopTurns {

@@ -11,11 +11,10 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { AssertionFailure } from '../assert.js';
 import type { BatchOp } from '../store/port.js';
-import type { LiabilitiesScope } from './liabilities.js';
-import type { FromTreeWorker, ToTreeWorker, TreeWorkerData } from './tree-worker.js';
+import type { LiabilitiesScope } from './liabilities-leaves.js';
+import { type FromTreeWorker, type ToTreeWorker, type TreeWorkerData, linesOf } from './tree-messages.js';
 import type { LiabilitiesRoot } from './verify-proofs.js';
 
-export const linesOf = (text: Uint8Array): string[] => Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString('utf8').split('\n');
 
 const here = import.meta.url;
 const extension = extname(fileURLToPath(here));

@@ -9,20 +9,9 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { AssertionFailure, assert } from '../assert.js';
 import { liabilitiesBatchesUnwritten, liabilitiesSliceLeaves } from '../constants.js';
 import { buildTrees } from './liabilities-build.js';
-import type { LiabilitiesScope } from './liabilities.js';
+import type { LiabilitiesScope } from './liabilities-leaves.js';
 import { PackedLeaves } from './packed-leaves.js';
-import { linesOf } from './tree-thread.js';
-import type { LiabilitiesRoot } from './verify-proofs.js';
-
-export interface TreeWorkerData {
-  readonly key: Uint8Array;
-  readonly instance: number;
-  readonly number: number;
-}
-/** To the worker: an asset's leaves (account, available, reserved, encumbered per leaf), the end of the leaves, a batch of records written. */
-export type ToTreeWorker = { readonly kind: 'leaves'; readonly asset: string; readonly text: Uint8Array } | { readonly kind: 'end' } | { readonly kind: 'written' };
-/** From the worker: a batch of records (key, value per record), the roots (after the last batch), or why it failed. */
-export type FromTreeWorker = { readonly kind: 'records'; readonly text: Uint8Array } | { readonly kind: 'roots'; readonly roots: Record<string, LiabilitiesRoot> } | { readonly kind: 'failed'; readonly message: string; readonly assertion: boolean };
+import { type FromTreeWorker, type ToTreeWorker, type TreeWorkerData, linesOf } from './tree-messages.js';
 
 const port = parentPort;
 assert(port !== null, 'the tree worker runs on a worker thread');

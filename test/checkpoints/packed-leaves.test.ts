@@ -7,7 +7,8 @@
  * the leaf's place in that order.
  */
 import { describe, expect, it } from 'vitest';
-import { buildLiabilities, liabilitiesSalt } from '../../src/checkpoints/liabilities.js';
+import { liabilitiesSalt } from '../../src/checkpoints/liabilities-leaves.js';
+import { buildLiabilities } from '../../src/checkpoints/liabilities.js';
 import { liabilitiesSliceLeaves } from '../../src/constants.js';
 import { encodeAccount, encodeBalance } from '../../src/model/codec.js';
 import { keys, liabilitiesKeys } from '../../src/model/keys.js';
