@@ -27,9 +27,9 @@ afterEach(async () => {
   daemon = null;
 });
 
-/** Polls `check` until it holds (every wait here ends in a few hundred ms unless the bound is broken). */
+/** Polls `check` until it holds (every wait here ends in a few hundred ms unless the bound is broken; 30 s for a whole-suite run on 2 cores). */
 async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 500; i++) {
+  for (let i = 0; i < 1500; i++) {
     if (await check()) return;
     await sleep(20);
   }
