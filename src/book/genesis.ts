@@ -159,17 +159,19 @@ export async function importGenesisSource(store: Store, source: GenesisSource, n
       chunk = [];
       return done;
     };
-    for await (const row of source.entries(section)) {
-      if (i === genesisEntriesMax) entryError(section, `holds more than ${genesisEntriesMax} entries`);
-      try {
-        chunk.push(parse(row, i++));
-      } catch (error) {
-        refusal = error;
-        break;
-      }
-      if (chunk.length === genesisEntriesPerRead) {
-        yield await ready();
-        await out.flushIfFull();
+    read: for await (const rows of source.entries(section)) {
+      for (const row of rows) {
+        if (i === genesisEntriesMax) entryError(section, `holds more than ${genesisEntriesMax} entries`);
+        try {
+          chunk.push(parse(row, i++));
+        } catch (error) {
+          refusal = error;
+          break read;
+        }
+        if (chunk.length === genesisEntriesPerRead) {
+          yield await ready();
+          await out.flushIfFull();
+        }
       }
     }
     if (chunk.length > 0) yield await ready();
