@@ -1,19 +1,18 @@
 /**
  * A genesis file read as a stream (issue 10): one pass checks the whole document's
- * shape and bounds (genesis-tokens.ts) and lists its sections, then each section is
- * streamed entry by entry when the import asks for it. Nothing holds more than one
- * entry of the file at a time. The file is opened once, and must be a regular file:
- * the passes read it again from its start, which a pipe (`<(…)`, a FIFO) cannot give,
- * and opening a FIFO with no writer would wait for ever.
+ * shape and bounds (genesis-scan.ts), lists its sections and notes where each begins,
+ * then each section is streamed from there, a chunk of the file's entries at a time,
+ * when the import asks for it. Nothing holds more than one chunk of the file at a time.
+ * The file is opened once, and must be a regular file: the passes read it again at
+ * their offsets, which a pipe (`<(…)`, a FIFO) cannot give, and opening a FIFO with no
+ * writer would wait for ever.
  */
-import { close, constants, createReadStream, fstat, open, read } from 'node:fs';
+import { close, constants, fstat, open, read } from 'node:fs';
 import { promisify } from 'node:util';
-import { type Duplex, Transform, pipeline } from 'node:stream';
-import parser from 'stream-json/parser.js';
-import { Refused, refuse } from '../src/errors.js';
+import { assert } from '../src/assert.js';
 import type { GenesisSource } from '../src/book/genesis.js';
 import { StartupFailure, exitCodes, fsReason } from './failures.js';
-import { type Token, genesisEntries } from './genesis-tokens.js';
+import { GenesisScan } from './genesis-scan.js';
 
 /** A genesis file held open: its source, and `close` once the import is done. */
 export interface GenesisFile extends GenesisSource {
@@ -40,44 +39,46 @@ export async function openGenesisFile(path: string): Promise<GenesisFile> {
   return { ...genesisFromFd(path, fd), close: closeFile };
 }
 
-/** File-system calls of one pass's stream: a stream torn down closes its descriptor whatever `autoClose` says, and the next pass needs it. */
-const keepOpen = { open, read, close: (_fd: number, done: (error: NodeJS.ErrnoException | null) => void) => done(null) };
-
-/** The parser's tokens in arrays of up to 1 024, so the walk awaits once per batch, not per token. */
-function batches(): Transform {
-  let batch: Token[] = [];
-  return new Transform({
-    objectMode: true,
-    transform(token: Token, _encoding, done) {
-      batch.push(token);
-      if (batch.length === 1024) {
-        this.push(batch);
-        batch = [];
-      }
-      done();
-    },
-    flush(done) {
-      if (batch.length > 0) this.push(batch);
-      done();
-    },
-  });
-}
+/** Bytes read from the file at a time. */
+const readBytes = 1 << 20;
+const bom = [0xef, 0xbb, 0xbf];
 
 function genesisFromFd(path: string, fd: number): Omit<GenesisFile, 'close'> {
-  // pipeline() tears every stage down on an error and hands it to the reader of the last.
-  const ignore = () => {};
-  const tokens = (): AsyncIterable<Token[]> =>
-    pipeline(createReadStream(path, { fd, start: 0, autoClose: false, fs: keepOpen }), parser.asStream({ packValues: false, streamValues: true }), batches(), ignore) as unknown as Duplex & AsyncIterable<Token[]>;
-  /** The walk's refusals as they are; the parser's, as "not JSON"; the file system's, as unreadable. */
-  async function* walk(wanted: string | null, onSection?: (name: string) => void, onEntry?: () => void): AsyncGenerator<unknown> {
-    try {
-      yield* genesisEntries(tokens(), wanted, onSection, onEntry);
-    } catch (error) {
-      if (error instanceof Refused) throw error;
-      // The walk stopped reading once its section ended: the stream was torn down on purpose.
-      if ((error as { code?: unknown }).code === 'ERR_STREAM_PREMATURE_CLOSE') return;
-      if (error instanceof Error && 'code' in error) throw unreadable(path, error);
-      refuse('ERR-MalformedCommand', `genesis document: is not JSON (${error instanceof Error ? error.message : String(error)})`);
+  const readAt = promisify(read);
+  /** Where each section's array begins in the file, found by the first pass. */
+  const offsets = new Map<string, number>();
+  /**
+   * Feeds the file from `from` to a scan in chunks of readBytes, handing out each chunk's
+   * entries. A lexeme cut by a chunk's end is carried into the next read (it is bounded:
+   * the scan refuses a long one before it is whole).
+   */
+  async function* walk(scan: GenesisScan, from: number): AsyncGenerator<unknown[]> {
+    const buf = Buffer.allocUnsafe(readBytes);
+    let kept = 0;
+    let offset = from;
+    for (;;) {
+      let bytesRead: number;
+      try {
+        ({ bytesRead } = await readAt(fd, buf, kept, buf.length - kept, offset + kept));
+      } catch (error) {
+        throw unreadable(path, error);
+      }
+      const end = kept + bytesRead;
+      const last = bytesRead === 0;
+      // A UTF-8 byte-order mark opening the file is not part of the document.
+      const start = offset === 0 && end >= 3 && bom.every((b, i) => buf[i] === b) ? 3 : 0;
+      const out: unknown[] = [];
+      const stopped = scan.scan(buf, start, end, last, offset, out);
+      if (out.length > 0) yield out;
+      if (scan.finished) return;
+      if (last) {
+        scan.end();
+        return;
+      }
+      kept = end - stopped;
+      offset += stopped;
+      assert(kept < buf.length / 2, 'a genesis lexeme left over is bounded');
+      buf.copy(buf, 0, stopped, end);
     }
   }
   // The first pass (sections) walks the whole file anyway: it counts the entries, and the import's share is those taken since.
@@ -86,15 +87,18 @@ function genesisFromFd(path: string, fd: number): Omit<GenesisFile, 'close'> {
   return {
     sections: async () => {
       const found: string[] = [];
+      offsets.clear();
       entriesInFile = 0;
       entriesTaken = 0;
-      for await (const _ of walk(null, (name) => found.push(name), () => entriesInFile++));
+      for await (const _ of walk(new GenesisScan(null, (name, at) => (found.push(name), offsets.set(name, at)), null, () => entriesInFile++), 0));
       return found;
     },
-    entries: async function* (section) {
-      for await (const entry of walk(section)) {
-        entriesTaken++;
-        yield entry;
+    async *entries(section) {
+      const at = offsets.get(section);
+      if (at === undefined) return;
+      for await (const batch of walk(new GenesisScan(section, undefined, section), at)) {
+        entriesTaken += batch.length;
+        yield batch;
       }
     },
     share: () => (entriesInFile === 0 ? null : entriesTaken / entriesInFile),

@@ -33,8 +33,8 @@ import {
 export interface GenesisSource {
   /** The document's top-level sections, each checked to be an array; refuses anything else. */
   sections(): Promise<readonly string[]>;
-  /** The entries of one section in order. */
-  entries(section: string): AsyncIterable<unknown>;
+  /** The entries of one section in order, in batches (one await per entry would cost more than checking it). */
+  entries(section: string): AsyncIterable<readonly unknown[]>;
 }
 
 /** The embedded defaults: USD, EUR, USDC, BTC and one operator treasury per asset. */
@@ -179,7 +179,7 @@ export function genesisSource(genesis: Genesis): GenesisSource {
   return {
     sections: async () => Object.keys(doc),
     entries: async function* (section) {
-      yield* doc[section] ?? [];
+      yield doc[section] ?? [];
     },
   };
 }

@@ -25,7 +25,7 @@ import { assetsMax, genesisEntriesMax, genesisEntriesPerRead, genesisEntriesPerW
 import type { Asset, Balance, Head, Posting } from '../model/model.js';
 import { moved, zeroBalance } from '../model/model.js';
 import type { BatchOp, Store } from '../store/port.js';
-import { plusBalance, totalsWrite } from './totals.js';
+import { totalsWrite } from './totals.js';
 import type { CredentialId, IdentityId } from '../model/values.js';
 import { keys, prefixEnd, settlementKeys, storeLayout } from '../model/keys.js';
 import {
@@ -52,13 +52,16 @@ export { type GenesisSource, defaultGenesis, genesisSource, parseGenesis } from 
 /** Extra records the caller seals in with the book (the built-in principals' credentials). */
 export type SealedExtras = readonly BatchOp[];
 
-const genesisAuthority = {
-  credential: 'did:ledger:cred:genesis' as CredentialId,
-  grant: null,
-  kind: 'operator' as const,
-  onBehalfOf: null,
-  principal: builtInPrincipals.operator,
-};
+/** One array for every opening's posting: the leaf encoder caches the authorities' text by the array. */
+const genesisAuthorities = [
+  {
+    credential: 'did:ledger:cred:genesis' as CredentialId,
+    grant: null,
+    kind: 'operator' as const,
+    onBehalfOf: null,
+    principal: builtInPrincipals.operator,
+  },
+];
 
 /**
  * Writes a parsed initial state into an empty store and seals it, through the same
@@ -81,7 +84,7 @@ function openingPosting(o: GenesisOpening, seq: number, nowMs: number, after: Ba
     status: 'opening',
     operation: 'genesis',
     counterparty: null,
-    authorities: [genesisAuthority],
+    authorities: genesisAuthorities,
     reference: null,
     after,
   };
@@ -92,38 +95,92 @@ function openingPosting(o: GenesisOpening, seq: number, nowMs: number, after: Ba
  * chunk of entries checks are read in one `getMany` (`prefetch`), after which the
  * chunk's checks read synchronously (`read`), seeing what is buffered and what the
  * chunk itself wrote. One awaited read per check made the import ten times slower.
+ * A full batch is written while the next chunks are checked (one write in flight at a
+ * time, in order): reads see it in `writing` until the store has it.
  */
 class BoundedWriter {
   private pending = new Map<string, string>();
-  /** The chunk's reads: what the store held for each prefetched key, overwritten by the chunk's writes. */
+  /** The batch being written, and its write (already handled, so a refusal meanwhile leaves no unhandled rejection). */
+  private writing = new Map<string, string>();
+  private written: Promise<unknown> = Promise.resolve();
+  private failure: { error: unknown } | null = null;
+  /** The chunk's reads: what the store (or a batch not yet written) held for each prefetched key. */
   private known = new Map<string, string | undefined>();
   constructor(private readonly store: Store) {}
-  async prefetch(wanted: Iterable<string>): Promise<void> {
+  async prefetch(wanted: readonly string[]): Promise<void> {
     this.known.clear();
     const misses: string[] = [];
-    for (const key of new Set(wanted)) {
-      const value = this.pending.get(key);
-      if (value !== undefined) this.known.set(key, value);
-      else misses.push(key);
+    for (const key of wanted) {
+      if (this.known.has(key)) continue;
+      const value = this.pending.get(key) ?? this.writing.get(key);
+      this.known.set(key, value);
+      if (value === undefined) misses.push(key);
     }
     const values = misses.length === 0 ? [] : await this.store.getMany(misses);
     for (const [i, key] of misses.entries()) this.known.set(key, values[i]);
   }
+  /** What the chunk's writes left, else what was read. */
   read(key: string): string | undefined {
-    if (!this.known.has(key)) fail(`genesis read ${key} was prefetched`);
-    return this.known.get(key);
+    const value = this.pending.get(key) ?? this.known.get(key);
+    if (value === undefined && !this.known.has(key)) fail(`genesis read ${key} was prefetched`);
+    return value;
   }
   put(key: string, value: string): void {
     this.pending.set(key, value);
-    this.known.set(key, value);
   }
-  /** Between chunks: at most genesisEntriesPerWrite entries plus one chunk's writes are ever held. */
+  /** Between chunks: at most two batches of genesisEntriesPerWrite entries (one being written) plus one chunk's writes are ever held. */
   async flushIfFull(): Promise<void> {
-    if (this.pending.size >= genesisEntriesPerWrite) await this.flush(false);
+    if (this.pending.size >= genesisEntriesPerWrite) await this.startWrite(false);
   }
+  /** Writes what is buffered, and waits until the store has every write. */
   async flush(sync: boolean): Promise<void> {
-    await this.store.write([...this.pending].map(([key, value]) => ({ type: 'put' as const, key, value })), sync);
-    this.pending.clear();
+    await this.startWrite(sync);
+    await this.settled();
+  }
+  /** The write in flight, ended (a refused import waits for it before the store is discarded). */
+  async settled(): Promise<void> {
+    await this.written;
+    this.writing.clear();
+    if (this.failure !== null) throw this.failure.error;
+  }
+  private async startWrite(sync: boolean): Promise<void> {
+    await this.settled();
+    const batch = this.pending;
+    this.pending = this.writing;
+    this.writing = batch;
+    const ops: BatchOp[] = [];
+    for (const [key, value] of batch) ops.push({ type: 'put', key, value });
+    this.written = this.store.write(ops, sync).catch((error: unknown) => (this.failure = { error }));
+  }
+}
+
+/** Whether a balance is below its account's floor (a treasury's: minus its limit in the asset; any other's: zero). */
+function belowFloor(accountText: string, asset: string, b: Balance): boolean {
+  if (b.reserved < 0n || b.encumbered < 0n) return true;
+  if (b.available >= 0n) return false;
+  const account = decodeAccount(accountText);
+  return b.available < (account.kind === 'treasury' ? -(account.treasuryLimits[asset] ?? 0n) : 0n);
+}
+
+function belowItsFloor(balanceKey: string): never {
+  const [, account, asset] = balanceKey.split('/') as [string, string, string];
+  entryError('openings', `leave ${account} below its floor in ${asset}`);
+}
+
+/** Every written balance's floor, in key order, a page (and one read of its accounts) at a time. */
+async function checkFloors(store: Store, out: BoundedWriter): Promise<void> {
+  await out.flush(false);
+  let after = keys.balance('', '');
+  for (;;) {
+    const page: [string, Balance][] = [];
+    for await (const [key, value] of store.entries({ gt: after, lt: prefixEnd(keys.balancePrefix), limit: genesisEntriesPerRead })) {
+      after = key;
+      page.push([key, decodeBalanceText(value)]);
+    }
+    const accountKey = (balanceKey: string) => keys.account(balanceKey.split('/')[1]!);
+    await out.prefetch(page.map(([key]) => accountKey(key)));
+    for (const [key, b] of page) if (belowFloor(out.read(accountKey(key))!, key.split('/')[2]!, b)) belowItsFloor(key);
+    if (page.length < genesisEntriesPerRead) break;
   }
 }
 
@@ -136,13 +193,23 @@ class BoundedWriter {
  */
 export async function importGenesisSource(store: Store, source: GenesisSource, nowMs: number, extras: SealedExtras = [], principals: Principals = builtInPrincipals): Promise<void> {
   assert((await store.get(keys.sealed)) === undefined && (await store.get(keys.head)) === undefined, 'genesis goes into an empty store');
+  const out = new BoundedWriter(store);
+  try {
+    await importSections(store, out, source, nowMs, extras, principals);
+  } catch (error) {
+    // Refused (or failed) with a batch still being written: the caller discards the store once it is.
+    await out.settled().catch(() => {});
+    throw error;
+  }
+}
+
+async function importSections(store: Store, out: BoundedWriter, source: GenesisSource, nowMs: number, extras: SealedExtras, principals: Principals): Promise<void> {
   const sections = await source.sections();
   for (const [i, section] of sections.entries()) {
     if (!(genesisSections as readonly string[]).includes(section)) entryError(shown(section), 'is not a genesis section');
     // Readers differ on a repeated member (jq and JSON.parse keep the last): refused, not picked.
     if (sections.indexOf(section) !== i) entryError(section, 'appears twice');
   }
-  const out = new BoundedWriter(store);
   /**
    * A section's entries, parsed, in chunks of at most genesisEntriesPerRead, each
    * chunk's reads prefetched. An entry that does not parse ends its chunk and is
@@ -159,17 +226,19 @@ export async function importGenesisSource(store: Store, source: GenesisSource, n
       chunk = [];
       return done;
     };
-    for await (const row of source.entries(section)) {
-      if (i === genesisEntriesMax) entryError(section, `holds more than ${genesisEntriesMax} entries`);
-      try {
-        chunk.push(parse(row, i++));
-      } catch (error) {
-        refusal = error;
-        break;
-      }
-      if (chunk.length === genesisEntriesPerRead) {
-        yield await ready();
-        await out.flushIfFull();
+    read: for await (const rows of source.entries(section)) {
+      for (const row of rows) {
+        if (i === genesisEntriesMax) entryError(section, `holds more than ${genesisEntriesMax} entries`);
+        try {
+          chunk.push(parse(row, i++));
+        } catch (error) {
+          refusal = error;
+          break read;
+        }
+        if (chunk.length === genesisEntriesPerRead) {
+          yield await ready();
+          await out.flushIfFull();
+        }
       }
     }
     if (chunk.length > 0) yield await ready();
@@ -215,6 +284,15 @@ export async function importGenesisSource(store: Store, source: GenesisSource, n
   }
 
   const sums = new Map<string, bigint>(); // per asset
+  const totals = new Map([...assets.keys()].map((asset) => [asset, zeroBalance]));
+  const held = new Map([...assets.keys()].map((asset) => [asset, 0n]));
+  /**
+   * Floors hold only once every opening is in (a treasury's debits may come before the
+   * credits that keep it within its limit): the balances below theirs so far, refused at
+   * the end, the first in key order. Past a bound of them (null), the floors are checked
+   * over the written balances instead, a page at a time.
+   */
+  let below: Set<string> | null = new Set();
   let seq = 0;
   let leaves: string[] = [];
   const writeChunk = () => {
@@ -225,14 +303,22 @@ export async function importGenesisSource(store: Store, source: GenesisSource, n
   };
   for await (const chunk of chunks('openings', (row, i) => parseOpeningEntry(row, i, isAsset), (o) => [keys.account(o.account), keys.balance(o.account, o.asset)])) {
     for (const o of chunk) {
-      if (out.read(keys.account(o.account)) === undefined) entryError(`openings[${seq}].account`, `account ${o.account} is not in accounts`);
+      const account = out.read(keys.account(o.account));
+      if (account === undefined) entryError(`openings[${seq}].account`, `account ${o.account} is not in accounts`);
       const key = keys.balance(o.account, o.asset);
       const stored = out.read(key);
       const signed = o.direction === 'credit' ? o.amountMinor : -o.amountMinor;
-      const after = moved(stored === undefined ? zeroBalance : decodeBalanceText(stored), o.layer, signed);
+      const before = stored === undefined ? zeroBalance : decodeBalanceText(stored);
+      const after = moved(before, o.layer, signed);
       checkBalanceCeiling(`openings[${seq}]`, o.account, o.asset, after);
       out.put(key, JSON.stringify(encodeBalance(after)));
       sums.set(o.asset, (sums.get(o.asset) ?? 0n) + signed);
+      totals.set(o.asset, moved(totals.get(o.asset)!, o.layer, signed));
+      held.set(o.asset, held.get(o.asset)! - heldMinor(before) + heldMinor(after));
+      if (below !== null) {
+        if (!belowFloor(account, o.asset, after)) below.delete(key);
+        else if (below.add(key).size > genesisEntriesPerRead) below = null;
+      }
       seq++;
       const posting = openingPosting(o, seq, nowMs, after);
       leaves.push(encodeLeaf(posting));
@@ -242,28 +328,8 @@ export async function importGenesisSource(store: Store, source: GenesisSource, n
   }
   if (leaves.length > 0) writeChunk();
   for (const [asset, sum] of sums) if (sum !== 0n) entryError('openings', `do not balance in ${asset} (off by ${sum})`);
-  await out.flush(false);
-  const totals = new Map([...assets.keys()].map((asset) => [asset, zeroBalance]));
-  const held = new Map([...assets.keys()].map((asset) => [asset, 0n]));
-  // Floors hold only once every opening is in: checked over the written balances, a page (and one read of its accounts) at a time.
-  let after = keys.balance('', '');
-  for (;;) {
-    const page: [string, string, Balance][] = [];
-    for await (const [key, value] of store.entries({ gt: after, lt: prefixEnd(keys.balancePrefix), limit: genesisEntriesPerRead })) {
-      after = key;
-      const [, account, asset] = key.split('/') as [string, string, string];
-      page.push([account, asset, decodeBalanceText(value)]);
-    }
-    await out.prefetch(page.map(([account]) => keys.account(account)));
-    for (const [account, asset, b] of page) {
-      const acct = decodeAccount(out.read(keys.account(account))!);
-      const floor = acct.kind === 'treasury' ? -(acct.treasuryLimits[asset] ?? 0n) : 0n;
-      if (b.available < floor || b.reserved < 0n || b.encumbered < 0n) entryError('openings', `leave ${account} below its floor in ${asset}`);
-      totals.set(asset, plusBalance(totals.get(asset)!, b));
-      held.set(asset, held.get(asset)! + heldMinor(b));
-    }
-    if (page.length < genesisEntriesPerRead) break;
-  }
+  if (below === null) await checkFloors(store, out);
+  else if (below.size > 0) belowItsFloor([...below].sort()[0]!);
   for (const [asset, minor] of held) checkHeldCeiling(asset, minor);
   for (const [asset, total] of totals) {
     const { key, value } = totalsWrite(asset, total);

@@ -16,7 +16,7 @@ type Doc = Record<string, unknown[]>;
 const source = (doc: Doc): GenesisSource => ({
   sections: async () => Object.keys(doc),
   entries: async function* (section) {
-    yield* doc[section] ?? [];
+    yield doc[section] ?? [];
   },
 });
 

@@ -1,0 +1,100 @@
+/**
+ * The book a genesis file makes, pinned entry by entry (issue 28): a document read by
+ * daemon/genesis-file.ts and imported into LevelDB at a fixed clock gives exactly the
+ * store entries (keys and values, so the journal's leaves and every checkpoint's root)
+ * that the import gave before its scanner and its floor checks were rewritten. The
+ * digests were taken from the stream-json reader and the pass over every balance.
+ */
+import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openGenesisFile } from '../../daemon/genesis-file.js';
+import { importGenesisSource } from '../../src/book/genesis.js';
+import { genesisEntriesPerRead, journalChunkEntriesMax } from '../../src/constants.js';
+import { Refused } from '../../src/errors.js';
+import { LevelStore } from '../../src/store/level.js';
+import { useTempDirs } from './support.js';
+
+const newDir = useTempDirs();
+const assets = ['USD', 'EUR', 'BTC'] as const;
+/** More customers than a journal chunk holds and than the floors kept in memory, so both bounds are crossed. */
+const customers = journalChunkEntriesMax + 904;
+
+/**
+ * Customers funded in three assets, on every layer, some owning two accounts, identities
+ * in both forms, sections in no particular order. `dip`: each customer is first debited
+ * what it is then credited twice (below its floor until the last openings: more such
+ * balances than the import keeps); `stuck`, `stuckFew`: every customer, or every fourth
+ * from c2, is debited and credited in its reserved layer (left below its floor).
+ */
+type Variant = 'plain' | 'dip' | 'stuck' | 'stuckFew';
+function document(variant: Variant): string {
+  const amount = (i: number) => BigInt(1 + ((i * 7919) % 100_000));
+  const totals = [0n, 0n, 0n];
+  const openings: string[] = [];
+  const opening = (i: number, credit: boolean, layer = 'available') => {
+    const a = i % 3;
+    totals[a]! += credit ? amount(i) : -amount(i);
+    openings.push(`{"account":"did:ledger:acct:c${i}","asset":"${assets[a]}","amount":"${amount(i)}","direction":"${credit ? 'credit' : 'debit'}"${layer === 'available' ? '' : `,"balance":"${layer}"`}}`);
+  };
+  for (let i = 0; i < customers; i++) {
+    const stuck = variant === 'stuck' || (variant === 'stuckFew' && i % 4 === 2);
+    if (variant === 'dip' || stuck) opening(i, false);
+    opening(i, true, stuck ? 'reserved' : variant === 'plain' ? ['available', 'reserved', 'encumbered'][i % 5 === 0 ? 1 : i % 7 === 0 ? 2 : 0] : 'available');
+  }
+  if (variant === 'dip') for (let i = 0; i < customers; i++) opening(i, true);
+  // An asset whose openings already balance (the stuck customers) needs no treasury opening (an amount of zero is refused).
+  const treasuryOpenings = assets.flatMap((s, a) => (totals[a] === 0n ? [] : [`{"account":"did:ledger:acct:t-${s}","asset":"${s}","amount":"${totals[a]! < 0n ? -totals[a]! : totals[a]!}","direction":"${totals[a]! < 0n ? 'credit' : 'debit'}"}`]));
+  const owners = customers - 5;
+  const accounts = Array.from({ length: customers }, (_, i) => `{"account":"did:ledger:acct:c${i}","owner":"did:ledger:id:p${i % owners}","kind":"customer"${i % 11 === 0 ? `,"custody":"owned","status":"active","opened_at":${1_600_000_000_000 + i}` : ''}}`);
+  const treasuries = assets.map((s, a) => `{"account":"did:ledger:acct:t-${s}","owner":"did:ledger:id:operator","kind":"treasury","treasury_limits":{"${s}":"${(totals[a]! < 0n ? -totals[a]! : totals[a]!) + 1n}"}}`);
+  const identities = Array.from({ length: owners }, (_, i) => (i % 4 === 0 ? `{"identity":"did:ledger:id:p${i}"}` : `"did:ledger:id:p${i}"`));
+  const aliases = Array.from({ length: customers / 2 }, (_, i) => `{"source":"old","name":"c-${2 * i}","account":"did:ledger:acct:c${2 * i}"}`);
+  return (
+    `{"openings":[${[...openings, ...treasuryOpenings].join(',')}],\n"accounts":[${[...accounts, ...treasuries].join(',\n')}],` +
+    '"assets":[{"id":"USD","kind":"fiat","precision":2},{"id":"EUR","kind":"fiat","precision":2,"status":"active"},{"id":"BTC","kind":"native","precision":8,"binding":"book_only","location":null}],' +
+    `"identities":[${identities.join(', ')}],"archived":[{"source":"old","name":"gone-1"},{"source":"older","name":"x"}],"aliases":[${aliases.join(',')}]}\n`
+  );
+}
+
+/** Imports the document from a file into a fresh LevelDB at a fixed clock: the refusal, or the count and sha256 of every entry. */
+async function bookOf(text: string): Promise<string> {
+  const dir = newDir();
+  const file = join(dir, 'genesis.json');
+  writeFileSync(file, text);
+  const store = await LevelStore.open(join(dir, 'book'));
+  const genesis = await openGenesisFile(file);
+  try {
+    await importGenesisSource(store, genesis, 1_700_000_000_000);
+    const hash = createHash('sha256');
+    let entries = 0;
+    for await (const [key, value] of store.entries({ limit: 100_000 })) {
+      hash.update(`${key}\0${value}\n`);
+      entries++;
+    }
+    return `${entries} entries, sha256 ${hash.digest('hex')}`;
+  } catch (error) {
+    if (error instanceof Refused) return error.refusal.description;
+    throw error;
+  } finally {
+    await genesis.close();
+    await store.close();
+  }
+}
+
+describe('the book a genesis file makes', () => {
+  it('is the same, entry by entry, as the import made before', async () => {
+    expect(customers).toBeGreaterThan(2 * genesisEntriesPerRead);
+    expect(await bookOf(document('plain'))).toBe('27524 entries, sha256 1e6aaa0ef5837d93ee23ceceb7d37588a83e7b6d737257ca7806bb2f94cc4ecf');
+  });
+
+  it('is the same when more balances than the import keeps dip below their floor before the last openings', async () => {
+    expect(await bookOf(document('dip'))).toBe('37528 entries, sha256 6b34a4c60659d26022f955e91f726fe6693696211817f0572a2616004990aa81');
+  });
+
+  it('names the first balance below its floor in key order, as the pass over every balance did', async () => {
+    expect(await bookOf(document('stuckFew'))).toBe('genesis openings: leave did:ledger:acct:c10 below its floor in EUR');
+    expect(await bookOf(document('stuck'))).toBe('genesis openings: leave did:ledger:acct:c0 below its floor in USD');
+  });
+});
