@@ -37,11 +37,12 @@ let work: string;
 
 beforeAll(async () => {
   const dataDir = join(tempDirs(), 'book');
-  await run(process.execPath, [ledgerd, 'init', '--data-dir', dataDir]);
+  // Each step bounded, so a hang names its step (one run of the whole suite saw this hook time out, its step unknown).
+  await run(process.execPath, [ledgerd, 'init', '--data-dir', dataDir], { timeout: 60_000 });
   daemon = await startDaemon({ dataDir });
   const key = (name: string) => readFileSync(join(dataDir, name), 'utf8').trim();
   keys = { operator: key('operator.key'), identities: key('identities.key') };
-  const reply = await fetch(`${daemon.url}/v1/openapi.json`);
+  const reply = await fetch(`${daemon.url}/v1/openapi.json`, { signal: AbortSignal.timeout(30_000) });
   expect(reply.status).toBe(200);
   document = (await reply.json()) as Document;
   work = tempDirs();

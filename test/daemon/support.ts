@@ -123,6 +123,9 @@ export interface Daemon {
 }
 
 /** Starts `ledgerd serve` and resolves once it prints its readiness line. */
+/** How long a test waits for `ledgerd serve` to say it listens (a few seconds on a loaded 2-core machine). */
+const daemonReadyWaitMs = 60_000;
+
 export async function startDaemon(options: { dataDir: string; args?: string[]; env?: NodeJS.ProcessEnv; listen?: string; onStderr?: (line: string) => void }): Promise<Daemon> {
   const args = [ledgerd, 'serve', '--data-dir', options.dataDir, '--listen', options.listen ?? '127.0.0.1:0', ...(options.args ?? [])];
   const child = spawn(process.execPath, args, { env: { ...process.env, LEDGERD_LOG_LEVEL: 'warn', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -134,12 +137,23 @@ export async function startDaemon(options: { dataDir: string; args?: string[]; e
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
+    // A start that never says it listens fails here, naming what ledgerd said, instead of as a test's or hook's bare timeout.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`ledgerd did not say it was listening within ${daemonReadyWaitMs} ms:\n${[...stdout, ...stderr].join('\n')}`));
+    }, daemonReadyWaitMs);
     createInterface({ input: child.stdout! }).on('line', (line) => {
       stdout.push(line);
       const m = /^ledgerd listening on (http:\/\/\S+)$/.exec(line);
-      if (m) resolve(m[1]!);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
     });
-    void exited.then((code) => reject(new Error(`ledgerd exited with ${code} before it was ready:\n${stderr.join('\n')}`)));
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`ledgerd exited with ${code} before it was ready:\n${stderr.join('\n')}`));
+    });
   });
   return {
     url,
