@@ -15,7 +15,8 @@ import { AssertionFailure } from '../src/assert.js';
 import { MigrationRefused, type MigrationReport, layoutOf, migrateLayout1 } from '../src/book/migrate-layout.js';
 import { type GrantIndexReport, layoutBeforeHeldOver, layoutMovingHeldOver, migrateLayout2 } from '../src/book/migrate-grant-index.js';
 import { type CompactIndexReport, layoutBeforeCompactIndex, layoutMovingCompactIndex, migrateLayout3 } from '../src/book/migrate-compact-index.js';
-import { keySpaces, prefixEnd, storeLayout } from '../src/model/keys.js';
+import { keySpaces, storeLayout } from '../src/model/keys.js';
+import { pagedEntries } from '../src/store/paged.js';
 import type { ReadView, Store } from '../src/store/port.js';
 import { type BookBuild, migratedFromDir } from './book-place.js';
 import { bookIdentity, placeOf } from './book.js';
@@ -94,18 +95,9 @@ export async function migrateBook(dataDir: string, storeConfig: StoreConfig, aft
  * moves (`prefix`) once.
  */
 async function migrationReads(old: ReadView, weigh: (key: string) => number, prefix = ''): Promise<number> {
-  const lt = prefix === '' ? {} : { lt: prefixEnd(prefix) };
   let reads = 0;
-  let after: string | null = null;
-  for (;;) {
-    let last: string | null = null;
-    for await (const [key] of old.entries({ ...(after === null ? { gte: prefix } : { gt: after }), ...lt, limit: migrateCountPageEntries })) {
-      reads += weigh(key);
-      last = key;
-    }
-    if (last === null) return reads;
-    after = last;
-  }
+  for await (const [key] of pagedEntries(old, prefix, migrateCountPageEntries)) reads += weigh(key);
+  return reads;
 }
 
 /** `old` with its reads counted toward the time left of moving `spaces` in place (each entry read once). */
