@@ -12,12 +12,11 @@ import type { Actor } from '../../src/auth/authority.js';
 import type { Acknowledgement } from '../../src/book/kernel.js';
 import { type Refusal, Refused, refuse } from '../../src/errors.js';
 import type { Command } from '../../src/model/model.js';
-import { parseReferenceJson } from '../../src/model/values.js';
 import { commandReply, isTerminal } from '../../src/queries/views.js';
 import type { Wire } from '../../src/queries/wire.js';
 import { clientKeyLengthMax } from '../../src/constants.js';
 import { batchBodyBytesMax, batchCommandsMax } from '../constants.js';
-import { actingCaller, treasuryOf } from '../http/command.js';
+import { actingCaller, rawReference, treasuryOf } from '../http/command.js';
 import { gateApproval } from '../http/approvals.js';
 import { requestDigest } from '../http/digest.js';
 import { rawElements, rawMember } from '../http/raw-json.js';
@@ -92,14 +91,13 @@ export function batchRoutes(app: FastifyInstance, context: RouteContext): void {
       const { reservation, ...body } = item.body;
       const ref = typeof reservation === 'string' ? reservation : '';
       const command = kind.command(body, ref, context);
-      const rawReference = rawBody === undefined ? null : rawMember(rawBody, 'reference');
       const submission = {
         command,
         actor,
         clientKey: item.client_key ?? null,
         // The same digest as the route's own: an item and the same command sent alone are one operation.
         requestDigest: requestDigest(actor, 'POST', kind.path(ref), body),
-        reference: rawReference === null ? null : parseReferenceJson(rawReference),
+        reference: rawBody === undefined ? null : rawReference(body, rawBody),
       };
       return { command, submit: (unapproved) => kernel.submit(unapproved ? { ...submission, unapproved } : submission) };
     } catch (error) {
