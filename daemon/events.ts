@@ -40,7 +40,7 @@ export interface EventHubOptions {
  */
 export function serverEvent(id: number | null, event: string, data: string): string {
   // Most data holds no line break (only a raw `reference` can): one line, without a split.
-  const lines = /[\r\n]/.test(data) ? data.split(/\r\n|\r|\n/).map((line) => `data: ${line}\n`).join('') : `data: ${data}\n`;
+  const lines = data.includes('\n') || data.includes('\r') ? data.split(/\r\n|\r|\n/).map((line) => `data: ${line}\n`).join('') : `data: ${data}\n`;
   return `${id === null ? '' : `id: ${id}\n`}event: ${event}\n${lines}\n`;
 }
 
