@@ -6,10 +6,6 @@
  */
 
 // Character codes, compared as numbers: no one-character string per character scanned.
-const space = 0x20;
-const tab = 0x09;
-const lf = 0x0a;
-const cr = 0x0d;
 const quote = 0x22;
 const backslash = 0x5c;
 const comma = 0x2c;
@@ -18,21 +14,25 @@ const closeBrace = 0x7d;
 const openBracket = 0x5b;
 const closeBracket = 0x5d;
 
-const isWhitespace = (c: number) => c === space || c === lf || c === cr || c === tab;
+/** Space, tab, LF or CR (JSON's whitespace); NaN, past the end, is none. */
+const isWhitespace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 function skipWhitespace(text: string, i: number): number {
-  while (i < text.length && isWhitespace(text.charCodeAt(i))) i++;
+  while (isWhitespace(text.charCodeAt(i))) i++;
   return i;
 }
 
-/** The index just past the string literal starting at `i` (an opening quote). */
+/** The index just past the string literal starting at `i` (an opening quote): each quote found by indexOf, kept if not escaped. */
 function endOfString(text: string, i: number): number {
-  for (let j = i + 1; j < text.length; j++) {
-    const c = text.charCodeAt(j);
-    if (c === backslash) j++;
-    else if (c === quote) return j + 1;
+  for (let from = i + 1; ; ) {
+    const q = text.indexOf('"', from);
+    if (q === -1) throw new Error('unterminated string in JSON already parsed');
+    // Escaped by an odd run of backslashes before it (the opening quote ends the run).
+    let b = q - 1;
+    while (text.charCodeAt(b) === backslash) b--;
+    if ((q - 1 - b) % 2 === 0) return q + 1;
+    from = q + 1;
   }
-  throw new Error('unterminated string in JSON already parsed');
 }
 
 /** The index just past the JSON value starting at `i`. */
@@ -53,7 +53,11 @@ function endOfValue(text: string, i: number): number {
     throw new Error('unbalanced JSON already parsed');
   }
   let j = i;
-  for (let c = text.charCodeAt(j); j < text.length && !isWhitespace(c) && c !== comma && c !== closeBrace && c !== closeBracket; c = text.charCodeAt(++j));
+  while (j < text.length) {
+    const c = text.charCodeAt(j);
+    if (isWhitespace(c) || c === comma || c === closeBrace || c === closeBracket) break;
+    j++;
+  }
   return j;
 }
 
