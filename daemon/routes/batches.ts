@@ -128,10 +128,12 @@ export function batchRoutes(app: FastifyInstance, context: RouteContext): void {
       }
       // One `on-behalf-of` for the whole batch: checked once, as each item's route would check it.
       const actor = await actingCaller(request);
-      const rawCommands = request.rawBody === null ? null : rawMember(request.rawBody, 'commands');
+      // Only an item whose body has a `reference` needs its text as sent: without one, the body is not scanned.
+      const hasReference = (item: BatchItem) => Object.hasOwn(item.body, 'reference');
+      const rawCommands = request.rawBody === null || !commands.some(hasReference) ? null : rawMember(request.rawBody, 'commands');
       const rawItems = rawCommands === null ? [] : rawElements(rawCommands);
       const prepared = commands.map((item, i) => {
-        const rawItem = rawItems[i];
+        const rawItem = hasReference(item) ? rawItems[i] : undefined;
         const rawBody = rawItem === undefined ? undefined : (rawMember(rawItem, 'body') ?? undefined);
         return prepare(request, actor, item, i, rawBody);
       });

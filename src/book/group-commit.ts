@@ -77,8 +77,8 @@ export class GroupCommit {
     this.writing = true;
     let failure: { readonly error: unknown } | null = null;
     try {
-      // Held on a timer, not by turning the event loop until it is over (which spent the CPU the
-      // wait was for whenever no intake write came): requests are read meanwhile all the same.
+      // Held on a timer, not by turning the event loop until the time is up (which spent CPU
+      // whenever no intake write came); requests are read meanwhile all the same.
       if (holdMs > 0) await this.hold(holdMs);
       while (this.next !== null) {
         const group = this.next;
