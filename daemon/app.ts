@@ -5,6 +5,7 @@
  */
 import { proposalRoutes } from './routes/proposals.js';
 import { ApprovalGate, DispatchChecked } from './http/approvals.js';
+import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions, LogController } from 'fastify';
 import { refusal } from '../src/errors.js';
 import { checkpointView } from '../src/checkpoints/views.js';
@@ -20,7 +21,7 @@ import { shutdownConnections } from './http/shutdown-connections.js';
 import { edgeLimits } from './http/edge-limits.js';
 import { checkRouteRoles } from './http/roles.js';
 import { logRequests } from './http/request-log.js';
-import { clientErrorHandler, frameworkRefusal, onUnmetExpectation, pathParamLengthMax, refusalOf, sendRefusal } from './http/replies.js';
+import { answerLater, clientErrorHandler, frameworkRefusal, onUnmetExpectation, pathParamLengthMax, refusalOf, sendRefusal } from './http/replies.js';
 import { Metrics } from './metrics.js';
 import { SnapshotSlots, readSlotBounds } from './snapshot-slots.js';
 import type { Settlement } from './settlement.js';
@@ -76,6 +77,12 @@ export function loggerOptions(config: Config, sink: LogSink): FastifyServerOptio
   };
 }
 
+/** Whether a request announces a body (RFC 9112 6.3): one without is whole once its headers are read. */
+function carriesBody(raw: IncomingMessage): boolean {
+  const length = raw.headers['content-length'];
+  return raw.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
 export function buildApp(options: AppOptions): FastifyInstance {
   const { kernel, config } = options;
   const app = Fastify({
@@ -114,11 +121,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.decorate('approvals', approvals);
   app.addHook('onClose', async () => approvals.close());
   app.decorate('snapshots', new SnapshotSlots(kernel, readSlotBounds(config), metrics.readSlots));
-  logRequests(app);
-  // Every request counted by its route's pattern as it ends, however it ends (as the request log does).
-  app.addHook('onRequest', async (request, reply) => {
-    reply.raw.once('close', () => metrics.observeRequest(request.method, request.is404 ? null : (request.routeOptions.url ?? null), reply.raw.statusCode, reply.elapsedTime / 1000));
-  });
+  // Every request counted by its route's pattern as it ends, however it ends, when it is logged.
+  logRequests(app, (request, reply) => metrics.observeRequest(request.method, request.is404 ? null : (request.routeOptions.url ?? null), reply.raw.statusCode, reply.elapsedTime / 1000));
 
   const openApi = new OpenApi();
   app.addHook('onRoute', (route) => openApi.collect(route));
@@ -140,8 +144,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
 
   let draining = false;
   const connections = shutdownConnections(app.server);
-  app.addHook('onRequest', async (_request, reply) => {
-    if (draining) return sendRefusal(reply, refusal('ERR-DecisionUnavailable', 'the service is shutting down; retry with the same client key'), config.retryAfterSeconds);
+  // The per-request hooks are callback-style: no promise per hook per request.
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (draining) answerLater(() => sendRefusal(reply, refusal('ERR-DecisionUnavailable', 'the service is shutting down; retry with the same client key'), config.retryAfterSeconds));
+    else done();
   });
   const edge = edgeLimits(app, config, options.clock);
   app.addHook('onRequest', edge.beforeAuthentication);
@@ -149,16 +155,18 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.addHook('onRequest', auth.authenticate);
   app.addHook('onClose', async () => auth.close());
   app.addHook('onRequest', edge.afterAuthentication);
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, _payload, done) => {
     reply.header('x-request-id', request.id);
     // Requests in flight when draining began close their connection as they finish,
     // so shutdown does not wait for keep-alive timeouts.
     if (draining) reply.header('connection', 'close');
     // Answered before its body arrived (a refusal from a hook): the rest of the body is not read, the connection closes, lingering.
-    if (!request.raw.complete) {
+    // A request without a body is whole once its headers are (answered within the parser's callback, it is not yet `complete`).
+    if (!request.raw.complete && carriesBody(request.raw)) {
       reply.header('connection', 'close');
       lingerOnClose(request.raw.socket);
     }
+    done();
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {

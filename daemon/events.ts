@@ -39,8 +39,9 @@ export interface EventHubOptions {
  * lines), it cannot end the event early or forge a field.
  */
 export function serverEvent(id: number | null, event: string, data: string): string {
-  const lines = data.split(/\r\n|\r|\n/).map((line) => `data: ${line}\n`);
-  return `${id === null ? '' : `id: ${id}\n`}event: ${event}\n${lines.join('')}\n`;
+  // Most data holds no line break (only a raw `reference` can): one line, without a split.
+  const lines = data.includes('\n') || data.includes('\r') ? data.split(/\r\n|\r|\n/).map((line) => `data: ${line}\n`).join('') : `data: ${data}\n`;
+  return `${id === null ? '' : `id: ${id}\n`}event: ${event}\n${lines}\n`;
 }
 
 export class EventHub {

@@ -10,8 +10,7 @@
  * `authCacheMs`. A decision that may change credentials forgets them all at once; an
  * expired session is refused at once, cached or not.
  */
-import { createHash } from 'node:crypto';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Actor } from '../../src/auth/authority.js';
 import type { Scheme } from '../../src/model/model.js';
 import { LruCache } from '../../src/book/cache.js';
@@ -22,6 +21,8 @@ import { rememberedTokensMax } from '../constants.js';
 import { withSourceSlot } from '../routes/context.js';
 import type { Role } from '../../src/model/model.js';
 import { requireRole } from './roles.js';
+import { sha256Hex } from './digest.js';
+import { answerLater } from './replies.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -104,11 +105,12 @@ export function authenticator(kernel: Kernel, options: { cacheMs: number; clock:
     if (options.cacheMs > 0 && begun === generation) remembered.set(hash, found);
     return found;
   };
-  const lookup = async (token: string, request: FastifyRequest): Promise<Remembered | null> => {
+  /** The remembered caller (null: refused) at once when the token is known, else a promise of it. */
+  const lookup = (token: string, request: FastifyRequest): Remembered | null | Promise<Remembered | null> => {
     // Bounded before hashing, as the store's lookup is: no caller makes us hash a long header.
     if (token.length > tokenTextLengthMax) return null;
     const nowMs = options.clock();
-    const hash = createHash('sha256').update(token).digest('hex');
+    const hash = sha256Hex(token);
     const known = remembered.get(hash);
     if (known !== undefined && nowMs < known.rememberedUntilMs) return known.bearer.expiresAtMs !== null && nowMs >= known.bearer.expiresAtMs ? null : known;
     const pending = underWay.get(hash);
@@ -119,11 +121,19 @@ export function authenticator(kernel: Kernel, options: { cacheMs: number; clock:
     underWay.set(hash, reading);
     return reading;
   };
-  const authenticate = async (request: FastifyRequest): Promise<void> => {
+  const admit = (request: FastifyRequest, found: Remembered | null): void => {
+    if (found === null) refuse('ERR-CredentialInvalid', 'the bearer token is missing, unknown or expired');
+    request.actor = found.actor;
+    request.bearer = found.bearer;
+    request.member = found.member;
+    requireRole(request);
+  };
+  /** Authenticates `request` at once (undefined) or by a promise, when its token must be read; throws a refusal. */
+  const begin = (request: FastifyRequest): Promise<void> | undefined => {
     if (request.is404 || request.routeOptions.config.public) {
       // A proposal's request reaches protected routes only: no ceremony or unknown route runs for it.
       if (request.server.approvals.carriesTicket(request)) refuse('ERR-MalformedCommand', 'a proposal carries a command route of this API');
-      return;
+      return undefined;
     }
     // A proposal's request run through its route acts as its proposer (http/approvals.ts).
     const dispatch = request.server.approvals.take(request);
@@ -133,15 +143,24 @@ export function authenticator(kernel: Kernel, options: { cacheMs: number; clock:
       request.bearer = { scheme: 'api-key', expiresAtMs: null };
       request.member = dispatch.member;
       requireRole(request);
-      return;
+      return undefined;
     }
     const match = bearerPattern.exec(request.headers.authorization ?? '');
-    const found = match ? await lookup(match[1]!, request) : null;
-    if (found === null) refuse('ERR-CredentialInvalid', 'the bearer token is missing, unknown or expired');
-    request.actor = found.actor;
-    request.bearer = found.bearer;
-    request.member = found.member;
-    requireRole(request);
+    const found = match ? lookup(match[1]!, request) : null;
+    if (found instanceof Promise) return found.then((f) => admit(request, f));
+    admit(request, found);
+    return undefined;
+  };
+  // Callback-style: a remembered token is admitted with no promise made.
+  const authenticate = (request: FastifyRequest, _reply: FastifyReply, done: (error?: FastifyError) => void): void => {
+    let reading: Promise<void> | undefined;
+    try {
+      reading = begin(request);
+    } catch (error) {
+      return answerLater(() => done(error as FastifyError));
+    }
+    if (reading === undefined) done();
+    else reading.then(() => done(), done);
   };
   /** `close` stops listening to the kernel's decisions (when the app closes). */
   return { authenticate, close: off };

@@ -31,13 +31,15 @@ declare module 'fastify' {
  * else only one it holds a live grant over (spec 5.6), and the decision then checks
  * the grant used is over that identity (postings name it only when one was used).
  */
-export async function actingCaller(request: FastifyRequest): Promise<Actor> {
+export function actingCaller(request: FastifyRequest): Actor | Promise<Actor> {
   const caller = callerOf(request);
   const onBehalfOf = onBehalfOfHeader(request);
+  // The caller itself: known at once, no read and no promise.
   if (onBehalfOf === null) return caller;
-  const refused = await withView(request, (view) => view.onBehalfOfRefusal(caller.principal, onBehalfOf));
-  if (refused) refuse(refused.error, refused.description);
-  return { ...caller, onBehalfOf };
+  return withView(request, (view) => view.onBehalfOfRefusal(caller.principal, onBehalfOf)).then((refused) => {
+    if (refused) refuse(refused.error, refused.description);
+    return { ...caller, onBehalfOf };
+  });
 }
 
 /** The identity `on-behalf-of` names, or null when absent or naming the caller itself. */
@@ -49,7 +51,13 @@ function onBehalfOfHeader(request: FastifyRequest): IdentityId | null {
 }
 
 function referenceOf(request: FastifyRequest): ReferenceJson | null {
-  const raw = request.rawBody === null ? null : rawMember(request.rawBody, 'reference');
+  return request.rawBody === null ? null : rawReference(request.body, request.rawBody);
+}
+
+/** The `reference` of a body (parsed, and as sent), exactly as sent; its text is scanned only when the body has one. */
+export function rawReference(body: unknown, rawBody: string): ReferenceJson | null {
+  if (typeof body !== 'object' || body === null || !Object.hasOwn(body, 'reference')) return null;
+  const raw = rawMember(rawBody, 'reference');
   return raw === null ? null : parseReferenceJson(raw);
 }
 

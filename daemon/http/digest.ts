@@ -10,7 +10,7 @@
  * acts, and within which scope, is part of what a key is bound to, so a repeat never
  * answers with (or hands out the API key of) an operation made for someone else.
  */
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import { canonicalJson } from '../../src/model/canonical.js';
 
 export { canonicalJson };
@@ -27,5 +27,12 @@ export function requestDigest(acting: Acting, method: string, path: string, body
   const behalf = acting.onBehalfOf === null || acting.onBehalfOf === acting.principal ? '' : `\non-behalf-of:${acting.onBehalfOf}`;
   const scope = acting.scope === undefined || acting.scope === null ? '' : `\nscope:${[...acting.scope].sort().join(',')}`;
   const text = `${acting.principal}\n${method.toUpperCase()}\n${path}\n${canonicalJson(body ?? null)}${behalf}${scope}`;
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+  return sha256Hex(text);
 }
+
+/**
+ * Lowercase hex SHA-256 of `text`'s UTF-8. Node's one-shot `crypto.hash` (20.12 and later)
+ * takes a third of the time a Hash object does; 20.11, which package.json allows, has none.
+ */
+export const sha256Hex: (text: string) => string =
+  typeof crypto.hash === 'function' ? (text) => crypto.hash('sha256', text, 'hex') : (text) => crypto.createHash('sha256').update(text, 'utf8').digest('hex');

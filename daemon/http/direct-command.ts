@@ -13,7 +13,6 @@
  *
  * A refusal stores nothing: the caller may try again under the same key.
  */
-import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kernel } from '../../src/book/kernel.js';
 import type { GatedAccount } from '../../src/decide/gates.js';
@@ -23,13 +22,11 @@ import type { Wire } from '../../src/queries/wire.js';
 import type { Store } from '../../src/store/port.js';
 import { keys } from '../../src/model/keys.js';
 import { callerOf } from './auth.js';
-import { requestDigest } from './digest.js';
+import { requestDigest, sha256Hex } from './digest.js';
 import { wireReply } from './replies.js';
 import { noteCommand } from './request-log.js';
 import type { DirectCommand } from '../../src/decide/decide-auth.js';
 import { approvedKey, endCheck, gateApproval } from './approvals.js';
-
-const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 const operationIdOf = (request: FastifyRequest): string => (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId ?? request.routeOptions.url ?? '';
 

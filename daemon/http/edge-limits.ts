@@ -28,7 +28,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { refusal } from '../../src/errors.js';
 import type { Config } from '../config.js';
 import { edgeKeysMax, floodRefusalsPerSecond, overloadedRequestsPerSecond } from '../constants.js';
-import { sendRefusal } from './replies.js';
+import { answerLater, sendRefusal } from './replies.js';
 
 /** A token bucket per key (one second's worth of burst), at most `edgeKeysMax` keys: the least recently used goes first. */
 class Buckets {
@@ -82,7 +82,8 @@ type Limits = Pick<Config, 'connectionsPerSourceMax' | 'requestsPerSourcePerSeco
 /** Routes that hold a slot of their own for as long as they stream (events, backups). */
 const streamRoutes: ReadonlySet<string> = new Set(['/v1/events', '/v1/ops/backup']);
 
-type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+/** Callback-style (no promise per request): calls `done` to go on, or answers the request and does not. */
+type Hook = (request: FastifyRequest, reply: FastifyReply, done: () => void) => void;
 
 /** The edge's hooks: one to run before authentication (per address), one after it (per principal). */
 export function edgeLimits(app: FastifyInstance, limits: Limits, clock: () => number): { beforeAuthentication: Hook; afterAuthentication: Hook } {
@@ -99,34 +100,38 @@ export function edgeLimits(app: FastifyInstance, limits: Limits, clock: () => nu
   const stopping = new AbortController();
   app.addHook('preClose', async () => stopping.abort());
   const refuseHere = (reply: FastifyReply, why: string) =>
-    sendRefusal(reply, refusal('ERR-DecisionUnavailable', `${why}; retry after ${limits.retryAfterSeconds} s`), limits.retryAfterSeconds);
+    answerLater(() => sendRefusal(reply, refusal('ERR-DecisionUnavailable', `${why}; retry after ${limits.retryAfterSeconds} s`), limits.retryAfterSeconds));
 
   // Every other overload refusal of a principal, wherever it was decided, starts its wait; a stream or a backup
   // refused for want of a slot of its own is not load, and does not.
-  app.addHook('onSend', async (request) => {
-    if (request.refusalCode !== 'ERR-DecisionUnavailable' || request.actor === null || tooSoon.has(request)) return;
-    if (streamRoutes.has(request.routeOptions.url ?? '')) return;
-    flooders.refused(request.actor.principal, clock(), limits.retryAfterSeconds * 1000);
+  app.addHook('onSend', (request, _reply, _payload, done) => {
+    if (request.refusalCode === 'ERR-DecisionUnavailable' && request.actor !== null && !tooSoon.has(request) && !streamRoutes.has(request.routeOptions.url ?? '')) {
+      flooders.refused(request.actor.principal, clock(), limits.retryAfterSeconds * 1000);
+    }
+    done();
   });
 
   return {
-    beforeAuthentication: async (request, reply) => {
+    beforeAuthentication: (request, reply, done) => {
       if (overConnections(request.socket)) {
         reply.header('connection', 'close');
-        return refuseHere(reply, `more than ${limits.connectionsPerSourceMax} connections from this address`);
-      }
-      if (!sources.take(request.ip, clock())) return refuseHere(reply, `more than ${limits.requestsPerSourcePerSecond} requests a second from this address`);
+        refuseHere(reply, `more than ${limits.connectionsPerSourceMax} connections from this address`);
+      } else if (!sources.take(request.ip, clock())) refuseHere(reply, `more than ${limits.requestsPerSourcePerSecond} requests a second from this address`);
+      else done();
     },
-    afterAuthentication: async (request, reply) => {
-      if (request.actor === null) return;
+    afterAuthentication: (request, reply, done) => {
+      if (request.actor === null) return done();
       const { principal } = request.actor;
       const nowMs = clock();
       if (flooders.flooding(principal, nowMs) && !overloaded.take(principal, nowMs)) {
         tooSoon.add(request);
-        await sleep(tooSoonHoldMs(), undefined, { signal: stopping.signal }).catch(() => {});
-        return refuseHere(reply, 'the caller was refused for load and told to retry later; it is too soon');
-      }
-      if (!principals.take(principal, nowMs)) return refuseHere(reply, `more than ${limits.requestsPerPrincipalPerSecond} requests a second from this principal`);
+        void sleep(tooSoonHoldMs(), undefined, { signal: stopping.signal })
+          .catch(() => {})
+          .then(() => {
+            refuseHere(reply, 'the caller was refused for load and told to retry later; it is too soon');
+          });
+      } else if (!principals.take(principal, nowMs)) refuseHere(reply, `more than ${limits.requestsPerPrincipalPerSecond} requests a second from this principal`);
+      else done();
     },
   };
 }

@@ -5,33 +5,47 @@
  * this only finds where the member's value starts and ends.
  */
 
-const whitespace = new Set([' ', '\t', '\n', '\r']);
+// Character codes, compared as numbers: no one-character string per character scanned.
+const quote = 0x22;
+const backslash = 0x5c;
+const comma = 0x2c;
+const openBrace = 0x7b;
+const closeBrace = 0x7d;
+const openBracket = 0x5b;
+const closeBracket = 0x5d;
+
+/** Space, tab, LF or CR (JSON's whitespace); NaN, past the end, is none. */
+const isWhitespace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 function skipWhitespace(text: string, i: number): number {
-  while (i < text.length && whitespace.has(text[i]!)) i++;
+  while (isWhitespace(text.charCodeAt(i))) i++;
   return i;
 }
 
-/** The index just past the string literal starting at `i` (an opening quote). */
+/** The index just past the string literal starting at `i` (an opening quote): each quote found by indexOf, kept if not escaped. */
 function endOfString(text: string, i: number): number {
-  for (let j = i + 1; j < text.length; j++) {
-    if (text[j] === '\\') j++;
-    else if (text[j] === '"') return j + 1;
+  for (let from = i + 1; ; ) {
+    const q = text.indexOf('"', from);
+    if (q === -1) throw new Error('unterminated string in JSON already parsed');
+    // Escaped by an odd run of backslashes before it (the opening quote ends the run).
+    let b = q - 1;
+    while (text.charCodeAt(b) === backslash) b--;
+    if ((q - 1 - b) % 2 === 0) return q + 1;
+    from = q + 1;
   }
-  throw new Error('unterminated string in JSON already parsed');
 }
 
 /** The index just past the JSON value starting at `i`. */
 function endOfValue(text: string, i: number): number {
-  const first = text[i];
-  if (first === '"') return endOfString(text, i);
-  if (first === '{' || first === '[') {
+  const first = text.charCodeAt(i);
+  if (first === quote) return endOfString(text, i);
+  if (first === openBrace || first === openBracket) {
     let depth = 0;
     for (let j = i; j < text.length; j++) {
-      const c = text[j];
-      if (c === '"') j = endOfString(text, j) - 1;
-      else if (c === '{' || c === '[') depth++;
-      else if (c === '}' || c === ']') {
+      const c = text.charCodeAt(j);
+      if (c === quote) j = endOfString(text, j) - 1;
+      else if (c === openBrace || c === openBracket) depth++;
+      else if (c === closeBrace || c === closeBracket) {
         depth--;
         if (depth === 0) return j + 1;
       }
@@ -39,8 +53,18 @@ function endOfValue(text: string, i: number): number {
     throw new Error('unbalanced JSON already parsed');
   }
   let j = i;
-  while (j < text.length && !whitespace.has(text[j]!) && text[j] !== ',' && text[j] !== '}' && text[j] !== ']') j++;
+  while (j < text.length) {
+    const c = text.charCodeAt(j);
+    if (isWhitespace(c) || c === comma || c === closeBrace || c === closeBracket) break;
+    j++;
+  }
   return j;
+}
+
+/** A member name's text between its quotes, unescaped (JSON.parse only when it holds an escape). */
+function memberName(text: string, start: number, end: number): string {
+  const inner = text.slice(start + 1, end - 1);
+  return inner.includes('\\') ? (JSON.parse(text.slice(start, end)) as string) : inner;
 }
 
 /**
@@ -50,18 +74,18 @@ function endOfValue(text: string, i: number): number {
  */
 export function rawMember(json: string, name: string): string | null {
   let i = skipWhitespace(json, 0);
-  if (json[i] !== '{') return null;
+  if (json.charCodeAt(i) !== openBrace) return null;
   i = skipWhitespace(json, i + 1);
   let found: string | null = null;
-  while (i < json.length && json[i] !== '}') {
+  while (i < json.length && json.charCodeAt(i) !== closeBrace) {
     const keyEnd = endOfString(json, i);
-    const key = JSON.parse(json.slice(i, keyEnd)) as string;
+    const key = memberName(json, i, keyEnd);
     i = skipWhitespace(json, keyEnd);
     i = skipWhitespace(json, i + 1); // past ':'
     const valueEnd = endOfValue(json, i);
     if (key === name) found = json.slice(i, valueEnd);
     i = skipWhitespace(json, valueEnd);
-    if (json[i] === ',') i = skipWhitespace(json, i + 1);
+    if (json.charCodeAt(i) === comma) i = skipWhitespace(json, i + 1);
   }
   return found;
 }
@@ -69,14 +93,14 @@ export function rawMember(json: string, name: string): string | null {
 /** The raw text of each element of the JSON array `json` (already known to be valid JSON), in order. */
 export function rawElements(json: string): string[] {
   let i = skipWhitespace(json, 0);
-  if (json[i] !== '[') return [];
+  if (json.charCodeAt(i) !== openBracket) return [];
   i = skipWhitespace(json, i + 1);
   const elements: string[] = [];
-  while (i < json.length && json[i] !== ']') {
+  while (i < json.length && json.charCodeAt(i) !== closeBracket) {
     const end = endOfValue(json, i);
     elements.push(json.slice(i, end));
     i = skipWhitespace(json, end);
-    if (json[i] === ',') i = skipWhitespace(json, i + 1);
+    if (json.charCodeAt(i) === comma) i = skipWhitespace(json, i + 1);
   }
   return elements;
 }

@@ -26,6 +26,16 @@ export function wireReply(reply: FastifyReply, value: Wire, status = 200): strin
   return stringifyWire(value);
 }
 
+/**
+ * Runs `answer` (a reply sent from a callback-style onRequest hook, or its error passed
+ * on) once the HTTP parser has taken the whole request in: answered at once, inside the
+ * parser's callback, a request without a body would not yet be `complete`, and the reply
+ * would close the connection as if the body had not arrived (app.ts's onSend).
+ */
+export function answerLater(answer: () => void): void {
+  queueMicrotask(answer);
+}
+
 export function refusalBody(r: Refusal): string {
   return JSON.stringify({ error: r.error, description: r.description });
 }

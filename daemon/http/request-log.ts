@@ -5,7 +5,7 @@
  * it: no header is logged, and the path carries no token (bearers travel in
  * `authorization` only).
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { loggedUrlLengthMax } from '../constants.js';
 
 declare module 'fastify' {
@@ -25,16 +25,25 @@ export function noteCommand(request: FastifyRequest, operationReference: string,
   request.commandTaken = { operationReference, repeat };
 }
 
-export function logRequests(app: FastifyInstance): void {
+/**
+ * Logs each request as it ends, and tells `ended` (the metrics) too, from the one listener.
+ * The hooks are callback-style, not async: a request then costs no promise per hook.
+ */
+export function logRequests(app: FastifyInstance, ended: (request: FastifyRequest, reply: FastifyReply) => void): void {
   app.decorateRequest('refusalCode', null);
   app.decorateRequest('readWaitedMs', null);
   app.decorateRequest('commandTaken', null);
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, _payload, done) => {
     if (request.commandTaken?.repeat === true) void reply.header(replayHeader, 'true');
+    done();
   });
   // On the response's 'close', which comes however it ends: finished, cut off by the client, or a hijacked event stream.
-  app.addHook('onRequest', async (request, reply) => {
-    reply.raw.once('close', () => logRequest(request, reply.raw.statusCode, reply.elapsedTime, reply.raw.writableFinished));
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.raw.once('close', () => {
+      ended(request, reply);
+      logRequest(request, reply.raw.statusCode, reply.elapsedTime, reply.raw.writableFinished);
+    });
+    done();
   });
 }
 

@@ -12,12 +12,11 @@ import type { Actor } from '../../src/auth/authority.js';
 import type { Acknowledgement } from '../../src/book/kernel.js';
 import { type Refusal, Refused, refuse } from '../../src/errors.js';
 import type { Command } from '../../src/model/model.js';
-import { parseReferenceJson } from '../../src/model/values.js';
 import { commandReply, isTerminal } from '../../src/queries/views.js';
 import type { Wire } from '../../src/queries/wire.js';
 import { clientKeyLengthMax } from '../../src/constants.js';
 import { batchBodyBytesMax, batchCommandsMax } from '../constants.js';
-import { actingCaller, treasuryOf } from '../http/command.js';
+import { actingCaller, rawReference, treasuryOf } from '../http/command.js';
 import { gateApproval } from '../http/approvals.js';
 import { requestDigest } from '../http/digest.js';
 import { rawElements, rawMember } from '../http/raw-json.js';
@@ -92,14 +91,13 @@ export function batchRoutes(app: FastifyInstance, context: RouteContext): void {
       const { reservation, ...body } = item.body;
       const ref = typeof reservation === 'string' ? reservation : '';
       const command = kind.command(body, ref, context);
-      const rawReference = rawBody === undefined ? null : rawMember(rawBody, 'reference');
       const submission = {
         command,
         actor,
         clientKey: item.client_key ?? null,
         // The same digest as the route's own: an item and the same command sent alone are one operation.
         requestDigest: requestDigest(actor, 'POST', kind.path(ref), body),
-        reference: rawReference === null ? null : parseReferenceJson(rawReference),
+        reference: rawBody === undefined ? null : rawReference(body, rawBody),
       };
       return { command, submit: (unapproved) => kernel.submit(unapproved ? { ...submission, unapproved } : submission) };
     } catch (error) {
@@ -130,10 +128,12 @@ export function batchRoutes(app: FastifyInstance, context: RouteContext): void {
       }
       // One `on-behalf-of` for the whole batch: checked once, as each item's route would check it.
       const actor = await actingCaller(request);
-      const rawCommands = request.rawBody === null ? null : rawMember(request.rawBody, 'commands');
+      // Only an item whose body has a `reference` needs its text as sent: without one, the body is not scanned.
+      const hasReference = (item: BatchItem) => Object.hasOwn(item.body, 'reference');
+      const rawCommands = request.rawBody === null || !commands.some(hasReference) ? null : rawMember(request.rawBody, 'commands');
       const rawItems = rawCommands === null ? [] : rawElements(rawCommands);
       const prepared = commands.map((item, i) => {
-        const rawItem = rawItems[i];
+        const rawItem = hasReference(item) ? rawItems[i] : undefined;
         const rawBody = rawItem === undefined ? undefined : (rawMember(rawItem, 'body') ?? undefined);
         return prepare(request, actor, item, i, rawBody);
       });

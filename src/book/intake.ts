@@ -36,8 +36,8 @@ import type { StoreHealth } from './recovery.js';
 /** A submission waiting for its intake round. */
 interface IntakeItem {
   readonly sub: Submission;
-  /** Refuses the submission if it is still waiting for its turn when it fires. */
-  timer: NodeJS.Timeout | null;
+  /** When its wait for its turn ends (performance.now(), ms): refused if it is still waiting then. */
+  readonly waitEndsMs: number;
   readonly clientKey: string;
   readonly ckKey: string;
   /** Prechecked only, never accepted: a proposal's request checked at its submission (CONTRACT 13). */
@@ -51,9 +51,25 @@ interface PendingSubmission {
   readonly op: Operation;
   readonly ckKey: string;
   readonly digest: string;
-  readonly durable: Promise<void>;
-  resolve(): void;
-  reject(error: unknown): void;
+  /** Its submitter, answered once it is durable. */
+  readonly item: IntakeItem;
+  /** Repeats of its client key waiting for it to be durable (made only when one comes: most never do). */
+  repeats: { resolve(): void; reject(error: unknown): void }[] | null;
+}
+
+/** Answers a submission and the repeats waiting on it: durable (error null), or not written. */
+function settle(p: PendingSubmission, error: unknown | null): void {
+  if (error === null) p.item.resolve({ operation: p.op, repeat: false });
+  else p.item.reject(error);
+  for (const repeat of p.repeats ?? []) {
+    if (error === null) repeat.resolve();
+    else repeat.reject(error);
+  }
+}
+
+/** Resolves once `p` is durable. */
+function durableOf(p: PendingSubmission): Promise<void> {
+  return new Promise((resolve, reject) => (p.repeats ??= []).push({ resolve, reject }));
 }
 
 interface ClientKeyRecord {
@@ -98,6 +114,12 @@ export class Intake {
   /** Submissions waiting for their turn, per principal; the map's order is the round-robin's (a principal served moves to the back). */
   private readonly queues = new Map<string, IntakeItem[]>();
   private queued = 0;
+  /**
+   * The same submissions in the order they came, so in the order their waits end: one
+   * timer, for the first of them, refuses those whose wait is over (not a timer each).
+   */
+  private readonly waiting = new Set<IntakeItem>();
+  private waitTimer: NodeJS.Timeout | null = null;
   intaking = false;
   /** Submissions not yet durable, by client-key store key (a repeat waits on the first). */
   private readonly inFlightKeys = new Map<string, PendingSubmission>();
@@ -122,7 +144,9 @@ export class Intake {
     const stopped = new Refused('ERR-DecisionUnavailable', 'the service has stopped deciding');
     for (const q of this.queues.values()) for (const item of q) this.unqueue(item).reject(stopped);
     this.queues.clear();
-    for (const p of this.submitQueue) p.reject(stopped);
+    if (this.waitTimer !== null) clearTimeout(this.waitTimer);
+    this.waitTimer = null;
+    for (const p of this.submitQueue) settle(p, stopped);
     this.submitQueue = [];
   }
 
@@ -153,10 +177,9 @@ export class Intake {
       const principal = sub.actor.principal;
       this.ensureAccepting(principal);
       this.countBacklog(principal, 1);
-      const item: IntakeItem = { sub, clientKey, ckKey: keys.clientKey(principal, clientKey), checkOnly, resolve, reject, timer: null };
-      item.timer = setTimeout(() => this.expire(item), this.host.admissionWaitMs);
-      // A waiting submission keeps no stopped process alive (stopped() refuses it first).
-      item.timer.unref();
+      const item: IntakeItem = { sub, clientKey, ckKey: keys.clientKey(principal, clientKey), checkOnly, resolve, reject, waitEndsMs: performance.now() + this.host.admissionWaitMs };
+      this.waiting.add(item);
+      this.armWaitTimer();
       const q = this.queues.get(principal);
       if (q === undefined) this.queues.set(principal, [item]);
       else q.push(item);
@@ -174,10 +197,28 @@ export class Intake {
 
   /** Takes a submission off its queue's count (it is in a round now, or refused). */
   private unqueue(item: IntakeItem): IntakeItem {
-    if (item.timer !== null) clearTimeout(item.timer);
-    item.timer = null;
+    this.waiting.delete(item);
     this.queued--;
     return item;
+  }
+
+  /** Arms the timer for the first waiting submission's end of wait, unless armed. */
+  private armWaitTimer(): void {
+    if (this.waitTimer !== null) return;
+    const first = this.waiting.values().next();
+    if (first.done) return;
+    this.waitTimer = setTimeout(() => {
+      this.waitTimer = null;
+      const nowMs = performance.now();
+      // In the order they came: the first whose wait is not over ends the sweep.
+      for (const item of this.waiting) {
+        if (item.waitEndsMs > nowMs) break;
+        this.expire(item);
+      }
+      this.armWaitTimer();
+    }, Math.max(1, Math.ceil(first.value.waitEndsMs - performance.now())));
+    // A waiting submission keeps no stopped process alive (stopped() refuses it first).
+    this.waitTimer.unref();
   }
 
   /** A submission that waited its whole `admissionWaitMs` for its turn: refused, as a full backlog share is. */
@@ -301,8 +342,7 @@ export class Intake {
         item.reject(new Refused(refused.error, refused.description));
         continue;
       }
-      const pending = this.accept(item);
-      void pending.durable.then(() => item.resolve({ operation: pending.op, repeat: false }), item.reject);
+      this.accept(item);
       accepted = true;
     }
     if (accepted) void this.flushSubmissions();
@@ -328,7 +368,7 @@ export class Intake {
       return;
     }
     const ref = inFlight ? inFlight.op.ref : record!.ref;
-    void (inFlight ? inFlight.durable : Promise.resolve())
+    void (inFlight ? durableOf(inFlight) : Promise.resolve())
       .then(() => this.host.reader.operation(ref))
       .then((op) => {
         assert(op !== undefined, 'a client-key record names a stored operation');
@@ -337,7 +377,7 @@ export class Intake {
       .catch(item.reject);
   }
 
-  private accept(item: IntakeItem): PendingSubmission {
+  private accept(item: IntakeItem): void {
     const cseq = this.nextCseq++;
     const ref = this.host.ids.operationRef(cseq);
     assert(this.host.ids.cseqOf(ref) === cseq, 'an operation reference leads back to its command');
@@ -361,16 +401,9 @@ export class Intake {
       ...(sub.approval === undefined ? {} : { approval: sub.approval }),
       ...(sub.unapproved ? { unapproved: true as const } : {}),
     };
-    let resolve!: () => void;
-    let reject!: (e: unknown) => void;
-    const durable = new Promise<void>((res, rej) => {
-      resolve = res;
-      reject = rej;
-    });
-    const pending: PendingSubmission = { op, ckKey: item.ckKey, digest: sub.requestDigest, durable, resolve, reject };
+    const pending: PendingSubmission = { op, ckKey: item.ckKey, digest: sub.requestDigest, item, repeats: null };
     this.inFlightKeys.set(item.ckKey, pending);
     this.submitQueue.push(pending);
-    return pending;
   }
 
   ensureAccepting(principal: string | null = null): void {
@@ -428,14 +461,14 @@ export class Intake {
           for (const p of batch) {
             this.inFlightKeys.delete(p.ckKey);
             this.countBacklog(p.op.actor.principal, -1);
-            p.reject(unavailable);
+            settle(p, unavailable);
           }
           continue;
         }
         for (const p of batch) {
           this.host.accepted(p.op);
           this.inFlightKeys.delete(p.ckKey);
-          p.resolve();
+          settle(p, null);
         }
         this.host.schedule();
       }

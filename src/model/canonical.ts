@@ -7,8 +7,16 @@
  */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  // Built by concatenation, not map and join: every request's derived key is taken over it.
+  let text: string;
+  if (Array.isArray(value)) {
+    text = '[';
+    for (let i = 0; i < value.length; i++) text += `${i === 0 ? '' : ','}${canonicalJson(value[i]) ?? ''}`;
+    return `${text}]`;
+  }
   const record = value as Record<string, unknown>;
   const names = Object.keys(record).sort();
-  return `{${names.map((n) => `${JSON.stringify(n)}:${canonicalJson(record[n])}`).join(',')}}`;
+  text = '{';
+  for (let i = 0; i < names.length; i++) text += `${i === 0 ? '' : ','}${JSON.stringify(names[i])}:${canonicalJson(record[names[i]!])}`;
+  return `${text}}`;
 }

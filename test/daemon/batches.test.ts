@@ -71,6 +71,18 @@ describe('POST /v1/batches: sizes', () => {
     expect(await balance(bob)).toBe(before + 1_000n);
   });
 
+  it('echoes each item\'s reference exactly as sent (layout and number text kept), beside items that carry none', async () => {
+    const legs = JSON.stringify([leg('1')]);
+    const sent = '{ "z" : [1.50, "\\u00e9"],"a":{} }';
+    const text = `{"commands":[{"command":"transfer","body":{"legs":${legs}}},{"command":"transfer","body":{"reference": ${sent} ,"legs":${legs}}},{"command":"transfer","body":{"legs":${legs},"reference":7e0}}]}`;
+    const r = await asAlice.post('/v1/batches', text);
+    expect(r.status).toBe(202);
+    expect(r.text).toContain(`"reference":${sent}`);
+    expect(r.text).toContain('"reference":7e0');
+    expect(r.body.items.map((item: any) => item.reference)).toEqual([undefined, { z: [1.5, 'é'], a: {} }, 7]);
+    await decideAll(asAlice, r);
+  });
+
   it('refuses a body over 4 MiB with ERR-BatchTooLarge', async () => {
     const padding = 'x'.repeat(1_000);
     const commands = Array.from({ length: 1_000 }, () => transfer('1', { body: { legs: [leg('1')], reference: padding.repeat(5) } }));

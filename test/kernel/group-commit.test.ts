@@ -94,6 +94,22 @@ describe('group commit', () => {
     await Promise.all([decision, intake]);
   });
 
+  it('holds a decision round\'s write on a timer, not by turning the event loop until its wait is over', async () => {
+    const store = new GatedStore();
+    const writer = new GroupCommit(store, true, 60_000);
+    const decision = writer.write([put('bal/a', '1')], true);
+    await settled();
+    expect(store.writes).toHaveLength(0);
+    // Waiting spends no CPU: nothing is queued to run on the next turn, only the wait's timer.
+    expect(process.getActiveResourcesInfo()).not.toContain('Immediate');
+    expect(process.getActiveResourcesInfo()).toContain('Timeout');
+    const intake = writer.write([put('cmd/2', 'x')]);
+    await settled();
+    expect(store.writes).toHaveLength(1);
+    store.release();
+    await Promise.all([decision, intake]);
+  });
+
   it('writes a decision round that no intake joins once its wait is over', async () => {
     const store = new GatedStore();
     const writer = new GroupCommit(store, true, 5);
