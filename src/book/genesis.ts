@@ -5,7 +5,7 @@
  * write. Until sealed the kernel does not open the book. The documents themselves are
  * genesis-document.ts; one entry's checks, genesis-entries.ts.
  */
-import { assert, fail } from '../assert.js';
+import { assert } from '../assert.js';
 import { builtInPrincipals, type Principals } from '../auth/authority.js';
 import { depositRefOf } from '../settlement/book.js';
 import {
@@ -22,14 +22,16 @@ import {
   encodeLeaf,
 } from '../model/codec.js';
 import { assetsMax, genesisEntriesMax, genesisEntriesPerRead, genesisEntriesPerWrite, journalChunkEntriesMax } from '../constants.js';
-import type { Asset, Balance, Head, Posting } from '../model/model.js';
+import type { Account, Asset, Balance, Head, Posting } from '../model/model.js';
 import { moved, zeroBalance } from '../model/model.js';
 import type { BatchOp, Store } from '../store/port.js';
 import { totalsWrite } from './totals.js';
-import type { CredentialId, IdentityId } from '../model/values.js';
+import type { AccountId, CredentialId, IdentityId } from '../model/values.js';
+import { KeyFilter } from './genesis-filter.js';
 import { keys, prefixEnd, settlementKeys, storeLayout } from '../model/keys.js';
 import {
   type Genesis,
+  type GenesisAlias,
   type GenesisOpening,
   checkBalanceCeiling,
   checkHeldCeiling,
@@ -91,66 +93,100 @@ function openingPosting(o: GenesisOpening, seq: number, nowMs: number, after: Ba
 }
 
 /**
- * The import's reads and writes. Writes are buffered into bounded batches; the keys a
- * chunk of entries checks are read in one `getMany` (`prefetch`), after which the
- * chunk's checks read synchronously (`read`), seeing what is buffered and what the
- * chunk itself wrote. One awaited read per check made the import ten times slower.
- * A full batch is written while the next chunks are checked (one write in flight at a
- * time, in order): reads see it in `writing` until the store has it.
+ * The import's writes: bounded batches, one written while the next chunks are checked (one
+ * write in flight at a time, in order). The keys of the section being read that its later
+ * entries read back (an account's id, a balance, an alias) are also kept with their
+ * values until the store has them, and noted in `filter`, so a key the filter does not
+ * hold was never written and is not read at all. Every section's writes are in the store
+ * before the next section is read, so a read of an earlier section's key goes to the store.
  */
 class BoundedWriter {
-  private pending = new Map<string, string>();
-  /** The batch being written, and its write (already handled, so a refusal meanwhile leaves no unhandled rejection). */
-  private writing = new Map<string, string>();
+  private ops: BatchOp[] = [];
+  /** What the pending batch and the batch being written left under the section's own keys. */
+  private pendingOwn = new Map<string, string>();
+  private writingOwn = new Map<string, string>();
   private written: Promise<unknown> = Promise.resolve();
   private failure: { error: unknown } | null = null;
-  /** The chunk's reads: what the store (or a batch not yet written) held for each prefetched key. */
-  private known = new Map<string, string | undefined>();
-  constructor(private readonly store: Store) {}
-  async prefetch(wanted: readonly string[]): Promise<void> {
-    this.known.clear();
-    const misses: string[] = [];
-    for (const key of wanted) {
-      if (this.known.has(key)) continue;
-      const value = this.pending.get(key) ?? this.writing.get(key);
-      this.known.set(key, value);
-      if (value === undefined) misses.push(key);
-    }
-    const values = misses.length === 0 ? [] : await this.store.getMany(misses);
-    for (const [i, key] of misses.entries()) this.known.set(key, values[i]);
-  }
-  /** What the chunk's writes left, else what was read. */
-  read(key: string): string | undefined {
-    const value = this.pending.get(key) ?? this.known.get(key);
-    if (value === undefined && !this.known.has(key)) fail(`genesis read ${key} was prefetched`);
-    return value;
-  }
+  readonly filter = new KeyFilter();
+  /** Puts what the section holds back until its batch goes out (identities' new accounts). */
+  beforeWrite: () => void = () => {};
+  constructor(readonly store: Store) {}
+
   put(key: string, value: string): void {
-    this.pending.set(key, value);
+    this.ops.push({ type: 'put', key, value });
+  }
+  /** A write the section reads back by key from its own writes (never from the filter). */
+  putKept(key: string, value: string): void {
+    this.put(key, value);
+    this.pendingOwn.set(key, value);
+  }
+  /** A write of the section's own key space, which its later entries look up. */
+  putOwn(key: string, value: string): void {
+    this.putKept(key, value);
+    this.filter.add(key);
+  }
+  /** What the section's own batches (pending, or being written) hold under `key`. */
+  kept(key: string): string | undefined {
+    return this.pendingOwn.get(key) ?? this.writingOwn.get(key);
+  }
+  /** Whether a chunk must read the store for one of the section's own keys: it may have been written, and not in a batch still held. */
+  mustRead(key: string): boolean {
+    return this.filter.mayHave(key) && !this.pendingOwn.has(key) && !this.writingOwn.has(key);
+  }
+  /** The section's own key as its entries so far left it: `stored` is what the chunk read from the store for it, if it did. */
+  own(key: string, stored: string | undefined): string | undefined {
+    if (!this.filter.mayHave(key)) return undefined;
+    return this.kept(key) ?? stored;
   }
   /** Between chunks: at most two batches of genesisEntriesPerWrite entries (one being written) plus one chunk's writes are ever held. */
   async flushIfFull(): Promise<void> {
-    if (this.pending.size >= genesisEntriesPerWrite) await this.startWrite(false);
+    if (this.ops.length >= genesisEntriesPerWrite) await this.startWrite(false);
   }
   /** Writes what is buffered, and waits until the store has every write. */
   async flush(sync: boolean): Promise<void> {
     await this.startWrite(sync);
     await this.settled();
   }
+  /** Ends a section: its writes are in the store and forgotten here; the filter starts again unless `keepFilter` (a later section reads these keys). */
+  async endSection(keepFilter = false): Promise<void> {
+    await this.flush(false);
+    this.beforeWrite = () => {};
+    if (!keepFilter) this.filter.clear();
+  }
   /** The write in flight, ended (a refused import waits for it before the store is discarded). */
   async settled(): Promise<void> {
     await this.written;
-    this.writing.clear();
+    this.writingOwn.clear();
     if (this.failure !== null) throw this.failure.error;
   }
   private async startWrite(sync: boolean): Promise<void> {
+    this.beforeWrite();
     await this.settled();
-    const batch = this.pending;
-    this.pending = this.writing;
-    this.writing = batch;
-    const ops: BatchOp[] = [];
-    for (const [key, value] of batch) ops.push({ type: 'put', key, value });
+    const ops = this.ops;
+    this.ops = [];
+    const kept = this.writingOwn;
+    this.writingOwn = this.pendingOwn;
+    this.pendingOwn = kept;
     this.written = this.store.write(ops, sync).catch((error: unknown) => (this.failure = { error }));
+  }
+}
+
+/** One chunk's store reads, in one `getMany`: each wanted key gets a slot, its value read by slot. */
+class ChunkReads {
+  private readonly wanted: string[] = [];
+  private values: readonly (string | undefined)[] = [];
+  want(key: string): number {
+    return this.wanted.push(key) - 1;
+  }
+  /** A slot only when `read` (else -1: nothing to read). */
+  wantIf(read: boolean, key: string): number {
+    return read ? this.want(key) : -1;
+  }
+  async fetch(store: Store): Promise<void> {
+    if (this.wanted.length > 0) this.values = await store.getMany(this.wanted);
+  }
+  got(slot: number): string | undefined {
+    return slot < 0 ? undefined : this.values[slot];
   }
 }
 
@@ -168,8 +204,7 @@ function belowItsFloor(balanceKey: string): never {
 }
 
 /** Every written balance's floor, in key order, a page (and one read of its accounts) at a time. */
-async function checkFloors(store: Store, out: BoundedWriter): Promise<void> {
-  await out.flush(false);
+async function checkFloors(store: Store): Promise<void> {
   let after = keys.balance('', '');
   for (;;) {
     const page: [string, Balance][] = [];
@@ -177,9 +212,8 @@ async function checkFloors(store: Store, out: BoundedWriter): Promise<void> {
       after = key;
       page.push([key, decodeBalanceText(value)]);
     }
-    const accountKey = (balanceKey: string) => keys.account(balanceKey.split('/')[1]!);
-    await out.prefetch(page.map(([key]) => accountKey(key)));
-    for (const [key, b] of page) if (belowFloor(out.read(accountKey(key))!, key.split('/')[2]!, b)) belowItsFloor(key);
+    const accounts = await store.getMany(page.map(([key]) => keys.account(key.split('/')[1]!)));
+    for (const [i, [key, b]] of page.entries()) if (belowFloor(accounts[i]!, key.split('/')[2]!, b)) belowItsFloor(key);
     if (page.length < genesisEntriesPerRead) break;
   }
 }
@@ -212,19 +246,21 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
   }
   /**
    * A section's entries, parsed, in chunks of at most genesisEntriesPerRead, each
-   * chunk's reads prefetched. An entry that does not parse ends its chunk and is
-   * refused once the entries before it are checked, so the first bad entry is the
-   * one named, as when entries were checked one by one.
+   * chunk's store reads planned (`plan`, once the chunks before it are checked) and made
+   * in one `getMany`. An entry that does not parse ends its chunk and is refused once the
+   * entries before it are checked, so the first bad entry is the one named, as when
+   * entries were checked one by one.
    */
-  async function* chunks<T>(section: string, parse: (row: unknown, i: number) => T, reads: (entry: T) => readonly string[]): AsyncIterable<T[]> {
+  async function* chunks<T, P>(section: string, parse: (row: unknown, i: number) => T, plan: (entry: T, reads: ChunkReads) => P): AsyncIterable<[P[], ChunkReads]> {
     let i = 0;
     let chunk: T[] = [];
     let refusal: unknown = null;
-    const ready = async () => {
-      await out.prefetch(chunk.flatMap(reads));
-      const done = chunk;
+    const ready = async (): Promise<[P[], ChunkReads]> => {
+      const reads = new ChunkReads();
+      const planned = chunk.map((entry) => plan(entry, reads));
       chunk = [];
-      return done;
+      await reads.fetch(store);
+      return [planned, reads];
     };
     read: for await (const rows of source.entries(section)) {
       for (const row of rows) {
@@ -249,7 +285,7 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
   let at = 0;
 
   const assets = new Map<string, Asset>(); // at most assetsMax
-  for await (const chunk of chunks('assets', (row, i) => (i === assetsMax ? entryError('assets', `holds more than ${assetsMax} assets`) : parseAssetEntry(row, i)), () => [])) {
+  for await (const [chunk] of chunks('assets', (row, i) => (i === assetsMax ? entryError('assets', `holds more than ${assetsMax} assets`) : parseAssetEntry(row, i)), (asset) => asset)) {
     for (const asset of chunk) {
       if (assets.has(asset.id)) entryError(`assets[${at}]`, `asset ${asset.id} appears twice`);
       assets.set(asset.id, asset);
@@ -258,30 +294,61 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
     }
   }
   const isAsset = (symbol: string) => assets.has(symbol);
+  await out.endSection();
 
-  const addIdentity = (id: IdentityId) => {
-    if (out.read(keys.identity(id)) === undefined) out.put(keys.identity(id), encodeIdentity({ id, createdAtMs: nowMs, accounts: [] }));
+  // Identities: a repeated one is taken once.
+  const planIdentity = (id: IdentityId, reads: ChunkReads) => {
+    const key = keys.identity(id);
+    return { id, key, slot: reads.wantIf(out.mustRead(key), key) };
   };
-  await out.prefetch([keys.identity(principals.operator), keys.identity(principals.identities)]);
-  addIdentity(principals.operator);
-  addIdentity(principals.identities);
-  for await (const chunk of chunks('identities', parseIdentityEntry, (id) => [keys.identity(id)])) chunk.forEach(addIdentity);
+  const addIdentities = (chunk: readonly { id: IdentityId; key: string; slot: number }[], reads: ChunkReads) => {
+    for (const { id, key, slot } of chunk) if (out.own(key, reads.got(slot)) === undefined) out.putOwn(key, encodeIdentity({ id, createdAtMs: nowMs, accounts: [] }));
+  };
+  const builtIn = new ChunkReads();
+  const builtIns = [principals.operator, principals.identities].map((id) => planIdentity(id, builtIn));
+  await builtIn.fetch(store);
+  addIdentities(builtIns, builtIn);
+  for await (const [chunk, reads] of chunks('identities', parseIdentityEntry, planIdentity)) addIdentities(chunk, reads);
+  await out.endSection();
 
+  /**
+   * An identity's record lists its accounts in file order: those added while a batch
+   * fills are kept here and its record written once as the batch goes out, so an
+   * identity whose accounts come together is decoded and encoded once per batch, not
+   * once per account.
+   */
+  const grown = new Map<string, { text: string; added: AccountId[] }>();
+  out.beforeWrite = () => {
+    for (const [key, { text, added }] of grown) {
+      const identity = decodeIdentity(text);
+      out.putKept(key, encodeIdentity({ ...identity, accounts: [...identity.accounts, ...added] }));
+    }
+    grown.clear();
+  };
   let accountCount = 0;
   at = 0;
-  for await (const chunk of chunks('accounts', (row, i) => parseAccountEntry(row, i, isAsset), (a) => [keys.account(a.id), keys.identity(a.owner)])) {
-    for (const account of chunk) {
-      if (out.read(keys.account(account.id)) !== undefined) entryError(`accounts[${at}]`, `account ${account.id} appears twice`);
-      const owner = out.read(keys.identity(account.owner));
-      if (owner === undefined) entryError(`accounts[${at}].owner`, `identity ${account.owner} is not in identities`);
-      const identity = decodeIdentity(owner);
-      out.put(keys.identity(account.owner), encodeIdentity({ ...identity, accounts: [...identity.accounts, account.id] }));
-      out.put(keys.account(account.id), encodeAccount(account));
+  const planAccount = (account: Account, reads: ChunkReads) => {
+    const key = keys.account(account.id);
+    const ownerKey = keys.identity(account.owner);
+    return { account, key, slot: reads.wantIf(out.mustRead(key), key), ownerKey, ownerSlot: reads.want(ownerKey) };
+  };
+  for await (const [chunk, reads] of chunks('accounts', (row, i) => parseAccountEntry(row, i, isAsset), planAccount)) {
+    for (const { account, key, slot, ownerKey, ownerSlot } of chunk) {
+      if (out.own(key, reads.got(slot)) !== undefined) entryError(`accounts[${at}]`, `account ${account.id} appears twice`);
+      const growing = grown.get(ownerKey);
+      if (growing !== undefined) growing.added.push(account.id);
+      else {
+        const owner = out.kept(ownerKey) ?? reads.got(ownerSlot);
+        if (owner === undefined) entryError(`accounts[${at}].owner`, `identity ${account.owner} is not in identities`);
+        grown.set(ownerKey, { text: owner, added: [account.id] });
+      }
+      out.putOwn(key, encodeAccount(account));
       out.put(settlementKeys.depositRef(depositRefOf(account.id)), account.id);
       accountCount++;
       at++;
     }
   }
+  await out.endSection();
 
   const sums = new Map<string, bigint>(); // per asset
   const totals = new Map([...assets.keys()].map((asset) => [asset, zeroBalance]));
@@ -301,17 +368,20 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
     out.put(keys.journalTime(nowMs, firstSeq), '');
     leaves = [];
   };
-  for await (const chunk of chunks('openings', (row, i) => parseOpeningEntry(row, i, isAsset), (o) => [keys.account(o.account), keys.balance(o.account, o.asset)])) {
-    for (const o of chunk) {
-      const account = out.read(keys.account(o.account));
+  const planOpening = (o: GenesisOpening, reads: ChunkReads) => {
+    const key = keys.balance(o.account, o.asset);
+    return { o, accountSlot: reads.want(keys.account(o.account)), key, slot: reads.wantIf(out.mustRead(key), key) };
+  };
+  for await (const [chunk, reads] of chunks('openings', (row, i) => parseOpeningEntry(row, i, isAsset), planOpening)) {
+    for (const { o, accountSlot, key, slot } of chunk) {
+      const account = reads.got(accountSlot);
       if (account === undefined) entryError(`openings[${seq}].account`, `account ${o.account} is not in accounts`);
-      const key = keys.balance(o.account, o.asset);
-      const stored = out.read(key);
+      const stored = out.own(key, reads.got(slot));
       const signed = o.direction === 'credit' ? o.amountMinor : -o.amountMinor;
       const before = stored === undefined ? zeroBalance : decodeBalanceText(stored);
       const after = moved(before, o.layer, signed);
       checkBalanceCeiling(`openings[${seq}]`, o.account, o.asset, after);
-      out.put(key, JSON.stringify(encodeBalance(after)));
+      out.putOwn(key, JSON.stringify(encodeBalance(after)));
       sums.set(o.asset, (sums.get(o.asset) ?? 0n) + signed);
       totals.set(o.asset, moved(totals.get(o.asset)!, o.layer, signed));
       held.set(o.asset, held.get(o.asset)! - heldMinor(before) + heldMinor(after));
@@ -328,7 +398,8 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
   }
   if (leaves.length > 0) writeChunk();
   for (const [asset, sum] of sums) if (sum !== 0n) entryError('openings', `do not balance in ${asset} (off by ${sum})`);
-  if (below === null) await checkFloors(store, out);
+  await out.endSection();
+  if (below === null) await checkFloors(store);
   else if (below.size > 0) belowItsFloor([...below].sort()[0]!);
   for (const [asset, minor] of held) checkHeldCeiling(asset, minor);
   for (const [asset, total] of totals) {
@@ -337,19 +408,28 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
   }
 
   at = 0;
-  for await (const chunk of chunks('aliases', parseAliasEntry, (a) => [keys.account(a.account), keys.alias(a.source, a.name)])) {
-    for (const alias of chunk) {
-      if (out.read(keys.account(alias.account)) === undefined) entryError(`aliases[${at}].account`, `account ${alias.account} is not in accounts`);
-      const key = keys.alias(alias.source, alias.name);
-      if (out.read(key) !== undefined) entryError(`aliases[${at}]`, 'alias appears twice');
-      out.put(key, alias.account);
+  const planAlias = (alias: GenesisAlias, reads: ChunkReads) => {
+    const key = keys.alias(alias.source, alias.name);
+    return { alias, accountSlot: reads.want(keys.account(alias.account)), key, slot: reads.wantIf(out.mustRead(key), key) };
+  };
+  for await (const [chunk, reads] of chunks('aliases', parseAliasEntry, planAlias)) {
+    for (const { alias, accountSlot, key, slot } of chunk) {
+      if (reads.got(accountSlot) === undefined) entryError(`aliases[${at}].account`, `account ${alias.account} is not in accounts`);
+      if (out.own(key, reads.got(slot)) !== undefined) entryError(`aliases[${at}]`, 'alias appears twice');
+      out.putOwn(key, alias.account);
       at++;
     }
   }
+  // The aliases' filter stays: an archived identifier the filter does not hold is no alias.
+  await out.endSection(true);
   at = 0;
-  for await (const chunk of chunks('archived', parseArchivedEntry, (e) => [keys.alias(e.source, e.name)])) {
-    for (const entry of chunk) {
-      if (out.read(keys.alias(entry.source, entry.name)) !== undefined) entryError(`archived[${at}]`, 'an archived identifier cannot also be an alias');
+  const planArchived = (entry: { source: string; name: string }, reads: ChunkReads) => {
+    const aliasKey = keys.alias(entry.source, entry.name);
+    return { entry, slot: reads.wantIf(out.filter.mayHave(aliasKey), aliasKey) };
+  };
+  for await (const [chunk, reads] of chunks('archived', parseArchivedEntry, planArchived)) {
+    for (const { entry, slot } of chunk) {
+      if (reads.got(slot) !== undefined) entryError(`archived[${at}]`, 'an archived identifier cannot also be an alias');
       out.put(keys.archived(entry.source, entry.name), '');
       at++;
     }
