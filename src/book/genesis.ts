@@ -105,6 +105,10 @@ class BoundedWriter {
   /** What the pending batch and the batch being written left under the section's own keys. */
   private pendingOwn = new Map<string, string>();
   private writingOwn = new Map<string, string>();
+  /** The batch written last, kept one batch longer: a chunk's reads were planned before it was in the store (chunks, in importSections). */
+  private landedOwn = new Map<string, string>();
+  /** The chunk's read in flight while the chunk before it is checked (a refused import waits for it too). */
+  private read: Promise<unknown> = Promise.resolve();
   private written: Promise<unknown> = Promise.resolve();
   private failure: { error: unknown } | null = null;
   readonly filter = new KeyFilter();
@@ -127,9 +131,14 @@ class BoundedWriter {
   }
   /** What the section's own batches (pending, or being written) hold under `key`. */
   kept(key: string): string | undefined {
-    return this.pendingOwn.get(key) ?? this.writingOwn.get(key);
+    return this.pendingOwn.get(key) ?? this.writingOwn.get(key) ?? this.landedOwn.get(key);
   }
-  /** Whether a chunk must read the store for one of the section's own keys: it may have been written, and not in a batch still held. */
+  /**
+   * Whether a chunk must read the store for one of the section's own keys: it may have
+   * been written, and is not in a batch that will still be held when the chunk is checked
+   * (one batch may start in between: the pending one is then being written, the one being
+   * written landed).
+   */
   mustRead(key: string): boolean {
     return this.filter.mayHave(key) && !this.pendingOwn.has(key) && !this.writingOwn.has(key);
   }
@@ -150,23 +159,33 @@ class BoundedWriter {
   /** Ends a section: its writes are in the store and forgotten here; the filter starts again unless `keepFilter` (a later section reads these keys). */
   async endSection(keepFilter = false): Promise<void> {
     await this.flush(false);
+    this.landedOwn.clear();
+    this.writingOwn.clear();
     this.beforeWrite = () => {};
     if (!keepFilter) this.filter.clear();
   }
-  /** The write in flight, ended (a refused import waits for it before the store is discarded). */
+  /** A chunk's read, followed so that a refused import waits for it (and never leaves its rejection unhandled). */
+  reading(read: Promise<void>): Promise<void> {
+    this.read = read.catch(() => {});
+    return read;
+  }
+  /** The write in flight, ended (a refused import waits for it, and for a read in flight, before the store is discarded). */
   async settled(): Promise<void> {
     await this.written;
-    this.writingOwn.clear();
+    await this.read;
     if (this.failure !== null) throw this.failure.error;
   }
   private async startWrite(sync: boolean): Promise<void> {
     this.beforeWrite();
-    await this.settled();
+    await this.written;
+    if (this.failure !== null) throw this.failure.error;
     const ops = this.ops;
     this.ops = [];
-    const kept = this.writingOwn;
+    const cleared = this.landedOwn;
+    cleared.clear();
+    this.landedOwn = this.writingOwn;
     this.writingOwn = this.pendingOwn;
-    this.pendingOwn = kept;
+    this.pendingOwn = cleared;
     this.written = this.store.write(ops, sync).catch((error: unknown) => (this.failure = { error }));
   }
 }
@@ -245,41 +264,65 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
     if (sections.indexOf(section) !== i) entryError(section, 'appears twice');
   }
   /**
-   * A section's entries, parsed, in chunks of at most genesisEntriesPerRead, each
-   * chunk's store reads planned (`plan`, once the chunks before it are checked) and made
-   * in one `getMany`. An entry that does not parse ends its chunk and is refused once the
-   * entries before it are checked, so the first bad entry is the one named, as when
-   * entries were checked one by one.
+   * A section's entries, parsed, in chunks of at most genesisEntriesPerRead. An entry
+   * that does not parse ends its chunk and is refused (`refused`) once the entries before
+   * it are checked, so the first bad entry is the one named, as when entries were checked
+   * one by one; a file that does not scan is refused once the whole chunks before the
+   * fault are checked, as before.
    */
-  async function* chunks<T, P>(section: string, parse: (row: unknown, i: number) => T, plan: (entry: T, reads: ChunkReads) => P): AsyncIterable<[P[], ChunkReads]> {
+  async function* parsedChunks<T>(section: string, parse: (row: unknown, i: number) => T, refused: (error: unknown) => void): AsyncGenerator<T[]> {
     let i = 0;
     let chunk: T[] = [];
-    let refusal: unknown = null;
-    const ready = async (): Promise<[P[], ChunkReads]> => {
-      const reads = new ChunkReads();
-      const planned = chunk.map((entry) => plan(entry, reads));
-      chunk = [];
-      await reads.fetch(store);
-      return [planned, reads];
-    };
-    read: for await (const rows of source.entries(section)) {
-      for (const row of rows) {
-        if (i === genesisEntriesMax) entryError(section, `holds more than ${genesisEntriesMax} entries`);
-        try {
-          chunk.push(parse(row, i++));
-        } catch (error) {
-          refusal = error;
-          break read;
-        }
-        if (chunk.length === genesisEntriesPerRead) {
-          yield await ready();
-          await out.flushIfFull();
+    try {
+      for await (const rows of source.entries(section)) {
+        for (const row of rows) {
+          try {
+            if (i === genesisEntriesMax) entryError(section, `holds more than ${genesisEntriesMax} entries`);
+            chunk.push(parse(row, i++));
+          } catch (error) {
+            refused(error);
+            if (chunk.length > 0) yield chunk;
+            return;
+          }
+          if (chunk.length === genesisEntriesPerRead) {
+            yield chunk;
+            chunk = [];
+          }
         }
       }
+    } catch (error) {
+      refused(error);
+      return;
     }
-    if (chunk.length > 0) yield await ready();
+    if (chunk.length > 0) yield chunk;
+  }
+  /**
+   * A section's chunks of entries, each with its store reads (planned by `plan`, made in
+   * one `getMany`). A chunk's reads are made while the chunk before it is checked: they
+   * are planned before that chunk's writes, and at most one batch is started between,
+   * which is why the writer keeps the values of the batch written last
+   * (BoundedWriter.kept, mustRead).
+   */
+  async function* chunks<T, P>(section: string, parse: (row: unknown, i: number) => T, plan: (entry: T, reads: ChunkReads) => P): AsyncIterable<[P[], ChunkReads]> {
+    let refusal: { error: unknown } | null = null;
+    let ahead: [P[], ChunkReads, Promise<void>] | null = null;
+    for await (const chunk of parsedChunks(section, parse, (error) => (refusal = { error }))) {
+      const reads = new ChunkReads();
+      const planned = chunk.map((entry) => plan(entry, reads));
+      const next: [P[], ChunkReads, Promise<void>] = [planned, reads, out.reading(reads.fetch(store))];
+      if (ahead !== null) {
+        await ahead[2];
+        yield [ahead[0], ahead[1]];
+        await out.flushIfFull();
+      }
+      ahead = next;
+    }
+    if (ahead !== null) {
+      await ahead[2];
+      yield [ahead[0], ahead[1]];
+    }
     await out.flushIfFull();
-    if (refusal !== null) throw refusal;
+    if (refusal !== null) throw (refusal as { error: unknown }).error;
   }
   /** The entry's position in its section, for naming it in a refusal. */
   let at = 0;
