@@ -21,14 +21,14 @@ import {
   encodeJournalChunk,
   encodeLeaf,
 } from '../model/codec.js';
-import { assetsMax, genesisEntriesMax, genesisEntriesPerRead, genesisEntriesPerWrite, journalChunkEntriesMax } from '../constants.js';
+import { assetsMax, genesisEntriesMax, genesisEntriesPerRead, genesisEntriesPerWrite, genesisIdentityRewriteAccountsMax, journalChunkEntriesMax } from '../constants.js';
 import type { Account, Asset, Balance, Head, Posting } from '../model/model.js';
 import { moved, zeroBalance } from '../model/model.js';
 import type { BatchOp, Store } from '../store/port.js';
 import { totalsWrite } from './totals.js';
 import type { AccountId, CredentialId, IdentityId } from '../model/values.js';
 import { KeyFilter } from './genesis-filter.js';
-import { keys, prefixEnd, settlementKeys, storeLayout } from '../model/keys.js';
+import { keys, prefixEnd, seqHex, settlementKeys, storeLayout } from '../model/keys.js';
 import {
   type Genesis,
   type GenesisAlias,
@@ -118,6 +118,9 @@ class BoundedWriter {
 
   put(key: string, value: string): void {
     this.ops.push({ type: 'put', key, value });
+  }
+  del(key: string): void {
+    this.ops.push({ type: 'del', key });
   }
   /** A write the section reads back by key from its own writes (never from the filter). */
   putKept(key: string, value: string): void {
@@ -220,6 +223,43 @@ function belowFloor(accountText: string, asset: string, b: Balance): boolean {
 function belowItsFloor(balanceKey: string): never {
   const [, account, asset] = balanceKey.split('/') as [string, string, string];
   entryError('openings', `leave ${account} below its floor in ${asset}`);
+}
+
+/**
+ * Scratch entries of the accounts of identities with many (importSections), by identity
+ * then order written; never in a sealed book (merged and deleted after the accounts section).
+ */
+const identityFragments = 'genesis-tmp/identity-accounts/';
+const identityFragmentKey = (id: IdentityId, n: number) => `${identityFragments}${id}/${seqHex(n)}`;
+
+/** Appends each fragmented identity's scratch entries to its record, in the order written, and deletes them: each record is written once more. */
+async function mergeIdentityFragments(store: Store, out: BoundedWriter): Promise<void> {
+  let identity: IdentityId | null = null;
+  let more: AccountId[] = [];
+  const merge = async () => {
+    if (identity === null) return;
+    const record = decodeIdentity((await store.get(keys.identity(identity)))!);
+    out.put(keys.identity(identity), encodeIdentity({ ...record, accounts: [...record.accounts, ...more] }));
+    more = [];
+  };
+  let after = identityFragments;
+  for (;;) {
+    let read = 0;
+    for await (const [key, value] of store.entries({ gt: after, lt: prefixEnd(identityFragments), limit: genesisEntriesPerRead })) {
+      after = key;
+      read++;
+      const id = key.slice(identityFragments.length, key.lastIndexOf('/')) as IdentityId;
+      if (id !== identity) {
+        await merge();
+        identity = id;
+      }
+      for (const account of JSON.parse(value) as AccountId[]) more.push(account);
+      out.del(key);
+    }
+    await out.flushIfFull();
+    if (read < genesisEntriesPerRead) break;
+  }
+  await merge();
 }
 
 /** Every written balance's floor, in key order, a page (and one read of its accounts) at a time. */
@@ -358,13 +398,22 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
    * An identity's record lists its accounts in file order: those added while a batch
    * fills are kept here and its record written once as the batch goes out, so an
    * identity whose accounts come together is decoded and encoded once per batch, not
-   * once per account.
+   * once per account. A record already holding genesisIdentityRewriteAccountsMax
+   * accounts is not rewritten again: each batch's further accounts of it go to a scratch
+   * entry (`fragmented`, at most genesisEntriesMax / genesisIdentityRewriteAccountsMax
+   * identities), merged into the record once the section is in (mergeIdentityFragments).
    */
-  const grown = new Map<string, { text: string; added: AccountId[] }>();
+  const grown = new Map<string, { id: IdentityId; text: string; added: AccountId[] }>();
+  const fragmented = new Set<string>();
+  let fragments = 0;
   out.beforeWrite = () => {
-    for (const [key, { text, added }] of grown) {
-      const identity = decodeIdentity(text);
-      out.putKept(key, encodeIdentity({ ...identity, accounts: [...identity.accounts, ...added] }));
+    for (const [key, { id, text, added }] of grown) {
+      const identity = fragmented.has(key) ? null : decodeIdentity(text);
+      if (identity !== null && identity.accounts.length < genesisIdentityRewriteAccountsMax) out.putKept(key, encodeIdentity({ ...identity, accounts: [...identity.accounts, ...added] }));
+      else {
+        fragmented.add(key);
+        out.put(identityFragmentKey(id, fragments++), JSON.stringify(added));
+      }
     }
     grown.clear();
   };
@@ -383,7 +432,7 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
       else {
         const owner = out.kept(ownerKey) ?? reads.got(ownerSlot);
         if (owner === undefined) entryError(`accounts[${at}].owner`, `identity ${account.owner} is not in identities`);
-        grown.set(ownerKey, { text: owner, added: [account.id] });
+        grown.set(ownerKey, { id: account.owner, text: owner, added: [account.id] });
       }
       out.putOwn(key, encodeAccount(account));
       out.put(settlementKeys.depositRef(depositRefOf(account.id)), account.id);
@@ -392,6 +441,10 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
     }
   }
   await out.endSection();
+  if (fragments > 0) {
+    await mergeIdentityFragments(store, out);
+    await out.endSection();
+  }
 
   const sums = new Map<string, bigint>(); // per asset
   const totals = new Map([...assets.keys()].map((asset) => [asset, zeroBalance]));
