@@ -102,11 +102,15 @@ function openingPosting(o: GenesisOpening, seq: number, nowMs: number, after: Ba
  */
 class BoundedWriter {
   private ops: BatchOp[] = [];
-  /** What the pending batch and the batch being written left under the section's own keys. */
-  private pendingOwn = new Map<string, string>();
-  private writingOwn = new Map<string, string>();
+  /**
+   * The writes of the section's own keys in the pending batch and the batch being written,
+   * by key. A key written again while its batch is pending has its one write's value
+   * replaced (a treasury's balance, moved by every customer's opening, is written once a batch).
+   */
+  private pendingOwn = new Map<string, PutOp>();
+  private writingOwn = new Map<string, PutOp>();
   /** The batch written last, kept one batch longer: a chunk's reads were planned before it was in the store (chunks, in importSections). */
-  private landedOwn = new Map<string, string>();
+  private landedOwn = new Map<string, PutOp>();
   /** The chunk's read in flight while the chunk before it is checked (a refused import waits for it too). */
   private read: Promise<unknown> = Promise.resolve();
   private written: Promise<unknown> = Promise.resolve();
@@ -124,8 +128,13 @@ class BoundedWriter {
   }
   /** A write the section reads back by key from its own writes (never from the filter). */
   putKept(key: string, value: string): void {
-    this.put(key, value);
-    this.pendingOwn.set(key, value);
+    const pending = this.pendingOwn.get(key);
+    if (pending !== undefined) pending.value = value;
+    else {
+      const op: PutOp = { type: 'put', key, value };
+      this.ops.push(op);
+      this.pendingOwn.set(key, op);
+    }
   }
   /** A write of the section's own key space, which its later entries look up. */
   putOwn(key: string, value: string): void {
@@ -134,7 +143,7 @@ class BoundedWriter {
   }
   /** What the section's own batches (pending, or being written) hold under `key`. */
   kept(key: string): string | undefined {
-    return this.pendingOwn.get(key) ?? this.writingOwn.get(key) ?? this.landedOwn.get(key);
+    return (this.pendingOwn.get(key) ?? this.writingOwn.get(key) ?? this.landedOwn.get(key))?.value;
   }
   /**
    * Whether a chunk must read the store for one of the section's own keys: it may have
@@ -192,6 +201,8 @@ class BoundedWriter {
     this.written = this.store.write(ops, sync).catch((error: unknown) => (this.failure = { error }));
   }
 }
+
+type PutOp = Extract<BatchOp, { type: 'put' }>;
 
 /** One chunk's store reads, in one `getMany`: each wanted key gets a slot, its value read by slot. */
 class ChunkReads {
