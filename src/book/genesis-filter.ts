@@ -32,23 +32,23 @@ export class KeyFilter {
   }
 
   add(key: string): void {
-    this.hash(key);
-    const { words } = this;
-    let bit = this.h1;
-    for (let i = 0; i < genesisKeyFilterProbes; i++, bit = (bit + this.h2) | 0) {
-      const at = bit & mask;
-      words[at >>> 5]! |= 1 << (at & 31);
-    }
+    this.probe(key, true);
   }
 
   /** False only for a key never added since the last clear. */
   mayHave(key: string): boolean {
+    return this.probe(key, false);
+  }
+
+  /** The key's bits: set when `set`; else whether all are (false at the first clear one). */
+  private probe(key: string, set: boolean): boolean {
     this.hash(key);
     const { words } = this;
     let bit = this.h1;
     for (let i = 0; i < genesisKeyFilterProbes; i++, bit = (bit + this.h2) | 0) {
       const at = bit & mask;
-      if ((words[at >>> 5]! & (1 << (at & 31))) === 0) return false;
+      if (set) words[at >>> 5]! |= 1 << (at & 31);
+      else if ((words[at >>> 5]! & (1 << (at & 31))) === 0) return false;
     }
     return true;
   }
