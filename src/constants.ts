@@ -163,6 +163,20 @@ export const genesisEntriesMax = 10_000_000;
 export const genesisEntriesPerWrite = 10_000;
 /** Genesis entries whose reference checks are read in one `getMany` while importing (each names at most two keys). */
 export const genesisEntriesPerRead = 2_000;
+/**
+ * Genesis: bits of the filter of keys the import has written in the section it reads
+ * (book/genesis-filter.ts), 16 MiB, and its probes per key: ~0.2% false positives at
+ * genesisEntriesMax keys, each costing one store read.
+ */
+export const genesisKeyFilterBits = 2 ** 27;
+export const genesisKeyFilterProbes = 6;
+/**
+ * Genesis: accounts an identity's record may hold and still be rewritten whole when a
+ * batch adds to it; past this, the accounts it gets go to scratch entries merged into the
+ * record once, after the accounts section (book/genesis.ts), so no record is rewritten
+ * more than this many times.
+ */
+export const genesisIdentityRewriteAccountsMax = 1024;
 /** Journal entries per chunk: a round (or genesis) writes its entries in chunks of at most this many. */
 export const journalChunkEntriesMax = 4096;
 /** `ledgerd migrate`: store entries read per page of the old book and written per (unsynced) batch of the new one. */

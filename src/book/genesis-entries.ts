@@ -61,10 +61,29 @@ export function shown(text: string): string {
   return JSON.stringify(cut).replace(/[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+/**
+ * Where an entry is, for its refusals: `section[i]`, and `section[i].member`. Built only
+ * when an entry is refused (a string per member of every entry was much of the import's garbage).
+ */
+class At {
+  constructor(
+    readonly section: string,
+    readonly i: number,
+  ) {}
+  toString(): string {
+    return `${this.section}[${this.i}]`;
+  }
+  member(name: string): string {
+    return `${this.section}[${this.i}].${name}`;
+  }
+}
+type Where = string | At;
+const memberOf = (where: Where, name: string) => (typeof where === 'string' ? `${where}.${name}` : where.member(name));
+
 /** An object entry whose members are all among `allowed` (a member the import would ignore is refused, not dropped). */
-function object(value: unknown, where: string, allowed: readonly string[]): Json {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) entryError(where, 'must be an object');
-  for (const member of Object.keys(value)) if (!allowed.includes(member)) entryError(where, `member ${shown(member)} is not one of ${allowed.join(', ')}`);
+function object(value: unknown, where: Where, allowed: readonly string[]): Json {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) entryError(String(where), 'must be an object');
+  for (const member of Object.keys(value)) if (!allowed.includes(member)) entryError(String(where), `member ${shown(member)} is not one of ${allowed.join(', ')}`);
   return value as Json;
 }
 
@@ -72,14 +91,25 @@ function within<T>(where: string, parse: () => T): T {
   try {
     return parse();
   } catch (error) {
-    const message = error instanceof Error ? error.message.replace(/^ERR-[A-Za-z]+: /, '') : String(error);
-    entryError(where, message);
+    refusedAt(where, error);
+  }
+}
+function refusedAt(where: string, error: unknown): never {
+  const message = error instanceof Error ? error.message.replace(/^ERR-[A-Za-z]+: /, '') : String(error);
+  entryError(where, message);
+}
+/** `parse(value, field)`, its refusal named by the entry's member `name`. */
+function member<T>(where: Where, name: string, parse: (value: unknown, field: string) => T, value: unknown, field = name): T {
+  try {
+    return parse(value, field);
+  } catch (error) {
+    refusedAt(memberOf(where, name), error);
   }
 }
 
-function oneOf<T extends string>(value: unknown, allowed: readonly T[], where: string, fallback?: T): T {
+function oneOf<T extends string>(value: unknown, allowed: readonly T[], where: Where, name: string, fallback?: T): T {
   if (value === undefined && fallback !== undefined) return fallback;
-  if (typeof value !== 'string' || !allowed.includes(value as T)) entryError(where, `must be one of ${allowed.join(', ')}`);
+  if (typeof value !== 'string' || !allowed.includes(value as T)) entryError(memberOf(where, name), `must be one of ${allowed.join(', ')}`);
   return value as T;
 }
 
@@ -99,40 +129,46 @@ export function parseAssetEntry(row: unknown, i: number): Asset {
   return {
     id,
     code: i,
-    kind: oneOf(j.kind, ['fiat', 'stable', 'native', 'other'], `${where}.kind`),
+    kind: oneOf(j.kind, ['fiat', 'stable', 'native', 'other'], where, 'kind'),
     precision,
-    status: oneOf(j.status, ['active', 'deprecated'], `${where}.status`, 'active'),
-    binding: oneOf(j.binding, ['book_only', 'binding', 'bound'], `${where}.binding`, 'book_only'),
+    status: oneOf(j.status, ['active', 'deprecated'], where, 'status', 'active'),
+    binding: oneOf(j.binding, ['book_only', 'binding', 'bound'], where, 'binding', 'book_only'),
     location: location(j.location, `${where}.location`),
   };
 }
 
 export function parseIdentityEntry(row: unknown, i: number): IdentityId {
-  const raw = typeof row === 'object' && row !== null && !Array.isArray(row) ? object(row, `identities[${i}]`, ['identity']).identity : row;
-  return within(`identities[${i}]`, () => parseIdentityId(raw, 'identity'));
+  const raw = typeof row === 'object' && row !== null && !Array.isArray(row) ? object(row, new At('identities', i), ['identity']).identity : row;
+  try {
+    return parseIdentityId(raw, 'identity');
+  } catch (error) {
+    refusedAt(`identities[${i}]`, error);
+  }
 }
 
 export function parseAccountEntry(row: unknown, i: number, isAsset: (symbol: string) => boolean): Account {
-  const where = `accounts[${i}]`;
-  const j = object(row, where, ['account', 'owner', 'kind', 'custody', 'status', 'opened_at', 'treasury_limits']);
-  const id = within(`${where}.account`, () => parseAccountId(j.account, 'account'));
-  const owner = within(`${where}.owner`, () => parseIdentityId(j.owner, 'owner'));
-  const kind = oneOf(j.kind, ['customer', 'treasury'], `${where}.kind`);
+  const at = new At('accounts', i);
+  const j = object(row, at, ['account', 'owner', 'kind', 'custody', 'status', 'opened_at', 'treasury_limits']);
+  const id = member(at, 'account', parseAccountId, j.account);
+  const owner = member(at, 'owner', parseIdentityId, j.owner);
+  const kind = oneOf(j.kind, ['customer', 'treasury'], at, 'kind');
   const limits: Record<string, bigint> = {};
-  const limitsJson = j.treasury_limits === undefined || j.treasury_limits === null ? {} : treasuryLimits(j.treasury_limits, `${where}.treasury_limits`);
-  for (const [symbol, value] of Object.entries(limitsJson)) {
-    within(`${where}.treasury_limits`, () => parseAssetSymbol(symbol, 'a member'));
-    if (!isAsset(symbol)) entryError(`${where}.treasury_limits`, `names unknown asset ${symbol}`);
-    limits[symbol] = within(`${where}.treasury_limits.${symbol}`, () => parseLimitMinor(value, symbol));
+  if (j.treasury_limits !== undefined && j.treasury_limits !== null) {
+    const where = at.member('treasury_limits');
+    for (const [symbol, value] of Object.entries(treasuryLimits(j.treasury_limits, where))) {
+      within(where, () => parseAssetSymbol(symbol, 'a member'));
+      if (!isAsset(symbol)) entryError(where, `names unknown asset ${symbol}`);
+      limits[symbol] = within(`${where}.${symbol}`, () => parseLimitMinor(value, symbol));
+    }
+    if (kind !== 'treasury' && Object.keys(limits).length > 0) entryError(where, 'apply to treasury accounts only');
   }
-  if (kind !== 'treasury' && Object.keys(limits).length > 0) entryError(`${where}.treasury_limits`, 'apply to treasury accounts only');
   return {
     id,
     owner,
     kind,
-    custody: oneOf<Custody>(j.custody, ['delegated', 'owned'], `${where}.custody`, 'delegated'),
-    status: oneOf(j.status, ['active', 'closed'], `${where}.status`, 'active'),
-    openedAtMs: j.opened_at === undefined ? 0 : within(`${where}.opened_at`, () => parseUintNumber(j.opened_at, 'opened_at')),
+    custody: oneOf<Custody>(j.custody, ['delegated', 'owned'], at, 'custody', 'delegated'),
+    status: oneOf(j.status, ['active', 'closed'], at, 'status', 'active'),
+    openedAtMs: j.opened_at === undefined ? 0 : member(at, 'opened_at', parseUintNumber, j.opened_at),
     epoch: 0,
     treasuryLimits: limits,
   };
@@ -144,31 +180,34 @@ function treasuryLimits(value: unknown, where: string): Json {
 }
 
 export function parseOpeningEntry(row: unknown, i: number, isAsset: (symbol: string) => boolean): GenesisOpening {
-  const where = `openings[${i}]`;
-  const j = object(row, where, ['account', 'asset', 'amount', 'direction', 'balance']);
-  const account = within(`${where}.account`, () => parseAccountId(j.account, 'account'));
-  const asset = within(`${where}.asset`, () => parseAssetSymbol(j.asset, 'asset'));
-  if (!isAsset(asset)) entryError(`${where}.asset`, `asset ${asset} is not in assets`);
+  const at = new At('openings', i);
+  const j = object(row, at, ['account', 'asset', 'amount', 'direction', 'balance']);
+  const account = member(at, 'account', parseAccountId, j.account);
+  const asset = member(at, 'asset', parseAssetSymbol, j.asset);
+  if (!isAsset(asset)) entryError(at.member('asset'), `asset ${asset} is not in assets`);
   return {
     account,
     asset,
-    amountMinor: within(`${where}.amount`, () => parseAmountMinor(j.amount, 'amount')),
-    direction: oneOf(j.direction, ['debit', 'credit'], `${where}.direction`),
-    layer: oneOf(j.balance, layers, `${where}.balance`, 'available'),
+    amountMinor: member(at, 'amount', parseAmountMinor, j.amount),
+    direction: oneOf(j.direction, ['debit', 'credit'], at, 'direction'),
+    layer: oneOf(j.balance, layers, at, 'balance', 'available'),
   };
 }
 
-function parseNamed(j: Json, where: string): { source: string; name: string } {
-  return { source: within(`${where}.source`, () => parseAliasPart(j.source, 'source')), name: within(`${where}.name`, () => parseAliasPart(j.name, 'name')) };
+function parseNamed(j: Json, at: At): { source: string; name: string } {
+  return { source: member(at, 'source', parseAliasPart, j.source), name: member(at, 'name', parseAliasPart, j.name) };
 }
 
 export function parseAliasEntry(row: unknown, i: number): GenesisAlias {
-  const where = `aliases[${i}]`;
-  const j = object(row, where, ['source', 'name', 'account']);
-  return { ...parseNamed(j, where), account: within(`${where}.account`, () => parseAccountId(j.account, 'account')) };
+  const at = new At('aliases', i);
+  const j = object(row, at, ['source', 'name', 'account']);
+  return { ...parseNamed(j, at), account: member(at, 'account', parseAccountId, j.account) };
 }
 
-export const parseArchivedEntry = (row: unknown, i: number) => parseNamed(object(row, `archived[${i}]`, ['source', 'name']), `archived[${i}]`);
+export function parseArchivedEntry(row: unknown, i: number): { source: string; name: string } {
+  const at = new At('archived', i);
+  return parseNamed(object(row, at, ['source', 'name']), at);
+}
 
 /**
  * A balance an opening leaves must stay within what CONTRACT 3 and the codec carry:

@@ -5,7 +5,7 @@
  * write. Until sealed the kernel does not open the book. The documents themselves are
  * genesis-document.ts; one entry's checks, genesis-entries.ts.
  */
-import { assert, fail } from '../assert.js';
+import { assert } from '../assert.js';
 import { builtInPrincipals, type Principals } from '../auth/authority.js';
 import { depositRefOf } from '../settlement/book.js';
 import {
@@ -21,15 +21,17 @@ import {
   encodeJournalChunk,
   encodeLeaf,
 } from '../model/codec.js';
-import { assetsMax, genesisEntriesMax, genesisEntriesPerRead, genesisEntriesPerWrite, journalChunkEntriesMax } from '../constants.js';
-import type { Asset, Balance, Head, Posting } from '../model/model.js';
+import { assetsMax, genesisEntriesMax, genesisEntriesPerRead, genesisEntriesPerWrite, genesisIdentityRewriteAccountsMax, journalChunkEntriesMax } from '../constants.js';
+import type { Account, Asset, Balance, Head, Posting } from '../model/model.js';
 import { moved, zeroBalance } from '../model/model.js';
 import type { BatchOp, Store } from '../store/port.js';
 import { totalsWrite } from './totals.js';
-import type { CredentialId, IdentityId } from '../model/values.js';
-import { keys, prefixEnd, settlementKeys, storeLayout } from '../model/keys.js';
+import type { AccountId, CredentialId, IdentityId } from '../model/values.js';
+import { KeyFilter } from './genesis-filter.js';
+import { keys, prefixEnd, seqHex, settlementKeys, storeLayout } from '../model/keys.js';
 import {
   type Genesis,
+  type GenesisAlias,
   type GenesisOpening,
   checkBalanceCeiling,
   checkHeldCeiling,
@@ -91,66 +93,133 @@ function openingPosting(o: GenesisOpening, seq: number, nowMs: number, after: Ba
 }
 
 /**
- * The import's reads and writes. Writes are buffered into bounded batches; the keys a
- * chunk of entries checks are read in one `getMany` (`prefetch`), after which the
- * chunk's checks read synchronously (`read`), seeing what is buffered and what the
- * chunk itself wrote. One awaited read per check made the import ten times slower.
- * A full batch is written while the next chunks are checked (one write in flight at a
- * time, in order): reads see it in `writing` until the store has it.
+ * The import's writes: bounded batches, one written while the next chunks are checked (one
+ * write in flight at a time, in order). The keys of the section being read that its later
+ * entries read back (an account's id, a balance, an alias) are also kept with their
+ * values until the store has them, and noted in `filter`, so a key the filter does not
+ * hold was never written and is not read at all. Every section's writes are in the store
+ * before the next section is read, so a read of an earlier section's key goes to the store.
  */
 class BoundedWriter {
-  private pending = new Map<string, string>();
-  /** The batch being written, and its write (already handled, so a refusal meanwhile leaves no unhandled rejection). */
-  private writing = new Map<string, string>();
+  private ops: BatchOp[] = [];
+  /**
+   * The writes of the section's own keys in the pending batch and the batch being written,
+   * by key. A key written again while its batch is pending has its one write's value
+   * replaced (a treasury's balance, moved by every customer's opening, is written once a batch).
+   */
+  private pendingOwn = new Map<string, PutOp>();
+  private writingOwn = new Map<string, PutOp>();
+  /** The batch written last, kept one batch longer: a chunk's reads were planned before it was in the store (chunks, in importSections). */
+  private landedOwn = new Map<string, PutOp>();
+  /** The chunk's read in flight while the chunk before it is checked (a refused import waits for it too). */
+  private read: Promise<unknown> = Promise.resolve();
   private written: Promise<unknown> = Promise.resolve();
   private failure: { error: unknown } | null = null;
-  /** The chunk's reads: what the store (or a batch not yet written) held for each prefetched key. */
-  private known = new Map<string, string | undefined>();
-  constructor(private readonly store: Store) {}
-  async prefetch(wanted: readonly string[]): Promise<void> {
-    this.known.clear();
-    const misses: string[] = [];
-    for (const key of wanted) {
-      if (this.known.has(key)) continue;
-      const value = this.pending.get(key) ?? this.writing.get(key);
-      this.known.set(key, value);
-      if (value === undefined) misses.push(key);
-    }
-    const values = misses.length === 0 ? [] : await this.store.getMany(misses);
-    for (const [i, key] of misses.entries()) this.known.set(key, values[i]);
-  }
-  /** What the chunk's writes left, else what was read. */
-  read(key: string): string | undefined {
-    const value = this.pending.get(key) ?? this.known.get(key);
-    if (value === undefined && !this.known.has(key)) fail(`genesis read ${key} was prefetched`);
-    return value;
-  }
+  readonly filter = new KeyFilter();
+  /** Puts what the section holds back until its batch goes out (identities' new accounts). */
+  beforeWrite: () => void = () => {};
+  constructor(readonly store: Store) {}
+
   put(key: string, value: string): void {
-    this.pending.set(key, value);
+    this.ops.push({ type: 'put', key, value });
+  }
+  del(key: string): void {
+    this.ops.push({ type: 'del', key });
+  }
+  /** A write the section reads back by key from its own writes (never from the filter). */
+  putKept(key: string, value: string): void {
+    const pending = this.pendingOwn.get(key);
+    if (pending !== undefined) pending.value = value;
+    else {
+      const op: PutOp = { type: 'put', key, value };
+      this.ops.push(op);
+      this.pendingOwn.set(key, op);
+    }
+  }
+  /** A write of the section's own key space, which its later entries look up. */
+  putOwn(key: string, value: string): void {
+    this.putKept(key, value);
+    this.filter.add(key);
+  }
+  /** What the section's own batches (pending, or being written) hold under `key`. */
+  kept(key: string): string | undefined {
+    return (this.pendingOwn.get(key) ?? this.writingOwn.get(key) ?? this.landedOwn.get(key))?.value;
+  }
+  /**
+   * Whether a chunk must read the store for one of the section's own keys: it may have
+   * been written, and is not in a batch that will still be held when the chunk is checked
+   * (one batch may start in between: the pending one is then being written, the one being
+   * written landed).
+   */
+  mustRead(key: string): boolean {
+    return this.filter.mayHave(key) && !this.pendingOwn.has(key) && !this.writingOwn.has(key);
+  }
+  /** The section's own key as its entries so far left it: `stored` is what the chunk read from the store for it, if it did. */
+  own(key: string, stored: string | undefined): string | undefined {
+    if (!this.filter.mayHave(key)) return undefined;
+    return this.kept(key) ?? stored;
   }
   /** Between chunks: at most two batches of genesisEntriesPerWrite entries (one being written) plus one chunk's writes are ever held. */
   async flushIfFull(): Promise<void> {
-    if (this.pending.size >= genesisEntriesPerWrite) await this.startWrite(false);
+    if (this.ops.length >= genesisEntriesPerWrite) await this.startWrite(false);
   }
   /** Writes what is buffered, and waits until the store has every write. */
   async flush(sync: boolean): Promise<void> {
     await this.startWrite(sync);
     await this.settled();
   }
-  /** The write in flight, ended (a refused import waits for it before the store is discarded). */
+  /** Ends a section: its writes are in the store and forgotten here; the filter starts again unless `keepFilter` (a later section reads these keys). */
+  async endSection(keepFilter = false): Promise<void> {
+    await this.flush(false);
+    this.landedOwn.clear();
+    this.writingOwn.clear();
+    this.beforeWrite = () => {};
+    if (!keepFilter) this.filter.clear();
+  }
+  /** A chunk's read, followed so that a refused import waits for it (and never leaves its rejection unhandled). */
+  reading(read: Promise<void>): Promise<void> {
+    this.read = read.catch(() => {});
+    return read;
+  }
+  /** The write in flight, ended (a refused import waits for it, and for a read in flight, before the store is discarded). */
   async settled(): Promise<void> {
     await this.written;
-    this.writing.clear();
+    await this.read;
     if (this.failure !== null) throw this.failure.error;
   }
   private async startWrite(sync: boolean): Promise<void> {
-    await this.settled();
-    const batch = this.pending;
-    this.pending = this.writing;
-    this.writing = batch;
-    const ops: BatchOp[] = [];
-    for (const [key, value] of batch) ops.push({ type: 'put', key, value });
+    this.beforeWrite();
+    await this.written;
+    if (this.failure !== null) throw this.failure.error;
+    const ops = this.ops;
+    this.ops = [];
+    const cleared = this.landedOwn;
+    cleared.clear();
+    this.landedOwn = this.writingOwn;
+    this.writingOwn = this.pendingOwn;
+    this.pendingOwn = cleared;
     this.written = this.store.write(ops, sync).catch((error: unknown) => (this.failure = { error }));
+  }
+}
+
+type PutOp = Extract<BatchOp, { type: 'put' }>;
+
+/** One chunk's store reads, in one `getMany`: each wanted key gets a slot, its value read by slot. */
+class ChunkReads {
+  private readonly wanted: string[] = [];
+  private values: readonly (string | undefined)[] = [];
+  want(key: string): number {
+    return this.wanted.push(key) - 1;
+  }
+  /** A slot only when `read` (else -1: nothing to read). */
+  wantIf(read: boolean, key: string): number {
+    return read ? this.want(key) : -1;
+  }
+  async fetch(store: Store): Promise<void> {
+    if (this.wanted.length > 0) this.values = await store.getMany(this.wanted);
+  }
+  got(slot: number): string | undefined {
+    return slot < 0 ? undefined : this.values[slot];
   }
 }
 
@@ -167,9 +236,47 @@ function belowItsFloor(balanceKey: string): never {
   entryError('openings', `leave ${account} below its floor in ${asset}`);
 }
 
+/**
+ * Scratch entries of the accounts of identities with many (importSections), by identity
+ * then order written; never in a sealed book (merged and deleted after the accounts section).
+ */
+const identityFragments = 'genesis-tmp/identity-accounts/';
+/** How an identity's record ends while it owns no account (encodeIdentity of a new identity). */
+const noAccountsYet = ',"accounts":[]}';
+const identityFragmentKey = (id: IdentityId, n: number) => `${identityFragments}${id}/${seqHex(n)}`;
+
+/** Appends each fragmented identity's scratch entries to its record, in the order written, and deletes them: each record is written once more. */
+async function mergeIdentityFragments(store: Store, out: BoundedWriter): Promise<void> {
+  let identity: IdentityId | null = null;
+  let more: AccountId[] = [];
+  const merge = async () => {
+    if (identity === null) return;
+    const record = decodeIdentity((await store.get(keys.identity(identity)))!);
+    out.put(keys.identity(identity), encodeIdentity({ ...record, accounts: [...record.accounts, ...more] }));
+    more = [];
+  };
+  let after = identityFragments;
+  for (;;) {
+    let read = 0;
+    for await (const [key, value] of store.entries({ gt: after, lt: prefixEnd(identityFragments), limit: genesisEntriesPerRead })) {
+      after = key;
+      read++;
+      const id = key.slice(identityFragments.length, key.lastIndexOf('/')) as IdentityId;
+      if (id !== identity) {
+        await merge();
+        identity = id;
+      }
+      for (const account of JSON.parse(value) as AccountId[]) more.push(account);
+      out.del(key);
+    }
+    await out.flushIfFull();
+    if (read < genesisEntriesPerRead) break;
+  }
+  await merge();
+}
+
 /** Every written balance's floor, in key order, a page (and one read of its accounts) at a time. */
-async function checkFloors(store: Store, out: BoundedWriter): Promise<void> {
-  await out.flush(false);
+async function checkFloors(store: Store): Promise<void> {
   let after = keys.balance('', '');
   for (;;) {
     const page: [string, Balance][] = [];
@@ -177,9 +284,8 @@ async function checkFloors(store: Store, out: BoundedWriter): Promise<void> {
       after = key;
       page.push([key, decodeBalanceText(value)]);
     }
-    const accountKey = (balanceKey: string) => keys.account(balanceKey.split('/')[1]!);
-    await out.prefetch(page.map(([key]) => accountKey(key)));
-    for (const [key, b] of page) if (belowFloor(out.read(accountKey(key))!, key.split('/')[2]!, b)) belowItsFloor(key);
+    const accounts = await store.getMany(page.map(([key]) => keys.account(key.split('/')[1]!)));
+    for (const [i, [key, b]] of page.entries()) if (belowFloor(accounts[i]!, key.split('/')[2]!, b)) belowItsFloor(key);
     if (page.length < genesisEntriesPerRead) break;
   }
 }
@@ -211,45 +317,71 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
     if (sections.indexOf(section) !== i) entryError(section, 'appears twice');
   }
   /**
-   * A section's entries, parsed, in chunks of at most genesisEntriesPerRead, each
-   * chunk's reads prefetched. An entry that does not parse ends its chunk and is
-   * refused once the entries before it are checked, so the first bad entry is the
-   * one named, as when entries were checked one by one.
+   * A section's entries, parsed, in chunks of at most genesisEntriesPerRead. An entry
+   * that does not parse ends its chunk and is refused (`refused`) once the entries before
+   * it are checked, so the first bad entry is the one named, as when entries were checked
+   * one by one; a file that does not scan is refused once the whole chunks before the
+   * fault are checked, as before.
    */
-  async function* chunks<T>(section: string, parse: (row: unknown, i: number) => T, reads: (entry: T) => readonly string[]): AsyncIterable<T[]> {
+  async function* parsedChunks<T>(section: string, parse: (row: unknown, i: number) => T, refused: (error: unknown) => void): AsyncGenerator<T[]> {
     let i = 0;
     let chunk: T[] = [];
-    let refusal: unknown = null;
-    const ready = async () => {
-      await out.prefetch(chunk.flatMap(reads));
-      const done = chunk;
-      chunk = [];
-      return done;
-    };
-    read: for await (const rows of source.entries(section)) {
-      for (const row of rows) {
-        if (i === genesisEntriesMax) entryError(section, `holds more than ${genesisEntriesMax} entries`);
-        try {
-          chunk.push(parse(row, i++));
-        } catch (error) {
-          refusal = error;
-          break read;
-        }
-        if (chunk.length === genesisEntriesPerRead) {
-          yield await ready();
-          await out.flushIfFull();
+    try {
+      for await (const rows of source.entries(section)) {
+        for (const row of rows) {
+          try {
+            if (i === genesisEntriesMax) entryError(section, `holds more than ${genesisEntriesMax} entries`);
+            chunk.push(parse(row, i++));
+          } catch (error) {
+            refused(error);
+            if (chunk.length > 0) yield chunk;
+            return;
+          }
+          if (chunk.length === genesisEntriesPerRead) {
+            yield chunk;
+            chunk = [];
+          }
         }
       }
+    } catch (error) {
+      refused(error);
+      return;
     }
-    if (chunk.length > 0) yield await ready();
+    if (chunk.length > 0) yield chunk;
+  }
+  /**
+   * A section's chunks of entries, each with its store reads (planned by `plan`, made in
+   * one `getMany`). A chunk's reads are made while the chunk before it is checked: they
+   * are planned before that chunk's writes, and at most one batch is started between,
+   * which is why the writer keeps the values of the batch written last
+   * (BoundedWriter.kept, mustRead).
+   */
+  async function* chunks<T, P>(section: string, parse: (row: unknown, i: number) => T, plan: (entry: T, reads: ChunkReads) => P): AsyncIterable<[P[], ChunkReads]> {
+    let refusal: { error: unknown } | null = null;
+    let ahead: [P[], ChunkReads, Promise<void>] | null = null;
+    for await (const chunk of parsedChunks(section, parse, (error) => (refusal = { error }))) {
+      const reads = new ChunkReads();
+      const planned = chunk.map((entry) => plan(entry, reads));
+      const next: [P[], ChunkReads, Promise<void>] = [planned, reads, out.reading(reads.fetch(store))];
+      if (ahead !== null) {
+        await ahead[2];
+        yield [ahead[0], ahead[1]];
+        await out.flushIfFull();
+      }
+      ahead = next;
+    }
+    if (ahead !== null) {
+      await ahead[2];
+      yield [ahead[0], ahead[1]];
+    }
     await out.flushIfFull();
-    if (refusal !== null) throw refusal;
+    if (refusal !== null) throw (refusal as { error: unknown }).error;
   }
   /** The entry's position in its section, for naming it in a refusal. */
   let at = 0;
 
   const assets = new Map<string, Asset>(); // at most assetsMax
-  for await (const chunk of chunks('assets', (row, i) => (i === assetsMax ? entryError('assets', `holds more than ${assetsMax} assets`) : parseAssetEntry(row, i)), () => [])) {
+  for await (const [chunk] of chunks('assets', (row, i) => (i === assetsMax ? entryError('assets', `holds more than ${assetsMax} assets`) : parseAssetEntry(row, i)), (asset) => asset)) {
     for (const asset of chunk) {
       if (assets.has(asset.id)) entryError(`assets[${at}]`, `asset ${asset.id} appears twice`);
       assets.set(asset.id, asset);
@@ -258,29 +390,78 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
     }
   }
   const isAsset = (symbol: string) => assets.has(symbol);
+  await out.endSection();
 
-  const addIdentity = (id: IdentityId) => {
-    if (out.read(keys.identity(id)) === undefined) out.put(keys.identity(id), encodeIdentity({ id, createdAtMs: nowMs, accounts: [] }));
+  // Identities: a repeated one is taken once.
+  const planIdentity = (id: IdentityId, reads: ChunkReads) => {
+    const key = keys.identity(id);
+    return { id, key, slot: reads.wantIf(out.mustRead(key), key) };
   };
-  await out.prefetch([keys.identity(principals.operator), keys.identity(principals.identities)]);
-  addIdentity(principals.operator);
-  addIdentity(principals.identities);
-  for await (const chunk of chunks('identities', parseIdentityEntry, (id) => [keys.identity(id)])) chunk.forEach(addIdentity);
+  const addIdentities = (chunk: readonly { id: IdentityId; key: string; slot: number }[], reads: ChunkReads) => {
+    for (const { id, key, slot } of chunk) if (out.own(key, reads.got(slot)) === undefined) out.putOwn(key, encodeIdentity({ id, createdAtMs: nowMs, accounts: [] }));
+  };
+  const builtIn = new ChunkReads();
+  const builtIns = [principals.operator, principals.identities].map((id) => planIdentity(id, builtIn));
+  await builtIn.fetch(store);
+  addIdentities(builtIns, builtIn);
+  for await (const [chunk, reads] of chunks('identities', parseIdentityEntry, planIdentity)) addIdentities(chunk, reads);
+  await out.endSection();
 
+  /**
+   * An identity's record lists its accounts in file order: those added while a batch
+   * fills are kept here and its record written once as the batch goes out, so an
+   * identity whose accounts come together is decoded and encoded once per batch, not
+   * once per account. A record already holding genesisIdentityRewriteAccountsMax
+   * accounts is not rewritten again: each batch's further accounts of it go to a scratch
+   * entry (`fragmented`, at most genesisEntriesMax / genesisIdentityRewriteAccountsMax
+   * identities), merged into the record once the section is in (mergeIdentityFragments).
+   */
+  const grown = new Map<string, { id: IdentityId; text: string; added: AccountId[] }>();
+  const fragmented = new Set<string>();
+  let fragments = 0;
+  out.beforeWrite = () => {
+    for (const [key, { id, text, added }] of grown) {
+      if (text.endsWith(noAccountsYet)) {
+        // A record as the identities section wrote it (JSON.stringify's): its list written in place, the same bytes as decoding and encoding it again.
+        out.putKept(key, `${text.slice(0, -2)}${JSON.stringify(added).slice(1)}}`);
+        continue;
+      }
+      const identity = fragmented.has(key) ? null : decodeIdentity(text);
+      if (identity !== null && identity.accounts.length < genesisIdentityRewriteAccountsMax) out.putKept(key, encodeIdentity({ ...identity, accounts: [...identity.accounts, ...added] }));
+      else {
+        fragmented.add(key);
+        out.put(identityFragmentKey(id, fragments++), JSON.stringify(added));
+      }
+    }
+    grown.clear();
+  };
   let accountCount = 0;
   at = 0;
-  for await (const chunk of chunks('accounts', (row, i) => parseAccountEntry(row, i, isAsset), (a) => [keys.account(a.id), keys.identity(a.owner)])) {
-    for (const account of chunk) {
-      if (out.read(keys.account(account.id)) !== undefined) entryError(`accounts[${at}]`, `account ${account.id} appears twice`);
-      const owner = out.read(keys.identity(account.owner));
-      if (owner === undefined) entryError(`accounts[${at}].owner`, `identity ${account.owner} is not in identities`);
-      const identity = decodeIdentity(owner);
-      out.put(keys.identity(account.owner), encodeIdentity({ ...identity, accounts: [...identity.accounts, account.id] }));
-      out.put(keys.account(account.id), encodeAccount(account));
+  const planAccount = (account: Account, reads: ChunkReads) => {
+    const key = keys.account(account.id);
+    const ownerKey = keys.identity(account.owner);
+    return { account, key, slot: reads.wantIf(out.mustRead(key), key), ownerKey, ownerSlot: reads.want(ownerKey) };
+  };
+  for await (const [chunk, reads] of chunks('accounts', (row, i) => parseAccountEntry(row, i, isAsset), planAccount)) {
+    for (const { account, key, slot, ownerKey, ownerSlot } of chunk) {
+      if (out.own(key, reads.got(slot)) !== undefined) entryError(`accounts[${at}]`, `account ${account.id} appears twice`);
+      const growing = grown.get(ownerKey);
+      if (growing !== undefined) growing.added.push(account.id);
+      else {
+        const owner = out.kept(ownerKey) ?? reads.got(ownerSlot);
+        if (owner === undefined) entryError(`accounts[${at}].owner`, `identity ${account.owner} is not in identities`);
+        grown.set(ownerKey, { id: account.owner, text: owner, added: [account.id] });
+      }
+      out.putOwn(key, encodeAccount(account));
       out.put(settlementKeys.depositRef(depositRefOf(account.id)), account.id);
       accountCount++;
       at++;
     }
+  }
+  await out.endSection();
+  if (fragments > 0) {
+    await mergeIdentityFragments(store, out);
+    await out.endSection();
   }
 
   const sums = new Map<string, bigint>(); // per asset
@@ -301,17 +482,20 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
     out.put(keys.journalTime(nowMs, firstSeq), '');
     leaves = [];
   };
-  for await (const chunk of chunks('openings', (row, i) => parseOpeningEntry(row, i, isAsset), (o) => [keys.account(o.account), keys.balance(o.account, o.asset)])) {
-    for (const o of chunk) {
-      const account = out.read(keys.account(o.account));
+  const planOpening = (o: GenesisOpening, reads: ChunkReads) => {
+    const key = keys.balance(o.account, o.asset);
+    return { o, accountSlot: reads.want(keys.account(o.account)), key, slot: reads.wantIf(out.mustRead(key), key) };
+  };
+  for await (const [chunk, reads] of chunks('openings', (row, i) => parseOpeningEntry(row, i, isAsset), planOpening)) {
+    for (const { o, accountSlot, key, slot } of chunk) {
+      const account = reads.got(accountSlot);
       if (account === undefined) entryError(`openings[${seq}].account`, `account ${o.account} is not in accounts`);
-      const key = keys.balance(o.account, o.asset);
-      const stored = out.read(key);
+      const stored = out.own(key, reads.got(slot));
       const signed = o.direction === 'credit' ? o.amountMinor : -o.amountMinor;
       const before = stored === undefined ? zeroBalance : decodeBalanceText(stored);
       const after = moved(before, o.layer, signed);
       checkBalanceCeiling(`openings[${seq}]`, o.account, o.asset, after);
-      out.put(key, JSON.stringify(encodeBalance(after)));
+      out.putOwn(key, JSON.stringify(encodeBalance(after)));
       sums.set(o.asset, (sums.get(o.asset) ?? 0n) + signed);
       totals.set(o.asset, moved(totals.get(o.asset)!, o.layer, signed));
       held.set(o.asset, held.get(o.asset)! - heldMinor(before) + heldMinor(after));
@@ -328,7 +512,8 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
   }
   if (leaves.length > 0) writeChunk();
   for (const [asset, sum] of sums) if (sum !== 0n) entryError('openings', `do not balance in ${asset} (off by ${sum})`);
-  if (below === null) await checkFloors(store, out);
+  await out.endSection();
+  if (below === null) await checkFloors(store);
   else if (below.size > 0) belowItsFloor([...below].sort()[0]!);
   for (const [asset, minor] of held) checkHeldCeiling(asset, minor);
   for (const [asset, total] of totals) {
@@ -337,19 +522,28 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
   }
 
   at = 0;
-  for await (const chunk of chunks('aliases', parseAliasEntry, (a) => [keys.account(a.account), keys.alias(a.source, a.name)])) {
-    for (const alias of chunk) {
-      if (out.read(keys.account(alias.account)) === undefined) entryError(`aliases[${at}].account`, `account ${alias.account} is not in accounts`);
-      const key = keys.alias(alias.source, alias.name);
-      if (out.read(key) !== undefined) entryError(`aliases[${at}]`, 'alias appears twice');
-      out.put(key, alias.account);
+  const planAlias = (alias: GenesisAlias, reads: ChunkReads) => {
+    const key = keys.alias(alias.source, alias.name);
+    return { alias, accountSlot: reads.want(keys.account(alias.account)), key, slot: reads.wantIf(out.mustRead(key), key) };
+  };
+  for await (const [chunk, reads] of chunks('aliases', parseAliasEntry, planAlias)) {
+    for (const { alias, accountSlot, key, slot } of chunk) {
+      if (reads.got(accountSlot) === undefined) entryError(`aliases[${at}].account`, `account ${alias.account} is not in accounts`);
+      if (out.own(key, reads.got(slot)) !== undefined) entryError(`aliases[${at}]`, 'alias appears twice');
+      out.putOwn(key, alias.account);
       at++;
     }
   }
+  // The aliases' filter stays: an archived identifier the filter does not hold is no alias.
+  await out.endSection(true);
   at = 0;
-  for await (const chunk of chunks('archived', parseArchivedEntry, (e) => [keys.alias(e.source, e.name)])) {
-    for (const entry of chunk) {
-      if (out.read(keys.alias(entry.source, entry.name)) !== undefined) entryError(`archived[${at}]`, 'an archived identifier cannot also be an alias');
+  const planArchived = (entry: { source: string; name: string }, reads: ChunkReads) => {
+    const aliasKey = keys.alias(entry.source, entry.name);
+    return { entry, slot: reads.wantIf(out.filter.mayHave(aliasKey), aliasKey) };
+  };
+  for await (const [chunk, reads] of chunks('archived', parseArchivedEntry, planArchived)) {
+    for (const { entry, slot } of chunk) {
+      if (reads.got(slot) !== undefined) entryError(`archived[${at}]`, 'an archived identifier cannot also be an alias');
       out.put(keys.archived(entry.source, entry.name), '');
       at++;
     }

@@ -12,7 +12,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openGenesisFile } from '../../daemon/genesis-file.js';
 import { importGenesisSource } from '../../src/book/genesis.js';
-import { genesisEntriesPerRead, journalChunkEntriesMax } from '../../src/constants.js';
+import { genesisEntriesPerRead, genesisEntriesPerWrite, genesisIdentityRewriteAccountsMax, journalChunkEntriesMax } from '../../src/constants.js';
+import { decodeIdentity } from '../../src/model/codec.js';
+import { keys } from '../../src/model/keys.js';
+import type { BatchOp } from '../../src/store/port.js';
 import { Refused } from '../../src/errors.js';
 import { LevelStore } from '../../src/store/level.js';
 import { useTempDirs } from './support.js';
@@ -59,12 +62,27 @@ function document(variant: Variant): string {
   );
 }
 
-/** Imports the document from a file into a fresh LevelDB at a fixed clock: the refusal, or the count and sha256 of every entry. */
-async function bookOf(text: string): Promise<string> {
+/**
+ * Accounts of which every third is owned by one identity (`p-many`: more than a record is
+ * rewritten whole for, over several batches), the first and the last by another (`p-ends`:
+ * two accounts a whole section apart), the rest by one identity each.
+ */
+const manyAccounts = 3 * genesisEntriesPerWrite;
+function identityDocument(): string {
+  const owner = (i: number) => (i === 0 || i === manyAccounts - 1 ? 'p-ends' : i % 3 === 1 ? 'p-many' : `p${i}`);
+  const accounts = Array.from({ length: manyAccounts }, (_, i) => `{"account":"did:ledger:acct:c${i}","owner":"did:ledger:id:${owner(i)}","kind":"customer"}`);
+  const identities = ['p-ends', 'p-many', ...Array.from({ length: manyAccounts }, (_, i) => `p${i}`)].map((id) => `"did:ledger:id:${id}"`);
+  return `{"assets":[{"id":"USD","kind":"fiat","precision":2}],"identities":[${identities.join(',')}],"accounts":[${accounts.join(',')}]}`;
+}
+
+/** Imports the document from a file into a fresh LevelDB at a fixed clock: the refusal, or the count and sha256 of every entry. `wrote` hears every batch. */
+async function bookOf(text: string, wrote: (ops: readonly BatchOp[]) => void = () => {}): Promise<string> {
   const dir = newDir();
   const file = join(dir, 'genesis.json');
   writeFileSync(file, text);
   const store = await LevelStore.open(join(dir, 'book'));
+  const write = store.write.bind(store);
+  store.write = (ops, sync) => (wrote(ops), write(ops, sync));
   const genesis = await openGenesisFile(file);
   try {
     await importGenesisSource(store, genesis, 1_700_000_000_000);
@@ -97,5 +115,40 @@ describe('the book a genesis file makes', () => {
   it('names the first balance below its floor in key order, as the pass over every balance did', async () => {
     expect(await bookOf(document('stuckFew'))).toBe('genesis openings: leave did:ledger:acct:c10 below its floor in EUR');
     expect(await bookOf(document('stuck'))).toBe('genesis openings: leave did:ledger:acct:c0 below its floor in USD');
+  });
+
+  it('is the same with an identity of many accounts spread through the section, whose record is written three times, not once per batch', async () => {
+    const many = keys.identity('did:ledger:id:p-many');
+    let writes = 0;
+    let batches = 0;
+    const book = await bookOf(identityDocument(), (ops) => {
+      batches++;
+      writes += ops.filter((op) => op.key === many).length;
+    });
+    expect(manyAccounts / 3).toBeGreaterThan(2 * genesisIdentityRewriteAccountsMax);
+    expect(batches).toBeGreaterThan(8);
+    expect(book).toBe('90009 entries, sha256 9cf46b2160fb9cf62324a7af1afade06b9de19741ca2aa1a933e436302033e04');
+    // Made with its identity, rewritten whole once (under the bound), then once with every later account.
+    expect(writes).toBe(3);
+  });
+
+  it("lists an identity's accounts in file order, however far apart, and leaves no scratch entry", async () => {
+    const dir = newDir();
+    const file = join(dir, 'genesis.json');
+    writeFileSync(file, identityDocument());
+    const store = await LevelStore.open(join(dir, 'book'));
+    const genesis = await openGenesisFile(file);
+    try {
+      await importGenesisSource(store, genesis, 1_700_000_000_000);
+      const accounts = async (id: string) => decodeIdentity((await store.get(keys.identity(`did:ledger:id:${id}`)))!).accounts;
+      expect(await accounts('p-ends')).toEqual(['did:ledger:acct:c0', `did:ledger:acct:c${manyAccounts - 1}`]);
+      expect(await accounts('p-many')).toEqual(Array.from({ length: manyAccounts / 3 }, (_, i) => `did:ledger:acct:c${3 * i + 1}`));
+      const spaces = new Set<string>();
+      for await (const [key] of store.entries({ limit: 10 * manyAccounts })) spaces.add(key.slice(0, key.indexOf('/') + 1));
+      expect([...spaces].sort()).toEqual(['acct/', 'asset/', 'dref/', 'id/', 'meta/', 'tb/']);
+    } finally {
+      await genesis.close();
+      await store.close();
+    }
   });
 });

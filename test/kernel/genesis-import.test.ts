@@ -10,6 +10,7 @@ import { Refused } from '../../src/errors.js';
 import { decodeBalance, decodeIdentity } from '../../src/model/codec.js';
 import { readTotals } from '../../src/book/totals.js';
 import { MemoryStore } from '../../src/store/memory.js';
+import type { BatchOp } from '../../src/store/port.js';
 import { keys } from '../../src/model/keys.js';
 
 type Doc = Record<string, unknown[]>;
@@ -69,6 +70,30 @@ describe('streamed genesis import', () => {
     expect(await store.get(keys.alias('old', `c-${n - 1}`))).toBe(`did:ledger:acct:c${n - 1}`);
     expect((await readTotals(store, ['GBP'])).get('GBP')).toMatchObject({ available: 0n });
     expect(JSON.parse((await store.get(keys.head))!)).toMatchObject({ postingSeq: 2 * n + 3, accounts: n + 2 });
+  });
+
+  it('sees what it wrote while the store is still writing it, whichever batch an earlier opening of the same balance went out in', async () => {
+    const store = new MemoryStore();
+    // Each batch lands 60 ms after it is given, later than the next chunks are read: reads made meanwhile see only the batches before it.
+    const slow = Object.assign(Object.create(store) as MemoryStore, {
+      write: async (ops: readonly BatchOp[], sync: boolean) => {
+        await new Promise((resolve) => setTimeout(resolve, 60));
+        await store.write(ops, sync);
+      },
+    });
+    // Enough accounts that an account's two openings may be a few batches apart.
+    const accounts = 4 * genesisEntriesPerRead + 17;
+    const doc = customers(accounts);
+    // The second openings (2 each) in a scrambled order, so an account's two openings are every distance apart.
+    const second = doc.openings!.splice(accounts, accounts);
+    for (let i = 0; i < accounts; i++) doc.openings!.splice(accounts + i, 0, second[(i * 7919) % accounts]!);
+    await importGenesisSource(slow, source(doc), 1_000);
+    const available: bigint[] = [];
+    for await (const [key, value] of store.entries({ gte: keys.balance('did:ledger:acct:c', ''), lt: keys.balance('did:ledger:acct:d', ''), limit: 2 * accounts })) {
+      expect(key).toMatch(/GBP$/);
+      available.push(decodeBalance(JSON.parse(value) as Record<string, unknown>).available);
+    }
+    expect(available).toEqual(Array.from({ length: accounts }, () => 5n));
   });
 
   it('reads its checks in batches: store round trips grow with chunks of entries, not entries', async () => {
