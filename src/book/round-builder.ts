@@ -93,22 +93,24 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
   const writes: BatchOp[] = [];
   const events: Operation[] = [];
   let postingSeq = input.head.postingSeq;
-  const deltas = new Map<string, Balance>();
+  /** Per asset, what the round's entries moved, layer by layer: added to in place (one object per asset, not one per entry). */
+  const deltas = new Map<string, { available: bigint; reserved: bigint; encumbered: bigint }>();
   /** The round's journal entries, written in chunks. */
   const leaves: string[] = [];
   let accountsOpened = 0;
 
   const post = (op: Operation, entries: readonly Entry[]): number[] => {
     const seqs: number[] = [];
-    const perAsset = new Map<string, bigint>();
     for (const entry of entries) {
       const seq = ++postingSeq;
       const signed = entry.direction === 'credit' ? entry.amountMinor : -entry.amountMinor;
-      perAsset.set(entry.asset, (perAsset.get(entry.asset) ?? 0n) + signed);
-      deltas.set(entry.asset, moved(deltas.get(entry.asset) ?? zeroBalance, entry.layer, signed));
-      const after = moved(overlay.balance(entry.account, entry.asset), entry.layer, signed);
+      let delta = deltas.get(entry.asset);
+      if (delta === undefined) deltas.set(entry.asset, (delta = { available: 0n, reserved: 0n, encumbered: 0n }));
+      delta[entry.layer] += signed;
+      const balanceKey = keys.balance(entry.account, entry.asset);
+      const after = moved(overlay.balanceAt(balanceKey), entry.layer, signed);
       assertWithinFloor(overlay.account(entry.account), entry.asset, after);
-      overlay.setBalance(entry.account, entry.asset, after);
+      overlay.setBalanceAt(balanceKey, entry.asset, after);
       const posting: Posting = {
         seq,
         atMs,
@@ -125,12 +127,11 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
         reference: op.reference,
         after,
       };
-      const leaf = encodeLeaf(posting);
-      leaves.push(leaf);
+      leaves.push(encodeLeaf(posting));
       writes.push({ type: 'put', key: keys.accountAsset(entry.account, entry.asset, seq), value: encodeIndexedPosting(posting) });
       seqs.push(seq);
     }
-    for (const [asset, sum] of perAsset) if (sum !== 0n) fail(`operation ${op.ref} balances in ${asset} (off by ${sum})`);
+    assertBalanced(op, entries);
     return seqs;
   };
   const record = (op: Operation) => {
@@ -147,19 +148,20 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
 
   // Every member's act decided in this round, in this round's batch (CONTRACT 13); the daemon's own intake of the layer is none.
   const audit = new AuditTrail(input.head.auditSeq ?? 0);
-  const auditCommand = (op: Operation, approved: Proposal | null) => {
+  const auditCommand = (op: Operation, result: Operation['result'], approved: Proposal | null) => {
     if (op.actor.principal !== context.principals.operator || op.command.type === 'settle') return;
     // An approval is its approver's act as well as (once it stands) the proposer's.
     const approver = op.approval === undefined ? undefined : memberOf(overlay, op.approval.approver);
     if (approver !== undefined) audit.act(approver, 'approveProposal', atMs, { operation: op.ref, justification: null, proposal: op.approval!.proposal });
     if (op.approval !== undefined && approved === null) return;
     const member = memberOf(overlay, op.actor.credential);
-    if (member !== undefined) audit.command(member, op, atMs, approved === null ? null : { proposal: approved.id, justification: approved.justification, approval: approver!.name });
+    if (member !== undefined) audit.command(member, result === op.result ? op : { ...op, result }, atMs, approved === null ? null : { proposal: approved.id, justification: approved.justification, approval: approver!.name });
   };
+  const decisionInput = new RoundDecisionInput(atMs, context);
   for (const op of batch) {
-    const { decision, approved } = decideOne(op, overlay, atMs, poisonRef, context);
+    const { decision, approved } = decideOne(op, overlay, decisionInput, poisonRef, context);
     writes.push({ type: 'del', key: keys.command(op.cseq) });
-    auditCommand(decision.ok ? { ...op, result: decision.result } : op, approved);
+    auditCommand(op, decision.ok ? decision.result : op.result, approved);
     if (!decision.ok) {
       record({ ...op, state: decision.state, decidedAtMs: atMs, error: decision.error });
       continue;
@@ -287,7 +289,8 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
  * with it; granted, the proposal is approved in the overlay (so in this round's batch)
  * whatever the act's own decision then is.
  */
-function decideOne(op: Operation, overlay: Overlay, atMs: number, poisonRef: string | null, context: RoundContext): { decision: Decision; approved: Proposal | null } {
+function decideOne(op: Operation, overlay: Overlay, input: RoundDecisionInput, poisonRef: string | null, context: RoundContext): { decision: Decision; approved: Proposal | null } {
+  const { atMs } = input;
   if (op.ref === poisonRef) return { decision: { ok: false, state: 'Rejected', error: refusal('ERR-Internal') }, approved: null };
   try {
     context.beforeDecide({ kind: 'command', op });
@@ -298,7 +301,8 @@ function decideOne(op: Operation, overlay: Overlay, atMs: number, poisonRef: str
       for (const r of approval.records) overlay.setRecord(r.key, r.value);
       approved = approval.proposal;
     }
-    return { decision: decideCommand(op, overlay, decisionInput(atMs, op.cseq, context)), approved };
+    input.cseq = op.cseq;
+    return { decision: decideCommand(op, overlay, input), approved };
   } catch (error) {
     // A pure decision reads only the overlay: whatever it throws is a bug, like a failed assertion.
     if (error instanceof AssertionFailure) throw error;
@@ -306,24 +310,34 @@ function decideOne(op: Operation, overlay: Overlay, atMs: number, poisonRef: str
   }
 }
 
-function decisionInput(atMs: number, cseq: number, context: RoundContext): SettlementInput {
-  const { ids, settlement } = context;
-  return {
-    atMs,
-    layerHeight: settlement.layerHeight,
-    instance: settlement.instance,
-    instructionExpiryBlocks: settlement.instructionExpiryBlocks,
-    principals: context.principals,
-    // Drawn when a decision reads them: most commands (transfers) draw no id.
-    get newAccountId() { return ids.accountId(cseq); },
-    get newIdentityId() { return ids.identityId(cseq); },
-    get newCredentialId() { return ids.credentialId(cseq); },
-    get newGrantId() { return ids.grantId(cseq); },
-    get newPartyId() { return ids.partyId(cseq); },
-    get newProposalId() { return ids.proposalId(cseq); },
-    challenges: challengeGate(context),
-    terms: context.recoveryTerms,
-  };
+/** What every command of a round is decided with: one object per round, `cseq` set to each command's before it is decided. */
+class RoundDecisionInput implements SettlementInput {
+  cseq = 0;
+  readonly layerHeight: number;
+  readonly instance: number;
+  readonly instructionExpiryBlocks: number;
+  readonly principals: Principals;
+  readonly challenges: ChallengeGate;
+  readonly terms: RecoveryTerms;
+  private readonly ids: IdSource;
+
+  constructor(readonly atMs: number, context: RoundContext) {
+    const { settlement } = context;
+    this.layerHeight = settlement.layerHeight;
+    this.instance = settlement.instance;
+    this.instructionExpiryBlocks = settlement.instructionExpiryBlocks;
+    this.principals = context.principals;
+    this.challenges = challengeGate(context);
+    this.terms = context.recoveryTerms;
+    this.ids = context.ids;
+  }
+  // Drawn when a decision reads them: most commands (transfers) draw no id.
+  get newAccountId() { return this.ids.accountId(this.cseq); }
+  get newIdentityId() { return this.ids.identityId(this.cseq); }
+  get newCredentialId() { return this.ids.credentialId(this.cseq); }
+  get newGrantId() { return this.ids.grantId(this.cseq); }
+  get newPartyId() { return this.ids.partyId(this.cseq); }
+  get newProposalId() { return this.ids.proposalId(this.cseq); }
 }
 
 /** An approved act's entries name the approver after their own authorities: postings carry both members (CONTRACT 13). */
@@ -363,6 +377,21 @@ function expiredEventChunk(oldestChunks: readonly string[], lastSeq: number): st
   // The second chunk's first event is one past the oldest chunk's last.
   const oldestLast = parseSeqHex(oldestChunks[1]!.slice(keys.eventPrefix.length)) - 1;
   return oldestLast <= lastSeq - bounds.eventsRetainedMax ? oldestChunks[0]! : null;
+}
+
+/** An operation's entries sum to zero in each asset (a Map only when they name more than one). */
+function assertBalanced(op: Operation, entries: readonly Entry[]): void {
+  const signed = (e: Entry) => (e.direction === 'credit' ? e.amountMinor : -e.amountMinor);
+  const first = entries[0]?.asset;
+  if (entries.every((e) => e.asset === first)) {
+    let sum = 0n;
+    for (const e of entries) sum += signed(e);
+    if (sum !== 0n) fail(`operation ${op.ref} balances in ${first} (off by ${sum})`);
+    return;
+  }
+  const perAsset = new Map<string, bigint>();
+  for (const e of entries) perAsset.set(e.asset, (perAsset.get(e.asset) ?? 0n) + signed(e));
+  for (const [asset, sum] of perAsset) if (sum !== 0n) fail(`operation ${op.ref} balances in ${asset} (off by ${sum})`);
 }
 
 function assertWithinFloor(account: Account | undefined, asset: AssetSymbol, after: Balance): void {
