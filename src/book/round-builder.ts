@@ -19,7 +19,7 @@ import { type Refusal, refusal } from '../errors.js';
 import { AuditTrail } from '../auth/audit.js';
 import { memberOf } from '../auth/members.js';
 import { type Proposal, decideApproval } from '../auth/proposals.js';
-import { encodeAccount, encodeAsset, encodeBalance, encodeHead, encodeIdentity, encodeIndexedPosting, encodeJournalChunk, encodeLeaf, encodeOperation } from '../model/codec.js';
+import { encodeAccount, encodeAsset, encodeBalanceText, encodeHead, encodeIdentity, encodeIndexedPosting, encodeJournalChunk, encodeLeaf, encodeOperation } from '../model/codec.js';
 import type { IdSource } from '../model/ids.js';
 import { keySpaces, keys, parseSeqHex, settlementKeys, tokenKey, usedChallengeKey } from '../model/keys.js';
 import { type Account, type Asset, type Authority, type Balance, type Head, type Operation, type Posting, moved, withinAmountCeiling, zeroBalance } from '../model/model.js';
@@ -255,7 +255,7 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
     totals.set(asset, total);
     writes.push(totalsWrite(asset, total));
   }
-  for (const key of overlay.dirtyBalances) writes.push({ type: 'put', key, value: JSON.stringify(encodeBalance(overlay.balances.get(key)!)) });
+  for (const key of overlay.dirtyBalances) writes.push({ type: 'put', key, value: encodeBalanceText(overlay.balances.get(key)!) });
   for (const key of overlay.dirtyAccounts) writes.push({ type: 'put', key, value: encodeAccount(overlay.accounts.get(key)!) });
   for (const key of overlay.dirtyIdentities) writes.push({ type: 'put', key, value: encodeIdentity(overlay.identities.get(key)!) });
   // Every changed operation has an event; each is encoded once, for its event and its record.

@@ -140,8 +140,11 @@ export function availableFloorMinor(account: Account, asset: AssetSymbol): bigin
  * refused whole and nothing moves (docs/architecture.md, Decisions).
  */
 export function ceilingRefusal(reads: Reads, entries: readonly Entry[]): Refusal | null {
-  const balances = new Map<string, Balance>();
-  const totals = new Map<AssetSymbol, Balance>();
+  // Reused, cleared per call (this runs for every decided command and is not reentrant).
+  const balances = ceilingBalances;
+  const totals = ceilingTotals;
+  balances.clear();
+  totals.clear();
   // Entry by entry, as the round posts them: a leg may not pass the ceiling on its way either.
   for (const e of entries) {
     const signed = e.direction === 'credit' ? e.amountMinor : -e.amountMinor;
@@ -155,6 +158,8 @@ export function ceilingRefusal(reads: Reads, entries: readonly Entry[]): Refusal
   }
   return null;
 }
+const ceilingBalances = new Map<string, Balance>();
+const ceilingTotals = new Map<AssetSymbol, Balance>();
 
 export function movable(reads: Reads, symbol: AssetSymbol): Refusal | null {
   const asset = reads.asset(symbol);
@@ -174,17 +179,25 @@ export function open(reads: Reads, id: AccountId, actor: Actor, principals: Prin
 
 export const isRefusal = (v: object): v is Refusal => 'error' in v;
 
-/** Balances a multi-entry decision has touched so far, so later legs see earlier ones. */
+/** Balances a multi-entry decision has touched so far, so later legs see earlier ones (a few: a transfer has at most transferLegsMax legs). */
 class Scratch {
-  private readonly touched = new Map<string, Balance>();
+  private readonly accounts: AccountId[] = [];
+  private readonly assets: AssetSymbol[] = [];
+  private readonly balances: Balance[] = [];
   constructor(private readonly reads: Reads) {}
-  get(account: AccountId, asset: AssetSymbol): Balance {
-    return this.touched.get(`${account}/${asset}`) ?? this.reads.balance(account, asset);
+  private indexOf(account: AccountId, asset: AssetSymbol): number {
+    for (let i = 0; i < this.accounts.length; i++) if (this.accounts[i] === account && this.assets[i] === asset) return i;
+    return -1;
   }
   move(account: AccountId, asset: AssetSymbol, layer: Layer, deltaMinor: bigint): Balance {
-    const b = this.get(account, asset);
-    const next = moved(b, layer, deltaMinor);
-    this.touched.set(`${account}/${asset}`, next);
+    const i = this.indexOf(account, asset);
+    const next = moved(i === -1 ? this.reads.balance(account, asset) : this.balances[i]!, layer, deltaMinor);
+    if (i !== -1) this.balances[i] = next;
+    else {
+      this.accounts.push(account);
+      this.assets.push(asset);
+      this.balances.push(next);
+    }
     return next;
   }
 }
@@ -199,10 +212,11 @@ export function pair(
   status: PostingStatus,
   authorities: readonly Authority[],
 ): [Entry, Entry] {
-  const counterparty = (self: AccountId, other: AccountId) => (self === other ? null : other);
+  // An entry's counterparty is the other account, none when both are one (a reservation's layers).
+  const self = from.account === to.account;
   return [
-    { account: from.account, asset, amountMinor, direction: 'debit', layer: from.layer, kind, status, counterparty: counterparty(from.account, to.account), authorities },
-    { account: to.account, asset, amountMinor, direction: 'credit', layer: to.layer, kind, status, counterparty: counterparty(to.account, from.account), authorities },
+    { account: from.account, asset, amountMinor, direction: 'debit', layer: from.layer, kind, status, counterparty: self ? null : to.account, authorities },
+    { account: to.account, asset, amountMinor, direction: 'credit', layer: to.layer, kind, status, counterparty: self ? null : from.account, authorities },
   ];
 }
 
@@ -212,7 +226,8 @@ function decideTransfer(cmd: Extract<Command, { type: 'transfer' }>, actor: Acto
   // One stage for every leg: a per-operation bound covers the whole transfer, and every leg counts in the windows.
   const stage = new GrantStage();
   const entries: Entry[] = [];
-  for (const [i, leg] of cmd.legs.entries()) {
+  for (let i = 0; i < cmd.legs.length; i++) {
+    const leg = cmd.legs[i]!;
     const assetRefusal = movable(reads, leg.asset);
     if (assetRefusal) return reject(assetRefusal);
     const from = open(reads, leg.from, actor, input.principals);
@@ -226,7 +241,8 @@ function decideTransfer(cmd: Extract<Command, { type: 'transfer' }>, actor: Acto
       return reject(refusal('ERR-InsufficientAvailable', `leg ${i}: available balance of ${leg.from} in ${leg.asset} does not cover ${amountText(reads, leg.amountMinor, leg.asset)}`));
     }
     scratch.move(to.id, leg.asset, 'available', leg.amountMinor);
-    entries.push(...pair({ account: from.id, layer: 'available' }, { account: to.id, layer: 'available' }, leg.asset, leg.amountMinor, 'transfer', 'completed', [auth]));
+    const [debit, credit] = pair({ account: from.id, layer: 'available' }, { account: to.id, layer: 'available' }, leg.asset, leg.amountMinor, 'transfer', 'completed', [auth]);
+    entries.push(debit, credit);
   }
   return done('Completed', entries, { records: stage.writes() });
 }

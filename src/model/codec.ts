@@ -48,6 +48,8 @@ export function encodeBalance(b: Balance): Json {
 export function decodeBalance(j: Json): Balance {
   return { available: check.decimal(j, 'a', 'balance'), reserved: check.decimal(j, 'r', 'balance'), encumbered: check.decimal(j, 'e', 'balance') };
 }
+/** The stored text of a balance: JSON.stringify(encodeBalance(b)), written out (decimal text needs no escaping). */
+export const encodeBalanceText = (b: Balance): string => `{"a":"${b.available}","r":"${b.reserved}","e":"${b.encumbered}"}`;
 /** A stored balance (`bal/`, `tb/`) from its text. */
 export const decodeBalanceText = (text: string): Balance => decodeBalance(recordJson(text, 'balance'));
 
@@ -109,7 +111,31 @@ export function decodeHead(text: string): Head {
   return j as unknown as Head;
 }
 
-const encodedAuthorities = new WeakMap<readonly Authority[], string>();
+/**
+ * An authorities list's text in one encoding, kept for the next list equal to it: each
+ * decision makes its own list, mostly of one actor's authority, shared by its entries.
+ */
+class AuthoritiesText {
+  private last: readonly Authority[] = [];
+  private lastText: string | null = null;
+  constructor(private readonly encode: (a: Authority) => string) {}
+
+  of(list: readonly Authority[]): string {
+    if (this.lastText === null || !sameAuthorities(list, this.last)) this.lastText = `[${list.map(this.encode).join(',')}]`;
+    this.last = list;
+    return this.lastText;
+  }
+}
+function sameAuthorities(a: readonly Authority[], b: readonly Authority[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x.credential !== y.credential || x.grant !== y.grant || x.kind !== y.kind || x.onBehalfOf !== y.onBehalfOf || x.principal !== y.principal) return false;
+  }
+  return true;
+}
 
 /** An authority as a leaf member: every member present, in canonical order. */
 function authorityLeaf(a: Authority): string {
@@ -125,12 +151,9 @@ function authorityLeaf(a: Authority): string {
  * bytes, so checkpoints hash what was written without encoding anything again. The
  * authorities of an operation are shared by its entries and encoded once.
  */
+const leafAuthorities = new AuthoritiesText(authorityLeaf);
 export function encodeLeaf(p: Posting): string {
-  let authorities = encodedAuthorities.get(p.authorities);
-  if (authorities === undefined) {
-    authorities = `[${p.authorities.map(authorityLeaf).join(',')}]`;
-    encodedAuthorities.set(p.authorities, authorities);
-  }
+  const authorities = leafAuthorities.of(p.authorities);
   const str = JSON.stringify;
   // Joined, not concatenated: one flat string (a template makes a tree of ~30 parts that
   // lives as long as the round's batch and is flattened again by each writer).
@@ -193,12 +216,7 @@ export function decodeLeaf(text: string, reference: Posting['reference']): Posti
  * journal's (the codec property test pins it).
  */
 export function encodeIndexedPosting(p: Posting): string {
-  let authorities = indexedAuthorities.get(p.authorities);
-  if (authorities === undefined) {
-    const str = JSON.stringify;
-    authorities = `[${p.authorities.map((a) => `[${str(a.credential)},${str(a.grant)},${positionIn(indexedAuthorityKinds, a.kind)},${str(a.onBehalfOf)},${str(a.principal)}]`).join(',')}]`;
-    indexedAuthorities.set(p.authorities, authorities);
-  }
+  const authorities = indexedAuthorities.of(p.authorities);
   return [
     '[', p.atMs, ',"', p.amountMinor, '",', positionIn(indexedDirections, p.direction), ',', positionIn(indexedLayers, p.layer), ',', positionIn(indexedKinds, p.kind), ',',
     positionIn(indexedStatuses, p.status), ',', JSON.stringify(p.operation), ',', p.counterparty === null ? 'null' : JSON.stringify(p.counterparty), ',', authorities, ',',
@@ -212,7 +230,7 @@ const indexedLayers: readonly Layer[] = ['available', 'reserved', 'encumbered'];
 const indexedKinds: readonly PostingKind[] = ['opening', 'transfer', 'reserve', 'capture', 'release', 'expiry', 'recovery', 'deposit', 'withdrawal'];
 const indexedStatuses: readonly PostingStatus[] = ['held', 'completed', 'returned', 'reversed', 'opening'];
 const indexedAuthorityKinds: readonly AuthorityKind[] = ['owner', 'delegated', 'operator', 'issuance', 'recovery'];
-const indexedAuthorities = new WeakMap<readonly Authority[], string>();
+const indexedAuthorities = new AuthoritiesText((a) => `[${JSON.stringify(a.credential)},${JSON.stringify(a.grant)},${positionIn(indexedAuthorityKinds, a.kind)},${JSON.stringify(a.onBehalfOf)},${JSON.stringify(a.principal)}]`);
 function positionIn<T>(list: readonly T[], v: T): number {
   const i = list.indexOf(v);
   if (i < 0) fail(`${String(v)} has a place in the index entry's enumeration`);
