@@ -6,6 +6,7 @@
  */
 import { fail } from '../assert.js';
 import { type Refusal, refusal } from '../errors.js';
+import { amountMinorMax } from '../constants.js';
 import { type Actor, type Principals, opensAccountFor, unreachableAccount } from '../auth/authority.js';
 import { finishing } from './precheck.js';
 import type {
@@ -140,11 +141,9 @@ export function availableFloorMinor(account: Account, asset: AssetSymbol): bigin
  * refused whole and nothing moves (docs/architecture.md, Decisions).
  */
 export function ceilingRefusal(reads: Reads, entries: readonly Entry[]): Refusal | null {
-  // Reused, cleared per call (this runs for every decided command and is not reentrant).
-  const balances = ceilingBalances;
-  const totals = ceilingTotals;
-  balances.clear();
-  totals.clear();
+  if (farBelowCeiling(reads, entries)) return null;
+  const balances = new Map<string, Balance>();
+  const totals = new Map<AssetSymbol, Balance>();
   // Entry by entry, as the round posts them: a leg may not pass the ceiling on its way either.
   for (const e of entries) {
     const signed = e.direction === 'credit' ? e.amountMinor : -e.amountMinor;
@@ -158,8 +157,30 @@ export function ceilingRefusal(reads: Reads, entries: readonly Entry[]): Refusal
   }
   return null;
 }
-const ceilingBalances = new Map<string, Balance>();
-const ceilingTotals = new Map<AssetSymbol, Balance>();
+
+/** What the entries of one decision may move in all, for the quick answer below (far above any real amount). */
+const movedQuickMax = 2n ** 96n;
+/** A layer's magnitude under which no layer, nor the three layers' sum, can pass the ceiling by movedQuickMax more. */
+const layerQuickMax = (amountMinorMax - movedQuickMax) / 3n;
+const farBelow = (b: Balance) => b.available <= layerQuickMax && b.available >= -layerQuickMax && b.reserved <= layerQuickMax && b.reserved >= -layerQuickMax && b.encumbered <= layerQuickMax && b.encumbered >= -layerQuickMax;
+
+/**
+ * True when no entry can take a balance or a total past the ceiling, in whatever order
+ * (the common case, without the entry-by-entry walk): together they move at most
+ * movedQuickMax, and every balance and total they touch starts far enough below it.
+ */
+function farBelowCeiling(reads: Reads, entries: readonly Entry[]): boolean {
+  let movedMinor = 0n;
+  for (const e of entries) movedMinor += e.amountMinor < 0n ? -e.amountMinor : e.amountMinor;
+  if (movedMinor > movedQuickMax) return false;
+  let asset: AssetSymbol | null = null;
+  for (const e of entries) {
+    if (!farBelow(reads.balance(e.account, e.asset))) return false;
+    // Entries mostly share one asset: its totals are read once.
+    if (e.asset !== asset && !farBelow(reads.total((asset = e.asset)))) return false;
+  }
+  return true;
+}
 
 export function movable(reads: Reads, symbol: AssetSymbol): Refusal | null {
   const asset = reads.asset(symbol);
