@@ -19,7 +19,7 @@ import { type Refusal, refusal } from '../errors.js';
 import { AuditTrail } from '../auth/audit.js';
 import { memberOf } from '../auth/members.js';
 import { type Proposal, decideApproval } from '../auth/proposals.js';
-import { encodeAccount, encodeAsset, encodeBalanceText, encodeHead, encodeIdentity, encodeIndexedPosting, encodeJournalChunk, encodeLeaf, encodeOperation } from '../model/codec.js';
+import { encodeAccount, encodeAsset, encodeBalanceText, encodeHead, encodeIdentity, encodeJournalChunk, encodeOperation, encodePosting } from '../model/codec.js';
 import type { IdSource } from '../model/ids.js';
 import { keySpaces, keys, parseSeqHex, settlementKeys, tokenKey, usedChallengeKey } from '../model/keys.js';
 import { type Account, type Asset, type Authority, type Balance, type Head, type Operation, type Posting, moved, withinAmountCeiling, zeroBalance } from '../model/model.js';
@@ -127,8 +127,9 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
         reference: op.reference,
         after,
       };
-      leaves.push(encodeLeaf(posting));
-      writes.push({ type: 'put', key: keys.accountAsset(entry.account, entry.asset, seq), value: encodeIndexedPosting(posting) });
+      const { leaf, indexed } = encodePosting(posting);
+      leaves.push(leaf);
+      writes.push({ type: 'put', key: keys.accountAsset(entry.account, entry.asset, seq), value: indexed });
       seqs.push(seq);
     }
     assertBalanced(op, entries);

@@ -137,6 +137,8 @@ function sameAuthorities(a: readonly Authority[], b: readonly Authority[]): bool
   return true;
 }
 
+const leafAuthorities = new AuthoritiesText(authorityLeaf);
+
 /** An authority as a leaf member: every member present, in canonical order. */
 function authorityLeaf(a: Authority): string {
   const str = JSON.stringify;
@@ -151,17 +153,53 @@ function authorityLeaf(a: Authority): string {
  * bytes, so checkpoints hash what was written without encoding anything again. The
  * authorities of an operation are shared by its entries and encoded once.
  */
-const leafAuthorities = new AuthoritiesText(authorityLeaf);
 export function encodeLeaf(p: Posting): string {
+  return leafOf(p, postingTexts(p));
+}
+
+/** A posting's members as the leaf and the index entry both write them, each made once. */
+interface PostingTexts {
+  readonly operation: string;
+  readonly counterparty: string;
+  readonly amount: string;
+  readonly available: string;
+  readonly reserved: string;
+  readonly encumbered: string;
+}
+
+/** Decimal text of an amount; zero (most reserved and encumbered layers) without making a string. */
+const decimal = (v: bigint): string => (v === 0n ? '0' : v.toString());
+
+function postingTexts(p: Posting): PostingTexts {
+  return {
+    operation: JSON.stringify(p.operation),
+    counterparty: p.counterparty === null ? 'null' : JSON.stringify(p.counterparty),
+    amount: decimal(p.amountMinor),
+    available: decimal(p.after.available),
+    reserved: decimal(p.after.reserved),
+    encumbered: decimal(p.after.encumbered),
+  };
+}
+
+/**
+ * A posting's leaf and its account index entry (encodeLeaf, encodeIndexedPosting), the
+ * texts they share made once: what the round builder writes for every posting.
+ */
+export function encodePosting(p: Posting): { readonly leaf: string; readonly indexed: string } {
+  const texts = postingTexts(p);
+  return { leaf: leafOf(p, texts), indexed: indexedOf(p, texts) };
+}
+
+function leafOf(p: Posting, t: PostingTexts): string {
   const authorities = leafAuthorities.of(p.authorities);
   const str = JSON.stringify;
   // Joined, not concatenated: one flat string (a template makes a tree of ~30 parts that
   // lives as long as the round's batch and is flattened again by each writer).
   return [
-    '{"account":', str(p.account), ',"after":{"available":"', p.after.available, '","encumbered":"', p.after.encumbered, '","reserved":"', p.after.reserved,
-    '"},"amount":"', p.amountMinor, '","asset":', str(p.asset), ',"at":', p.atMs, ',"authorities":', authorities, ',"balance":"', p.layer,
-    '","counterparty":', p.counterparty === null ? 'null' : str(p.counterparty), ',"direction":"', p.direction, '","kind":"', p.kind,
-    '","operation":', str(p.operation), ',"seq":', p.seq, ',"status":"', p.status, '"}',
+    '{"account":', str(p.account), ',"after":{"available":"', t.available, '","encumbered":"', t.encumbered, '","reserved":"', t.reserved,
+    '"},"amount":"', t.amount, '","asset":', str(p.asset), ',"at":', p.atMs, ',"authorities":', authorities, ',"balance":"', p.layer,
+    '","counterparty":', t.counterparty, ',"direction":"', p.direction, '","kind":"', p.kind,
+    '","operation":', t.operation, ',"seq":', p.seq, ',"status":"', p.status, '"}',
   ].join('');
 }
 
@@ -216,11 +254,15 @@ export function decodeLeaf(text: string, reference: Posting['reference']): Posti
  * journal's (the codec property test pins it).
  */
 export function encodeIndexedPosting(p: Posting): string {
+  return indexedOf(p, postingTexts(p));
+}
+
+function indexedOf(p: Posting, t: PostingTexts): string {
   const authorities = indexedAuthorities.of(p.authorities);
   return [
-    '[', p.atMs, ',"', p.amountMinor, '",', positionIn(indexedDirections, p.direction), ',', positionIn(indexedLayers, p.layer), ',', positionIn(indexedKinds, p.kind), ',',
-    positionIn(indexedStatuses, p.status), ',', JSON.stringify(p.operation), ',', p.counterparty === null ? 'null' : JSON.stringify(p.counterparty), ',', authorities, ',',
-    p.reference === null ? 'null' : JSON.stringify(p.reference), ',"', p.after.available, '","', p.after.reserved, '","', p.after.encumbered, '"]',
+    '[', p.atMs, ',"', t.amount, '",', positionIn(indexedDirections, p.direction), ',', positionIn(indexedLayers, p.layer), ',', positionIn(indexedKinds, p.kind), ',',
+    positionIn(indexedStatuses, p.status), ',', t.operation, ',', t.counterparty, ',', authorities, ',',
+    p.reference === null ? 'null' : JSON.stringify(p.reference), ',"', t.available, '","', t.reserved, '","', t.encumbered, '"]',
   ].join('');
 }
 
