@@ -103,6 +103,9 @@ export interface DecisionInput {
   readonly terms: RecoveryTerms;
 }
 
+/** The empty list of a decision's records, accounts or identities: one, shared (a decision's lists are never changed). */
+const none: readonly never[] = Object.freeze([]);
+
 export const reject = (error: Refusal): Decision => ({ ok: false, state: 'Rejected', error });
 export const done = (
   state: OperationState,
@@ -114,10 +117,10 @@ export const done = (
   entries,
   hold: extra.hold ?? null,
   openAccount: extra.openAccount ?? null,
-  accounts: extra.accounts ?? [],
-  identities: extra.identities ?? [],
+  accounts: extra.accounts ?? none,
+  identities: extra.identities ?? none,
   follow: extra.follow ?? null,
-  records: extra.records ?? [],
+  records: extra.records ?? none,
   newIdentity: extra.newIdentity ?? null,
   result: extra.result ?? null,
   assets: extra.assets,
@@ -388,7 +391,7 @@ function fromCustody(effects: CustodyEffects | Refusal): Decision {
 export function decide(op: Operation, reads: Reads, input: DecisionInput): Decision {
   const actor: Actor = { principal: op.actor.principal, credential: op.actor.credential, onBehalfOf: op.actor.onBehalfOf, scope: op.scope };
   const cmd = op.command;
-  const restricted = commandGate(actor, [], reads, input.principals);
+  const restricted = commandGate(actor, none, reads, input.principals);
   if (restricted) return reject(restricted);
   if (isCustodyCommand(cmd)) return fromCustody(decideCustody(cmd, actor, reads, { atMs: input.atMs, principals: input.principals, terms: input.terms, ref: op.ref, challenges: input.challenges }));
   switch (cmd.type) {
