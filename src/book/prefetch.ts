@@ -193,7 +193,10 @@ export class BookReader {
     for (const [key, b] of balances) overlay.balances.set(key, b ?? zeroBalance);
     const owners = roundOwners(batch, overlay);
     // Only an issuance draws its grant's id.
-    for (const op of batch) await this.loadGrantNeeds(overlay, op.command, { ...op.actor, scope: op.scope }, op.command.type === 'issue_grant' ? this.ids.grantId(op.cseq) : null, owners);
+    for (const op of batch) {
+      const loading = this.loadGrantNeeds(overlay, op.command, { ...op.actor, scope: op.scope }, op.command.type === 'issue_grant' ? this.ids.grantId(op.cseq) : null, owners);
+      if (loading !== undefined) await loading;
+    }
     return overlay;
   }
 
@@ -271,8 +274,9 @@ export class BookReader {
    * in the overlay. `newGrant` is the id an issuance would draw (null at intake).
    * Held grants are read per owner reached: the owner of each account as read, and
    * `roundOwners`, every owner an account may get earlier in the same round (none at intake).
+   * Undefined when there is nothing to read (most commands): no promise to wait on.
    */
-  async loadGrantNeeds(overlay: Overlay, command: Command, actor: Actor, newGrant: GrantId | null, roundOwners: readonly string[] = []): Promise<void> {
+  loadGrantNeeds(overlay: Overlay, command: Command, actor: Actor, newGrant: GrantId | null, roundOwners: readonly string[] = []): Promise<void> | undefined {
     const lacksAuthority = (id: AccountId) => {
       const account = overlay.accounts.get(keys.account(id));
       return account === undefined || authorityToDebit(actor, account, this.principals) === null;
@@ -283,8 +287,7 @@ export class BookReader {
       case 'reserve':
       case 'withdraw': {
         const accounts = precheckNeeds(command).accounts;
-        if (accounts.some(lacksAuthority)) await loadHeldGrants(this.store, overlay, actor.principal, ownersOf(accounts));
-        return;
+        return accounts.some(lacksAuthority) ? loadHeldGrants(this.store, overlay, actor.principal, ownersOf(accounts)) : undefined;
       }
       case 'capture':
       case 'release': {
@@ -292,18 +295,16 @@ export class BookReader {
         const payerId = reservation?.command.type === 'reserve' ? reservation.command.payer : undefined;
         const payer = payerId === undefined ? undefined : overlay.accounts.get(keys.account(payerId));
         // Without authority of its own over the payer (the operator has none over an owned account), only a grant serves.
-        if (payer === undefined || actingAuthority(actor, this.principals, payer) === null) await loadHeldGrants(this.store, overlay, actor.principal, ownersOf(payerId === undefined ? [] : [payerId]));
-        return;
+        return payer === undefined || actingAuthority(actor, this.principals, payer) === null ? loadHeldGrants(this.store, overlay, actor.principal, ownersOf(payerId === undefined ? [] : [payerId])) : undefined;
       }
       case 'open_account':
-        if (!opensAccountFor(actor, command.owner, this.principals)) await loadHeldGrants(this.store, overlay, actor.principal, [command.owner]);
-        return;
+        return opensAccountFor(actor, command.owner, this.principals) ? undefined : loadHeldGrants(this.store, overlay, actor.principal, [command.owner]);
       case 'issue_grant':
         return loadIssuance(this.store, overlay, { grantor: actor.principal, holder: command.terms.principal, terms: command.terms, newGrant });
       case 'revoke_grant':
         return loadRevocation(this.store, overlay, command.grant);
       default:
-        return;
+        return undefined;
     }
   }
 
