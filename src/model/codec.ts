@@ -487,12 +487,15 @@ export function encodeOperation(o: Operation): string {
   // Joined into one flat string: it is written twice (its record and its event chunk).
   return [
     '{"ref":', str(o.ref), ',"cseq":', o.cseq, ',"command":', cachedJson(encodedCommands, o.command, encodeCommand),
-    ',"actor":', cachedJson(encodedActors, o.actor, (a) => a), ',"scope":', str(o.scope ?? null), ',"state":"', o.state,
-    '","submittedAtMs":', o.submittedAtMs, ',"decidedAtMs":', str(o.decidedAtMs), ',"clientKey":', str(o.clientKey), ',"clientKeyDerived":', o.clientKeyDerived,
-    ',"reference":', str(o.reference), ',"result":', str(o.result), ',"error":', str(o.error), ',"hold":', str(encodeHold(o.hold)), o.act === undefined ? '' : `,"act":${str(o.act)}`,
+    ',"actor":', cachedJson(encodedActors, o.actor, actorJson), ',"scope":', orNull(o.scope ?? null), ',"state":"', o.state,
+    '","submittedAtMs":', o.submittedAtMs, ',"decidedAtMs":', orNull(o.decidedAtMs), ',"clientKey":', str(o.clientKey), ',"clientKeyDerived":', o.clientKeyDerived,
+    ',"reference":', orNull(o.reference), ',"result":', orNull(o.result), ',"error":', orNull(o.error), ',"hold":', o.hold === null ? 'null' : str(encodeHold(o.hold)), o.act === undefined ? '' : `,"act":${str(o.act)}`,
     o.approval === undefined ? '' : `,"approval":${str(o.approval)}`, o.unapproved === undefined ? '' : ',"unapproved":true', '}',
   ].join('');
 }
+const actorJson = (a: Authority): Authority => a;
+/** JSON.stringify of a member most operations leave null, without the call for null. */
+const orNull = (v: unknown): string => (v === null ? 'null' : JSON.stringify(v));
 const operationStates = members<OperationState>({ Received: true, Reserved: true, Instructed: true, Submitted: true, Completed: true, Rejected: true, Expired: true, Captured: true, Released: true });
 
 export function decodeOperation(text: string): Operation {
