@@ -90,6 +90,7 @@ export interface BuiltRound {
 export function buildRound(input: RoundInput, context: RoundContext): BuiltRound {
   const { atMs, batch, expiring, direct, poisonRef } = input;
   const overlay = input.reads.overlay.withTotals(input.totals);
+  roundInput = null;
   const writes: BatchOp[] = [];
   const events: Operation[] = [];
   let postingSeq = input.head.postingSeq;
@@ -149,20 +150,19 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
 
   // Every member's act decided in this round, in this round's batch (CONTRACT 13); the daemon's own intake of the layer is none.
   const audit = new AuditTrail(input.head.auditSeq ?? 0);
-  const auditCommand = (op: Operation, result: Operation['result'], approved: Proposal | null) => {
+  const auditCommand = (op: Operation, approved: Proposal | null) => {
     if (op.actor.principal !== context.principals.operator || op.command.type === 'settle') return;
     // An approval is its approver's act as well as (once it stands) the proposer's.
     const approver = op.approval === undefined ? undefined : memberOf(overlay, op.approval.approver);
     if (approver !== undefined) audit.act(approver, 'approveProposal', atMs, { operation: op.ref, justification: null, proposal: op.approval!.proposal });
     if (op.approval !== undefined && approved === null) return;
     const member = memberOf(overlay, op.actor.credential);
-    if (member !== undefined) audit.command(member, result === op.result ? op : { ...op, result }, atMs, approved === null ? null : { proposal: approved.id, justification: approved.justification, approval: approver!.name });
+    if (member !== undefined) audit.command(member, op, atMs, approved === null ? null : { proposal: approved.id, justification: approved.justification, approval: approver!.name });
   };
-  const decisionInput = new RoundDecisionInput(atMs, context);
   for (const op of batch) {
-    const { decision, approved } = decideOne(op, overlay, decisionInput, poisonRef, context);
+    const { decision, approved } = decideOne(op, overlay, atMs, poisonRef, context);
     writes.push({ type: 'del', key: keys.command(op.cseq) });
-    auditCommand(op, decision.ok ? decision.result : op.result, approved);
+    auditCommand(decision.ok ? { ...op, result: decision.result } : op, approved);
     if (!decision.ok) {
       record({ ...op, state: decision.state, decidedAtMs: atMs, error: decision.error });
       continue;
@@ -290,8 +290,7 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
  * with it; granted, the proposal is approved in the overlay (so in this round's batch)
  * whatever the act's own decision then is.
  */
-function decideOne(op: Operation, overlay: Overlay, input: RoundDecisionInput, poisonRef: string | null, context: RoundContext): { decision: Decision; approved: Proposal | null } {
-  const { atMs } = input;
+function decideOne(op: Operation, overlay: Overlay, atMs: number, poisonRef: string | null, context: RoundContext): { decision: Decision; approved: Proposal | null } {
   if (op.ref === poisonRef) return { decision: { ok: false, state: 'Rejected', error: refusal('ERR-Internal') }, approved: null };
   try {
     context.beforeDecide({ kind: 'command', op });
@@ -302,8 +301,7 @@ function decideOne(op: Operation, overlay: Overlay, input: RoundDecisionInput, p
       for (const r of approval.records) overlay.setRecord(r.key, r.value);
       approved = approval.proposal;
     }
-    input.cseq = op.cseq;
-    return { decision: decideCommand(op, overlay, input), approved };
+    return { decision: decideCommand(op, overlay, decisionInput(atMs, op.cseq, context)), approved };
   } catch (error) {
     // A pure decision reads only the overlay: whatever it throws is a bug, like a failed assertion.
     if (error instanceof AssertionFailure) throw error;
@@ -311,7 +309,16 @@ function decideOne(op: Operation, overlay: Overlay, input: RoundDecisionInput, p
   }
 }
 
-/** What every command of a round is decided with: one object per round, `cseq` set to each command's before it is decided. */
+/** What a round's command is decided with: one object per round (made by its first command), its `cseq` set to each command's. */
+function decisionInput(atMs: number, cseq: number, context: RoundContext): SettlementInput {
+  roundInput ??= new RoundDecisionInput(atMs, context);
+  roundInput.cseq = cseq;
+  return roundInput;
+}
+/** The round's decision input; buildRound, synchronous, drops it as it starts. */
+let roundInput: RoundDecisionInput | null = null;
+
+/** What every command of a round is decided with, `cseq` set before each is decided. */
 class RoundDecisionInput implements SettlementInput {
   cseq = 0;
   readonly layerHeight: number;
