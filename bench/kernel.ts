@@ -12,11 +12,14 @@
  *
  * In the same run it prints what the store alone allows (bench/ceilings.ts): the
  * kernel's writes without the kernel, and classic-level's raw puts; and what the kernel
- * wrote per 1-leg transfer (entries, and UTF-8 bytes of key and value), space by space.
+ * wrote per 1-leg transfer (entries, and UTF-8 bytes of key and value), space by space;
+ * and per workload what the process allocated on V8's heap per transfer, its garbage
+ * collections and their time (the bench's own submitter included).
  */
 import { createHash } from 'node:crypto';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
+import { GCProfiler, getHeapStatistics } from 'node:v8';
 import { builtInPrincipals } from '../src/auth/authority.js';
 import { importGenesis } from '../src/book/genesis.js';
 import { benchAccount, fundedCustomersGenesis } from './genesis.js';
@@ -136,10 +139,35 @@ async function submitRetrying(kernel: Kernel, submission: Submission, seen: Refu
   }
 }
 
+/**
+ * What a run allocates on V8's heap and what collecting it costs: bytes allocated are the
+ * heap's growth plus what every collection freed (external memory, Buffers' bytes, not counted).
+ */
+function heapAllocation() {
+  const profiler = new GCProfiler();
+  profiler.start();
+  const usedBefore = getHeapStatistics().used_heap_size;
+  return () => {
+    const usedAfter = getHeapStatistics().used_heap_size;
+    let freed = 0;
+    let gcUs = 0;
+    let young = 0;
+    let old = 0;
+    for (const gc of profiler.stop().statistics) {
+      freed += gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize;
+      gcUs += gc.cost;
+      if (gc.gcType === 'Scavenge' || gc.gcType === 'MinorMarkSweep') young++;
+      else old++;
+    }
+    return { allocatedBytes: usedAfter - usedBefore + freed, gcUs, youngGcs: young, oldGcs: old };
+  };
+}
+
 async function drive(kernel: Kernel, count: number, legs: number, label: string, refusedEvery = 0) {
   let next = 0;
   const seen: Refusals = { turnedAway: 0, refused: 0 };
   let acked = 0;
+  const heap = heapAllocation();
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
   let lastReport = started;
@@ -163,6 +191,7 @@ async function drive(kernel: Kernel, count: number, legs: number, label: string,
   const decidedAt = performance.now();
   // CPU of every thread of the process (LevelDB's included): a figure other load on the machine does not inflate.
   const cpu = process.cpuUsage(cpuBefore);
+  const allocation = heap();
   ackMs.sort((a, b) => a - b);
   return {
     ackP50Ms: percentile(ackMs, 50),
@@ -171,6 +200,10 @@ async function drive(kernel: Kernel, count: number, legs: number, label: string,
     decidedPerSec: count / ((decidedAt - started) / 1000),
     seconds: (decidedAt - started) / 1000,
     cpuUsPerTransfer: (cpu.user + cpu.system) / count,
+    allocatedBytesPerTransfer: allocation.allocatedBytes / count,
+    youngGcs: allocation.youngGcs,
+    oldGcs: allocation.oldGcs,
+    gcUsPerTransfer: allocation.gcUs / count,
     ...seen,
   };
 }
@@ -260,17 +293,25 @@ async function main() {
   const ceiling = await storeCeiling(transfers, undefined, accounts);
   const raw = await rawPuts(ceilingPuts);
 
+  // A workload asked for 0 transfers was not run: no row of NaNs for it.
+  const runs = results.flatMap(({ kind, oneLeg, fourLeg, halfRefused, allRefused }) =>
+    ([['1-leg', transfers, oneLeg], ['4-leg', fourLegTransfers, fourLeg], ['1-leg, half refused at intake', refusalTransfers, halfRefused], ['1-leg, every one refused at intake', refusalTransfers, allRefused]] as const)
+      .filter(([, n]) => n > 0)
+      .map(([name, n, r]) => ({ kind, name, n, r })),
+  );
   console.log('| store | workload | transfers | answered/s | decided/s | ack p50 ms | ack p99 ms | wall s | CPU µs per transfer | refused / turned away (retried) |');
   console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
-  for (const { kind, oneLeg, fourLeg, halfRefused, allRefused } of results) {
-    const workloads = [['1-leg', transfers, oneLeg], ['4-leg', fourLegTransfers, fourLeg], ['1-leg, half refused at intake', refusalTransfers, halfRefused], ['1-leg, every one refused at intake', refusalTransfers, allRefused]] as const;
-    // A workload asked for 0 transfers was not run: no row of NaNs for it.
-    for (const [name, n, r] of workloads.filter(([, n]) => n > 0)) {
-      console.log(`| ${kind} | ${name} | ${n} | ${r.acksPerSec.toFixed(0)} | ${r.decidedPerSec.toFixed(0)} | ${r.ackP50Ms.toFixed(1)} | ${r.ackP99Ms.toFixed(1)} | ${r.seconds.toFixed(1)} | ${r.cpuUsPerTransfer.toFixed(1)} | ${r.refused} / ${r.turnedAway} |`);
-    }
+  for (const { kind, name, n, r } of runs) {
+    console.log(`| ${kind} | ${name} | ${n} | ${r.acksPerSec.toFixed(0)} | ${r.decidedPerSec.toFixed(0)} | ${r.ackP50Ms.toFixed(1)} | ${r.ackP99Ms.toFixed(1)} | ${r.seconds.toFixed(1)} | ${r.cpuUsPerTransfer.toFixed(1)} | ${r.refused} / ${r.turnedAway} |`);
   }
   console.log(`| leveldb | store alone, a 1-leg transfer's writes (bench/ceilings.ts) | ${transfers} | | ${ceiling.perSec.toFixed(0)} | | | | ${ceiling.cpuUs.toFixed(0)} | |`);
   console.log(`| leveldb | classic-level puts of 300 B, fsync'd batches of 1,000 (per put) | ${ceilingPuts} | | ${raw.perSec.toFixed(0)} | | | | ${raw.cpuUs.toFixed(1)} | |`);
+  // Pauses are timed on the wall clock: on a busy machine they include time the thread waited for a core.
+  console.log('\n| store | workload | V8 heap allocated per transfer, KB | collections (young / old) | GC pauses, µs per transfer | GC pauses, share of the run |');
+  console.log('|---|---|---:|---:|---:|---:|');
+  for (const { kind, name, n, r } of runs) {
+    console.log(`| ${kind} | ${name} | ${(r.allocatedBytesPerTransfer / 1024).toFixed(1)} | ${r.youngGcs} / ${r.oldGcs} | ${r.gcUsPerTransfer.toFixed(1)} | ${((100 * r.gcUsPerTransfer * n) / (r.seconds * 1e6)).toFixed(0)}% |`);
+  }
   console.log('\n| store | written per 1-leg transfer: key space | entries | key+value bytes |');
   console.log('|---|---|---:|---:|');
   for (const { kind, oneLegWritten } of results) {

@@ -73,8 +73,13 @@ const live = (m: Member | undefined): m is Member => m !== undefined && m.remove
 /** The acting member, read from the prefetched records; undefined for a credential that is no member. */
 export function memberOf(reads: Pick<MemberReads, 'record'>, credential: CredentialId): Member | undefined {
   const text = reads.record(memberKey(credential));
-  return text === undefined ? undefined : decodeMember(text);
+  if (text === undefined) return undefined;
+  // The same record is read for each command of one member (twice per command: its decision and its audit item).
+  if (lastDecoded?.text !== text) lastDecoded = { text, member: decodeMember(text) };
+  return lastDecoded.member;
 }
+/** The member record decoded last, by its stored text (a Member is never changed in place). */
+let lastDecoded: { readonly text: string; readonly member: Member } | null = null;
 
 /**
  * Why an operator credential may not have a command decided now: it is no live member

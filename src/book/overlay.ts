@@ -28,7 +28,8 @@ export class Overlay implements Reads {
   readonly dirtyAssets = new Map<string, Asset>();
   /** Per asset, the totals as committed before the round (`withTotals`) and what the round's balances moved since. */
   private committedTotals: ReadonlyMap<string, Balance> = new Map();
-  private readonly totalDeltas = new Map<string, Balance>();
+  /** Added to in place, layer by layer (one object per asset, not one per balance set). */
+  private readonly totalDeltas = new Map<string, { available: bigint; reserved: bigint; encumbered: bigint }>();
 
   constructor(private readonly assets: ReadonlyMap<string, Asset>) {}
 
@@ -74,10 +75,12 @@ export class Overlay implements Reads {
     return this.identities.get(key);
   }
   balance(account: AccountId, asset: AssetSymbol): Balance {
-    const key = keys.balance(account, asset);
-    const b = this.balances.get(key);
+    return this.balanceAt(keys.balance(account, asset));
+  }
+  /** The balance under its key (`keys.balance`), for a caller that has built the key already. */
+  balanceAt(key: string): Balance {
     // An account opened in this same write has no stored balance to prefetch.
-    return b ?? zeroBalance;
+    return this.balances.get(key) ?? zeroBalance;
   }
   operation(ref: string): Operation | undefined {
     return this.operations.get(ref);
@@ -118,14 +121,17 @@ export class Overlay implements Reads {
     this.dirtyIdentities.add(key);
   }
   setBalance(account: AccountId, asset: AssetSymbol, balance: Balance): void {
-    const key = keys.balance(account, asset);
-    const before = this.balance(account, asset);
-    const delta = this.totalDeltas.get(asset) ?? zeroBalance;
-    this.totalDeltas.set(asset, {
-      available: delta.available + balance.available - before.available,
-      reserved: delta.reserved + balance.reserved - before.reserved,
-      encumbered: delta.encumbered + balance.encumbered - before.encumbered,
-    });
+    this.setBalanceAt(keys.balance(account, asset), asset, balance);
+  }
+  /** setBalance under its key (`keys.balance(account, asset)`), for a caller that has built the key already. */
+  setBalanceAt(key: string, asset: AssetSymbol, balance: Balance): void {
+    const before = this.balanceAt(key);
+    let delta = this.totalDeltas.get(asset);
+    if (delta === undefined) this.totalDeltas.set(asset, (delta = { available: 0n, reserved: 0n, encumbered: 0n }));
+    // Only the layers that moved (an entry moves one).
+    if (balance.available !== before.available) delta.available += balance.available - before.available;
+    if (balance.reserved !== before.reserved) delta.reserved += balance.reserved - before.reserved;
+    if (balance.encumbered !== before.encumbered) delta.encumbered += balance.encumbered - before.encumbered;
     this.balances.set(key, balance);
     this.dirtyBalances.add(key);
   }

@@ -77,10 +77,7 @@ export class BookReader {
     const overlay = new Overlay(assets);
     await this.loadRecords(overlay, [...batch.map((op) => op.command), ...direct].flatMap(recordNeeds));
     await this.loadMembers(overlay, batch);
-    await this.loadProposals(overlay, [
-      ...batch.map((op) => ({ proposal: proposalIdOf(op), approver: op.approval?.approver ?? null, proposing: op.command.type === 'propose' ? op.actor.credential : null })),
-      ...direct.flatMap((d) => (d.type === 'record_act' && d.approval !== undefined ? [{ proposal: d.approval.proposal, approver: d.approval.approver, proposing: null }] : [])),
-    ]);
+    await this.loadProposals(overlay, proposalNeeds(batch, direct));
     const accountIds = new Set<string>();
     const balanceKeys = new Set<string>();
     const identityIds = new Set<string>();
@@ -94,13 +91,14 @@ export class BookReader {
       const c = op.command;
       if (c.type === 'capture' || c.type === 'release') reservationRefs.add(c.reservation);
     }
-    const inBatch = new Map(batch.map((op) => [op.ref, op]));
+    const inBatch = reservationRefs.size === 0 ? null : new Set(batch.map((op) => op.ref));
     for (const ref of reservationRefs) {
-      if (inBatch.has(ref)) continue;
+      if (inBatch!.has(ref)) continue;
       const op = await this.operation(ref);
       if (op) overlay.operations.set(op.ref, op);
     }
-    for (const op of [...expiring, ...batch]) overlay.operations.set(op.ref, op);
+    for (const op of expiring) overlay.operations.set(op.ref, op);
+    for (const op of batch) overlay.operations.set(op.ref, op);
 
     for (const op of expiring) needBalance(op.hold!.payer, op.hold!.asset);
     /** Accounts whose every balance a decision reads (a recovery's sweep, a close). */
@@ -194,7 +192,11 @@ export class BookReader {
     await this.load(balances, [...balanceKeys], (t) => decodeBalanceText(t));
     for (const [key, b] of balances) overlay.balances.set(key, b ?? zeroBalance);
     const owners = roundOwners(batch, overlay);
-    for (const op of batch) await this.loadGrantNeeds(overlay, op.command, { ...op.actor, scope: op.scope }, this.ids.grantId(op.cseq), owners);
+    // Only an issuance draws its grant's id.
+    for (const op of batch) {
+      const loading = this.loadGrantNeeds(overlay, op.command, { ...op.actor, scope: op.scope }, op.command.type === 'issue_grant' ? this.ids.grantId(op.cseq) : null, owners);
+      if (loading !== undefined) await loading;
+    }
     return overlay;
   }
 
@@ -272,8 +274,9 @@ export class BookReader {
    * in the overlay. `newGrant` is the id an issuance would draw (null at intake).
    * Held grants are read per owner reached: the owner of each account as read, and
    * `roundOwners`, every owner an account may get earlier in the same round (none at intake).
+   * Undefined when there is nothing to read (most commands): no promise to wait on.
    */
-  async loadGrantNeeds(overlay: Overlay, command: Command, actor: Actor, newGrant: GrantId | null, roundOwners: readonly string[] = []): Promise<void> {
+  loadGrantNeeds(overlay: Overlay, command: Command, actor: Actor, newGrant: GrantId | null, roundOwners: readonly string[] = []): Promise<void> | undefined {
     const lacksAuthority = (id: AccountId) => {
       const account = overlay.accounts.get(keys.account(id));
       return account === undefined || authorityToDebit(actor, account, this.principals) === null;
@@ -284,8 +287,7 @@ export class BookReader {
       case 'reserve':
       case 'withdraw': {
         const accounts = precheckNeeds(command).accounts;
-        if (accounts.some(lacksAuthority)) await loadHeldGrants(this.store, overlay, actor.principal, ownersOf(accounts));
-        return;
+        return accounts.some(lacksAuthority) ? loadHeldGrants(this.store, overlay, actor.principal, ownersOf(accounts)) : undefined;
       }
       case 'capture':
       case 'release': {
@@ -293,18 +295,16 @@ export class BookReader {
         const payerId = reservation?.command.type === 'reserve' ? reservation.command.payer : undefined;
         const payer = payerId === undefined ? undefined : overlay.accounts.get(keys.account(payerId));
         // Without authority of its own over the payer (the operator has none over an owned account), only a grant serves.
-        if (payer === undefined || actingAuthority(actor, this.principals, payer) === null) await loadHeldGrants(this.store, overlay, actor.principal, ownersOf(payerId === undefined ? [] : [payerId]));
-        return;
+        return payer === undefined || actingAuthority(actor, this.principals, payer) === null ? loadHeldGrants(this.store, overlay, actor.principal, ownersOf(payerId === undefined ? [] : [payerId])) : undefined;
       }
       case 'open_account':
-        if (!opensAccountFor(actor, command.owner, this.principals)) await loadHeldGrants(this.store, overlay, actor.principal, [command.owner]);
-        return;
+        return opensAccountFor(actor, command.owner, this.principals) ? undefined : loadHeldGrants(this.store, overlay, actor.principal, [command.owner]);
       case 'issue_grant':
         return loadIssuance(this.store, overlay, { grantor: actor.principal, holder: command.terms.principal, terms: command.terms, newGrant });
       case 'revoke_grant':
         return loadRevocation(this.store, overlay, command.grant);
       default:
-        return;
+        return undefined;
     }
   }
 
@@ -324,6 +324,18 @@ export class BookReader {
       if (value !== undefined) this.cache.set(key, value);
     }
   }
+}
+
+/** What each command (and approved act) of a round reads of proposals: the proposal it decides, its approver, the member proposing. */
+function proposalNeeds(batch: readonly Operation[], direct: readonly DirectCommand[]): { proposal: string | null; approver: string | null; proposing: string | null }[] {
+  const needs: { proposal: string | null; approver: string | null; proposing: string | null }[] = [];
+  for (const op of batch) {
+    const need = { proposal: proposalIdOf(op), approver: op.approval?.approver ?? null, proposing: op.command.type === 'propose' ? op.actor.credential : null };
+    // A command that reads none (a transfer, mostly) adds nothing.
+    if (need.proposal !== null || need.approver !== null || need.proposing !== null) needs.push(need);
+  }
+  for (const d of direct) if (d.type === 'record_act' && d.approval !== undefined) needs.push({ proposal: d.approval.proposal, approver: d.approval.approver, proposing: null });
+  return needs;
 }
 
 /**

@@ -19,7 +19,7 @@ import { type Refusal, refusal } from '../errors.js';
 import { AuditTrail } from '../auth/audit.js';
 import { memberOf } from '../auth/members.js';
 import { type Proposal, decideApproval } from '../auth/proposals.js';
-import { encodeAccount, encodeAsset, encodeBalance, encodeHead, encodeIdentity, encodeIndexedPosting, encodeJournalChunk, encodeLeaf, encodeOperation } from '../model/codec.js';
+import { encodeAccount, encodeAsset, encodeBalanceText, encodeHead, encodeIdentity, encodeJournalChunk, encodeOperation, encodePosting } from '../model/codec.js';
 import type { IdSource } from '../model/ids.js';
 import { keySpaces, keys, parseSeqHex, settlementKeys, tokenKey, usedChallengeKey } from '../model/keys.js';
 import { type Account, type Asset, type Authority, type Balance, type Head, type Operation, type Posting, moved, withinAmountCeiling, zeroBalance } from '../model/model.js';
@@ -90,25 +90,28 @@ export interface BuiltRound {
 export function buildRound(input: RoundInput, context: RoundContext): BuiltRound {
   const { atMs, batch, expiring, direct, poisonRef } = input;
   const overlay = input.reads.overlay.withTotals(input.totals);
+  roundInput = null;
   const writes: BatchOp[] = [];
   const events: Operation[] = [];
   let postingSeq = input.head.postingSeq;
-  const deltas = new Map<string, Balance>();
+  /** Per asset, what the round's entries moved, layer by layer: added to in place (one object per asset, not one per entry). */
+  const deltas = new Map<string, { available: bigint; reserved: bigint; encumbered: bigint }>();
   /** The round's journal entries, written in chunks. */
   const leaves: string[] = [];
   let accountsOpened = 0;
 
   const post = (op: Operation, entries: readonly Entry[]): number[] => {
     const seqs: number[] = [];
-    const perAsset = new Map<string, bigint>();
     for (const entry of entries) {
       const seq = ++postingSeq;
       const signed = entry.direction === 'credit' ? entry.amountMinor : -entry.amountMinor;
-      perAsset.set(entry.asset, (perAsset.get(entry.asset) ?? 0n) + signed);
-      deltas.set(entry.asset, moved(deltas.get(entry.asset) ?? zeroBalance, entry.layer, signed));
-      const after = moved(overlay.balance(entry.account, entry.asset), entry.layer, signed);
+      let delta = deltas.get(entry.asset);
+      if (delta === undefined) deltas.set(entry.asset, (delta = { available: 0n, reserved: 0n, encumbered: 0n }));
+      delta[entry.layer] += signed;
+      const balanceKey = keys.balance(entry.account, entry.asset);
+      const after = moved(overlay.balanceAt(balanceKey), entry.layer, signed);
       assertWithinFloor(overlay.account(entry.account), entry.asset, after);
-      overlay.setBalance(entry.account, entry.asset, after);
+      overlay.setBalanceAt(balanceKey, entry.asset, after);
       const posting: Posting = {
         seq,
         atMs,
@@ -125,12 +128,12 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
         reference: op.reference,
         after,
       };
-      const leaf = encodeLeaf(posting);
+      const { leaf, indexed } = encodePosting(posting);
       leaves.push(leaf);
-      writes.push({ type: 'put', key: keys.accountAsset(entry.account, entry.asset, seq), value: encodeIndexedPosting(posting) });
+      writes.push({ type: 'put', key: keys.accountAsset(entry.account, entry.asset, seq), value: indexed });
       seqs.push(seq);
     }
-    for (const [asset, sum] of perAsset) if (sum !== 0n) fail(`operation ${op.ref} balances in ${asset} (off by ${sum})`);
+    assertBalanced(op, entries);
     return seqs;
   };
   const record = (op: Operation) => {
@@ -253,7 +256,7 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
     totals.set(asset, total);
     writes.push(totalsWrite(asset, total));
   }
-  for (const key of overlay.dirtyBalances) writes.push({ type: 'put', key, value: JSON.stringify(encodeBalance(overlay.balances.get(key)!)) });
+  for (const key of overlay.dirtyBalances) writes.push({ type: 'put', key, value: encodeBalanceText(overlay.balances.get(key)!) });
   for (const key of overlay.dirtyAccounts) writes.push({ type: 'put', key, value: encodeAccount(overlay.accounts.get(key)!) });
   for (const key of overlay.dirtyIdentities) writes.push({ type: 'put', key, value: encodeIdentity(overlay.identities.get(key)!) });
   // Every changed operation has an event; each is encoded once, for its event and its record.
@@ -306,24 +309,43 @@ function decideOne(op: Operation, overlay: Overlay, atMs: number, poisonRef: str
   }
 }
 
+/** What a round's command is decided with: one object per round (made by its first command), its `cseq` set to each command's. */
 function decisionInput(atMs: number, cseq: number, context: RoundContext): SettlementInput {
-  const { ids, settlement } = context;
-  return {
-    atMs,
-    layerHeight: settlement.layerHeight,
-    instance: settlement.instance,
-    instructionExpiryBlocks: settlement.instructionExpiryBlocks,
-    principals: context.principals,
-    // Drawn when a decision reads them: most commands (transfers) draw no id.
-    get newAccountId() { return ids.accountId(cseq); },
-    get newIdentityId() { return ids.identityId(cseq); },
-    get newCredentialId() { return ids.credentialId(cseq); },
-    get newGrantId() { return ids.grantId(cseq); },
-    get newPartyId() { return ids.partyId(cseq); },
-    get newProposalId() { return ids.proposalId(cseq); },
-    challenges: challengeGate(context),
-    terms: context.recoveryTerms,
-  };
+  roundInput ??= new RoundDecisionInput(atMs, context);
+  roundInput.cseq = cseq;
+  return roundInput;
+}
+/** The round's decision input; buildRound, synchronous, drops it as it starts. */
+let roundInput: RoundDecisionInput | null = null;
+
+/** What every command of a round is decided with, `cseq` set before each is decided. */
+class RoundDecisionInput implements SettlementInput {
+  cseq = 0;
+  readonly layerHeight: number;
+  readonly instance: number;
+  readonly instructionExpiryBlocks: number;
+  readonly principals: Principals;
+  readonly challenges: ChallengeGate;
+  readonly terms: RecoveryTerms;
+  private readonly ids: IdSource;
+
+  constructor(readonly atMs: number, context: RoundContext) {
+    const { settlement } = context;
+    this.layerHeight = settlement.layerHeight;
+    this.instance = settlement.instance;
+    this.instructionExpiryBlocks = settlement.instructionExpiryBlocks;
+    this.principals = context.principals;
+    this.challenges = challengeGate(context);
+    this.terms = context.recoveryTerms;
+    this.ids = context.ids;
+  }
+  // Drawn when a decision reads them: most commands (transfers) draw no id.
+  get newAccountId() { return this.ids.accountId(this.cseq); }
+  get newIdentityId() { return this.ids.identityId(this.cseq); }
+  get newCredentialId() { return this.ids.credentialId(this.cseq); }
+  get newGrantId() { return this.ids.grantId(this.cseq); }
+  get newPartyId() { return this.ids.partyId(this.cseq); }
+  get newProposalId() { return this.ids.proposalId(this.cseq); }
 }
 
 /** An approved act's entries name the approver after their own authorities: postings carry both members (CONTRACT 13). */
@@ -363,6 +385,21 @@ function expiredEventChunk(oldestChunks: readonly string[], lastSeq: number): st
   // The second chunk's first event is one past the oldest chunk's last.
   const oldestLast = parseSeqHex(oldestChunks[1]!.slice(keys.eventPrefix.length)) - 1;
   return oldestLast <= lastSeq - bounds.eventsRetainedMax ? oldestChunks[0]! : null;
+}
+
+/** An operation's entries sum to zero in each asset (a Map only when they name more than one). */
+function assertBalanced(op: Operation, entries: readonly Entry[]): void {
+  const signed = (e: Entry) => (e.direction === 'credit' ? e.amountMinor : -e.amountMinor);
+  const first = entries[0]?.asset;
+  if (entries.every((e) => e.asset === first)) {
+    let sum = 0n;
+    for (const e of entries) sum += signed(e);
+    if (sum !== 0n) fail(`operation ${op.ref} balances in ${first} (off by ${sum})`);
+    return;
+  }
+  const perAsset = new Map<string, bigint>();
+  for (const e of entries) perAsset.set(e.asset, (perAsset.get(e.asset) ?? 0n) + signed(e));
+  for (const [asset, sum] of perAsset) if (sum !== 0n) fail(`operation ${op.ref} balances in ${asset} (off by ${sum})`);
 }
 
 function assertWithinFloor(account: Account | undefined, asset: AssetSymbol, after: Balance): void {

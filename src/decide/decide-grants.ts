@@ -60,12 +60,13 @@ export function chainOf(reads: GrantReads, id: GrantId): Grant[] | undefined {
 
 /** What one command has used of its grants so far: window usage, and what it moved per grant and asset. */
 export class GrantStage {
-  readonly usage = new Map<GrantId, WindowUsage>();
-  readonly moved = new Map<string, bigint>();
+  // Made on first use: most decisions (a transfer under the actor's own authority) use no grant.
+  private usage: Map<GrantId, WindowUsage> | null = null;
+  private moved: Map<string, bigint> | null = null;
 
   usageOf(reads: GrantReads): (id: GrantId) => WindowUsage {
     return (id) => {
-      const pending = this.usage.get(id);
+      const pending = this.usage?.get(id);
       if (pending) return pending;
       const text = reads.record(grantWindowKey(id));
       return text === undefined ? emptyWindowUsage : decodeWindowUsage(text);
@@ -73,17 +74,19 @@ export class GrantStage {
   }
 
   movedOf(asset: AssetSymbol | null): (id: GrantId) => bigint {
-    return (id) => this.moved.get(`${id} ${asset}`) ?? 0n;
+    return (id) => this.moved?.get(`${id} ${asset}`) ?? 0n;
   }
 
   take(decision: { readonly usage: ReadonlyMap<GrantId, WindowUsage>; readonly moved: ReadonlyMap<GrantId, bigint> }, asset: AssetSymbol | null): void {
+    this.usage ??= new Map();
+    this.moved ??= new Map();
     for (const [id, usage] of decision.usage) this.usage.set(id, usage);
     for (const [id, minor] of decision.moved) this.moved.set(`${id} ${asset}`, minor);
   }
 
   /** The window usage records to write if the command is decided. */
   writes(): RecordWrite[] {
-    return [...this.usage].map(([id, u]) => ({ key: grantWindowKey(id), value: encodeWindowUsage(u) }));
+    return this.usage === null ? [] : [...this.usage].map(([id, u]) => ({ key: grantWindowKey(id), value: encodeWindowUsage(u) }));
   }
 }
 

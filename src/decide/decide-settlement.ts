@@ -53,7 +53,7 @@ export function decideCommand(op: Operation, reads: SettlementReads, input: Sett
   const decision = decideAny(op, reads, input);
   if (!decision.ok) return decision;
   // Entries first, then the operations moved: the order the round posts them in.
-  const over = ceilingRefusal(reads, [...decision.entries, ...(decision.moves ?? []).flatMap((m) => m.entries)]);
+  const over = ceilingRefusal(reads, decision.moves === undefined || decision.moves.length === 0 ? decision.entries : [...decision.entries, ...decision.moves.flatMap((m) => m.entries)]);
   return over === null ? decision : reject(over);
 }
 

@@ -6,6 +6,7 @@
  */
 import { fail } from '../assert.js';
 import { type Refusal, refusal } from '../errors.js';
+import { amountMinorMax } from '../constants.js';
 import { type Actor, type Principals, opensAccountFor, unreachableAccount } from '../auth/authority.js';
 import { finishing } from './precheck.js';
 import type {
@@ -102,6 +103,9 @@ export interface DecisionInput {
   readonly terms: RecoveryTerms;
 }
 
+/** The empty list of a decision's records, accounts or identities: one, shared (a decision's lists are never changed). */
+const none: readonly never[] = Object.freeze([]);
+
 export const reject = (error: Refusal): Decision => ({ ok: false, state: 'Rejected', error });
 export const done = (
   state: OperationState,
@@ -113,10 +117,10 @@ export const done = (
   entries,
   hold: extra.hold ?? null,
   openAccount: extra.openAccount ?? null,
-  accounts: extra.accounts ?? [],
-  identities: extra.identities ?? [],
+  accounts: extra.accounts ?? none,
+  identities: extra.identities ?? none,
   follow: extra.follow ?? null,
-  records: extra.records ?? [],
+  records: extra.records ?? none,
   newIdentity: extra.newIdentity ?? null,
   result: extra.result ?? null,
   assets: extra.assets,
@@ -140,6 +144,7 @@ export function availableFloorMinor(account: Account, asset: AssetSymbol): bigin
  * refused whole and nothing moves (docs/architecture.md, Decisions).
  */
 export function ceilingRefusal(reads: Reads, entries: readonly Entry[]): Refusal | null {
+  if (farBelowCeiling(reads, entries)) return null;
   const balances = new Map<string, Balance>();
   const totals = new Map<AssetSymbol, Balance>();
   // Entry by entry, as the round posts them: a leg may not pass the ceiling on its way either.
@@ -154,6 +159,30 @@ export function ceilingRefusal(reads: Reads, entries: readonly Entry[]): Refusal
     totals.set(e.asset, total);
   }
   return null;
+}
+
+/** What the entries of one decision may move in all, for the quick answer below (far above any real amount). */
+const movedQuickMax = 2n ** 96n;
+/** A layer's magnitude under which no layer, nor the three layers' sum, can pass the ceiling by movedQuickMax more. */
+const layerQuickMax = (amountMinorMax - movedQuickMax) / 3n;
+const farBelow = (b: Balance) => b.available <= layerQuickMax && b.available >= -layerQuickMax && b.reserved <= layerQuickMax && b.reserved >= -layerQuickMax && b.encumbered <= layerQuickMax && b.encumbered >= -layerQuickMax;
+
+/**
+ * True when no entry can take a balance or a total past the ceiling, in whatever order
+ * (the common case, without the entry-by-entry walk): together they move at most
+ * movedQuickMax, and every balance and total they touch starts far enough below it.
+ */
+function farBelowCeiling(reads: Reads, entries: readonly Entry[]): boolean {
+  let movedMinor = 0n;
+  for (const e of entries) movedMinor += e.amountMinor < 0n ? -e.amountMinor : e.amountMinor;
+  if (movedMinor > movedQuickMax) return false;
+  let asset: AssetSymbol | null = null;
+  for (const e of entries) {
+    if (!farBelow(reads.balance(e.account, e.asset))) return false;
+    // Entries mostly share one asset: its totals are read once.
+    if (e.asset !== asset && !farBelow(reads.total((asset = e.asset)))) return false;
+  }
+  return true;
 }
 
 export function movable(reads: Reads, symbol: AssetSymbol): Refusal | null {
@@ -174,17 +203,25 @@ export function open(reads: Reads, id: AccountId, actor: Actor, principals: Prin
 
 export const isRefusal = (v: object): v is Refusal => 'error' in v;
 
-/** Balances a multi-entry decision has touched so far, so later legs see earlier ones. */
+/** Balances a multi-entry decision has touched so far, so later legs see earlier ones (a few: a transfer has at most transferLegsMax legs). */
 class Scratch {
-  private readonly touched = new Map<string, Balance>();
+  private readonly accounts: AccountId[] = [];
+  private readonly assets: AssetSymbol[] = [];
+  private readonly balances: Balance[] = [];
   constructor(private readonly reads: Reads) {}
-  get(account: AccountId, asset: AssetSymbol): Balance {
-    return this.touched.get(`${account}/${asset}`) ?? this.reads.balance(account, asset);
+  private indexOf(account: AccountId, asset: AssetSymbol): number {
+    for (let i = 0; i < this.accounts.length; i++) if (this.accounts[i] === account && this.assets[i] === asset) return i;
+    return -1;
   }
   move(account: AccountId, asset: AssetSymbol, layer: Layer, deltaMinor: bigint): Balance {
-    const b = this.get(account, asset);
-    const next = moved(b, layer, deltaMinor);
-    this.touched.set(`${account}/${asset}`, next);
+    const i = this.indexOf(account, asset);
+    const next = moved(i === -1 ? this.reads.balance(account, asset) : this.balances[i]!, layer, deltaMinor);
+    if (i !== -1) this.balances[i] = next;
+    else {
+      this.accounts.push(account);
+      this.assets.push(asset);
+      this.balances.push(next);
+    }
     return next;
   }
 }
@@ -199,10 +236,11 @@ export function pair(
   status: PostingStatus,
   authorities: readonly Authority[],
 ): [Entry, Entry] {
-  const counterparty = (self: AccountId, other: AccountId) => (self === other ? null : other);
+  // An entry's counterparty is the other account, none when both are one (a reservation's layers).
+  const self = from.account === to.account;
   return [
-    { account: from.account, asset, amountMinor, direction: 'debit', layer: from.layer, kind, status, counterparty: counterparty(from.account, to.account), authorities },
-    { account: to.account, asset, amountMinor, direction: 'credit', layer: to.layer, kind, status, counterparty: counterparty(to.account, from.account), authorities },
+    { account: from.account, asset, amountMinor, direction: 'debit', layer: from.layer, kind, status, counterparty: self ? null : to.account, authorities },
+    { account: to.account, asset, amountMinor, direction: 'credit', layer: to.layer, kind, status, counterparty: self ? null : from.account, authorities },
   ];
 }
 
@@ -212,7 +250,8 @@ function decideTransfer(cmd: Extract<Command, { type: 'transfer' }>, actor: Acto
   // One stage for every leg: a per-operation bound covers the whole transfer, and every leg counts in the windows.
   const stage = new GrantStage();
   const entries: Entry[] = [];
-  for (const [i, leg] of cmd.legs.entries()) {
+  for (let i = 0; i < cmd.legs.length; i++) {
+    const leg = cmd.legs[i]!;
     const assetRefusal = movable(reads, leg.asset);
     if (assetRefusal) return reject(assetRefusal);
     const from = open(reads, leg.from, actor, input.principals);
@@ -226,7 +265,8 @@ function decideTransfer(cmd: Extract<Command, { type: 'transfer' }>, actor: Acto
       return reject(refusal('ERR-InsufficientAvailable', `leg ${i}: available balance of ${leg.from} in ${leg.asset} does not cover ${amountText(reads, leg.amountMinor, leg.asset)}`));
     }
     scratch.move(to.id, leg.asset, 'available', leg.amountMinor);
-    entries.push(...pair({ account: from.id, layer: 'available' }, { account: to.id, layer: 'available' }, leg.asset, leg.amountMinor, 'transfer', 'completed', [auth]));
+    const [debit, credit] = pair({ account: from.id, layer: 'available' }, { account: to.id, layer: 'available' }, leg.asset, leg.amountMinor, 'transfer', 'completed', [auth]);
+    entries.push(debit, credit);
   }
   return done('Completed', entries, { records: stage.writes() });
 }
@@ -351,7 +391,7 @@ function fromCustody(effects: CustodyEffects | Refusal): Decision {
 export function decide(op: Operation, reads: Reads, input: DecisionInput): Decision {
   const actor: Actor = { principal: op.actor.principal, credential: op.actor.credential, onBehalfOf: op.actor.onBehalfOf, scope: op.scope };
   const cmd = op.command;
-  const restricted = commandGate(actor, [], reads, input.principals);
+  const restricted = commandGate(actor, none, reads, input.principals);
   if (restricted) return reject(restricted);
   if (isCustodyCommand(cmd)) return fromCustody(decideCustody(cmd, actor, reads, { atMs: input.atMs, principals: input.principals, terms: input.terms, ref: op.ref, challenges: input.challenges }));
   switch (cmd.type) {

@@ -48,6 +48,8 @@ export function encodeBalance(b: Balance): Json {
 export function decodeBalance(j: Json): Balance {
   return { available: check.decimal(j, 'a', 'balance'), reserved: check.decimal(j, 'r', 'balance'), encumbered: check.decimal(j, 'e', 'balance') };
 }
+/** The stored text of a balance: JSON.stringify(encodeBalance(b)), written out (decimal text needs no escaping). */
+export const encodeBalanceText = (b: Balance): string => `{"a":"${b.available}","r":"${b.reserved}","e":"${b.encumbered}"}`;
 /** A stored balance (`bal/`, `tb/`) from its text. */
 export const decodeBalanceText = (text: string): Balance => decodeBalance(recordJson(text, 'balance'));
 
@@ -109,7 +111,33 @@ export function decodeHead(text: string): Head {
   return j as unknown as Head;
 }
 
-const encodedAuthorities = new WeakMap<readonly Authority[], string>();
+/**
+ * An authorities list's text in one encoding, kept for the next list equal to it: each
+ * decision makes its own list, mostly of one actor's authority, shared by its entries.
+ */
+class AuthoritiesText {
+  private last: readonly Authority[] = [];
+  private lastText: string | null = null;
+  constructor(private readonly encode: (a: Authority) => string) {}
+
+  of(list: readonly Authority[]): string {
+    if (this.lastText === null || !sameAuthorities(list, this.last)) this.lastText = `[${list.map(this.encode).join(',')}]`;
+    this.last = list;
+    return this.lastText;
+  }
+}
+function sameAuthorities(a: readonly Authority[], b: readonly Authority[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x.credential !== y.credential || x.grant !== y.grant || x.kind !== y.kind || x.onBehalfOf !== y.onBehalfOf || x.principal !== y.principal) return false;
+  }
+  return true;
+}
+
+const leafAuthorities = new AuthoritiesText(authorityLeaf);
 
 /** An authority as a leaf member: every member present, in canonical order. */
 function authorityLeaf(a: Authority): string {
@@ -126,19 +154,52 @@ function authorityLeaf(a: Authority): string {
  * authorities of an operation are shared by its entries and encoded once.
  */
 export function encodeLeaf(p: Posting): string {
-  let authorities = encodedAuthorities.get(p.authorities);
-  if (authorities === undefined) {
-    authorities = `[${p.authorities.map(authorityLeaf).join(',')}]`;
-    encodedAuthorities.set(p.authorities, authorities);
-  }
+  return leafOf(p, postingTexts(p));
+}
+
+/** A posting's members as the leaf and the index entry both write them, each made once. */
+interface PostingTexts {
+  readonly operation: string;
+  readonly counterparty: string;
+  readonly amount: string;
+  readonly available: string;
+  readonly reserved: string;
+  readonly encumbered: string;
+}
+
+/** Decimal text of an amount; zero (most reserved and encumbered layers) without making a string. */
+const decimal = (v: bigint): string => (v === 0n ? '0' : v.toString());
+
+function postingTexts(p: Posting): PostingTexts {
+  return {
+    operation: JSON.stringify(p.operation),
+    counterparty: p.counterparty === null ? 'null' : JSON.stringify(p.counterparty),
+    amount: decimal(p.amountMinor),
+    available: decimal(p.after.available),
+    reserved: decimal(p.after.reserved),
+    encumbered: decimal(p.after.encumbered),
+  };
+}
+
+/**
+ * A posting's leaf and its account index entry (encodeLeaf, encodeIndexedPosting), the
+ * texts they share made once: what the round builder writes for every posting.
+ */
+export function encodePosting(p: Posting): { readonly leaf: string; readonly indexed: string } {
+  const texts = postingTexts(p);
+  return { leaf: leafOf(p, texts), indexed: indexedOf(p, texts) };
+}
+
+function leafOf(p: Posting, t: PostingTexts): string {
+  const authorities = leafAuthorities.of(p.authorities);
   const str = JSON.stringify;
   // Joined, not concatenated: one flat string (a template makes a tree of ~30 parts that
   // lives as long as the round's batch and is flattened again by each writer).
   return [
-    '{"account":', str(p.account), ',"after":{"available":"', p.after.available, '","encumbered":"', p.after.encumbered, '","reserved":"', p.after.reserved,
-    '"},"amount":"', p.amountMinor, '","asset":', str(p.asset), ',"at":', p.atMs, ',"authorities":', authorities, ',"balance":"', p.layer,
-    '","counterparty":', p.counterparty === null ? 'null' : str(p.counterparty), ',"direction":"', p.direction, '","kind":"', p.kind,
-    '","operation":', str(p.operation), ',"seq":', p.seq, ',"status":"', p.status, '"}',
+    '{"account":', str(p.account), ',"after":{"available":"', t.available, '","encumbered":"', t.encumbered, '","reserved":"', t.reserved,
+    '"},"amount":"', t.amount, '","asset":', str(p.asset), ',"at":', p.atMs, ',"authorities":', authorities, ',"balance":"', p.layer,
+    '","counterparty":', t.counterparty, ',"direction":"', p.direction, '","kind":"', p.kind,
+    '","operation":', t.operation, ',"seq":', p.seq, ',"status":"', p.status, '"}',
   ].join('');
 }
 
@@ -193,16 +254,15 @@ export function decodeLeaf(text: string, reference: Posting['reference']): Posti
  * journal's (the codec property test pins it).
  */
 export function encodeIndexedPosting(p: Posting): string {
-  let authorities = indexedAuthorities.get(p.authorities);
-  if (authorities === undefined) {
-    const str = JSON.stringify;
-    authorities = `[${p.authorities.map((a) => `[${str(a.credential)},${str(a.grant)},${positionIn(indexedAuthorityKinds, a.kind)},${str(a.onBehalfOf)},${str(a.principal)}]`).join(',')}]`;
-    indexedAuthorities.set(p.authorities, authorities);
-  }
+  return indexedOf(p, postingTexts(p));
+}
+
+function indexedOf(p: Posting, t: PostingTexts): string {
+  const authorities = indexedAuthorities.of(p.authorities);
   return [
-    '[', p.atMs, ',"', p.amountMinor, '",', positionIn(indexedDirections, p.direction), ',', positionIn(indexedLayers, p.layer), ',', positionIn(indexedKinds, p.kind), ',',
-    positionIn(indexedStatuses, p.status), ',', JSON.stringify(p.operation), ',', p.counterparty === null ? 'null' : JSON.stringify(p.counterparty), ',', authorities, ',',
-    p.reference === null ? 'null' : JSON.stringify(p.reference), ',"', p.after.available, '","', p.after.reserved, '","', p.after.encumbered, '"]',
+    '[', p.atMs, ',"', t.amount, '",', positionIn(indexedDirections, p.direction), ',', positionIn(indexedLayers, p.layer), ',', positionIn(indexedKinds, p.kind), ',',
+    positionIn(indexedStatuses, p.status), ',', t.operation, ',', t.counterparty, ',', authorities, ',',
+    p.reference === null ? 'null' : JSON.stringify(p.reference), ',"', t.available, '","', t.reserved, '","', t.encumbered, '"]',
   ].join('');
 }
 
@@ -212,7 +272,7 @@ const indexedLayers: readonly Layer[] = ['available', 'reserved', 'encumbered'];
 const indexedKinds: readonly PostingKind[] = ['opening', 'transfer', 'reserve', 'capture', 'release', 'expiry', 'recovery', 'deposit', 'withdrawal'];
 const indexedStatuses: readonly PostingStatus[] = ['held', 'completed', 'returned', 'reversed', 'opening'];
 const indexedAuthorityKinds: readonly AuthorityKind[] = ['owner', 'delegated', 'operator', 'issuance', 'recovery'];
-const indexedAuthorities = new WeakMap<readonly Authority[], string>();
+const indexedAuthorities = new AuthoritiesText((a) => `[${JSON.stringify(a.credential)},${JSON.stringify(a.grant)},${positionIn(indexedAuthorityKinds, a.kind)},${JSON.stringify(a.onBehalfOf)},${JSON.stringify(a.principal)}]`);
 function positionIn<T>(list: readonly T[], v: T): number {
   const i = list.indexOf(v);
   if (i < 0) fail(`${String(v)} has a place in the index entry's enumeration`);
@@ -427,12 +487,15 @@ export function encodeOperation(o: Operation): string {
   // Joined into one flat string: it is written twice (its record and its event chunk).
   return [
     '{"ref":', str(o.ref), ',"cseq":', o.cseq, ',"command":', cachedJson(encodedCommands, o.command, encodeCommand),
-    ',"actor":', cachedJson(encodedActors, o.actor, (a) => a), ',"scope":', str(o.scope ?? null), ',"state":"', o.state,
-    '","submittedAtMs":', o.submittedAtMs, ',"decidedAtMs":', str(o.decidedAtMs), ',"clientKey":', str(o.clientKey), ',"clientKeyDerived":', o.clientKeyDerived,
-    ',"reference":', str(o.reference), ',"result":', str(o.result), ',"error":', str(o.error), ',"hold":', str(encodeHold(o.hold)), o.act === undefined ? '' : `,"act":${str(o.act)}`,
+    ',"actor":', cachedJson(encodedActors, o.actor, actorJson), ',"scope":', orNull(o.scope ?? null), ',"state":"', o.state,
+    '","submittedAtMs":', o.submittedAtMs, ',"decidedAtMs":', orNull(o.decidedAtMs), ',"clientKey":', str(o.clientKey), ',"clientKeyDerived":', o.clientKeyDerived,
+    ',"reference":', orNull(o.reference), ',"result":', orNull(o.result), ',"error":', orNull(o.error), ',"hold":', o.hold === null ? 'null' : str(encodeHold(o.hold)), o.act === undefined ? '' : `,"act":${str(o.act)}`,
     o.approval === undefined ? '' : `,"approval":${str(o.approval)}`, o.unapproved === undefined ? '' : ',"unapproved":true', '}',
   ].join('');
 }
+const actorJson = (a: Authority): Authority => a;
+/** JSON.stringify of a member most operations leave null, without the call for null. */
+const orNull = (v: unknown): string => (v === null ? 'null' : JSON.stringify(v));
 const operationStates = members<OperationState>({ Received: true, Reserved: true, Instructed: true, Submitted: true, Completed: true, Rejected: true, Expired: true, Captured: true, Released: true });
 
 export function decodeOperation(text: string): Operation {
