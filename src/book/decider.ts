@@ -206,8 +206,7 @@ export class Decider {
     const commands = direct.map((d) => d.command);
     // Expired challenges and sessions are pruned at most once a second, a bounded number each time.
     const pruneAuth = atMs - state.authPrunedAtMs >= bounds.authPruneIntervalMs;
-    const reads = await this.host.reader.roundReads(state.assets, atMs, batch, expiring, commands, pruneAuth, state.oldestEventChunks);
-    state.oldestEventChunks = reads.oldestEventChunks;
+    const reads = await this.host.reader.roundReads(state.assets, atMs, batch, expiring, commands, pruneAuth);
     const round = buildRound({ atMs, batch, expiring, direct: commands, head: state.head, totals: state.totals, reads, poisonRef }, this.host.roundContext());
     if (pruneAuth) state.authPrunedAtMs = atMs;
     return round;

@@ -14,6 +14,7 @@ import { keySpaces, keys, prefixEnd, seqHex } from '../model/keys.js';
 import type { Account, AccountKind, AccountStatus, Custody, Grant, Identity, Operation, OperationState } from '../model/model.js';
 import type { Range, ReadView } from '../store/port.js';
 import { decodeOperationIndexEntry } from './operation-index.js';
+import { readDecided, resolveDecided } from './operation-records.js';
 
 export interface OpsPage<T> {
   readonly items: T[];
@@ -165,11 +166,11 @@ export async function listOperations(view: ReadView, q: OpsPageQuery, f: Operati
     const found = wanted.filter((w) => w !== null);
     // An undecided operation is under cmd/<cseq>, a decided one under op/<ref>: both read in one round trip.
     const texts = await view.getMany(found.flatMap((w) => [keys.command(w.cseq), keys.operation(w.ref)]));
+    const decided = await resolveDecided(view, found.map((w) => w.ref), found.map((_, i) => texts[2 * i + 1]));
     const ops = new Map<string, Operation>();
     for (const [i, w] of found.entries()) {
       const pending = texts[2 * i] === undefined ? undefined : decodeOperation(texts[2 * i]!);
-      const decided = texts[2 * i + 1];
-      const op = pending?.ref === w.ref ? pending : decided === undefined ? undefined : decodeOperation(decided);
+      const op = pending?.ref === w.ref ? pending : decided[i];
       if (op !== undefined) ops.set(w.ref, op);
     }
     return wanted.map((w) => {
@@ -182,11 +183,8 @@ export async function listOperations(view: ReadView, q: OpsPageQuery, f: Operati
 /** Live holds (Reserved reservations awaiting their deadline), soonest deadline first. */
 export async function listReservations(view: ReadView, q: OpsPageQuery): Promise<OpsPage<Operation>> {
   return page(space(view, keys.expiryPrefix, prefixEnd(keys.expiryPrefix), q.after), q.limit, async (chunk) => {
-    const texts = await view.getMany(chunk.map(([key]) => keys.operation(key.slice(key.lastIndexOf('/') + 1))));
-    return texts.map((text) => {
-      const op = text === undefined ? null : decodeOperation(text);
-      return op !== null && op.state === 'Reserved' && op.hold !== null ? op : null;
-    });
+    const ops = await readDecided(view, chunk.map(([key]) => key.slice(key.lastIndexOf('/') + 1)));
+    return ops.map((op) => (op !== undefined && op.state === 'Reserved' && op.hold !== null ? op : null));
   });
 }
 

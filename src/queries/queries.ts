@@ -29,6 +29,7 @@ import { type Refusal, refusal, refuse } from '../errors.js';
 import type { Account, Asset, Balance, Head, Identity, Operation, Posting } from '../model/model.js';
 import { zeroBalance } from '../model/model.js';
 import { readTotals, totalMinor } from '../book/totals.js';
+import { readDecided } from './operation-records.js';
 import type { ReadView, Snapshot } from '../store/port.js';
 import { pagedEntries } from '../store/paged.js';
 import { type AccountId, type AssetSymbol, type IdentityId, isAccountId } from '../model/values.js';
@@ -647,9 +648,9 @@ class MergedSeqs {
 }
 
 /**
- * An operation by reference: decided ones are under `op/`, undecided ones under
- * `cmd/<cseq>`. The `cmd/` entry is read first: its deletion commits together with
- * the `op/` record, so when it is gone the decided record is already there.
+ * An operation by reference: decided ones through `op/` (operation-records.ts), undecided
+ * ones under `cmd/<cseq>`. The `cmd/` entry is read first: its deletion commits together
+ * with the `op/` pointer, so when it is gone the decided record is already there.
  */
 export async function readOperation(view: ReadView, ref: string, cseqOf: CseqOf): Promise<Operation | undefined> {
   // A reference no command was drawn for may still name a decided operation of an older id scheme.
@@ -659,8 +660,7 @@ export async function readOperation(view: ReadView, ref: string, cseqOf: CseqOf)
     const op = decodeOperation(pending);
     return op.ref === ref ? op : undefined;
   }
-  const text = await view.get(keys.operation(ref));
-  return text === undefined ? undefined : decodeOperation(text);
+  return (await readDecided(view, [ref]))[0];
 }
 
 /** A stored integrating party (`party/`), checked. */
