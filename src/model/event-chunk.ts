@@ -15,7 +15,6 @@
  */
 import { eventChunkEventsMax } from '../constants.js';
 import { damaged } from './decode.js';
-import { seqHex } from './keys.js';
 
 const what = 'event chunk';
 const countDigits = 4;
@@ -74,9 +73,9 @@ export interface OperationPointer {
   readonly index: number;
 }
 
-/** `op/<ref>`'s value: the chunk's first event sequence number (16 hex digits, as its key names it), '/', the index (decimal). */
+/** `op/<ref>`'s value: the chunk's first event sequence number, '/', the index, both decimal (the shortest text). */
 export function encodeOperationPointer(at: OperationPointer): string {
-  return `${seqHex(at.chunk)}/${at.index}`;
+  return `${at.chunk}/${at.index}`;
 }
 
 /**
@@ -85,7 +84,8 @@ export function encodeOperationPointer(at: OperationPointer): string {
  */
 export function decodeOperationPointer(text: string): OperationPointer | null {
   if (text.startsWith('{')) return null;
-  const match = /^([0-9a-f]{16})\/(0|[1-9][0-9]{0,5})$/.exec(text);
-  if (match === null) damaged('operation', 'is neither an operation nor where one is');
-  return { chunk: parseInt(match[1]!, 16), index: Number(match[2]) };
+  const match = /^(0|[1-9][0-9]{0,15})\/(0|[1-9][0-9]{0,5})$/.exec(text);
+  const chunk = match === null ? NaN : Number(match[1]);
+  if (!Number.isSafeInteger(chunk) || chunk === 0) damaged('operation', 'is neither an operation nor where one is');
+  return { chunk, index: Number(match![2]) };
 }
