@@ -179,7 +179,7 @@ const chunkStart = (key: string, space: string): number | null => (/^[0-9a-f]{16
 /**
  * Chunks of a space run without a gap: each begins where the one before ended, and the
  * last ends at `last` (the head's counter). `from`: where the first must begin (null: the
- * oldest may have been pruned, as event chunks are).
+ * oldest may have been pruned, as event chunks were before store layout 5).
  */
 async function checkChunks(view: ReadView, space: string, what: string, from: number | null, last: number, count: (value: string) => number, problem: Problem): Promise<void> {
   let next = from;
