@@ -22,7 +22,8 @@ import { decodeOperationIndexEntry } from '../src/queries/operation-index.js';
 import { DamagedRecord } from '../src/model/decode.js';
 import { eventChunkLength } from '../src/model/event-chunk.js';
 import type { Operation } from '../src/model/model.js';
-import { readDecided, resolveDecided } from '../src/queries/operation-records.js';
+import { readDecided, readReceived, resolveDecided } from '../src/queries/operation-records.js';
+import { commandChunkTexts } from '../src/book/command-chunks.js';
 import { checkLayerChain } from '../src/settlement/embedded.js';
 import { decodeSettlementMeta } from '../src/settlement/book.js';
 import type { IdSource } from '../src/model/ids.js';
@@ -113,7 +114,7 @@ export async function checkCredentials(view: ReadView, problem: Problem): Promis
 
 /**
  * The operations index (`ot/`, the operator's listing) against the operations: every operation,
- * decided (`op/`, read where it points) or not (`cmd/`), has the entry its submission time and cseq name, naming it;
+ * decided (`op/`, read where it points) or not (in a `cmd/` chunk), has the entry its submission time and cseq name, naming it;
  * every entry names an operation. A book whose index is not built yet is not checked: ledgerd
  * builds it at open. Reads every operation and entry, a page at a time.
  */
@@ -121,7 +122,7 @@ export async function checkOperationIndex(view: ReadView, problem: Problem): Pro
   if ((await view.get(keys.operationTimeBuilt)) === undefined) return;
   for (const space of [keySpaces.operation, keySpaces.command]) {
     for await (const page of pages(pagedEntries(view, space, checkAccountPageEntries))) {
-      const ops = space === keySpaces.command ? page.map(([, text]) => decodeOperation(text)) : await decidedOf(view, page);
+      const ops = space === keySpaces.command ? page.flatMap(([, value]) => commandChunkTexts(value).map(decodeOperation)) : await decidedOf(view, page);
       const entries = await view.getMany(ops.map((op) => keys.operationTime(op.submittedAtMs, op.cseq)));
       for (const [i, op] of ops.entries()) {
         const entry = entries[i] === undefined ? null : decodeOperationIndexEntry(entries[i]!);
@@ -131,12 +132,10 @@ export async function checkOperationIndex(view: ReadView, problem: Problem): Pro
   }
   for await (const page of pages(pagedEntries(view, keySpaces.operationTime, checkAccountPageEntries))) {
     const entries = page.map(([key, text]) => ({ key, cseq: parseInt(key.slice(key.lastIndexOf('/') + 1), 16), ...decodeOperationIndexEntry(text) }));
-    // Decided through op/<ref> (operation-records.ts: it leads to that reference or is damage), or still under cmd/<cseq> (a key of another shape has no cseq).
-    const refs = entries.map((e) => e.ref);
-    const decided = await readDecided(view, refs);
-    const pending = await view.getMany(entries.map((e) => (Number.isSafeInteger(e.cseq) ? keys.command(e.cseq) : keys.operation(e.ref))));
+    // Decided through op/<ref> (operation-records.ts: it leads to that reference or is damage), or still in the intake chunk of its cseq (a key of another shape has no cseq).
+    const decided = await readDecided(view, entries.map((e) => e.ref));
     for (const [i, e] of entries.entries()) {
-      const found = decided[i] !== undefined || (pending[i] !== undefined && pending[i]!.startsWith('{') && decodeOperation(pending[i]!).ref === e.ref);
+      const found = decided[i] !== undefined || (Number.isSafeInteger(e.cseq) && (await readReceived(view, e.cseq))?.ref === e.ref);
       if (!found) problem(`operations index entry ${quoted(e.key)} names ${quoted(e.ref)}, no operation of the book`);
     }
   }

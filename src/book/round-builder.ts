@@ -51,6 +51,8 @@ export interface RoundInput {
   readonly reads: RoundReads;
   /** A command already found to be poison: it is refused with ERR-Internal. */
   readonly poisonRef: string | null;
+  /** The `cmd/` chunks whose last command this round decides (command-chunks.ts): deleted by it. */
+  readonly commandChunks: readonly string[];
 }
 
 /** What the decisions are given besides the reads: who is who, ids, the challenge gate, the settlement layer. */
@@ -155,7 +157,6 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
   };
   for (const op of batch) {
     const { decision, approved } = decideOne(op, overlay, atMs, poisonRef, context);
-    writes.push({ type: 'del', key: keys.command(op.cseq) });
     auditCommand(decision.ok ? { ...op, result: decision.result } : op, approved);
     if (!decision.ok) {
       record({ ...op, state: decision.state, decidedAtMs: atMs, error: decision.error });
@@ -253,6 +254,7 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
   for (const key of overlay.dirtyBalances) writes.push({ type: 'put', key, value: JSON.stringify(encodeBalance(overlay.balances.get(key)!)) });
   for (const key of overlay.dirtyAccounts) writes.push({ type: 'put', key, value: encodeAccount(overlay.accounts.get(key)!) });
   for (const key of overlay.dirtyIdentities) writes.push({ type: 'put', key, value: encodeIdentity(overlay.identities.get(key)!) });
+  for (const key of input.commandChunks) writes.push({ type: 'del', key });
   const eventStart = input.head.eventSeq;
   const recorded = eventRecordWrites(events, eventStart);
   assert(recorded.pointed === overlay.dirtyOperations.size, 'every changed operation has an event');

@@ -11,6 +11,7 @@ import { keySpaces, keys, prefixEnd } from '../model/keys.js';
 import type { Account, Asset, Balance, Head, Identity } from '../model/model.js';
 import type { Store } from '../store/port.js';
 import { GenerationalCache } from './cache.js';
+import { PendingCommandChunks } from './command-chunks.js';
 import type { BuiltRound } from './round-builder.js';
 import { readTotals, totalMinor } from './totals.js';
 
@@ -22,6 +23,8 @@ export class BookState {
   challengesOutstanding = 0;
   /** When expired challenges and sessions were last pruned (at most once per authPruneIntervalMs). */
   authPrunedAtMs = 0;
+  /** The `cmd/` chunks holding undecided commands (read with the backlog: decider.ts loadBacklog). */
+  readonly commandChunks = new PendingCommandChunks();
 
   constructor(
     private readonly store: Store,
@@ -67,5 +70,6 @@ export class BookState {
       assert(totalMinor(total) === 0n, `the trial balance is zero in ${asset}`);
     }
     this.head = head;
+    this.commandChunks.dropThrough(head.decidedCseq);
   }
 }

@@ -11,6 +11,7 @@ import { keys, prefixEnd } from '../model/keys.js';
 import type { Operation } from '../model/model.js';
 import type { BatchOp, Store } from '../store/port.js';
 import { resolveDecided } from './operation-records.js';
+import { commandChunkTexts } from '../book/command-chunks.js';
 
 export interface OperationIndexEntry {
   readonly ref: string;
@@ -34,7 +35,7 @@ export const operationIndexBuildBatch = 1000;
 
 /**
  * Indexes every operation of a book written before `ot/` existed (decided through `op/`,
- * undecided under `cmd/`), in bounded batches, then marks the index built. Runs at open,
+ * undecided in `cmd/` chunks), in bounded batches, then marks the index built. Runs at open,
  * before intake: a crash part way leaves no mark, and the next open writes the same
  * entries again (a put of the same key and value).
  */
@@ -46,8 +47,8 @@ export async function buildOperationIndex(store: Store): Promise<number> {
     for (;;) {
       const page: [string, string][] = [];
       for await (const entry of store.entries({ ...(after === null ? { gte: prefix } : { gt: after }), lt: prefixEnd(prefix), limit: operationIndexBuildBatch })) page.push(entry);
-      // A decided operation's `op/` value says where it is (operation-records.ts).
-      const ops = prefix === keys.commandPrefix ? page.map(([, text]) => decodeOperation(text)) : await resolveDecided(store, page.map(([key]) => key.slice(prefix.length)), page.map(([, text]) => text));
+      // An intake chunk holds many commands (book/command-chunks.ts); a decided operation's `op/` value says where it is (operation-records.ts).
+      const ops = prefix === keys.commandPrefix ? page.flatMap(([, value]) => commandChunkTexts(value).map(decodeOperation)) : await resolveDecided(store, page.map(([key]) => key.slice(prefix.length)), page.map(([, text]) => text));
       const puts = ops.map((op) => operationIndexPut(op!));
       if (puts.length > 0) await store.write(puts, true);
       written += puts.length;

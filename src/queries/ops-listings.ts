@@ -9,12 +9,12 @@
  */
 import { decodeGrant } from '../auth/grants.js';
 import { opsListingChunkEntries, opsListingScanMax } from '../constants.js';
-import { decodeAccount, decodeIdentity, decodeOperation } from '../model/codec.js';
+import { decodeAccount, decodeIdentity } from '../model/codec.js';
 import { keySpaces, keys, prefixEnd, seqHex } from '../model/keys.js';
 import type { Account, AccountKind, AccountStatus, Custody, Grant, Identity, Operation, OperationState } from '../model/model.js';
 import type { Range, ReadView } from '../store/port.js';
 import { decodeOperationIndexEntry } from './operation-index.js';
-import { readDecided, resolveDecided } from './operation-records.js';
+import { readDecided, readReceived } from './operation-records.js';
 
 export interface OpsPage<T> {
   readonly items: T[];
@@ -164,14 +164,13 @@ export async function listOperations(view: ReadView, q: OpsPageQuery, f: Operati
       return { ref: entry.ref, cseq: parseInt(key.slice(key.lastIndexOf('/') + 1), 16) };
     });
     const found = wanted.filter((w) => w !== null);
-    // An undecided operation is under cmd/<cseq>, a decided one under op/<ref>: both read in one round trip.
-    const texts = await view.getMany(found.flatMap((w) => [keys.command(w.cseq), keys.operation(w.ref)]));
-    const decided = await resolveDecided(view, found.map((w) => w.ref), found.map((_, i) => texts[2 * i + 1]));
+    // A decided operation through op/<ref>, read first (operation-records.ts); an undecided one in its intake chunk.
     const ops = new Map<string, Operation>();
-    for (const [i, w] of found.entries()) {
-      const pending = texts[2 * i] === undefined ? undefined : decodeOperation(texts[2 * i]!);
-      const op = pending?.ref === w.ref ? pending : decided[i];
-      if (op !== undefined) ops.set(w.ref, op);
+    for (const [i, op] of (await readDecided(view, found.map((w) => w.ref))).entries()) {
+      const w = found[i]!;
+      const pending = op === undefined ? await readReceived(view, w.cseq) : undefined;
+      const read = op ?? (pending?.ref === w.ref ? pending : undefined);
+      if (read !== undefined) ops.set(w.ref, read);
     }
     return wanted.map((w) => {
       const op = w === null ? undefined : ops.get(w.ref);

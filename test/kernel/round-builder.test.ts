@@ -93,6 +93,8 @@ function input(batch: readonly Operation[], expiring: readonly Operation[], alic
     totals: new Map([[usd, { available: 0n, reserved: 0n, encumbered: 0n }]]),
     reads: { overlay: overlayOf([...batch, ...expiring], aliceBalance), expiredAuth: null },
     poisonRef: null,
+    // The batch's commands as one intake chunk, decided whole by the round.
+    commandChunks: batch.length === 0 ? [] : [keys.command(batch[0]!.cseq)],
   };
 }
 
@@ -114,13 +116,13 @@ describe('round builder', () => {
     const op = pay(7, 30n);
     const round = buildRound(input([op], [], funded), context);
     expect(writesOf(round)).toEqual([
-      `del ${keys.command(7)}`,
       `put ${keys.accountAsset(alice, usd, 41)}`,
       `put ${keys.accountAsset(bob, usd, 42)}`,
       `put ${keys.journal(41)}`,
       `put ${keys.journalTime(atMs, 41)}`,
       `put ${keys.balance(alice, usd)}`,
       `put ${keys.balance(bob, usd)}`,
+      `del ${keys.command(7)}`,
       `put ${keys.eventChunk(10)}`,
       `put ${keys.operation(op.ref)}`,
       `put ${keys.head}`,
@@ -136,7 +138,7 @@ describe('round builder', () => {
     expect(round.totals.size).toBe(0);
   });
 
-  it('builds a refusal: the command leaves cmd/, decided Rejected, nothing moves', () => {
+  it('builds a refusal: the command\'s intake chunk is deleted, decided Rejected, nothing moves', () => {
     const op = pay(7, 500n);
     const round = buildRound(input([op], [], funded), context);
     expect(writesOf(round)).toEqual([`del ${keys.command(7)}`, `put ${keys.eventChunk(10)}`, `put ${keys.operation(op.ref)}`, `put ${keys.head}`]);
@@ -181,7 +183,7 @@ describe('round builder', () => {
     expect(round.events[3]!.result).toMatchObject({ postings: [45, 46] });
     expect(decodeBalanceText(valueAt(round, keys.balance(alice, usd))!)).toEqual({ available: 5n, reserved: 0n, encumbered: 0n });
     expect(decodeBalanceText(valueAt(round, keys.balance(bob, usd))!)).toEqual({ available: 95n, reserved: 0n, encumbered: 0n });
-    expect(writesOf(round).filter((w) => w.startsWith('del'))).toEqual([`del ${keys.expiry(atMs - 1, held.ref)}`, `del ${keys.command(7)}`, `del ${keys.command(8)}`, `del ${keys.command(9)}`]);
+    expect(writesOf(round).filter((w) => w.startsWith('del'))).toEqual([`del ${keys.expiry(atMs - 1, held.ref)}`, `del ${keys.command(7)}`]);
     expect(decodeHead(valueAt(round, keys.head)!)).toEqual({ decidedCseq: 9, postingSeq: 46, eventSeq: 13, lastAtMs: atMs, accounts: 2 });
   });
 
