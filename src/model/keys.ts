@@ -29,7 +29,8 @@ export function prefixEnd(prefix: string): string {
  * (`gho/`, `ghro/` instead of `gh/`, `ghr/`: book/migrate-grant-index.ts); 4 = account index
  * entries in a compact form instead of a copy of the leaf (`aa/`: book/migrate-compact-index.ts);
  * 5 = a decided operation stored once, in its event chunk, `op/` saying where
- * (model/event-chunk.ts; book/migrate-operation-pointers.ts).
+ * (model/event-chunk.ts; book/migrate-operation-pointers.ts), and the Received operations of
+ * an intake write in one `cmd/` chunk (book/command-chunks.ts).
  */
 export const storeLayout = '5';
 
@@ -55,7 +56,7 @@ export const keySpaces = {
   accountAsset: 'aa/',
   /** Decided operations, by reference: where each one's latest event is. */
   operation: 'op/',
-  /** Acknowledged, undecided commands, by cseq. */
+  /** Acknowledged commands not all decided, one chunk per intake write, by first cseq. */
   command: 'cmd/',
   /** Every operation by submission time then cseq (the operator's listing, newest first): its reference, command type and principal. */
   operationTime: 'ot/',
@@ -165,8 +166,8 @@ export const keys = {
   accountBalancesPrefix: (acct: string) => `${s.balance}${acct}/`,
   /** A decided operation: where its latest event is (model/event-chunk.ts), or, in a book migrated to layout 5 whose event had been pruned, the operation itself. */
   operation: (ref: string) => `${s.operation}${ref}`,
-  /** An acknowledged, undecided command: the Received operation itself. Deleted by its decision. */
-  command: (cseq: number) => `${s.command}${seqHex(cseq)}`,
+  /** The Received operations of one intake write from `firstCseq` on (book/command-chunks.ts), deleted by the decision of its last command; in layout 4, one command's. */
+  command: (firstCseq: number) => `${s.command}${seqHex(firstCseq)}`,
   commandPrefix: s.command,
   /** An operation in the operator's listing, by submission time then cseq: byte order is time order. */
   operationTime: (submittedAtMs: number, cseq: number) => `${s.operationTime}${seqHex(submittedAtMs)}/${seqHex(cseq)}`,
