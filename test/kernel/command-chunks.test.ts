@@ -59,6 +59,9 @@ describe('intake chunks', () => {
     pending.dropThrough(16);
     expect(pending.decidedThrough(20)).toEqual([keys.command(17)]);
     expect(() => pending.written([{ first: 18, last: 18 }])).toThrow(/cseq order/);
+    // A chunk a reload read back while its write landed is known once.
+    pending.written([{ first: 17, last: 20 }]);
+    expect(pending.decidedThrough(20)).toEqual([keys.command(17)]);
   });
 
   it('reads the backlog back from a chunk partly decided and from layout 4\'s single entries, and finds each Received operation', async () => {
