@@ -226,6 +226,11 @@ async function queryLatencies(kernel: Kernel, book: string, accountCount: number
       }
     }),
   );
+  // Decided operations spread over the book, found before timing: then each read alone, as GET /v1/operations/{ref} reads it.
+  const events = kernel.currentHead.eventSeq;
+  const refs: string[] = [];
+  for (let i = 0; i < Math.min(queries, events); i++) for (const e of await kernel.eventsAfter(Math.floor((i * events) / queries), 1)) refs.push(e.operation.ref);
+  if (refs.length > 0) out.push(await latency(`one operation by reference (${book})`, (i) => kernel.operation(refs[i % refs.length]!)));
   for (const limit of [100, 1000]) {
     out.push(
       await latency(`movements page, limit ${limit} (${book})`, async (i) => {

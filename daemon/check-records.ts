@@ -19,7 +19,11 @@ import { builtInPrincipals } from '../src/auth/authority.js';
 import { decodeCredential, decodeTokenGrant, type Credential } from '../src/auth/credentials.js';
 import { decodeHead, decodeOperation } from '../src/model/codec.js';
 import { decodeOperationIndexEntry } from '../src/queries/operation-index.js';
-import { DamagedRecord, recordJsonList } from '../src/model/decode.js';
+import { DamagedRecord } from '../src/model/decode.js';
+import { eventChunkLength } from '../src/model/event-chunk.js';
+import type { Operation } from '../src/model/model.js';
+import { readDecided, readReceived, resolveDecided } from '../src/queries/operation-records.js';
+import { commandChunkTexts } from '../src/book/command-chunks.js';
 import { checkLayerChain } from '../src/settlement/embedded.js';
 import { decodeSettlementMeta } from '../src/settlement/book.js';
 import type { IdSource } from '../src/model/ids.js';
@@ -110,7 +114,7 @@ export async function checkCredentials(view: ReadView, problem: Problem): Promis
 
 /**
  * The operations index (`ot/`, the operator's listing) against the operations: every operation,
- * decided (`op/`) or not (`cmd/`), has the entry its submission time and cseq name, naming it;
+ * decided (`op/`, read where it points) or not (in a `cmd/` chunk), has the entry its submission time and cseq name, naming it;
  * every entry names an operation. A book whose index is not built yet is not checked: ledgerd
  * builds it at open. Reads every operation and entry, a page at a time.
  */
@@ -118,7 +122,7 @@ export async function checkOperationIndex(view: ReadView, problem: Problem): Pro
   if ((await view.get(keys.operationTimeBuilt)) === undefined) return;
   for (const space of [keySpaces.operation, keySpaces.command]) {
     for await (const page of pages(pagedEntries(view, space, checkAccountPageEntries))) {
-      const ops = page.map(([, text]) => decodeOperation(text));
+      const ops = space === keySpaces.command ? page.flatMap(([, value]) => commandChunkTexts(value).map(decodeOperation)) : await decidedOf(view, page);
       const entries = await view.getMany(ops.map((op) => keys.operationTime(op.submittedAtMs, op.cseq)));
       for (const [i, op] of ops.entries()) {
         const entry = entries[i] === undefined ? null : decodeOperationIndexEntry(entries[i]!);
@@ -128,13 +132,19 @@ export async function checkOperationIndex(view: ReadView, problem: Problem): Pro
   }
   for await (const page of pages(pagedEntries(view, keySpaces.operationTime, checkAccountPageEntries))) {
     const entries = page.map(([key, text]) => ({ key, cseq: parseInt(key.slice(key.lastIndexOf('/') + 1), 16), ...decodeOperationIndexEntry(text) }));
-    // Decided under op/<ref>, or still under cmd/<cseq> (a key of another shape has no cseq: its op/ read twice).
-    const texts = await view.getMany(entries.flatMap((e) => [keys.operation(e.ref), Number.isSafeInteger(e.cseq) ? keys.command(e.cseq) : keys.operation(e.ref)]));
+    // Decided through op/<ref> (operation-records.ts: it leads to that reference or is damage), or still in the intake chunk of its cseq (a key of another shape has no cseq).
+    const decided = await readDecided(view, entries.map((e) => e.ref));
     for (const [i, e] of entries.entries()) {
-      const found = [texts[2 * i], texts[2 * i + 1]].some((text) => text !== undefined && decodeOperation(text).ref === e.ref);
+      const found = decided[i] !== undefined || (Number.isSafeInteger(e.cseq) && (await readReceived(view, e.cseq))?.ref === e.ref);
       if (!found) problem(`operations index entry ${quoted(e.key)} names ${quoted(e.ref)}, no operation of the book`);
     }
   }
+}
+
+/** The decided operations of a page of `op/` entries, each read where its pointer says. */
+async function decidedOf(view: ReadView, page: readonly [string, string][]): Promise<Operation[]> {
+  const ops = await resolveDecided(view, page.map(([key]) => key.slice(keySpaces.operation.length)), page.map(([, text]) => text));
+  return ops.map((op) => op!);
 }
 
 /** Entries in pages of checkAccountPageEntries, each read back in one round trip by the caller. */
@@ -168,7 +178,7 @@ const chunkStart = (key: string, space: string): number | null => (/^[0-9a-f]{16
 /**
  * Chunks of a space run without a gap: each begins where the one before ended, and the
  * last ends at `last` (the head's counter). `from`: where the first must begin (null: the
- * oldest may have been pruned, as event chunks are).
+ * oldest may have been pruned, as event chunks were before store layout 5).
  */
 async function checkChunks(view: ReadView, space: string, what: string, from: number | null, last: number, count: (value: string) => number, problem: Problem): Promise<void> {
   let next = from;
@@ -193,7 +203,7 @@ export async function checkCounters(view: ReadView, problem: Problem): Promise<v
   }
   const head = decodeHead(headText);
   await checkChunks(view, keySpaces.journal, 'journal entries', 1, head.postingSeq, (value) => value.split('\n').length, problem);
-  await checkChunks(view, keySpaces.event, 'events', null, head.eventSeq, (value) => recordJsonList(value, 'event chunk').length, problem);
+  await checkChunks(view, keySpaces.event, 'events', null, head.eventSeq, eventChunkLength, problem);
   const layerHeight = await checkLayerChain(view, problem);
   const taken = decodeSettlementMeta(await view.get(settlementKeys.meta)).height;
   if (layerHeight !== null && taken > layerHeight) problem(`settlement: the book took in the layer's blocks up to ${taken}; the layer holds ${layerHeight}: records were lost`);

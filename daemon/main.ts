@@ -136,8 +136,12 @@ async function migrate(options: { dataDir?: string; config?: string }): Promise<
     process.stdout.write(`ledgerd migrate: ${name}: the book is in store layout ${outcome.layout} already: nothing to do\n`);
     return;
   }
-  const { report, grants, index, keptIn } = outcome;
-  const moved = [...(grants === null ? [] : [`${grants.held} held and ${grants.revoked} revoked grant index entries moved`]), `${index.rewritten} account index entries made compact`].join(', ');
+  const { report, grants, index, operations, keptIn } = outcome;
+  const moved = [
+    ...(grants === null ? [] : [`${grants.held} held and ${grants.revoked} revoked grant index entries moved`]),
+    ...(index === null ? [] : [`${index.rewritten} account index entries made compact`]),
+    `${operations.chunks} event chunks rewritten, ${operations.pointers} operations stored once (${operations.whole} kept whole, their event pruned)`,
+  ].join(', ');
   if (report === null || keptIn === null) {
     process.stdout.write(`ledgerd migrate: ${name}: book migrated from store layout ${outcome.from} to ${storeLayout} in place: ${moved}\n`);
     return;

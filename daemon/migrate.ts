@@ -2,12 +2,13 @@
  * `ledgerd migrate --data-dir DIR`: brings a stopped book written by an older ledgerd to
  * the store layout this one reads. From layout 1 (src/book/migrate-layout.ts), like
  * restore, the new book is built beside the old one (`DIR/book.migrate`), verified, taken
- * on to layout 4, and only then put in place; the old book is kept as `DIR/book.layout-1`.
+ * on to layout 5, and only then put in place; the old book is kept as `DIR/book.layout-1`.
  * A crash or a refusal before that leaves the old book as it was, for the old ledgerd to
  * serve. From layout 2 (LevelDB or PostgreSQL) the held-grant index moves, in place
  * (src/book/migrate-grant-index.ts), and from layout 3 the account index is made compact, in
- * place (src/book/migrate-compact-index.ts): a crash leaves the book marked, served by no
- * ledgerd, and the next run resumes.
+ * place (src/book/migrate-compact-index.ts), and from layout 4 each decided operation is
+ * stored once, in its event chunk (src/book/migrate-operation-pointers.ts), in place: a crash
+ * leaves the book marked, served by no ledgerd, and the next run resumes.
  * A book already in this layout has nothing to do (exit 0).
  */
 import { existsSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { AssertionFailure } from '../src/assert.js';
 import { MigrationRefused, type MigrationReport, layoutOf, migrateLayout1 } from '../src/book/migrate-layout.js';
 import { type GrantIndexReport, layoutBeforeHeldOver, layoutMovingHeldOver, migrateLayout2 } from '../src/book/migrate-grant-index.js';
 import { type CompactIndexReport, layoutBeforeCompactIndex, layoutMovingCompactIndex, migrateLayout3 } from '../src/book/migrate-compact-index.js';
+import { type OperationPointerReport, layoutBeforeOperationPointers, layoutMovingOperationPointers, migrateLayout4 } from '../src/book/migrate-operation-pointers.js';
 import { keySpaces, storeLayout } from '../src/model/keys.js';
 import { pagedEntries } from '../src/store/paged.js';
 import type { ReadView, Store } from '../src/store/port.js';
@@ -34,7 +36,9 @@ export type MigrateOutcome =
       readonly report: MigrationReport | null;
       /** Null for a book already past layout 2. */
       readonly grants: GrantIndexReport | null;
-      readonly index: CompactIndexReport;
+      /** Null for a book already past layout 3. */
+      readonly index: CompactIndexReport | null;
+      readonly operations: OperationPointerReport;
       readonly keptIn: string | null;
     };
 
@@ -47,18 +51,24 @@ export async function migrateBook(dataDir: string, storeConfig: StoreConfig, aft
   if (!(await place.exists())) throw new StartupFailure(`${place.name} holds no book`, exitCodes.dataDir);
   const old = await place.openToRead();
   const keptIn = migratedFromDir(bookPaths(dataDir).book);
-  let built: { readonly building: BookBuild; readonly report: MigrationReport; readonly grants: GrantIndexReport; readonly index: CompactIndexReport };
+  let built: { readonly building: BookBuild; readonly report: MigrationReport; readonly grants: GrantIndexReport; readonly index: CompactIndexReport; readonly operations: OperationPointerReport };
   try {
     const layout = await layoutOf(old);
     if (layout === storeLayout) return { migrated: false, layout };
     if (layout === layoutBeforeHeldOver || layout === layoutMovingHeldOver) {
-      const store = await inPlaceProgress(old, [keySpaces.heldGrant, keySpaces.revokedHeld, keySpaces.accountAsset], progress);
+      const store = await inPlaceProgress(old, [[keySpaces.heldGrant, 1], [keySpaces.revokedHeld, 1], [keySpaces.accountAsset, 1], ...operationPointerReads], progress);
       const grants = await refusedAsFailure(migrateLayout2(store, afterBatch));
-      return { migrated: true, from: layout, report: null, grants, index: await refusedAsFailure(migrateLayout3(store, afterBatch)), keptIn: null };
+      const index = await refusedAsFailure(migrateLayout3(store, afterBatch));
+      return { migrated: true, from: layout, report: null, grants, index, operations: await refusedAsFailure(migrateLayout4(store, afterBatch)), keptIn: null };
     }
     if (layout === layoutBeforeCompactIndex || layout === layoutMovingCompactIndex) {
-      const store = await inPlaceProgress(old, [keySpaces.accountAsset], progress);
-      return { migrated: true, from: layout, report: null, grants: null, index: await refusedAsFailure(migrateLayout3(store, afterBatch)), keptIn: null };
+      const store = await inPlaceProgress(old, [[keySpaces.accountAsset, 1], ...operationPointerReads], progress);
+      const index = await refusedAsFailure(migrateLayout3(store, afterBatch));
+      return { migrated: true, from: layout, report: null, grants: null, index, operations: await refusedAsFailure(migrateLayout4(store, afterBatch)), keptIn: null };
+    }
+    if (layout === layoutBeforeOperationPointers || layout === layoutMovingOperationPointers) {
+      const store = await inPlaceProgress(old, operationPointerReads, progress);
+      return { migrated: true, from: layout, report: null, grants: null, index: null, operations: await refusedAsFailure(migrateLayout4(store, afterBatch)), keptIn: null };
     }
     if (layout !== '1') throw new StartupFailure(`${place.name} holds a book in store layout ${layout}, which this ledgerd neither reads nor migrates (it reads ${storeLayout})`, exitCodes.dataDir);
     if (storeConfig.kind !== 'leveldb') throw new StartupFailure(`${place.name} holds a layout-1 book, which no ledgerd writes on PostgreSQL`, exitCodes.damaged);
@@ -71,7 +81,8 @@ export async function migrateBook(dataDir: string, storeConfig: StoreConfig, aft
     try {
       const report = await migrateLayout1(progress === undefined ? old : countingReads(old, progress), building.store, afterBatch);
       const grants = await migrateLayout2(building.store, afterBatch);
-      built = { building, report, grants, index: await migrateLayout3(building.store, afterBatch) };
+      const index = await migrateLayout3(building.store, afterBatch);
+      built = { building, report, grants, index, operations: await migrateLayout4(building.store, afterBatch) };
     } catch (error) {
       await building.discard();
       if (error instanceof MigrationRefused || error instanceof AssertionFailure) {
@@ -84,7 +95,7 @@ export async function migrateBook(dataDir: string, storeConfig: StoreConfig, aft
   }
   // Verified and closed: now the old book goes aside and the new one in (book-place.ts).
   await built.building.place(await bookIdentity(dataDir));
-  return { migrated: true, from: '1', report: built.report, grants: built.grants, index: built.index, keptIn };
+  return { migrated: true, from: '1', report: built.report, grants: built.grants, index: built.index, operations: built.operations, keptIn };
 }
 
 /**
@@ -100,11 +111,17 @@ async function migrationReads(old: ReadView, weigh: (key: string) => number, pre
   return reads;
 }
 
-/** `old` with its reads counted toward the time left of moving `spaces` in place (each entry read once). */
-async function inPlaceProgress(old: Store, spaces: readonly string[], progress: Progress | undefined): Promise<Store> {
+/**
+ * The reads of the 4 → 5 move: each event chunk once, and each operation about three times
+ * (its record beside its chunk, then its record and its chunk again when verified).
+ */
+const operationPointerReads: readonly (readonly [string, number])[] = [[keySpaces.event, 1], [keySpaces.operation, 3]];
+
+/** `old` with its reads counted toward the time left of moving `spaces` in place (each entry read `weight` times). */
+async function inPlaceProgress(old: Store, spaces: readonly (readonly [string, number])[], progress: Progress | undefined): Promise<Store> {
   if (progress === undefined) return old;
   let reads = 0;
-  for (const space of spaces) reads += await migrationReads(old, () => 1, space);
+  for (const [space, weight] of spaces) reads += await migrationReads(old, () => weight, space);
   progress.measure((read) => (reads === 0 ? null : read / reads));
   return countingReads(old, progress);
 }

@@ -110,8 +110,12 @@ export const decisionsPerWriteMax = 4096;
 export const directDecisionsPerWriteMax = 1024;
 /** Reservation expiries decided in one write, ahead of the commands in it. */
 export const expiriesPerWriteMax = 1024;
-/** Operation events kept for `?after=` resumption; older ones are pruned. */
-export const eventsRetainedMax = 1_000_000;
+/**
+ * Events in one event chunk (`ev/`): a round writes its events in chunks of at most this
+ * many. The chunk is where each decided operation's state is stored (layout 5), and reading
+ * one operation reads its whole chunk (model/event-chunk.ts), so this bounds that read.
+ */
+export const eventChunkEventsMax = 16;
 
 /** Default deadlines (CONTRACT 4), overridable in the daemon's config. */
 export const transferDeadlineDefaultMs = 30_000;

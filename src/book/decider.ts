@@ -10,7 +10,6 @@ import { AssertionFailure, assert } from '../assert.js';
 import * as bounds from '../constants.js';
 import type { DirectCommand } from '../decide/decide-auth.js';
 import { type Refusal, Refused } from '../errors.js';
-import { decodeOperation } from '../model/codec.js';
 import { keys, parseSeqHex, prefixEnd } from '../model/keys.js';
 import type { Operation } from '../model/model.js';
 import type { Store } from '../store/port.js';
@@ -19,6 +18,7 @@ import type { Intake } from './intake.js';
 import type { PoisonReport } from './kernel-types.js';
 import type { BookReader } from './prefetch.js';
 import { type BuiltRound, type RoundContext, buildRound } from './round-builder.js';
+import { readBacklog } from './command-chunks.js';
 
 /** A decision of the round tripped an assertion: nothing of the round was written. */
 class PoisonedRound extends Error {
@@ -206,19 +206,19 @@ export class Decider {
     const commands = direct.map((d) => d.command);
     // Expired challenges and sessions are pruned at most once a second, a bounded number each time.
     const pruneAuth = atMs - state.authPrunedAtMs >= bounds.authPruneIntervalMs;
-    const reads = await this.host.reader.roundReads(state.assets, atMs, batch, expiring, commands, pruneAuth, state.oldestEventChunks);
-    state.oldestEventChunks = reads.oldestEventChunks;
-    const round = buildRound({ atMs, batch, expiring, direct: commands, head: state.head, totals: state.totals, reads, poisonRef }, this.host.roundContext());
+    const reads = await this.host.reader.roundReads(state.assets, atMs, batch, expiring, commands, pruneAuth);
+    const commandChunks = state.commandChunks.decidedThrough(batch.length > 0 ? batch[batch.length - 1]!.cseq : state.head.decidedCseq);
+    const round = buildRound({ atMs, batch, expiring, direct: commands, head: state.head, totals: state.totals, reads, poisonRef, commandChunks }, this.host.roundContext());
     if (pruneAuth) state.authPrunedAtMs = atMs;
     return round;
   }
 
-  /** Takes up every command acknowledged and not decided (cmd/), in order. */
+  /** Takes up every command acknowledged and not decided (the `cmd/` chunks: command-chunks.ts), in order. */
   async loadBacklog(): Promise<void> {
-    for await (const [key, text] of this.host.store.entries({ gte: keys.commandPrefix, lt: prefixEnd(keys.commandPrefix), limit: Number.MAX_SAFE_INTEGER })) {
-      const op = decodeOperation(text);
-      assert(parseSeqHex(key.slice(keys.commandPrefix.length)) === op.cseq && op.cseq > this.host.state.head.decidedCseq, 'an undecided command follows the last decided one');
-      assert(op.state === 'Received', 'an undecided command is a Received operation');
+    const { state } = this.host;
+    const backlog = await readBacklog(this.host.store, state.head.decidedCseq);
+    state.commandChunks.reset(backlog.chunks);
+    for (const op of backlog.ops) {
       this.decideQueue.push(op);
       this.host.intake.countBacklog(op.actor.principal, 1);
     }

@@ -1,9 +1,9 @@
 /**
  * Decision events: the listeners told of each committed change, the stored event chunks
- * (`ev/`, one per round) read back in order, and waiting for one operation's decision.
+ * (`ev/`, model/event-chunk.ts) read back in order, and waiting for one operation's decision.
  */
-import { decodeOperationJson } from '../model/codec.js';
-import { recordJsonList } from '../model/decode.js';
+import { decodeOperation } from '../model/codec.js';
+import { eventChunkLength, eventChunkText } from '../model/event-chunk.js';
 import { keys, parseSeqHex, prefixEnd } from '../model/keys.js';
 import type { Operation } from '../model/model.js';
 import type { Store } from '../store/port.js';
@@ -11,8 +11,6 @@ import type { DecisionEvent } from './kernel-types.js';
 
 export class DecisionEvents {
   private readonly listeners = new Set<(event: DecisionEvent) => void>();
-  /** The event chunk read last, parsed: a replay pages through one chunk (up to a round's events) many times. */
-  private lastEventChunk: { readonly key: string; readonly events: readonly Record<string, unknown>[] } | null = null;
 
   constructor(
     private readonly store: Store,
@@ -66,11 +64,10 @@ export class DecisionEvents {
     // Each chunk holds at least one event, so `limit` chunks always suffice.
     for await (const [key, value] of this.store.entries({ gte: from, lt: prefixEnd(keys.eventPrefix), limit })) {
       const first = parseSeqHex(key.slice(keys.eventPrefix.length));
-      // A chunk is written once under a key never reused, so its parse can be kept.
-      if (this.lastEventChunk?.key !== key) this.lastEventChunk = { key, events: recordJsonList(value, 'event chunk') };
-      const { events } = this.lastEventChunk;
-      for (let i = Math.max(0, afterSeq + 1 - first); i < events.length && out.length < limit; i++) {
-        out.push({ seq: first + i, operation: decodeOperationJson(events[i]!) });
+      const count = eventChunkLength(value);
+      // Only the events asked for are parsed (a page may start or end inside a chunk).
+      for (let i = Math.max(0, afterSeq + 1 - first); i < count && out.length < limit; i++) {
+        out.push({ seq: first + i, operation: decodeOperation(eventChunkText(value, i)) });
       }
       if (out.length >= limit) break;
     }

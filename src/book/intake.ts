@@ -21,7 +21,7 @@ import { restrictable } from '../custody/decide-custody.js';
 import { recordNeeds } from '../decide/decide-auth.js';
 import { precheck, precheckNeeds } from '../decide/precheck.js';
 import { type Refusal, Refused, refusal, refuse } from '../errors.js';
-import { decodeAccount, decodeIdentity, encodeOperation } from '../model/codec.js';
+import { decodeAccount, decodeIdentity } from '../model/codec.js';
 import { DamagedRecord, check, recordJson } from '../model/decode.js';
 import type { IdSource } from '../model/ids.js';
 import { keys } from '../model/keys.js';
@@ -32,6 +32,7 @@ import type { Acknowledgement, PoisonReport, RoundPart, Submission } from './ker
 import { Overlay } from './overlay.js';
 import type { BookReader } from './prefetch.js';
 import type { StoreHealth } from './recovery.js';
+import { type CommandChunk, commandChunkWrites } from './command-chunks.js';
 
 /** A submission waiting for its intake round. */
 interface IntakeItem {
@@ -102,6 +103,8 @@ export interface IntakeHost {
   readonly onPoison: (report: PoisonReport) => void;
   /** The registered assets as committed now. */
   assets(): ReadonlyMap<string, Asset>;
+  /** An intake write's `cmd/` chunks are durable (before its commands are accepted). */
+  commandChunksWritten(chunks: readonly CommandChunk[]): void;
   /** A durable command, for the decider (in submission order). */
   accepted(op: Operation): void;
   /** Durable commands are waiting: let the decider run. */
@@ -450,8 +453,9 @@ export class Intake {
       while (this.submitQueue.length > 0) {
         const batch = this.submitQueue.splice(0, bounds.submissionsPerWriteMax);
         const ops: BatchOp[] = [];
+        const commands = commandChunkWrites(batch.map((p) => p.op));
+        ops.push(...commands.writes);
         for (const p of batch) {
-          ops.push({ type: 'put', key: keys.command(p.op.cseq), value: encodeOperation(p.op) });
           ops.push(operationIndexPut(p.op));
           ops.push({ type: 'put', key: p.ckKey, value: JSON.stringify({ digest: p.digest, ref: p.op.ref } satisfies ClientKeyRecord) });
         }
@@ -465,6 +469,7 @@ export class Intake {
           }
           continue;
         }
+        this.host.commandChunksWritten(commands.chunks);
         for (const p of batch) {
           this.host.accepted(p.op);
           this.inFlightKeys.delete(p.ckKey);

@@ -133,6 +133,7 @@ export class Kernel {
         beforeDecide: this.beforeDecide,
         onPoison,
         assets: () => this.state.assets,
+        commandChunksWritten: (chunks) => this.state.commandChunks.written(chunks),
         accepted: (op) => this.decider.enqueue(op),
         schedule: () => this.decider.schedule(),
         decideQueueLength: () => this.decider.decideQueue.length,

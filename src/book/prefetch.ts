@@ -11,7 +11,7 @@ import { type DirectCommand, recordNeeds } from '../decide/decide-auth.js';
 import { precheckNeeds } from '../decide/precheck.js';
 import { decodeAccount, decodeBalanceText, decodeIdentity } from '../model/codec.js';
 import type { IdSource } from '../model/ids.js';
-import { type ExpirySpace, approvalPolicyKey, expiryScanEnd, expirySpaces, keys, memberKey, memberPrefix, proposalIdKey, proposalsOpenKey, partyPrefix, prefixEnd, settlementKeys } from '../model/keys.js';
+import { type ExpirySpace, approvalPolicyKey, expiryScanEnd, expirySpaces, keys, memberKey, memberPrefix, proposalIdKey, proposalsOpenKey, partyPrefix, settlementKeys } from '../model/keys.js';
 import { commandRole } from '../auth/members.js';
 import { decodeProposal, proposalByIdKey, proposalIdOf } from '../auth/proposals.js';
 import { type Account, type Asset, type Balance, type Command, type Identity, type Operation, isCustodyCommand, zeroBalance } from '../model/model.js';
@@ -39,8 +39,7 @@ export class BookReader {
   /**
    * Everything a decision round reads: the overlay its decisions read, then what the
    * round prunes (read here so that building it reads nothing): the expiry index entries
-   * of challenges and sessions expired by `atMs` when `pruneAuth`, and the oldest event
-   * chunks unless `knownEventChunks` has them (state.ts).
+   * of challenges and sessions expired by `atMs` when `pruneAuth`.
    */
   async roundReads(
     assets: ReadonlyMap<string, Asset>,
@@ -49,11 +48,10 @@ export class BookReader {
     expiring: readonly Operation[],
     direct: readonly DirectCommand[],
     pruneAuth: boolean,
-    knownEventChunks: readonly string[] | null,
   ): Promise<RoundReads> {
     const overlay = await this.prefetch(assets, batch, expiring, direct);
     const expiredAuth = pruneAuth ? await this.expiredAuth(atMs) : null;
-    return { overlay, expiredAuth, oldestEventChunks: knownEventChunks ?? (await this.oldestEventChunks()) };
+    return { overlay, expiredAuth };
   }
 
   /** Expired challenges' and sessions' index entries (a bounded number of each), challenges first. */
@@ -63,13 +61,6 @@ export class BookReader {
       for await (const [key] of this.store.entries({ gte: expirySpaces[space], lt: expiryScanEnd(space, atMs), limit: bounds.expiriesPerWriteMax })) out.push(key);
     }
     return out;
-  }
-
-  /** The first two event chunks' keys: the oldest is dropped once every event in it is past retention. */
-  private async oldestEventChunks(): Promise<string[]> {
-    const chunks: string[] = [];
-    for await (const [key] of this.store.entries({ gte: keys.eventPrefix, lt: prefixEnd(keys.eventPrefix), limit: 2 })) chunks.push(key);
-    return chunks;
   }
 
   /** Reads everything a round's decisions need, from the cache or in one store round trip per kind. */

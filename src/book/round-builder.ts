@@ -19,9 +19,9 @@ import { type Refusal, refusal } from '../errors.js';
 import { AuditTrail } from '../auth/audit.js';
 import { memberOf } from '../auth/members.js';
 import { type Proposal, decideApproval } from '../auth/proposals.js';
-import { encodeAccount, encodeAsset, encodeBalanceText, encodeHead, encodeIdentity, encodeJournalChunk, encodeOperation, encodePosting } from '../model/codec.js';
+import { encodeAccount, encodeAsset, encodeBalanceText, encodeHead, encodeIdentity, encodeJournalChunk, encodePosting } from '../model/codec.js';
 import type { IdSource } from '../model/ids.js';
-import { keySpaces, keys, parseSeqHex, settlementKeys, tokenKey, usedChallengeKey } from '../model/keys.js';
+import { keySpaces, keys, settlementKeys, tokenKey, usedChallengeKey } from '../model/keys.js';
 import { type Account, type Asset, type Authority, type Balance, type Head, type Operation, type Posting, moved, withinAmountCeiling, zeroBalance } from '../model/model.js';
 import type { AssetSymbol } from '../model/values.js';
 import { depositRefOf } from '../settlement/book.js';
@@ -29,6 +29,7 @@ import type { BatchOp } from '../store/port.js';
 import type { Overlay } from './overlay.js';
 import type { RoundPart } from './kernel-types.js';
 import { plusBalance, totalMinor, totalsWrite } from './totals.js';
+import { eventRecordWrites } from './event-records.js';
 
 /** What a round reads, as the prefetch found it: the builder reads nothing else. */
 export interface RoundReads {
@@ -36,8 +37,6 @@ export interface RoundReads {
   readonly overlay: Overlay;
   /** The expiry index entries of challenges and sessions expired by the round's time (`chalx/`, `tokx/`), or null when no pruning is due. */
   readonly expiredAuth: readonly string[] | null;
-  /** The first two event chunk keys (`ev/`), oldest first: the oldest is dropped once past retention. */
-  readonly oldestEventChunks: readonly string[];
 }
 
 /** A round's inputs: its time, what it decides, and the book's state before it. */
@@ -52,6 +51,8 @@ export interface RoundInput {
   readonly reads: RoundReads;
   /** A command already found to be poison: it is refused with ERR-Internal. */
   readonly poisonRef: string | null;
+  /** The `cmd/` chunks whose last command this round decides (command-chunks.ts): deleted by it. */
+  readonly commandChunks: readonly string[];
 }
 
 /** What the decisions are given besides the reads: who is who, ids, the challenge gate, the settlement layer. */
@@ -82,8 +83,6 @@ export interface BuiltRound {
   readonly expiring: readonly Operation[];
   /** Assets registered or changed. */
   readonly assets: ReadonlyMap<string, Asset>;
-  /** The oldest event chunk, deleted by this round once past retention. */
-  readonly droppedEventChunk: string | null;
 }
 
 /** Decides a round in memory: the batch to write and what follows it. Reads and writes nothing. */
@@ -161,7 +160,6 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
   };
   for (const op of batch) {
     const { decision, approved } = decideOne(op, overlay, atMs, poisonRef, context);
-    writes.push({ type: 'del', key: keys.command(op.cseq) });
     auditCommand(decision.ok ? { ...op, result: decision.result } : op, approved);
     if (!decision.ok) {
       record({ ...op, state: decision.state, decidedAtMs: atMs, error: decision.error });
@@ -259,19 +257,11 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
   for (const key of overlay.dirtyBalances) writes.push({ type: 'put', key, value: encodeBalanceText(overlay.balances.get(key)!) });
   for (const key of overlay.dirtyAccounts) writes.push({ type: 'put', key, value: encodeAccount(overlay.accounts.get(key)!) });
   for (const key of overlay.dirtyIdentities) writes.push({ type: 'put', key, value: encodeIdentity(overlay.identities.get(key)!) });
-  // Every changed operation has an event; each is encoded once, for its event and its record.
-  const encoded = events.map(encodeOperation);
-  const latest = new Map<string, string>();
-  for (const [i, op] of events.entries()) latest.set(op.ref, encoded[i]!);
-  assert(latest.size === overlay.dirtyOperations.size, 'every changed operation has an event');
-  for (const [ref, text] of latest) writes.push({ type: 'put', key: keys.operation(ref), value: text });
+  for (const key of input.commandChunks) writes.push({ type: 'del', key });
   const eventStart = input.head.eventSeq;
-  let droppedEventChunk: string | null = null;
-  if (events.length > 0) {
-    writes.push({ type: 'put', key: keys.eventChunk(eventStart + 1), value: `[${encoded.join(',')}]` });
-    droppedEventChunk = expiredEventChunk(input.reads.oldestEventChunks, eventStart + events.length);
-    if (droppedEventChunk !== null) writes.push({ type: 'del', key: droppedEventChunk });
-  }
+  const recorded = eventRecordWrites(events, eventStart);
+  assert(recorded.pointed === overlay.dirtyOperations.size, 'every changed operation has an event');
+  writes.push(...recorded.writes);
   const head: Head = {
     decidedCseq: batch.length > 0 ? batch[batch.length - 1]!.cseq : input.head.decidedCseq,
     postingSeq,
@@ -281,7 +271,7 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
     ...(audit.lastSeq === 0 ? {} : { auditSeq: audit.lastSeq }),
   };
   writes.push({ type: 'put', key: keys.head, value: encodeHead(head) });
-  return { writes, head, overlay, totals, events, eventStart, directOutcomes, challengesAdded: challengesTaken - pruned.challenges, expiring, assets: overlay.dirtyAssets, droppedEventChunk };
+  return { writes, head, overlay, totals, events, eventStart, directOutcomes, challengesAdded: challengesTaken - pruned.challenges, expiring, assets: overlay.dirtyAssets };
 }
 
 /**
@@ -376,15 +366,6 @@ function pruneExpiredAuth(indexKeys: readonly string[], overlay: Overlay): { cha
     if (isChallenge) challenges++;
   }
   return { challenges };
-}
-
-/** The oldest event chunk, once every event in it is older than the retention bound. */
-function expiredEventChunk(oldestChunks: readonly string[], lastSeq: number): string | null {
-  if (lastSeq <= bounds.eventsRetainedMax) return null;
-  if (oldestChunks.length < 2) return null;
-  // The second chunk's first event is one past the oldest chunk's last.
-  const oldestLast = parseSeqHex(oldestChunks[1]!.slice(keys.eventPrefix.length)) - 1;
-  return oldestLast <= lastSeq - bounds.eventsRetainedMax ? oldestChunks[0]! : null;
 }
 
 /** An operation's entries sum to zero in each asset (a Map only when they name more than one). */

@@ -11,6 +11,7 @@ import { keySpaces, keys, prefixEnd } from '../model/keys.js';
 import type { Account, Asset, Balance, Head, Identity } from '../model/model.js';
 import type { Store } from '../store/port.js';
 import { GenerationalCache } from './cache.js';
+import { PendingCommandChunks } from './command-chunks.js';
 import type { BuiltRound } from './round-builder.js';
 import { readTotals, totalMinor } from './totals.js';
 
@@ -22,11 +23,8 @@ export class BookState {
   challengesOutstanding = 0;
   /** When expired challenges and sessions were last pruned (at most once per authPruneIntervalMs). */
   authPrunedAtMs = 0;
-  /**
-   * The first two event chunks' keys (`ev/`), oldest first, as the prefetch read them and
-   * rounds kept them since; null when to be read again (at first, and once a round dropped the oldest).
-   */
-  oldestEventChunks: readonly string[] | null = null;
+  /** The `cmd/` chunks holding undecided commands (read with the backlog: decider.ts loadBacklog). */
+  readonly commandChunks = new PendingCommandChunks();
 
   constructor(
     private readonly store: Store,
@@ -57,12 +55,11 @@ export class BookState {
     await this.loadTotals();
     this.challengesOutstanding = 0;
     await this.countChallenges();
-    this.oldestEventChunks = null;
   }
 
   /** A round's write is durable: the assets, counters, cache, totals and head now follow the store. */
   follow(round: BuiltRound): void {
-    const { head, overlay, totals, challengesAdded, assets, events, eventStart, droppedEventChunk } = round;
+    const { head, overlay, totals, challengesAdded, assets } = round;
     if (assets.size > 0) this.assets = new Map([...this.assets, ...assets]);
     this.challengesOutstanding += challengesAdded;
     for (const key of overlay.dirtyBalances) this.cache.set(key, overlay.balances.get(key)!);
@@ -73,8 +70,6 @@ export class BookState {
       assert(totalMinor(total) === 0n, `the trial balance is zero in ${asset}`);
     }
     this.head = head;
-    // A chunk written while fewer than two are kept is one of the first two; once the oldest is dropped, the next is read again.
-    if (droppedEventChunk !== null) this.oldestEventChunks = null;
-    else if (events.length > 0 && this.oldestEventChunks !== null && this.oldestEventChunks.length < 2) this.oldestEventChunks = [...this.oldestEventChunks, keys.eventChunk(eventStart + 1)];
+    this.commandChunks.dropThrough(head.decidedCseq);
   }
 }

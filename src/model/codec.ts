@@ -484,7 +484,7 @@ function cachedJson<T extends object>(cache: WeakMap<T, string>, value: T, encod
  */
 export function encodeOperation(o: Operation): string {
   const str = JSON.stringify;
-  // Joined into one flat string: it is written twice (its record and its event chunk).
+  // Joined into one flat string: one per decided operation a round writes (its event chunk holds it).
   return [
     '{"ref":', str(o.ref), ',"cseq":', o.cseq, ',"command":', cachedJson(encodedCommands, o.command, encodeCommand),
     ',"actor":', cachedJson(encodedActors, o.actor, actorJson), ',"scope":', orNull(o.scope ?? null), ',"state":"', o.state,

@@ -27,9 +27,12 @@ export function prefixEnd(prefix: string): string {
  * The layout written by this code: 2 = journal chunks of leaves, postings in the account
  * index, per-asset totals; 3 = held grants indexed by holder and the identity they reach
  * (`gho/`, `ghro/` instead of `gh/`, `ghr/`: book/migrate-grant-index.ts); 4 = account index
- * entries in a compact form instead of a copy of the leaf (`aa/`: book/migrate-compact-index.ts).
+ * entries in a compact form instead of a copy of the leaf (`aa/`: book/migrate-compact-index.ts);
+ * 5 = a decided operation stored once, in its event chunk, `op/` saying where
+ * (model/event-chunk.ts; book/migrate-operation-pointers.ts), and the Received operations of
+ * an intake write in one `cmd/` chunk (book/command-chunks.ts).
  */
-export const storeLayout = '4';
+export const storeLayout = '5';
 
 /** Every top-level key space, once. */
 export const keySpaces = {
@@ -51,9 +54,9 @@ export const keySpaces = {
   journalTime: 'jt/',
   /** Per account and asset, its postings by journal position. */
   accountAsset: 'aa/',
-  /** Operations, by reference. */
+  /** Decided operations, by reference: where each one's latest event is. */
   operation: 'op/',
-  /** Acknowledged, undecided commands, by cseq. */
+  /** Acknowledged commands not all decided, one chunk per intake write, by first cseq. */
   command: 'cmd/',
   /** Every operation by submission time then cseq (the operator's listing, newest first): its reference, command type and principal. */
   operationTime: 'ot/',
@@ -61,7 +64,7 @@ export const keySpaces = {
   clientKey: 'ck/',
   /** Reservations awaiting their deadline, by deadline then reference. */
   expiry: 'x/',
-  /** Decision events, one chunk per round, by first event sequence number. */
+  /** Decision events, chunks of a round's, by first event sequence number: the stored state of every decided operation. */
   event: 'ev/',
   /** Aliases, by source then name. */
   alias: 'alias/',
@@ -161,10 +164,10 @@ export const keys = {
   accountAsset: (acct: string, asset: string, seq: number) => `${s.accountAsset}${acct}/${asset}/${seqHex(seq)}`,
   accountAssetPrefix: (acct: string, asset: string) => `${s.accountAsset}${acct}/${asset}/`,
   accountBalancesPrefix: (acct: string) => `${s.balance}${acct}/`,
-  /** A decided operation. */
+  /** A decided operation: where its latest event is (model/event-chunk.ts), or, in a book migrated to layout 5 whose event had been pruned, the operation itself. */
   operation: (ref: string) => `${s.operation}${ref}`,
-  /** An acknowledged, undecided command: the Received operation itself. Deleted by its decision. */
-  command: (cseq: number) => `${s.command}${seqHex(cseq)}`,
+  /** The Received operations of one intake write from `firstCseq` on (book/command-chunks.ts), deleted by the decision of its last command; in layout 4, one command's. */
+  command: (firstCseq: number) => `${s.command}${seqHex(firstCseq)}`,
   commandPrefix: s.command,
   /** An operation in the operator's listing, by submission time then cseq: byte order is time order. */
   operationTime: (submittedAtMs: number, cseq: number) => `${s.operationTime}${seqHex(submittedAtMs)}/${seqHex(cseq)}`,
@@ -173,7 +176,7 @@ export const keys = {
   /** Reservations awaiting their deadline, in deadline order. */
   expiry: (deadlineMs: number, ref: string) => `${s.expiry}${seqHex(deadlineMs)}/${ref}`,
   expiryPrefix: s.expiry,
-  /** The events of one decision round, keyed by the first event's sequence number. */
+  /** Events of one decision round (at most eventChunkEventsMax: a round writes as many chunks as it needs), keyed by the first event's sequence number; kept for good. */
   eventChunk: (firstSeq: number) => `${s.event}${seqHex(firstSeq)}`,
   eventPrefix: s.event,
   alias: (source: string, name: string) => `${s.alias}${encodeURIComponent(source)}/${encodeURIComponent(name)}`,

@@ -10,6 +10,8 @@ import { decodeOperation } from '../model/codec.js';
 import { keys, prefixEnd } from '../model/keys.js';
 import type { Operation } from '../model/model.js';
 import type { BatchOp, Store } from '../store/port.js';
+import { resolveDecided } from './operation-records.js';
+import { commandChunkTexts } from '../book/command-chunks.js';
 
 export interface OperationIndexEntry {
   readonly ref: string;
@@ -32,8 +34,8 @@ export function decodeOperationIndexEntry(text: string): OperationIndexEntry {
 export const operationIndexBuildBatch = 1000;
 
 /**
- * Indexes every operation of a book written before `ot/` existed (decided under `op/`,
- * undecided under `cmd/`), in bounded batches, then marks the index built. Runs at open,
+ * Indexes every operation of a book written before `ot/` existed (decided through `op/`,
+ * undecided in `cmd/` chunks), in bounded batches, then marks the index built. Runs at open,
  * before intake: a crash part way leaves no mark, and the next open writes the same
  * entries again (a put of the same key and value).
  */
@@ -43,16 +45,15 @@ export async function buildOperationIndex(store: Store): Promise<number> {
   for (const prefix of [keys.operation(''), keys.commandPrefix]) {
     let after: string | null = null;
     for (;;) {
-      const ops: BatchOp[] = [];
-      let last: string | null = null;
-      for await (const [key, text] of store.entries({ ...(after === null ? { gte: prefix } : { gt: after }), lt: prefixEnd(prefix), limit: operationIndexBuildBatch })) {
-        ops.push(operationIndexPut(decodeOperation(text)));
-        last = key;
-      }
-      if (ops.length > 0) await store.write(ops, true);
-      written += ops.length;
-      if (last === null || ops.length < operationIndexBuildBatch) break;
-      after = last;
+      const page: [string, string][] = [];
+      for await (const entry of store.entries({ ...(after === null ? { gte: prefix } : { gt: after }), lt: prefixEnd(prefix), limit: operationIndexBuildBatch })) page.push(entry);
+      // An intake chunk holds many commands (book/command-chunks.ts); a decided operation's `op/` value says where it is (operation-records.ts).
+      const ops = prefix === keys.commandPrefix ? page.flatMap(([, value]) => commandChunkTexts(value).map(decodeOperation)) : await resolveDecided(store, page.map(([key]) => key.slice(prefix.length)), page.map(([, text]) => text));
+      const puts = ops.map((op) => operationIndexPut(op!));
+      if (puts.length > 0) await store.write(puts, true);
+      written += puts.length;
+      if (page.length < operationIndexBuildBatch) break;
+      after = page[page.length - 1]![0];
     }
   }
   await store.write([{ type: 'put', key: keys.operationTimeBuilt, value: '1' }], true);

@@ -9,11 +9,12 @@
  */
 import { decodeGrant } from '../auth/grants.js';
 import { opsListingChunkEntries, opsListingScanMax } from '../constants.js';
-import { decodeAccount, decodeIdentity, decodeOperation } from '../model/codec.js';
+import { decodeAccount, decodeIdentity } from '../model/codec.js';
 import { keySpaces, keys, prefixEnd, seqHex } from '../model/keys.js';
 import type { Account, AccountKind, AccountStatus, Custody, Grant, Identity, Operation, OperationState } from '../model/model.js';
 import type { Range, ReadView } from '../store/port.js';
 import { decodeOperationIndexEntry } from './operation-index.js';
+import { readDecided, readReceived } from './operation-records.js';
 
 export interface OpsPage<T> {
   readonly items: T[];
@@ -163,14 +164,13 @@ export async function listOperations(view: ReadView, q: OpsPageQuery, f: Operati
       return { ref: entry.ref, cseq: parseInt(key.slice(key.lastIndexOf('/') + 1), 16) };
     });
     const found = wanted.filter((w) => w !== null);
-    // An undecided operation is under cmd/<cseq>, a decided one under op/<ref>: both read in one round trip.
-    const texts = await view.getMany(found.flatMap((w) => [keys.command(w.cseq), keys.operation(w.ref)]));
+    // A decided operation through op/<ref>, read first (operation-records.ts); an undecided one in its intake chunk.
     const ops = new Map<string, Operation>();
-    for (const [i, w] of found.entries()) {
-      const pending = texts[2 * i] === undefined ? undefined : decodeOperation(texts[2 * i]!);
-      const decided = texts[2 * i + 1];
-      const op = pending?.ref === w.ref ? pending : decided === undefined ? undefined : decodeOperation(decided);
-      if (op !== undefined) ops.set(w.ref, op);
+    for (const [i, op] of (await readDecided(view, found.map((w) => w.ref))).entries()) {
+      const w = found[i]!;
+      const pending = op === undefined ? await readReceived(view, w.cseq) : undefined;
+      const read = op ?? (pending?.ref === w.ref ? pending : undefined);
+      if (read !== undefined) ops.set(w.ref, read);
     }
     return wanted.map((w) => {
       const op = w === null ? undefined : ops.get(w.ref);
@@ -182,11 +182,8 @@ export async function listOperations(view: ReadView, q: OpsPageQuery, f: Operati
 /** Live holds (Reserved reservations awaiting their deadline), soonest deadline first. */
 export async function listReservations(view: ReadView, q: OpsPageQuery): Promise<OpsPage<Operation>> {
   return page(space(view, keys.expiryPrefix, prefixEnd(keys.expiryPrefix), q.after), q.limit, async (chunk) => {
-    const texts = await view.getMany(chunk.map(([key]) => keys.operation(key.slice(key.lastIndexOf('/') + 1))));
-    return texts.map((text) => {
-      const op = text === undefined ? null : decodeOperation(text);
-      return op !== null && op.state === 'Reserved' && op.hold !== null ? op : null;
-    });
+    const ops = await readDecided(view, chunk.map(([key]) => key.slice(key.lastIndexOf('/') + 1)));
+    return ops.map((op) => (op !== undefined && op.state === 'Reserved' && op.hold !== null ? op : null));
   });
 }
 

@@ -16,7 +16,6 @@ import {
   decodeBalanceText,
   decodeHead,
   decodeIdentity,
-  decodeOperation,
   decodeIndexedPosting,
 } from '../model/codec.js';
 import { auditScanMax, membersMax, proposalScanMax } from '../constants.js';
@@ -29,6 +28,7 @@ import { type Refusal, refusal, refuse } from '../errors.js';
 import type { Account, Asset, Balance, Head, Identity, Operation, Posting } from '../model/model.js';
 import { zeroBalance } from '../model/model.js';
 import { readTotals, totalMinor } from '../book/totals.js';
+import { readDecided, readReceived } from './operation-records.js';
 import type { ReadView, Snapshot } from '../store/port.js';
 import { pagedEntries } from '../store/paged.js';
 import { type AccountId, type AssetSymbol, type IdentityId, isAccountId } from '../model/values.js';
@@ -647,20 +647,20 @@ class MergedSeqs {
 }
 
 /**
- * An operation by reference: decided ones are under `op/`, undecided ones under
- * `cmd/<cseq>`. The `cmd/` entry is read first: its deletion commits together with
- * the `op/` record, so when it is gone the decided record is already there.
+ * An operation by reference: decided ones through `op/`, undecided ones in the intake chunk
+ * of their cseq (operation-records.ts). `op/` is read first, since a chunk lives until its
+ * last command is decided; a command decided (and its chunk deleted) between the two reads
+ * is found by reading `op/` again.
  */
 export async function readOperation(view: ReadView, ref: string, cseqOf: CseqOf): Promise<Operation | undefined> {
+  const decided = (await readDecided(view, [ref]))[0];
+  if (decided !== undefined) return decided;
   // A reference no command was drawn for may still name a decided operation of an older id scheme.
   const cseq = cseqOf(ref);
-  const pending = cseq === null ? undefined : await view.get(keys.command(cseq));
-  if (pending !== undefined) {
-    const op = decodeOperation(pending);
-    return op.ref === ref ? op : undefined;
-  }
-  const text = await view.get(keys.operation(ref));
-  return text === undefined ? undefined : decodeOperation(text);
+  if (cseq === null) return undefined;
+  const pending = await readReceived(view, cseq);
+  if (pending !== undefined) return pending.ref === ref ? pending : undefined;
+  return (await readDecided(view, [ref]))[0];
 }
 
 /** A stored integrating party (`party/`), checked. */

@@ -117,16 +117,19 @@ describe('progress of ledgerd init, restore, migrate and check', () => {
     expect(again.stderr).toBe('');
     expect(again.stdout).toMatch(/nothing to do/);
 
-    // A layout-3 book moves its account index in place: counted too, each moved entry read once.
+    // A layout-3 book moves its account index in place, then its operations into their event chunks: counted too,
+    // each moved index entry and event chunk read once, each operation at most four times (its record, its chunks, verified).
     const inPlace = newDir();
     await layFixtureBook(fixtureBook('layout-3'), inPlace);
     const moved = await ledgerdRun(['migrate', '--data-dir', inPlace]);
     expect(moved.code, moved.stderr).toBe(0);
     expect(moved.stderr).toMatch(onlySummary('ledgerd migrate', 'read'));
     const rewritten = Number(/(\d+) account index entries made compact/.exec(moved.stdout)?.[1]);
+    const [chunks, pointers, whole] = /(\d+) event chunks rewritten, (\d+) operations stored once \((\d+) kept whole/.exec(moved.stdout)!.slice(1).map(Number) as [number, number, number];
     expect(rewritten).toBeGreaterThan(0);
-    expect(countOf(moved.stderr, 'ledgerd migrate')).toBeGreaterThanOrEqual(rewritten);
-    expect(countOf(moved.stderr, 'ledgerd migrate')).toBeLessThan(rewritten + 10);
+    expect(chunks).toBeGreaterThan(0);
+    expect(countOf(moved.stderr, 'ledgerd migrate')).toBeGreaterThanOrEqual(rewritten + chunks + pointers + whole);
+    expect(countOf(moved.stderr, 'ledgerd migrate')).toBeLessThan(rewritten + chunks + 4 * (pointers + whole) + 10);
   });
 
   it('on a terminal draws one line in place, with the rate and the time left, and erases it before the result, leaving no line behind', async () => {

@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { decodeBalance, decodeOperation, decodeLeaf, journalChunkLeaves } from '../../src/model/codec.js';
+import { decodeBalance, decodeLeaf, journalChunkLeaves } from '../../src/model/codec.js';
+import { resolveDecided } from '../../src/queries/operation-records.js';
 import { parseGenesis, importGenesis } from '../../src/book/genesis.js';
 import { sequentialIds } from '../../src/model/ids.js';
 import { Kernel } from '../../src/book/kernel.js';
@@ -93,7 +94,9 @@ async function verify(where: string, acked: ReadonlyMap<number, string>) {
   const recovered = kernel.backlog;
   await kernel.idle();
   const store = kernel.storeForChecks;
-  const ops = new Map((await all(store, 'op/')).map(([, v]) => decodeOperation(v)).map((op) => [op.ref, op]));
+  const decided = await all(store, 'op/');
+  // An op/ record says where the decided operation is stored (its event chunk).
+  const ops = new Map((await resolveDecided(store, decided.map(([k]) => k.slice('op/'.length)), decided.map(([, v]) => v))).map((op) => [op!.ref, op!]));
   // Nothing acknowledged is lost, and every acknowledged command is decided.
   for (const [n, ref] of acked) {
     const op = ops.get(ref);

@@ -15,6 +15,7 @@ import type { BatchOp } from '../../src/store/port.js';
 import { TestClock, acct, actorOf, available, customersGenesis, openBook, submission, sym, transfer } from '../support/book.js';
 import { submittedWith } from '../support/refusals.js';
 import { keys } from '../../src/model/keys.js';
+import { readReceived } from '../../src/queries/operation-records.js';
 
 const alice = 'did:ledger:acct:alice';
 const bob = 'did:ledger:acct:bob';
@@ -97,7 +98,7 @@ describe('poison commands', () => {
     const refs = (await submitThree(first)).map((a) => a.operation.ref);
     await first.idle();
     await first.close();
-    expect((await store.get(keys.command(3)))).toBeDefined();
+    expect(await readReceived(store, 3)).toBeDefined();
 
     store.deciding = true;
     const { kernel, reports } = await openPoisoned({ store, clock }, poisonHook);

@@ -10,7 +10,9 @@ import { recoveryTerms } from '../../src/custody/terms.js';
 import { Kernel, type RoundPart } from '../../src/book/kernel.js';
 import { Overlay } from '../../src/book/overlay.js';
 import { type RoundContext, type RoundInput, buildRound } from '../../src/book/round-builder.js';
-import { decodeBalanceText, decodeHead, decodeOperation, encodeHead } from '../../src/model/codec.js';
+import { eventChunkEventsMax } from '../../src/constants.js';
+import { decodeBalanceText, decodeHead, decodeOperation } from '../../src/model/codec.js';
+import { decodeOperationPointer, eventChunkLength, eventChunkText } from '../../src/model/event-chunk.js';
 import { sequentialIds } from '../../src/model/ids.js';
 import { keys, prefixEnd } from '../../src/model/keys.js';
 import { type Account, type Asset, type Balance, type Head, type Operation, zeroBalance } from '../../src/model/model.js';
@@ -89,8 +91,10 @@ function input(batch: readonly Operation[], expiring: readonly Operation[], alic
     direct: [],
     head,
     totals: new Map([[usd, { available: 0n, reserved: 0n, encumbered: 0n }]]),
-    reads: { overlay: overlayOf([...batch, ...expiring], aliceBalance), expiredAuth: null, oldestEventChunks: [] },
+    reads: { overlay: overlayOf([...batch, ...expiring], aliceBalance), expiredAuth: null },
     poisonRef: null,
+    // The batch's commands as one intake chunk, decided whole by the round.
+    commandChunks: batch.length === 0 ? [] : [keys.command(batch[0]!.cseq)],
   };
 }
 
@@ -101,25 +105,31 @@ const valueAt = (round: ReturnType<typeof buildRound>, key: string) => {
   return op?.type === 'put' ? op.value : undefined;
 };
 
+/** The operation as the round stores it: in its event chunk, where `op/<ref>` points. */
+const decidedIn = (round: ReturnType<typeof buildRound>, ref: string) => {
+  const pointer = decodeOperationPointer(valueAt(round, keys.operation(ref))!)!;
+  return decodeOperation(eventChunkText(valueAt(round, keys.eventChunk(pointer.chunk))!, pointer.index));
+};
+
 describe('round builder', () => {
   it('builds a transfer: its postings, balances, operation, event and head, in one batch', () => {
     const op = pay(7, 30n);
     const round = buildRound(input([op], [], funded), context);
     expect(writesOf(round)).toEqual([
-      `del ${keys.command(7)}`,
       `put ${keys.accountAsset(alice, usd, 41)}`,
       `put ${keys.accountAsset(bob, usd, 42)}`,
       `put ${keys.journal(41)}`,
       `put ${keys.journalTime(atMs, 41)}`,
       `put ${keys.balance(alice, usd)}`,
       `put ${keys.balance(bob, usd)}`,
-      `put ${keys.operation(op.ref)}`,
+      `del ${keys.command(7)}`,
       `put ${keys.eventChunk(10)}`,
+      `put ${keys.operation(op.ref)}`,
       `put ${keys.head}`,
     ]);
     expect(decodeBalanceText(valueAt(round, keys.balance(alice, usd))!)).toEqual({ available: 70n, reserved: 0n, encumbered: 0n });
     expect(decodeBalanceText(valueAt(round, keys.balance(bob, usd))!)).toEqual({ available: 30n, reserved: 0n, encumbered: 0n });
-    const decided = decodeOperation(valueAt(round, keys.operation(op.ref))!);
+    const decided = decidedIn(round, op.ref);
     expect(decided).toMatchObject({ state: 'Completed', decidedAtMs: atMs, result: { postings: [41, 42] }, error: null });
     expect(decodeHead(valueAt(round, keys.head)!)).toEqual({ decidedCseq: 7, postingSeq: 42, eventSeq: 10, lastAtMs: atMs, accounts: 2 });
     expect(round.events.map((e) => e.state)).toEqual(['Completed']);
@@ -128,11 +138,11 @@ describe('round builder', () => {
     expect(round.totals.size).toBe(0);
   });
 
-  it('builds a refusal: the command leaves cmd/, decided Rejected, nothing moves', () => {
+  it('builds a refusal: the command\'s intake chunk is deleted, decided Rejected, nothing moves', () => {
     const op = pay(7, 500n);
     const round = buildRound(input([op], [], funded), context);
-    expect(writesOf(round)).toEqual([`del ${keys.command(7)}`, `put ${keys.operation(op.ref)}`, `put ${keys.eventChunk(10)}`, `put ${keys.head}`]);
-    expect(decodeOperation(valueAt(round, keys.operation(op.ref))!)).toMatchObject({ state: 'Rejected', error: { error: 'ERR-InsufficientAvailable' } });
+    expect(writesOf(round)).toEqual([`del ${keys.command(7)}`, `put ${keys.eventChunk(10)}`, `put ${keys.operation(op.ref)}`, `put ${keys.head}`]);
+    expect(decidedIn(round, op.ref)).toMatchObject({ state: 'Rejected', error: { error: 'ERR-InsufficientAvailable' } });
     expect(decodeHead(valueAt(round, keys.head)!)).toEqual({ ...head, decidedCseq: 7, eventSeq: 10, lastAtMs: atMs });
   });
 
@@ -147,12 +157,12 @@ describe('round builder', () => {
       `put ${keys.journalTime(atMs, 41)}`,
       `put ${keys.tb(usd)}`,
       `put ${keys.balance(alice, usd)}`,
-      `put ${keys.operation(held.ref)}`,
       `put ${keys.eventChunk(10)}`,
+      `put ${keys.operation(held.ref)}`,
       `put ${keys.head}`,
     ]);
     expect(decodeBalanceText(valueAt(round, keys.balance(alice, usd))!)).toEqual({ available: 100n, reserved: 0n, encumbered: 0n });
-    expect(decodeOperation(valueAt(round, keys.operation(held.ref))!)).toMatchObject({ state: 'Expired', hold: null, result: { postings: [39, 40, 41, 42] } });
+    expect(decidedIn(round, held.ref)).toMatchObject({ state: 'Expired', hold: null, result: { postings: [39, 40, 41, 42] } });
     // The reserved layer's total moves back to available: the totals are written, still zero in sum.
     expect(round.totals.get(usd)).toEqual({ available: 40n, reserved: -40n, encumbered: 0n });
     expect(decodeHead(valueAt(round, keys.head)!)).toEqual({ ...head, postingSeq: 42, eventSeq: 10, lastAtMs: atMs });
@@ -173,7 +183,7 @@ describe('round builder', () => {
     expect(round.events[3]!.result).toMatchObject({ postings: [45, 46] });
     expect(decodeBalanceText(valueAt(round, keys.balance(alice, usd))!)).toEqual({ available: 5n, reserved: 0n, encumbered: 0n });
     expect(decodeBalanceText(valueAt(round, keys.balance(bob, usd))!)).toEqual({ available: 95n, reserved: 0n, encumbered: 0n });
-    expect(writesOf(round).filter((w) => w.startsWith('del'))).toEqual([`del ${keys.expiry(atMs - 1, held.ref)}`, `del ${keys.command(7)}`, `del ${keys.command(8)}`, `del ${keys.command(9)}`]);
+    expect(writesOf(round).filter((w) => w.startsWith('del'))).toEqual([`del ${keys.expiry(atMs - 1, held.ref)}`, `del ${keys.command(7)}`]);
     expect(decodeHead(valueAt(round, keys.head)!)).toEqual({ decidedCseq: 9, postingSeq: 46, eventSeq: 13, lastAtMs: atMs, accounts: 2 });
   });
 
@@ -194,16 +204,24 @@ describe('round builder', () => {
     expect(() => buildRound(built, context)).toThrow(/prefetched/);
   });
 
-  it('prunes the expired auth records and the oldest event chunk the prefetch found', () => {
+  it('prunes the expired auth records the prefetch found, and keeps every event chunk', () => {
     const hash = 'a'.repeat(64);
     const built = input([pay(7, 30n)], [], funded);
-    const past = { ...built, head: { ...head, eventSeq: 1_000_000 }, reads: { ...built.reads, expiredAuth: [`chalx/0000000000000001/${hash}`, `tokx/0000000000000001/${hash}`], oldestEventChunks: [keys.eventChunk(1), keys.eventChunk(2)] } };
+    const past = { ...built, head: { ...head, eventSeq: 5_000_000 }, reads: { ...built.reads, expiredAuth: [`chalx/0000000000000001/${hash}`, `tokx/0000000000000001/${hash}`] } };
     const round = buildRound(past, context);
-    expect(writesOf(round)).toEqual(expect.arrayContaining([`del chalx/0000000000000001/${hash}`, `del chal/${hash}`, `del tokx/0000000000000001/${hash}`, `del tok/${hash}`, `del ${keys.eventChunk(1)}`]));
+    expect(writesOf(round)).toEqual(expect.arrayContaining([`del chalx/0000000000000001/${hash}`, `del chal/${hash}`, `del tokx/0000000000000001/${hash}`, `del tok/${hash}`]));
     expect(round.challengesAdded).toBe(-1);
-    // An oldest chunk holding an event still within retention stays.
-    const kept = buildRound({ ...past, reads: { ...past.reads, overlay: input([pay(7, 30n)], [], funded).reads.overlay, oldestEventChunks: [keys.eventChunk(1), keys.eventChunk(3)] } }, context);
-    expect(writesOf(kept)).not.toContain(`del ${keys.eventChunk(1)}`);
+    // The chunks hold the decided operations themselves: none is ever deleted.
+    expect(writesOf(round).filter((w) => w.startsWith(`del ${keys.eventPrefix}`))).toEqual([]);
+  });
+
+  it('writes a round of more events than a chunk holds in chunks of at most eventChunkEventsMax, each operation pointing at its own', () => {
+    const many = Array.from({ length: 2 * eventChunkEventsMax + 3 }, (_, i) => pay(7 + i, 1n));
+    const round = buildRound(input(many, [], funded), context);
+    const chunkKeys = writesOf(round).filter((w) => w.startsWith(`put ${keys.eventPrefix}`));
+    expect(chunkKeys).toEqual([10, 10 + eventChunkEventsMax, 10 + 2 * eventChunkEventsMax].map((first) => `put ${keys.eventChunk(first)}`));
+    expect(chunkKeys.map((w) => eventChunkLength(valueAt(round, w.slice(4))!))).toEqual([eventChunkEventsMax, eventChunkEventsMax, 3]);
+    for (const [i, op] of many.entries()) expect(decidedIn(round, op.ref)).toMatchObject({ ref: op.ref, cseq: 7 + i, state: 'Completed' });
   });
 
   it('refuses a command that would take a balance past 2^128 - 1, and asserts the ceiling on what it posts', () => {
@@ -263,33 +281,23 @@ describe('a kernel building its rounds', () => {
     await kernel.close();
   });
 
-  it('drops the oldest event chunk once past retention, and reads the next oldest again after', async () => {
+  it('serves a replay and every operation from chunks of at most eventChunkEventsMax events', async () => {
     const store = new MemoryStore();
     const clock = new TestClock();
     await openBook({ genesis: customersGenesis({ alice: 1_000n, bob: 0n }), store, clock }).then(({ kernel }) => kernel.close());
-    // A book whose events reached one short of retention: chunk 1 holds event 1, chunk 2 events 2 to 999,999.
-    const before = decodeHead((await store.get(keys.head))!);
-    await store.write([
-      { type: 'put', key: keys.head, value: encodeHead({ ...before, eventSeq: 999_999 }) },
-      { type: 'put', key: keys.eventChunk(1), value: '[]' },
-      { type: 'put', key: keys.eventChunk(2), value: '[]' },
-    ]);
     const kernel = await Kernel.open({ store, clock: clock.read, ids: sequentialIds });
-    const chunks = async () => {
-      const out: string[] = [];
-      for await (const [key] of store.entries({ gte: keys.eventPrefix, lt: prefixEnd(keys.eventPrefix), limit: 10 })) out.push(key);
-      return out;
-    };
-    const pay = async (n: bigint) => {
-      await kernel.submit(submission(actorOf('did:ledger:id:alice'), transfer('did:ledger:acct:alice', 'did:ledger:acct:bob', n)));
-      await kernel.poke();
-    };
-    await pay(1n); // event 1,000,000: within retention, nothing dropped
-    expect(await chunks()).toEqual([keys.eventChunk(1), keys.eventChunk(2), keys.eventChunk(1_000_000)]);
-    await pay(2n); // event 1,000,001: every event of chunk 1 is past retention
-    expect(await chunks()).toEqual([keys.eventChunk(2), keys.eventChunk(1_000_000), keys.eventChunk(1_000_001)]);
-    await pay(3n); // chunk 2 holds events up to 999,999: kept until event 1,999,999
-    expect(await chunks()).toEqual([keys.eventChunk(2), keys.eventChunk(1_000_000), keys.eventChunk(1_000_001), keys.eventChunk(1_000_002)]);
+    const acks = [];
+    for (let i = 0; i < 2 * eventChunkEventsMax + 1; i++) acks.push(await kernel.submit(submission(actorOf('did:ledger:id:alice'), transfer('did:ledger:acct:alice', 'did:ledger:acct:bob', 1n))));
+    await kernel.poke();
+    const chunks: string[] = [];
+    for await (const [key] of store.entries({ gte: keys.eventPrefix, lt: prefixEnd(keys.eventPrefix), limit: 10 })) chunks.push(key);
+    expect(chunks.length).toBeGreaterThanOrEqual(3);
+    const events = await kernel.eventsAfter(0, 1000);
+    expect(events.map((e) => e.seq)).toEqual(acks.map((_, i) => i + 1));
+    expect(events.map((e) => e.operation.ref)).toEqual(acks.map((a) => a.operation.ref));
+    // A page starting inside a chunk.
+    expect((await kernel.eventsAfter(eventChunkEventsMax + 2, 2)).map((e) => e.seq)).toEqual([eventChunkEventsMax + 3, eventChunkEventsMax + 4]);
+    for (const [i, ack] of acks.entries()) expect(await kernel.operation(ack.operation.ref)).toEqual(events[i]!.operation);
     await kernel.close();
   });
 });

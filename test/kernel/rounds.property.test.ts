@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeHead, encodeOperation } from '../../src/model/codec.js';
 import { journalLeaves } from '../../src/queries/journal.js';
+import { readDecided } from '../../src/queries/operation-records.js';
 import type { GrantOp, GrantTerms } from '../../src/model/model.js';
 import { sequentialIds } from '../../src/model/ids.js';
 import { Kernel } from '../../src/book/kernel.js';
@@ -190,13 +191,18 @@ async function decideBacklog(store: MemoryStore, clock: TestClock, ops: readonly
 }
 
 /**
- * The book as stored, but for what is grouped by round: event chunks, and journal chunks
- * with their time index (the journal's entries are compared one by one, as leaves).
+ * The book as stored, but for what is grouped by round: event chunks and where each decided
+ * operation is in them (the operations are compared as read), and journal chunks with their
+ * time index (the journal's entries are compared one by one, as leaves).
  */
 async function bookOf(store: MemoryStore): Promise<[string, string][]> {
   const grouped = [keys.eventPrefix, keys.journalPrefix, keys.journalTimePrefix];
   const out: [string, string][] = [];
-  for await (const [key, value] of store.entries({ gte: '', limit: Number.MAX_SAFE_INTEGER })) if (!grouped.some((prefix) => key.startsWith(prefix))) out.push([key, value]);
+  for await (const [key, value] of store.entries({ gte: '', limit: Number.MAX_SAFE_INTEGER })) {
+    if (grouped.some((prefix) => key.startsWith(prefix))) continue;
+    const ref = key.startsWith(keys.operation('')) ? key.slice(keys.operation('').length) : null;
+    out.push([key, ref === null ? value : encodeOperation((await readDecided(store, [ref]))[0]!)]);
+  }
   const head = decodeHead((await store.get(keys.head))!);
   for await (const leaf of journalLeaves(store, 1, head.postingSeq)) out.push(['journal', leaf]);
   return out;

@@ -12,12 +12,33 @@ import type { StoreConfig } from '../../daemon/config.js';
 import { migrateEntriesPerWrite } from '../../src/constants.js';
 import { encodeLeafIndexedPosting } from '../../src/book/migrate-layout.js';
 import { decodeIndexedPosting, encodeLeaf } from '../../src/model/codec.js';
+import { decodeOperationPointer, eventChunkText, eventChunkTexts } from '../../src/model/event-chunk.js';
 import { keySpaces, keys, prefixEnd } from '../../src/model/keys.js';
 import type { BatchOp, ReadView, Store } from '../../src/store/port.js';
-import { ledgerd, ledgerdRun } from '../daemon/support.js';
+import { client, decided, ledgerd, ledgerdRun, startDaemon, writeBook } from '../daemon/support.js';
 
-/** Writes a layout-4 book's account index entries as layout 3 wrote them (the leaf and the reference) and marks it 3; the count rewritten. */
+/**
+ * Writes a layout-5 book's event chunks and operations as layout 4 wrote them (each chunk a
+ * JSON list, each decided operation whole under `op/`) and marks it 4; the chunks rewritten.
+ */
+export async function asLayout4(store: Store): Promise<number> {
+  const ops: BatchOp[] = [{ type: 'put', key: keys.layout, value: '4' }];
+  let chunks = 0;
+  for await (const [key, value] of store.entries({ gte: keySpaces.event, lt: prefixEnd(keySpaces.event), limit: Number.MAX_SAFE_INTEGER })) {
+    ops.push({ type: 'put', key, value: `[${eventChunkTexts(value).join(',')}]` });
+    chunks++;
+  }
+  for await (const [key, value] of store.entries({ gte: keySpaces.operation, lt: prefixEnd(keySpaces.operation), limit: Number.MAX_SAFE_INTEGER })) {
+    const pointer = decodeOperationPointer(value)!;
+    ops.push({ type: 'put', key, value: eventChunkText((await store.get(keys.eventChunk(pointer.chunk)))!, pointer.index) });
+  }
+  await store.write(ops, true);
+  return chunks;
+}
+
+/** Writes a layout-5 book as layout 3 wrote it: layout 4's records (asLayout4), the account index entries as the leaf and the reference; marks it 3; the index entries rewritten. */
 export async function asLayout3(store: Store): Promise<number> {
+  await asLayout4(store);
   const ops: BatchOp[] = [{ type: 'put', key: keys.layout, value: '3' }];
   for await (const [key, value] of store.entries({ gte: keySpaces.accountAsset, lt: prefixEnd(keySpaces.accountAsset), limit: Number.MAX_SAFE_INTEGER })) {
     const posting = decodeIndexedPosting(key, value);
@@ -65,8 +86,28 @@ export async function pausedMigrate(dir: string, writes: number): Promise<() => 
  * for byte the book this ledgerd wrote, checked clean.
  */
 export async function migratedFromLayout3AfterAKill(dir: string, store: StoreConfig, postings: number): Promise<void> {
+  const withStore = storeOf(dir, store);
+  const written = await withStore(storeDigest);
+  expect(await withStore(asLayout3)).toBe(postings);
+  expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 3; this ledgerd reads layout 5: run ledgerd migrate/);
+
+  // Killed after its second write (the mark, then the first page): part of the index is moved.
+  await (await pausedMigrate(dir, 2))();
+  expect(await withStore(async (s) => [await s.get(keys.layout), await indexForms(s)])).toEqual(['3-4', { compact: migrateEntriesPerWrite, leaf: postings - migrateEntriesPerWrite }]);
+  expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 3-4; this ledgerd reads layout 5: run ledgerd migrate/);
+
+  const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
+  expect(migrated.code, migrated.stderr).toBe(0);
+  expect(migrated.stdout).toMatch(new RegExp(`book migrated from store layout 3-4 to 5 in place: ${postings - migrateEntriesPerWrite} account index entries made compact`));
+  expect(await withStore(storeDigest)).toBe(written);
+  const checked = await ledgerdRun(['check', '--data-dir', dir]);
+  expect(checked.code, checked.stdout + checked.stderr).toBe(0);
+}
+
+/** Runs `use` on the book of `dir` in `store`, opened to read and closed after. */
+function storeOf(dir: string, store: StoreConfig): <T>(use: (s: Store) => Promise<T>) => Promise<T> {
   const place = placeOf(dir, store);
-  const withStore = async <T>(use: (s: Store) => Promise<T>): Promise<T> => {
+  return async (use) => {
     const opened = await place.openToRead();
     try {
       return await use(opened);
@@ -74,19 +115,64 @@ export async function migratedFromLayout3AfterAKill(dir: string, store: StoreCon
       await opened.close();
     }
   };
-  const written = await withStore(storeDigest);
-  expect(await withStore(asLayout3)).toBe(postings);
-  expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 3; this ledgerd reads layout 4: run ledgerd migrate/);
+}
 
-  // Killed after its second write (the mark, then the first page): part of the index is moved.
+/** How many event chunks are in layout 5's form, and how many in layout 4's. */
+export async function eventChunkForms(store: ReadView): Promise<{ sliced: number; list: number }> {
+  const forms = { sliced: 0, list: 0 };
+  for await (const [, value] of store.entries({ gte: keySpaces.event, lt: prefixEnd(keySpaces.event), limit: Number.MAX_SAFE_INTEGER })) {
+    if (value.startsWith('#')) forms.sliced++;
+    else forms.list++;
+  }
+  return forms;
+}
+
+/**
+ * `ledgerd migrate` 4 → 5 killed mid-move and run again, on the book in `dir` (in `store`,
+ * its daemon stopped, with more than two event chunks):
+ * the book stays marked and served by no ledgerd, holds both forms while moving, and ends
+ * byte for byte the book this ledgerd wrote, checked clean.
+ */
+export async function migratedFromLayout4AfterAKill(dir: string, store: StoreConfig): Promise<void> {
+  const withStore = storeOf(dir, store);
+  const written = await withStore(storeDigest);
+  const chunks = await withStore(asLayout4);
+  expect(chunks).toBeGreaterThan(2);
+  expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 4; this ledgerd reads layout 5: run ledgerd migrate/);
+
+  // Killed after its second write (the mark, then the oldest chunk): part of the events are moved.
   await (await pausedMigrate(dir, 2))();
-  expect(await withStore(async (s) => [await s.get(keys.layout), await indexForms(s)])).toEqual(['3-4', { compact: migrateEntriesPerWrite, leaf: postings - migrateEntriesPerWrite }]);
-  expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 3-4; this ledgerd reads layout 4: run ledgerd migrate/);
+  expect(await withStore(async (s) => [await s.get(keys.layout), await eventChunkForms(s)])).toEqual(['4-5', { sliced: 1, list: chunks - 1 }]);
+  expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 4-5; this ledgerd reads layout 5: run ledgerd migrate/);
 
   const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
   expect(migrated.code, migrated.stderr).toBe(0);
-  expect(migrated.stdout).toMatch(new RegExp(`book migrated from store layout 3-4 to 4 in place: ${postings - migrateEntriesPerWrite} account index entries made compact`));
+  expect(migrated.stdout).toMatch(new RegExp(`book migrated from store layout 4-5 to 5 in place: ${chunks - 1} event chunks rewritten, \\d+ operations stored once \\(0 kept whole`));
   expect(await withStore(storeDigest)).toBe(written);
   const checked = await ledgerdRun(['check', '--data-dir', dir]);
   expect(checked.code, checked.stdout + checked.stderr).toBe(0);
+}
+
+/**
+ * A book this ledgerd wrote in `dir` (in `store`, else LevelDB) with events in several chunks:
+ * a reservation, 40 transfers in one batch (a round of more events than a chunk holds), then
+ * the reservation captured (its operation's latest event in a later chunk than its first).
+ */
+export async function writeBookWithEvents(dir: string, store?: Extract<StoreConfig, { kind: 'postgres' }>): Promise<void> {
+  const keys = await writeBook(dir, { alice: 100_000n, bob: 0n }, store);
+  const daemon = await startDaemon({ dataDir: dir });
+  try {
+    const alice = client(daemon.url, keys.customers.alice!);
+    const leg = { from: 'did:ledger:acct:alice', to: 'did:ledger:acct:bob', asset: 'USD', amount: '1' };
+    const held = await alice.post('/v1/reservations', { payer: leg.from, asset: 'USD', amount: '10' }, undefined, { 'client-key': 'events-hold' });
+    expect((await decided(alice, held.body.operation_reference)).body.state).toBe('Reserved');
+    const sent = await alice.post('/v1/batches', { commands: Array.from({ length: 40 }, (_, i) => ({ command: 'transfer', body: { legs: [leg] }, client_key: `events-${i}` })) });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+    for (const item of sent.body.items) expect((await decided(alice, item.operation_reference)).body.state).toBe('Completed');
+    const captured = await alice.post(`/v1/reservations/${held.body.operation_reference}/capture`, { to: leg.to }, undefined, { 'client-key': 'events-capture' });
+    expect((await decided(alice, captured.body.operation_reference)).body.state).toBe('Completed');
+    expect((await decided(alice, held.body.operation_reference)).body.state).toBe('Captured');
+  } finally {
+    expect(await daemon.stop()).toBe(0);
+  }
 }

@@ -1,11 +1,12 @@
 /**
  * `ledgerd migrate` on PostgreSQL (issue 10): books there began in store layout 2, so a
  * book of this ledgerd's layout has nothing to migrate and the command says so without
- * touching it; a layout-3 book has its account index made compact in place (issue 28).
+ * touching it; a layout-3 book has its account index made compact in place, and a layout-4
+ * book each decided operation stored once, in its event chunk (issue 28).
  */
 import { expect, it } from 'vitest';
 import { addConfig, daemonsOnPostgres, ledgerdRun, postgresStore, useTempDirs, writeBook } from '../support.js';
-import { migratedFromLayout3AfterAKill } from '../../support/layouts.js';
+import { migratedFromLayout3AfterAKill, migratedFromLayout4AfterAKill, writeBookWithEvents } from '../../support/layouts.js';
 
 daemonsOnPostgres();
 const newDir = useTempDirs();
@@ -17,7 +18,7 @@ it('has nothing to migrate in a book on PostgreSQL', async () => {
   expect((await ledgerdRun(['init', '--data-dir', dir])).code).toBe(0);
   const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
   expect(migrated.code).toBe(0);
-  expect(migrated.stdout).toMatch(/the book is in store layout 4 already: nothing to do/);
+  expect(migrated.stdout).toMatch(/the book is in store layout 5 already: nothing to do/);
   expect((await ledgerdRun(['check', '--data-dir', dir])).code).toBe(0);
 });
 
@@ -26,4 +27,11 @@ it('makes the account index of a layout-3 book compact in place, resumes after a
   const store = await postgresStore();
   await writeBook(dir, Object.fromEntries(Array.from({ length: 700 }, (_, i) => [`c${i}`, 10n])), store);
   await migratedFromLayout3AfterAKill(dir, store, 1400);
+}, 120_000);
+
+it('stores each decided operation of a layout-4 book once, in its event chunk, in place; resumes after a kill, and ends with the book this ledgerd writes', async () => {
+  const dir = newDir();
+  const store = await postgresStore();
+  await writeBookWithEvents(dir, store);
+  await migratedFromLayout4AfterAKill(dir, store);
 }, 120_000);
