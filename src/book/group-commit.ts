@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { BatchOp, Store } from '../store/port.js';
 
 /** One turn of the event loop: what I/O has arrived is read first. */
@@ -60,17 +61,21 @@ export class GroupCommit {
     });
   }
 
-  /** Resolves once another write joins the one waiting, or after `holdMs`. */
-  private hold(holdMs: number): Promise<void> {
-    return new Promise((resolve) => {
-      const over = () => {
-        clearTimeout(timer);
-        this.joined = null;
-        resolve();
-      };
-      const timer = setTimeout(over, holdMs);
-      this.joined = over;
-    });
+  /**
+   * Resolves once another write joins the one waiting, or after `holdMs`. A timer of
+   * node:timers/promises, not the global setTimeout: a few milliseconds of batching on the
+   * machine's clock, which tests faking the kernel's deadlines must not freeze.
+   */
+  private async hold(holdMs: number): Promise<void> {
+    const joined = new AbortController();
+    this.joined = () => joined.abort();
+    try {
+      await delay(holdMs, undefined, { signal: joined.signal });
+    } catch {
+      // Aborted: a write joined.
+    } finally {
+      this.joined = null;
+    }
   }
 
   private async drain(holdMs: number): Promise<void> {
