@@ -9,6 +9,7 @@
 import { entryError, genesisSections, shown } from '../src/book/genesis-entries.js';
 import { genesisEntriesMax } from '../src/constants.js';
 import { genesisEntryCharsMax, genesisEntryDepthMax, genesisValueCharsMax } from './constants.js';
+import { backslash, closeBrace, closeBracket, colon, comma, isDigit, isWhitespace, minus, openBrace, openBracket, quote } from './json-chars.js';
 
 interface Container {
   readonly array: boolean;
@@ -32,18 +33,6 @@ const enum Expect {
   Done,
 }
 
-// Bytes.
-const quote = 0x22;
-const backslash = 0x5c;
-const comma = 0x2c;
-const colon = 0x3a;
-const openBrace = 0x7b;
-const closeBrace = 0x7d;
-const openBracket = 0x5b;
-const closeBracket = 0x5d;
-const minus = 0x2d;
-const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
-const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 const isHex = (c: number) => isDigit(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
 
 /** A lexeme that runs past the bytes scanned so far: scanned again, whole, once more have come. */
@@ -279,7 +268,7 @@ export class GenesisScan {
     let i = from;
     while (i < end && !this.finished) {
       const c = buf[i]!;
-      if (isSpace(c)) {
+      if (isWhitespace(c)) {
         i++;
         continue;
       }

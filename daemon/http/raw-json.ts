@@ -4,18 +4,7 @@
  * The input must already be known to be valid JSON (the body parser checked it);
  * this only finds where the member's value starts and ends.
  */
-
-// Character codes, compared as numbers: no one-character string per character scanned.
-const quote = 0x22;
-const backslash = 0x5c;
-const comma = 0x2c;
-const openBrace = 0x7b;
-const closeBrace = 0x7d;
-const openBracket = 0x5b;
-const closeBracket = 0x5d;
-
-/** Space, tab, LF or CR (JSON's whitespace); NaN, past the end, is none. */
-const isWhitespace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+import { backslash, closeBrace, closeBracket, comma, isWhitespace, openBrace, openBracket, quote } from '../json-chars.js';
 
 function skipWhitespace(text: string, i: number): number {
   while (isWhitespace(text.charCodeAt(i))) i++;
