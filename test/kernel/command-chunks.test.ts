@@ -14,26 +14,11 @@ import { keys, prefixEnd } from '../../src/model/keys.js';
 import type { Operation } from '../../src/model/model.js';
 import { readReceived } from '../../src/queries/operation-records.js';
 import { MemoryStore } from '../../src/store/memory.js';
-import { TestClock, actorOf, customersGenesis, openBook, submission, transfer } from '../support/book.js';
+import { TestClock, actorOf, customersGenesis, openBook, receivedOperation, submission, transfer } from '../support/book.js';
 
 /** A Received operation of command `cseq` (only what the chunks read of it matters). */
 const received = (cseq: number): Operation =>
-  ({
-    ref: sequentialIds.operationRef(cseq),
-    cseq,
-    command: { type: 'transfer', legs: [], deadlineMs: 1 },
-    actor: { principal: 'did:ledger:id:alice', credential: 'did:ledger:cred:alice', onBehalfOf: null, grant: null, kind: 'owner' },
-    scope: null,
-    state: 'Received',
-    submittedAtMs: 1,
-    decidedAtMs: null,
-    clientKey: `k${cseq}`,
-    clientKeyDerived: false,
-    reference: null,
-    result: null,
-    error: null,
-    hold: null,
-  }) as unknown as Operation;
+  receivedOperation(cseq, { type: 'transfer', legs: [], deadlineMs: 1 }, { principal: 'did:ledger:id:alice', credential: 'did:ledger:cred:alice', onBehalfOf: null, grant: null, kind: 'owner' } as Operation['actor'], 1);
 
 const cseqs = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 

@@ -19,7 +19,7 @@ import { type Account, type Asset, type Balance, type Head, type Operation, zero
 import type { AccountId, AssetSymbol, CredentialId, IdentityId } from '../../src/model/values.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { Range } from '../../src/store/port.js';
-import { TestClock, actorOf, available, customersGenesis, openBook, submission, transfer } from '../support/book.js';
+import { TestClock, actorOf, available, customersGenesis, openBook, receivedOperation, submission, transfer } from '../support/book.js';
 
 const usd = 'USD' as AssetSymbol;
 const aliceId = 'did:ledger:id:alice' as IdentityId;
@@ -44,24 +44,7 @@ const context: RoundContext = {
 
 const authority = { principal: aliceId, credential: 'did:ledger:cred:alice' as CredentialId, onBehalfOf: null, grant: null, kind: 'owner' as const };
 
-function received(cseq: number, command: Operation['command']): Operation {
-  return {
-    ref: sequentialIds.operationRef(cseq),
-    cseq,
-    command,
-    actor: authority,
-    scope: null,
-    state: 'Received',
-    submittedAtMs: atMs - 10,
-    decidedAtMs: null,
-    clientKey: `k${cseq}`,
-    clientKeyDerived: false,
-    reference: null,
-    result: null,
-    error: null,
-    hold: null,
-  };
-}
+const received = (cseq: number, command: Operation['command']): Operation => receivedOperation(cseq, command, authority, atMs - 10);
 
 const pay = (cseq: number, amountMinor: bigint) => received(cseq, { type: 'transfer', legs: [{ from: alice, to: bob, asset: usd, amountMinor }], deadlineMs: atMs + 1000 });
 

@@ -5,7 +5,7 @@ import { builtInPrincipals } from '../../src/auth/authority.js';
 import { type Genesis, defaultGenesis, importGenesis, parseGenesis } from '../../src/book/genesis.js';
 import { sequentialIds } from '../../src/model/ids.js';
 import { Kernel, type Submission } from '../../src/book/kernel.js';
-import type { Command } from '../../src/model/model.js';
+import type { Command, Operation } from '../../src/model/model.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { Store } from '../../src/store/port.js';
 import type { AccountId, AssetSymbol, CredentialId, IdentityId, ReferenceJson } from '../../src/model/values.js';
@@ -79,6 +79,26 @@ export function submission(actor: Actor, command: Command, opts: { clientKey?: s
     clientKey: opts.clientKey === undefined ? `k-${++counter}` : opts.clientKey,
     requestDigest: digest,
     reference: (opts.reference ?? null) as ReferenceJson | null,
+  };
+}
+
+/** A Received operation of command `cseq`, as intake records it, for tests that build rounds or intake records by hand. */
+export function receivedOperation(cseq: number, command: Operation['command'], actor: Operation['actor'], submittedAtMs: number): Operation {
+  return {
+    ref: sequentialIds.operationRef(cseq),
+    cseq,
+    command,
+    actor,
+    scope: null,
+    state: 'Received',
+    submittedAtMs,
+    decidedAtMs: null,
+    clientKey: `k${cseq}`,
+    clientKeyDerived: false,
+    reference: null,
+    result: null,
+    error: null,
+    hold: null,
   };
 }
 
