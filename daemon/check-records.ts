@@ -17,13 +17,12 @@
  */
 import { builtInPrincipals } from '../src/auth/authority.js';
 import { decodeCredential, decodeTokenGrant, type Credential } from '../src/auth/credentials.js';
-import { decodeHead, decodeOperation } from '../src/model/codec.js';
+import { decodeHead } from '../src/model/codec.js';
 import { decodeOperationIndexEntry } from '../src/queries/operation-index.js';
 import { DamagedRecord } from '../src/model/decode.js';
 import { eventChunkLength } from '../src/model/event-chunk.js';
-import type { Operation } from '../src/model/model.js';
-import { readDecided, readReceived, resolveDecided } from '../src/queries/operation-records.js';
-import { commandChunkTexts } from '../src/book/command-chunks.js';
+import { decidedOfEntries, readOperations } from '../src/queries/operation-records.js';
+import { commandChunkOperations } from '../src/book/command-chunks.js';
 import { checkLayerChain } from '../src/settlement/embedded.js';
 import { decodeSettlementMeta } from '../src/settlement/book.js';
 import type { IdSource } from '../src/model/ids.js';
@@ -122,7 +121,7 @@ export async function checkOperationIndex(view: ReadView, problem: Problem): Pro
   if ((await view.get(keys.operationTimeBuilt)) === undefined) return;
   for (const space of [keySpaces.operation, keySpaces.command]) {
     for await (const page of pages(pagedEntries(view, space, checkAccountPageEntries))) {
-      const ops = space === keySpaces.command ? page.flatMap(([, value]) => commandChunkTexts(value).map(decodeOperation)) : await decidedOf(view, page);
+      const ops = space === keySpaces.command ? commandChunkOperations(page) : await decidedOfEntries(view, page);
       const entries = await view.getMany(ops.map((op) => keys.operationTime(op.submittedAtMs, op.cseq)));
       for (const [i, op] of ops.entries()) {
         const entry = entries[i] === undefined ? null : decodeOperationIndexEntry(entries[i]!);
@@ -133,18 +132,11 @@ export async function checkOperationIndex(view: ReadView, problem: Problem): Pro
   for await (const page of pages(pagedEntries(view, keySpaces.operationTime, checkAccountPageEntries))) {
     const entries = page.map(([key, text]) => ({ key, cseq: parseInt(key.slice(key.lastIndexOf('/') + 1), 16), ...decodeOperationIndexEntry(text) }));
     // Decided through op/<ref> (operation-records.ts: it leads to that reference or is damage), or still in the intake chunk of its cseq (a key of another shape has no cseq).
-    const decided = await readDecided(view, entries.map((e) => e.ref));
+    const found = await readOperations(view, entries.map((e) => ({ ref: e.ref, cseq: Number.isSafeInteger(e.cseq) ? e.cseq : null })));
     for (const [i, e] of entries.entries()) {
-      const found = decided[i] !== undefined || (Number.isSafeInteger(e.cseq) && (await readReceived(view, e.cseq))?.ref === e.ref);
-      if (!found) problem(`operations index entry ${quoted(e.key)} names ${quoted(e.ref)}, no operation of the book`);
+      if (found[i] === undefined) problem(`operations index entry ${quoted(e.key)} names ${quoted(e.ref)}, no operation of the book`);
     }
   }
-}
-
-/** The decided operations of a page of `op/` entries, each read where its pointer says. */
-async function decidedOf(view: ReadView, page: readonly [string, string][]): Promise<Operation[]> {
-  const ops = await resolveDecided(view, page.map(([key]) => key.slice(keySpaces.operation.length)), page.map(([, text]) => text));
-  return ops.map((op) => op!);
 }
 
 /** Entries in pages of checkAccountPageEntries, each read back in one round trip by the caller. */

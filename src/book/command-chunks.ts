@@ -9,7 +9,7 @@
 import { assert } from '../assert.js';
 import { eventChunkEventsMax } from '../constants.js';
 import { decodeOperation, encodeOperation } from '../model/codec.js';
-import { encodeEventChunk, eventChunkTexts } from '../model/event-chunk.js';
+import { encodeEventChunk, eventChunkLength, eventChunkText, eventChunkTexts } from '../model/event-chunk.js';
 import { keys, parseSeqHex, prefixEnd } from '../model/keys.js';
 import type { Operation } from '../model/model.js';
 import type { BatchOp, ReadView } from '../store/port.js';
@@ -42,8 +42,22 @@ export function commandChunkWrites(ops: readonly Operation[]): { writes: BatchOp
 
 /** A `cmd/` value's operation texts, in cseq order from the key's: a chunk, or a layout-4 entry's one operation. */
 export function commandChunkTexts(value: string): string[] {
-  return value.startsWith('{') ? [value] : eventChunkTexts(value);
+  return isLayout4Command(value) ? [value] : eventChunkTexts(value);
 }
+
+/** The text of a `cmd/` value's `index`th command (from 0), sliced out alone; undefined past its last. */
+export function commandChunkText(value: string, index: number): string | undefined {
+  if (isLayout4Command(value)) return index === 0 ? value : undefined;
+  return index < eventChunkLength(value) ? eventChunkText(value, index) : undefined;
+}
+
+/** Every operation of a page of `cmd/` entries, decided ones still in their chunk included. */
+export function commandChunkOperations(entries: readonly (readonly [string, string])[]): Operation[] {
+  return entries.flatMap(([, value]) => commandChunkTexts(value).map(decodeOperation));
+}
+
+/** A layout-4 entry holds its one command whole (an operation's JSON); a chunk begins with its header. */
+const isLayout4Command = (value: string): boolean => value.startsWith('{');
 
 /**
  * The `cmd/` chunks holding commands not yet decided, oldest first, as the decider knows them:

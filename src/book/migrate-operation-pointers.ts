@@ -20,7 +20,7 @@ import { decodeOperationJson } from '../model/codec.js';
 import { DamagedRecord, recordJson, recordJsonList } from '../model/decode.js';
 import { decodeOperationPointer, encodeEventChunk, encodeOperationPointer, eventChunkText } from '../model/event-chunk.js';
 import { keySpaces, keys, parseSeqHex, prefixEnd } from '../model/keys.js';
-import { resolveDecided } from '../queries/operation-records.js';
+import { decidedOfEntries } from '../queries/operation-records.js';
 import type { BatchOp, Range, Store } from '../store/port.js';
 import { MigrationRefused, moveInPlace } from './migrate-layout.js';
 
@@ -127,7 +127,7 @@ async function verifyOperations(store: Store): Promise<number> {
     after = page[page.length - 1]![0];
     whole += page.filter(([, text]) => text.startsWith('{')).length;
     try {
-      await resolveDecided(store, page.map(([k]) => k.slice(keySpaces.operation.length)), page.map(([, text]) => text));
+      await decidedOfEntries(store, page);
     } catch (error) {
       if (error instanceof DamagedRecord) throw new MigrationRefused(error.message);
       throw error;

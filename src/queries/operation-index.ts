@@ -6,12 +6,11 @@
  * book from before the index has it built once at open (`buildOperationIndex`).
  */
 import { check, recordJson } from '../model/decode.js';
-import { decodeOperation } from '../model/codec.js';
 import { keys, prefixEnd } from '../model/keys.js';
 import type { Operation } from '../model/model.js';
 import type { BatchOp, Store } from '../store/port.js';
-import { resolveDecided } from './operation-records.js';
-import { commandChunkTexts } from '../book/command-chunks.js';
+import { decidedOfEntries } from './operation-records.js';
+import { commandChunkOperations } from '../book/command-chunks.js';
 
 export interface OperationIndexEntry {
   readonly ref: string;
@@ -48,8 +47,8 @@ export async function buildOperationIndex(store: Store): Promise<number> {
       const page: [string, string][] = [];
       for await (const entry of store.entries({ ...(after === null ? { gte: prefix } : { gt: after }), lt: prefixEnd(prefix), limit: operationIndexBuildBatch })) page.push(entry);
       // An intake chunk holds many commands (book/command-chunks.ts); a decided operation's `op/` value says where it is (operation-records.ts).
-      const ops = prefix === keys.commandPrefix ? page.flatMap(([, value]) => commandChunkTexts(value).map(decodeOperation)) : await resolveDecided(store, page.map(([key]) => key.slice(prefix.length)), page.map(([, text]) => text));
-      const puts = ops.map((op) => operationIndexPut(op!));
+      const ops = prefix === keys.commandPrefix ? commandChunkOperations(page) : await decidedOfEntries(store, page);
+      const puts = ops.map(operationIndexPut);
       if (puts.length > 0) await store.write(puts, true);
       written += puts.length;
       if (page.length < operationIndexBuildBatch) break;

@@ -14,7 +14,7 @@ import { keySpaces, keys, prefixEnd, seqHex } from '../model/keys.js';
 import type { Account, AccountKind, AccountStatus, Custody, Grant, Identity, Operation, OperationState } from '../model/model.js';
 import type { Range, ReadView } from '../store/port.js';
 import { decodeOperationIndexEntry } from './operation-index.js';
-import { readDecided, readReceived } from './operation-records.js';
+import { readDecided, readOperations } from './operation-records.js';
 
 export interface OpsPage<T> {
   readonly items: T[];
@@ -164,14 +164,8 @@ export async function listOperations(view: ReadView, q: OpsPageQuery, f: Operati
       return { ref: entry.ref, cseq: parseInt(key.slice(key.lastIndexOf('/') + 1), 16) };
     });
     const found = wanted.filter((w) => w !== null);
-    // A decided operation through op/<ref>, read first (operation-records.ts); an undecided one in its intake chunk.
     const ops = new Map<string, Operation>();
-    for (const [i, op] of (await readDecided(view, found.map((w) => w.ref))).entries()) {
-      const w = found[i]!;
-      const pending = op === undefined ? await readReceived(view, w.cseq) : undefined;
-      const read = op ?? (pending?.ref === w.ref ? pending : undefined);
-      if (read !== undefined) ops.set(w.ref, read);
-    }
+    for (const op of await readOperations(view, found)) if (op !== undefined) ops.set(op.ref, op);
     return wanted.map((w) => {
       const op = w === null ? undefined : ops.get(w.ref);
       return op !== undefined && (f.state === null || op.state === f.state) ? op : null;

@@ -28,7 +28,7 @@ import { type Refusal, refusal, refuse } from '../errors.js';
 import type { Account, Asset, Balance, Head, Identity, Operation, Posting } from '../model/model.js';
 import { zeroBalance } from '../model/model.js';
 import { readTotals, totalMinor } from '../book/totals.js';
-import { readDecided, readReceived } from './operation-records.js';
+import { readOperations } from './operation-records.js';
 import type { ReadView, Snapshot } from '../store/port.js';
 import { pagedEntries } from '../store/paged.js';
 import { type AccountId, type AssetSymbol, type IdentityId, isAccountId } from '../model/values.js';
@@ -653,14 +653,8 @@ class MergedSeqs {
  * is found by reading `op/` again.
  */
 export async function readOperation(view: ReadView, ref: string, cseqOf: CseqOf): Promise<Operation | undefined> {
-  const decided = (await readDecided(view, [ref]))[0];
-  if (decided !== undefined) return decided;
   // A reference no command was drawn for may still name a decided operation of an older id scheme.
-  const cseq = cseqOf(ref);
-  if (cseq === null) return undefined;
-  const pending = await readReceived(view, cseq);
-  if (pending !== undefined) return pending.ref === ref ? pending : undefined;
-  return (await readDecided(view, [ref]))[0];
+  return (await readOperations(view, [{ ref, cseq: cseqOf(ref) }]))[0];
 }
 
 /** A stored integrating party (`party/`), checked. */

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { decodeBalance, decodeLeaf, journalChunkLeaves } from '../../src/model/codec.js';
-import { resolveDecided } from '../../src/queries/operation-records.js';
+import { decidedOfEntries } from '../../src/queries/operation-records.js';
 import { parseGenesis, importGenesis } from '../../src/book/genesis.js';
 import { sequentialIds } from '../../src/model/ids.js';
 import { Kernel } from '../../src/book/kernel.js';
@@ -96,7 +96,7 @@ async function verify(where: string, acked: ReadonlyMap<number, string>) {
   const store = kernel.storeForChecks;
   const decided = await all(store, 'op/');
   // An op/ record says where the decided operation is stored (its event chunk).
-  const ops = new Map((await resolveDecided(store, decided.map(([k]) => k.slice('op/'.length)), decided.map(([, v]) => v))).map((op) => [op!.ref, op!]));
+  const ops = new Map((await decidedOfEntries(store, decided)).map((op) => [op.ref, op]));
   // Nothing acknowledged is lost, and every acknowledged command is decided.
   for (const [n, ref] of acked) {
     const op = ops.get(ref);

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeLeaf, journalChunkLeaves } from '../../src/model/codec.js';
-import { resolveDecided } from '../../src/queries/operation-records.js';
+import { decidedOfEntries } from '../../src/queries/operation-records.js';
 import { Refused } from '../../src/errors.js';
 import type { Command } from '../../src/model/model.js';
 import { MemoryStore } from '../../src/store/memory.js';
@@ -216,8 +216,8 @@ async function checkInvariants(kernel: Awaited<ReturnType<typeof openBook>>['ker
   const decided: [string, string][] = [];
   for await (const entry of store.entries({ gte: 'op/', lt: 'op0', limit: Number.MAX_SAFE_INTEGER })) decided.push(entry);
   // An op/ record says where the decided operation is stored (its event chunk).
-  for (const op of await resolveDecided(store, decided.map(([k]) => k.slice('op/'.length)), decided.map(([, v]) => v))) {
-    expect(op!.state).not.toBe('Received');
+  for (const op of await decidedOfEntries(store, decided)) {
+    expect(op.state).not.toBe('Received');
   }
   await view.close();
 }

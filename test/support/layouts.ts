@@ -55,14 +55,17 @@ export async function storeDigest(store: ReadView): Promise<string> {
   return hash.digest('hex');
 }
 
+/** How many values of `space` begin with `newForm` (a layout's new form), and how many do not. */
+async function formsIn(store: ReadView, space: string, newForm: string): Promise<[number, number]> {
+  const forms: [number, number] = [0, 0];
+  for await (const [, value] of store.entries({ gte: space, lt: prefixEnd(space), limit: Number.MAX_SAFE_INTEGER })) forms[value.startsWith(newForm) ? 0 : 1]++;
+  return forms;
+}
+
 /** How many account index entries are in layout 4's compact form, and how many in layout 3's. */
 export async function indexForms(store: ReadView): Promise<{ compact: number; leaf: number }> {
-  const forms = { compact: 0, leaf: 0 };
-  for await (const [, value] of store.entries({ gte: keySpaces.accountAsset, lt: prefixEnd(keySpaces.accountAsset), limit: Number.MAX_SAFE_INTEGER })) {
-    if (value.startsWith('[')) forms.compact++;
-    else forms.leaf++;
-  }
-  return forms;
+  const [compact, leaf] = await formsIn(store, keySpaces.accountAsset, '[');
+  return { compact, leaf };
 }
 
 /** `ledgerd migrate` on `dir`, stopped after its `writes`-th write (LEDGERD_TEST_MIGRATE_PAUSE); resolves once paused, with what kills it (SIGKILL: a crash at that point). */
@@ -119,12 +122,8 @@ function storeOf(dir: string, store: StoreConfig): <T>(use: (s: Store) => Promis
 
 /** How many event chunks are in layout 5's form, and how many in layout 4's. */
 export async function eventChunkForms(store: ReadView): Promise<{ sliced: number; list: number }> {
-  const forms = { sliced: 0, list: 0 };
-  for await (const [, value] of store.entries({ gte: keySpaces.event, lt: prefixEnd(keySpaces.event), limit: Number.MAX_SAFE_INTEGER })) {
-    if (value.startsWith('#')) forms.sliced++;
-    else forms.list++;
-  }
-  return forms;
+  const [sliced, list] = await formsIn(store, keySpaces.event, '#');
+  return { sliced, list };
 }
 
 /**
