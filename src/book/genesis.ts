@@ -14,7 +14,7 @@ import {
   decodeIdentity,
   encodeAccount,
   encodeAsset,
-  encodeBalance,
+  encodeBalanceText,
   encodeHead,
   encodeIdentity,
   encodeIndexedPosting,
@@ -495,7 +495,7 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
       const before = stored === undefined ? zeroBalance : decodeBalanceText(stored);
       const after = moved(before, o.layer, signed);
       checkBalanceCeiling(`openings[${seq}]`, o.account, o.asset, after);
-      out.putOwn(key, JSON.stringify(encodeBalance(after)));
+      out.putOwn(key, encodeBalanceText(after));
       sums.set(o.asset, (sums.get(o.asset) ?? 0n) + signed);
       totals.set(o.asset, moved(totals.get(o.asset)!, o.layer, signed));
       held.set(o.asset, held.get(o.asset)! - heldMinor(before) + heldMinor(after));

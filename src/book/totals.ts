@@ -7,7 +7,7 @@
  */
 import { assert } from '../assert.js';
 import { loadAssets } from './assets.js';
-import { decodeBalanceText, encodeBalance } from '../model/codec.js';
+import { decodeBalanceText, encodeBalanceText } from '../model/codec.js';
 import { type Balance, zeroBalance } from '../model/model.js';
 import type { BatchOp, ReadView } from '../store/port.js';
 import { keys, prefixEnd } from '../model/keys.js';
@@ -18,7 +18,7 @@ export const totalMinor = (b: Balance): bigint => b.available + b.reserved + b.e
 export const plusBalance = (a: Balance, b: Balance): Balance => ({ available: a.available + b.available, reserved: a.reserved + b.reserved, encumbered: a.encumbered + b.encumbered });
 
 export function totalsWrite(asset: string, total: Balance): BatchOp & { type: 'put' } {
-  return { type: 'put', key: keys.tb(asset), value: JSON.stringify(encodeBalance(total)) };
+  return { type: 'put', key: keys.tb(asset), value: encodeBalanceText(total) };
 }
 
 /** The stored totals of every asset named: a sealed book keeps them for every registered asset. */

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../daemon/http/digest.js';
-import { decodeIndexedPosting, decodeLeaf, decodeOperation, encodeIndexedPosting, encodeLeaf, encodeOperation, encodePosting } from '../../src/model/codec.js';
+import { decodeBalanceText, decodeIndexedPosting, decodeLeaf, decodeOperation, encodeBalance, encodeBalanceText, encodeIndexedPosting, encodeLeaf, encodeOperation, encodePosting } from '../../src/model/codec.js';
 import { keys } from '../../src/model/keys.js';
 import { balanceView, movementView } from '../../src/queries/views.js';
 import type { Wire } from '../../src/queries/wire.js';
@@ -54,6 +54,9 @@ describe('record codec', () => {
         expect(encodeLeaf(indexed)).toBe(leaf);
         // The round builder's encoding of both at once gives the same two texts.
         expect(encodePosting(p)).toEqual({ leaf, indexed: encodeIndexedPosting(p) });
+        // A balance's stored text, written out, is its record's JSON, and reads back.
+        expect(encodeBalanceText(p.after)).toBe(JSON.stringify(encodeBalance(p.after)));
+        expect(decodeBalanceText(encodeBalanceText(p.after))).toEqual(p.after);
       }),
       { numRuns: 500 },
     );
