@@ -4,11 +4,11 @@
  * awaited, a summary printed, exit 1 when any did not complete, and a rerun under the same
  * `--client-key-prefix` with no second effect.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { accounts } from './support/book.js';
 import { ledgerctl } from './support/ledgerctl.js';
 import { ledgerctlOnTerminal } from './support/terminal.js';
@@ -16,6 +16,7 @@ import { useBook } from './support/use-book.js';
 
 const book = useBook();
 const dir = mkdtempSync(join(tmpdir(), 'ledgerctl-batch-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const transfer = (amount: string) => ({ legs: [{ from: accounts.alice, to: accounts.bob, asset: 'USD', amount }] });
 
 async function bobMinor(): Promise<bigint> {

@@ -3,10 +3,10 @@
  * create, wait, list, show and export; disclosures create, show and verify, online and
  * offline with no service at all; a changed byte or another clerk key fails with exit 1.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { independentlyVerify } from '../support/independent-verifier.js';
 import { accounts } from './support/book.js';
 import { ledgerctl } from './support/ledgerctl.js';
@@ -14,6 +14,7 @@ import { useBook } from './support/use-book.js';
 
 const book = useBook();
 const dir = mkdtempSync(join(tmpdir(), 'ledgerctl-verifiable-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('checkpoints and disclosures', () => {
   it('takes a checkpoint, waits for it to be final, discloses on it, and verifies online and offline', async () => {
