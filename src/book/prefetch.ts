@@ -3,7 +3,7 @@
  * decisions need, in one store round trip per kind where it can, so that deciding
  * (round-builder.ts, decide/precheck.ts) reads only what is prefetched.
  */
-import { type Actor, type Principals, actingAuthority, authorityToDebit, opensAccountFor } from '../auth/authority.js';
+import { type Actor, type Principals, actingAuthority, debitKind, opensAccountFor } from '../auth/authority.js';
 import { loadHeldGrants, loadIssuance, loadList, loadRevocation } from '../auth/grant-loader.js';
 import * as bounds from '../constants.js';
 import { custodyNeeds, restrictable } from '../custody/decide-custody.js';
@@ -179,9 +179,8 @@ export class BookReader {
     await this.prefetchCompletions(overlay, assets, batch, needBalance, identityIds);
     for (const id of wholeAccounts) for (const asset of assets.keys()) needBalance(id, asset);
     await this.load(overlay.identities, [...identityIds].map(keys.identity), decodeIdentity);
-    const balances = new Map<string, Balance | undefined>();
-    await this.load(balances, [...balanceKeys], (t) => decodeBalanceText(t));
-    for (const [key, b] of balances) overlay.balances.set(key, b ?? zeroBalance);
+    // A balance never stored reads as zero.
+    await this.load(overlay.balances, [...balanceKeys], decodeBalanceText, zeroBalance);
     const owners = roundOwners(batch, overlay);
     // Only an issuance draws its grant's id.
     for (const op of batch) {
@@ -270,11 +269,16 @@ export class BookReader {
   loadGrantNeeds(overlay: Overlay, command: Command, actor: Actor, newGrant: GrantId | null, roundOwners: readonly string[] = []): Promise<void> | undefined {
     const lacksAuthority = (id: AccountId) => {
       const account = overlay.accounts.get(keys.account(id));
-      return account === undefined || authorityToDebit(actor, account, this.principals) === null;
+      return account === undefined || debitKind(actor, account, this.principals) === null;
     };
     const ownersOf = (ids: readonly string[]) => [...ids.flatMap((id) => overlay.accounts.get(keys.account(id))?.owner ?? []), ...roundOwners];
     switch (command.type) {
-      case 'transfer':
+      case 'transfer': {
+        // Leg by leg (no list of the accounts made): this runs for every transfer, at intake and in its round.
+        let lacks = false;
+        for (const leg of command.legs) if ((lacks = lacksAuthority(leg.from))) break;
+        return lacks ? loadHeldGrants(this.store, overlay, actor.principal, ownersOf(precheckNeeds(command).accounts)) : undefined;
+      }
       case 'reserve':
       case 'withdraw': {
         const accounts = precheckNeeds(command).accounts;
@@ -299,7 +303,8 @@ export class BookReader {
     }
   }
 
-  async load<T extends Account | Balance | Identity>(into: Map<string, T | undefined>, storeKeys: readonly string[], decode: (text: string) => T): Promise<void> {
+  /** Reads `storeKeys` into `into`, from the cache or in one round trip; a key not stored gets `absent`. */
+  async load<T extends Account | Balance | Identity>(into: Map<string, T | undefined>, storeKeys: readonly string[], decode: (text: string) => T, absent: T | undefined = undefined): Promise<void> {
     const misses: string[] = [];
     for (const key of storeKeys) {
       const cached = this.cache.get(key) as T | undefined;
@@ -308,10 +313,12 @@ export class BookReader {
     }
     if (misses.length === 0) return;
     const texts = await this.store.getMany(misses);
-    for (const [i, key] of misses.entries()) {
+    // Index loops: an entries() iterator makes a pair per key, and this runs for every balance and account a round reads.
+    for (let i = 0; i < misses.length; i++) {
+      const key = misses[i]!;
       const text = texts[i];
       const value = text === undefined ? undefined : decode(text);
-      into.set(key, value);
+      into.set(key, value ?? absent);
       if (value !== undefined) this.cache.set(key, value);
     }
   }
