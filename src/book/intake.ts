@@ -322,7 +322,7 @@ export class Intake {
       reads.operations.set(ref, op);
       if (op.command.type === 'reserve') accountIds.add(op.command.payer);
     }
-    await this.host.reader.load(reads.accounts, [...accountIds].map(keys.account), decodeAccount);
+    await this.host.reader.load(reads.accounts, [...accountIds].map((id) => reads.accountKey(id)), decodeAccount);
     for (const item of fresh) await this.host.reader.loadGrantNeeds(reads, item.sub.command, item.sub.actor, null);
 
     let accepted = false;

@@ -74,7 +74,7 @@ export class BookReader {
     const identityIds = new Set<string>();
     const needBalance = (account: string, asset: string) => {
       accountIds.add(account);
-      balanceKeys.add(keys.balance(account, asset));
+      balanceKeys.add(overlay.balanceKey(account, asset));
     };
 
     const reservationRefs = new Set<string>();
@@ -175,7 +175,7 @@ export class BookReader {
         }
       }
     }
-    await this.load(overlay.accounts, [...accountIds].map(keys.account), decodeAccount);
+    await this.load(overlay.accounts, [...accountIds].map((id) => overlay.accountKey(id)), decodeAccount);
     await this.prefetchCompletions(overlay, assets, batch, needBalance, identityIds);
     for (const id of wholeAccounts) for (const asset of assets.keys()) needBalance(id, asset);
     await this.load(overlay.identities, [...identityIds].map(keys.identity), decodeIdentity);
@@ -268,7 +268,7 @@ export class BookReader {
    */
   loadGrantNeeds(overlay: Overlay, command: Command, actor: Actor, newGrant: GrantId | null, roundOwners: readonly string[] = []): Promise<void> | undefined {
     const lacksAuthority = (id: AccountId) => {
-      const account = overlay.accounts.get(keys.account(id));
+      const account = overlay.accounts.get(overlay.accountKey(id));
       return account === undefined || debitKind(actor, account, this.principals) === null;
     };
     const ownersOf = (ids: readonly string[]) => [...ids.flatMap((id) => overlay.accounts.get(keys.account(id))?.owner ?? []), ...roundOwners];
