@@ -267,22 +267,19 @@ export class BookReader {
    * Undefined when there is nothing to read (most commands): no promise to wait on.
    */
   loadGrantNeeds(overlay: Overlay, command: Command, actor: Actor, newGrant: GrantId | null, roundOwners: readonly string[] = []): Promise<void> | undefined {
-    const lacksAuthority = (id: AccountId) => {
-      const account = overlay.accounts.get(overlay.accountKey(id));
-      return account === undefined || debitKind(actor, account, this.principals) === null;
-    };
-    const ownersOf = (ids: readonly string[]) => [...ids.flatMap((id) => overlay.accounts.get(keys.account(id))?.owner ?? []), ...roundOwners];
+    // Methods, not closures made per call: this runs for every command, at intake and in its round.
+    const ownersOf = (ids: readonly string[]) => this.ownersOf(overlay, ids, roundOwners);
     switch (command.type) {
       case 'transfer': {
-        // Leg by leg (no list of the accounts made): this runs for every transfer, at intake and in its round.
+        // Leg by leg (no list of the accounts made).
         let lacks = false;
-        for (const leg of command.legs) if ((lacks = lacksAuthority(leg.from))) break;
+        for (const leg of command.legs) if ((lacks = this.lacksAuthority(overlay, actor, leg.from))) break;
         return lacks ? loadHeldGrants(this.store, overlay, actor.principal, ownersOf(precheckNeeds(command).accounts)) : undefined;
       }
       case 'reserve':
       case 'withdraw': {
         const accounts = precheckNeeds(command).accounts;
-        return accounts.some(lacksAuthority) ? loadHeldGrants(this.store, overlay, actor.principal, ownersOf(accounts)) : undefined;
+        return accounts.some((id) => this.lacksAuthority(overlay, actor, id)) ? loadHeldGrants(this.store, overlay, actor.principal, ownersOf(accounts)) : undefined;
       }
       case 'capture':
       case 'release': {
@@ -301,6 +298,17 @@ export class BookReader {
       default:
         return undefined;
     }
+  }
+
+  /** Whether the actor may not debit the account by itself (unknown now: it may be opened earlier in the round). */
+  private lacksAuthority(overlay: Overlay, actor: Actor, id: AccountId): boolean {
+    const account = overlay.accounts.get(overlay.accountKey(id));
+    return account === undefined || debitKind(actor, account, this.principals) === null;
+  }
+
+  /** The owners of the accounts as read, and every owner an account may get earlier in the round. */
+  private ownersOf(overlay: Overlay, ids: readonly string[], roundOwners: readonly string[]): string[] {
+    return [...ids.flatMap((id) => overlay.accounts.get(keys.account(id))?.owner ?? []), ...roundOwners];
   }
 
   /** Reads `storeKeys` into `into`, from the cache or in one round trip; a key not stored gets `absent`. */

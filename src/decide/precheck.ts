@@ -22,12 +22,15 @@ export interface PrecheckReads extends GrantReads {
   operation(ref: string): Operation | undefined;
 }
 
+const noOperations: readonly string[] = Object.freeze([]);
+
 /** Accounts, identities (besides the actor's) and operations a precheck of `command` reads (the intake fetches them first). */
-export function precheckNeeds(command: Command): { accounts: AccountId[]; operations: string[]; identities?: IdentityId[] } {
+export function precheckNeeds(command: Command): { accounts: readonly AccountId[]; operations: readonly string[]; identities?: readonly IdentityId[] } {
   if (isCustodyCommand(command)) return { ...custodyNeeds(command, null), operations: [] };
   switch (command.type) {
     case 'transfer':
-      return { accounts: command.legs.map((l) => l.from), operations: [] };
+      // No operations: a shared empty list (this runs for every transfer).
+      return { accounts: command.legs.map((l) => l.from), operations: noOperations };
     case 'reserve':
       return { accounts: [command.payer], operations: [] };
     case 'withdraw':
