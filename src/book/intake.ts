@@ -62,7 +62,8 @@ interface PendingSubmission {
 function settle(p: PendingSubmission, error: unknown | null): void {
   if (error === null) p.item.resolve({ operation: p.op, repeat: false });
   else p.item.reject(error);
-  for (const repeat of p.repeats ?? []) {
+  if (p.repeats === null) return;
+  for (const repeat of p.repeats) {
     if (error === null) repeat.resolve();
     else repeat.reject(error);
   }
