@@ -268,18 +268,17 @@ export class BookReader {
    */
   loadGrantNeeds(overlay: Overlay, command: Command, actor: Actor, newGrant: GrantId | null, roundOwners: readonly string[] = []): Promise<void> | undefined {
     // Methods, not closures made per call: this runs for every command, at intake and in its round.
-    const ownersOf = (ids: readonly string[]) => this.ownersOf(overlay, ids, roundOwners);
     switch (command.type) {
       case 'transfer': {
         // Leg by leg (no list of the accounts made).
         let lacks = false;
         for (const leg of command.legs) if ((lacks = this.lacksAuthority(overlay, actor, leg.from))) break;
-        return lacks ? loadHeldGrants(this.store, overlay, actor.principal, ownersOf(precheckNeeds(command).accounts)) : undefined;
+        return lacks ? loadHeldGrants(this.store, overlay, actor.principal, this.ownersOf(overlay, precheckNeeds(command).accounts, roundOwners)) : undefined;
       }
       case 'reserve':
       case 'withdraw': {
         const accounts = precheckNeeds(command).accounts;
-        return accounts.some((id) => this.lacksAuthority(overlay, actor, id)) ? loadHeldGrants(this.store, overlay, actor.principal, ownersOf(accounts)) : undefined;
+        return accounts.some((id) => this.lacksAuthority(overlay, actor, id)) ? loadHeldGrants(this.store, overlay, actor.principal, this.ownersOf(overlay, accounts, roundOwners)) : undefined;
       }
       case 'capture':
       case 'release': {
@@ -287,7 +286,7 @@ export class BookReader {
         const payerId = reservation?.command.type === 'reserve' ? reservation.command.payer : undefined;
         const payer = payerId === undefined ? undefined : overlay.accounts.get(keys.account(payerId));
         // Without authority of its own over the payer (the operator has none over an owned account), only a grant serves.
-        return payer === undefined || actingAuthority(actor, this.principals, payer) === null ? loadHeldGrants(this.store, overlay, actor.principal, ownersOf(payerId === undefined ? [] : [payerId])) : undefined;
+        return payer === undefined || actingAuthority(actor, this.principals, payer) === null ? loadHeldGrants(this.store, overlay, actor.principal, this.ownersOf(overlay, payerId === undefined ? [] : [payerId], roundOwners)) : undefined;
       }
       case 'open_account':
         return opensAccountFor(actor, command.owner, this.principals) ? undefined : loadHeldGrants(this.store, overlay, actor.principal, [command.owner]);

@@ -66,10 +66,10 @@ export interface ChallengeGate {
 
 const invalid = (why: string) => refusal('ERR-CredentialInvalid', why);
 
-/** The keys a command's decision reads beyond accounts and balances. */
 /** The records most commands read: none (one shared list; recordNeeds runs for every command). */
 const noRecords: readonly string[] = Object.freeze([]);
 
+/** The keys a command's decision reads beyond accounts and balances. */
 export function recordNeeds(command: Command | DirectCommand): readonly string[] {
   switch (command.type) {
     case 'create_identity':

@@ -58,10 +58,10 @@ export function chainOf(reads: GrantReads, id: GrantId): Grant[] | undefined {
   return chain;
 }
 
-/** What one command has used of its grants so far: window usage, and what it moved per grant and asset. */
 /** The writes of a stage that used no grant (most): one shared empty list. */
 const noWrites: readonly RecordWrite[] = Object.freeze([]);
 
+/** What one command has used of its grants so far: window usage, and what it moved per grant and asset. */
 export class GrantStage {
   // Made on first use: most decisions (a transfer under the actor's own authority) use no grant.
   private usage: Map<GrantId, WindowUsage> | null = null;

@@ -99,6 +99,12 @@ export function moved(b: Balance, layer: Layer, signedMinor: bigint): Balance {
   }
 }
 
+const amountMinorMin = -amountMinorMax;
+const inAmountRange = (v: bigint): boolean => v <= amountMinorMax && v >= amountMinorMin;
+const thirdMax = amountMinorMax / 3n;
+const thirdMin = -thirdMax;
+const inThird = (v: bigint): boolean => v <= thirdMax && v >= thirdMin;
+
 /**
  * Whether a balance (an account's in one asset, or an asset's totals) stays within what
  * the codec and CONTRACT 3 carry: each layer, and their sum, at most 2^128 - 1 either
@@ -111,11 +117,6 @@ export function withinAmountCeiling(b: Balance): boolean {
   if (inThird(b.available) && inThird(b.reserved) && inThird(b.encumbered)) return true;
   return inAmountRange(b.available + b.reserved + b.encumbered);
 }
-const amountMinorMin = -amountMinorMax;
-const inAmountRange = (v: bigint): boolean => v <= amountMinorMax && v >= amountMinorMin;
-const thirdMax = amountMinorMax / 3n;
-const thirdMin = -thirdMax;
-const inThird = (v: bigint): boolean => v <= thirdMax && v >= thirdMin;
 
 
 /** A member's role (CONTRACT 13); roles nest: admin ⊃ operator ⊃ auditor. */
