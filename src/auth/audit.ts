@@ -41,10 +41,10 @@ function justificationOf(command: Command): string | null {
   return 'justification' in command && typeof command.justification === 'string' ? command.justification : null;
 }
 
-/** The proposal a proposal's own command names: the one it made, or the one it rejects. */
-function proposalOf(op: Operation): string | null {
+/** The proposal a proposal's own command names: the one it made (its decision's `result`), or the one it rejects. */
+function proposalOf(op: Operation, result: Operation['result']): string | null {
   if (op.command.type === 'reject_proposal') return op.command.proposal;
-  return op.result?.proposal ?? null;
+  return result?.proposal ?? null;
 }
 
 /** Numbers a round's audit items from the head's count on. */
@@ -63,11 +63,11 @@ export class AuditTrail {
   }
 
   /**
-   * A member's command, decided (completed or rejected) in this round; `approved`, an act
+   * A member's command, decided (completed or rejected) in this round with `result`; `approved`, an act
    * an approved proposal took (its justification is the proposal's, its approval the approver's name).
    */
-  command(member: Member, op: Operation, atMs: number, approved: { proposal: string; justification: string; approval: string } | null = null): void {
-    const about = approved ?? { proposal: proposalOf(op), justification: justificationOf(op.command), approval: op.unapproved ? 'none available' : null };
+  command(member: Member, op: Operation, result: Operation['result'], atMs: number, approved: { proposal: string; justification: string; approval: string } | null = null): void {
+    const about = approved ?? { proposal: proposalOf(op, result), justification: justificationOf(op.command), approval: op.unapproved ? 'none available' : null };
     this.items.push({ seq: ++this.seq, atMs, member: member.name, credential: op.actor.credential, act: op.act ?? op.command.type, operation: op.ref, ...about });
   }
 

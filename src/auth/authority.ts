@@ -49,15 +49,22 @@ function authority(actor: Actor, kind: AuthorityKind, account: Account): Authori
  * leaves a treasury account only under an issuance grant (CONTRACT 5), whoever asks.
  */
 export function authorityToDebit(actor: Actor, account: Account, principals: Principals): Authority | null {
+  const kind = debitKind(actor, account, principals);
+  return kind === null ? null : authority(actor, kind, account);
+}
+
+/** The kind of authorityToDebit's answer, or null: whether the actor may debit by itself, no authority made (the prefetch asks for every command). */
+export function debitKind(actor: Actor, account: Account, principals: Principals): AuthorityKind | null {
   if (!inScope(actor, account.id) || account.kind === 'treasury') return null;
-  if (actor.principal === account.owner) return authority(actor, 'owner', account);
-  return operatorAuthority(actor, account, principals);
+  if (actor.principal === account.owner) return 'owner';
+  return operatesOn(actor, account, principals) ? 'operator' : null;
 }
 
 /** The operator's own authority over an account, which its custody must admit (custody/rule.ts). */
 function operatorAuthority(actor: Actor, account: Account, principals: Principals): Authority | null {
-  return actor.principal === principals.operator && underOperatorCustody(account) ? authority(actor, 'operator', account) : null;
+  return operatesOn(actor, account, principals) ? authority(actor, 'operator', account) : null;
 }
+const operatesOn = (actor: Actor, account: Account, principals: Principals): boolean => actor.principal === principals.operator && underOperatorCustody(account);
 
 /**
  * The authority of the account's owner, or of the operator where custody admits it, acting

@@ -25,7 +25,7 @@ import { decodeAccount, decodeIdentity } from '../model/codec.js';
 import { DamagedRecord, check, recordJson } from '../model/decode.js';
 import type { IdSource } from '../model/ids.js';
 import { keys } from '../model/keys.js';
-import type { Asset, Operation } from '../model/model.js';
+import type { Asset, Authority, Operation } from '../model/model.js';
 import type { AccountId, IdentityId } from '../model/values.js';
 import type { BatchOp, Store } from '../store/port.js';
 import type { Acknowledgement, PoisonReport, RoundPart, Submission } from './kernel-types.js';
@@ -62,7 +62,8 @@ interface PendingSubmission {
 function settle(p: PendingSubmission, error: unknown | null): void {
   if (error === null) p.item.resolve({ operation: p.op, repeat: false });
   else p.item.reject(error);
-  for (const repeat of p.repeats ?? []) {
+  if (p.repeats === null) return;
+  for (const repeat of p.repeats) {
     if (error === null) repeat.resolve();
     else repeat.reject(error);
   }
@@ -130,6 +131,8 @@ export class Intake {
   submitting = false;
   /** Commands submitted and not yet decided (or refused), by submitting principal. */
   private readonly backlogByPrincipal = new Map<string, number>();
+  /** The actor of the last command accepted (actorOf). */
+  private lastActor: Authority | null = null;
 
   constructor(
     private readonly host: IntakeHost,
@@ -320,7 +323,7 @@ export class Intake {
       reads.operations.set(ref, op);
       if (op.command.type === 'reserve') accountIds.add(op.command.payer);
     }
-    await this.host.reader.load(reads.accounts, [...accountIds].map(keys.account), decodeAccount);
+    await this.host.reader.load(reads.accounts, [...accountIds].map((id) => reads.accountKey(id)), decodeAccount);
     for (const item of fresh) await this.host.reader.loadGrantNeeds(reads, item.sub.command, item.sub.actor, null);
 
     let accepted = false;
@@ -389,7 +392,7 @@ export class Intake {
       ref,
       cseq,
       command: sub.command,
-      actor: { principal: sub.actor.principal, credential: sub.actor.credential, onBehalfOf: sub.actor.onBehalfOf, grant: null, kind: sub.actor.principal === this.host.principals.operator ? 'operator' : 'owner' },
+      actor: this.actorOf(sub.actor),
       scope: sub.actor.scope ?? null,
       state: 'Received',
       submittedAtMs: this.host.clock(),
@@ -407,6 +410,15 @@ export class Intake {
     const pending: PendingSubmission = { op, ckKey: item.ckKey, digest: sub.requestDigest, item, repeats: null };
     this.inFlightKeys.set(item.ckKey, pending);
     this.submitQueue.push(pending);
+  }
+
+  /** An operation's actor; consecutive commands of one credential share one (so its text is encoded once: codec.ts encodeOperation). */
+  private actorOf(actor: Submission['actor']): Authority {
+    const last = this.lastActor;
+    // The kind follows from the principal.
+    if (last !== null && last.principal === actor.principal && last.credential === actor.credential && last.onBehalfOf === actor.onBehalfOf) return last;
+    const kind = actor.principal === this.host.principals.operator ? 'operator' : 'owner';
+    return (this.lastActor = { principal: actor.principal, credential: actor.credential, onBehalfOf: actor.onBehalfOf, grant: null, kind });
   }
 
   ensureAccepting(principal: string | null = null): void {

@@ -7,7 +7,7 @@ import { fail } from '../assert.js';
 import type { Reads } from '../decide/decide.js';
 import { type Account, type Asset, type Balance, type Identity, type Operation, zeroBalance } from '../model/model.js';
 import type { AccountId, AssetSymbol, GrantId } from '../model/values.js';
-import { keys } from '../model/keys.js';
+import { keySpaces, keys } from '../model/keys.js';
 
 export class Overlay implements Reads {
   readonly accounts = new Map<string, Account | undefined>();
@@ -31,7 +31,30 @@ export class Overlay implements Reads {
   /** Added to in place, layer by layer (one object per asset, not one per balance set). */
   private readonly totalDeltas = new Map<string, { available: bigint; reserved: bigint; encumbered: bigint }>();
 
+  /**
+   * Store keys of accounts (by id) and balances (by account, for one asset), made once per
+   * overlay: a round reads each several times (prefetch, precheck, decision), and a key made
+   * anew is a new string to allocate, flatten and hash at every lookup.
+   */
+  private readonly accountKeys = new Map<string, string>();
+  private readonly balanceKeys = new Map<string, string>();
+
   constructor(private readonly assets: ReadonlyMap<string, Asset>) {}
+
+  accountKey(id: string): string {
+    let key = this.accountKeys.get(id);
+    if (key === undefined) this.accountKeys.set(id, (key = keys.account(id)));
+    return key;
+  }
+  /** `keys.balance(account, asset)`; an account's first asset's key is kept (most rounds move one asset), another's made each time. */
+  balanceKey(account: string, asset: string): string {
+    const known = this.balanceKeys.get(account);
+    // `bal/<account>/` is the known key's start: its length and end say whether it is this asset's.
+    if (known !== undefined && known.length === keySpaces.balance.length + account.length + 1 + asset.length && known.endsWith(asset)) return known;
+    const key = keys.balance(account, asset);
+    if (known === undefined) this.balanceKeys.set(account, key);
+    return key;
+  }
 
   /** The per-asset totals the round starts from (the decider's; an intake's prechecks read none). */
   withTotals(totals: ReadonlyMap<string, Balance>): this {
@@ -65,9 +88,10 @@ export class Overlay implements Reads {
     return [...this.assets.keys()] as AssetSymbol[];
   }
   account(id: AccountId): Account | undefined {
-    const key = keys.account(id);
-    if (!this.accounts.has(key)) fail(`account ${id} was prefetched`);
-    return this.accounts.get(key);
+    const key = this.accountKey(id);
+    const account = this.accounts.get(key);
+    if (account === undefined && !this.accounts.has(key)) fail(`account ${id} was prefetched`);
+    return account;
   }
   identity(id: string): Identity | undefined {
     const key = keys.identity(id);
@@ -75,7 +99,7 @@ export class Overlay implements Reads {
     return this.identities.get(key);
   }
   balance(account: AccountId, asset: AssetSymbol): Balance {
-    return this.balanceAt(keys.balance(account, asset));
+    return this.balanceAt(this.balanceKey(account, asset));
   }
   /** The balance under its key (`keys.balance`), for a caller that has built the key already. */
   balanceAt(key: string): Balance {
@@ -111,7 +135,7 @@ export class Overlay implements Reads {
   }
 
   setAccount(account: Account): void {
-    const key = keys.account(account.id);
+    const key = this.accountKey(account.id);
     this.accounts.set(key, account);
     this.dirtyAccounts.add(key);
   }
@@ -121,7 +145,7 @@ export class Overlay implements Reads {
     this.dirtyIdentities.add(key);
   }
   setBalance(account: AccountId, asset: AssetSymbol, balance: Balance): void {
-    this.setBalanceAt(keys.balance(account, asset), asset, balance);
+    this.setBalanceAt(this.balanceKey(account, asset), asset, balance);
   }
   /** setBalance under its key (`keys.balance(account, asset)`), for a caller that has built the key already. */
   setBalanceAt(key: string, asset: AssetSymbol, balance: Balance): void {

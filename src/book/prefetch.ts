@@ -3,7 +3,7 @@
  * decisions need, in one store round trip per kind where it can, so that deciding
  * (round-builder.ts, decide/precheck.ts) reads only what is prefetched.
  */
-import { type Actor, type Principals, actingAuthority, authorityToDebit, opensAccountFor } from '../auth/authority.js';
+import { type Actor, type Principals, actingAuthority, debitKind, opensAccountFor } from '../auth/authority.js';
 import { loadHeldGrants, loadIssuance, loadList, loadRevocation } from '../auth/grant-loader.js';
 import * as bounds from '../constants.js';
 import { custodyNeeds, restrictable } from '../custody/decide-custody.js';
@@ -74,7 +74,7 @@ export class BookReader {
     const identityIds = new Set<string>();
     const needBalance = (account: string, asset: string) => {
       accountIds.add(account);
-      balanceKeys.add(keys.balance(account, asset));
+      balanceKeys.add(overlay.balanceKey(account, asset));
     };
 
     const reservationRefs = new Set<string>();
@@ -175,13 +175,12 @@ export class BookReader {
         }
       }
     }
-    await this.load(overlay.accounts, [...accountIds].map(keys.account), decodeAccount);
+    await this.load(overlay.accounts, [...accountIds].map((id) => overlay.accountKey(id)), decodeAccount);
     await this.prefetchCompletions(overlay, assets, batch, needBalance, identityIds);
     for (const id of wholeAccounts) for (const asset of assets.keys()) needBalance(id, asset);
     await this.load(overlay.identities, [...identityIds].map(keys.identity), decodeIdentity);
-    const balances = new Map<string, Balance | undefined>();
-    await this.load(balances, [...balanceKeys], (t) => decodeBalanceText(t));
-    for (const [key, b] of balances) overlay.balances.set(key, b ?? zeroBalance);
+    // A balance never stored reads as zero.
+    await this.load(overlay.balances, [...balanceKeys], decodeBalanceText, zeroBalance);
     const owners = roundOwners(batch, overlay);
     // Only an issuance draws its grant's id.
     for (const op of batch) {
@@ -268,17 +267,18 @@ export class BookReader {
    * Undefined when there is nothing to read (most commands): no promise to wait on.
    */
   loadGrantNeeds(overlay: Overlay, command: Command, actor: Actor, newGrant: GrantId | null, roundOwners: readonly string[] = []): Promise<void> | undefined {
-    const lacksAuthority = (id: AccountId) => {
-      const account = overlay.accounts.get(keys.account(id));
-      return account === undefined || authorityToDebit(actor, account, this.principals) === null;
-    };
-    const ownersOf = (ids: readonly string[]) => [...ids.flatMap((id) => overlay.accounts.get(keys.account(id))?.owner ?? []), ...roundOwners];
+    // Methods, not closures made per call: this runs for every command, at intake and in its round.
     switch (command.type) {
-      case 'transfer':
+      case 'transfer': {
+        // Leg by leg (no list of the accounts made).
+        let lacks = false;
+        for (const leg of command.legs) if ((lacks = this.lacksAuthority(overlay, actor, leg.from))) break;
+        return lacks ? loadHeldGrants(this.store, overlay, actor.principal, this.ownersOf(overlay, precheckNeeds(command).accounts, roundOwners)) : undefined;
+      }
       case 'reserve':
       case 'withdraw': {
         const accounts = precheckNeeds(command).accounts;
-        return accounts.some(lacksAuthority) ? loadHeldGrants(this.store, overlay, actor.principal, ownersOf(accounts)) : undefined;
+        return accounts.some((id) => this.lacksAuthority(overlay, actor, id)) ? loadHeldGrants(this.store, overlay, actor.principal, this.ownersOf(overlay, accounts, roundOwners)) : undefined;
       }
       case 'capture':
       case 'release': {
@@ -286,7 +286,7 @@ export class BookReader {
         const payerId = reservation?.command.type === 'reserve' ? reservation.command.payer : undefined;
         const payer = payerId === undefined ? undefined : overlay.accounts.get(keys.account(payerId));
         // Without authority of its own over the payer (the operator has none over an owned account), only a grant serves.
-        return payer === undefined || actingAuthority(actor, this.principals, payer) === null ? loadHeldGrants(this.store, overlay, actor.principal, ownersOf(payerId === undefined ? [] : [payerId])) : undefined;
+        return payer === undefined || actingAuthority(actor, this.principals, payer) === null ? loadHeldGrants(this.store, overlay, actor.principal, this.ownersOf(overlay, payerId === undefined ? [] : [payerId], roundOwners)) : undefined;
       }
       case 'open_account':
         return opensAccountFor(actor, command.owner, this.principals) ? undefined : loadHeldGrants(this.store, overlay, actor.principal, [command.owner]);
@@ -299,7 +299,19 @@ export class BookReader {
     }
   }
 
-  async load<T extends Account | Balance | Identity>(into: Map<string, T | undefined>, storeKeys: readonly string[], decode: (text: string) => T): Promise<void> {
+  /** Whether the actor may not debit the account by itself (unknown now: it may be opened earlier in the round). */
+  private lacksAuthority(overlay: Overlay, actor: Actor, id: AccountId): boolean {
+    const account = overlay.accounts.get(overlay.accountKey(id));
+    return account === undefined || debitKind(actor, account, this.principals) === null;
+  }
+
+  /** The owners of the accounts as read, and every owner an account may get earlier in the round. */
+  private ownersOf(overlay: Overlay, ids: readonly string[], roundOwners: readonly string[]): string[] {
+    return [...ids.flatMap((id) => overlay.accounts.get(keys.account(id))?.owner ?? []), ...roundOwners];
+  }
+
+  /** Reads `storeKeys` into `into`, from the cache or in one round trip; a key not stored gets `absent`. */
+  async load<T extends Account | Balance | Identity>(into: Map<string, T | undefined>, storeKeys: readonly string[], decode: (text: string) => T, absent: T | undefined = undefined): Promise<void> {
     const misses: string[] = [];
     for (const key of storeKeys) {
       const cached = this.cache.get(key) as T | undefined;
@@ -308,10 +320,12 @@ export class BookReader {
     }
     if (misses.length === 0) return;
     const texts = await this.store.getMany(misses);
-    for (const [i, key] of misses.entries()) {
+    // Index loops: an entries() iterator makes a pair per key, and this runs for every balance and account a round reads.
+    for (let i = 0; i < misses.length; i++) {
+      const key = misses[i]!;
       const text = texts[i];
       const value = text === undefined ? undefined : decode(text);
-      into.set(key, value);
+      into.set(key, value ?? absent);
       if (value !== undefined) this.cache.set(key, value);
     }
   }

@@ -149,18 +149,18 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
 
   // Every member's act decided in this round, in this round's batch (CONTRACT 13); the daemon's own intake of the layer is none.
   const audit = new AuditTrail(input.head.auditSeq ?? 0);
-  const auditCommand = (op: Operation, approved: Proposal | null) => {
+  const auditCommand = (op: Operation, result: Operation['result'], approved: Proposal | null) => {
     if (op.actor.principal !== context.principals.operator || op.command.type === 'settle') return;
     // An approval is its approver's act as well as (once it stands) the proposer's.
     const approver = op.approval === undefined ? undefined : memberOf(overlay, op.approval.approver);
     if (approver !== undefined) audit.act(approver, 'approveProposal', atMs, { operation: op.ref, justification: null, proposal: op.approval!.proposal });
     if (op.approval !== undefined && approved === null) return;
     const member = memberOf(overlay, op.actor.credential);
-    if (member !== undefined) audit.command(member, op, atMs, approved === null ? null : { proposal: approved.id, justification: approved.justification, approval: approver!.name });
+    if (member !== undefined) audit.command(member, op, result, atMs, approved === null ? null : { proposal: approved.id, justification: approved.justification, approval: approver!.name });
   };
   for (const op of batch) {
     const { decision, approved } = decideOne(op, overlay, atMs, poisonRef, context);
-    auditCommand(decision.ok ? { ...op, result: decision.result } : op, approved);
+    auditCommand(op, decision.ok ? decision.result : op.result, approved);
     if (!decision.ok) {
       record({ ...op, state: decision.state, decidedAtMs: atMs, error: decision.error });
       continue;

@@ -66,8 +66,11 @@ export interface ChallengeGate {
 
 const invalid = (why: string) => refusal('ERR-CredentialInvalid', why);
 
+/** The records most commands read: none (one shared list; recordNeeds runs for every command). */
+const noRecords: readonly string[] = Object.freeze([]);
+
 /** The keys a command's decision reads beyond accounts and balances. */
-export function recordNeeds(command: Command | DirectCommand): string[] {
+export function recordNeeds(command: Command | DirectCommand): readonly string[] {
   switch (command.type) {
     case 'create_identity':
     case 'register_credential':
@@ -79,7 +82,7 @@ export function recordNeeds(command: Command | DirectCommand): string[] {
     case 'reclaim':
       return command.proof.scheme === 'key' ? [credentialKey(command.credential)] : [credentialKey(command.credential), challengeKey(command.proof.challenge)];
     default:
-      return [];
+      return noRecords;
   }
 }
 

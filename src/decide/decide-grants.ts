@@ -58,6 +58,9 @@ export function chainOf(reads: GrantReads, id: GrantId): Grant[] | undefined {
   return chain;
 }
 
+/** The writes of a stage that used no grant (most): one shared empty list. */
+const noWrites: readonly RecordWrite[] = Object.freeze([]);
+
 /** What one command has used of its grants so far: window usage, and what it moved per grant and asset. */
 export class GrantStage {
   // Made on first use: most decisions (a transfer under the actor's own authority) use no grant.
@@ -85,8 +88,8 @@ export class GrantStage {
   }
 
   /** The window usage records to write if the command is decided. */
-  writes(): RecordWrite[] {
-    return this.usage === null ? [] : [...this.usage].map(([id, u]) => ({ key: grantWindowKey(id), value: encodeWindowUsage(u) }));
+  writes(): readonly RecordWrite[] {
+    return this.usage === null ? noWrites : [...this.usage].map(([id, u]) => ({ key: grantWindowKey(id), value: encodeWindowUsage(u) }));
   }
 }
 

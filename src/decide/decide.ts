@@ -7,7 +7,7 @@
 import { fail } from '../assert.js';
 import { type Refusal, refusal } from '../errors.js';
 import { amountMinorMax } from '../constants.js';
-import { type Actor, type Principals, opensAccountFor, unreachableAccount } from '../auth/authority.js';
+import { type Actor, type Principals, authorityToDebit, opensAccountFor, unreachableAccount } from '../auth/authority.js';
 import { finishing } from './precheck.js';
 import type {
   Account,
@@ -165,7 +165,8 @@ export function ceilingRefusal(reads: Reads, entries: readonly Entry[]): Refusal
 const movedQuickMax = 2n ** 96n;
 /** A layer's magnitude under which no layer, nor the three layers' sum, can pass the ceiling by movedQuickMax more. */
 const layerQuickMax = (amountMinorMax - movedQuickMax) / 3n;
-const farBelow = (b: Balance) => b.available <= layerQuickMax && b.available >= -layerQuickMax && b.reserved <= layerQuickMax && b.reserved >= -layerQuickMax && b.encumbered <= layerQuickMax && b.encumbered >= -layerQuickMax;
+const layerQuickMin = -layerQuickMax;
+const farBelow = (b: Balance) => b.available <= layerQuickMax && b.available >= layerQuickMin && b.reserved <= layerQuickMax && b.reserved >= layerQuickMin && b.encumbered <= layerQuickMax && b.encumbered >= layerQuickMin;
 
 /**
  * True when no entry can take a balance or a total past the ceiling, in whatever order
@@ -258,7 +259,8 @@ function decideTransfer(cmd: Extract<Command, { type: 'transfer' }>, actor: Acto
     if (isRefusal(from)) return reject(from);
     const to = open(reads, leg.to, actor, input.principals);
     if (isRefusal(to)) return reject(to);
-    const auth = debitAuthority(actor, { op: 'transfer', account: from, asset: leg.asset, counterparty: leg.to, amountMinor: leg.amountMinor, atMs: input.atMs }, reads, input.principals, stage);
+    // Its own authority first (most transfers): the grant request is made only when a grant must serve.
+    const auth = authorityToDebit(actor, from, input.principals) ?? debitAuthority(actor, { op: 'transfer', account: from, asset: leg.asset, counterparty: leg.to, amountMinor: leg.amountMinor, atMs: input.atMs }, reads, input.principals, stage);
     if (isRefusal(auth)) return reject(auth);
     const after = scratch.move(from.id, leg.asset, 'available', -leg.amountMinor);
     if (after.available < availableFloorMinor(from, leg.asset)) {
@@ -356,7 +358,7 @@ function decideOpenAccount(cmd: Extract<Command, { type: 'open_account' }>, acto
     // An owned account keeps the terms its holder acknowledged, whatever the config says later.
     ...(cmd.custody === 'owned' ? { mechanisms: input.terms.mechanisms } : {}),
   };
-  let records: RecordWrite[] = [];
+  let records: readonly RecordWrite[] = [];
   if (!opensAccountFor(actor, cmd.owner, input.principals)) {
     // Otherwise only a delegated grant over the owner naming open_account lets one open it.
     const stage = new GrantStage();

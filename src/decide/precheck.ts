@@ -4,7 +4,7 @@
  * left to it; what the caller could never be allowed is refused now, storing nothing.
  * Synchronous over reads the intake prefetched, like the decisions themselves.
  */
-import { type Actor, type Principals, inScope, opensAccountFor, unreachableAccount } from '../auth/authority.js';
+import { type Actor, type Principals, debitKind, inScope, opensAccountFor, unreachableAccount } from '../auth/authority.js';
 import { type GrantReads, type GrantUseRequest, GrantStage, debitAuthority, decideIssueGrant, decideRevokeGrant, finishAuthority, grantAuthority } from './decide-grants.js';
 import { transferLegsMax } from '../constants.js';
 import { type Refusal, refusal } from '../errors.js';
@@ -22,12 +22,15 @@ export interface PrecheckReads extends GrantReads {
   operation(ref: string): Operation | undefined;
 }
 
+const noOperations: readonly string[] = Object.freeze([]);
+
 /** Accounts, identities (besides the actor's) and operations a precheck of `command` reads (the intake fetches them first). */
-export function precheckNeeds(command: Command): { accounts: AccountId[]; operations: string[]; identities?: IdentityId[] } {
+export function precheckNeeds(command: Command): { accounts: readonly AccountId[]; operations: readonly string[]; identities?: readonly IdentityId[] } {
   if (isCustodyCommand(command)) return { ...custodyNeeds(command, null), operations: [] };
   switch (command.type) {
     case 'transfer':
-      return { accounts: command.legs.map((l) => l.from), operations: [] };
+      // No operations: a shared empty list (this runs for every transfer).
+      return { accounts: command.legs.map((l) => l.from), operations: noOperations };
     case 'reserve':
       return { accounts: [command.payer], operations: [] };
     case 'withdraw':
@@ -65,6 +68,8 @@ function mayDebit(actor: Actor, use: Omit<GrantUseRequest, 'account'> & { accoun
   const account = reads.account(use.account);
   // Only the operator may learn that an account does not exist.
   if (account === undefined) return unreachableAccount(actor, use.account, principals);
+  // Its own authority (most commands): no grant read and no authority made only to be dropped.
+  if (debitKind(actor, account, principals) !== null) return null;
   const authority = debitAuthority(actor, { ...use, account }, reads, principals, stage);
   return 'error' in authority ? authority : null;
 }
@@ -106,7 +111,8 @@ function precheckCommand(command: Command, actor: Actor, reads: PrecheckReads, p
     case 'transfer': {
       if (command.legs.length === 0) return refusal('ERR-MalformedCommand', 'legs must hold at least one leg');
       if (command.legs.length > transferLegsMax) return refusal('ERR-BatchTooLarge', `a transfer carries at most ${transferLegsMax} legs`);
-      for (const [i, leg] of command.legs.entries()) {
+      for (let i = 0; i < command.legs.length; i++) {
+        const leg = command.legs[i]!;
         if (leg.from === leg.to) return refusal('ERR-UnsupportedLeg', `leg ${i} moves from an account to itself`);
         const r = unknownAsset(leg.asset);
         if (r) return r;

@@ -487,13 +487,23 @@ export function encodeOperation(o: Operation): string {
   // Joined into one flat string: one per decided operation a round writes (its event chunk holds it).
   return [
     '{"ref":', str(o.ref), ',"cseq":', o.cseq, ',"command":', cachedJson(encodedCommands, o.command, encodeCommand),
-    ',"actor":', cachedJson(encodedActors, o.actor, actorJson), ',"scope":', orNull(o.scope ?? null), ',"state":"', o.state,
-    '","submittedAtMs":', o.submittedAtMs, ',"decidedAtMs":', orNull(o.decidedAtMs), ',"clientKey":', str(o.clientKey), ',"clientKeyDerived":', o.clientKeyDerived,
+    ',"actor":', actorText(o.actor), ',"scope":', orNull(o.scope ?? null), ',"state":"', o.state,
+    '","submittedAtMs":', o.submittedAtMs, ',"decidedAtMs":', o.decidedAtMs === null ? 'null' : String(o.decidedAtMs), ',"clientKey":', str(o.clientKey), ',"clientKeyDerived":', o.clientKeyDerived,
     ',"reference":', orNull(o.reference), ',"result":', orNull(o.result), ',"error":', orNull(o.error), ',"hold":', o.hold === null ? 'null' : str(encodeHold(o.hold)), o.act === undefined ? '' : `,"act":${str(o.act)}`,
     o.approval === undefined ? '' : `,"approval":${str(o.approval)}`, o.unapproved === undefined ? '' : ',"unapproved":true', '}',
   ].join('');
 }
 const actorJson = (a: Authority): Authority => a;
+/** The last actor encoded and its text: consecutive operations mostly share one actor (intake.ts), found without a WeakMap lookup. */
+let lastActor: Authority | null = null;
+let lastActorText = '';
+function actorText(actor: Authority): string {
+  if (actor !== lastActor) {
+    lastActorText = cachedJson(encodedActors, actor, actorJson);
+    lastActor = actor;
+  }
+  return lastActorText;
+}
 /** JSON.stringify of a member most operations leave null, without the call for null. */
 const orNull = (v: unknown): string => (v === null ? 'null' : JSON.stringify(v));
 const operationStates = members<OperationState>({ Received: true, Reserved: true, Instructed: true, Submitted: true, Completed: true, Rejected: true, Expired: true, Captured: true, Released: true });

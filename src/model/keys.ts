@@ -8,9 +8,13 @@
 import { assert } from '../assert.js';
 import type { GrantId, PartyId } from './values.js';
 
+/** By the length of a hex text (at most 14 digits for a safe integer), the zeros that pad it to 16. */
+const zerosBefore = Array.from({ length: 17 }, (_, digits) => '0'.repeat(16 - digits));
 export function seqHex(n: number): string {
   assert(Number.isSafeInteger(n) && n >= 0, 'sequence number is a safe non-negative integer');
-  return n.toString(16).padStart(16, '0');
+  // A made zeros prefix, not padStart (which makes its filler and the padded text anew: this runs several times per transfer).
+  const hex = n.toString(16);
+  return zerosBefore[hex.length]! + hex;
 }
 export function parseSeqHex(text: string): number {
   const n = parseInt(text, 16);
