@@ -83,7 +83,7 @@ describe('journal leaves', () => {
     expect(chunks.length).toBe(5);
     for (const [first, text] of chunks) {
       const leaves = all.slice(first - 1, first - 1 + journalChunkEntries(text));
-      expect(text.split('\n')).toEqual([journalChunkMark, ...leaves.map((leaf) => expect.stringMatching(/^did:ledger:acct:[^/]+\/USD\/\[/))]);
+      expect(text.split('\n')).toEqual([journalChunkMark, ...leaves.map(() => expect.stringMatching(/^did:ledger:acct:[^/]+\/USD\/\[/))]);
       expect(text.length, `chunk ${first}`).toBeLessThan(0.6 * leaves.join('\n').length);
     }
     await kernel.close();
