@@ -342,7 +342,7 @@ export class JournalChunkText {
   }
 }
 
-/** The stored text of a chunk of the postings `ps` (consecutive entries; the journal's writers other than the decider). */
+/** The stored text of a chunk of the postings `ps` (consecutive entries), for writers that hold postings, not their index entries (benches, tests). */
 export function encodeJournalChunk(ps: readonly Posting[]): string {
   const chunk = new JournalChunkText();
   for (const p of ps) chunk.add(p.account, p.asset, encodeIndexedPosting(p));
