@@ -156,8 +156,8 @@ function authorityLeaf(a: Authority): string {
 export function encodeLeaf(p: Posting): string {
   const authorities = leafAuthorities.of(p.authorities);
   const str = JSON.stringify;
-  // Joined, not concatenated: one flat string (a template makes a tree of ~30 parts that
-  // lives as long as the round's batch and is flattened again by each writer).
+  // Joined, not concatenated: one flat string (a template makes a tree of ~30 parts,
+  // flattened again by whatever reads it: the hash, a disclosure's JSON).
   return [
     '{"account":', str(p.account), ',"after":{"available":"', decimal(p.after.available), '","encumbered":"', decimal(p.after.encumbered), '","reserved":"', decimal(p.after.reserved),
     '"},"amount":"', decimal(p.amountMinor), '","asset":', str(p.asset), ',"at":', p.atMs, ',"authorities":', authorities, ',"balance":"', p.layer,
