@@ -1,7 +1,7 @@
 /**
- * Checkpoint cost (issue 12): writes a LevelDB journal of synthetic but full-size leaves
- * (the canonical leaf of a one-leg transfer, ~430 bytes) in chunks as rounds write them,
- * then
+ * Checkpoint cost (issue 12): writes a LevelDB journal of synthetic but full-size entries
+ * (one side of a one-leg transfer, its canonical leaf ~430 bytes) in chunks as rounds write
+ * them (in this build's form, or with `--leaves` as layouts 2-5 did), then
  *  1. takes a checkpoint, appends `--entries` new entries and times the next checkpoint
  *     (its cost is in proportion to the entries added since the last) with the RSS growth;
  *  2. in a book of `--proof-entries` entries covered by a checkpoint, times inclusion
@@ -17,7 +17,7 @@
  *     `--before PATH` (an earlier build's dist/src/checkpoints/checkpoints.js) the same first
  *     with that build, back to back on the same book. Then holders' proofs (CONTRACT 12.4) of
  *     random accounts in each checkpoint, each verified.
- * Usage: node dist/bench/checkpoints.js --entries 1000000 --proof-entries 10000000 [--accounts 100000,1000000] [--only liabilities|journal] [--before PATH] [--in-flight 64] [--alone-seconds 10] [--dir PATH]
+ * Usage: node dist/bench/checkpoints.js --entries 1000000 --proof-entries 10000000 [--accounts 100000,1000000] [--only liabilities|journal] [--before PATH] [--in-flight 64] [--alone-seconds 10] [--dir PATH] [--leaves]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,8 +31,9 @@ import { rootFromInclusionPath } from '../src/disclosures/verify.js';
 import { PerformanceObserver, monitorEventLoopDelay } from 'node:perf_hooks';
 import { liabilitiesChecks, reportOf } from '../src/checkpoints/verify-proofs.js';
 import { checkpointView } from '../src/checkpoints/views.js';
-import { encodeHead } from '../src/model/codec.js';
-import type { AssetSymbol, CredentialId } from '../src/model/values.js';
+import { encodeHead, encodeJournalChunk, encodeLeaf } from '../src/model/codec.js';
+import type { Authority, Posting } from '../src/model/model.js';
+import type { AccountId, AssetSymbol, CredentialId } from '../src/model/values.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -57,24 +58,44 @@ const { values } = parseArgs({
     'in-flight': { type: 'string', default: '64' },
     'alone-seconds': { type: 'string', default: '10' },
     before: { type: 'string' },
+    leaves: { type: 'boolean', default: false },
   },
 });
 const entries = Number(values.entries);
 const proofEntries = Number(values['proof-entries']);
 
-const leaf = (seq: number) =>
-  `{"account":"did:ledger:acct:c${seq % 10_000}","after":{"available":"${1_000_000 + seq}","encumbered":"0","reserved":"0"},"amount":"125","asset":"USD","at":${1_790_000_000_000 + seq},` +
-  `"authorities":[{"credential":"did:ledger:cred:c${seq % 10_000}","grant":null,"kind":"owner","on_behalf_of":null,"principal":"did:ledger:id:c${seq % 10_000}"}],"balance":"available",` +
-  `"counterparty":"did:ledger:acct:c${(seq + 1) % 10_000}","direction":"${seq % 2 === 0 ? 'debit' : 'credit'}","kind":"transfer","operation":"op${seq.toString(16).padStart(12, '0')}","seq":${seq},"status":"completed"}`;
+/** The posting of journal entry `seq`: one side of a 1-leg transfer between customers. */
+const posting = (seq: number): Posting => ({
+  seq,
+  atMs: 1_790_000_000_000 + seq,
+  account: `did:ledger:acct:c${seq % 10_000}` as AccountId,
+  asset: 'USD' as AssetSymbol,
+  amountMinor: 125n,
+  direction: seq % 2 === 0 ? 'debit' : 'credit',
+  layer: 'available',
+  kind: 'transfer',
+  status: 'completed',
+  operation: `op${seq.toString(16).padStart(12, '0')}`,
+  counterparty: `did:ledger:acct:c${(seq + 1) % 10_000}` as AccountId,
+  authorities: [{ credential: `did:ledger:cred:c${seq % 10_000}` as CredentialId, grant: null, kind: 'owner', onBehalfOf: null, principal: `did:ledger:id:c${seq % 10_000}` as Authority['principal'] }],
+  reference: null,
+  after: { available: 1_000_000n + BigInt(seq), reserved: 0n, encumbered: 0n },
+});
+/** Its leaf (a canonical one of ~430 bytes). */
+const leaf = (seq: number) => encodeLeaf(posting(seq));
 
-/** Appends journal entries from+1..to in chunks of journalChunkEntriesMax, several chunks a write, and moves the head. */
+/**
+ * Appends journal entries from+1..to in chunks of journalChunkEntriesMax, several chunks a write, and moves the head.
+ * The chunks in the form this build writes (store layout 6: compact entries, each leaf made when read), or with
+ * `--leaves` as layouts 2-5 wrote them (the leaves themselves), which this build reads as they stand.
+ */
 async function appendJournal(store: LevelStore, from: number, to: number): Promise<void> {
   let batch: BatchOp[] = [];
   for (let first = from + 1; first <= to; first += journalChunkEntriesMax) {
     const last = Math.min(to, first + journalChunkEntriesMax - 1);
-    const lines: string[] = [];
-    for (let s = first; s <= last; s++) lines.push(leaf(s));
-    batch.push({ type: 'put', key: keys.journal(first), value: lines.join('\n') });
+    const postings: Posting[] = [];
+    for (let s = first; s <= last; s++) postings.push(posting(s));
+    batch.push({ type: 'put', key: keys.journal(first), value: values.leaves ? postings.map(encodeLeaf).join('\n') : encodeJournalChunk(postings) });
     if (batch.length >= 16 || last === to) {
       await store.write(batch, false);
       batch = [];

@@ -33,9 +33,8 @@ import {
   encodeBalance,
   encodeHead,
   encodeIndexedPosting,
-  encodeJournalChunk,
-  encodeLeaf,
   encodeOperation,
+  JournalChunkText,
 } from '../src/model/codec.js';
 import { keys, prefixEnd } from '../src/model/keys.js';
 import { keyedIds } from '../src/model/ids.js';
@@ -178,7 +177,7 @@ export async function buildLargeBook(dataDir: string, shape: LargeBookShape, now
       for (let r = round; r < Math.min(rounds, round + roundsPerWrite); r++) {
         atMs = firstRoundAtMs + r * roundMs;
         const firstSeq = postingSeq + 1;
-        const leaves: string[] = [];
+        const journal = new JournalChunkText();
         for (let t = 0; t < postingsPerRound / 2 && written < transfers; t++, written++) {
           const asset = assets[written % assets.length]!;
           const template = templates.get(asset)!;
@@ -209,14 +208,15 @@ export async function buildLargeBook(dataDir: string, shape: LargeBookShape, now
             available.set(balanceKey, after);
             moved.add(balanceKey);
             const posting: Posting = { ...side.template, seq: seqs[i]!, atMs, account: side.account, counterparty: side.counterparty, amountMinor, operation: ref, after: { available: after, reserved: 0n, encumbered: 0n } };
-            leaves.push(encodeLeaf(posting));
-            batch.push({ type: 'put', key: keys.accountAsset(side.account, asset, posting.seq), value: encodeIndexedPosting(posting) });
+            const indexed = encodeIndexedPosting(posting);
+            journal.add(side.account, asset, indexed);
+            batch.push({ type: 'put', key: keys.accountAsset(side.account, asset, posting.seq), value: indexed });
           }
           const op: Operation = { ...template.op, ref, cseq, command, submittedAtMs: atMs, decidedAtMs: atMs, clientKey, clientKeyDerived: false, result: { postings: seqs } };
           batch.push({ type: 'put', key: keys.operation(ref), value: encodeOperation(op) }, operationIndexPut(op));
           batch.push({ type: 'put', key: keys.clientKey(operator.principal, clientKey), value: JSON.stringify({ digest: createHash('sha256').update(clientKey).digest('hex'), ref }) });
         }
-        batch.push({ type: 'put', key: keys.journal(firstSeq), value: encodeJournalChunk(leaves) });
+        batch.push({ type: 'put', key: keys.journal(firstSeq), value: journal.take() });
         batch.push({ type: 'put', key: keys.journalTime(atMs, firstSeq), value: '' });
       }
       for (const key of moved) batch.push({ type: 'put', key, value: JSON.stringify(encodeBalance({ available: available.get(key)!, reserved: 0n, encumbered: 0n })) });

@@ -17,7 +17,7 @@
  */
 import { builtInPrincipals } from '../src/auth/authority.js';
 import { decodeCredential, decodeTokenGrant, type Credential } from '../src/auth/credentials.js';
-import { decodeHead } from '../src/model/codec.js';
+import { decodeHead, journalChunkEntries } from '../src/model/codec.js';
 import { decodeOperationIndexEntry } from '../src/queries/operation-index.js';
 import { DamagedRecord } from '../src/model/decode.js';
 import { eventChunkLength } from '../src/model/event-chunk.js';
@@ -194,7 +194,7 @@ export async function checkCounters(view: ReadView, problem: Problem): Promise<v
     return;
   }
   const head = decodeHead(headText);
-  await checkChunks(view, keySpaces.journal, 'journal entries', 1, head.postingSeq, (value) => value.split('\n').length, problem);
+  await checkChunks(view, keySpaces.journal, 'journal entries', 1, head.postingSeq, journalChunkEntries, problem);
   await checkChunks(view, keySpaces.event, 'events', null, head.eventSeq, eventChunkLength, problem);
   const layerHeight = await checkLayerChain(view, problem);
   const taken = decodeSettlementMeta(await view.get(settlementKeys.meta)).height;

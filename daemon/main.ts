@@ -140,14 +140,17 @@ async function migrate(options: { dataDir?: string; config?: string }): Promise<
   const moved = [
     ...(grants === null ? [] : [`${grants.held} held and ${grants.revoked} revoked grant index entries moved`]),
     ...(index === null ? [] : [`${index.rewritten} account index entries made compact`]),
-    `${operations.chunks} event chunks rewritten, ${operations.pointers} operations stored once (${operations.whole} kept whole, their event pruned)`,
-  ].join(', ');
+    ...(operations === null ? [] : [`${operations.chunks} event chunks rewritten, ${operations.pointers} operations stored once (${operations.whole} kept whole, their event pruned)`]),
+  ];
+  // A move in place leaves the journal's chunks of leaves as they are (layout 6 reads them as they stand).
+  if (report === null) moved.push('the journal\'s chunks kept as they stand');
+  const movedText = moved.join(', ');
   if (report === null || keptIn === null) {
-    process.stdout.write(`ledgerd migrate: ${name}: book migrated from store layout ${outcome.from} to ${storeLayout} in place: ${moved}\n`);
+    process.stdout.write(`ledgerd migrate: ${name}: book migrated from store layout ${outcome.from} to ${storeLayout} in place: ${movedText}\n`);
     return;
   }
   process.stdout.write(
-    `ledgerd migrate: ${name}: book migrated from store layout 1 to ${storeLayout} and verified: ${report.entriesRead} entries read, ${report.postings} journal entries in ${report.journalChunks} chunks, ${report.accounts} accounts, ${report.assets} assets, ${moved}\n` +
+    `ledgerd migrate: ${name}: book migrated from store layout 1 to ${storeLayout} and verified: ${report.entriesRead} entries read, ${report.postings} journal entries in ${report.journalChunks} chunks, ${report.accounts} accounts, ${report.assets} assets, ${movedText}\n` +
       `the layout-1 book is kept in ${keptIn}: remove it once the migrated book serves (ledgerd check, then serve)\n`,
   );
 }

@@ -2,13 +2,14 @@
  * `ledgerd migrate --data-dir DIR`: brings a stopped book written by an older ledgerd to
  * the store layout this one reads. From layout 1 (src/book/migrate-layout.ts), like
  * restore, the new book is built beside the old one (`DIR/book.migrate`), verified, taken
- * on to layout 5, and only then put in place; the old book is kept as `DIR/book.layout-1`.
+ * on to layout 6, and only then put in place; the old book is kept as `DIR/book.layout-1`.
  * A crash or a refusal before that leaves the old book as it was, for the old ledgerd to
  * serve. From layout 2 (LevelDB or PostgreSQL) the held-grant index moves, in place
  * (src/book/migrate-grant-index.ts), and from layout 3 the account index is made compact, in
  * place (src/book/migrate-compact-index.ts), and from layout 4 each decided operation is
  * stored once, in its event chunk (src/book/migrate-operation-pointers.ts), in place: a crash
- * leaves the book marked, served by no ledgerd, and the next run resumes.
+ * leaves the book marked, served by no ledgerd, and the next run resumes; from layout 5 the
+ * mark alone moves, the journal's chunks kept as they stand (src/book/migrate-compact-journal.ts).
  * A book already in this layout has nothing to do (exit 0).
  */
 import { existsSync } from 'node:fs';
@@ -17,6 +18,7 @@ import { MigrationRefused, type MigrationReport, layoutOf, migrateLayout1 } from
 import { type GrantIndexReport, layoutBeforeHeldOver, layoutMovingHeldOver, migrateLayout2 } from '../src/book/migrate-grant-index.js';
 import { type CompactIndexReport, layoutBeforeCompactIndex, layoutMovingCompactIndex, migrateLayout3 } from '../src/book/migrate-compact-index.js';
 import { type OperationPointerReport, layoutBeforeOperationPointers, layoutMovingOperationPointers, migrateLayout4 } from '../src/book/migrate-operation-pointers.js';
+import { layoutBeforeCompactJournal, migrateLayout5 } from '../src/book/migrate-compact-journal.js';
 import { keySpaces, storeLayout } from '../src/model/keys.js';
 import { pagedEntries } from '../src/store/paged.js';
 import type { ReadView, Store } from '../src/store/port.js';
@@ -38,7 +40,8 @@ export type MigrateOutcome =
       readonly grants: GrantIndexReport | null;
       /** Null for a book already past layout 3. */
       readonly index: CompactIndexReport | null;
-      readonly operations: OperationPointerReport;
+      /** Null for a book already past layout 4. */
+      readonly operations: OperationPointerReport | null;
       readonly keptIn: string | null;
     };
 
@@ -59,16 +62,26 @@ export async function migrateBook(dataDir: string, storeConfig: StoreConfig, aft
       const store = await inPlaceProgress(old, [[keySpaces.heldGrant, 1], [keySpaces.revokedHeld, 1], [keySpaces.accountAsset, 1], ...operationPointerReads], progress);
       const grants = await refusedAsFailure(migrateLayout2(store, afterBatch));
       const index = await refusedAsFailure(migrateLayout3(store, afterBatch));
-      return { migrated: true, from: layout, report: null, grants, index, operations: await refusedAsFailure(migrateLayout4(store, afterBatch)), keptIn: null };
+      const operations = await refusedAsFailure(migrateLayout4(store, afterBatch));
+      await refusedAsFailure(migrateLayout5(store));
+      return { migrated: true, from: layout, report: null, grants, index, operations, keptIn: null };
     }
     if (layout === layoutBeforeCompactIndex || layout === layoutMovingCompactIndex) {
       const store = await inPlaceProgress(old, [[keySpaces.accountAsset, 1], ...operationPointerReads], progress);
       const index = await refusedAsFailure(migrateLayout3(store, afterBatch));
-      return { migrated: true, from: layout, report: null, grants: null, index, operations: await refusedAsFailure(migrateLayout4(store, afterBatch)), keptIn: null };
+      const operations = await refusedAsFailure(migrateLayout4(store, afterBatch));
+      await refusedAsFailure(migrateLayout5(store));
+      return { migrated: true, from: layout, report: null, grants: null, index, operations, keptIn: null };
     }
     if (layout === layoutBeforeOperationPointers || layout === layoutMovingOperationPointers) {
       const store = await inPlaceProgress(old, operationPointerReads, progress);
-      return { migrated: true, from: layout, report: null, grants: null, index: null, operations: await refusedAsFailure(migrateLayout4(store, afterBatch)), keptIn: null };
+      const operations = await refusedAsFailure(migrateLayout4(store, afterBatch));
+      await refusedAsFailure(migrateLayout5(store));
+      return { migrated: true, from: layout, report: null, grants: null, index: null, operations, keptIn: null };
+    }
+    if (layout === layoutBeforeCompactJournal) {
+      await refusedAsFailure(migrateLayout5(old));
+      return { migrated: true, from: layout, report: null, grants: null, index: null, operations: null, keptIn: null };
     }
     if (layout !== '1') throw new StartupFailure(`${place.name} holds a book in store layout ${layout}, which this ledgerd neither reads nor migrates (it reads ${storeLayout})`, exitCodes.dataDir);
     if (storeConfig.kind !== 'leveldb') throw new StartupFailure(`${place.name} holds a layout-1 book, which no ledgerd writes on PostgreSQL`, exitCodes.damaged);
@@ -82,7 +95,9 @@ export async function migrateBook(dataDir: string, storeConfig: StoreConfig, aft
       const report = await migrateLayout1(progress === undefined ? old : countingReads(old, progress), building.store, afterBatch);
       const grants = await migrateLayout2(building.store, afterBatch);
       const index = await migrateLayout3(building.store, afterBatch);
-      built = { building, report, grants, index, operations: await migrateLayout4(building.store, afterBatch) };
+      const operations = await migrateLayout4(building.store, afterBatch);
+      await migrateLayout5(building.store);
+      built = { building, report, grants, index, operations };
     } catch (error) {
       await building.discard();
       if (error instanceof MigrationRefused || error instanceof AssertionFailure) {

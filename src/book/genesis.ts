@@ -18,8 +18,7 @@ import {
   encodeHead,
   encodeIdentity,
   encodeIndexedPosting,
-  encodeJournalChunk,
-  encodeLeaf,
+  JournalChunkText,
 } from '../model/codec.js';
 import { assetsMax, genesisEntriesMax, genesisEntriesPerRead, genesisEntriesPerWrite, genesisIdentityRewriteAccountsMax, journalChunkEntriesMax } from '../constants.js';
 import type { Account, Asset, Balance, Head, Posting } from '../model/model.js';
@@ -54,7 +53,7 @@ export { type GenesisSource, defaultGenesis, genesisSource, parseGenesis } from 
 /** Extra records the caller seals in with the book (the built-in principals' credentials). */
 export type SealedExtras = readonly BatchOp[];
 
-/** One array for every opening's posting: the leaf encoder caches the authorities' text by the array. */
+/** One array for every opening's posting: the index entry's encoder caches the authorities' text by the array. */
 const genesisAuthorities = [
   {
     credential: 'did:ledger:cred:genesis' as CredentialId,
@@ -475,12 +474,11 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
    */
   let below: Set<string> | null = new Set();
   let seq = 0;
-  let leaves: string[] = [];
+  const journal = new JournalChunkText();
   const writeChunk = () => {
-    const firstSeq = seq - leaves.length + 1;
-    out.put(keys.journal(firstSeq), encodeJournalChunk(leaves));
+    const firstSeq = seq - journal.entries + 1;
+    out.put(keys.journal(firstSeq), journal.take());
     out.put(keys.journalTime(nowMs, firstSeq), '');
-    leaves = [];
   };
   const planOpening = (o: GenesisOpening, reads: ChunkReads) => {
     const key = keys.balance(o.account, o.asset);
@@ -505,12 +503,13 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
       }
       seq++;
       const posting = openingPosting(o, seq, nowMs, after);
-      leaves.push(encodeLeaf(posting));
-      out.put(keys.accountAsset(o.account, o.asset, seq), encodeIndexedPosting(posting));
-      if (leaves.length === journalChunkEntriesMax) writeChunk();
+      const indexed = encodeIndexedPosting(posting);
+      out.put(keys.accountAsset(o.account, o.asset, seq), indexed);
+      journal.add(o.account, o.asset, indexed);
+      if (journal.entries === journalChunkEntriesMax) writeChunk();
     }
   }
-  if (leaves.length > 0) writeChunk();
+  if (journal.entries > 0) writeChunk();
   for (const [asset, sum] of sums) if (sum !== 0n) entryError('openings', `do not balance in ${asset} (off by ${sum})`);
   await out.endSection();
   if (below === null) await checkFloors(store);

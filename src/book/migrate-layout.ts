@@ -5,7 +5,8 @@
  * (`aa/…/<seq>` → ''), no per-asset totals, no deposit references. Layout 2 (this code,
  * model/codec.ts) differs in exactly these key spaces:
  * - `j/<first seq>`: chunks of CONTRACT 9 leaves, entries of one time, at most
- *   journalChunkEntriesMax each, and `jt/<time>/<first seq>` for each chunk;
+ *   journalChunkEntriesMax each, and `jt/<time>/<first seq>` for each chunk (written here
+ *   in layout 6's compact form, which the layouts after 2 read and their moves keep);
  * - `aa/<acct>/<asset>/<seq>`: the leaf and the reference (encodeLeafIndexedPosting; layout 4
  *   makes them compact: migrate-compact-index.ts);
  * - `tb/<asset>`: every asset's totals, layer by layer;
@@ -31,8 +32,9 @@ import {
   decodeIdentity,
   decodeOperation,
   decodeOperationJson,
-  encodeJournalChunk,
+  encodeIndexedPosting,
   encodeLeaf,
+  JournalChunkText,
 } from '../model/codec.js';
 import { keySpaces, keys, parseSeqHex, prefixEnd, settlementKeys } from '../model/keys.js';
 import { DamagedRecord, type Json, check, damaged, parsed, recordJson, recordJsonList } from '../model/decode.js';
@@ -195,10 +197,10 @@ export async function migrateLayout1(from: ReadView, to: Store, afterWrite: () =
   let journalChunks = 0;
   let lastAtMs = 0;
   /** The journal chunk being filled: consecutive entries of one time. */
-  let chunk: { firstSeq: number; atMs: number; leaves: string[] } | null = null;
+  let chunk: { firstSeq: number; atMs: number; entries: JournalChunkText } | null = null;
   const flushChunk = async () => {
     if (chunk === null) return;
-    await put(keys.journal(chunk.firstSeq), encodeJournalChunk(chunk.leaves));
+    await put(keys.journal(chunk.firstSeq), chunk.entries.take());
     await put(keys.journalTime(chunk.atMs, chunk.firstSeq), '');
     journalChunks++;
     chunk = null;
@@ -213,9 +215,10 @@ export async function migrateLayout1(from: ReadView, to: Store, afterWrite: () =
     const leaf = encodeLeaf(posting);
     await put(keys.accountAsset(posting.account, posting.asset, seq), encodeLeafIndexedPosting(leaf, posting.reference));
     // A chunk's entries share one time (the time index finds a period's first entry in one seek).
-    if (chunk !== null && (chunk.atMs !== posting.atMs || chunk.leaves.length === journalChunkEntriesMax)) await flushChunk();
-    if (chunk === null) chunk = { firstSeq: seq, atMs: posting.atMs, leaves: [] };
-    chunk.leaves.push(leaf);
+    if (chunk !== null && (chunk.atMs !== posting.atMs || chunk.entries.entries === journalChunkEntriesMax)) await flushChunk();
+    if (chunk === null) chunk = { firstSeq: seq, atMs: posting.atMs, entries: new JournalChunkText() };
+    // The chunk in the form this ledgerd writes (layout 6's; the moves in place after this one leave `j/` as it is).
+    chunk.entries.add(posting.account, posting.asset, encodeIndexedPosting(posting));
   };
 
   /** One entry of the old book: copied as it stands (once its decoder reads it), rebuilt, or refused. */

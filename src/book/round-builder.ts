@@ -19,7 +19,7 @@ import { type Refusal, refusal } from '../errors.js';
 import { AuditTrail } from '../auth/audit.js';
 import { memberOf } from '../auth/members.js';
 import { type Proposal, decideApproval } from '../auth/proposals.js';
-import { encodeAccount, encodeAsset, encodeBalanceText, encodeHead, encodeIdentity, encodeJournalChunk, encodePosting } from '../model/codec.js';
+import { encodeAccount, encodeAsset, encodeBalanceText, encodeHead, encodeIdentity, encodeIndexedPosting, JournalChunkText } from '../model/codec.js';
 import type { IdSource } from '../model/ids.js';
 import { keySpaces, keys, settlementKeys, tokenKey, usedChallengeKey } from '../model/keys.js';
 import { type Account, type Asset, type Authority, type Balance, type Head, type Operation, type Posting, moved, withinAmountCeiling, zeroBalance } from '../model/model.js';
@@ -95,8 +95,9 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
   let postingSeq = input.head.postingSeq;
   /** Per asset, what the round's entries moved, layer by layer: added to in place (one object per asset, not one per entry). */
   const deltas = new Map<string, { available: bigint; reserved: bigint; encumbered: bigint }>();
-  /** The round's journal entries, written in chunks. */
-  const leaves: string[] = [];
+  /** The round's journal entries, in chunks of at most journalChunkEntriesMax: those filled, then the one filling. */
+  const journalChunks: string[] = [];
+  const journal = new JournalChunkText();
   let accountsOpened = 0;
 
   const post = (op: Operation, entries: readonly Entry[]): number[] => {
@@ -127,8 +128,10 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
         reference: op.reference,
         after,
       };
-      const { leaf, indexed } = encodePosting(posting);
-      leaves.push(leaf);
+      const indexed = encodeIndexedPosting(posting);
+      // The journal's entry holds the index entry's text too (store layout 6): no leaf is made here.
+      journal.add(entry.account, entry.asset, indexed);
+      if (journal.entries === bounds.journalChunkEntriesMax) journalChunks.push(journal.take());
       writes.push({ type: 'put', key: keys.accountAsset(entry.account, entry.asset, seq), value: indexed });
       seqs.push(seq);
     }
@@ -231,9 +234,10 @@ export function buildRound(input: RoundInput, context: RoundContext): BuiltRound
     writes.push(value === undefined ? { type: 'del', key } : { type: 'put', key, value });
   }
 
-  for (let i = 0; i < leaves.length; i += bounds.journalChunkEntriesMax) {
-    const firstSeq = input.head.postingSeq + 1 + i;
-    writes.push({ type: 'put', key: keys.journal(firstSeq), value: encodeJournalChunk(leaves.slice(i, i + bounds.journalChunkEntriesMax)) });
+  if (journal.entries > 0) journalChunks.push(journal.take());
+  for (const [i, chunk] of journalChunks.entries()) {
+    const firstSeq = input.head.postingSeq + 1 + i * bounds.journalChunkEntriesMax;
+    writes.push({ type: 'put', key: keys.journal(firstSeq), value: chunk });
     writes.push({ type: 'put', key: keys.journalTime(atMs, firstSeq), value: '' });
   }
   const totals = new Map<string, Balance>();

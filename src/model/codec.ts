@@ -149,59 +149,27 @@ function authorityLeaf(a: Authority): string {
  * A journal entry's leaf bytes (CONTRACT 9): the canonical JSON of {seq, operation,
  * account, asset, balance, direction, amount, kind, status, at, counterparty,
  * authorities, after}, members in UTF-16 order, built directly as text (a property
- * test pins it to a generic canonical encoder). The journal stores exactly these
- * bytes, so checkpoints hash what was written without encoding anything again. The
- * authorities of an operation are shared by its entries and encoded once.
+ * test pins it to a generic canonical encoder). Made when the journal is read (store
+ * layout 6 stores each entry compactly: JournalChunk); layouts 2-5 stored these bytes.
+ * The authorities of an operation are shared by its entries and encoded once.
  */
 export function encodeLeaf(p: Posting): string {
-  return leafOf(p, postingTexts(p));
-}
-
-/** A posting's members as the leaf and the index entry both write them, each made once. */
-interface PostingTexts {
-  readonly operation: string;
-  readonly counterparty: string;
-  readonly amount: string;
-  readonly available: string;
-  readonly reserved: string;
-  readonly encumbered: string;
+  const authorities = leafAuthorities.of(p.authorities);
+  const str = JSON.stringify;
+  // Joined, not concatenated: one flat string (a template makes a tree of ~30 parts,
+  // flattened again by whatever reads it: the hash, a disclosure's JSON).
+  return [
+    '{"account":', str(p.account), ',"after":{"available":"', decimal(p.after.available), '","encumbered":"', decimal(p.after.encumbered), '","reserved":"', decimal(p.after.reserved),
+    '"},"amount":"', decimal(p.amountMinor), '","asset":', str(p.asset), ',"at":', p.atMs, ',"authorities":', authorities, ',"balance":"', p.layer,
+    '","counterparty":', nullOr(p.counterparty), ',"direction":"', p.direction, '","kind":"', p.kind,
+    '","operation":', str(p.operation), ',"seq":', p.seq, ',"status":"', p.status, '"}',
+  ].join('');
 }
 
 /** Decimal text of an amount; zero (most reserved and encumbered layers) without making a string. */
 const decimal = (v: bigint): string => (v === 0n ? '0' : v.toString());
-
-function postingTexts(p: Posting): PostingTexts {
-  return {
-    operation: JSON.stringify(p.operation),
-    counterparty: p.counterparty === null ? 'null' : JSON.stringify(p.counterparty),
-    amount: decimal(p.amountMinor),
-    available: decimal(p.after.available),
-    reserved: decimal(p.after.reserved),
-    encumbered: decimal(p.after.encumbered),
-  };
-}
-
-/**
- * A posting's leaf and its account index entry (encodeLeaf, encodeIndexedPosting), the
- * texts they share made once: what the round builder writes for every posting.
- */
-export function encodePosting(p: Posting): { readonly leaf: string; readonly indexed: string } {
-  const texts = postingTexts(p);
-  return { leaf: leafOf(p, texts), indexed: indexedOf(p, texts) };
-}
-
-function leafOf(p: Posting, t: PostingTexts): string {
-  const authorities = leafAuthorities.of(p.authorities);
-  const str = JSON.stringify;
-  // Joined, not concatenated: one flat string (a template makes a tree of ~30 parts that
-  // lives as long as the round's batch and is flattened again by each writer).
-  return [
-    '{"account":', str(p.account), ',"after":{"available":"', t.available, '","encumbered":"', t.encumbered, '","reserved":"', t.reserved,
-    '"},"amount":"', t.amount, '","asset":', str(p.asset), ',"at":', p.atMs, ',"authorities":', authorities, ',"balance":"', p.layer,
-    '","counterparty":', t.counterparty, ',"direction":"', p.direction, '","kind":"', p.kind,
-    '","operation":', t.operation, ',"seq":', p.seq, ',"status":"', p.status, '"}',
-  ].join('');
-}
+/** JSON of a text member that may be null. */
+const nullOr = (v: string | null): string => (v === null ? 'null' : JSON.stringify(v));
 
 // The values a journal entry's enumerated fields may hold.
 const directions = members<Direction>({ debit: true, credit: true });
@@ -250,19 +218,15 @@ export function decodeLeaf(text: string, reference: Posting['reference']): Posti
  * their index in the lists below, each authority a tuple):
  * `[at, amount, direction, balance, kind, status, operation, counterparty,
  *   [[credential, grant, kind, on_behalf_of, principal], …], reference, available, reserved, encumbered]`.
- * Its CONTRACT 9 leaf is encodeLeaf of the decoded posting, the same bytes as the
- * journal's (the codec property test pins it).
+ * Its CONTRACT 9 leaf is encodeLeaf of the decoded posting (the codec property test pins
+ * it). Store layout 6's journal chunk holds this text too (JournalChunkText).
  */
 export function encodeIndexedPosting(p: Posting): string {
-  return indexedOf(p, postingTexts(p));
-}
-
-function indexedOf(p: Posting, t: PostingTexts): string {
   const authorities = indexedAuthorities.of(p.authorities);
   return [
-    '[', p.atMs, ',"', t.amount, '",', positionIn(indexedDirections, p.direction), ',', positionIn(indexedLayers, p.layer), ',', positionIn(indexedKinds, p.kind), ',',
-    positionIn(indexedStatuses, p.status), ',', t.operation, ',', t.counterparty, ',', authorities, ',',
-    p.reference === null ? 'null' : JSON.stringify(p.reference), ',"', t.available, '","', t.reserved, '","', t.encumbered, '"]',
+    '[', p.atMs, ',"', decimal(p.amountMinor), '",', positionIn(indexedDirections, p.direction), ',', positionIn(indexedLayers, p.layer), ',', positionIn(indexedKinds, p.kind), ',',
+    positionIn(indexedStatuses, p.status), ',', JSON.stringify(p.operation), ',', nullOr(p.counterparty), ',', authorities, ',',
+    nullOr(p.reference), ',"', decimal(p.after.available), '","', decimal(p.after.reserved), '","', decimal(p.after.encumbered), '"]',
   ].join('');
 }
 
@@ -284,7 +248,10 @@ const authorityMembers = ['credential', 'grant', 'kind', 'on_behalf_of', 'princi
 /** The members of a stored tuple by name, so each is checked like a record's (decode.ts); a tuple of another length is damaged. */
 function tupleRecord(v: unknown, names: readonly string[], what: string): Json {
   if (!Array.isArray(v) || v.length !== names.length) damaged(what, `is not a list of ${names.length} members`);
-  return Object.fromEntries(names.map((name, i) => [name, v[i]]));
+  // A loop, not Object.fromEntries: read for every movement and every compact journal entry's leaf, it was a quarter of the latter's time.
+  const record: Json = {};
+  for (let i = 0; i < names.length; i++) record[names[i]!] = v[i];
+  return record;
 }
 function indexed<T>(j: Json, name: string, list: readonly T[], what: string): T {
   const v = list[check.integer(j, name, what)];
@@ -297,14 +264,19 @@ export function decodeIndexedPosting(key: string, text: string): Posting {
   const what = `account index entry ${key}`;
   const [account, asset, seqText, ...rest] = key.slice(keySpaces.accountAsset.length).split('/');
   if (!key.startsWith(keySpaces.accountAsset) || !account || !asset || !/^[0-9a-f]{16}$/.test(seqText ?? '') || rest.length > 0) damaged(what, 'is not under an index key');
+  return indexedPosting(account as Posting['account'], asset as Posting['asset'], parseSeqHex(seqText!), text, what);
+}
+
+/** The posting of an index entry's compact form `text`, given what the entry's place holds (its account, asset and journal position). */
+function indexedPosting(account: Posting['account'], asset: Posting['asset'], seq: number, text: string, what: string): Posting {
   const j = tupleRecord(parsed(text, what), indexedMembers, what);
   const authorities = j.authorities;
   if (!Array.isArray(authorities)) damaged(what, 'authorities is not a list');
   return {
-    seq: parseSeqHex(seqText!),
+    seq,
     atMs: check.integer(j, 'at', what),
-    account: account as Posting['account'],
-    asset: asset as Posting['asset'],
+    account,
+    asset,
     amountMinor: check.decimal(j, 'amount', what),
     direction: indexed(j, 'direction', indexedDirections, what),
     layer: indexed(j, 'balance', indexedLayers, what),
@@ -327,9 +299,102 @@ export function decodeIndexedPosting(key: string, text: string): Posting {
   };
 }
 
-/** A journal chunk: the leaves of consecutive entries, one per line, keyed by the first entry's position. */
-export const encodeJournalChunk = (leaves: readonly string[]): string => leaves.join('\n');
-export const journalChunkLeaves = (text: string): string[] => text.split('\n');
+/**
+ * A journal chunk (`j/<first seq>`): consecutive entries, one per line, keyed by the first
+ * entry's position. Store layout 6 writes each entry compactly, after a first line
+ * `journalChunkMark`: `<account>/<asset>/<index entry>`, the index entry being the account
+ * index's compact form of the posting (encodeIndexedPosting: the decider has it already),
+ * the entry's position the chunk's first plus its line. Its CONTRACT 9 leaf is made when
+ * read: encodeLeaf of the posting decoded, the bytes layouts 2-5 stored (the codec property
+ * test pins them), which wrote the leaves themselves, one per line (the first begins '{'),
+ * and are read as they stand.
+ */
+export const journalChunkMark = '#';
+
+/**
+ * A journal chunk being written: each entry's parts kept apart until the chunk is taken
+ * and joined once (no string per entry).
+ */
+export class JournalChunkText {
+  private parts: string[] = [journalChunkMark];
+  private count = 0;
+
+  /** Entries added since the chunk was last taken. */
+  get entries(): number {
+    return this.count;
+  }
+
+  /** The entry of a posting on `account` in `asset` whose index entry is `indexed`. */
+  add(account: string, asset: string, indexed: string): void {
+    // The line splits at the first two '/' and the chunk at line breaks: an id or symbol holds neither (keys.ts).
+    if (account.includes('/') || account.includes('\n') || asset.includes('/') || asset.includes('\n')) fail(`account ${account} and asset ${asset} name a journal entry without '/' or a line break`);
+    this.parts.push('\n', account, '/', asset, '/', indexed);
+    this.count++;
+  }
+
+  /** The chunk's stored text; the next entry added starts a new chunk. */
+  take(): string {
+    if (this.count === 0) fail('a journal chunk holds at least one entry');
+    const text = this.parts.join('');
+    this.parts = [journalChunkMark];
+    this.count = 0;
+    return text;
+  }
+}
+
+/** The stored text of a chunk of the postings `ps` (consecutive entries), for writers that hold postings, not their index entries (benches, tests). */
+export function encodeJournalChunk(ps: readonly Posting[]): string {
+  const chunk = new JournalChunkText();
+  for (const p of ps) chunk.add(p.account, p.asset, encodeIndexedPosting(p));
+  return chunk.take();
+}
+
+/** A stored journal chunk, read: its entries, each one's leaf made when asked for. */
+export class JournalChunk {
+  private readonly lines: string[];
+  /** The line of the first entry: 1 after the mark of the compact form, 0 in layouts 2-5's chunk of leaves. */
+  private readonly firstLine: number;
+
+  /** `text` stored under `j/<firstSeq>`. */
+  constructor(text: string, private readonly firstSeq: number) {
+    this.lines = text.split('\n');
+    this.firstLine = this.lines[0] === journalChunkMark ? 1 : 0;
+    if (this.firstLine === 0 && !text.startsWith('{')) damaged(`journal chunk ${firstSeq}`, 'is in no form this ledgerd reads');
+    if (this.entries === 0) damaged(`journal chunk ${firstSeq}`, 'holds no entry');
+  }
+
+  get entries(): number {
+    return this.lines.length - this.firstLine;
+  }
+
+  /** The leaf bytes (as text) of the chunk's `i`-th entry, from 0. */
+  leaf(i: number): string {
+    const line = this.lines[this.firstLine + i];
+    if (line === undefined) fail(`journal chunk ${this.firstSeq} holds an entry ${i}`);
+    return this.firstLine === 0 ? line : encodeLeaf(journalLinePosting(line, this.firstSeq + i));
+  }
+}
+
+/** How many entries a stored chunk holds, whichever its form, without reading them. */
+export function journalChunkEntries(text: string): number {
+  const lines = text.split('\n');
+  return lines.length - (lines[0] === journalChunkMark ? 1 : 0);
+}
+
+/** The leaves of every entry of a stored chunk: `text` stored under `j/<firstSeq>`. */
+export function journalChunkLeaves(text: string, firstSeq: number): string[] {
+  const chunk = new JournalChunk(text, firstSeq);
+  return Array.from({ length: chunk.entries }, (_, i) => chunk.leaf(i));
+}
+
+/** The posting of a compact journal line (its reference, which no leaf holds, as the index entry holds it). */
+function journalLinePosting(line: string, seq: number): Posting {
+  const what = `journal entry ${seq}`;
+  const accountEnd = line.indexOf('/');
+  const assetEnd = accountEnd < 0 ? -1 : line.indexOf('/', accountEnd + 1);
+  if (accountEnd <= 0 || assetEnd <= accountEnd + 1) damaged(what, 'names no account and asset');
+  return indexedPosting(line.slice(0, accountEnd) as Posting['account'], line.slice(accountEnd + 1, assetEnd) as Posting['asset'], seq, line.slice(assetEnd + 1), what);
+}
 
 function encodeLeg(l: Leg): Json {
   return { ...l, amountMinor: l.amountMinor.toString() };

@@ -34,9 +34,11 @@ export function prefixEnd(prefix: string): string {
  * entries in a compact form instead of a copy of the leaf (`aa/`: book/migrate-compact-index.ts);
  * 5 = a decided operation stored once, in its event chunk, `op/` saying where
  * (model/event-chunk.ts; book/migrate-operation-pointers.ts), and the Received operations of
- * an intake write in one `cmd/` chunk (book/command-chunks.ts).
+ * an intake write in one `cmd/` chunk (book/command-chunks.ts); 6 = journal chunks of entries
+ * in a compact form, each leaf made when read (model/codec.ts JournalChunk; layout 5's chunks
+ * of leaves are read as they stand: book/migrate-compact-journal.ts).
  */
-export const storeLayout = '5';
+export const storeLayout = '6';
 
 /** Every top-level key space, once. */
 export const keySpaces = {
@@ -52,7 +54,7 @@ export const keySpaces = {
   account: 'acct/',
   /** Balances (three layers), by account then asset. */
   balance: 'bal/',
-  /** The journal: chunks of CONTRACT 9 leaves, by first journal position. */
+  /** The journal: chunks of its entries (each giving its CONTRACT 9 leaf), by first journal position. */
   journal: 'j/',
   /** Each journal chunk by time then first position. */
   journalTime: 'jt/',

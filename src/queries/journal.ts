@@ -1,10 +1,11 @@
 /**
- * Reading the journal as CONTRACT 9's leaves. The journal is stored as chunks of
- * leaf bytes (one chunk per round, keyed by its first entry's position), so the
- * leaves of any range are read by one seek and a split, never encoded again.
+ * Reading the journal as CONTRACT 9's leaves. The journal is stored in chunks (one per
+ * round, keyed by its first entry's position: model/codec.ts JournalChunk), so the leaves
+ * of any range are read by one seek and a split; an entry in store layout 6's compact form
+ * has its leaf made as it is read, layouts 2-5's chunks hold the leaf bytes themselves.
  */
 import { assert } from '../assert.js';
-import { journalChunkLeaves } from '../model/codec.js';
+import { JournalChunk } from '../model/codec.js';
 import type { ReadView } from '../store/port.js';
 import { keys, parseSeqHex } from '../model/keys.js';
 
@@ -22,9 +23,9 @@ export async function* journalLeaves(view: ReadView, fromSeq: number, toSeq: num
   // Each chunk holds at least one entry: the range's length bounds the chunks read.
   for await (const [key, text] of view.entries({ gte: start, lte: keys.journal(toSeq), limit: toSeq - fromSeq + 1 })) {
     const first = parseSeqHex(key.slice(keys.journalPrefix.length));
-    const leaves = journalChunkLeaves(text);
-    assert(first <= next && first + leaves.length > next, `journal entry ${next} is in the chunk read for it`);
-    for (let i = next - first; i < leaves.length && next <= toSeq; i++, next++) yield leaves[i]!;
+    const chunk = new JournalChunk(text, first);
+    assert(first <= next && first + chunk.entries > next, `journal entry ${next} is in the chunk read for it`);
+    for (let i = next - first; i < chunk.entries && next <= toSeq; i++, next++) yield chunk.leaf(i);
   }
   assert(next === toSeq + 1, `journal entries ${fromSeq}..${toSeq} are all in the book`);
 }

@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LevelStore } from '../../src/store/level.js';
+import { journalChunkLeaves } from '../../src/model/codec.js';
+import { parseSeqHex } from '../../src/model/keys.js';
 import { type Client, type Daemon, client, decided, ledgerd, refused, startDaemon, useTempDirs, writeBook } from './support.js';
 
 const newDir = useTempDirs();
@@ -140,7 +142,7 @@ describe('checkpoints', () => {
     const store = await LevelStore.open(join(dir, 'book'), { createIfMissing: false });
     const leaves: string[] = [];
     try {
-      for await (const [, chunk] of store.entries({ gte: 'j/', lt: 'j0', limit: 1_000_000 })) leaves.push(...chunk.split('\n'));
+      for await (const [key, chunk] of store.entries({ gte: 'j/', lt: 'j0', limit: 1_000_000 })) leaves.push(...journalChunkLeaves(chunk, parseSeqHex(key.slice('j/'.length))));
     } finally {
       await store.close();
     }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../daemon/http/digest.js';
-import { decodeBalanceText, decodeIndexedPosting, decodeLeaf, decodeOperation, encodeBalance, encodeBalanceText, encodeIndexedPosting, encodeLeaf, encodeOperation, encodePosting } from '../../src/model/codec.js';
+import { decodeBalanceText, decodeIndexedPosting, decodeLeaf, decodeOperation, encodeBalance, encodeBalanceText, encodeIndexedPosting, encodeLeaf, encodeOperation, JournalChunk, JournalChunkText, journalChunkEntries } from '../../src/model/codec.js';
 import { keys } from '../../src/model/keys.js';
 import { balanceView, movementView } from '../../src/queries/views.js';
 import type { Wire } from '../../src/queries/wire.js';
@@ -52,14 +52,41 @@ describe('record codec', () => {
         const indexed = decodeIndexedPosting(keys.accountAsset(p.account, p.asset, p.seq), encodeIndexedPosting(p));
         expect(indexed).toEqual(p);
         expect(encodeLeaf(indexed)).toBe(leaf);
-        // The round builder's encoding of both at once gives the same two texts.
-        expect(encodePosting(p)).toEqual({ leaf, indexed: encodeIndexedPosting(p) });
         // A balance's stored text, written out, is its record's JSON, and reads back.
         expect(encodeBalanceText(p.after)).toBe(JSON.stringify(encodeBalance(p.after)));
         expect(decodeBalanceText(encodeBalanceText(p.after))).toEqual(p.after);
       }),
       { numRuns: 500 },
     );
+  });
+
+  it('stores journal chunks compactly, each entry read back as its leaf byte for byte (store layout 6)', () => {
+    // Odd text wherever the leaf holds text other than an id or a symbol: any unicode (lone surrogates too), quotes, backslashes, line breaks.
+    const text = fc.string({ unit: 'binary', maxLength: 12 });
+    const odd: fc.Arbitrary<Posting> = fc
+      .tuple(posting, text, fc.option(text, { nil: null }), fc.array(fc.record({ credential: text, grant: fc.option(text, { nil: null }), kind: fc.constantFrom('owner', 'delegated', 'operator', 'issuance', 'recovery'), onBehalfOf: fc.option(text, { nil: null }), principal: text }), { maxLength: 4 }), fc.option(fc.string({ unit: 'binary' }), { nil: null }))
+      .map(([p, operation, counterparty, authorities, reference]) => ({ ...p, operation, counterparty, authorities, reference }) as unknown as Posting);
+    const extremes = fc.constantFrom((1n << 128n) - 1n, 1n, 0n);
+    const chunks = fc.array(fc.oneof(posting, odd, fc.tuple(posting, extremes, extremes).map(([p, amountMinor, available]) => ({ ...p, amountMinor: amountMinor === 0n ? 1n : amountMinor, after: { ...p.after, available: -available } }))), { minLength: 1, maxLength: 8 });
+    fc.assert(
+      fc.property(chunks, fc.integer({ min: 1, max: 2 ** 40 }), (ps, firstSeq) => {
+        const writer = new JournalChunkText();
+        for (const p of ps) writer.add(p.account, p.asset, encodeIndexedPosting(p));
+        expect(writer.entries).toBe(ps.length);
+        const stored = writer.take();
+        expect(writer.entries).toBe(0);
+        expect(journalChunkEntries(stored)).toBe(ps.length);
+        const read = new JournalChunk(stored, firstSeq);
+        expect(read.entries).toBe(ps.length);
+        // The entry's position is the chunk's: the leaf is encodeLeaf of the posting at that position.
+        for (const [i, p] of ps.entries()) expect(read.leaf(i)).toBe(encodeLeaf({ ...p, seq: firstSeq + i }));
+      }),
+      { numRuns: 300 },
+    );
+    // A line splits at its first two '/' and a chunk at line breaks: an account or asset holding one is never written.
+    for (const [account, asset] of [['did:ledger:acct:a/b', 'USD'], ['did:ledger:acct:a\nb', 'USD'], ['did:ledger:acct:a', 'U/SD']]) {
+      expect(() => new JournalChunkText().add(account!, asset!, '[]')).toThrow(/without '\/' or a line break/);
+    }
   });
 
   it('round-trips operations with every command type', () => {

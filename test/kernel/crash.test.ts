@@ -22,7 +22,7 @@ import { approverCredential, crashCustomers, isApproval, openCrashStore } from '
 import { memberWrite, rootMember } from '../../src/auth/members.js';
 import { decodeProposal } from '../../src/auth/proposals.js';
 import { useStores } from '../support/stores.js';
-import { approvalPolicyKey, keys, prefixEnd, proposalPrefix } from '../../src/model/keys.js';
+import { approvalPolicyKey, keys, parseSeqHex, prefixEnd, proposalPrefix } from '../../src/model/keys.js';
 import { defaultPolicy } from '../../src/auth/approvals.js';
 
 const child = join(process.cwd(), 'dist/test/support/crash-child.js');
@@ -123,7 +123,7 @@ async function verify(where: string, acked: ReadonlyMap<number, string>) {
   // Postings: exactly two per completed transfer, none for a rejected one; balances follow the journal.
   const perOp = new Map<string, number>();
   const fromJournal = new Map<string, bigint>();
-  for (const p of (await all(store, keys.journalPrefix)).flatMap(([, v]) => journalChunkLeaves(v).map((leaf) => decodeLeaf(leaf, null)))) {
+  for (const p of (await all(store, keys.journalPrefix)).flatMap(([k, v]) => journalChunkLeaves(v, parseSeqHex(k.slice(keys.journalPrefix.length))).map((leaf) => decodeLeaf(leaf, null)))) {
     perOp.set(p.operation, (perOp.get(p.operation) ?? 0) + 1);
     const k = keys.balance(p.account, p.asset);
     fromJournal.set(k, (fromJournal.get(k) ?? 0n) + (p.direction === 'credit' ? p.amountMinor : -p.amountMinor));

@@ -14,7 +14,7 @@ import type { Store } from '../../src/store/port.js';
 import { verifyTotals } from '../../src/book/totals.js';
 import { TestClock, acct, actorOf, customersGenesis, openBook, submission, sym, transfer } from '../support/book.js';
 import { useStores } from '../support/stores.js';
-import { keys, prefixEnd } from '../../src/model/keys.js';
+import { keys, parseSeqHex, prefixEnd } from '../../src/model/keys.js';
 
 const stores = useStores();
 
@@ -196,8 +196,8 @@ async function compare(kernel: Awaited<ReturnType<typeof openBook>>['kernel'], m
 /** Invariants read back from the store: postings balance per operation; floors; trial balance zero. */
 async function checkInvariants(kernel: Awaited<ReturnType<typeof openBook>>['kernel'], store: Store) {
   const perOperation = new Map<string, bigint>();
-  for await (const [, v] of store.entries({ gte: keys.journalPrefix, lt: prefixEnd(keys.journalPrefix), limit: Number.MAX_SAFE_INTEGER })) {
-    for (const leaf of journalChunkLeaves(v)) {
+  for await (const [k, v] of store.entries({ gte: keys.journalPrefix, lt: prefixEnd(keys.journalPrefix), limit: Number.MAX_SAFE_INTEGER })) {
+    for (const leaf of journalChunkLeaves(v, parseSeqHex(k.slice(keys.journalPrefix.length)))) {
       const p = decodeLeaf(leaf, null);
       if (p.kind === 'opening') continue;
       const k = `${p.operation}/${p.kind}/${p.asset}`;

@@ -5,23 +5,41 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { expect } from 'vitest';
 import { placeOf } from '../../daemon/book.js';
 import type { StoreConfig } from '../../daemon/config.js';
 import { migrateEntriesPerWrite } from '../../src/constants.js';
 import { encodeLeafIndexedPosting } from '../../src/book/migrate-layout.js';
-import { decodeIndexedPosting, encodeLeaf } from '../../src/model/codec.js';
+import { decodeHead, decodeIndexedPosting, encodeLeaf, journalChunkLeaves, journalChunkMark } from '../../src/model/codec.js';
+import { journalLeaves } from '../../src/queries/journal.js';
 import { decodeOperationPointer, eventChunkText, eventChunkTexts } from '../../src/model/event-chunk.js';
-import { keySpaces, keys, prefixEnd } from '../../src/model/keys.js';
+import { keySpaces, keys, parseSeqHex, prefixEnd } from '../../src/model/keys.js';
 import type { BatchOp, ReadView, Store } from '../../src/store/port.js';
 import { client, decided, ledgerd, ledgerdRun, startDaemon, writeBook } from '../daemon/support.js';
 
 /**
- * Writes a layout-5 book's event chunks and operations as layout 4 wrote them (each chunk a
- * JSON list, each decided operation whole under `op/`) and marks it 4; the chunks rewritten.
+ * Writes a layout-6 book's journal chunks as layouts 2-5 wrote them (the leaves, one per line)
+ * and marks it 5; the chunks rewritten.
+ */
+export async function asLayout5(store: Store): Promise<number> {
+  const ops: BatchOp[] = [{ type: 'put', key: keys.layout, value: '5' }];
+  for await (const [key, value] of store.entries({ gte: keySpaces.journal, lt: prefixEnd(keySpaces.journal), limit: Number.MAX_SAFE_INTEGER })) {
+    ops.push({ type: 'put', key, value: journalChunkLeaves(value, parseSeqHex(key.slice(keySpaces.journal.length))).join('\n') });
+  }
+  await store.write(ops, true);
+  return ops.length - 1;
+}
+
+/**
+ * Writes a layout-6 book as layout 4 wrote it: layout 5's records (asLayout5), the event chunks
+ * and operations as layout 4 wrote them (each chunk a JSON list, each decided operation whole
+ * under `op/`); marks it 4; the event chunks rewritten.
  */
 export async function asLayout4(store: Store): Promise<number> {
+  await asLayout5(store);
   const ops: BatchOp[] = [{ type: 'put', key: keys.layout, value: '4' }];
   let chunks = 0;
   for await (const [key, value] of store.entries({ gte: keySpaces.event, lt: prefixEnd(keySpaces.event), limit: Number.MAX_SAFE_INTEGER })) {
@@ -36,7 +54,7 @@ export async function asLayout4(store: Store): Promise<number> {
   return chunks;
 }
 
-/** Writes a layout-5 book as layout 3 wrote it: layout 4's records (asLayout4), the account index entries as the leaf and the reference; marks it 3; the index entries rewritten. */
+/** Writes a layout-6 book as layout 3 wrote it: layout 4's records (asLayout4), the account index entries as the leaf and the reference; marks it 3; the index entries rewritten. */
 export async function asLayout3(store: Store): Promise<number> {
   await asLayout4(store);
   const ops: BatchOp[] = [{ type: 'put', key: keys.layout, value: '3' }];
@@ -48,10 +66,16 @@ export async function asLayout3(store: Store): Promise<number> {
   return ops.length - 1;
 }
 
-/** SHA-256 over every key and value of a store, in key order. */
+/**
+ * SHA-256 over every key and value of a store, in key order; a journal chunk as its leaves
+ * (a move in place keeps layouts 2-5's chunks of leaves, which layout 6 reads as they stand).
+ */
 export async function storeDigest(store: ReadView): Promise<string> {
   const hash = createHash('sha256');
-  for await (const [key, value] of store.entries({ limit: Number.MAX_SAFE_INTEGER })) hash.update(JSON.stringify([key, value]));
+  for await (const [key, value] of store.entries({ limit: Number.MAX_SAFE_INTEGER })) {
+    const read = key.startsWith(keySpaces.journal) ? journalChunkLeaves(value, parseSeqHex(key.slice(keySpaces.journal.length))).join('\n') : value;
+    hash.update(JSON.stringify([key, read]));
+  }
   return hash.digest('hex');
 }
 
@@ -92,16 +116,16 @@ export async function migratedFromLayout3AfterAKill(dir: string, store: StoreCon
   const withStore = storeOf(dir, store);
   const written = await withStore(storeDigest);
   expect(await withStore(asLayout3)).toBe(postings);
-  expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 3; this ledgerd reads layout 5: run ledgerd migrate/);
+  expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 3; this ledgerd reads layout 6: run ledgerd migrate/);
 
   // Killed after its second write (the mark, then the first page): part of the index is moved.
   await (await pausedMigrate(dir, 2))();
   expect(await withStore(async (s) => [await s.get(keys.layout), await indexForms(s)])).toEqual(['3-4', { compact: migrateEntriesPerWrite, leaf: postings - migrateEntriesPerWrite }]);
-  expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 3-4; this ledgerd reads layout 5: run ledgerd migrate/);
+  expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 3-4; this ledgerd reads layout 6: run ledgerd migrate/);
 
   const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
   expect(migrated.code, migrated.stderr).toBe(0);
-  expect(migrated.stdout).toMatch(new RegExp(`book migrated from store layout 3-4 to 5 in place: ${postings - migrateEntriesPerWrite} account index entries made compact`));
+  expect(migrated.stdout).toMatch(new RegExp(`book migrated from store layout 3-4 to 6 in place: ${postings - migrateEntriesPerWrite} account index entries made compact`));
   expect(await withStore(storeDigest)).toBe(written);
   const checked = await ledgerdRun(['check', '--data-dir', dir]);
   expect(checked.code, checked.stdout + checked.stderr).toBe(0);
@@ -137,19 +161,72 @@ export async function migratedFromLayout4AfterAKill(dir: string, store: StoreCon
   const written = await withStore(storeDigest);
   const chunks = await withStore(asLayout4);
   expect(chunks).toBeGreaterThan(2);
-  expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 4; this ledgerd reads layout 5: run ledgerd migrate/);
+  expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 4; this ledgerd reads layout 6: run ledgerd migrate/);
 
   // Killed after its second write (the mark, then the oldest chunk): part of the events are moved.
   await (await pausedMigrate(dir, 2))();
   expect(await withStore(async (s) => [await s.get(keys.layout), await eventChunkForms(s)])).toEqual(['4-5', { sliced: 1, list: chunks - 1 }]);
-  expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 4-5; this ledgerd reads layout 5: run ledgerd migrate/);
+  expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 4-5; this ledgerd reads layout 6: run ledgerd migrate/);
 
   const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
   expect(migrated.code, migrated.stderr).toBe(0);
-  expect(migrated.stdout).toMatch(new RegExp(`book migrated from store layout 4-5 to 5 in place: ${chunks - 1} event chunks rewritten, \\d+ operations stored once \\(0 kept whole`));
+  expect(migrated.stdout).toMatch(new RegExp(`book migrated from store layout 4-5 to 6 in place: ${chunks - 1} event chunks rewritten, \\d+ operations stored once \\(0 kept whole`));
   expect(await withStore(storeDigest)).toBe(written);
   const checked = await ledgerdRun(['check', '--data-dir', dir]);
   expect(checked.code, checked.stdout + checked.stderr).toBe(0);
+}
+
+/** How many journal chunks are in layout 6's compact form, and how many hold layouts 2-5's leaves. */
+export async function journalChunkForms(store: ReadView): Promise<{ compact: number; leaves: number }> {
+  const [compact, leaves] = await formsIn(store, keySpaces.journal, `${journalChunkMark}\n`);
+  return { compact, leaves };
+}
+
+/**
+ * `ledgerd migrate` 5 → 6 on the book in `dir` (in `store`, its daemon stopped, with more
+ * than one journal chunk), made layout 5 by asLayout5: the mark alone moves, the chunks of
+ * leaves are kept and read as they stand (the book reads as the one this ledgerd wrote, checked
+ * clean); a transfer then adds a compact chunk after them, and the book still checks clean.
+ */
+export async function migratedFromLayout5(dir: string, store: StoreConfig): Promise<void> {
+  const withStore = storeOf(dir, store);
+  const written = await withStore(storeDigest);
+  const chunks = await withStore(asLayout5);
+  expect(chunks).toBeGreaterThan(1);
+  expect(await withStore(journalChunkForms)).toEqual({ compact: 0, leaves: chunks });
+  expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 5; this ledgerd reads layout 6: run ledgerd migrate/);
+
+  const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
+  expect(migrated.code, migrated.stderr).toBe(0);
+  expect(migrated.stdout).toMatch(/book migrated from store layout 5 to 6 in place: the journal's chunks kept as they stand\n$/);
+  expect(await withStore(async (s) => [await s.get(keys.layout), await journalChunkForms(s)])).toEqual(['6', { compact: 0, leaves: chunks }]);
+  expect(await withStore(storeDigest)).toBe(written);
+  const checked = await ledgerdRun(['check', '--data-dir', dir]);
+  expect(checked.code, checked.stdout + checked.stderr).toBe(0);
+
+  const { head: before, leaves: old } = await withStore(async (s) => ({ head: (await s.get(keys.head))!, leaves: await journalOf(s) }));
+  const daemon = await startDaemon({ dataDir: dir });
+  try {
+    const operator = client(daemon.url, readFileSync(join(dir, 'operator.key'), 'utf8').trim());
+    const sent = await operator.post('/v1/transfers', { legs: [{ from: 'did:ledger:acct:alice', to: 'did:ledger:acct:bob', asset: 'USD', amount: '3' }] }, undefined, { 'client-key': 'after-layout-5' });
+    expect((await decided(operator, sent.body.operation_reference)).body.state).toBe('Completed');
+  } finally {
+    expect(await daemon.stop()).toBe(0);
+  }
+  // The old chunks read as before, the new one after them in the compact form.
+  const after = await withStore(async (s) => ({ forms: await journalChunkForms(s), leaves: await journalOf(s) }));
+  expect(after.forms).toEqual({ compact: 1, leaves: chunks });
+  expect(after.leaves.slice(0, old.length)).toEqual(old);
+  expect(after.leaves.slice(old.length).map((leaf) => JSON.parse(leaf).seq)).toEqual([JSON.parse(before).postingSeq + 1, JSON.parse(before).postingSeq + 2]);
+  const again = await ledgerdRun(['check', '--data-dir', dir]);
+  expect(again.code, again.stdout + again.stderr).toBe(0);
+}
+
+/** Every leaf of the journal of `store`, in order. */
+async function journalOf(store: ReadView): Promise<string[]> {
+  const leaves: string[] = [];
+  for await (const leaf of journalLeaves(store, 1, decodeHead((await store.get(keys.head))!).postingSeq)) leaves.push(leaf);
+  return leaves;
 }
 
 /**
