@@ -11,13 +11,22 @@ import { genesisEntriesMax } from '../src/constants.js';
 import { genesisEntryCharsMax, genesisEntryDepthMax, genesisValueCharsMax } from './constants.js';
 import { backslash, closeBrace, closeBracket, colon, comma, isDigit, isWhitespace, minus, openBrace, openBracket, quote } from './json-chars.js';
 
-interface Container {
-  readonly array: boolean;
+/** One level of nesting; one object per depth, reused by every value opened there (none allocated per entry). */
+class Container {
+  array = false;
   /** Built only inside an entry of the wanted section. */
-  value: unknown[] | Record<string, unknown> | null;
+  value: unknown[] | Record<string, unknown> | null = null;
   /** An object's member names so far (a repeated one is refused: readers differ on which they keep). */
-  readonly members: string[] | null;
-  key: string | null;
+  readonly members: string[] = [];
+  key: string | null = null;
+
+  reset(array: boolean, value: unknown[] | Record<string, unknown> | null): this {
+    this.array = array;
+    this.value = value;
+    this.members.length = 0;
+    this.key = null;
+    return this;
+  }
 }
 
 /** Raw bytes one string or number may take: \uXXXX is six bytes for one character; a longer run is refused without being held. */
@@ -51,6 +60,13 @@ const unparsable = (what: string): never => notJson(`Parser cannot parse input: 
  */
 export class GenesisScan {
   private readonly stack: Container[] = [];
+  /** The containers of each depth, made once. */
+  private readonly pool: Container[] = [];
+  /**
+   * The bytes being scanned, as a string of one character per byte (latin1): a plain
+   * string's text is a slice of it, which costs no call into Node per string.
+   */
+  private bytesText = '';
   private readonly seen = new Set<string>();
   private begun = false;
   private section: string | null = null;
@@ -73,7 +89,7 @@ export class GenesisScan {
   ) {
     if (resumeAt !== null) {
       this.begun = true;
-      this.stack.push({ array: false, value: null, members: null, key: null });
+      this.stack.push(new Container());
       this.section = resumeAt;
       this.expect = Expect.Value;
     }
@@ -111,7 +127,7 @@ export class GenesisScan {
     if (depth === 0 && array) entryError('document', 'must be an object');
     if (depth === 1 && !array) entryError(this.where(), 'must be an array');
     const value = depth >= 2 && this.building() ? (array ? [] : {}) : null;
-    this.stack.push({ array, value, members: array ? null : [], key: null });
+    this.stack.push((this.pool[depth] ??= new Container()).reset(array, value));
     this.count(1);
     if (this.stack.length === 2) this.onSection(this.section!, offset);
     this.expect = array ? Expect.ValueOrEnd : Expect.KeyOrEnd;
@@ -161,7 +177,7 @@ export class GenesisScan {
       this.entry = -1;
       return;
     }
-    const members = top.members!;
+    const { members } = top;
     if (members.includes(name)) entryError(this.where(), `member ${shown(name)} appears twice`);
     members.push(name);
     top.key = name;
@@ -184,7 +200,10 @@ export class GenesisScan {
    */
   private string(buf: Buffer, at: number, end: number, last: boolean, decode: boolean): number {
     let i = at + 1;
-    let chars = 0;
+    // A run of plain characters (printable ASCII, no escape) first, one test per byte, while within the bound: most strings are only that.
+    const plainEnd = Math.min(end, at + genesisValueCharsMax + 2);
+    for (let c = buf[i]!; i < plainEnd && c !== quote && c !== backslash && c >= 0x20 && c < 0x80; c = buf[++i]!);
+    let chars = i - at - 1;
     let plain = true;
     for (;;) {
       if (i >= end || chars > genesisValueCharsMax || i - at > valueBytesMax) {
@@ -223,7 +242,7 @@ export class GenesisScan {
     }
     if (decode || !plain) {
       // Escapes resolved by JSON.parse over the lexeme just checked; bad UTF-8 reads as U+FFFD, as a text decoder gives.
-      this.text = plain ? buf.toString('latin1', at + 1, i) : (JSON.parse(buf.toString('utf8', at, i + 1)) as string);
+      this.text = plain ? this.bytesText.slice(at + 1, i) : (JSON.parse(buf.toString('utf8', at, i + 1)) as string);
       if (this.text.length > genesisValueCharsMax) this.tooLong();
     }
     return i + 1;
@@ -265,6 +284,7 @@ export class GenesisScan {
    * read, or where the wanted section ended. `last`: no bytes follow `end`.
    */
   scan(buf: Buffer, from: number, end: number, last: boolean, offset: number, out: unknown[]): number {
+    this.bytesText = buf.toString('latin1', 0, end);
     let i = from;
     while (i < end && !this.finished) {
       const c = buf[i]!;
@@ -332,7 +352,7 @@ export class GenesisScan {
             next = this.number(buf, i, end, last);
             if (next === more) return this.unpend(i);
             this.began();
-            value = Number(buf.toString('latin1', i, next));
+            value = this.building() ? Number(this.bytesText.slice(i, next)) : null;
             this.count(3 + next - i);
           } else {
             const word = c === 0x74 ? 'true' : c === 0x66 ? 'false' : c === 0x6e ? 'null' : null;
@@ -341,7 +361,7 @@ export class GenesisScan {
               if (last) unparsable('expected a value');
               return this.unpend(i);
             }
-            if (buf.toString('latin1', i, i + word!.length) !== word) unparsable('expected a value');
+            if (this.bytesText.slice(i, i + word!.length) !== word) unparsable('expected a value');
             next = i + word!.length;
             this.began();
             value = word === 'true' ? true : word === 'false' ? false : null;
