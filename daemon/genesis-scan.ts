@@ -288,7 +288,8 @@ export class GenesisScan {
     let i = from;
     while (i < end && !this.finished) {
       const c = buf[i]!;
-      if (isWhitespace(c)) {
+      // Only a byte up to a space may be whitespace: the call is skipped for the rest (this loop is too large for it to be inlined).
+      if (c <= 0x20 && isWhitespace(c)) {
         i++;
         continue;
       }
