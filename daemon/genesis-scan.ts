@@ -44,6 +44,9 @@ const enum Expect {
 
 const isHex = (c: number) => isDigit(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
 
+/** Bytes decoded at a time for the text of plain strings (GenesisScan.latin1). */
+const textWindowBytes = 512;
+
 /** A lexeme that runs past the bytes scanned so far: scanned again, whole, once more have come. */
 const more = -1;
 
@@ -63,10 +66,13 @@ export class GenesisScan {
   /** The containers of each depth, made once. */
   private readonly pool: Container[] = [];
   /**
-   * The bytes being scanned, as a string of one character per byte (latin1): a plain
-   * string's text is a slice of it, which costs no call into Node per string.
+   * A window of the bytes being scanned, from `windowFrom`, as a string of one character
+   * per byte (latin1): a plain string's text is a slice of it, which costs no call into
+   * Node per string. A slice keeps its whole window alive, so windows are short
+   * (textWindowBytes): whatever strings the import keeps, each holds at most that much.
    */
-  private bytesText = '';
+  private window = '';
+  private windowFrom = 0;
   private readonly seen = new Set<string>();
   private begun = false;
   private section: string | null = null;
@@ -242,7 +248,7 @@ export class GenesisScan {
     }
     if (decode || !plain) {
       // Escapes resolved by JSON.parse over the lexeme just checked; bad UTF-8 reads as U+FFFD, as a text decoder gives.
-      this.text = plain ? this.bytesText.slice(at + 1, i) : (JSON.parse(buf.toString('utf8', at, i + 1)) as string);
+      this.text = plain ? this.latin1(buf, at + 1, i) : (JSON.parse(buf.toString('utf8', at, i + 1)) as string);
       if (this.text.length > genesisValueCharsMax) this.tooLong();
     }
     return i + 1;
@@ -284,7 +290,7 @@ export class GenesisScan {
    * read, or where the wanted section ended. `last`: no bytes follow `end`.
    */
   scan(buf: Buffer, from: number, end: number, last: boolean, offset: number, out: unknown[]): number {
-    this.bytesText = buf.toString('latin1', 0, end);
+    this.window = '';
     let i = from;
     while (i < end && !this.finished) {
       const c = buf[i]!;
@@ -353,7 +359,7 @@ export class GenesisScan {
             next = this.number(buf, i, end, last);
             if (next === more) return this.unpend(i);
             this.began();
-            value = this.building() ? Number(this.bytesText.slice(i, next)) : null;
+            value = this.building() ? Number(this.latin1(buf, i, next)) : null;
             this.count(3 + next - i);
           } else {
             const word = c === 0x74 ? 'true' : c === 0x66 ? 'false' : c === 0x6e ? 'null' : null;
@@ -362,7 +368,7 @@ export class GenesisScan {
               if (last) unparsable('expected a value');
               return this.unpend(i);
             }
-            if (this.bytesText.slice(i, i + word!.length) !== word) unparsable('expected a value');
+            if (this.latin1(buf, i, i + word!.length) !== word) unparsable('expected a value');
             next = i + word!.length;
             this.began();
             value = word === 'true' ? true : word === 'false' ? false : null;
@@ -374,6 +380,16 @@ export class GenesisScan {
       }
     }
     return i;
+  }
+
+  /** `buf[from, to)` (bytes already scanned, all below 0x80 but where a caller compares them) as text: a slice of the window, moved to `from` when it does not hold them. */
+  private latin1(buf: Buffer, from: number, to: number): string {
+    if (from < this.windowFrom || to > this.windowFrom + this.window.length) {
+      if (to - from > textWindowBytes) return buf.toString('latin1', from, to);
+      this.windowFrom = from;
+      this.window = buf.toString('latin1', from, Math.min(buf.length, from + textWindowBytes));
+    }
+    return this.window.slice(from - this.windowFrom, to - this.windowFrom);
   }
 
   private unpend(at: number): number {
