@@ -382,7 +382,7 @@ export class GenesisScan {
     return i;
   }
 
-  /** `buf[from, to)` (bytes already scanned, all below 0x80 but where a caller compares them) as text: a slice of the window, moved to `from` when it does not hold them. */
+  /** `buf[from, to)` as latin1 text (a plain string, a number, a word to compare): a slice of the window, which moves to `from` when it does not hold them. */
   private latin1(buf: Buffer, from: number, to: number): string {
     if (from < this.windowFrom || to > this.windowFrom + this.window.length) {
       if (to - from > textWindowBytes) return buf.toString('latin1', from, to);
