@@ -6,8 +6,7 @@
  * thread) and the peak RSS.
  * Usage: node dist/bench/genesis-import.js --accounts 1000000
  */
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { once } from 'node:events';
+import { closeSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -20,36 +19,49 @@ const accounts = Number(values.accounts);
 /** Seconds between lines of memory over time (0: none). */
 const everyS = Number(values.every);
 
-async function writeGenesis(path: string): Promise<void> {
-  const out = createWriteStream(path);
-  const write = async (text: string) => {
-    if (!out.write(text)) await once(out, 'drain');
+/** Written synchronously (not through libuv's pool), so the pool's threads are the store's: see threadCpuS. */
+function writeGenesis(path: string): void {
+  const fd = openSync(path, 'w');
+  let pending: string[] = [];
+  const write = (text: string) => {
+    pending.push(text);
+    if (pending.length === 4096) flush();
   };
-  const section = async (name: string, first: boolean, row: (i: number) => string, extra = '') => {
-    await write(`${first ? '{' : ','}"${name}":[`);
-    for (let i = 0; i < accounts; i++) await write((i === 0 ? '' : ',') + row(i));
-    await write(`${extra}]`);
+  const flush = () => {
+    writeSync(fd, pending.join(''));
+    pending = [];
+  };
+  const section = (name: string, first: boolean, row: (i: number) => string, extra = '') => {
+    write(`${first ? '{' : ','}"${name}":[`);
+    for (let i = 0; i < accounts; i++) write((i === 0 ? '' : ',') + row(i));
+    write(`${extra}]`);
   };
   const total = String(100 * accounts);
-  await write('{"assets":[{"id":"USD","kind":"fiat","precision":2}]');
-  await section('identities', false, (i) => `"did:ledger:id:g${i}"`);
-  await section('accounts', false, (i) => `{"account":"did:ledger:acct:g${i}","owner":"did:ledger:id:g${i}","kind":"customer"}`, `,{"account":"did:ledger:acct:treasury","owner":"did:ledger:id:operator","kind":"treasury","treasury_limits":{"USD":"${total}"}}`);
-  await section('openings', false, (i) => `{"account":"did:ledger:acct:g${i}","asset":"USD","amount":"100","direction":"credit"}`, `,{"account":"did:ledger:acct:treasury","asset":"USD","amount":"${total}","direction":"debit"}`);
-  await section('aliases', false, (i) => `{"source":"old","name":"c-${i}","account":"did:ledger:acct:g${i}"}`);
-  await write('}');
-  out.end();
-  await once(out, 'finish');
+  write('{"assets":[{"id":"USD","kind":"fiat","precision":2}]');
+  section('identities', false, (i) => `"did:ledger:id:g${i}"`);
+  section('accounts', false, (i) => `{"account":"did:ledger:acct:g${i}","owner":"did:ledger:id:g${i}","kind":"customer"}`, `,{"account":"did:ledger:acct:treasury","owner":"did:ledger:id:operator","kind":"treasury","treasury_limits":{"USD":"${total}"}}`);
+  section('openings', false, (i) => `{"account":"did:ledger:acct:g${i}","asset":"USD","amount":"100","direction":"credit"}`, `,{"account":"did:ledger:acct:treasury","asset":"USD","amount":"${total}","direction":"debit"}`);
+  section('aliases', false, (i) => `{"source":"old","name":"c-${i}","account":"did:ledger:acct:g${i}"}`);
+  write('}');
+  flush();
+  closeSync(fd);
 }
 
-/** CPU seconds of the main (JavaScript) thread so far, from Linux's per-thread counters; null elsewhere. */
-function mainThreadCpuS(): number | null {
+/** CPU seconds of each of the process's threads so far, by thread id, from Linux's per-thread counters; empty elsewhere. */
+function threadCpuS(): Map<string, number> {
+  const cpu = new Map<string, number>();
   try {
-    const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
+    for (const tid of readdirSync('/proc/self/task')) {
+      const fields = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      cpu.set(tid, (Number(fields[11]) + Number(fields[12])) / 100); // utime, stime in clock ticks (USER_HZ 100)
+    }
   } catch {
-    return null;
+    // Not Linux (or a thread gone between listing and reading): what was read.
   }
+  return cpu;
 }
+/** The CPU seconds `threads` took between two readings. */
+const cpuSince = (before: Map<string, number>, after: Map<string, number>, threads: Iterable<string>) => [...threads].reduce((sum, tid) => sum + (after.get(tid) ?? 0) - (before.get(tid) ?? 0), 0);
 
 /** RSS split as Linux counts it: anonymous memory (heaps, LevelDB's buffers) and mapped files (LevelDB's tables). */
 function rssLine(): string {
@@ -68,12 +80,17 @@ function rssLine(): string {
 const dir = mkdtempSync(join(tmpdir(), 'ledger-genesis-bench-'));
 try {
   const file = join(dir, 'genesis.json');
-  await writeGenesis(file);
+  writeGenesis(file);
   const rssBeforeMiB = process.memoryUsage().rss / 2 ** 20;
+  // Threads by when Node started them (Linux gives ids in order): V8's helpers (garbage collection, compiling) first,
+  // libuv's pool last (it runs LevelDB's reads and batch writes, and the file's reads); LevelDB's compaction thread starts at its first flush.
+  const startThreads = [...threadCpuS().keys()].filter((tid) => tid !== String(process.pid)).sort((a, b) => Number(a) - Number(b));
+  const poolThreads = startThreads.slice(-Number(process.env.UV_THREADPOOL_SIZE ?? 4));
+  const v8Threads = startThreads.slice(0, -poolThreads.length);
   const store = await LevelStore.open(join(dir, 'book'));
   const startMs = performance.now();
   const cpuBefore = process.cpuUsage();
-  const mainBefore = mainThreadCpuS();
+  const threadsBefore = threadCpuS();
   const genesis = await openGenesisFile(file);
   const sampler =
     everyS > 0
@@ -90,8 +107,14 @@ try {
   // CPU of every thread (LevelDB's too): on a shared machine, what the import costs whatever the wall clock waited for.
   const cpu = process.cpuUsage(cpuBefore);
   const cpuS = (cpu.user + cpu.system) / 1e6;
-  const mainAfter = mainThreadCpuS();
-  const mainS = mainBefore === null || mainAfter === null ? null : mainAfter - mainBefore;
+  const threadsAfter = threadCpuS();
+  const mainS = cpuSince(threadsBefore, threadsAfter, [String(process.pid)]);
+  const laterThreads = [...threadsAfter.keys()].filter((tid) => tid !== String(process.pid) && !startThreads.includes(tid));
+  const split =
+    threadsAfter.size === 0
+      ? ''
+      : `; main thread ${mainS.toFixed(1)} s, V8's helpers ${cpuSince(threadsBefore, threadsAfter, v8Threads).toFixed(1)} s, ` +
+        `libuv's pool (LevelDB reads and writes, file reads) ${cpuSince(threadsBefore, threadsAfter, poolThreads).toFixed(1)} s, LevelDB's compaction ${cpuSince(threadsBefore, threadsAfter, laterThreads).toFixed(1)} s`;
   await store.close();
   if (everyS > 0) console.log(`at the end: ${rssLine()}`);
   // maxRSS is in KiB; the file was written before, with little memory, so the peak is the import's.
@@ -99,7 +122,7 @@ try {
   console.log(
     `genesis import: ${accounts} accounts, file ${(statSync(file).size / 2 ** 20).toFixed(0)} MiB, ` +
       `${(elapsedMs / 1000).toFixed(1)} s (${Math.round(accounts / (elapsedMs / 1000))} accounts/s), ` +
-      `CPU ${cpuS.toFixed(1)} s (${Math.round(accounts / cpuS)} accounts per CPU-second, ${((1e6 * cpuS) / accounts).toFixed(1)} µs per account${mainS === null ? '' : `; main thread ${mainS.toFixed(1)} s`}), load average ${loadavg()[0]!.toFixed(1)}, ` +
+      `CPU ${cpuS.toFixed(1)} s (${Math.round(accounts / cpuS)} accounts per CPU-second, ${((1e6 * cpuS) / accounts).toFixed(1)} µs per account${split}), load average ${loadavg()[0]!.toFixed(1)}, ` +
       `RSS before ${rssBeforeMiB.toFixed(0)} MiB, peak RSS ${peakRssMiB.toFixed(0)} MiB`,
   );
 } finally {

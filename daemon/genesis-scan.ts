@@ -11,13 +11,22 @@ import { genesisEntriesMax } from '../src/constants.js';
 import { genesisEntryCharsMax, genesisEntryDepthMax, genesisValueCharsMax } from './constants.js';
 import { backslash, closeBrace, closeBracket, colon, comma, isDigit, isWhitespace, minus, openBrace, openBracket, quote } from './json-chars.js';
 
-interface Container {
-  readonly array: boolean;
+/** One level of nesting; one object per depth, reused by every value opened there (none allocated per entry). */
+class Container {
+  array = false;
   /** Built only inside an entry of the wanted section. */
-  value: unknown[] | Record<string, unknown> | null;
+  value: unknown[] | Record<string, unknown> | null = null;
   /** An object's member names so far (a repeated one is refused: readers differ on which they keep). */
-  readonly members: string[] | null;
-  key: string | null;
+  readonly members: string[] = [];
+  key: string | null = null;
+
+  reset(array: boolean, value: unknown[] | Record<string, unknown> | null): this {
+    this.array = array;
+    this.value = value;
+    this.members.length = 0;
+    this.key = null;
+    return this;
+  }
 }
 
 /** Raw bytes one string or number may take: \uXXXX is six bytes for one character; a longer run is refused without being held. */
@@ -35,6 +44,9 @@ const enum Expect {
 
 const isHex = (c: number) => isDigit(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
 
+/** Bytes decoded at a time for the text of plain strings (GenesisScan.latin1). */
+const textWindowBytes = 512;
+
 /** A lexeme that runs past the bytes scanned so far: scanned again, whole, once more have come. */
 const more = -1;
 
@@ -51,6 +63,16 @@ const unparsable = (what: string): never => notJson(`Parser cannot parse input: 
  */
 export class GenesisScan {
   private readonly stack: Container[] = [];
+  /** The containers of each depth, made once. */
+  private readonly pool: Container[] = [];
+  /**
+   * A window of the bytes being scanned, from `windowFrom`, as a string of one character
+   * per byte (latin1): a plain string's text is a slice of it, which costs no call into
+   * Node per string. A slice keeps its whole window alive, so windows are short
+   * (textWindowBytes): whatever strings the import keeps, each holds at most that much.
+   */
+  private window = '';
+  private windowFrom = 0;
   private readonly seen = new Set<string>();
   private begun = false;
   private section: string | null = null;
@@ -73,7 +95,7 @@ export class GenesisScan {
   ) {
     if (resumeAt !== null) {
       this.begun = true;
-      this.stack.push({ array: false, value: null, members: null, key: null });
+      this.stack.push(new Container());
       this.section = resumeAt;
       this.expect = Expect.Value;
     }
@@ -111,7 +133,7 @@ export class GenesisScan {
     if (depth === 0 && array) entryError('document', 'must be an object');
     if (depth === 1 && !array) entryError(this.where(), 'must be an array');
     const value = depth >= 2 && this.building() ? (array ? [] : {}) : null;
-    this.stack.push({ array, value, members: array ? null : [], key: null });
+    this.stack.push((this.pool[depth] ??= new Container()).reset(array, value));
     this.count(1);
     if (this.stack.length === 2) this.onSection(this.section!, offset);
     this.expect = array ? Expect.ValueOrEnd : Expect.KeyOrEnd;
@@ -161,7 +183,7 @@ export class GenesisScan {
       this.entry = -1;
       return;
     }
-    const members = top.members!;
+    const { members } = top;
     if (members.includes(name)) entryError(this.where(), `member ${shown(name)} appears twice`);
     members.push(name);
     top.key = name;
@@ -184,7 +206,10 @@ export class GenesisScan {
    */
   private string(buf: Buffer, at: number, end: number, last: boolean, decode: boolean): number {
     let i = at + 1;
-    let chars = 0;
+    // A run of plain characters (printable ASCII, no escape) first, one test per byte, while within the bound: most strings are only that.
+    const plainEnd = Math.min(end, at + genesisValueCharsMax + 2);
+    for (let c = buf[i]!; i < plainEnd && c !== quote && c !== backslash && c >= 0x20 && c < 0x80; c = buf[++i]!);
+    let chars = i - at - 1;
     let plain = true;
     for (;;) {
       if (i >= end || chars > genesisValueCharsMax || i - at > valueBytesMax) {
@@ -223,7 +248,7 @@ export class GenesisScan {
     }
     if (decode || !plain) {
       // Escapes resolved by JSON.parse over the lexeme just checked; bad UTF-8 reads as U+FFFD, as a text decoder gives.
-      this.text = plain ? buf.toString('latin1', at + 1, i) : (JSON.parse(buf.toString('utf8', at, i + 1)) as string);
+      this.text = plain ? this.latin1(buf, at + 1, i) : (JSON.parse(buf.toString('utf8', at, i + 1)) as string);
       if (this.text.length > genesisValueCharsMax) this.tooLong();
     }
     return i + 1;
@@ -265,10 +290,12 @@ export class GenesisScan {
    * read, or where the wanted section ended. `last`: no bytes follow `end`.
    */
   scan(buf: Buffer, from: number, end: number, last: boolean, offset: number, out: unknown[]): number {
+    this.window = '';
     let i = from;
     while (i < end && !this.finished) {
       const c = buf[i]!;
-      if (isWhitespace(c)) {
+      // Only a byte up to a space may be whitespace: the call is skipped for the rest (this loop is too large for it to be inlined).
+      if (c <= 0x20 && isWhitespace(c)) {
         i++;
         continue;
       }
@@ -332,7 +359,7 @@ export class GenesisScan {
             next = this.number(buf, i, end, last);
             if (next === more) return this.unpend(i);
             this.began();
-            value = Number(buf.toString('latin1', i, next));
+            value = this.building() ? Number(this.latin1(buf, i, next)) : null;
             this.count(3 + next - i);
           } else {
             const word = c === 0x74 ? 'true' : c === 0x66 ? 'false' : c === 0x6e ? 'null' : null;
@@ -341,7 +368,7 @@ export class GenesisScan {
               if (last) unparsable('expected a value');
               return this.unpend(i);
             }
-            if (buf.toString('latin1', i, i + word!.length) !== word) unparsable('expected a value');
+            if (this.latin1(buf, i, i + word!.length) !== word) unparsable('expected a value');
             next = i + word!.length;
             this.began();
             value = word === 'true' ? true : word === 'false' ? false : null;
@@ -353,6 +380,16 @@ export class GenesisScan {
       }
     }
     return i;
+  }
+
+  /** `buf[from, to)` as latin1 text (a plain string, a number, a word to compare): a slice of the window, which moves to `from` when it does not hold them. */
+  private latin1(buf: Buffer, from: number, to: number): string {
+    if (from < this.windowFrom || to > this.windowFrom + this.window.length) {
+      if (to - from > textWindowBytes) return buf.toString('latin1', from, to);
+      this.windowFrom = from;
+      this.window = buf.toString('latin1', from, Math.min(buf.length, from + textWindowBytes));
+    }
+    return this.window.slice(from - this.windowFrom, to - this.windowFrom);
   }
 
   private unpend(at: number): number {

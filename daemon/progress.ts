@@ -5,7 +5,7 @@
  * left behind; otherwise one summary line at the end, for logs. The entries are counted by
  * wrapping the store at the edge, so the kernel neither knows nor pays for it.
  */
-import type { ReadView, Snapshot, Store } from '../src/store/port.js';
+import { type ReadView, type Snapshot, type Store, batchOf } from '../src/store/port.js';
 import { progressRedrawMs } from './constants.js';
 
 export interface ProgressOut {
@@ -149,6 +149,21 @@ export function countingWrites(store: Store, progress: Progress): Store {
     write: async (ops, sync) => {
       await store.write(ops, sync);
       progress.add(ops.length);
+    },
+    batch: () => {
+      const batch = batchOf(store);
+      return {
+        put: (key, value) => batch.put(key, value),
+        del: (key) => batch.del(key),
+        get length() {
+          return batch.length;
+        },
+        write: async (sync) => {
+          const written = batch.length;
+          await batch.write(sync);
+          progress.add(written);
+        },
+      };
     },
     recover: () => store.recover(),
     snapshot: () => store.snapshot(),

@@ -169,7 +169,7 @@ export const genesisEntriesPerWrite = 10_000;
 export const genesisEntriesPerRead = 2_000;
 /**
  * Genesis: bits of the filter of keys the import has written in the section it reads
- * (book/genesis-filter.ts), 16 MiB, and its probes per key: ~0.2% false positives at
+ * (book/genesis-filter.ts), 16 MiB, and its probes per key: ~0.4% false positives at
  * genesisEntriesMax keys, each costing one store read.
  */
 export const genesisKeyFilterBits = 2 ** 27;

@@ -23,7 +23,7 @@ import {
 import { assetsMax, genesisEntriesMax, genesisEntriesPerRead, genesisEntriesPerWrite, genesisIdentityRewriteAccountsMax, journalChunkEntriesMax } from '../constants.js';
 import type { Account, Asset, Balance, Head, Posting } from '../model/model.js';
 import { moved, zeroBalance } from '../model/model.js';
-import type { BatchOp, Store } from '../store/port.js';
+import { type BatchOp, type Store, type WriteBatch, batchOf } from '../store/port.js';
 import { totalsWrite } from './totals.js';
 import type { AccountId, CredentialId, IdentityId } from '../model/values.js';
 import { KeyFilter } from './genesis-filter.js';
@@ -93,14 +93,17 @@ function openingPosting(o: GenesisOpening, seq: number, nowMs: number, after: Ba
 
 /**
  * The import's writes: bounded batches, one written while the next chunks are checked (one
- * write in flight at a time, in order). The keys of the section being read that its later
+ * write in flight at a time, in order). A write the import never reads back goes into the
+ * store's batch at once (LevelDB copies it out, so its strings die young instead of being
+ * held, and copied by the garbage collector, until the batch is written); one it reads back
+ * is held, and goes in as the batch goes out. The keys of the section being read that its later
  * entries read back (an account's id, a balance, an alias) are also kept with their
  * values until the store has them, and noted in `filter`, so a key the filter does not
  * hold was never written and is not read at all. Every section's writes are in the store
  * before the next section is read, so a read of an earlier section's key goes to the store.
  */
 class BoundedWriter {
-  private ops: BatchOp[] = [];
+  private batch: WriteBatch;
   /**
    * The writes of the section's own keys in the pending batch and the batch being written,
    * by key. A key written again while its batch is pending has its one write's value
@@ -117,22 +120,22 @@ class BoundedWriter {
   readonly filter = new KeyFilter();
   /** Puts what the section holds back until its batch goes out (identities' new accounts). */
   beforeWrite: () => void = () => {};
-  constructor(readonly store: Store) {}
+  constructor(readonly store: Store) {
+    this.batch = batchOf(store);
+  }
 
   put(key: string, value: string): void {
-    this.ops.push({ type: 'put', key, value });
+    this.batch.put(key, value);
   }
   del(key: string): void {
-    this.ops.push({ type: 'del', key });
+    this.batch.del(key);
   }
   /** A write the section reads back by key from its own writes (never from the filter). */
   putKept(key: string, value: string): void {
     const pending = this.pendingOwn.get(key);
     if (pending !== undefined) pending.value = value;
     else {
-      const op: PutOp = { type: 'put', key, value };
-      this.ops.push(op);
-      this.pendingOwn.set(key, op);
+      this.pendingOwn.set(key, { type: 'put', key, value });
     }
   }
   /** A write of the section's own key space, which its later entries look up. */
@@ -160,7 +163,7 @@ class BoundedWriter {
   }
   /** Between chunks: at most two batches of genesisEntriesPerWrite entries (one being written) plus one chunk's writes are ever held. */
   async flushIfFull(): Promise<void> {
-    if (this.ops.length >= genesisEntriesPerWrite) await this.startWrite(false);
+    if (this.batch.length + this.pendingOwn.size >= genesisEntriesPerWrite) await this.startWrite(false);
   }
   /** Writes what is buffered, and waits until the store has every write. */
   async flush(sync: boolean): Promise<void> {
@@ -190,14 +193,15 @@ class BoundedWriter {
     this.beforeWrite();
     await this.written;
     if (this.failure !== null) throw this.failure.error;
-    const ops = this.ops;
-    this.ops = [];
+    const batch = this.batch;
+    this.batch = batchOf(this.store);
+    for (const { key, value } of this.pendingOwn.values()) batch.put(key, value);
     const cleared = this.landedOwn;
     cleared.clear();
     this.landedOwn = this.writingOwn;
     this.writingOwn = this.pendingOwn;
     this.pendingOwn = cleared;
-    this.written = this.store.write(ops, sync).catch((error: unknown) => (this.failure = { error }));
+    this.written = batch.write(sync).catch((error: unknown) => (this.failure = { error }));
   }
 }
 

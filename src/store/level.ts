@@ -1,6 +1,6 @@
 import { Level } from 'level';
 import { levelBlockCacheBytes, levelOpenFilesMax, levelWriteBufferBytes } from '../constants.js';
-import type { BatchOp, Range, Snapshot, Store } from './port.js';
+import type { BatchOp, Range, Snapshot, Store, WriteBatch } from './port.js';
 
 type Db = Level<string, string>;
 
@@ -59,6 +59,18 @@ export class LevelStore implements Store {
       else batch.del(op.key);
     }
     await batch.write({ sync });
+  }
+  batch(): WriteBatch {
+    const batch = this.db.batch();
+    return {
+      put: (key, value) => void batch.put(key, value),
+      del: (key) => void batch.del(key),
+      get length() {
+        return batch.length;
+      },
+      // An empty chained batch is closed, not written (abstract-level's write does the same).
+      write: (sync) => batch.write({ sync }),
+    };
   }
   /**
    * Reopens the database. After a failed write LevelDB's log may end in a torn record,

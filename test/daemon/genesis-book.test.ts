@@ -86,6 +86,20 @@ async function bookOf(text: string, wrote: (ops: readonly BatchOp[]) => void = (
   const store = await LevelStore.open(join(dir, 'book'));
   const write = store.write.bind(store);
   store.write = (ops, sync) => (wrote(ops), write(ops, sync));
+  // The import's batches are built op by op (LevelStore.batch): each heard as it is written.
+  const batch = store.batch.bind(store);
+  store.batch = () => {
+    const inner = batch();
+    const ops: BatchOp[] = [];
+    return {
+      put: (key, value) => (ops.push({ type: 'put', key, value }), inner.put(key, value)),
+      del: (key) => (ops.push({ type: 'del', key }), inner.del(key)),
+      get length() {
+        return inner.length;
+      },
+      write: (sync) => (wrote(ops), inner.write(sync)),
+    };
+  };
   const genesis = await openGenesisFile(file);
   try {
     await importGenesisSource(store, genesis, 1_700_000_000_000);

@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { isPostgresUnavailable, pgRangePageEntries } from '../../src/store/postgres.js';
-import type { Range, ReadView, Store } from '../../src/store/port.js';
+import { type Range, type ReadView, type Store, batchOf } from '../../src/store/port.js';
 import { clusterUrl, storeKinds, useStores } from '../support/stores.js';
 
 const stores = useStores();
@@ -43,6 +43,23 @@ describe.each(storeKinds)('the %s store', (kind) => {
     expect(await store.get('b')).toBeUndefined();
     expect(await store.getMany(['gone', 'nul\u0000key', 'a', 'a'])).toEqual([undefined, 'a\u0000value é', 'two', 'two']);
     expect(await store.getMany([])).toEqual([]);
+    await store.close();
+  });
+
+  it('applies a batch built op by op (batchOf: LevelDB\'s own chained batch) only once written, whole, the last op on a key deciding it', async () => {
+    const store = await stores.open(kind);
+    await store.write([{ type: 'put', key: 'gone', value: 'x' }], true);
+    const batch = batchOf(store);
+    batch.put('a', 'one');
+    batch.del('a');
+    batch.put('a', 'two');
+    batch.del('gone');
+    expect(batch.length).toBe(4);
+    expect(await store.getMany(['a', 'gone'])).toEqual([undefined, 'x']);
+    await batch.write(true);
+    expect(await store.getMany(['a', 'gone'])).toEqual(['two', undefined]);
+    await batchOf(store).write(true);
+    expect(await read(store, { limit: 10 })).toEqual(['a=two']);
     await store.close();
   });
 
