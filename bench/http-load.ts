@@ -59,7 +59,11 @@ export function loadOptions(values: { connections: string; seconds: string; 'war
   return { ...counts, ratePerSec, batchSize };
 }
 
-const repoRoot = new URL('../../', import.meta.url).pathname;
+/**
+ * The daemon of the build this bench belongs to (not bin/ledgerd, which runs `dist/`): a bench
+ * kept aside (`cp -r dist .old-dist`) runs the daemon it was built with, old against new.
+ */
+const ledgerdMain = new URL('../daemon/main.js', import.meta.url).pathname;
 /** How long to wait, after the load, for every acknowledged transfer's decision event. */
 const decisionWaitMs = 60_000;
 /** Each customer account's opening balance: no transfer of the bench is ever short of funds. */
@@ -312,7 +316,7 @@ export async function runLedgerd(
   try {
     const operatorKey = drawApiKey();
     await writeBook(dir, operatorKey, options.accounts, store);
-    const ledgerd = await startServer([...nodeArgs, join(repoRoot, 'bin/ledgerd'), 'serve', '--data-dir', dir, '--listen', '127.0.0.1:0', '--log-level', 'warn'], process.env, pinning);
+    const ledgerd = await startServer([...nodeArgs, ledgerdMain, 'serve', '--data-dir', dir, '--listen', '127.0.0.1:0', '--log-level', 'warn'], process.env, pinning);
     const events = followDecisions(ledgerd.url, operatorKey);
     const pid = ledgerd.child.pid!;
     const cpu = measureCpu(options, () => treeCpuMs(pid));

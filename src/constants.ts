@@ -155,6 +155,15 @@ export const levelBlockCacheBytes = 8 * 1024 * 1024;
  * is memory and up to ~0.35 s more to reopen after a crash (the log replayed).
  */
 export const levelWriteBufferBytes = 64 * 1024 * 1024;
+/**
+ * A LevelDB read of at most this many keys is made on the calling thread (`getSync`: ~1-4 µs
+ * a key from the memtable or the block cache) rather than on libuv's pool, whose round trip
+ * (a thread woken, then the event loop) costs ~18-24 µs of CPU whatever the keys: below
+ * saturation intake's client-key lookup and the decider's reads are a key or two per round
+ * (docs/performance.md, Acknowledgements below saturation). Bounded so that a read that misses
+ * the caches blocks the event loop for a few disk reads at most; larger reads stay on the pool.
+ */
+export const levelSyncReadKeysMax = 8;
 
 /**
  * Alias and archived-identifier parts (source, name): 1 to this many of `[A-Za-z0-9._:@/+-]`
