@@ -128,8 +128,9 @@ export const authPruneIntervalMs = 1000;
 /** How long the kernel waits, after a failed store write, before it reopens the store and tries again. */
 export const retryAfterWriteFailureMs = 1000;
 /**
- * How long a decision round's write, when no write is in flight, waits for an intake
- * write to join it (src/book/group-commit.ts): together they take one fsync, and an
+ * How long a decision round's write, when no write is in flight or the write it queued
+ * behind is done, waits for an intake write to join it (src/book/group-commit.ts):
+ * together they take one fsync, and an
  * acknowledgement never waits for a decision write and then its own. A decision is
  * announced at most this much later.
  */
