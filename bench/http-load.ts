@@ -21,7 +21,7 @@ import { importGenesis } from '../src/book/genesis.js';
 import { benchAccount, fundedCustomersGenesis } from './genesis.js';
 import { LevelStore } from '../src/store/level.js';
 import { levelLogBytes } from './ceilings.js';
-import { type Pinning, processCpuMs, treeCpuMs, unpinned } from './pinning.js';
+import { type Pinning, processCpuMs, processSleeps, treeCpuMs, unpinned } from './pinning.js';
 
 export interface LoadOptions {
   readonly connections: number;
@@ -59,7 +59,11 @@ export function loadOptions(values: { connections: string; seconds: string; 'war
   return { ...counts, ratePerSec, batchSize };
 }
 
-const repoRoot = new URL('../../', import.meta.url).pathname;
+/**
+ * The daemon of the build this bench belongs to (not bin/ledgerd, which runs `dist/`): a bench
+ * kept aside (`cp -r dist .old-dist`) runs the daemon it was built with, old against new.
+ */
+const ledgerdMain = new URL('../daemon/main.js', import.meta.url).pathname;
 /** How long to wait, after the load, for every acknowledged transfer's decision event. */
 const decisionWaitMs = 60_000;
 /** Each customer account's opening balance: no transfer of the bench is ever short of funds. */
@@ -125,6 +129,35 @@ export function measureCpu(options: LoadOptions, read: () => number): { stop: ()
     stop: () => {
       clearTimeout(measuring);
       return read() - (atStartMs ?? read());
+    },
+  };
+}
+
+/**
+ * ledgerd's count of store writes (each one atomic batch, fsync'd on LevelDB), from its
+ * metrics; NaN when they cannot be read.
+ */
+async function storeWritesOf(url: string, token: string): Promise<number> {
+  try {
+    const res = await request(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+    const count = /^ledgerd_store_write_seconds_count (\d+)$/m.exec(await res.body.text());
+    return count === null ? Number.NaN : Number(count[1]);
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Like `measureCpu`, for a count read asynchronously (over HTTP). */
+function measureAsync(options: LoadOptions, read: () => Promise<number>): { stop: () => Promise<number> } {
+  let atStart: Promise<number> | null = null;
+  const measuring = setTimeout(() => {
+    atStart = read();
+  }, options.warmupSeconds * 1000);
+  return {
+    stop: async () => {
+      clearTimeout(measuring);
+      const end = await read();
+      return end - (await (atStart ?? read()));
     },
   };
 }
@@ -307,19 +340,34 @@ export async function runLedgerd(
   nodeArgs: string[] = [],
   store: StoreConfig = leveldbStoreDefault,
   pinning: Pinning = unpinned,
-): Promise<{ run: Run; decidedMs: number[]; decidedPerSec: number; operatorKey: string; cpuUsPerAck: number; mainThreadCpuUsPerAck: number; levelWrites: LevelWrites | null }> {
+): Promise<{
+  run: Run;
+  decidedMs: number[];
+  decidedPerSec: number;
+  operatorKey: string;
+  cpuUsPerAck: number;
+  mainThreadCpuUsPerAck: number;
+  /** Store writes (atomic batches, fsync'd) and sleeps of ledgerd's threads (voluntary context switches), per acknowledged transfer. */
+  storeWritesPerAck: number;
+  sleepsPerAck: number;
+  levelWrites: LevelWrites | null;
+}> {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-bench-http-'));
   try {
     const operatorKey = drawApiKey();
     await writeBook(dir, operatorKey, options.accounts, store);
-    const ledgerd = await startServer([...nodeArgs, join(repoRoot, 'bin/ledgerd'), 'serve', '--data-dir', dir, '--listen', '127.0.0.1:0', '--log-level', 'warn'], process.env, pinning);
+    const ledgerd = await startServer([...nodeArgs, ledgerdMain, 'serve', '--data-dir', dir, '--listen', '127.0.0.1:0', '--log-level', 'warn'], process.env, pinning);
     const events = followDecisions(ledgerd.url, operatorKey);
     const pid = ledgerd.child.pid!;
     const cpu = measureCpu(options, () => treeCpuMs(pid));
     const mainCpu = measureCpu(options, () => processCpuMs(pid, { mainThreadOnly: true }));
+    const sleeps = measureCpu(options, () => processSleeps(pid));
+    const storeWrites = measureAsync(options, () => storeWritesOf(ledgerd.url, operatorKey));
     const run = await drive(ledgerd.url, operatorKey, options);
     const cpuMs = cpu.stop();
     const mainCpuMs = mainCpu.stop();
+    const sleepCount = sleeps.stop();
+    const writeCount = await storeWrites.stop();
     const waitUntil = performance.now() + decisionWaitMs;
     while ([...run.submittedAt.keys()].some((ref) => !events.decidedAt.has(ref)) && performance.now() < waitUntil) await new Promise((r) => setTimeout(r, 100));
     const decidedMs = [...run.submittedAt].flatMap(([ref, t]) => (events.decidedAt.has(ref) ? [events.decidedAt.get(ref)! - t] : [])).sort((a, b) => a - b);
@@ -337,6 +385,8 @@ export async function runLedgerd(
       operatorKey,
       cpuUsPerAck: (cpuMs * 1000) / Math.max(1, run.acks),
       mainThreadCpuUsPerAck: (mainCpuMs * 1000) / Math.max(1, run.acks),
+      storeWritesPerAck: writeCount / Math.max(1, run.acks),
+      sleepsPerAck: sleepCount / Math.max(1, run.acks),
       levelWrites: store.kind === 'leveldb' ? levelWrites(join(dir, 'book')) : null,
     };
   } finally {

@@ -5,7 +5,9 @@
  * Prints acknowledgements per second, acknowledgement latency p50/p99 and
  * submit-to-decided p99 (the decision learned through GET /v1/events), and, in the
  * same run on the same machine, the same figures for a bare Fastify route that does
- * nothing: the ceiling. Nothing is asserted.
+ * nothing: the ceiling. Each ledgerd row also says how many store writes (fsync'd
+ * batches) and how many sleeps of its threads (each a wake-up) an acknowledgement cost:
+ * below saturation those, not the transfers, are what the CPU goes to. Nothing is asserted.
  *
  *   npm run build && node dist/bench/http.js [--pinning pinned,unpinned] [--stores leveldb,postgres] [--write-buffer-mib 4,64] [--rate N] [--batch N] [--profile-dir DIR] [--connections 64] [--seconds 10] [--accounts 1000]
  *
@@ -84,6 +86,8 @@ interface Row {
   readonly cpuUsPerAck: number;
   readonly mainUsPerAck: number;
   readonly levelWrites: LevelWrites | null;
+  /** ledgerd's store writes (fsync'd) and its threads' sleeps per ack; null for the bare route. */
+  readonly perAck: { readonly storeWrites: number; readonly sleeps: number } | null;
 }
 
 /** Every ledgerd variant, then the bare route, under one pinning. */
@@ -100,7 +104,7 @@ async function pass(pinning: Pinning, stores: BenchStores, profile: string[]): P
         const ledgerd = await runLedgerd({ ...options, batchSize }, profile, store, pinning);
         operatorKey = ledgerd.operatorKey;
         const route = batchSize === null ? 'POST /v1/transfers' : `POST /v1/batches of ${batchSize}`;
-        rows.push({ name: `ledgerd ${route}, ${label}`, run: ledgerd.run, decidedPerSec: ledgerd.decidedPerSec, decidedMs: ledgerd.decidedMs, cpuUsPerAck: ledgerd.cpuUsPerAck, mainUsPerAck: ledgerd.mainThreadCpuUsPerAck, levelWrites: ledgerd.levelWrites });
+        rows.push({ name: `ledgerd ${route}, ${label}`, run: ledgerd.run, decidedPerSec: ledgerd.decidedPerSec, decidedMs: ledgerd.decidedMs, cpuUsPerAck: ledgerd.cpuUsPerAck, mainUsPerAck: ledgerd.mainThreadCpuUsPerAck, levelWrites: ledgerd.levelWrites, perAck: { storeWrites: ledgerd.storeWritesPerAck, sleeps: ledgerd.sleepsPerAck } });
       }
     }
   }
@@ -110,7 +114,7 @@ async function pass(pinning: Pinning, stores: BenchStores, profile: string[]): P
   const mainCpu = measureCpu(options, () => processCpuMs(pid, { mainThreadOnly: true }));
   const ceiling = await drive(bare.url, operatorKey, { ...options, batchSize: null });
   const perAck = (ms: number) => (ms * 1000) / Math.max(1, ceiling.acks);
-  rows.push({ name: 'bare Fastify route (ceiling)', run: ceiling, decidedPerSec: null, decidedMs: null, cpuUsPerAck: perAck(cpu.stop()), mainUsPerAck: perAck(mainCpu.stop()), levelWrites: null });
+  rows.push({ name: 'bare Fastify route (ceiling)', run: ceiling, decidedPerSec: null, decidedMs: null, cpuUsPerAck: perAck(cpu.stop()), mainUsPerAck: perAck(mainCpu.stop()), levelWrites: null, perAck: null });
   await stopServer(bare.child);
   return rows;
 }
@@ -131,6 +135,7 @@ function report(pinning: Pinning, rows: Row[], disk: Awaited<ReturnType<typeof m
     console.log(
       `${r.name}: ${((100 * r.run.acks) / Math.max(1, ceiling.run.acks)).toFixed(0)}% of the ceiling's throughput; CPU per ack ${(r.cpuUsPerAck / Math.max(1e-9, ceiling.cpuUsPerAck)).toFixed(1)}x the bare route's per request (aim: <= 2x); ack p99 ${(ackP99Ms / disk.fdatasync.p99Ms).toFixed(1)}x the disk's fsync p99.`,
     );
+    if (r.perAck !== null) console.log(`  per ack: ${r.perAck.storeWrites.toFixed(2)} store writes (atomic batches, fsync'd), ${r.perAck.sleeps.toFixed(1)} sleeps of ledgerd's threads (voluntary context switches: each a wake-up).`);
     const w = r.levelWrites;
     if (w !== null) {
       // Per transfer acknowledged over the whole run (warm-up included), as LevelDB's LOG covers it.

@@ -90,6 +90,29 @@ export function processCpuMs(pid: number, options: { mainThreadOnly?: boolean; w
   return (options.withReaped ? own + Number(fields[13]) + Number(fields[14]) : own) * 10;
 }
 
+/**
+ * How many times the threads of `pid` went to sleep and were woken (voluntary context
+ * switches, summed over /proc/<pid>/task/*): each costs a wake-up, which on a VM whose
+ * core then idles is tens of µs (docs/performance.md, Acknowledgements below saturation).
+ */
+export function processSleeps(pid: number): number {
+  let sleeps = 0;
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return 0; // exited
+  }
+  for (const task of tasks) {
+    try {
+      sleeps += Number(/^voluntary_ctxt_switches:\s*(\d+)$/m.exec(readFileSync(`/proc/${pid}/task/${task}/status`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      // the thread ended while listed: its switches are gone with it
+    }
+  }
+  return sleeps;
+}
+
 /** CPU time (ms) a process tree has used, its reaped children included: a server made of several processes. */
 export function treeCpuMs(rootPid: number): number {
   return processTree(rootPid).reduce((sum, pid) => sum + processCpuMs(pid, { withReaped: pid === rootPid }), 0);

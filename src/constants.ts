@@ -128,8 +128,9 @@ export const authPruneIntervalMs = 1000;
 /** How long the kernel waits, after a failed store write, before it reopens the store and tries again. */
 export const retryAfterWriteFailureMs = 1000;
 /**
- * How long a decision round's write, when no write is in flight, waits for an intake
- * write to join it (src/book/group-commit.ts): together they take one fsync, and an
+ * How long a decision round's write, when no write is in flight or the write it queued
+ * behind is done, waits for an intake write to join it (src/book/group-commit.ts):
+ * together they take one fsync, and an
  * acknowledgement never waits for a decision write and then its own. A decision is
  * announced at most this much later.
  */
@@ -155,6 +156,15 @@ export const levelBlockCacheBytes = 8 * 1024 * 1024;
  * is memory and up to ~0.35 s more to reopen after a crash (the log replayed).
  */
 export const levelWriteBufferBytes = 64 * 1024 * 1024;
+/**
+ * A LevelDB read of at most this many keys is made on the calling thread (`getSync`: ~1-4 µs
+ * a key from the memtable or the block cache) rather than on libuv's pool, whose round trip
+ * (a thread woken, then the event loop) costs ~18-24 µs of CPU whatever the keys: below
+ * saturation intake's client-key lookup and the decider's reads are a key or two per round
+ * (docs/performance.md, Acknowledgements below saturation). Bounded so that a read that misses
+ * the caches blocks the event loop for a few disk reads at most; larger reads stay on the pool.
+ */
+export const levelSyncReadKeysMax = 8;
 
 /**
  * Alias and archived-identifier parts (source, name): 1 to this many of `[A-Za-z0-9._:@/+-]`

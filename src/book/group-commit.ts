@@ -23,7 +23,8 @@ interface Waiter {
  * With two writers, though, a write only ever finds the other's in flight, never
  * waiting: intake's then the decider's would still alternate, and an acknowledgement
  * wait for a decision write and then its own. So a decision round's write, when nothing
- * is in flight, holds back up to decisionWriteJoinWaitMs for an intake write to join it.
+ * is in flight or when the write it queued behind is done, holds back up to
+ * decisionWriteJoinWaitMs for an intake write to join it.
  *
  * After a failed write nothing queued behind it is written (each is failed with the
  * same error): LevelDB can lose writes made on the handle after a failed one until it
@@ -32,31 +33,34 @@ interface Waiter {
  */
 export class GroupCommit {
   private writing = false;
-  private next: { parts: (readonly BatchOp[])[]; waiters: Waiter[] } | null = null;
+  /** The next group; `mayWait`: every write in it may wait for company (a decision round's). */
+  private next: { parts: (readonly BatchOp[])[]; waiters: Waiter[]; mayWait: boolean } | null = null;
   /** Ends the hold of a write waiting for company, once another joins it (null: none holds). */
   private joined: (() => void) | null = null;
 
   constructor(
     private readonly store: Store,
     private readonly sync: boolean,
-    /** How long a write that may wait holds back, when none is in flight, for another to join it. */
+    /** How long a group of writes that may wait holds back, before it is written, for another to join it. */
     private readonly joinWaitMs: number,
   ) {}
 
   /**
    * Applies `ops` atomically, with whatever else is waiting; resolves once they are
    * durable (when syncing). A write that `mayWait` (a decision round's: nobody's
-   * acknowledgement waits on it) holds back up to joinWaitMs when nothing is in flight
-   * (requests keep being read meanwhile), so that an intake write arriving meanwhile
-   * shares its fsync instead of queueing behind it, and ends the wait at once; any
-   * other write starts the group at once, taking what waits along.
+   * acknowledgement waits on it) holds back up to joinWaitMs when nothing is in flight,
+   * and again when the write it queued behind is done (requests keep being read
+   * meanwhile), so that an intake write arriving meanwhile shares its fsync instead of
+   * queueing behind it, and ends the wait at once; any other write starts its group at
+   * once, taking what waits along.
    */
   write(ops: readonly BatchOp[], mayWait = false): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.next ??= { parts: [], waiters: [] };
+      this.next ??= { parts: [], waiters: [], mayWait: true };
       this.next.parts.push(ops);
       this.next.waiters.push({ resolve, reject });
-      if (!this.writing) void this.drain(mayWait ? this.joinWaitMs : 0);
+      this.next.mayWait &&= mayWait;
+      if (!this.writing) void this.drain();
       else this.joined?.();
     });
   }
@@ -78,14 +82,16 @@ export class GroupCommit {
     }
   }
 
-  private async drain(holdMs: number): Promise<void> {
+  private async drain(): Promise<void> {
     this.writing = true;
     let failure: { readonly error: unknown } | null = null;
     try {
-      // Held on a timer, not by turning the event loop until the time is up (which spent CPU
-      // whenever no intake write came); requests are read meanwhile all the same.
-      if (holdMs > 0) await this.hold(holdMs);
       while (this.next !== null) {
+        // A group of decision writes alone, whether nothing was in flight or the write it
+        // queued behind is done, waits for an intake write: below saturation each fsync saved
+        // is ~300 µs of CPU here (docs/performance.md, Acknowledgements below saturation). Held on a timer, not by turning the event loop until the time
+        // is up (which spent CPU whenever no intake write came); requests are read meanwhile.
+        if (this.next.mayWait && failure === null && this.joinWaitMs > 0) await this.hold(this.joinWaitMs);
         const group = this.next;
         this.next = null;
         if (failure === null) {

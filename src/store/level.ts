@@ -1,5 +1,5 @@
 import { Level } from 'level';
-import { levelBlockCacheBytes, levelOpenFilesMax, levelWriteBufferBytes } from '../constants.js';
+import { levelBlockCacheBytes, levelOpenFilesMax, levelSyncReadKeysMax, levelWriteBufferBytes } from '../constants.js';
 import type { BatchOp, Range, Snapshot, Store, WriteBatch } from './port.js';
 
 type Db = Level<string, string>;
@@ -41,9 +41,12 @@ export class LevelStore implements Store {
   }
 
   get(key: string) {
-    return this.db.get(key);
+    return this.db.status === 'open' ? readNow(() => this.db.getSync(key)) : this.db.get(key);
   }
   getMany(keys: readonly string[]) {
+    // A few keys are read on this thread (levelSyncReadKeysMax); a store not open (reopening
+    // after a failure) keeps the asynchronous path, which waits for the open or fails as before.
+    if (keys.length <= levelSyncReadKeysMax && this.db.status === 'open') return readNow(() => keys.map((key) => this.db.getSync(key)));
     return this.db.getMany(keys as string[]);
   }
   entries(range: Range) {
@@ -88,6 +91,15 @@ export class LevelStore implements Store {
   }
   close() {
     return this.db.close();
+  }
+}
+
+/** A synchronous read as the port's promise: its failure a rejection, never a throw. */
+function readNow<T>(read: () => T): Promise<T> {
+  try {
+    return Promise.resolve(read());
+  } catch (error) {
+    return Promise.reject(error);
   }
 }
 

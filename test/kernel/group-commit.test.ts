@@ -94,6 +94,27 @@ describe('group commit', () => {
     await Promise.all([decision, intake]);
   });
 
+  it('holds a decision round\'s write queued behind an intake write, once that is done, for the next intake write to share its fsync', async () => {
+    const store = new GatedStore();
+    const writer = new GroupCommit(store, true, 60_000);
+    const first = writer.write([put('cmd/1', 'x')]);
+    const decision = writer.write([put('bal/a', '1')], true);
+    await settled();
+    expect(store.writes).toHaveLength(1);
+    store.release();
+    await first;
+    await settled();
+    // The intake write is done; the decision queued behind it is not written alone.
+    expect(store.writes).toHaveLength(1);
+    const second = writer.write([put('cmd/2', 'y')]);
+    await settled();
+    expect(store.writes).toHaveLength(2);
+    expect(store.writes[1]).toEqual({ ops: [put('bal/a', '1'), put('cmd/2', 'y')], sync: true });
+    store.release();
+    await Promise.all([decision, second]);
+    expect(await store.get('bal/a')).toBe('1');
+  });
+
   it('holds a decision round\'s write on a timer, not by turning the event loop until its wait is over', async () => {
     const store = new GatedStore();
     const writer = new GroupCommit(store, true, 60_000);
