@@ -32,18 +32,27 @@ function openTo(localAddress: string, url = shared.daemon.url): Promise<Socket> 
   });
 }
 
-/** Sends one request on `socket` and reads the whole answer (status, headers, body) as text. */
+/**
+ * Sends one request on `socket` and reads the whole answer (status, headers, body) as text. Its
+ * listeners go once it is answered: a socket sends many requests one after another, and each
+ * exchange's would otherwise stay (Node warned past ten) and read the next answers too.
+ */
 function exchange(socket: Socket, request: string): Promise<string> {
   return new Promise((resolve) => {
     let text = '';
     socket.setEncoding('utf8');
-    const done = () => resolve(text);
-    socket.on('data', (chunk: string) => {
+    const done = () => {
+      socket.off('data', read);
+      socket.off('end', done);
+      resolve(text);
+    };
+    const read = (chunk: string) => {
       text += chunk;
       const m = /content-length: (\d+)\r\n/i.exec(text);
       const at = text.indexOf('\r\n\r\n');
       if (m && at >= 0 && Buffer.byteLength(text.slice(at + 4)) >= Number(m[1])) done();
-    });
+    };
+    socket.on('data', read);
     socket.once('end', done);
     socket.write(request);
   });
