@@ -305,7 +305,8 @@ function indexedPosting(account: Posting['account'], asset: Posting['asset'], se
  * `journalChunkMark`: `<account>/<asset>/<index entry>`, the index entry being the account
  * index's compact form of the posting (encodeIndexedPosting: the decider has it already),
  * the entry's position the chunk's first plus its line. Its CONTRACT 9 leaf is made when
- * read: encodeLeaf of the posting decoded, the bytes layouts 2-5 stored (the codec property
+ * read: encodeLeaf of the posting decoded (written from the line's text by compactLineLeaf
+ * where it can), the bytes layouts 2-5 stored (the codec property
  * test pins them), which wrote the leaves themselves, one per line (the first begins '{'),
  * and are read as they stand.
  */
