@@ -305,7 +305,8 @@ function indexedPosting(account: Posting['account'], asset: Posting['asset'], se
  * `journalChunkMark`: `<account>/<asset>/<index entry>`, the index entry being the account
  * index's compact form of the posting (encodeIndexedPosting: the decider has it already),
  * the entry's position the chunk's first plus its line. Its CONTRACT 9 leaf is made when
- * read: encodeLeaf of the posting decoded, the bytes layouts 2-5 stored (the codec property
+ * read: encodeLeaf of the posting decoded (written from the line's text by compactLineLeaf
+ * where it can), the bytes layouts 2-5 stored (the codec property
  * test pins them), which wrote the leaves themselves, one per line (the first begins '{'),
  * and are read as they stand.
  */
@@ -371,7 +372,9 @@ export class JournalChunk {
   leaf(i: number): string {
     const line = this.lines[this.firstLine + i];
     if (line === undefined) fail(`journal chunk ${this.firstSeq} holds an entry ${i}`);
-    return this.firstLine === 0 ? line : encodeLeaf(journalLinePosting(line, this.firstSeq + i));
+    if (this.firstLine === 0) return line;
+    const seq = this.firstSeq + i;
+    return compactLineLeaf(line, seq) ?? encodeLeaf(journalLinePosting(line, seq));
   }
 }
 
@@ -394,6 +397,151 @@ function journalLinePosting(line: string, seq: number): Posting {
   const assetEnd = accountEnd < 0 ? -1 : line.indexOf('/', accountEnd + 1);
   if (accountEnd <= 0 || assetEnd <= accountEnd + 1) damaged(what, 'names no account and asset');
   return indexedPosting(line.slice(0, accountEnd) as Posting['account'], line.slice(accountEnd + 1, assetEnd) as Posting['asset'], seq, line.slice(assetEnd + 1), what);
+}
+
+/**
+ * The leaf of a compact journal line made from its text: amounts copied as the decimal text
+ * they are stored as, enumerations named, strings copied with their quotes (no JSON.parse, no
+ * bigint, no posting: a checkpoint makes every new entry's leaf). Only a line exactly as
+ * encodeIndexedPosting writes it, whose texts JSON.stringify would write as they stand (no
+ * escape, control character or lone surrogate), is read here; any other gives null, and the
+ * checked decoder makes its leaf or refuses it as damaged (the codec tests pin both to
+ * encodeLeaf of the decoded posting, damaged lines too).
+ */
+export function compactLineLeaf(line: string, seq: number): string | null {
+  const accountEnd = line.indexOf('/');
+  const assetEnd = accountEnd < 0 ? -1 : line.indexOf('/', accountEnd + 1);
+  if (accountEnd <= 0 || assetEnd <= accountEnd + 1 || !plainText(line, 0, accountEnd) || !plainText(line, accountEnd + 1, assetEnd)) return null;
+  if (line.charCodeAt(assetEnd + 1) !== 91 /* [ */) return null;
+  const atStart = assetEnd + 2;
+  const atEnd = integerEnd(line, atStart);
+  const amountStart = comma(line, atEnd);
+  const amountEnd = decimalEnd(line, amountStart);
+  const enums = comma(line, amountEnd);
+  if (enums < 0) return null;
+  const direction = indexedDirections[line.charCodeAt(enums) - 48];
+  const layer = indexedLayers[line.charCodeAt(enums + 2) - 48];
+  const kind = indexedKinds[line.charCodeAt(enums + 4) - 48];
+  const status = indexedStatuses[line.charCodeAt(enums + 6) - 48];
+  if (direction === undefined || layer === undefined || kind === undefined || status === undefined) return null;
+  for (let c = 1; c < 8; c += 2) if (line.charCodeAt(enums + c) !== 44 /* , */) return null;
+  const operationStart = enums + 8;
+  const operationEnd = stringEnd(line, operationStart);
+  const counterpartyStart = comma(line, operationEnd);
+  const counterpartyEnd = nullableStringEnd(line, counterpartyStart);
+  const authoritiesEnd = compactAuthorities.end(line, comma(line, counterpartyEnd));
+  // The reference: no leaf holds it, but the decoder checks it.
+  const availableStart = comma(line, nullableStringEnd(line, comma(line, authoritiesEnd)));
+  const availableEnd = decimalEnd(line, availableStart);
+  const reservedStart = comma(line, availableEnd);
+  const reservedEnd = decimalEnd(line, reservedStart);
+  const encumberedStart = comma(line, reservedEnd);
+  const encumberedEnd = decimalEnd(line, encumberedStart);
+  if (encumberedEnd < 0 || line.charCodeAt(encumberedEnd) !== 93 /* ] */ || encumberedEnd + 1 !== line.length) return null;
+  return [
+    '{"account":"', line.slice(0, accountEnd), '","after":{"available":', line.slice(availableStart, availableEnd), ',"encumbered":', line.slice(encumberedStart, encumberedEnd),
+    ',"reserved":', line.slice(reservedStart, reservedEnd), '},"amount":', line.slice(amountStart, amountEnd), ',"asset":"', line.slice(accountEnd + 1, assetEnd),
+    '","at":', line.slice(atStart, atEnd), ',"authorities":', compactAuthorities.leafText, ',"balance":"', layer, '","counterparty":', line.slice(counterpartyStart, counterpartyEnd),
+    ',"direction":"', direction, '","kind":"', kind, '","operation":', line.slice(operationStart, operationEnd), ',"seq":', seq, ',"status":"', status, '"}',
+  ].join('');
+}
+
+/**
+ * A compact line's authorities read as their leaf text, the last list's kept: a decision's
+ * entries share one list (written once: AuthoritiesText), and the same text reads the same.
+ */
+const compactAuthorities = new (class {
+  private lastCompact = '';
+  /** The leaf text of the list last read. */
+  leafText = '';
+
+  /** The end of the authorities list at `at` in `line`, its leaf text left in leafText; -1 if it is not plainly written. */
+  end(line: string, at: number): number {
+    if (at < 0) return -1;
+    if (this.lastCompact !== '' && line.startsWith(this.lastCompact, at)) return at + this.lastCompact.length;
+    if (line.charCodeAt(at) !== 91 /* [ */) return -1;
+    const leaves: string[] = [];
+    let p = at + 1;
+    if (line.charCodeAt(p) !== 93 /* ] */) {
+      for (;;) {
+        if (line.charCodeAt(p) !== 91) return -1;
+        const credentialStart = p + 1;
+        const credentialEnd = stringEnd(line, credentialStart);
+        const grantStart = comma(line, credentialEnd);
+        const grantEnd = nullableStringEnd(line, grantStart);
+        const kindAt = comma(line, grantEnd);
+        const kind = kindAt < 0 ? undefined : indexedAuthorityKinds[line.charCodeAt(kindAt) - 48];
+        if (kind === undefined) return -1;
+        const onBehalfOfStart = comma(line, kindAt + 1);
+        const onBehalfOfEnd = nullableStringEnd(line, onBehalfOfStart);
+        const principalStart = comma(line, onBehalfOfEnd);
+        const principalEnd = stringEnd(line, principalStart);
+        if (principalEnd < 0 || line.charCodeAt(principalEnd) !== 93) return -1;
+        leaves.push(
+          `{"credential":${line.slice(credentialStart, credentialEnd)},"grant":${line.slice(grantStart, grantEnd)},"kind":"${kind}","on_behalf_of":${line.slice(onBehalfOfStart, onBehalfOfEnd)},"principal":${line.slice(principalStart, principalEnd)}}`,
+        );
+        p = principalEnd + 1;
+        if (line.charCodeAt(p) !== 44) break;
+        p++;
+      }
+      if (line.charCodeAt(p) !== 93) return -1;
+    }
+    this.lastCompact = line.slice(at, p + 1);
+    this.leafText = `[${leaves.join(',')}]`;
+    return p + 1;
+  }
+})();
+
+// A compact line's parts, read at an index (each gives the index after it, or -1, and -1 reads as -1).
+/** Past the ',' at `at`. */
+const comma = (s: string, at: number): number => (at >= 0 && s.charCodeAt(at) === 44 ? at + 1 : -1);
+/** Past a safe integer written as JSON.stringify writes it (at most 15 digits: longer ones are left to the decoder). */
+function integerEnd(s: string, at: number): number {
+  if (at < 0) return -1;
+  let p = s.charCodeAt(at) === 45 /* - */ ? at + 1 : at;
+  const first = s.charCodeAt(p);
+  if (first === 48 /* 0 */) return p === at ? p + 1 : -1;
+  if (!(first >= 49 && first <= 57)) return -1;
+  const digitsStart = p;
+  while (isDigit(s.charCodeAt(p))) p++;
+  return p - digitsStart <= 15 ? p : -1;
+}
+/** Past a quoted decimal as a bigint's toString writes it (no '+', '-0' or leading zero). */
+function decimalEnd(s: string, at: number): number {
+  if (at < 0 || s.charCodeAt(at) !== 34 /* " */) return -1;
+  let p = s.charCodeAt(at + 1) === 45 ? at + 2 : at + 1;
+  const first = s.charCodeAt(p);
+  if (first === 48) return p === at + 1 && s.charCodeAt(p + 1) === 34 ? p + 2 : -1;
+  if (!(first >= 49 && first <= 57)) return -1;
+  while (isDigit(s.charCodeAt(p))) p++;
+  return s.charCodeAt(p) === 34 ? p + 1 : -1;
+}
+const isDigit = (c: number): boolean => c >= 48 && c <= 57;
+/** Past a quoted string that JSON.stringify of its value writes as it stands. */
+function stringEnd(s: string, at: number): number {
+  if (at < 0 || s.charCodeAt(at) !== 34) return -1;
+  const end = plainEnd(s, at + 1, s.length);
+  return s.charCodeAt(end) === 34 ? end + 1 : -1;
+}
+function nullableStringEnd(s: string, at: number): number {
+  if (at >= 0 && s.startsWith('null', at)) return at + 4;
+  return stringEnd(s, at);
+}
+/** Whether s[from, to) is text JSON.stringify writes as it stands between quotes. */
+const plainText = (s: string, from: number, to: number): boolean => plainEnd(s, from, to) === to;
+/** The first index from `from` (before `to`) of a character JSON.stringify would escape: '"', '\\', a control character, a lone surrogate. */
+function plainEnd(s: string, from: number, to: number): number {
+  let p = from;
+  while (p < to) {
+    const c = s.charCodeAt(p);
+    if (c === 34 || c === 92 || c < 32) return p;
+    if (c >= 0xd800 && c <= 0xdfff) {
+      const low = s.charCodeAt(p + 1);
+      if (c > 0xdbff || p + 1 >= to || !(low >= 0xdc00 && low <= 0xdfff)) return p;
+      p += 2;
+    } else p++;
+  }
+  return p;
 }
 
 function encodeLeg(l: Leg): Json {

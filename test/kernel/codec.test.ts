@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../daemon/http/digest.js';
-import { decodeBalanceText, decodeIndexedPosting, decodeLeaf, decodeOperation, encodeBalance, encodeBalanceText, encodeIndexedPosting, encodeLeaf, encodeOperation, JournalChunk, JournalChunkText, journalChunkEntries } from '../../src/model/codec.js';
+import { compactLineLeaf, decodeBalanceText, decodeIndexedPosting, decodeLeaf, decodeOperation, encodeBalance, encodeBalanceText, encodeIndexedPosting, encodeLeaf, encodeOperation, JournalChunk, JournalChunkText, journalChunkEntries } from '../../src/model/codec.js';
+import { DamagedRecord } from '../../src/model/decode.js';
 import { keys } from '../../src/model/keys.js';
 import { balanceView, movementView } from '../../src/queries/views.js';
 import type { Wire } from '../../src/queries/wire.js';
@@ -39,6 +40,12 @@ const posting: fc.Arbitrary<Posting> = fc.record({
   after: fc.record({ available: signed, reserved: fc.oneof(fc.constant(0n), amount), encumbered: fc.oneof(fc.constant(0n), amount) }),
 }) as unknown as fc.Arbitrary<Posting>;
 
+// Odd text wherever the leaf holds text other than an id or a symbol: any unicode (lone surrogates too), quotes, backslashes, line breaks; at any safe integer.
+const oddText = fc.string({ unit: 'binary', maxLength: 12 });
+const oddPosting: fc.Arbitrary<Posting> = fc
+  .tuple(posting, oddText, fc.option(oddText, { nil: null }), fc.array(fc.record({ credential: oddText, grant: fc.option(oddText, { nil: null }), kind: fc.constantFrom('owner', 'delegated', 'operator', 'issuance', 'recovery'), onBehalfOf: fc.option(oddText, { nil: null }), principal: oddText }), { maxLength: 4 }), fc.option(fc.string({ unit: 'binary' }), { nil: null }), fc.integer({ min: -(2 ** 53) + 1, max: 2 ** 53 - 1 }))
+  .map(([p, operation, counterparty, authorities, reference, atMs]) => ({ ...p, operation, counterparty, authorities, reference, atMs }) as unknown as Posting);
+
 describe('record codec', () => {
   it('writes each posting\'s leaf as CONTRACT 9\'s canonical JSON, and reads postings back unchanged', () => {
     fc.assert(
@@ -61,13 +68,8 @@ describe('record codec', () => {
   });
 
   it('stores journal chunks compactly, each entry read back as its leaf byte for byte (store layout 6)', () => {
-    // Odd text wherever the leaf holds text other than an id or a symbol: any unicode (lone surrogates too), quotes, backslashes, line breaks.
-    const text = fc.string({ unit: 'binary', maxLength: 12 });
-    const odd: fc.Arbitrary<Posting> = fc
-      .tuple(posting, text, fc.option(text, { nil: null }), fc.array(fc.record({ credential: text, grant: fc.option(text, { nil: null }), kind: fc.constantFrom('owner', 'delegated', 'operator', 'issuance', 'recovery'), onBehalfOf: fc.option(text, { nil: null }), principal: text }), { maxLength: 4 }), fc.option(fc.string({ unit: 'binary' }), { nil: null }))
-      .map(([p, operation, counterparty, authorities, reference]) => ({ ...p, operation, counterparty, authorities, reference }) as unknown as Posting);
     const extremes = fc.constantFrom((1n << 128n) - 1n, 1n, 0n);
-    const chunks = fc.array(fc.oneof(posting, odd, fc.tuple(posting, extremes, extremes).map(([p, amountMinor, available]) => ({ ...p, amountMinor: amountMinor === 0n ? 1n : amountMinor, after: { ...p.after, available: -available } }))), { minLength: 1, maxLength: 8 });
+    const chunks = fc.array(fc.oneof(posting, oddPosting, fc.tuple(posting, extremes, extremes).map(([p, amountMinor, available]) => ({ ...p, amountMinor: amountMinor === 0n ? 1n : amountMinor, after: { ...p.after, available: -available } }))), { minLength: 1, maxLength: 8 });
     fc.assert(
       fc.property(chunks, fc.integer({ min: 1, max: 2 ** 40 }), (ps, firstSeq) => {
         const writer = new JournalChunkText();
@@ -87,6 +89,133 @@ describe('record codec', () => {
     for (const [account, asset] of [['did:ledger:acct:a/b', 'USD'], ['did:ledger:acct:a\nb', 'USD'], ['did:ledger:acct:a', 'U/SD']]) {
       expect(() => new JournalChunkText().add(account!, asset!, '[]')).toThrow(/without '\/' or a line break/);
     }
+  });
+
+  // The leaf of a compact journal line as the checked decoder makes it (the line split at its first two '/'), or 'damaged'.
+  const checkedLeaf = (line: string, seq: number): string => {
+    const accountEnd = line.indexOf('/');
+    const assetEnd = accountEnd < 0 ? -1 : line.indexOf('/', accountEnd + 1);
+    if (accountEnd <= 0 || assetEnd <= accountEnd + 1) return 'damaged';
+    try {
+      return encodeLeaf(decodeIndexedPosting(keys.accountAsset(line.slice(0, accountEnd), line.slice(accountEnd + 1, assetEnd), seq), line.slice(assetEnd + 1)));
+    } catch (e) {
+      if (e instanceof DamagedRecord) return 'damaged';
+      throw e;
+    }
+  };
+  // The leaf a stored chunk of the one line gives (the fast path, else the checked decoder), or 'damaged'.
+  const chunkLeaf = (line: string, seq: number): string => {
+    try {
+      return new JournalChunk(`#\n${line}`, seq).leaf(0);
+    } catch (e) {
+      if (e instanceof DamagedRecord) return 'damaged';
+      throw e;
+    }
+  };
+  const lineOf = (p: Posting) => `${p.account}/${p.asset}/${encodeIndexedPosting(p)}`;
+
+  it('makes a compact journal line\'s leaf from its text, byte for byte encodeLeaf of the decoded posting', () => {
+    fc.assert(
+      fc.property(fc.oneof(posting, oddPosting), fc.integer({ min: 1, max: 2 ** 40 }), (p, seq) => {
+        const leaf = encodeLeaf({ ...p, seq });
+        const direct = compactLineLeaf(lineOf(p), seq);
+        // Texts JSON.stringify writes as they stand are read directly; the others are left to the checked decoder.
+        if (direct !== null) expect(direct).toBe(leaf);
+        expect(chunkLeaf(lineOf(p), seq)).toBe(leaf);
+        // Ids, symbols and plain text (what a ledger writes) take the direct path.
+        const plain = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+        if ([p.operation, p.counterparty ?? '', ...p.authorities.flatMap((a) => [a.credential, a.grant ?? '', a.onBehalfOf ?? '', a.principal]), typeof p.reference === 'string' ? p.reference : ''].every((t) => plain.test(t)) && Math.abs(p.atMs) < 1e15) {
+          expect(direct).toBe(leaf);
+        }
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('reads a damaged or oddly written compact journal line as the checked decoder does: the same leaf or the same refusal', () => {
+    const p: Posting = { ...fc.sample(posting, { numRuns: 1, seed: 7 })[0]!, atMs: 1_790_000_000_000, amountMinor: 125n, direction: 'credit', layer: 'reserved', kind: 'capture', status: 'held', counterparty: null, reference: null, after: { available: -5n, reserved: 0n, encumbered: 12n } } as Posting;
+    const line = lineOf(p);
+    const [prefix, tuple] = [line.slice(0, line.indexOf('[')), line.slice(line.indexOf('['))];
+    const t = JSON.parse(tuple) as unknown[];
+    const swap = (i: number, v: string) => `${prefix}[${t.map((m, j) => (j === i ? v : JSON.stringify(m))).join(',')}]`;
+    const named: [string, string][] = [
+      ['leading zero in an amount', swap(1, '"0125"')],
+      ["'+' on an amount", swap(1, '"+125"')],
+      ['-0 as an amount', swap(1, '"-0"')],
+      ['-0 as a balance', swap(10, '"-0"')],
+      ['an amount as a number', swap(1, '125')],
+      ['an amount with a fraction', swap(1, '"1.5"')],
+      ['an amount with an exponent', swap(1, '"1e3"')],
+      ['an empty amount', swap(1, '""')],
+      ['at with an exponent', swap(0, '1.79e12')],
+      ['at as -0', swap(0, '-0')],
+      ['at with a fraction', swap(0, '1.5')],
+      ['at with a leading zero', swap(0, '01')],
+      ['at beyond a safe integer', swap(0, '9007199254740993')],
+      ['at the largest safe integer', swap(0, '9007199254740991')],
+      ['at as text', swap(0, '"1"')],
+      ['a direction out of range', swap(2, '2')],
+      ['a negative index', swap(3, '-1')],
+      ['a kind of two digits', swap(4, '10')],
+      ['a status with a leading zero', swap(5, '01')],
+      ['an index with a fraction', swap(5, '1.0')],
+      ['an index as text', swap(2, '"1"')],
+      ['an operation as a number', swap(6, '5')],
+      ['an operation as null', swap(6, 'null')],
+      ['a counterparty as a number', swap(7, '5')],
+      ['a reference as a list', swap(9, '[]')],
+      ['authorities as an object', swap(8, '{}')],
+      ['no authorities', swap(8, '[]')],
+      ['an authority of four members', swap(8, '[["c",null,0,null]]')],
+      ['an authority kind out of range', swap(8, '[["c",null,5,null,"p"]]')],
+      ['a credential as null', swap(8, '[[null,null,0,null,"p"]]')],
+      ['a principal as a number', swap(8, '[["c",null,0,null,1]]')],
+      ['escaped letters in an operation', swap(6, '"op\\u00e9\\/x"')],
+      ['an escaped quote in a credential', swap(8, '[["c\\"d",null,0,null,"p"]]')],
+      ['a lone surrogate written raw', swap(6, '"op\ud800"')],
+      ['a surrogate pair written raw', swap(6, '"op\ud83d\ude00"')],
+      ['a tab written raw', swap(7, '"a\tb"')],
+      ['U+2028 written raw', swap(7, '"a\u2028b"')],
+      ['a tuple of twelve', `${prefix}${JSON.stringify(t.slice(0, 12))}`],
+      ['a tuple of fourteen', `${prefix}${JSON.stringify([...t, '0'])}`],
+      ['a space after a comma', swap(1, ' "125"')],
+      ['something after the tuple', `${line} `],
+      ['an object, not a tuple', `${prefix}{}`],
+      ['no asset', `${p.account}//${tuple}`],
+      ['no account', `/${p.asset}/${tuple}`],
+      ['a quote in the account', `a"b/${p.asset}/${tuple}`],
+      ['a backslash in the asset', `${p.account}/U\\SD/${tuple}`],
+      ['not JSON', `${prefix}[`],
+    ];
+    for (const [what, damagedLine] of named) {
+      const checked = checkedLeaf(damagedLine, 9);
+      expect(chunkLeaf(damagedLine, 9), what).toBe(checked);
+      const direct = compactLineLeaf(damagedLine, 9);
+      if (direct !== null) expect(direct, what).toBe(checked);
+    }
+    // The cases above are the real thing: some are refused, some read.
+    // The cases above are the real thing: these are read (the rest refused), and the direct path reads only what it writes as it stands.
+    const read = named.filter(([, l]) => checkedLeaf(l, 9) !== 'damaged').map(([w]) => w);
+    expect(read).toEqual([
+      '-0 as an amount', '-0 as a balance', 'at with an exponent', 'at as -0', 'at the largest safe integer', 'an index with a fraction', 'no authorities', 'escaped letters in an operation',
+      'an escaped quote in a credential', 'a lone surrogate written raw', 'a surrogate pair written raw', 'U+2028 written raw', 'a space after a comma', 'something after the tuple',
+      'a quote in the account', 'a backslash in the asset',
+    ]);
+    expect(named.filter(([, l]) => compactLineLeaf(l, 9) !== null).map(([w]) => w)).toEqual(['no authorities', 'a surrogate pair written raw', 'U+2028 written raw']);
+    // Any small damage anywhere in a line: the direct leaf, when there is one, is the checked one.
+    const tricky = fc.constantFrom('0', '1', '9', '-', '+', '"', '\\', ',', '[', ']', 'n', 'e', '.', ' ', '/', 'null', '\ud800', '\u00e9', '\u0001');
+    fc.assert(
+      fc.property(fc.oneof(posting, oddPosting), fc.nat(), fc.nat({ max: 3 }), tricky, (q, at, cut, insert) => {
+        const whole = lineOf(q);
+        const i = at % (whole.length + 1);
+        const damagedLine = whole.slice(0, i) + insert + whole.slice(i + cut);
+        const checked = checkedLeaf(damagedLine, 3);
+        const direct = compactLineLeaf(damagedLine, 3);
+        if (direct !== null) expect(direct).toBe(checked);
+        expect(chunkLeaf(damagedLine, 3)).toBe(checked);
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   it('round-trips operations with every command type', () => {
