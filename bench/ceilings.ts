@@ -1,18 +1,32 @@
 /**
  * What the store alone allows, with no kernel logic at all, fsync'd:
- * - `storeCeiling`: the same keys and value sizes one decided 1-leg transfer writes
- *   (its acknowledgement write, then its share of a decision write: two index
- *   entries carrying their postings, two balances, the operation, the `cmd/`
- *   deletion; per round one journal chunk, its time entry and one event chunk),
- *   batched as the kernel batches them.
+ * - `storeCeiling`: what the kernel writes (store layout 6) for decided 1-leg transfers by
+ *   the operator, made by the kernel's own encoders and write builders, batched as it
+ *   batches them: intake writes (the commands in `cmd/` chunks of 16, an `ot/` and a `ck/`
+ *   entry each, the cseq), then decision rounds (per transfer two `aa/` index entries, two
+ *   balances, an audit item and an `op/` pointer; per round its journal chunk and time
+ *   entry, its event chunks of 16, the `cmd/` chunks it decides deleted, the head).
  * - `rawPuts`: classic-level itself, puts of 300 bytes in batches of 1,000.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createHash } from 'node:crypto';
 import { LevelStore } from '../src/store/level.js';
 import type { BatchOp } from '../src/store/port.js';
-import { seqHex } from '../src/model/keys.js';
+import { keys, seqHex } from '../src/model/keys.js';
+import { builtInPrincipals } from '../src/auth/authority.js';
+import { AuditTrail } from '../src/auth/audit.js';
+import { rootMember } from '../src/auth/members.js';
+import { commandChunkWrites } from '../src/book/command-chunks.js';
+import { eventRecordWrites } from '../src/book/event-records.js';
+import { operationIndexPut } from '../src/queries/operation-index.js';
+import { JournalChunkText, encodeBalanceText, encodeHead, encodeIndexedPosting } from '../src/model/codec.js';
+import { sequentialIds } from '../src/model/ids.js';
+import type { Authority, Balance, Operation, Posting } from '../src/model/model.js';
+import type { AccountId, AssetSymbol, CredentialId } from '../src/model/values.js';
+import { journalChunkEntriesMax } from '../src/constants.js';
+import { benchAccount } from './genesis.js';
 
 export interface CeilingResult {
   readonly perSec: number;
@@ -47,14 +61,6 @@ export function countBatch(ops: readonly { key: { length: number }; value?: { le
   for (const op of ops) into.bytes += op.key.length + (op.value?.length ?? 0);
 }
 
-// Value sizes as the kernel writes them for a 1-leg transfer by the operator.
-const operationText = 'o'.repeat(560);
-const leafText = 'l'.repeat(470);
-// An account index entry in store layout 4's compact form (475 B in layouts 2 and 3, a copy of the leaf).
-const indexedText = 'p'.repeat(135);
-const clientKeyText = 'c'.repeat(110);
-const balanceText = '{"a":"1000000","r":"0","e":"0"}';
-
 async function timed(run: (store: LevelStore) => Promise<void>, count: number): Promise<CeilingResult> {
   const dir = mkdtempSync(join(tmpdir(), 'ledger-ceiling-'));
   const store = await LevelStore.open(dir);
@@ -69,33 +75,118 @@ async function timed(run: (store: LevelStore) => Promise<void>, count: number): 
   return { perSec: count / seconds, cpuUs: (cpu.user + cpu.system) / count, flushedBytes: log.flushed / count, compactedBytes: log.compacted / count };
 }
 
-/** Decided 1-leg transfers per second the store allows for the kernel's layout. */
-export async function storeCeiling(transfers: number, perWrite = 4096, accounts = 10_000): Promise<CeilingResult & LayoutSize> {
+const usd = 'USD' as AssetSymbol;
+// As intake makes it for the operator's commands (one object per credential, so its text is encoded once).
+const operatorActor: Authority = { principal: builtInPrincipals.operator, credential: rootMember(0).credential as CredentialId, onBehalfOf: null, grant: null, kind: 'operator' };
+const operatorMember = rootMember(0);
+
+/** The kernel bench's `n`th 1-leg transfer (bench/kernel.ts transferSubmission), as intake acknowledges it. */
+function receivedTransfer(n: number, cseq: number, accounts: number, atMs: number): Operation {
+  const leg = { from: benchAccount((n * 7) % accounts), to: benchAccount((n * 7 + 1) % accounts), asset: usd, amountMinor: 1n + BigInt(n % 3) };
+  return {
+    ref: sequentialIds.operationRef(cseq),
+    cseq,
+    command: { type: 'transfer', legs: [leg], deadlineMs: Number.MAX_SAFE_INTEGER },
+    actor: operatorActor,
+    scope: null,
+    state: 'Received',
+    submittedAtMs: atMs,
+    decidedAtMs: null,
+    clientKey: `b-1-${n}`,
+    clientKeyDerived: false,
+    reference: null,
+    result: null,
+    error: null,
+    hold: null,
+  };
+}
+
+/** An intake write of `ops`, as intake/flushSubmissions builds it. */
+function intakeWrite(ops: readonly Operation[]): BatchOp[] {
+  const writes: BatchOp[] = [...commandChunkWrites(ops).writes];
+  for (const op of ops) {
+    writes.push(operationIndexPut(op));
+    const digest = createHash('sha256').update(`1/${op.clientKey.slice(4)}`).digest('hex');
+    writes.push({ type: 'put', key: keys.clientKey(op.actor.principal, op.clientKey), value: JSON.stringify({ digest, ref: op.ref }) });
+  }
+  writes.push({ type: 'put', key: keys.cseq, value: String(ops[ops.length - 1]!.cseq) });
+  return writes;
+}
+
+/**
+ * A round deciding `ops` (all completed), as round-builder's buildRound writes it: per
+ * posting its `aa/` entry and journal entry, audit items, journal chunks, balances, the
+ * decided `cmd/` chunks deleted, events and pointers, the head.
+ */
+function decisionRound(ops: readonly Operation[], state: { postingSeq: number; eventSeq: number; auditSeq: number; balances: Map<string, Balance> }, commandChunks: readonly string[], atMs: number): BatchOp[] {
+  const writes: BatchOp[] = [];
+  const journal = new JournalChunkText();
+  const journalChunks: string[] = [];
+  const firstPosting = state.postingSeq + 1;
+  const audit = new AuditTrail(state.auditSeq);
+  const dirty = new Set<string>();
+  const events: Operation[] = [];
+  for (const op of ops) {
+    if (op.command.type !== 'transfer') throw new Error('the ceiling writes transfers');
+    const leg = op.command.legs[0]!;
+    const seqs: number[] = [];
+    for (const [account, counterparty, direction, signed] of [[leg.from, leg.to, 'debit', -leg.amountMinor], [leg.to, leg.from, 'credit', leg.amountMinor]] as const) {
+      const seq = ++state.postingSeq;
+      const balanceKey = keys.balance(account, usd);
+      const before = state.balances.get(balanceKey) ?? { available: 1_000_000n, reserved: 0n, encumbered: 0n };
+      const after = { ...before, available: before.available + signed };
+      state.balances.set(balanceKey, after);
+      dirty.add(balanceKey);
+      const posting: Posting = { seq, atMs, account: account as AccountId, asset: usd, amountMinor: leg.amountMinor, direction, layer: 'available', kind: 'transfer', status: 'completed', operation: op.ref, counterparty: counterparty as AccountId, authorities: [operatorActor], reference: null, after };
+      const indexed = encodeIndexedPosting(posting);
+      journal.add(account, usd, indexed);
+      if (journal.entries === journalChunkEntriesMax) journalChunks.push(journal.take());
+      writes.push({ type: 'put', key: keys.accountAsset(account, usd, seq), value: indexed });
+      seqs.push(seq);
+    }
+    const result = { postings: seqs };
+    audit.command(operatorMember, op, result, atMs);
+    events.push({ ...op, state: 'Completed', decidedAtMs: atMs, result });
+  }
+  writes.push(...audit.writes());
+  state.auditSeq = audit.lastSeq;
+  if (journal.entries > 0) journalChunks.push(journal.take());
+  for (const [i, chunk] of journalChunks.entries()) {
+    const firstSeq = firstPosting + i * journalChunkEntriesMax;
+    writes.push({ type: 'put', key: keys.journal(firstSeq), value: chunk }, { type: 'put', key: keys.journalTime(atMs, firstSeq), value: '' });
+  }
+  for (const key of dirty) writes.push({ type: 'put', key, value: encodeBalanceText(state.balances.get(key)!) });
+  for (const key of commandChunks) writes.push({ type: 'del', key });
+  writes.push(...eventRecordWrites(events, state.eventSeq).writes);
+  state.eventSeq += events.length;
+  writes.push({ type: 'put', key: keys.head, value: encodeHead({ decidedCseq: ops[ops.length - 1]!.cseq, postingSeq: state.postingSeq, eventSeq: state.eventSeq, lastAtMs: atMs, accounts: 0, auditSeq: state.auditSeq }) });
+  return writes;
+}
+
+/**
+ * Decided 1-leg transfers per second the store allows for the kernel's layout: intake
+ * writes of `perIntake` commands, and rounds deciding `perRound` (the intake writes' commands
+ * since the last round). Rounds of 1,024: no more are acknowledged and undecided in bench/kernel.
+ */
+export async function storeCeiling(transfers: number, perRound = 1024, accounts = 10_000, perIntake = 256): Promise<CeilingResult & LayoutSize> {
   const written = { entries: 0, bytes: 0 };
   const result = await timed(async (store) => {
-    let seq = 0;
-    for (let first = 0; first < transfers; first += perWrite) {
-      const n = Math.min(perWrite, transfers - first);
-      const acks: BatchOp[] = [];
-      const decisions: BatchOp[] = [];
-      const leaves: string[] = [];
-      const firstSeq = seq + 1;
-      for (let i = first; i < first + n; i++) {
-        const from = `did:ledger:acct:b${(i * 7) % accounts}`;
-        const to = `did:ledger:acct:b${(i * 7 + 1) % accounts}`;
-        acks.push({ type: 'put', key: `cmd/${seqHex(i)}`, value: operationText }, { type: 'put', key: `ck/did:ledger:id:operator/b-1-${i}`, value: clientKeyText });
-        for (const account of [from, to]) {
-          seq++;
-          leaves.push(leafText);
-          decisions.push({ type: 'put', key: `aa/${account}/USD/${seqHex(seq)}`, value: indexedText }, { type: 'put', key: `bal/${account}/USD`, value: balanceText });
-        }
-        decisions.push({ type: 'put', key: `op/op_${seqHex(i)}`, value: operationText }, { type: 'del', key: `cmd/${seqHex(i)}` });
+    const state = { postingSeq: 0, eventSeq: 0, auditSeq: 0, balances: new Map<string, Balance>() };
+    for (let first = 0; first < transfers; first += perRound) {
+      const atMs = Date.now();
+      const ops: Operation[] = [];
+      const chunks: string[] = [];
+      for (let from = first; from < Math.min(transfers, first + perRound); from += perIntake) {
+        const part: Operation[] = [];
+        for (let n = from; n < Math.min(transfers, from + perIntake, first + perRound); n++) part.push(receivedTransfer(n, n + 1, accounts, atMs));
+        const acks = intakeWrite(part);
+        for (const w of acks) if (w.key.startsWith(keys.commandPrefix)) chunks.push(w.key);
+        countBatch(acks, written);
+        await store.write(acks, true);
+        ops.push(...part);
       }
-      decisions.push({ type: 'put', key: `j/${seqHex(firstSeq)}`, value: leaves.join('\n') }, { type: 'put', key: `jt/${seqHex(Date.now())}/${seqHex(firstSeq)}`, value: '' });
-      decisions.push({ type: 'put', key: `ev/${seqHex(first + 1)}`, value: operationText.repeat(n) });
-      countBatch(acks, written);
+      const decisions = decisionRound(ops, state, chunks, atMs);
       countBatch(decisions, written);
-      await store.write(acks, true);
       await store.write(decisions, true);
     }
   }, transfers);

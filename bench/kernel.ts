@@ -60,6 +60,8 @@ const queries = Number(args.queries);
 const ceilingPuts = Number(args.puts);
 const sync = !args['no-sync'];
 const retryPauseMs = 5;
+/** How far bench/ceilings.ts's entries or bytes per transfer may be from the kernel's before the bench says its model drifted. */
+const ceilingModelToleranceShare = 0.03;
 
 const usd = 'USD' as AssetSymbol;
 const account = benchAccount;
@@ -295,7 +297,7 @@ async function main() {
   await stores.stop();
 
   // The same run measures what the store alone allows, right after, on the same machine and load.
-  const ceiling = await storeCeiling(transfers, undefined, accounts);
+  const ceiling = await storeCeiling(transfers, inFlight, accounts);
   const raw = await rawPuts(ceilingPuts);
 
   // A workload asked for 0 transfers was not run: no row of NaNs for it.
@@ -324,6 +326,14 @@ async function main() {
     for (const [space, w] of spaces) console.log(`| ${kind} | ${space} | ${(w.entries / transfers).toFixed(2)} | ${(w.bytes / transfers).toFixed(0)} |`);
     const sum = (name: 'entries' | 'bytes') => spaces.reduce((t, [, w]) => t + w[name], 0) / transfers;
     console.log(`| ${kind} | **all** | ${sum('entries').toFixed(2)} | ${sum('bytes').toFixed(0)} |`);
+  }
+  // The store-alone row is worth something only while its model writes what the kernel does: say how far apart they are.
+  for (const { kind, oneLegWritten } of results.filter((r) => r.kind === 'leveldb')) {
+    const kernelWrote = [...oneLegWritten.values()].reduce((t, w) => ({ entries: t.entries + w.entries / transfers, bytes: t.bytes + w.bytes / transfers }), { entries: 0, bytes: 0 });
+    console.log(`| ${kind} | bench/ceilings.ts's model of it | ${ceiling.entriesPerTransfer.toFixed(2)} | ${ceiling.bytesPerTransfer.toFixed(0)} |`);
+    const apart = Math.max(Math.abs(ceiling.entriesPerTransfer / kernelWrote.entries - 1), Math.abs(ceiling.bytesPerTransfer / kernelWrote.bytes - 1));
+    if (apart > ceilingModelToleranceShare) console.log(`\nWARNING: bench/ceilings.ts's writes are ${(100 * apart).toFixed(1)}% off the kernel's (more than ${100 * ceilingModelToleranceShare}%): its store-alone row no longer measures the kernel's writes`);
+    else console.log(`\nbench/ceilings.ts writes the kernel's entries and bytes per transfer within ${(100 * apart).toFixed(1)}%`);
   }
   for (const { kind, oneLegLevel } of results) {
     if (oneLegLevel !== null) console.log(`\n${kind}, 1-leg: LevelDB flushed ${oneLegLevel.flushed.toFixed(0)} B and its compactions rewrote ${oneLegLevel.compacted.toFixed(0)} B per transfer (its LOG; the last memtable not counted)`);
