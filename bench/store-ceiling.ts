@@ -3,12 +3,12 @@
  * own puts beside it. Run beside bench/kernel (which prints both too) to see what
  * the store alone allows.
  *
- *   npm run build && node dist/bench/store-ceiling.js [--transfers 200000] [--per-write 4096] [--puts 1000000]
+ *   npm run build && node dist/bench/store-ceiling.js [--transfers 200000] [--per-write 1024] [--puts 1000000]
  */
 import { parseArgs } from 'node:util';
 import { rawPuts, storeCeiling } from './ceilings.js';
 
-const { values: args } = parseArgs({ options: { transfers: { type: 'string', default: '200000' }, 'per-write': { type: 'string', default: '4096' }, accounts: { type: 'string', default: '10000' }, puts: { type: 'string', default: '1000000' } } });
+const { values: args } = parseArgs({ options: { transfers: { type: 'string', default: '200000' }, 'per-write': { type: 'string', default: '1024' }, accounts: { type: 'string', default: '10000' }, puts: { type: 'string', default: '1000000' } } });
 
 async function main() {
   const transfers = Number(args.transfers);
