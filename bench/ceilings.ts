@@ -197,9 +197,10 @@ const roundsPerSegment = 16;
 /**
  * Decided 1-leg transfers per second the store allows for the kernel's layout: intake
  * writes of `perIntake` commands, and rounds deciding `perRound` (the intake writes' commands
- * since the last round). Rounds of 1,024: no more are acknowledged and undecided in bench/kernel.
+ * since the last round). bench/kernel, 1,024 submissions in flight, writes 1,000 commands per
+ * intake write and per round on average (counted at its store).
  */
-export async function storeCeiling(transfers: number, perRound = 1024, accounts = 10_000, perIntake = 256): Promise<CeilingResult & LayoutSize> {
+export async function storeCeiling(transfers: number, perRound = 1024, accounts = 10_000, perIntake = perRound): Promise<CeilingResult & LayoutSize> {
   const written = { entries: 0, bytes: 0 };
   const state = { postingSeq: 0, eventSeq: 0, auditSeq: 0, balances: new Map<string, Balance>() };
   /** A round's intake writes and its decision write, made by the kernel's encoders. */
