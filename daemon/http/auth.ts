@@ -21,7 +21,7 @@ import { rememberedTokensMax } from '../constants.js';
 import { withSourceSlot } from '../routes/context.js';
 import type { Role } from '../../src/model/model.js';
 import { requireRole } from './roles.js';
-import { sha256Hex } from './digest.js';
+import { sha256Hex } from '../../src/sha256.js';
 import { answerLater } from './replies.js';
 
 declare module 'fastify' {

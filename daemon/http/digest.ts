@@ -10,8 +10,8 @@
  * acts, and within which scope, is part of what a key is bound to, so a repeat never
  * answers with (or hands out the API key of) an operation made for someone else.
  */
-import * as crypto from 'node:crypto';
 import { canonicalJson } from '../../src/model/canonical.js';
+import { sha256Hex } from '../../src/sha256.js';
 
 export { canonicalJson };
 
@@ -29,10 +29,3 @@ export function requestDigest(acting: Acting, method: string, path: string, body
   const text = `${acting.principal}\n${method.toUpperCase()}\n${path}\n${canonicalJson(body ?? null)}${behalf}${scope}`;
   return sha256Hex(text);
 }
-
-/**
- * Lowercase hex SHA-256 of `text`'s UTF-8. Node's one-shot `crypto.hash` (20.12 and later)
- * takes a third of the time a Hash object does; 20.11, which package.json allows, has none.
- */
-export const sha256Hex: (text: string) => string =
-  typeof crypto.hash === 'function' ? (text) => crypto.hash('sha256', text, 'hex') : (text) => crypto.createHash('sha256').update(text, 'utf8').digest('hex');

@@ -9,21 +9,18 @@
  * so that an inclusion or consistency proof reads at most two such blocks of leaves
  * from the journal and O(log n) stored nodes, whatever the book's size.
  */
-import * as crypto from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { assert } from '../assert.js';
 import { merkleStoredLevelMin } from '../constants.js';
 import { journalLeaves } from '../queries/journal.js';
 import type { BatchOp, ReadView } from '../store/port.js';
 import { merkleKeys } from '../model/keys.js';
+import { sha256 } from '../sha256.js';
 
 /** The hash of the empty tree: SHA-256 of nothing. */
-export const emptyRootHex = crypto.createHash('sha256').digest('hex');
+export const emptyRootHex = createHash('sha256').digest('hex');
 
-// One-shot hashes (no Hash object, no prefix buffer per call): a checkpoint hashes each new
-// entry and about as many nodes, and createHash's chain cost ~0.8 µs more per hash.
-// crypto.hash is Node 20.12's (the engines allow 20.11): there, the chain.
-const sha256: (data: string | Buffer) => Buffer =
-  typeof crypto.hash === 'function' ? (data) => crypto.hash('sha256', data, 'buffer') : (data) => crypto.createHash('sha256').update(data).digest();
+// One call per hash, no prefix buffer per call: a checkpoint hashes each new entry and about as many nodes.
 
 export function leafHash(leafText: string): Buffer {
   // '\u0000' is the one byte 0x00 in UTF-8.

@@ -4,11 +4,11 @@
  * account deposits name (`deposit_ref`), and the settlement account, whose balance is
  * the book's record of value held on the layer (its negation, per asset).
  */
-import * as crypto from 'node:crypto';
 import { canonicalJson } from '../model/canonical.js';
 import { check, members, recordJson } from '../model/decode.js';
 import type { Account, Destination } from '../model/model.js';
 import type { AccountId, AssetSymbol, IdentityId } from '../model/values.js';
+import { sha256Hex } from '../sha256.js';
 
 /** The withdrawal a pending key names. */
 export const pendingRefOf = (key: string): string => key.slice(key.lastIndexOf('/') + 1);
@@ -82,9 +82,6 @@ export function decodeAttestationRecord(text: string): AttestationRecord {
   };
 }
 
-/** crypto.hash digests at once, without a Hash object per call (a third of the time; every account of a genesis import takes one): Node 20.12 and later, which engines allow from 20.11. */
-const sha256Hex =
-  typeof crypto.hash === 'function' ? (text: string) => crypto.hash('sha256', text, 'hex') : (text: string) => crypto.createHash('sha256').update(text, 'utf8').digest('hex');
 
 /** An account's deposit reference (its account view's `deposit_ref`): 32 bytes hex, derived from its id alone. */
 export function depositRefOf(account: AccountId): string {

@@ -9,7 +9,6 @@
  * meta record; changes are applied one at a time, in call order. Items handed to it
  * wait in its mempool (`L/mp/<n>`, in arrival order) until a serving block takes them.
  */
-import { createHash } from 'node:crypto';
 import { assert } from '../assert.js';
 import {
   layerBlockItemsMax,
@@ -28,6 +27,7 @@ import { SerialChanges } from '../store/serial.js';
 import { pagedEntries } from '../store/paged.js';
 import type { Anchor, Attestation, InboxRecord, Instruction, LayerBlock, LayerHead, LayerStatus, SettlementAdapter } from './adapter.js';
 import { layerKeys, prefixEnd } from '../model/keys.js';
+import { sha256Hex } from '../sha256.js';
 
 /** The hash `previous` names for block 1: genesis has no block. */
 export const genesisDigest = '0'.repeat(64);
@@ -485,8 +485,6 @@ function headOf(height: number, finalityDepth: number): LayerHead {
 function freshMeta(): Meta {
   return { height: 0, lastDigest: genesisDigest, serving: true, servingSinceMs: 0, inboxLength: 0, inboxCut: 0, mempoolNext: 0, held: {} };
 }
-
-const sha256Hex = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /** A block's digest: hex SHA-256 of its canonical JSON (amounts as decimal strings) without `digest`. */
 export function blockDigest(block: Omit<LayerBlock, 'digest'> & { digest?: string }): string {
