@@ -161,15 +161,13 @@ export function encodeLeaf(p: Posting): string {
   return [
     '{"account":', str(p.account), ',"after":{"available":"', decimal(p.after.available), '","encumbered":"', decimal(p.after.encumbered), '","reserved":"', decimal(p.after.reserved),
     '"},"amount":"', decimal(p.amountMinor), '","asset":', str(p.asset), ',"at":', p.atMs, ',"authorities":', authorities, ',"balance":"', p.layer,
-    '","counterparty":', nullOr(p.counterparty), ',"direction":"', p.direction, '","kind":"', p.kind,
+    '","counterparty":', orNull(p.counterparty), ',"direction":"', p.direction, '","kind":"', p.kind,
     '","operation":', str(p.operation), ',"seq":', p.seq, ',"status":"', p.status, '"}',
   ].join('');
 }
 
 /** Decimal text of an amount; zero (most reserved and encumbered layers) without making a string. */
 const decimal = (v: bigint): string => (v === 0n ? '0' : v.toString());
-/** JSON of a text member that may be null. */
-const nullOr = (v: string | null): string => (v === null ? 'null' : JSON.stringify(v));
 
 // The values a journal entry's enumerated fields may hold.
 const directions = members<Direction>({ debit: true, credit: true });
@@ -225,8 +223,8 @@ export function encodeIndexedPosting(p: Posting): string {
   const authorities = indexedAuthorities.of(p.authorities);
   return [
     '[', p.atMs, ',"', decimal(p.amountMinor), '",', positionIn(indexedDirections, p.direction), ',', positionIn(indexedLayers, p.layer), ',', positionIn(indexedKinds, p.kind), ',',
-    positionIn(indexedStatuses, p.status), ',', JSON.stringify(p.operation), ',', nullOr(p.counterparty), ',', authorities, ',',
-    nullOr(p.reference), ',"', decimal(p.after.available), '","', decimal(p.after.reserved), '","', decimal(p.after.encumbered), '"]',
+    positionIn(indexedStatuses, p.status), ',', JSON.stringify(p.operation), ',', orNull(p.counterparty), ',', authorities, ',',
+    orNull(p.reference), ',"', decimal(p.after.available), '","', decimal(p.after.reserved), '","', decimal(p.after.encumbered), '"]',
   ].join('');
 }
 
@@ -359,7 +357,7 @@ export class JournalChunk {
   /** `text` stored under `j/<firstSeq>`. */
   constructor(text: string, private readonly firstSeq: number) {
     this.lines = text.split('\n');
-    this.firstLine = this.lines[0] === journalChunkMark ? 1 : 0;
+    this.firstLine = firstEntryLine(this.lines);
     if (this.firstLine === 0 && !text.startsWith('{')) damaged(`journal chunk ${firstSeq}`, 'is in no form this ledgerd reads');
     if (this.entries === 0) damaged(`journal chunk ${firstSeq}`, 'holds no entry');
   }
@@ -378,10 +376,13 @@ export class JournalChunk {
   }
 }
 
+/** The line of a stored chunk's first entry: 1 after the mark of the compact form, 0 in layouts 2-5's chunk of leaves. */
+const firstEntryLine = (lines: readonly string[]): number => (lines[0] === journalChunkMark ? 1 : 0);
+
 /** How many entries a stored chunk holds, whichever its form, without reading them. */
 export function journalChunkEntries(text: string): number {
   const lines = text.split('\n');
-  return lines.length - (lines[0] === journalChunkMark ? 1 : 0);
+  return lines.length - firstEntryLine(lines);
 }
 
 /** The leaves of every entry of a stored chunk: `text` stored under `j/<firstSeq>`. */
@@ -393,10 +394,15 @@ export function journalChunkLeaves(text: string, firstSeq: number): string[] {
 /** The posting of a compact journal line (its reference, which no leaf holds, as the index entry holds it). */
 function journalLinePosting(line: string, seq: number): Posting {
   const what = `journal entry ${seq}`;
-  const accountEnd = line.indexOf('/');
-  const assetEnd = accountEnd < 0 ? -1 : line.indexOf('/', accountEnd + 1);
+  const { accountEnd, assetEnd } = linePlace(line);
   if (accountEnd <= 0 || assetEnd <= accountEnd + 1) damaged(what, 'names no account and asset');
   return indexedPosting(line.slice(0, accountEnd) as Posting['account'], line.slice(accountEnd + 1, assetEnd) as Posting['asset'], seq, line.slice(assetEnd + 1), what);
+}
+
+/** Where a compact journal line's account and asset end: its first and second '/' (-1 where there is none). */
+function linePlace(line: string): { readonly accountEnd: number; readonly assetEnd: number } {
+  const accountEnd = line.indexOf('/');
+  return { accountEnd, assetEnd: accountEnd < 0 ? -1 : line.indexOf('/', accountEnd + 1) };
 }
 
 /**
@@ -409,8 +415,7 @@ function journalLinePosting(line: string, seq: number): Posting {
  * encodeLeaf of the decoded posting, damaged lines too).
  */
 export function compactLineLeaf(line: string, seq: number): string | null {
-  const accountEnd = line.indexOf('/');
-  const assetEnd = accountEnd < 0 ? -1 : line.indexOf('/', accountEnd + 1);
+  const { accountEnd, assetEnd } = linePlace(line);
   if (accountEnd <= 0 || assetEnd <= accountEnd + 1 || !plainText(line, 0, accountEnd) || !plainText(line, accountEnd + 1, assetEnd)) return null;
   if (line.charCodeAt(assetEnd + 1) !== 91 /* [ */) return null;
   const atStart = assetEnd + 2;
