@@ -55,6 +55,12 @@ export async function migrateBook(dataDir: string, storeConfig: StoreConfig, aft
   const old = await place.openToRead();
   const keptIn = migratedFromDir(bookPaths(dataDir).book);
   let built: { readonly building: BookBuild; readonly report: MigrationReport; readonly grants: GrantIndexReport; readonly index: CompactIndexReport; readonly operations: OperationPointerReport };
+  // The in-place steps from layout 4 on, which every in-place start ends with: each decided operation stored once, then the journal's mark.
+  const fromLayout4 = async (store: Store): Promise<OperationPointerReport> => {
+    const operations = await refusedAsFailure(migrateLayout4(store, afterBatch));
+    await refusedAsFailure(migrateLayout5(store));
+    return operations;
+  };
   try {
     const layout = await layoutOf(old);
     if (layout === storeLayout) return { migrated: false, layout };
@@ -62,21 +68,18 @@ export async function migrateBook(dataDir: string, storeConfig: StoreConfig, aft
       const store = await inPlaceProgress(old, [[keySpaces.heldGrant, 1], [keySpaces.revokedHeld, 1], [keySpaces.accountAsset, 1], ...operationPointerReads], progress);
       const grants = await refusedAsFailure(migrateLayout2(store, afterBatch));
       const index = await refusedAsFailure(migrateLayout3(store, afterBatch));
-      const operations = await refusedAsFailure(migrateLayout4(store, afterBatch));
-      await refusedAsFailure(migrateLayout5(store));
+      const operations = await fromLayout4(store);
       return { migrated: true, from: layout, report: null, grants, index, operations, keptIn: null };
     }
     if (layout === layoutBeforeCompactIndex || layout === layoutMovingCompactIndex) {
       const store = await inPlaceProgress(old, [[keySpaces.accountAsset, 1], ...operationPointerReads], progress);
       const index = await refusedAsFailure(migrateLayout3(store, afterBatch));
-      const operations = await refusedAsFailure(migrateLayout4(store, afterBatch));
-      await refusedAsFailure(migrateLayout5(store));
+      const operations = await fromLayout4(store);
       return { migrated: true, from: layout, report: null, grants: null, index, operations, keptIn: null };
     }
     if (layout === layoutBeforeOperationPointers || layout === layoutMovingOperationPointers) {
       const store = await inPlaceProgress(old, operationPointerReads, progress);
-      const operations = await refusedAsFailure(migrateLayout4(store, afterBatch));
-      await refusedAsFailure(migrateLayout5(store));
+      const operations = await fromLayout4(store);
       return { migrated: true, from: layout, report: null, grants: null, index: null, operations, keptIn: null };
     }
     if (layout === layoutBeforeCompactJournal) {

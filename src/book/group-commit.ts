@@ -89,8 +89,9 @@ export class GroupCommit {
       while (this.next !== null) {
         // A group of decision writes alone, whether nothing was in flight or the write it
         // queued behind is done, waits for an intake write: below saturation each fsync saved
-        // is ~300 µs of CPU here (docs/performance.md, Acknowledgements below saturation). Held on a timer, not by turning the event loop until the time
-        // is up (which spent CPU whenever no intake write came); requests are read meanwhile.
+        // is ~300 µs of CPU here (docs/performance.md, Acknowledgements below saturation).
+        // Held on a timer, not by turning the event loop until the time is up (which spent
+        // CPU whenever no intake write came); requests are read meanwhile.
         if (this.next.mayWait && failure === null && this.joinWaitMs > 0) await this.hold(this.joinWaitMs);
         const group = this.next;
         this.next = null;
