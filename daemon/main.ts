@@ -142,8 +142,8 @@ async function migrate(options: { dataDir?: string; config?: string }): Promise<
     ...(index === null ? [] : [`${index.rewritten} account index entries made compact`]),
     ...(operations === null ? [] : [`${operations.chunks} event chunks rewritten, ${operations.pointers} operations stored once (${operations.whole} kept whole, their event pruned)`]),
   ];
-  // A move in place leaves the journal's chunks of leaves as they are (layout 6 reads them as they stand).
-  if (report === null) moved.push('the journal\'s chunks kept as they stand');
+  // A move in place ends with the mark alone: the records of layouts 2-6 are read as they stand (book/migrate-mark-only.ts).
+  if (report === null) moved.push('the older records kept as they stand');
   const movedText = moved.join(', ');
   if (report === null || keptIn === null) {
     process.stdout.write(`ledgerd migrate: ${name}: book migrated from store layout ${outcome.from} to ${storeLayout} in place: ${movedText}\n`);

@@ -2,14 +2,14 @@
  * `ledgerd migrate --data-dir DIR`: brings a stopped book written by an older ledgerd to
  * the store layout this one reads. From layout 1 (src/book/migrate-layout.ts), like
  * restore, the new book is built beside the old one (`DIR/book.migrate`), verified, taken
- * on to layout 6, and only then put in place; the old book is kept as `DIR/book.layout-1`.
+ * on to this layout, and only then put in place; the old book is kept as `DIR/book.layout-1`.
  * A crash or a refusal before that leaves the old book as it was, for the old ledgerd to
  * serve. From layout 2 (LevelDB or PostgreSQL) the held-grant index moves, in place
  * (src/book/migrate-grant-index.ts), and from layout 3 the account index is made compact, in
  * place (src/book/migrate-compact-index.ts), and from layout 4 each decided operation is
  * stored once, in its event chunk (src/book/migrate-operation-pointers.ts), in place: a crash
- * leaves the book marked, served by no ledgerd, and the next run resumes; from layout 5 the
- * mark alone moves, the journal's chunks kept as they stand (src/book/migrate-compact-journal.ts).
+ * leaves the book marked, served by no ledgerd, and the next run resumes; from layouts 5
+ * and 6 the mark alone moves, the older records kept as they stand (src/book/migrate-mark-only.ts).
  * A book already in this layout has nothing to do (exit 0).
  */
 import { existsSync } from 'node:fs';
@@ -18,7 +18,7 @@ import { MigrationRefused, type MigrationReport, layoutOf, migrateLayout1 } from
 import { type GrantIndexReport, layoutBeforeHeldOver, layoutMovingHeldOver, migrateLayout2 } from '../src/book/migrate-grant-index.js';
 import { type CompactIndexReport, layoutBeforeCompactIndex, layoutMovingCompactIndex, migrateLayout3 } from '../src/book/migrate-compact-index.js';
 import { type OperationPointerReport, layoutBeforeOperationPointers, layoutMovingOperationPointers, migrateLayout4 } from '../src/book/migrate-operation-pointers.js';
-import { layoutBeforeCompactJournal, migrateLayout5 } from '../src/book/migrate-compact-journal.js';
+import { layoutsMovedByMark, migrateByMark } from '../src/book/migrate-mark-only.js';
 import { keySpaces, storeLayout } from '../src/model/keys.js';
 import { pagedEntries } from '../src/store/paged.js';
 import type { ReadView, Store } from '../src/store/port.js';
@@ -55,10 +55,10 @@ export async function migrateBook(dataDir: string, storeConfig: StoreConfig, aft
   const old = await place.openToRead();
   const keptIn = migratedFromDir(bookPaths(dataDir).book);
   let built: { readonly building: BookBuild; readonly report: MigrationReport; readonly grants: GrantIndexReport; readonly index: CompactIndexReport; readonly operations: OperationPointerReport };
-  // The in-place steps from layout 4 on, which every in-place start ends with: each decided operation stored once, then the journal's mark.
+  // The in-place steps from layout 4 on, which every in-place start ends with: each decided operation stored once, then the mark.
   const fromLayout4 = async (store: Store): Promise<OperationPointerReport> => {
     const operations = await refusedAsFailure(migrateLayout4(store, afterBatch));
-    await refusedAsFailure(migrateLayout5(store));
+    await refusedAsFailure(migrateByMark(store));
     return operations;
   };
   try {
@@ -82,8 +82,8 @@ export async function migrateBook(dataDir: string, storeConfig: StoreConfig, aft
       const operations = await fromLayout4(store);
       return { migrated: true, from: layout, report: null, grants: null, index: null, operations, keptIn: null };
     }
-    if (layout === layoutBeforeCompactJournal) {
-      await refusedAsFailure(migrateLayout5(old));
+    if (layoutsMovedByMark.includes(layout)) {
+      await refusedAsFailure(migrateByMark(old));
       return { migrated: true, from: layout, report: null, grants: null, index: null, operations: null, keptIn: null };
     }
     if (layout !== '1') throw new StartupFailure(`${place.name} holds a book in store layout ${layout}, which this ledgerd neither reads nor migrates (it reads ${storeLayout})`, exitCodes.dataDir);
@@ -99,7 +99,7 @@ export async function migrateBook(dataDir: string, storeConfig: StoreConfig, aft
       const grants = await migrateLayout2(building.store, afterBatch);
       const index = await migrateLayout3(building.store, afterBatch);
       const operations = await migrateLayout4(building.store, afterBatch);
-      await migrateLayout5(building.store);
+      await migrateByMark(building.store);
       built = { building, report, grants, index, operations };
     } catch (error) {
       await building.discard();

@@ -19,7 +19,7 @@ import type { BatchOp, Store } from '../store/port.js';
 import { MigrationRefused, moveInPlace } from './migrate-layout.js';
 import { layoutBeforeCompactIndex, layoutMovingCompactIndex } from './migrate-compact-index.js';
 import { layoutBeforeOperationPointers, layoutMovingOperationPointers } from './migrate-operation-pointers.js';
-import { layoutBeforeCompactJournal } from './migrate-compact-journal.js';
+import { layoutsMovedByMark } from './migrate-mark-only.js';
 
 /** The layout this migration starts from, and the mark of a book it is moving. */
 export const layoutBeforeHeldOver = '2';
@@ -94,4 +94,4 @@ export async function migrateLayout2(store: Store, afterWrite: () => Promise<voi
 }
 
 /** Whether `ledgerd migrate` brings a book of this layout to this code's. */
-export const migratableLayout = (layout: string): boolean => ['1', layoutBeforeHeldOver, layoutMovingHeldOver, layoutBeforeCompactIndex, layoutMovingCompactIndex, layoutBeforeOperationPointers, layoutMovingOperationPointers, layoutBeforeCompactJournal].includes(layout);
+export const migratableLayout = (layout: string): boolean => ['1', layoutBeforeHeldOver, layoutMovingHeldOver, layoutBeforeCompactIndex, layoutMovingCompactIndex, layoutBeforeOperationPointers, layoutMovingOperationPointers, ...layoutsMovedByMark].includes(layout);

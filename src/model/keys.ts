@@ -36,9 +36,11 @@ export function prefixEnd(prefix: string): string {
  * (model/event-chunk.ts; book/migrate-operation-pointers.ts), and the Received operations of
  * an intake write in one `cmd/` chunk (book/command-chunks.ts); 6 = journal chunks of entries
  * in a compact form, each leaf made when read (model/codec.ts JournalChunk; layout 5's chunks
- * of leaves are read as they stand: book/migrate-compact-journal.ts).
+ * of leaves are read as they stand); 7 = operation states, the audit trail, client-key records and
+ * the operations' index in compact forms, the older forms read as they stand (both moves the
+ * mark alone: book/migrate-mark-only.ts).
  */
-export const storeLayout = '6';
+export const storeLayout = '7';
 
 /** Every top-level key space, once. */
 export const keySpaces = {

@@ -1,6 +1,6 @@
 /**
- * Books written by the last releases that write store layouts 2, 3, 4 and 5 (test/fixtures/layout-2
- * to layout-5, the same book; make-book.mjs says how), each migrated by `ledgerd migrate` to
+ * Books written by the last releases that write store layouts 2 to 6 (test/fixtures/layout-2
+ * to layout-6, the same book; make-book.mjs says how), each migrated by `ledgerd migrate` to
  * this ledgerd's layout and served:
  * it answers what that daemon answered — balances, movements, custody, operations, members and
  * the audit trail, checkpoints with their consistency and liabilities proofs (checked by the
@@ -28,7 +28,7 @@ async function fixtureDataDir(fixture: FixtureBook): Promise<string> {
   return dir;
 }
 
-describe.each(['2', '3', '4', '5'])('a layout-%s book from the release that wrote it', (layout) => {
+describe.each(['2', '3', '4', '5', '6'])('a layout-%s book from the release that wrote it', (layout) => {
   const fixture = fixtureBook(`layout-${layout}`);
   const { keys, expected } = fixture;
   it('migrates, checks clean, answers what its daemon answered, proves its checkpoints, and goes on deciding and anchoring', async () => {

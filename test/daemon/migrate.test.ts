@@ -46,7 +46,7 @@ async function digestOf(bookDir: string): Promise<string> {
   return hash.digest('hex');
 }
 
-const layout1Refusal = /store layout 1; this ledgerd reads layout 6: run ledgerd migrate/;
+const layout1Refusal = /store layout 1; this ledgerd reads layout 7: run ledgerd migrate/;
 
 describe('ledgerd migrate', () => {
   it('refuses to serve or check a layout-1 book, naming ledgerd migrate', async () => {
@@ -57,7 +57,7 @@ describe('ledgerd migrate', () => {
     expect(served.stderr).toMatch(layout1Refusal);
     const checked = await ledgerdRun(['check', '--data-dir', dir]);
     expect(checked.code).toBe(4);
-    expect(checked.stderr).toMatch(/store layout 1; this ledgerd reads 6: run ledgerd migrate on it first/);
+    expect(checked.stderr).toMatch(/store layout 1; this ledgerd reads 7: run ledgerd migrate on it first/);
     // Refused, the book is as the stage-1 daemon left it.
     expect(await digestOf(join(dir, 'book'))).toBe(before);
   });
@@ -68,7 +68,7 @@ describe('ledgerd migrate', () => {
     const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
     expect(migrated.stderr).toMatch(migratedSummary);
     expect(migrated.code).toBe(0);
-    expect(migrated.stdout).toMatch(/book migrated from store layout 1 to 6 and verified: \d+ entries read, 26 journal entries in \d+ chunks, 5 accounts, 2 assets, 2 held and 1 revoked grant index entries moved, 26 account index entries made compact/);
+    expect(migrated.stdout).toMatch(/book migrated from store layout 1 to 7 and verified: \d+ entries read, 26 journal entries in \d+ chunks, 5 accounts, 2 assets, 2 held and 1 revoked grant index entries moved, 26 account index entries made compact/);
     // The old book is kept beside, as it was.
     expect(await digestOf(join(dir, 'book.layout-1'))).toBe(before);
     expect(existsSync(join(dir, 'book.migrate'))).toBe(false);
@@ -132,7 +132,7 @@ describe('ledgerd migrate', () => {
     // Nothing more to do, and said so.
     const second = await ledgerdRun(['migrate', '--data-dir', dir]);
     expect(second.code).toBe(0);
-    expect(second.stdout).toMatch(/the book is in store layout 6 already: nothing to do/);
+    expect(second.stdout).toMatch(/the book is in store layout 7 already: nothing to do/);
   });
 
   it('leaves the old book as it was when killed mid-migration; the next run migrates it', async () => {
@@ -254,16 +254,16 @@ describe('ledgerd migrate from layout 2', () => {
 
   it('moves the held-grant index in place, resumes after a kill, and the grants then work as before', async () => {
     const { dir, keys, live, revoked } = await layout2DataDir();
-    const refusal = /store layout 2; this ledgerd reads layout 6: run ledgerd migrate/;
+    const refusal = /store layout 2; this ledgerd reads layout 7: run ledgerd migrate/;
     expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(refusal);
     // Killed after its first write: the book is marked as moving, and nothing serves it.
     await (await pausedMigrate(dir, 1))();
-    expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 2-3; this ledgerd reads layout 6: run ledgerd migrate/);
+    expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 2-3; this ledgerd reads layout 7: run ledgerd migrate/);
 
     const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
     // Not a terminal: one summary line of the entries the move read (docs/operations.md, Progress of long work).
     expect(migrated.stderr).toMatch(/^ledgerd migrate: [\d,]+ entries read in \d+\.\d s \([\d,]+\/s\)\n$/);
-    expect(migrated.stdout).toMatch(/book migrated from store layout 2-3 to 6 in place: 1 held and 1 revoked grant index entries moved, 0 account index entries made compact/);
+    expect(migrated.stdout).toMatch(/book migrated from store layout 2-3 to 7 in place: 1 held and 1 revoked grant index entries moved, 0 account index entries made compact/);
     expect((await ledgerdRun(['check', '--data-dir', dir])).code).toBe(0);
     const daemon = await startDaemon({ dataDir: dir });
     try {
@@ -301,7 +301,7 @@ describe('ledgerd migrate from layout 3', () => {
     const refused = await ledgerdRun(['migrate', '--data-dir', dir]);
     expect(refused.code).toBe(6);
     expect(refused.stderr).toContain(`${damagedKey}: damaged journal entry record: amount is not decimal text`);
-    expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 3-4; this ledgerd reads layout 6: run ledgerd migrate/);
+    expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 3-4; this ledgerd reads layout 7: run ledgerd migrate/);
   });
 });
 

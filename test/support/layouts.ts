@@ -68,7 +68,7 @@ export async function asLayout3(store: Store): Promise<number> {
 
 /**
  * SHA-256 over every key and value of a store, in key order; a journal chunk as its leaves
- * (a move in place keeps layouts 2-5's chunks of leaves, which layout 6 reads as they stand).
+ * (a move in place keeps layouts 2-5's chunks of leaves, which layouts 6 and 7 read as they stand).
  */
 export async function storeDigest(store: ReadView): Promise<string> {
   const hash = createHash('sha256');
@@ -116,16 +116,16 @@ export async function migratedFromLayout3AfterAKill(dir: string, store: StoreCon
   const withStore = storeOf(dir, store);
   const written = await withStore(storeDigest);
   expect(await withStore(asLayout3)).toBe(postings);
-  expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 3; this ledgerd reads layout 6: run ledgerd migrate/);
+  expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 3; this ledgerd reads layout 7: run ledgerd migrate/);
 
   // Killed after its second write (the mark, then the first page): part of the index is moved.
   await (await pausedMigrate(dir, 2))();
   expect(await withStore(async (s) => [await s.get(keys.layout), await indexForms(s)])).toEqual(['3-4', { compact: migrateEntriesPerWrite, leaf: postings - migrateEntriesPerWrite }]);
-  expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 3-4; this ledgerd reads layout 6: run ledgerd migrate/);
+  expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 3-4; this ledgerd reads layout 7: run ledgerd migrate/);
 
   const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
   expect(migrated.code, migrated.stderr).toBe(0);
-  expect(migrated.stdout).toMatch(new RegExp(`book migrated from store layout 3-4 to 6 in place: ${postings - migrateEntriesPerWrite} account index entries made compact`));
+  expect(migrated.stdout).toMatch(new RegExp(`book migrated from store layout 3-4 to 7 in place: ${postings - migrateEntriesPerWrite} account index entries made compact`));
   expect(await withStore(storeDigest)).toBe(written);
   const checked = await ledgerdRun(['check', '--data-dir', dir]);
   expect(checked.code, checked.stdout + checked.stderr).toBe(0);
@@ -161,16 +161,16 @@ export async function migratedFromLayout4AfterAKill(dir: string, store: StoreCon
   const written = await withStore(storeDigest);
   const chunks = await withStore(asLayout4);
   expect(chunks).toBeGreaterThan(2);
-  expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 4; this ledgerd reads layout 6: run ledgerd migrate/);
+  expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 4; this ledgerd reads layout 7: run ledgerd migrate/);
 
   // Killed after its second write (the mark, then the oldest chunk): part of the events are moved.
   await (await pausedMigrate(dir, 2))();
   expect(await withStore(async (s) => [await s.get(keys.layout), await eventChunkForms(s)])).toEqual(['4-5', { sliced: 1, list: chunks - 1 }]);
-  expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 4-5; this ledgerd reads layout 6: run ledgerd migrate/);
+  expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 4-5; this ledgerd reads layout 7: run ledgerd migrate/);
 
   const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
   expect(migrated.code, migrated.stderr).toBe(0);
-  expect(migrated.stdout).toMatch(new RegExp(`book migrated from store layout 4-5 to 6 in place: ${chunks - 1} event chunks rewritten, \\d+ operations stored once \\(0 kept whole`));
+  expect(migrated.stdout).toMatch(new RegExp(`book migrated from store layout 4-5 to 7 in place: ${chunks - 1} event chunks rewritten, \\d+ operations stored once \\(0 kept whole`));
   expect(await withStore(storeDigest)).toBe(written);
   const checked = await ledgerdRun(['check', '--data-dir', dir]);
   expect(checked.code, checked.stdout + checked.stderr).toBe(0);
@@ -194,12 +194,12 @@ export async function migratedFromLayout5(dir: string, store: StoreConfig): Prom
   const chunks = await withStore(asLayout5);
   expect(chunks).toBeGreaterThan(1);
   expect(await withStore(journalChunkForms)).toEqual({ compact: 0, leaves: chunks });
-  expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 5; this ledgerd reads layout 6: run ledgerd migrate/);
+  expect((await ledgerdRun(['serve', '--data-dir', dir, '--listen', '127.0.0.1:0'])).stderr).toMatch(/store layout 5; this ledgerd reads layout 7: run ledgerd migrate/);
 
   const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
   expect(migrated.code, migrated.stderr).toBe(0);
-  expect(migrated.stdout).toMatch(/book migrated from store layout 5 to 6 in place: the journal's chunks kept as they stand\n$/);
-  expect(await withStore(async (s) => [await s.get(keys.layout), await journalChunkForms(s)])).toEqual(['6', { compact: 0, leaves: chunks }]);
+  expect(migrated.stdout).toMatch(/book migrated from store layout 5 to 7 in place: the older records kept as they stand\n$/);
+  expect(await withStore(async (s) => [await s.get(keys.layout), await journalChunkForms(s)])).toEqual(['7', { compact: 0, leaves: chunks }]);
   expect(await withStore(storeDigest)).toBe(written);
   const checked = await ledgerdRun(['check', '--data-dir', dir]);
   expect(checked.code, checked.stdout + checked.stderr).toBe(0);

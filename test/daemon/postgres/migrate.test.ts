@@ -19,7 +19,7 @@ it('has nothing to migrate in a book on PostgreSQL', async () => {
   expect((await ledgerdRun(['init', '--data-dir', dir])).code).toBe(0);
   const migrated = await ledgerdRun(['migrate', '--data-dir', dir]);
   expect(migrated.code).toBe(0);
-  expect(migrated.stdout).toMatch(/the book is in store layout 6 already: nothing to do/);
+  expect(migrated.stdout).toMatch(/the book is in store layout 7 already: nothing to do/);
   expect((await ledgerdRun(['check', '--data-dir', dir])).code).toBe(0);
 });
 
@@ -37,7 +37,7 @@ it('stores each decided operation of a layout-4 book once, in its event chunk, i
   await migratedFromLayout4AfterAKill(dir, store);
 }, 120_000);
 
-it('takes a layout-5 book to layout 6 by its mark alone; its chunks of leaves read as they stand beside the compact chunks written after', async () => {
+it('takes a layout-5 book to layout 7 by its mark alone; its chunks of leaves read as they stand beside the compact chunks written after', async () => {
   const dir = newDir();
   const store = await postgresStore();
   await writeBookWithEvents(dir, store);

@@ -1,0 +1,25 @@
+/**
+ * The moves between store layouts that rewrite nothing (`ledgerd migrate`, docs/operations.md
+ * "Upgrades"): this ledgerd reads the records of the layouts before each such move as they
+ * stand, beside the new forms its rounds write, so the move is `meta/layout` = the layout this
+ * ledgerd writes, one atomic write, made so that no ledgerd of the older layout serves a book
+ * that now takes records it cannot read.
+ * - 5 → 6: journal chunks (`j/<first seq>`) in the compact form of model/codec.ts
+ *   (JournalChunkText: each entry its account, asset and account index entry, the CONTRACT 9
+ *   leaf made when read) instead of layouts 2-5's leaves, which are the bytes the
+ *   checkpoints hashed and are read as they stand (queries/journal.ts).
+ * - 6 → 7: compact records per command (issue 28).
+ */
+import { keys, storeLayout } from '../model/keys.js';
+import type { Store } from '../store/port.js';
+import { MigrationRefused, layoutOf } from './migrate-layout.js';
+
+/** The layouts whose move to this ledgerd's is the mark alone. */
+export const layoutsMovedByMark: readonly string[] = ['5', '6'];
+
+/** Brings a book in one of layoutsMovedByMark to storeLayout. Throws MigrationRefused for a book in another layout. */
+export async function migrateByMark(store: Store): Promise<void> {
+  const layout = await layoutOf(store);
+  if (!layoutsMovedByMark.includes(layout)) throw new MigrationRefused(`the book is in store layout ${layout}, not one of ${layoutsMovedByMark.join(', ')}`);
+  await store.write([{ type: 'put', key: keys.layout, value: storeLayout }], true);
+}
