@@ -5,7 +5,9 @@
  * Prints acknowledgements per second, acknowledgement latency p50/p99 and
  * submit-to-decided p99 (the decision learned through GET /v1/events), and, in the
  * same run on the same machine, the same figures for a bare Fastify route that does
- * nothing: the ceiling. Each ledgerd row also says how many store writes (fsync'd
+ * nothing: the ceiling, and for the floor of a durable acknowledgement in ledgerd's stack
+ * (bench/ack-floor.ts: ledgerd's schemas, bearer check and request digest, one fsync'd
+ * group write, no book). Each ledgerd row also says how many store writes (fsync'd
  * batches) and how many sleeps of its threads (each a wake-up) an acknowledgement cost:
  * below saturation those, not the transfers, are what the CPU goes to. Nothing is asserted.
  *
@@ -35,6 +37,7 @@ import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
 import { leveldbStoreDefault, postgresStoreOf, type StoreConfig } from '../daemon/config.js';
+import { ackFloorServer, floorKeyVariable } from './ack-floor.js';
 import { measureSyncLatency } from './fsync.js';
 import { percentile } from './percentile.js';
 import { drive, type LevelWrites, loadFlags, loadOptions, measureCpu, type Run, runLedgerd, startServer, stopServer } from './http-load.js';
@@ -45,6 +48,7 @@ const { values: args } = parseArgs({
   options: {
     ...loadFlags,
     'ceiling-server': { type: 'boolean', default: false },
+    'floor-server': { type: 'boolean', default: false },
     /** Write a V8 CPU profile of ledgerd here (node --cpu-prof), to see where its time goes. */
     'profile-dir': { type: 'string' },
     stores: { type: 'string', default: 'leveldb,postgres' },
@@ -108,15 +112,22 @@ async function pass(pinning: Pinning, stores: BenchStores, profile: string[]): P
       }
     }
   }
-  const bare = await startServer([new URL(import.meta.url).pathname, '--ceiling-server'], process.env, pinning);
-  const pid = bare.child.pid!;
+  rows.push(await serverRow('durable-ack floor (bench/ack-floor.ts)', '--floor-server', { ...process.env, [floorKeyVariable]: operatorKey }, operatorKey, pinning));
+  rows.push(await serverRow('bare Fastify route (ceiling)', '--ceiling-server', process.env, operatorKey, pinning));
+  return rows;
+}
+
+/** A row for a server of this file's own (the floor or the bare route), driven like ledgerd. */
+async function serverRow(name: string, flag: string, env: NodeJS.ProcessEnv, operatorKey: string, pinning: Pinning): Promise<Row> {
+  const server = await startServer([new URL(import.meta.url).pathname, flag], env, pinning);
+  const pid = server.child.pid!;
   const cpu = measureCpu(options, () => treeCpuMs(pid));
   const mainCpu = measureCpu(options, () => processCpuMs(pid, { mainThreadOnly: true }));
-  const ceiling = await drive(bare.url, operatorKey, { ...options, batchSize: null });
-  const perAck = (ms: number) => (ms * 1000) / Math.max(1, ceiling.acks);
-  rows.push({ name: 'bare Fastify route (ceiling)', run: ceiling, decidedPerSec: null, decidedMs: null, cpuUsPerAck: perAck(cpu.stop()), mainUsPerAck: perAck(mainCpu.stop()), levelWrites: null, perAck: null });
-  await stopServer(bare.child);
-  return rows;
+  const run = await drive(server.url, operatorKey, { ...options, batchSize: null });
+  const perAck = (ms: number) => (ms * 1000) / Math.max(1, run.acks);
+  const row = { name, run, decidedPerSec: null, decidedMs: null, cpuUsPerAck: perAck(cpu.stop()), mainUsPerAck: perAck(mainCpu.stop()), levelWrites: null, perAck: null };
+  await stopServer(server.child);
+  return row;
 }
 
 function report(pinning: Pinning, rows: Row[], disk: Awaited<ReturnType<typeof measureSyncLatency>>): void {
@@ -130,10 +141,13 @@ function report(pinning: Pinning, rows: Row[], disk: Awaited<ReturnType<typeof m
     console.log(`| ${r.name} | ${Math.round(r.run.acks / r.run.elapsedS)} | ${r.decidedPerSec === null ? 'n/a' : Math.round(r.decidedPerSec)} | ${fmt(percentile(sorted, 50))} | ${fmt(percentile(sorted, 99))} | ${decided} | ${r.run.refused} | ${r.cpuUsPerAck.toFixed(0)} / ${r.mainUsPerAck.toFixed(0)} µs |`);
   }
   const ceiling = rows.at(-1)!;
+  const floor = rows.at(-2)!;
   for (const r of rows.slice(0, -1)) {
     const ackP99Ms = percentile([...r.run.latenciesMs].sort((a, b) => a - b), 99);
+    // Singles only are the floor's kind of request (its CPU per ack is one transfer's).
+    const aboveFloor = r === floor || r.name.includes('/v1/batches') ? '' : ` (${(r.cpuUsPerAck / Math.max(1e-9, floor.cpuUsPerAck)).toFixed(1)}x the durable-ack floor's)`;
     console.log(
-      `${r.name}: ${((100 * r.run.acks) / Math.max(1, ceiling.run.acks)).toFixed(0)}% of the ceiling's throughput; CPU per ack ${(r.cpuUsPerAck / Math.max(1e-9, ceiling.cpuUsPerAck)).toFixed(1)}x the bare route's per request (aim: <= 2x); ack p99 ${(ackP99Ms / disk.fdatasync.p99Ms).toFixed(1)}x the disk's fsync p99.`,
+      `${r.name}: ${((100 * r.run.acks) / Math.max(1, ceiling.run.acks)).toFixed(0)}% of the ceiling's throughput; CPU per ack ${(r.cpuUsPerAck / Math.max(1e-9, ceiling.cpuUsPerAck)).toFixed(1)}x the bare route's per request (aim: <= 2x)${aboveFloor}; ack p99 ${(ackP99Ms / disk.fdatasync.p99Ms).toFixed(1)}x the disk's fsync p99.`,
     );
     if (r.perAck !== null) console.log(`  per ack: ${r.perAck.storeWrites.toFixed(2)} store writes (atomic batches, fsync'd), ${r.perAck.sleeps.toFixed(1)} sleeps of ledgerd's threads (voluntary context switches: each a wake-up).`);
     const w = r.levelWrites;
@@ -165,4 +179,5 @@ async function main(): Promise<void> {
 }
 
 if (args['ceiling-server']) await ceilingServer();
+else if (args['floor-server']) await ackFloorServer();
 else await main();

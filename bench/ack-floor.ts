@@ -1,0 +1,110 @@
+/**
+ * The floor of a durable acknowledgement in ledgerd's stack (issue 28): a process that does
+ * only what no acknowledgement of a transfer can skip, with ledgerd's own parts, and
+ * nothing of the book. Per POST /v1/transfers it:
+ * - validates the headers and body with ledgerd's route schemas (Fastify, ajv) and parses
+ *   the transfer as ledgerd's route does (transferCommand: ids, assets, bigint amounts);
+ * - checks the bearer as ledgerd's remembered tokens do: its SHA-256 found in a map;
+ * - takes the request's digest (ledgerd's requestDigest: canonical JSON, SHA-256), which
+ *   a client key is bound to;
+ * - stores the command, JSON of about the size of ledgerd's Received operation, in one
+ *   fsync'd LevelDB batch per group of requests (a write in flight gathers the next group),
+ *   and answers 202 after the write returns, with ledgerd's reply serializer.
+ * No decision, no client-key record, no event: what ledgerd spends above this row is the
+ * book's; what this row spends above the bare route is the stack's price for a durable,
+ * validated acknowledgement. bench/http.ts runs it beside ledgerd and the bare route.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ClassicLevel } from 'classic-level';
+import Fastify from 'fastify';
+import { transferDeadlineDefaultMs } from '../src/constants.js';
+import { sha256Hex } from '../src/sha256.js';
+import { requestDigest } from '../daemon/http/digest.js';
+import { wireReply } from '../daemon/http/replies.js';
+import { commandHeaders, commandReplySchema, noQuery, responses } from '../daemon/http/schemas.js';
+import { transferBodySchema, transferCommand } from '../daemon/routes/transfers.js';
+import type { RouteContext } from '../daemon/routes/context.js';
+
+/** The environment variable that carries the bearer the floor accepts (the load generator's operator key). */
+export const floorKeyVariable = 'LEDGER_BENCH_FLOOR_KEY';
+
+const bearerPattern = /^Bearer +([\x21-\x7e]+) *$/i;
+const operator = 'did:ledger:id:operator';
+
+/** Requests waiting for the next group write: their store entries and their answers. */
+interface Group {
+  readonly ops: { type: 'put'; key: string; value: string }[];
+  readonly done: (() => void)[];
+  readonly failed: ((error: unknown) => void)[];
+}
+
+export async function ackFloorServer(): Promise<void> {
+  const key = process.env[floorKeyVariable];
+  if (key === undefined || key === '') throw new Error(`${floorKeyVariable} is not set`);
+  const tokens = new Map([[sha256Hex(key), operator]]);
+  const dir = mkdtempSync(join(tmpdir(), 'ledger-ack-floor-'));
+  const db = new ClassicLevel<string, string>(dir);
+  await db.open();
+  let seq = 0;
+  let next: Group | null = null;
+  let writing = false;
+
+  // One write at a time; requests that come while it runs go in the next one (group commit).
+  const writeGroups = (): void => {
+    if (writing || next === null) return;
+    const group = next;
+    next = null;
+    writing = true;
+    db.batch(group.ops, { sync: true }).then(
+      () => group.done.forEach((answer) => answer()),
+      (error: unknown) => group.failed.forEach((fail) => fail(error)),
+    ).finally(() => {
+      writing = false;
+      writeGroups();
+    });
+  };
+  const stored = (entryKey: string, value: string): Promise<void> =>
+    new Promise((resolve, reject) => {
+      if (next === null) {
+        next = { ops: [], done: [], failed: [] };
+        setImmediate(writeGroups);
+      }
+      next.ops.push({ type: 'put', key: entryKey, value });
+      next.done.push(resolve);
+      next.failed.push(reject);
+    });
+
+  const context = { config: { transferDeadlineMs: transferDeadlineDefaultMs }, clock: Date.now } as Pick<RouteContext, 'config' | 'clock'>;
+  const app = Fastify({ logger: false });
+  app.post(
+    '/v1/transfers',
+    { schema: { headers: commandHeaders, querystring: noQuery, body: transferBodySchema, response: responses({ 200: commandReplySchema, 202: commandReplySchema }) } },
+    async (request, reply) => {
+      const bearer = bearerPattern.exec(request.headers.authorization ?? '')?.[1];
+      const principal = bearer === undefined ? undefined : tokens.get(sha256Hex(bearer));
+      if (principal === undefined) return wireReply(reply, { error: 'ERR-CredentialInvalid' }, 401);
+      const command = transferCommand(request.body, context);
+      const digest = requestDigest({ principal, onBehalfOf: null }, request.method, '/v1/transfers', request.body);
+      const clientKey = typeof request.headers['client-key'] === 'string' ? request.headers['client-key'] : digest;
+      const ref = `op_${(++seq).toString(16).padStart(16, '0')}`;
+      const legs = command.type === 'transfer' ? command.legs.map((leg) => ({ ...leg, amountMinor: leg.amountMinor.toString() })) : [];
+      const actor = { principal, credential: 'did:ledger:cred:operator', onBehalfOf: null, grant: null, kind: 'operator' };
+      await stored(`cmd/${ref}`, JSON.stringify({ ref, command: { type: 'transfer', legs, deadlineMs: command.type === 'transfer' ? command.deadlineMs : 0 }, actor, state: 'Received', submittedAtMs: Date.now(), clientKey, digest }));
+      return wireReply(reply, { client_key: clientKey, client_key_derived: typeof request.headers['client-key'] !== 'string', operation_reference: ref, terminal: false, state: 'Received' }, 202);
+    },
+  );
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  process.stdout.write(`ack-floor listening on http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}\n`);
+  process.once('SIGTERM', () =>
+    void app
+      .close()
+      .then(() => db.close())
+      .finally(() => {
+        rmSync(dir, { recursive: true, force: true });
+        process.exit(0);
+      }),
+  );
+}
