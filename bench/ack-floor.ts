@@ -1,7 +1,8 @@
 /**
  * The floor of a durable acknowledgement in ledgerd's stack (issue 28): a process that does
  * only what no acknowledgement of a transfer can skip, with ledgerd's own parts, and
- * nothing of the book. Per POST /v1/transfers it:
+ * nothing of the book. Per POST /v1/transfers, and per transfer of a POST /v1/batches (each
+ * item checked against the transfer route's schema, as ledgerd's batches route does), it:
  * - validates the headers and body with ledgerd's route schemas (Fastify, ajv) and parses
  *   the transfer as ledgerd's route does (transferCommand: ids, assets, bigint amounts);
  * - checks the bearer as ledgerd's remembered tokens do: its SHA-256 found in a map;
@@ -18,13 +19,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
-import Fastify from 'fastify';
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { transferDeadlineDefaultMs } from '../src/constants.js';
 import { sha256Hex } from '../src/sha256.js';
 import { requestDigest } from '../daemon/http/digest.js';
 import { wireReply } from '../daemon/http/replies.js';
 import { commandHeaders, commandReplySchema, noQuery, responses } from '../daemon/http/schemas.js';
 import { transferBodySchema, transferCommand } from '../daemon/routes/transfers.js';
+import { batchBodySchema, batchReplySchema } from '../daemon/routes/batches.js';
+import { batchBodyBytesMax } from '../daemon/constants.js';
+import type { Wire } from '../src/queries/wire.js';
 import type { RouteContext } from '../daemon/routes/context.js';
 
 /** The environment variable that carries the bearer the floor accepts (the load generator's operator key). */
@@ -77,22 +81,48 @@ export async function ackFloorServer(): Promise<void> {
     });
 
   const context = { config: { transferDeadlineMs: transferDeadlineDefaultMs }, clock: Date.now } as Pick<RouteContext, 'config' | 'clock'>;
-  const app = Fastify({ logger: false });
+  /** The bearer's principal, or undefined for a bearer the floor does not know. */
+  const principalOf = (request: FastifyRequest): string | undefined => {
+    const bearer = bearerPattern.exec(request.headers.authorization ?? '')?.[1];
+    return bearer === undefined ? undefined : tokens.get(sha256Hex(bearer));
+  };
+  /** One transfer taken: parsed, digested, its Received record stored with the others of its group; its reply. */
+  const take = async (principal: string, body: unknown, clientKeyGiven: string | undefined): Promise<Wire> => {
+    const command = transferCommand(body, context);
+    const digest = requestDigest({ principal, onBehalfOf: null }, 'POST', '/v1/transfers', body);
+    const clientKey = clientKeyGiven ?? digest;
+    const ref = `op_${(++seq).toString(16).padStart(16, '0')}`;
+    const legs = command.type === 'transfer' ? command.legs.map((leg) => ({ ...leg, amountMinor: leg.amountMinor.toString() })) : [];
+    const actor = { principal, credential: 'did:ledger:cred:operator', onBehalfOf: null, grant: null, kind: 'operator' };
+    await stored(`cmd/${ref}`, JSON.stringify({ ref, command: { type: 'transfer', legs, deadlineMs: command.type === 'transfer' ? command.deadlineMs : 0 }, actor, state: 'Received', submittedAtMs: Date.now(), clientKey, digest }));
+    return { client_key: clientKey, client_key_derived: clientKeyGiven === undefined, operation_reference: ref, terminal: false, state: 'Received' };
+  };
+  const refused = (reply: FastifyReply) => wireReply(reply, { error: 'ERR-CredentialInvalid', description: 'unknown bearer' }, 401);
+
+  const app = Fastify({ logger: false, bodyLimit: batchBodyBytesMax });
   app.post(
     '/v1/transfers',
     { schema: { headers: commandHeaders, querystring: noQuery, body: transferBodySchema, response: responses({ 200: commandReplySchema, 202: commandReplySchema }) } },
     async (request, reply) => {
-      const bearer = bearerPattern.exec(request.headers.authorization ?? '')?.[1];
-      const principal = bearer === undefined ? undefined : tokens.get(sha256Hex(bearer));
-      if (principal === undefined) return wireReply(reply, { error: 'ERR-CredentialInvalid' }, 401);
-      const command = transferCommand(request.body, context);
-      const digest = requestDigest({ principal, onBehalfOf: null }, request.method, '/v1/transfers', request.body);
-      const clientKey = typeof request.headers['client-key'] === 'string' ? request.headers['client-key'] : digest;
-      const ref = `op_${(++seq).toString(16).padStart(16, '0')}`;
-      const legs = command.type === 'transfer' ? command.legs.map((leg) => ({ ...leg, amountMinor: leg.amountMinor.toString() })) : [];
-      const actor = { principal, credential: 'did:ledger:cred:operator', onBehalfOf: null, grant: null, kind: 'operator' };
-      await stored(`cmd/${ref}`, JSON.stringify({ ref, command: { type: 'transfer', legs, deadlineMs: command.type === 'transfer' ? command.deadlineMs : 0 }, actor, state: 'Received', submittedAtMs: Date.now(), clientKey, digest }));
-      return wireReply(reply, { client_key: clientKey, client_key_derived: typeof request.headers['client-key'] !== 'string', operation_reference: ref, terminal: false, state: 'Received' }, 202);
+      const principal = principalOf(request);
+      if (principal === undefined) return refused(reply);
+      const clientKey = request.headers['client-key'];
+      return wireReply(reply, await take(principal, request.body, typeof clientKey === 'string' ? clientKey : undefined), 202);
+    },
+  );
+  // Each item checked against the transfer route's schema, as ledgerd's batches route checks it; all of a batch in one group write.
+  app.post(
+    '/v1/batches',
+    { schema: { querystring: noQuery, body: batchBodySchema, response: responses({ 200: batchReplySchema, 202: batchReplySchema }) } },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      if (principal === undefined) return refused(reply);
+      const { commands } = request.body as { commands: { command: string; body: unknown; client_key?: string }[] };
+      const validate = request.compileValidationSchema(transferBodySchema);
+      const items = await Promise.all(
+        commands.map((item) => (item.command === 'transfer' && validate(item.body) ? take(principal, item.body, item.client_key) : { error: 'ERR-MalformedCommand', description: 'the floor takes transfers only' })),
+      );
+      return wireReply(reply, { items }, 202);
     },
   );
   await app.listen({ host: '127.0.0.1', port: 0 });

@@ -84,6 +84,8 @@ async function ceilingServer(): Promise<void> {
 
 interface Row {
   readonly name: string;
+  /** The requests it took: `POST /v1/transfers`, or `POST /v1/batches of N`. */
+  readonly route: string;
   readonly run: Run;
   readonly decidedPerSec: number | null;
   readonly decidedMs: number[] | null;
@@ -107,25 +109,30 @@ async function pass(pinning: Pinning, stores: BenchStores, profile: string[]): P
       for (const batchSize of options.batchSize === null ? [null] : [null, options.batchSize]) {
         const ledgerd = await runLedgerd({ ...options, batchSize }, profile, store, pinning);
         operatorKey = ledgerd.operatorKey;
-        const route = batchSize === null ? 'POST /v1/transfers' : `POST /v1/batches of ${batchSize}`;
-        rows.push({ name: `ledgerd ${route}, ${label}`, run: ledgerd.run, decidedPerSec: ledgerd.decidedPerSec, decidedMs: ledgerd.decidedMs, cpuUsPerAck: ledgerd.cpuUsPerAck, mainUsPerAck: ledgerd.mainThreadCpuUsPerAck, levelWrites: ledgerd.levelWrites, perAck: { storeWrites: ledgerd.storeWritesPerAck, sleeps: ledgerd.sleepsPerAck } });
+        const route = routeOf(batchSize);
+        rows.push({ name: `ledgerd ${route}, ${label}`, route, run: ledgerd.run, decidedPerSec: ledgerd.decidedPerSec, decidedMs: ledgerd.decidedMs, cpuUsPerAck: ledgerd.cpuUsPerAck, mainUsPerAck: ledgerd.mainThreadCpuUsPerAck, levelWrites: ledgerd.levelWrites, perAck: { storeWrites: ledgerd.storeWritesPerAck, sleeps: ledgerd.sleepsPerAck } });
       }
     }
   }
-  rows.push(await serverRow('durable-ack floor (bench/ack-floor.ts)', '--floor-server', { ...process.env, [floorKeyVariable]: operatorKey }, operatorKey, pinning));
-  rows.push(await serverRow('bare Fastify route (ceiling)', '--ceiling-server', process.env, operatorKey, pinning));
+  for (const batchSize of options.batchSize === null ? [null] : [null, options.batchSize]) {
+    rows.push(await serverRow('durable-ack floor (bench/ack-floor.ts)', '--floor-server', { ...process.env, [floorKeyVariable]: operatorKey }, operatorKey, pinning, batchSize));
+  }
+  rows.push(await serverRow('bare Fastify route (ceiling)', '--ceiling-server', process.env, operatorKey, pinning, null));
   return rows;
 }
 
+const routeOf = (batchSize: number | null | undefined) => (batchSize === null ? 'POST /v1/transfers' : `POST /v1/batches of ${batchSize}`);
+
 /** A row for a server of this file's own (the floor or the bare route), driven like ledgerd. */
-async function serverRow(name: string, flag: string, env: NodeJS.ProcessEnv, operatorKey: string, pinning: Pinning): Promise<Row> {
+async function serverRow(name: string, flag: string, env: NodeJS.ProcessEnv, operatorKey: string, pinning: Pinning, batchSize: number | null | undefined): Promise<Row> {
   const server = await startServer([new URL(import.meta.url).pathname, flag], env, pinning);
   const pid = server.child.pid!;
   const cpu = measureCpu(options, () => treeCpuMs(pid));
   const mainCpu = measureCpu(options, () => processCpuMs(pid, { mainThreadOnly: true }));
-  const run = await drive(server.url, operatorKey, { ...options, batchSize: null });
+  const run = await drive(server.url, operatorKey, { ...options, batchSize });
   const perAck = (ms: number) => (ms * 1000) / Math.max(1, run.acks);
-  const row = { name, run, decidedPerSec: null, decidedMs: null, cpuUsPerAck: perAck(cpu.stop()), mainUsPerAck: perAck(mainCpu.stop()), levelWrites: null, perAck: null };
+  const route = routeOf(batchSize);
+  const row = { name: batchSize === null ? name : `${name}, ${route}`, route, run, decidedPerSec: null, decidedMs: null, cpuUsPerAck: perAck(cpu.stop()), mainUsPerAck: perAck(mainCpu.stop()), levelWrites: null, perAck: null };
   await stopServer(server.child);
   return row;
 }
@@ -141,11 +148,10 @@ function report(pinning: Pinning, rows: Row[], disk: Awaited<ReturnType<typeof m
     console.log(`| ${r.name} | ${Math.round(r.run.acks / r.run.elapsedS)} | ${r.decidedPerSec === null ? 'n/a' : Math.round(r.decidedPerSec)} | ${fmt(percentile(sorted, 50))} | ${fmt(percentile(sorted, 99))} | ${decided} | ${r.run.refused} | ${r.cpuUsPerAck.toFixed(0)} / ${r.mainUsPerAck.toFixed(0)} µs |`);
   }
   const ceiling = rows.at(-1)!;
-  const floor = rows.at(-2)!;
   for (const r of rows.slice(0, -1)) {
     const ackP99Ms = percentile([...r.run.latenciesMs].sort((a, b) => a - b), 99);
-    // Singles only are the floor's kind of request (its CPU per ack is one transfer's).
-    const aboveFloor = r === floor || r.name.includes('/v1/batches') ? '' : ` (${(r.cpuUsPerAck / Math.max(1e-9, floor.cpuUsPerAck)).toFixed(1)}x the durable-ack floor's)`;
+    const floor = rows.find((row) => row.name.startsWith('durable-ack floor') && row.route === r.route);
+    const aboveFloor = floor === undefined || floor === r ? '' : ` (${(r.cpuUsPerAck / Math.max(1e-9, floor.cpuUsPerAck)).toFixed(1)}x the durable-ack floor's)`;
     console.log(
       `${r.name}: ${((100 * r.run.acks) / Math.max(1, ceiling.run.acks)).toFixed(0)}% of the ceiling's throughput; CPU per ack ${(r.cpuUsPerAck / Math.max(1e-9, ceiling.cpuUsPerAck)).toFixed(1)}x the bare route's per request (aim: <= 2x)${aboveFloor}; ack p99 ${(ackP99Ms / disk.fdatasync.p99Ms).toFixed(1)}x the disk's fsync p99.`,
     );

@@ -56,8 +56,8 @@ const itemSchema = object(
   },
   ['command', 'body'],
 );
-const batchBodySchema = object({ commands: { type: 'array', items: itemSchema } }, ['commands']);
-const batchReplySchema = object({ items: { type: 'array', items: { anyOf: [commandReplySchema, refusalSchema] } } }, ['items']);
+export const batchBodySchema = object({ commands: { type: 'array', items: itemSchema } }, ['commands']);
+export const batchReplySchema = object({ items: { type: 'array', items: { anyOf: [commandReplySchema, refusalSchema] } } }, ['items']);
 
 interface BatchItem {
   readonly command: string;
