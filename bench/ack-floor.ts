@@ -61,7 +61,10 @@ export async function ackFloorServer(): Promise<void> {
     const group = next;
     next = null;
     writing = true;
-    db.batch(group.ops, { sync: true }).then(
+    // A chained batch, as ledgerd's LevelStore writes (cheaper per entry than an array batch).
+    const batch = db.batch();
+    for (const op of group.ops) batch.put(op.key, op.value);
+    batch.write({ sync: true }).then(
       () => group.done.forEach((answer) => answer()),
       (error: unknown) => group.failed.forEach((fail) => fail(error)),
     ).finally(() => {
