@@ -18,7 +18,7 @@
 import { builtInPrincipals } from '../src/auth/authority.js';
 import { decodeCredential, decodeTokenGrant, type Credential } from '../src/auth/credentials.js';
 import { decodeHead, journalChunkEntries } from '../src/model/codec.js';
-import { decodeOperationIndexEntry } from '../src/queries/operation-index.js';
+import { operationIndexItem, operationIndexItemsOf } from '../src/queries/operation-index.js';
 import { DamagedRecord } from '../src/model/decode.js';
 import { eventChunkLength } from '../src/model/event-chunk.js';
 import { decidedOfEntries, readOperations } from '../src/queries/operation-records.js';
@@ -122,15 +122,13 @@ export async function checkOperationIndex(view: ReadView, problem: Problem): Pro
   for (const space of [keySpaces.operation, keySpaces.command]) {
     for await (const page of pages(pagedEntries(view, space, checkAccountPageEntries))) {
       const ops = space === keySpaces.command ? commandChunkOperations(page) : await decidedOfEntries(view, page);
-      const entries = await view.getMany(ops.map((op) => keys.operationTime(op.submittedAtMs, op.cseq)));
-      for (const [i, op] of ops.entries()) {
-        const entry = entries[i] === undefined ? null : decodeOperationIndexEntry(entries[i]!);
+      for (const op of ops) {
+        const entry = await operationIndexItem(view, op.submittedAtMs, op.cseq);
         if (entry?.ref !== op.ref) problem(`operation ${quoted(op.ref)} is missing from the operations index`);
       }
     }
   }
-  for await (const page of pages(pagedEntries(view, keySpaces.operationTime, checkAccountPageEntries))) {
-    const entries = page.map(([key, text]) => ({ key, cseq: parseInt(key.slice(key.lastIndexOf('/') + 1), 16), ...decodeOperationIndexEntry(text) }));
+  for await (const entries of pages(operationIndexItemsOf(pagedEntries(view, keySpaces.operationTime, checkAccountPageEntries), false))) {
     // Decided through op/<ref> (operation-records.ts: it leads to that reference or is damage), or still in the intake chunk of its cseq (a key of another shape has no cseq).
     const found = await readOperations(view, entries.map((e) => ({ ref: e.ref, cseq: Number.isSafeInteger(e.cseq) ? e.cseq : null })));
     for (const [i, e] of entries.entries()) {
@@ -140,8 +138,8 @@ export async function checkOperationIndex(view: ReadView, problem: Problem): Pro
 }
 
 /** Entries in pages of checkAccountPageEntries, each read back in one round trip by the caller. */
-async function* pages(entries: AsyncIterable<[string, string]>): AsyncGenerator<[string, string][]> {
-  let page: [string, string][] = [];
+async function* pages<T>(entries: AsyncIterable<T>): AsyncGenerator<T[]> {
+  let page: T[] = [];
   for await (const entry of entries) {
     page.push(entry);
     if (page.length === checkAccountPageEntries) {
