@@ -5,7 +5,7 @@
  * entries stay beside the chunks written after, the audit listing and the operations listing
  * page, filter and resume (cursors inside a chunk and across) as one listing, and the book
  * checks clean; a client key recorded in layout 6's form still answers repeats; a ledgerd
- * killed mid-stream leaves whole chunks only.
+ * killed mid-stream leaves whole chunks only; `ledgerd check` names an item gone from a chunk.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -206,5 +206,17 @@ describe('a ledgerd killed while it takes a stream of commands', () => {
     } finally {
       expect(await daemon.stop()).toBe(0);
     }
+
+    // ledgerd check finds an item gone from inside a chunk (the chunk rewritten without its last).
+    const [key, value] = (await spaceValues(dir, keySpaces.operationTime)).find(([k, v]) => operationIndexItems(k, v).length > 1)!;
+    const dropped = operationIndexItems(key, value).at(-1)!;
+    const shorter = JSON.parse(value) as unknown[];
+    shorter.pop();
+    const store = await LevelStore.open(join(dir, 'book'));
+    await store.write([{ type: 'put', key, value: JSON.stringify(shorter) }], true);
+    await store.close();
+    const damaged = await ledgerdRun(['check', '--data-dir', dir]);
+    expect(damaged.code, damaged.stdout + damaged.stderr).toBe(6);
+    expect(damaged.stdout).toContain(`operation "${dropped.ref}" is missing from the operations index`);
   }, slowTestMs);
 });
