@@ -7,6 +7,7 @@
  * principal) are numbers into that table and whose trailing nulls are left off. Layout 6's
  * one-item entries are JSON objects: a value's first character tells the forms apart.
  */
+import { assert } from '../assert.js';
 import { compactChunkCharsMax, compactChunkItemsMax } from '../constants.js';
 import { damaged, parsed } from './decode.js';
 
@@ -75,6 +76,8 @@ export function encodeChunks<T>(items: readonly T[], codec: ChunkCodec<T>): { fi
   let strings = new ChunkStrings();
   const flush = () => {
     if (first === null) return;
+    assert(texts.length > 0, 'a chunk holds an item');
+    assert(texts.length <= compactChunkItemsMax, 'a chunk holds at most compactChunkItemsMax items');
     const head = JSON.stringify([...codec.head(first), strings.list]);
     chunks.push({ first, value: `${head.slice(0, -1)},${texts.join(',')}]` });
     first = null;
