@@ -111,7 +111,7 @@ describe('the audit trail', () => {
   it('is the operator members\' to read, and refuses a malformed page', async () => {
     expect(refusalOf(await shared.as('alice').get('/v1/ops/audit'))).toEqual({ status: 403, error: 'ERR-NotAuthorised' });
     expect(refusalOf(await shared.as('identities').get('/v1/ops/audit'))).toEqual({ status: 403, error: 'ERR-NotAuthorised' });
-    for (const q of ['limit=0', 'limit=1001', 'limit=x', 'cursor=zz', 'cursor=ffffffffffffffff', 'member=Bad%20Name', 'other=1']) {
+    for (const q of ['limit=0', 'limit=1001', 'limit=x', 'cursor=zz', 'cursor=ffffffffffffffff', 'cursor=001fffffffffffff', 'member=Bad%20Name', 'other=1']) {
       expect(refusalOf(await root().get(`/v1/ops/audit?${q}`)), q).toEqual({ status: 400, error: 'ERR-MalformedCommand' });
     }
   });
