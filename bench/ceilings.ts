@@ -20,7 +20,8 @@ import { AuditTrail } from '../src/auth/audit.js';
 import { rootMember } from '../src/auth/members.js';
 import { commandChunkWrites } from '../src/book/command-chunks.js';
 import { eventRecordWrites } from '../src/book/event-records.js';
-import { operationIndexPut } from '../src/queries/operation-index.js';
+import { operationIndexPuts } from '../src/queries/operation-index.js';
+import { encodeClientKeyRecord } from '../src/book/client-key-record.js';
 import { JournalChunkText, encodeBalanceText, encodeHead, encodeIndexedPosting } from '../src/model/codec.js';
 import { sequentialIds } from '../src/model/ids.js';
 import type { Authority, Balance, Operation, Posting } from '../src/model/model.js';
@@ -131,11 +132,10 @@ function receivedTransfer(n: number, cseq: number, accounts: number, atMs: numbe
 
 /** An intake write of `ops`, as intake/flushSubmissions builds it. */
 function intakeWrite(ops: readonly Operation[]): BatchOp[] {
-  const writes: BatchOp[] = [...commandChunkWrites(ops).writes];
+  const writes: BatchOp[] = [...commandChunkWrites(ops).writes, ...operationIndexPuts(ops)];
   for (const op of ops) {
-    writes.push(operationIndexPut(op));
     const digest = createHash('sha256').update(`1/${op.clientKey.slice(4)}`).digest('hex');
-    writes.push({ type: 'put', key: keys.clientKey(op.actor.principal, op.clientKey), value: JSON.stringify({ digest, ref: op.ref }) });
+    writes.push({ type: 'put', key: keys.clientKey(op.actor.principal, op.clientKey), value: encodeClientKeyRecord({ digest, ref: op.ref }) });
   }
   writes.push({ type: 'put', key: keys.cseq, value: String(ops[ops.length - 1]!.cseq) });
   return writes;

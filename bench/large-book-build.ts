@@ -41,7 +41,8 @@ import { keyedIds } from '../src/model/ids.js';
 import type { Command, Operation, Posting } from '../src/model/model.js';
 import type { AccountId, AssetSymbol, CredentialId } from '../src/model/values.js';
 import { LevelStore } from '../src/store/level.js';
-import { operationIndexPut } from '../src/queries/operation-index.js';
+import { operationIndexPuts } from '../src/queries/operation-index.js';
+import { encodeClientKeyRecord } from '../src/book/client-key-record.js';
 import type { BatchOp } from '../src/store/port.js';
 import { benchAccount, fundedCustomersGenesis } from './genesis.js';
 import { seededRandom } from './soak/commands.js';
@@ -213,8 +214,8 @@ export async function buildLargeBook(dataDir: string, shape: LargeBookShape, now
             batch.push({ type: 'put', key: keys.accountAsset(side.account, asset, posting.seq), value: indexed });
           }
           const op: Operation = { ...template.op, ref, cseq, command, submittedAtMs: atMs, decidedAtMs: atMs, clientKey, clientKeyDerived: false, result: { postings: seqs } };
-          batch.push({ type: 'put', key: keys.operation(ref), value: encodeOperation(op) }, operationIndexPut(op));
-          batch.push({ type: 'put', key: keys.clientKey(operator.principal, clientKey), value: JSON.stringify({ digest: createHash('sha256').update(clientKey).digest('hex'), ref }) });
+          batch.push({ type: 'put', key: keys.operation(ref), value: encodeOperation(op) }, ...operationIndexPuts([op]));
+          batch.push({ type: 'put', key: keys.clientKey(operator.principal, clientKey), value: encodeClientKeyRecord({ digest: createHash('sha256').update(clientKey).digest('hex'), ref }) });
         }
         batch.push({ type: 'put', key: keys.journal(firstSeq), value: journal.take() });
         batch.push({ type: 'put', key: keys.journalTime(atMs, firstSeq), value: '' });

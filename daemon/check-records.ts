@@ -18,7 +18,7 @@
 import { builtInPrincipals } from '../src/auth/authority.js';
 import { decodeCredential, decodeTokenGrant, type Credential } from '../src/auth/credentials.js';
 import { decodeHead, journalChunkEntries } from '../src/model/codec.js';
-import { decodeOperationIndexEntry } from '../src/queries/operation-index.js';
+import { operationIndexItem, operationIndexItemsOf } from '../src/queries/operation-index.js';
 import { DamagedRecord } from '../src/model/decode.js';
 import { eventChunkLength } from '../src/model/event-chunk.js';
 import { decidedOfEntries, readOperations } from '../src/queries/operation-records.js';
@@ -115,33 +115,51 @@ export async function checkCredentials(view: ReadView, problem: Problem): Promis
  * The operations index (`ot/`, the operator's listing) against the operations: every operation,
  * decided (`op/`, read where it points) or not (in a `cmd/` chunk), has the entry its submission time and cseq name, naming it;
  * every entry names an operation. A book whose index is not built yet is not checked: ledgerd
- * builds it at open. Reads every operation and entry, a page at a time.
+ * builds it at open. Reads every entry and the operation it names, a page at a time; an item
+ * inside a chunk is found by a seek of its own, so operations are looked up one by one only
+ * when fewer items than operations stand at their operation's own time and cseq.
  */
 export async function checkOperationIndex(view: ReadView, problem: Problem): Promise<void> {
   if ((await view.get(keys.operationTimeBuilt)) === undefined) return;
+  let atOwnKey = 0;
+  let previous = '';
+  for await (const entries of pages(operationIndexItemsOf(pagedEntries(view, keySpaces.operationTime, checkAccountPageEntries), false))) {
+    // Decided through op/<ref> (operation-records.ts: it leads to that reference or is damage), or still in the intake chunk of its cseq (a key of another shape has no cseq).
+    const found = await readOperations(view, entries.map((e) => ({ ref: e.ref, cseq: Number.isSafeInteger(e.cseq) ? e.cseq : null })));
+    for (const [i, e] of entries.entries()) {
+      const op = found[i];
+      if (op === undefined) problem(`operations index entry ${quoted(e.key)} names ${quoted(e.ref)}, no operation of the book`);
+      // In key order (chunks that overlap count once), each at its own operation's key: distinct operations.
+      else if (e.key > previous && op.cseq === e.cseq && op.submittedAtMs === e.submittedAtMs) atOwnKey++;
+      if (e.key > previous) previous = e.key;
+    }
+  }
+  if (atOwnKey === (await operationCount(view))) return;
   for (const space of [keySpaces.operation, keySpaces.command]) {
     for await (const page of pages(pagedEntries(view, space, checkAccountPageEntries))) {
       const ops = space === keySpaces.command ? commandChunkOperations(page) : await decidedOfEntries(view, page);
-      const entries = await view.getMany(ops.map((op) => keys.operationTime(op.submittedAtMs, op.cseq)));
-      for (const [i, op] of ops.entries()) {
-        const entry = entries[i] === undefined ? null : decodeOperationIndexEntry(entries[i]!);
+      for (const op of ops) {
+        const entry = await operationIndexItem(view, op.submittedAtMs, op.cseq);
         if (entry?.ref !== op.ref) problem(`operation ${quoted(op.ref)} is missing from the operations index`);
       }
     }
   }
-  for await (const page of pages(pagedEntries(view, keySpaces.operationTime, checkAccountPageEntries))) {
-    const entries = page.map(([key, text]) => ({ key, cseq: parseInt(key.slice(key.lastIndexOf('/') + 1), 16), ...decodeOperationIndexEntry(text) }));
-    // Decided through op/<ref> (operation-records.ts: it leads to that reference or is damage), or still in the intake chunk of its cseq (a key of another shape has no cseq).
-    const found = await readOperations(view, entries.map((e) => ({ ref: e.ref, cseq: Number.isSafeInteger(e.cseq) ? e.cseq : null })));
-    for (const [i, e] of entries.entries()) {
-      if (found[i] === undefined) problem(`operations index entry ${quoted(e.key)} names ${quoted(e.ref)}, no operation of the book`);
-    }
+}
+
+/** The book's operations: decided (`op/`), and those of `cmd/` chunks not decided yet. */
+async function operationCount(view: ReadView): Promise<number> {
+  let count = 0;
+  for await (const page of pages(pagedEntries(view, keySpaces.operation, checkAccountPageEntries))) count += page.length;
+  for await (const page of pages(pagedEntries(view, keySpaces.command, checkAccountPageEntries))) {
+    const refs = commandChunkOperations(page).map((op) => op.ref);
+    count += (await view.getMany(refs.map(keys.operation))).filter((pointer) => pointer === undefined).length;
   }
+  return count;
 }
 
 /** Entries in pages of checkAccountPageEntries, each read back in one round trip by the caller. */
-async function* pages(entries: AsyncIterable<[string, string]>): AsyncGenerator<[string, string][]> {
-  let page: [string, string][] = [];
+async function* pages<T>(entries: AsyncIterable<T>): AsyncGenerator<T[]> {
+  let page: T[] = [];
   for await (const entry of entries) {
     page.push(entry);
     if (page.length === checkAccountPageEntries) {

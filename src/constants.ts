@@ -116,6 +116,14 @@ export const expiriesPerWriteMax = 1024;
  * one operation reads its whole chunk (model/event-chunk.ts), so this bounds that read.
  */
 export const eventChunkEventsMax = 16;
+/**
+ * Items in one chunk of layout 7's small records (the audit trail `au/`, the operations
+ * index `ot/`: model/compact-chunk.ts), and the characters of its items at most (a longer
+ * single item, a long justification, is a chunk alone): a write makes as many chunks as it
+ * needs, and a listing reads a chunk whole, so these bound that read.
+ */
+export const compactChunkItemsMax = 64;
+export const compactChunkCharsMax = 8 * 1024;
 
 /** Default deadlines (CONTRACT 4), overridable in the daemon's config. */
 export const transferDeadlineDefaultMs = 30_000;

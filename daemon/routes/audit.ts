@@ -63,7 +63,8 @@ export function auditRoutes(app: FastifyInstance, { kernel }: RouteContext): voi
       const limit = q.limit === undefined ? auditPageDefault : Number(q.limit);
       if (limit < 1 || limit > auditPageMax) refuse('ERR-MalformedCommand', `limit is 1-${auditPageMax}`);
       const afterSeq = q.cursor === undefined ? 0 : parseInt(q.cursor, 16);
-      if (!Number.isSafeInteger(afterSeq)) refuse('ERR-MalformedCommand', 'cursor is not a page of this trail');
+      // The page starts at the seq after it, which must be a sequence number too.
+      if (!Number.isSafeInteger(afterSeq + 1)) refuse('ERR-MalformedCommand', 'cursor is not a page of this trail');
       const page = await withView(request, (view) => view.audit({ afterSeq, limit, member: q.member ?? null }));
       return wireReply(reply, { items: page.items.map(itemView), ...(page.nextAfterSeq === null ? {} : { next: seqHex(page.nextAfterSeq) }) });
     },

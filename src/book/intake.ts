@@ -12,7 +12,7 @@
  * durable the caller is answered and the commands go to the decider, in order. The
  * backlog (commands submitted and not yet decided) is bounded, in all and per principal.
  */
-import { operationIndexPut } from '../queries/operation-index.js';
+import { operationIndexPuts } from '../queries/operation-index.js';
 import { AssertionFailure, assert } from '../assert.js';
 import type { Principals } from '../auth/authority.js';
 import * as bounds from '../constants.js';
@@ -22,7 +22,7 @@ import { recordNeeds } from '../decide/decide-auth.js';
 import { precheck, precheckNeeds } from '../decide/precheck.js';
 import { type Refusal, Refused, refusal, refuse } from '../errors.js';
 import { decodeAccount, decodeIdentity } from '../model/codec.js';
-import { DamagedRecord, check, recordJson } from '../model/decode.js';
+import { DamagedRecord } from '../model/decode.js';
 import type { IdSource } from '../model/ids.js';
 import { keys } from '../model/keys.js';
 import type { Asset, Authority, Operation } from '../model/model.js';
@@ -33,6 +33,7 @@ import { Overlay } from './overlay.js';
 import type { BookReader } from './prefetch.js';
 import type { StoreHealth } from './recovery.js';
 import { type CommandChunk, commandChunkWrites } from './command-chunks.js';
+import { type ClientKeyRecord, decodeClientKeyRecord, encodeClientKeyRecord } from './client-key-record.js';
 
 /** A submission waiting for its intake round. */
 interface IntakeItem {
@@ -72,17 +73,6 @@ function settle(p: PendingSubmission, error: unknown | null): void {
 /** Resolves once `p` is durable. */
 function durableOf(p: PendingSubmission): Promise<void> {
   return new Promise((resolve, reject) => (p.repeats ??= []).push({ resolve, reject }));
-}
-
-interface ClientKeyRecord {
-  readonly digest: string;
-  readonly ref: string;
-}
-
-/** A stored client-key record (`ck/`), checked. */
-function decodeClientKeyRecord(text: string): ClientKeyRecord {
-  const j = recordJson(text, 'client key');
-  return { digest: check.string(j, 'digest', 'client key'), ref: check.string(j, 'ref', 'client key') };
 }
 
 /** What intake is given by the kernel. */
@@ -466,11 +456,8 @@ export class Intake {
         const batch = this.submitQueue.splice(0, bounds.submissionsPerWriteMax);
         const ops: BatchOp[] = [];
         const commands = commandChunkWrites(batch.map((p) => p.op));
-        ops.push(...commands.writes);
-        for (const p of batch) {
-          ops.push(operationIndexPut(p.op));
-          ops.push({ type: 'put', key: p.ckKey, value: JSON.stringify({ digest: p.digest, ref: p.op.ref } satisfies ClientKeyRecord) });
-        }
+        ops.push(...commands.writes, ...operationIndexPuts(batch.map((p) => p.op)));
+        for (const p of batch) ops.push({ type: 'put', key: p.ckKey, value: encodeClientKeyRecord({ digest: p.digest, ref: p.op.ref }) });
         ops.push({ type: 'put', key: keys.cseq, value: String(batch[batch.length - 1]!.op.cseq) });
         if (!(await this.host.health.writeOrNote(ops))) {
           const unavailable = new Refused('ERR-DecisionUnavailable', 'the store cannot write right now');

@@ -9,6 +9,7 @@
  *   leaf made when read) instead of layouts 2-5's leaves, which are the bytes the
  *   checkpoints hashed and are read as they stand (queries/journal.ts).
  * - 6 → 7: compact records per command (issue 28).
+ *   `au/`, `ot/`: one chunk per write (model/compact-chunk.ts); `ck/`: digest bytes and a packed reference (book/client-key-record.ts).
  */
 import { keys, storeLayout } from '../model/keys.js';
 import type { Store } from '../store/port.js';

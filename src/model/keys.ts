@@ -66,7 +66,7 @@ export const keySpaces = {
   operation: 'op/',
   /** Acknowledged commands not all decided, one chunk per intake write, by first cseq. */
   command: 'cmd/',
-  /** Every operation by submission time then cseq (the operator's listing, newest first): its reference, command type and principal. */
+  /** Every operation by submission time then cseq (the operator's listing, newest first): its reference, command type and principal; since layout 7 in chunks of one time and consecutive cseqs (queries/operation-index.ts). */
   operationTime: 'ot/',
   /** Client-key records of submitted commands, by principal then client key. */
   clientKey: 'ck/',
@@ -128,7 +128,7 @@ export const keySpaces = {
   directReply: 'dck/',
   /** Members of the operator principal (CONTRACT 13), by credential. */
   member: 'mem/',
-  /** The operator audit trail (CONTRACT 13), by sequence number. */
+  /** The operator audit trail (CONTRACT 13), by sequence number; since layout 7 a round's items in chunks by the first one's (auth/audit.ts). */
   audit: 'au/',
   /** Proposals (CONTRACT 13), by the proposing command's sequence number (newest last). */
   proposal: 'prop/',

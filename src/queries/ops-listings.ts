@@ -13,7 +13,7 @@ import { decodeAccount, decodeIdentity } from '../model/codec.js';
 import { keySpaces, keys, prefixEnd, seqHex } from '../model/keys.js';
 import type { Account, AccountKind, AccountStatus, Custody, Grant, Identity, Operation, OperationState } from '../model/model.js';
 import type { Range, ReadView } from '../store/port.js';
-import { decodeOperationIndexEntry } from './operation-index.js';
+import { type OperationIndexItem, operationIndexItemsOf } from './operation-index.js';
 import { readDecided, readOperations } from './operation-records.js';
 
 export interface OpsPage<T> {
@@ -62,19 +62,19 @@ export function grantState(grant: Grant, nowMs: number): GrantState {
   return grant.terms.expiresAtMs !== null && nowMs >= grant.terms.expiresAtMs ? 'expired' : 'live';
 }
 
-type Entry = [string, string];
+type Entry<V = string> = [string, V];
 /** Picks, for each entry of a chunk in order, its item or null (filtered out); may read more in one round trip. */
-type Select<T> = (chunk: readonly Entry[]) => Promise<(T | null)[]> | (T | null)[];
+type Select<T, V> = (chunk: readonly Entry<V>[]) => Promise<(T | null)[]> | (T | null)[];
 
 /**
  * One page over `entries` (already bounded to opsListingScanMax): items picked in order until
  * `limit`, chunk by chunk. `next` is the key of the last entry the page used, when the page
  * filled or the scan bound stopped it; null once the space is read to its end.
  */
-async function page<T>(entries: AsyncIterable<Entry>, limit: number, select: Select<T>): Promise<OpsPage<T>> {
+async function page<T, V = string>(entries: AsyncIterable<Entry<V>>, limit: number, select: Select<T, V>): Promise<OpsPage<T>> {
   const items: T[] = [];
   const chunkSize = Math.min(opsListingChunkEntries, Math.max(limit, 16));
-  let chunk: Entry[] = [];
+  let chunk: Entry<V>[] = [];
   let scanned = 0;
   let last: string | null = null;
   const take = async (): Promise<boolean> => {
@@ -157,11 +157,10 @@ export async function listOperations(view: ReadView, q: OpsPageQuery, f: Operati
   const prefix = keys.operationTimePrefix;
   const gte = f.fromMs === null ? prefix : `${prefix}${seqHex(f.fromMs)}/`;
   const lt = f.toMs === null ? prefixEnd(prefix) : `${prefix}${seqHex(f.toMs)}/`;
-  return page(space(view, gte, lt, q.after, true), q.limit, async (chunk) => {
-    const wanted = chunk.map(([key, text]) => {
-      const entry = decodeOperationIndexEntry(text);
+  return page(operationItems(view, gte, lt, q.after), q.limit, async (chunk) => {
+    const wanted = chunk.map(([, entry]) => {
       if ((f.command !== null && entry.type !== f.command) || (f.principal !== null && entry.principal !== f.principal)) return null;
-      return { ref: entry.ref, cseq: parseInt(key.slice(key.lastIndexOf('/') + 1), 16) };
+      return { ref: entry.ref, cseq: entry.cseq };
     });
     const found = wanted.filter((w) => w !== null);
     const ops = new Map<string, Operation>();
@@ -171,6 +170,20 @@ export async function listOperations(view: ReadView, q: OpsPageQuery, f: Operati
       return op !== undefined && (f.state === null || op.state === f.state) ? op : null;
     });
   });
+}
+
+/**
+ * The index's items newest first within [gte, lt), before `after` (an item's own key, which
+ * may lie inside a chunk), at most opsListingScanMax of them. Every item of a chunk has the
+ * chunk's time, so a chunk within the time range is within it whole.
+ */
+async function* operationItems(view: ReadView, gte: string, lt: string, after: string | null): AsyncIterable<Entry<OperationIndexItem>> {
+  let scanned = 0;
+  for await (const item of operationIndexItemsOf(space(view, gte, lt, after, true), true)) {
+    if (after !== null && item.key >= after) continue;
+    yield [item.key, item];
+    if (++scanned === opsListingScanMax) return;
+  }
 }
 
 /** Live holds (Reserved reservations awaiting their deadline), soonest deadline first. */

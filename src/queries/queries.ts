@@ -21,7 +21,7 @@ import {
 import { auditScanMax, membersMax, proposalScanMax } from '../constants.js';
 import { type Proposal, type ProposalState, decodeProposal, stateAt } from '../auth/proposals.js';
 import { type ApprovalPolicy, decodePolicy, defaultPolicy } from '../auth/approvals.js';
-import { type AuditItem, decodeAuditItem } from '../auth/audit.js';
+import { type AuditItem, auditEntryItems } from '../auth/audit.js';
 import { type Member, decodeMember } from '../auth/members.js';
 import { assetsMax, integratingPartiesMax, movementsMergeMax, movementsScanChunkEntries, movementsScanMax, statementMovementsMax, trialBalanceGrossBalancesMax, trialBalanceLinesScanFactor } from '../constants.js';
 import { type Refusal, refusal, refuse } from '../errors.js';
@@ -241,12 +241,17 @@ export class BookView {
     const items: AuditItem[] = [];
     let last = q.afterSeq;
     let scanned = 0;
-    for await (const [, text] of this.snap.entries({ gte: auditKey(q.afterSeq + 1), lt: prefixEnd(auditPrefix), limit: auditScanMax })) {
-      const item = decodeAuditItem(text);
-      last = item.seq;
-      scanned++;
-      if (q.member === null || item.member === q.member) items.push(item);
-      if (items.length === q.limit) break;
+    // A chunk (`au/<first seq>`) may begin before the item after the cursor: start at the entry holding it.
+    let from = auditKey(q.afterSeq + 1);
+    for await (const [key] of this.snap.entries({ gte: auditPrefix, lte: from, reverse: true, limit: 1 })) from = key;
+    read: for await (const [key, text] of this.snap.entries({ gte: from, lt: prefixEnd(auditPrefix), limit: auditScanMax })) {
+      for (const item of auditEntryItems(key, text)) {
+        if (item.seq <= q.afterSeq) continue;
+        last = item.seq;
+        scanned++;
+        if (q.member === null || item.member === q.member) items.push(item);
+        if (items.length === q.limit || scanned === auditScanMax) break read;
+      }
     }
     const more = items.length === q.limit || scanned === auditScanMax;
     return { items, nextAfterSeq: more ? last : null };

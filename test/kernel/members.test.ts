@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Actor } from '../../src/auth/authority.js';
 import { rootCredential } from '../../src/auth/members.js';
+import { auditEntryItems } from '../../src/auth/audit.js';
 import { Kernel } from '../../src/book/kernel.js';
 import { memberKey } from '../../src/model/keys.js';
 import { sequentialIds } from '../../src/model/ids.js';
@@ -55,7 +56,7 @@ describe('members in the kernel', () => {
     expect((await kernel.operation(ack.operation.ref))!.state).toBe('Completed');
     const items = decision[0]!.filter((op) => op.key.startsWith('au/'));
     expect(items).toHaveLength(1);
-    expect(JSON.parse((items[0] as { value: string }).value)).toMatchObject({ seq: 1, member: 'root', act: 'freeze_account', operation: ack.operation.ref, justification: 'audit me' });
+    expect(auditEntryItems(items[0]!.key, (items[0] as { value: string }).value)[0]).toMatchObject({ seq: 1, member: 'root', act: 'freeze_account', operation: ack.operation.ref, justification: 'audit me' });
     const all = store.batches.flat().filter((op) => op.key.startsWith('au/'));
     expect(all).toHaveLength(1);
     expect((await kernel.operation(customer.operation.ref))!.state).not.toBe('Received');
