@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { PendingCommandChunks, commandChunkWrites, readBacklog } from '../../src/book/command-chunks.js';
 import { Kernel } from '../../src/book/kernel.js';
 import { eventChunkEventsMax } from '../../src/constants.js';
-import { encodeOperation } from '../../src/model/codec.js';
+import { encodeOperationJson } from '../../src/model/codec.js';
 import { sequentialIds } from '../../src/model/ids.js';
 import { keys, prefixEnd } from '../../src/model/keys.js';
 import type { Operation } from '../../src/model/model.js';
@@ -52,7 +52,7 @@ describe('intake chunks', () => {
   it('reads the backlog back from a chunk partly decided and from layout 4\'s single entries, and finds each Received operation', async () => {
     const store = new MemoryStore();
     const { writes } = commandChunkWrites(cseqs(3, 8).map(received));
-    await store.write([...writes, { type: 'put', key: keys.command(9), value: encodeOperation(received(9)) }]);
+    await store.write([...writes, { type: 'put', key: keys.command(9), value: encodeOperationJson(received(9)) }]);
     const backlog = await readBacklog(store, 5);
     expect(backlog.ops.map((op) => op.cseq)).toEqual([6, 7, 8, 9]);
     expect(backlog.chunks).toEqual([{ first: 3, last: 8 }, { first: 9, last: 9 }]);
