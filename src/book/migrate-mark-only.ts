@@ -9,6 +9,7 @@
  *   leaf made when read) instead of layouts 2-5's leaves, which are the bytes the
  *   checkpoints hashed and are read as they stand (queries/journal.ts).
  * - 6 → 7: compact records per command (issue 28).
+ *   Operation states in `ev/` and `cmd/` chunks: model/codec.ts encodeOperation's JSON list by position (first character '['); layouts 2-6's JSON objects ('{') read as they stand.
  */
 import { keys, storeLayout } from '../model/keys.js';
 import type { Store } from '../store/port.js';
