@@ -768,9 +768,7 @@ export function decodeOperationJson(j: Json): Operation {
  */
 export function encodeOperation(o: Operation): string {
   const str = JSON.stringify;
-  const parts: (string | number)[] = [
-    '[', str(o.ref), ',', o.cseq, ',', str(o.clientKey), ',', o.submittedAtMs, ',', cachedText(compactCommands, o.command, commandText), ',', compactActor(o.actor), ',', positionIn(storedStates, o.state),
-  ];
+  const parts: (string | number)[] = [headText(o), ',', positionIn(storedStates, o.state)];
   const flags = (o.clientKeyDerived ? 1 : 0) | (o.unapproved === true ? 2 : 0);
   const tail = [
     o.reference === null ? null : str(o.reference),
@@ -809,26 +807,37 @@ function storedId(v: unknown, prefix: string, name: string, what: string): strin
   return damaged(what, `${name} is not an identifier`);
 }
 
-const compactCommands = new WeakMap<Command, string>();
-const compactActors = new WeakMap<Authority, string>();
+/** The text of an operation's members up to its actor (`[ref, cseq, clientKey, submittedAtMs, command, actor`), and the operation it was made for. */
+interface HeadText {
+  readonly of: Pick<Operation, 'ref' | 'cseq' | 'clientKey' | 'submittedAtMs' | 'actor'>;
+  readonly text: string;
+}
+const compactHeads = new WeakMap<Command, HeadText>();
 /**
- * An operation is written when acknowledged and again when decided, with the same command and
- * actor: their texts are made once and reused.
+ * An operation is written when acknowledged and again when decided, with the same members up to
+ * its actor (the decision's state is the acknowledged one's, changed): their text is made once,
+ * kept by command, and reused for an operation that has the same.
  */
-function cachedText<T extends object>(cache: WeakMap<T, string>, value: T, encode: (v: T) => string): string {
-  let text = cache.get(value);
-  if (text === undefined) {
-    text = encode(value);
-    cache.set(value, text);
-  }
+function headText(o: Operation): string {
+  const kept = compactHeads.get(o.command);
+  if (kept !== undefined && kept.of.ref === o.ref && kept.of.cseq === o.cseq && kept.of.clientKey === o.clientKey && kept.of.submittedAtMs === o.submittedAtMs && kept.of.actor === o.actor) return kept.text;
+  const str = JSON.stringify;
+  const text = ['[', str(o.ref), ',', o.cseq, ',', str(o.clientKey), ',', o.submittedAtMs, ',', commandText(o.command), ',', compactActor(o.actor)].join('');
+  compactHeads.set(o.command, { of: { ref: o.ref, cseq: o.cseq, clientKey: o.clientKey, submittedAtMs: o.submittedAtMs, actor: o.actor }, text });
   return text;
 }
+const compactActors = new WeakMap<Authority, string>();
 /** The last actor encoded and its text: consecutive operations mostly share one actor (intake.ts), found without a WeakMap lookup. */
 let lastActor: Authority | null = null;
 let lastActorText = '';
 function compactActor(actor: Authority): string {
   if (actor !== lastActor) {
-    lastActorText = cachedText(compactActors, actor, authorityText);
+    let text = compactActors.get(actor);
+    if (text === undefined) {
+      text = authorityText(actor);
+      compactActors.set(actor, text);
+    }
+    lastActorText = text;
     lastActor = actor;
   }
   return lastActorText;
