@@ -251,11 +251,16 @@ const authorityMembers = ['credential', 'grant', 'kind', 'on_behalf_of', 'princi
  * another length is damaged. `required`: how many come first in every tuple (the rest, left out, read as undefined).
  */
 function tupleRecord(v: unknown, names: readonly string[], what: string, required = names.length): Json {
-  if (!Array.isArray(v) || v.length < required || v.length > names.length) damaged(what, `is not a list of ${required === names.length ? '' : `${required} to `}${names.length} members`);
+  const list = storedList(v, required, names.length, what);
   // A loop, not Object.fromEntries: read for every movement and every compact journal entry's leaf, it was a quarter of the latter's time.
   const record: Json = {};
-  for (let i = 0; i < names.length; i++) record[names[i]!] = v[i];
+  for (let i = 0; i < names.length; i++) record[names[i]!] = list[i];
   return record;
+}
+/** A stored tuple of `required` to `max` members, or the record is damaged. */
+function storedList(v: unknown, required: number, max: number, what: string): unknown[] {
+  if (!Array.isArray(v) || v.length < required || v.length > max) damaged(what, `is not a list of ${required === max ? '' : `${required} to `}${max} members`);
+  return v;
 }
 function indexed<T>(j: Json, name: string, list: readonly T[], what: string): T {
   const v = list[check.integer(j, name, what)];
@@ -791,8 +796,6 @@ export function encodeOperation(o: Operation): string {
 
 /** The text of each member after the seventh at its default. */
 const tailDefaults = ['null', 'null', 'null', 'null', 'null', 'null', '0', 'null', 'null'];
-const operationMembers = ['ref', 'cseq', 'clientKey', 'submittedAtMs', 'command', 'actor', 'state', 'reference', 'act', 'decided', 'result', 'error', 'hold', 'flags', 'scope', 'approval'] as const;
-const operationMembersRequired = 7;
 // The enumerations of a compact operation, by position (the order is the stored format, layout 7).
 const storedStates: readonly OperationState[] = ['Received', 'Reserved', 'Instructed', 'Submitted', 'Completed', 'Rejected', 'Expired', 'Captured', 'Released'];
 const commandTag = { transfer: 0, reserve: 1, capture: 2, release: 3 } as const;
@@ -889,14 +892,19 @@ function onlyPostings(r: OperationResult): boolean {
 /** An operation in the compact form (encodeOperation), its members checked as they are read. */
 function decodeCompactOperation(text: string): Operation {
   const what = 'operation';
-  const j = tupleRecord(parsed(text, what), operationMembers, what, operationMembersRequired);
+  const v = storedList(parsed(text, what), 7, 16, what);
+  // Its members by name, as tupleRecord gives them, in one literal: this runs for every operation read.
+  const j: Json = {
+    ref: v[0], cseq: v[1], clientKey: v[2], submittedAtMs: v[3], command: v[4], actor: v[5], state: v[6], reference: v[7], act: v[8], decided: v[9], result: v[10], error: v[11], hold: v[12], flags: v[13],
+    scope: v[14], approval: v[15],
+  };
   const submittedAtMs = check.integer(j, 'submittedAtMs', what);
   const decided = j.decided === undefined ? null : check.nullableInteger(j, 'decided', what);
   const decidedAtMs = decided === null ? null : submittedAtMs + decided;
   if (decidedAtMs !== null && !Number.isSafeInteger(decidedAtMs)) damaged(what, 'decided is not a time');
   const flags = j.flags === undefined ? 0 : check.integer(j, 'flags', what);
   if (flags < 0 || flags > 3) damaged(what, 'flags is not one of 0 to 3');
-  const op: Operation = {
+  const op: { -readonly [K in keyof Operation]: Operation[K] } = {
     ref: check.string(j, 'ref', what),
     cseq: check.integer(j, 'cseq', what),
     command: storedCommand(j.command, what),
@@ -912,15 +920,15 @@ function decodeCompactOperation(text: string): Operation {
     error: j.error == null ? null : (check.object(j, 'error', what) as unknown as Operation['error']),
     hold: j.hold == null ? null : storedHold(j.hold, what),
   };
+  // The members an operation holds only when set, added after the others (as intake.ts makes them).
   const act = j.act === undefined ? null : check.nullableString(j, 'act', what);
-  const approval = j.approval == null ? null : tupleRecord(j.approval, ['proposal', 'approver'], what);
-  if (act === null && approval === null && flags < 2) return op;
-  return {
-    ...op,
-    ...(act === null ? {} : { act }),
-    ...(approval === null ? {} : { approval: { proposal: check.string(approval, 'proposal', what), approver: check.string(approval, 'approver', what) as CredentialId } }),
-    ...(flags < 2 ? {} : { unapproved: true as const }),
-  };
+  if (act !== null) op.act = act;
+  if (j.approval != null) {
+    const approval = tupleRecord(j.approval, ['proposal', 'approver'], what);
+    op.approval = { proposal: check.string(approval, 'proposal', what), approver: check.string(approval, 'approver', what) as CredentialId };
+  }
+  if (flags >= 2) op.unapproved = true;
+  return op;
 }
 
 function storedCommand(v: unknown, what: string): Command {
