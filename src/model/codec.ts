@@ -810,9 +810,8 @@ function storedId(v: unknown, prefix: string, name: string, what: string): strin
   return damaged(what, `${name} is not an identifier`);
 }
 
-/** The text of an operation's members up to its actor (`[ref, cseq, clientKey, submittedAtMs, command, actor`), and the operation it was made for. */
-interface HeadText {
-  readonly of: Pick<Operation, 'ref' | 'cseq' | 'clientKey' | 'submittedAtMs' | 'actor'>;
+/** The text of an operation's members up to its actor (`[ref, cseq, clientKey, submittedAtMs, command, actor`), with those it was made of beside the command. */
+interface HeadText extends Pick<Operation, 'ref' | 'cseq' | 'clientKey' | 'submittedAtMs' | 'actor'> {
   readonly text: string;
 }
 const compactHeads = new WeakMap<Command, HeadText>();
@@ -823,10 +822,10 @@ const compactHeads = new WeakMap<Command, HeadText>();
  */
 function headText(o: Operation): string {
   const kept = compactHeads.get(o.command);
-  if (kept !== undefined && kept.of.ref === o.ref && kept.of.cseq === o.cseq && kept.of.clientKey === o.clientKey && kept.of.submittedAtMs === o.submittedAtMs && kept.of.actor === o.actor) return kept.text;
+  if (kept !== undefined && kept.ref === o.ref && kept.cseq === o.cseq && kept.clientKey === o.clientKey && kept.submittedAtMs === o.submittedAtMs && kept.actor === o.actor) return kept.text;
   const str = JSON.stringify;
   const text = ['[', str(o.ref), ',', o.cseq, ',', str(o.clientKey), ',', o.submittedAtMs, ',', commandText(o.command), ',', compactActor(o.actor)].join('');
-  compactHeads.set(o.command, { of: { ref: o.ref, cseq: o.cseq, clientKey: o.clientKey, submittedAtMs: o.submittedAtMs, actor: o.actor }, text });
+  compactHeads.set(o.command, { ref: o.ref, cseq: o.cseq, clientKey: o.clientKey, submittedAtMs: o.submittedAtMs, actor: o.actor, text });
   return text;
 }
 const compactActors = new WeakMap<Authority, string>();
