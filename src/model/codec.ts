@@ -775,16 +775,17 @@ export function encodeOperation(o: Operation): string {
   const str = JSON.stringify;
   const parts: (string | number)[] = [headText(o), ',', positionIn(storedStates, o.state)];
   const flags = (o.clientKeyDerived ? 1 : 0) | (o.unapproved === true ? 2 : 0);
+  // `== null`: a record of an older writer read as it stands may lack a member (as its object form left it out).
   const tail = [
-    o.reference === null ? null : str(o.reference),
-    o.act === undefined ? null : str(o.act),
-    o.decidedAtMs === null ? null : o.decidedAtMs - o.submittedAtMs,
-    o.result === null ? null : resultText(o.result),
-    o.error === null ? null : str(o.error),
-    o.hold === null ? null : holdText(o.hold),
+    o.reference == null ? null : str(o.reference),
+    o.act == null ? null : str(o.act),
+    o.decidedAtMs == null ? null : o.decidedAtMs - o.submittedAtMs,
+    o.result == null ? null : resultText(o.result),
+    o.error == null ? null : str(o.error),
+    o.hold == null ? null : holdText(o.hold),
     flags === 0 ? null : flags,
     o.scope == null ? null : `[${o.scope.map(accountText).join(',')}]`,
-    o.approval === undefined ? null : `[${str(o.approval.proposal)},${str(o.approval.approver)}]`,
+    o.approval == null ? null : `[${str(o.approval.proposal)},${str(o.approval.approver)}]`,
   ];
   let end = tail.length;
   while (end > 0 && tail[end - 1] === null) end--;
@@ -867,14 +868,14 @@ function commandText(c: Command): string {
 
 function authorityText(a: Authority): string {
   const head = `[${idText(idPrefix.identity, a.principal)},${idText(idPrefix.credential, a.credential)},${positionIn(indexedAuthorityKinds, a.kind)}`;
-  const onBehalfOf = a.onBehalfOf === null ? 'null' : idText(idPrefix.identity, a.onBehalfOf);
-  if (a.grant !== null) return `${head},${onBehalfOf},${idText(idPrefix.grant, a.grant)}]`;
-  return a.onBehalfOf === null ? `${head}]` : `${head},${onBehalfOf}]`;
+  const onBehalfOf = a.onBehalfOf == null ? 'null' : idText(idPrefix.identity, a.onBehalfOf);
+  if (a.grant != null) return `${head},${onBehalfOf},${idText(idPrefix.grant, a.grant)}]`;
+  return a.onBehalfOf == null ? `${head}]` : `${head},${onBehalfOf}]`;
 }
 
 function holdText(h: Hold): string {
   const head = `[${accountText(h.payer)},${JSON.stringify(h.asset)},"${decimal(h.amountMinor)}",${h.deadlineMs}`;
-  return h.authority === undefined ? `${head}]` : `${head},${authorityText(h.authority)}]`;
+  return h.authority == null ? `${head}]` : `${head},${authorityText(h.authority)}]`;
 }
 
 function resultText(r: OperationResult): string {
