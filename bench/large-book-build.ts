@@ -33,7 +33,7 @@ import {
   encodeBalance,
   encodeHead,
   encodeIndexedPosting,
-  encodeOperation,
+  encodeOperationJson,
   JournalChunkText,
 } from '../src/model/codec.js';
 import { keys, prefixEnd } from '../src/model/keys.js';
@@ -214,7 +214,7 @@ export async function buildLargeBook(dataDir: string, shape: LargeBookShape, now
             batch.push({ type: 'put', key: keys.accountAsset(side.account, asset, posting.seq), value: indexed });
           }
           const op: Operation = { ...template.op, ref, cseq, command, submittedAtMs: atMs, decidedAtMs: atMs, clientKey, clientKeyDerived: false, result: { postings: seqs } };
-          batch.push({ type: 'put', key: keys.operation(ref), value: encodeOperation(op) }, ...operationIndexPuts([op]));
+          batch.push({ type: 'put', key: keys.operation(ref), value: encodeOperationJson(op) }, ...operationIndexPuts([op]));
           batch.push({ type: 'put', key: keys.clientKey(operator.principal, clientKey), value: encodeClientKeyRecord({ digest: createHash('sha256').update(clientKey).digest('hex'), ref }) });
         }
         batch.push({ type: 'put', key: keys.journal(firstSeq), value: journal.take() });

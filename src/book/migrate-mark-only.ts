@@ -10,6 +10,7 @@
  *   checkpoints hashed and are read as they stand (queries/journal.ts).
  * - 6 → 7: compact records per command (issue 28).
  *   `au/`, `ot/`: one chunk per write (model/compact-chunk.ts); `ck/`: digest bytes and a packed reference (book/client-key-record.ts).
+ *   Operation states in `ev/` and `cmd/` chunks: model/codec.ts encodeOperation's JSON list by position (first character '['); layouts 2-6's JSON objects ('{') read as they stand.
  */
 import { keys, storeLayout } from '../model/keys.js';
 import type { Store } from '../store/port.js';

@@ -4,10 +4,12 @@
  * could imitate). A decoded record is checked before the kernel trusts it.
  */
 import { fail } from '../assert.js';
+import { Refused } from '../errors.js';
 import { grantTermsView, parseGrantTerms } from '../auth/grants.js';
 import { type CustodyCommand, type GrantKind, type ProposalCommand, custodyCommandTypes } from './model.js';
 import { type Json, check, damaged, decimalText, members, parsed, recordJson } from './decode.js';
 import { keySpaces, parseSeqHex } from './keys.js';
+import { type AccountId, type AssetSymbol, type CredentialId, type GrantId, type IdentityId, idPrefix } from './values.js';
 import type {
   Account,
   AccountKind,
@@ -30,6 +32,7 @@ import type {
   Leg,
   SettleBlock,
   Operation,
+  OperationResult,
   OperationState,
   Posting,
   PostingKind,
@@ -237,19 +240,27 @@ const indexedAuthorityKinds: readonly AuthorityKind[] = ['owner', 'delegated', '
 const indexedAuthorities = new AuthoritiesText((a) => `[${JSON.stringify(a.credential)},${JSON.stringify(a.grant)},${positionIn(indexedAuthorityKinds, a.kind)},${JSON.stringify(a.onBehalfOf)},${JSON.stringify(a.principal)}]`);
 function positionIn<T>(list: readonly T[], v: T): number {
   const i = list.indexOf(v);
-  if (i < 0) fail(`${String(v)} has a place in the index entry's enumeration`);
+  if (i < 0) fail(`${String(v)} has a place in its stored enumeration`);
   return i;
 }
 const indexedMembers = ['at', 'amount', 'direction', 'balance', 'kind', 'status', 'operation', 'counterparty', 'authorities', 'reference', 'available', 'reserved', 'encumbered'] as const;
 const authorityMembers = ['credential', 'grant', 'kind', 'on_behalf_of', 'principal'] as const;
 
-/** The members of a stored tuple by name, so each is checked like a record's (decode.ts); a tuple of another length is damaged. */
-function tupleRecord(v: unknown, names: readonly string[], what: string): Json {
-  if (!Array.isArray(v) || v.length !== names.length) damaged(what, `is not a list of ${names.length} members`);
+/**
+ * The members of a stored tuple by name, so each is checked like a record's (decode.ts); a tuple of
+ * another length is damaged. `required`: how many come first in every tuple (the rest, left out, read as undefined).
+ */
+function tupleRecord(v: unknown, names: readonly string[], what: string, required = names.length): Json {
+  const list = storedList(v, required, names.length, what);
   // A loop, not Object.fromEntries: read for every movement and every compact journal entry's leaf, it was a quarter of the latter's time.
   const record: Json = {};
-  for (let i = 0; i < names.length; i++) record[names[i]!] = v[i];
+  for (let i = 0; i < names.length; i++) record[names[i]!] = list[i];
   return record;
+}
+/** A stored tuple of `required` to `max` members, or the record is damaged. */
+function storedList(v: unknown, required: number, max: number, what: string): unknown[] {
+  if (!Array.isArray(v) || v.length < required || v.length > max) damaged(what, `is not a list of ${required === max ? '' : `${required} to `}${max} members`);
+  return v;
 }
 function indexed<T>(j: Json, name: string, list: readonly T[], what: string): T {
   const v = list[check.integer(j, name, what)];
@@ -658,7 +669,13 @@ function decodeCommand(j: Json): Command {
       return { ...(j as unknown as Command & { type: 'open_account' }), treasuryLimits: check.decimals(j, 'treasuryLimits', what) };
     case 'issue_grant': {
       const terms = check.object(j, 'terms', what);
-      return { type: 'issue_grant', terms: parseGrantTerms(terms, check.string(terms, 'kind', what) as GrantKind), justification: check.nullableString(j, 'justification', what) };
+      try {
+        return { type: 'issue_grant', terms: parseGrantTerms(terms, check.string(terms, 'kind', what) as GrantKind), justification: check.nullableString(j, 'justification', what) };
+      } catch (error) {
+        // The edge's parser checks the stored terms (as decodeGrant's): what it refuses is damage here.
+        if (error instanceof Refused) damaged(what, `terms do not parse: ${error.refusal.description}`);
+        throw error;
+      }
     }
     case 'withdraw':
       check.object(j, 'destination', what);
@@ -683,51 +700,29 @@ function decodeHold(j: Json): Hold {
   return { ...(j as unknown as Hold), amountMinor: big(j.amountMinor) };
 }
 
-const encodedCommands = new WeakMap<Command, string>();
-const encodedActors = new WeakMap<Authority, string>();
-
-function cachedJson<T extends object>(cache: WeakMap<T, string>, value: T, encode: (v: T) => unknown): string {
-  let text = cache.get(value);
-  if (text === undefined) {
-    text = JSON.stringify(encode(value));
-    cache.set(value, text);
-  }
-  return text;
-}
-
 /**
- * An operation is written when acknowledged and again when decided, with the same
- * command and actor: those are encoded once and reused. The text is what
- * JSON.stringify gives for the record (a property test pins it).
+ * An operation as layouts 2-6 stored it (`op/` records kept whole, `cmd/` and `ev/` texts of
+ * those layouts; store layout 7 writes encodeOperation's form): the JSON object of the
+ * record, what JSON.stringify gives for it (a property test pins it). Written now only for
+ * books of those layouts (tests, bench/large-book-build.ts).
  */
-export function encodeOperation(o: Operation): string {
+export function encodeOperationJson(o: Operation): string {
   const str = JSON.stringify;
-  // Joined into one flat string: one per decided operation a round writes (its event chunk holds it).
   return [
-    '{"ref":', str(o.ref), ',"cseq":', o.cseq, ',"command":', cachedJson(encodedCommands, o.command, encodeCommand),
-    ',"actor":', actorText(o.actor), ',"scope":', orNull(o.scope ?? null), ',"state":"', o.state,
+    '{"ref":', str(o.ref), ',"cseq":', o.cseq, ',"command":', str(encodeCommand(o.command)),
+    ',"actor":', str(o.actor), ',"scope":', orNull(o.scope ?? null), ',"state":"', o.state,
     '","submittedAtMs":', o.submittedAtMs, ',"decidedAtMs":', o.decidedAtMs === null ? 'null' : String(o.decidedAtMs), ',"clientKey":', str(o.clientKey), ',"clientKeyDerived":', o.clientKeyDerived,
     ',"reference":', orNull(o.reference), ',"result":', orNull(o.result), ',"error":', orNull(o.error), ',"hold":', o.hold === null ? 'null' : str(encodeHold(o.hold)), o.act === undefined ? '' : `,"act":${str(o.act)}`,
     o.approval === undefined ? '' : `,"approval":${str(o.approval)}`, o.unapproved === undefined ? '' : ',"unapproved":true', '}',
   ].join('');
 }
-const actorJson = (a: Authority): Authority => a;
-/** The last actor encoded and its text: consecutive operations mostly share one actor (intake.ts), found without a WeakMap lookup. */
-let lastActor: Authority | null = null;
-let lastActorText = '';
-function actorText(actor: Authority): string {
-  if (actor !== lastActor) {
-    lastActorText = cachedJson(encodedActors, actor, actorJson);
-    lastActor = actor;
-  }
-  return lastActorText;
-}
 /** JSON.stringify of a member most operations leave null, without the call for null. */
 const orNull = (v: unknown): string => (v === null ? 'null' : JSON.stringify(v));
 const operationStates = members<OperationState>({ Received: true, Reserved: true, Instructed: true, Submitted: true, Completed: true, Rejected: true, Expired: true, Captured: true, Released: true });
 
+/** A stored operation's text, in either form: store layout 7's list (encodeOperation) or layouts 2-6's object (encodeOperationJson). */
 export function decodeOperation(text: string): Operation {
-  return decodeOperationJson(recordJson(text, 'operation'));
+  return text.charCodeAt(0) === 91 /* [ */ ? decodeCompactOperation(text) : decodeOperationJson(recordJson(text, 'operation'));
 }
 /** A stored operation (`op/`, `cmd/`, an event) once parsed: the fields the kernel reads are checked. */
 export function decodeOperationJson(j: Json): Operation {
@@ -752,4 +747,269 @@ export function decodeOperationJson(j: Json): Operation {
     command: decodeCommand(command),
     hold: j.hold === null ? null : decodeHold(check.object(j, 'hold', what)),
   };
+}
+
+// ---- operations in store layout 7's compact form ----
+
+/**
+ * An operation's state as store layout 7 writes it (in `ev/` and `cmd/` chunks: event-chunk.ts):
+ * one JSON list of its members by position, like the account index entry (encodeIndexedPosting):
+ * amounts as decimal text, enumerations as their place in the lists below (the order is the
+ * stored format, never to be changed), an identifier of a known kind as the part after its
+ * prefix (`did:ledger:acct:`, `did:ledger:id:`, `did:ledger:cred:`, `did:ledger:grant:`; one
+ * without it is written whole in a list of one), and the members after the seventh left out
+ * from the last one at its default (null; flags 0) on:
+ *
+ *   [ref, cseq, clientKey, submittedAtMs, command, actor, state,
+ *    reference, act, decidedAtMs − submittedAtMs, result, error, hold, flags, scope, approval]
+ *
+ * A transfer is `[0, deadlineMs, [from, to, asset, amount]…]`, a reservation `[1, payer, asset,
+ * amount, deadlineMs]`, a capture `[2, reservation, to, amount|null]`, a release `[3, reservation]`;
+ * any other command (rare beside these) is layouts 2-6's object. The actor, and a hold's
+ * authority, is `[principal, credential, kind, on_behalf_of, grant]` (the last two left out when
+ * null); a hold `[payer, asset, amount, deadlineMs, authority?]`; a result holding postings alone
+ * is their list; flags: 1 the client key derived, 2 unapproved; an approval `[proposal, approver]`.
+ * Its first character '[' tells it from layouts 2-6's object (decodeOperation reads both).
+ */
+export function encodeOperation(o: Operation): string {
+  const str = JSON.stringify;
+  const parts: (string | number)[] = [headText(o), ',', positionIn(storedStates, o.state)];
+  const flags = (o.clientKeyDerived ? 1 : 0) | (o.unapproved === true ? 2 : 0);
+  // `== null`: a record of an older writer read as it stands may lack a member (as its object form left it out).
+  const tail = [
+    o.reference == null ? null : str(o.reference),
+    o.act == null ? null : str(o.act),
+    o.decidedAtMs == null ? null : o.decidedAtMs - o.submittedAtMs,
+    o.result == null ? null : resultText(o.result),
+    o.error == null ? null : str(o.error),
+    o.hold == null ? null : holdText(o.hold),
+    flags === 0 ? null : flags,
+    o.scope == null ? null : `[${o.scope.map(accountText).join(',')}]`,
+    o.approval == null ? null : `[${str(o.approval.proposal)},${str(o.approval.approver)}]`,
+  ];
+  let end = tail.length;
+  while (end > 0 && tail[end - 1] === null) end--;
+  for (let i = 0; i < end; i++) parts.push(',', tail[i] ?? tailDefaults[i]!);
+  parts.push(']');
+  // Joined into one flat string: one per operation an intake write or a round writes.
+  return parts.join('');
+}
+
+/** The text of each member after the seventh at its default. */
+const tailDefaults = ['null', 'null', 'null', 'null', 'null', 'null', '0', 'null', 'null'];
+// The enumerations of a compact operation, by position (the order is the stored format, layout 7).
+const storedStates: readonly OperationState[] = ['Received', 'Reserved', 'Instructed', 'Submitted', 'Completed', 'Rejected', 'Expired', 'Captured', 'Released'];
+const commandTag = { transfer: 0, reserve: 1, capture: 2, release: 3 } as const;
+
+/** An identifier of the kind whose prefix is `prefix`: the part after it, or one without it whole in a list of one. */
+const idText = (prefix: string, id: string): string => (id.startsWith(prefix) ? JSON.stringify(id.slice(prefix.length)) : `[${JSON.stringify(id)}]`);
+const accountText = (id: string): string => idText(idPrefix.account, id);
+/** A stored identifier (idText) of the kind whose prefix is `prefix`, whole. */
+function storedId(v: unknown, prefix: string, name: string, what: string): string {
+  if (typeof v === 'string') return prefix + v;
+  if (Array.isArray(v) && v.length === 1 && typeof v[0] === 'string') return v[0];
+  return damaged(what, `${name} is not an identifier`);
+}
+
+/** The text of an operation's members up to its actor (`[ref, cseq, clientKey, submittedAtMs, command, actor`), with those it was made of beside the command. */
+interface HeadText extends Pick<Operation, 'ref' | 'cseq' | 'clientKey' | 'submittedAtMs' | 'actor'> {
+  readonly text: string;
+}
+const compactHeads = new WeakMap<Command, HeadText>();
+/**
+ * An operation is written when acknowledged and again when decided, with the same members up to
+ * its actor (the decision's state is the acknowledged one's, changed): their text is made once,
+ * kept by command, and reused for an operation that has the same.
+ */
+function headText(o: Operation): string {
+  const kept = compactHeads.get(o.command);
+  if (kept !== undefined && kept.ref === o.ref && kept.cseq === o.cseq && kept.clientKey === o.clientKey && kept.submittedAtMs === o.submittedAtMs && kept.actor === o.actor) return kept.text;
+  const str = JSON.stringify;
+  const text = ['[', str(o.ref), ',', o.cseq, ',', str(o.clientKey), ',', o.submittedAtMs, ',', commandText(o.command), ',', compactActor(o.actor)].join('');
+  compactHeads.set(o.command, { ref: o.ref, cseq: o.cseq, clientKey: o.clientKey, submittedAtMs: o.submittedAtMs, actor: o.actor, text });
+  return text;
+}
+const compactActors = new WeakMap<Authority, string>();
+/** The last actor encoded and its text: consecutive operations mostly share one actor (intake.ts), found without a WeakMap lookup. */
+let lastActor: Authority | null = null;
+let lastActorText = '';
+function compactActor(actor: Authority): string {
+  if (actor !== lastActor) {
+    let text = compactActors.get(actor);
+    if (text === undefined) {
+      text = authorityText(actor);
+      compactActors.set(actor, text);
+    }
+    lastActorText = text;
+    lastActor = actor;
+  }
+  return lastActorText;
+}
+
+function commandText(c: Command): string {
+  const str = JSON.stringify;
+  switch (c.type) {
+    case 'transfer': {
+      const parts: (string | number)[] = ['[', commandTag.transfer, ',', c.deadlineMs];
+      for (const l of c.legs) parts.push(',[', accountText(l.from), ',', accountText(l.to), ',', str(l.asset), ',"', decimal(l.amountMinor), '"]');
+      parts.push(']');
+      return parts.join('');
+    }
+    case 'reserve':
+      return `[${commandTag.reserve},${accountText(c.payer)},${str(c.asset)},"${decimal(c.amountMinor)}",${c.deadlineMs}]`;
+    case 'capture':
+      return `[${commandTag.capture},${str(c.reservation)},${accountText(c.to)},${c.amountMinor === null ? 'null' : `"${decimal(c.amountMinor)}"`}]`;
+    case 'release':
+      return `[${commandTag.release},${str(c.reservation)}]`;
+    default:
+      return str(encodeCommand(c));
+  }
+}
+
+function authorityText(a: Authority): string {
+  const head = `[${idText(idPrefix.identity, a.principal)},${idText(idPrefix.credential, a.credential)},${positionIn(indexedAuthorityKinds, a.kind)}`;
+  const onBehalfOf = a.onBehalfOf == null ? 'null' : idText(idPrefix.identity, a.onBehalfOf);
+  if (a.grant != null) return `${head},${onBehalfOf},${idText(idPrefix.grant, a.grant)}]`;
+  return a.onBehalfOf == null ? `${head}]` : `${head},${onBehalfOf}]`;
+}
+
+function holdText(h: Hold): string {
+  const head = `[${accountText(h.payer)},${JSON.stringify(h.asset)},"${decimal(h.amountMinor)}",${h.deadlineMs}`;
+  return h.authority == null ? `${head}]` : `${head},${authorityText(h.authority)}]`;
+}
+
+function resultText(r: OperationResult): string {
+  return onlyPostings(r) ? `[${r.postings!.join(',')}]` : JSON.stringify(r);
+}
+/** Whether a result holds its journal positions alone (a transfer's, a reservation's): written as their list. */
+function onlyPostings(r: OperationResult): boolean {
+  if (r.postings === undefined) return false;
+  for (const name in r) if (name !== 'postings') return false;
+  for (const seq of r.postings) if (!Number.isSafeInteger(seq)) return false;
+  return true;
+}
+
+/** An operation in the compact form (encodeOperation), its members checked as they are read. */
+function decodeCompactOperation(text: string): Operation {
+  const what = 'operation';
+  const v = storedList(parsed(text, what), 7, 16, what);
+  // Its members by name, as tupleRecord gives them, in one literal: this runs for every operation read.
+  const j: Json = {
+    ref: v[0], cseq: v[1], clientKey: v[2], submittedAtMs: v[3], command: v[4], actor: v[5], state: v[6], reference: v[7], act: v[8], decided: v[9], result: v[10], error: v[11], hold: v[12], flags: v[13],
+    scope: v[14], approval: v[15],
+  };
+  const submittedAtMs = check.integer(j, 'submittedAtMs', what);
+  const decided = j.decided === undefined ? null : check.nullableInteger(j, 'decided', what);
+  const decidedAtMs = decided === null ? null : submittedAtMs + decided;
+  if (decidedAtMs !== null && !Number.isSafeInteger(decidedAtMs)) damaged(what, 'decided is not a time');
+  const flags = j.flags === undefined ? 0 : check.integer(j, 'flags', what);
+  if (flags < 0 || flags > 3) damaged(what, 'flags is not one of 0 to 3');
+  const op: { -readonly [K in keyof Operation]: Operation[K] } = {
+    ref: check.string(j, 'ref', what),
+    cseq: check.integer(j, 'cseq', what),
+    command: storedCommand(j.command, what),
+    actor: storedAuthority(j.actor, what),
+    scope: j.scope == null ? null : storedAccounts(j.scope, what),
+    state: indexed(j, 'state', storedStates, what),
+    submittedAtMs,
+    decidedAtMs,
+    clientKey: check.string(j, 'clientKey', what),
+    clientKeyDerived: (flags & 1) !== 0,
+    reference: j.reference === undefined ? null : (check.nullableString(j, 'reference', what) as Operation['reference']),
+    result: j.result == null ? null : storedResult(j.result, what),
+    error: j.error == null ? null : (check.object(j, 'error', what) as unknown as Operation['error']),
+    hold: j.hold == null ? null : storedHold(j.hold, what),
+  };
+  // The members an operation holds only when set, added after the others (as intake.ts makes them).
+  const act = j.act === undefined ? null : check.nullableString(j, 'act', what);
+  if (act !== null) op.act = act;
+  if (j.approval != null) {
+    const approval = tupleRecord(j.approval, ['proposal', 'approver'], what);
+    op.approval = { proposal: check.string(approval, 'proposal', what), approver: check.string(approval, 'approver', what) as CredentialId };
+  }
+  if (flags >= 2) op.unapproved = true;
+  return op;
+}
+
+function storedCommand(v: unknown, what: string): Command {
+  if (!Array.isArray(v)) {
+    if (typeof v !== 'object' || v === null) damaged(what, 'command is not a list or an object');
+    return decodeCommand(v as Json);
+  }
+  switch (v[0]) {
+    case commandTag.transfer: {
+      if (v.length < 2) damaged(what, 'a transfer is not [0, deadlineMs, leg…]');
+      const deadlineMs = check.integer({ deadlineMs: v[1] }, 'deadlineMs', what);
+      return { type: 'transfer', legs: v.slice(2).map((leg) => storedLeg(leg, what)), deadlineMs };
+    }
+    case commandTag.reserve: {
+      const c = tupleRecord(v, ['type', 'payer', 'asset', 'amountMinor', 'deadlineMs'], what);
+      return {
+        type: 'reserve',
+        payer: storedId(c.payer, idPrefix.account, 'payer', what) as AccountId,
+        asset: check.string(c, 'asset', what) as AssetSymbol,
+        amountMinor: check.decimal(c, 'amountMinor', what),
+        deadlineMs: check.integer(c, 'deadlineMs', what),
+      };
+    }
+    case commandTag.capture: {
+      const c = tupleRecord(v, ['type', 'reservation', 'to', 'amountMinor'], what);
+      return {
+        type: 'capture',
+        reservation: check.string(c, 'reservation', what),
+        to: storedId(c.to, idPrefix.account, 'to', what) as AccountId,
+        amountMinor: c.amountMinor === null ? null : check.decimal(c, 'amountMinor', what),
+      };
+    }
+    case commandTag.release:
+      return { type: 'release', reservation: check.string(tupleRecord(v, ['type', 'reservation'], what), 'reservation', what) };
+  }
+  return damaged(what, `command tag ${JSON.stringify(v[0])} is not known`);
+}
+
+function storedLeg(v: unknown, what: string): Leg {
+  const l = tupleRecord(v, ['from', 'to', 'asset', 'amountMinor'], what);
+  return {
+    from: storedId(l.from, idPrefix.account, 'from', what) as AccountId,
+    to: storedId(l.to, idPrefix.account, 'to', what) as AccountId,
+    asset: check.string(l, 'asset', what) as AssetSymbol,
+    amountMinor: check.decimal(l, 'amountMinor', what),
+  };
+}
+
+const compactAuthorityMembers = ['principal', 'credential', 'kind', 'on_behalf_of', 'grant'] as const;
+function storedAuthority(v: unknown, what: string): Authority {
+  const a = tupleRecord(v, compactAuthorityMembers, what, 3);
+  return {
+    principal: storedId(a.principal, idPrefix.identity, 'principal', what) as IdentityId,
+    credential: storedId(a.credential, idPrefix.credential, 'credential', what) as CredentialId,
+    onBehalfOf: a.on_behalf_of == null ? null : (storedId(a.on_behalf_of, idPrefix.identity, 'on_behalf_of', what) as IdentityId),
+    grant: a.grant == null ? null : (storedId(a.grant, idPrefix.grant, 'grant', what) as GrantId),
+    kind: indexed(a, 'kind', indexedAuthorityKinds, what),
+  };
+}
+
+function storedHold(v: unknown, what: string): Hold {
+  const h = tupleRecord(v, ['payer', 'asset', 'amountMinor', 'deadlineMs', 'authority'], what, 4);
+  const hold: Hold = {
+    payer: storedId(h.payer, idPrefix.account, 'payer', what) as AccountId,
+    asset: check.string(h, 'asset', what) as AssetSymbol,
+    amountMinor: check.decimal(h, 'amountMinor', what),
+    deadlineMs: check.integer(h, 'deadlineMs', what),
+  };
+  return h.authority === undefined ? hold : { ...hold, authority: storedAuthority(h.authority, what) };
+}
+
+function storedAccounts(v: unknown, what: string): AccountId[] {
+  if (!Array.isArray(v)) damaged(what, 'scope is not a list');
+  return v.map((id) => storedId(id, idPrefix.account, 'scope', what) as AccountId);
+}
+
+function storedResult(v: unknown, what: string): OperationResult {
+  if (Array.isArray(v)) {
+    if (!v.every((seq) => Number.isSafeInteger(seq))) damaged(what, 'result is not a list of journal positions');
+    return { postings: v as number[] };
+  }
+  if (typeof v !== 'object' || v === null) damaged(what, 'result is not an object or a list of journal positions');
+  return v as OperationResult;
 }

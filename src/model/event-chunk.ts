@@ -1,8 +1,8 @@
 /**
  * Store layout 5's event chunk (`ev/<first event seq>`) and operation pointer (`op/<ref>`).
  *
- * A chunk holds the state of each operation a round changed, as encodeOperation wrote it,
- * in event order. It is the only stored copy of a decided operation: `op/<ref>` holds
+ * A chunk holds the state of each operation a round changed, as encodeOperation wrote it
+ * (encodeOperationJson's form before layout 7), in event order. It is the only stored copy of a decided operation: `op/<ref>` holds
  * where the operation's latest event is (the chunk's first sequence number and the index
  * in it), not the operation again. So that reading one operation parses that operation
  * alone, a chunk begins with the end offsets of its operations:
@@ -10,8 +10,8 @@
  *   '#' count (4 hex digits) end offset × count (8 hex digits each) operation texts, joined
  *
  * Offsets count UTF-16 code units of the texts after the header (what `slice` takes). An
- * operation's text never holds '#' first ('{'), and a layout-4 chunk (a JSON list) begins
- * with '[', so the forms are told apart by their first character.
+ * operation's text never holds '#' first ('[' since layout 7, '{' before), and a layout-4
+ * chunk (a JSON list) begins with '[', so the forms are told apart by their first character.
  */
 import { eventChunkEventsMax } from '../constants.js';
 import { damaged } from './decode.js';

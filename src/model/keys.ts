@@ -64,7 +64,7 @@ export const keySpaces = {
   accountAsset: 'aa/',
   /** Decided operations, by reference: where each one's latest event is. */
   operation: 'op/',
-  /** Acknowledged commands not all decided, one chunk per intake write, by first cseq. */
+  /** Acknowledged commands not all decided, one chunk per intake write, by first cseq; each operation compact since layout 7 (model/codec.ts encodeOperation). */
   command: 'cmd/',
   /** Every operation by submission time then cseq (the operator's listing, newest first): its reference, command type and principal; since layout 7 in chunks of one time and consecutive cseqs (queries/operation-index.ts). */
   operationTime: 'ot/',
@@ -72,7 +72,7 @@ export const keySpaces = {
   clientKey: 'ck/',
   /** Reservations awaiting their deadline, by deadline then reference. */
   expiry: 'x/',
-  /** Decision events, chunks of a round's, by first event sequence number: the stored state of every decided operation. */
+  /** Decision events, chunks of a round's, by first event sequence number: the stored state of every decided operation, compact since layout 7 (as `cmd/`'s). */
   event: 'ev/',
   /** Aliases, by source then name. */
   alias: 'alias/',

@@ -1,9 +1,9 @@
 /**
  * Damaged stored records through the daemon: a record that is not JSON or whose fields
  * lack their shape (a token grant, a grant, a checkpoint, a direct command's stored
- * reply, the settlement meta, a journal entry a disclosure rests on) is answered ERR-Internal with a description that names no record, logged at
+ * reply, the settlement meta, a journal entry a disclosure rests on, an operation's state) is answered ERR-Internal with a description that names no record, logged at
  * error level naming it, and the daemon stays up and goes on deciding. `ledgerd check`
- * names a damaged checkpoint and a damaged balance alike and exits 6; `ledgerd restore`
+ * names a damaged checkpoint, balance and operation alike and exits 6; `ledgerd restore`
  * of a backup whose id epoch is damaged names the record and what to do.
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -11,6 +11,8 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { builtInPrincipals } from '../../src/auth/authority.js';
+import { decodeOperationPointer, encodeEventChunk, eventChunkTexts } from '../../src/model/event-chunk.js';
+import { keys } from '../../src/model/keys.js';
 import { LevelStore } from '../../src/store/level.js';
 import { backupLines } from '../../daemon/backup-format.js';
 import { deriveDaemonKeys } from '../../daemon/book.js';
@@ -48,6 +50,23 @@ async function plant(dir: string, writes: Record<string, (stored: string) => str
   }
 }
 
+/** The event chunk holding decided operation `ref`'s state in the stopped book of `dir`, and a damage of that chunk changing that state's text alone. */
+async function operationChunk(dir: string, ref: string, damage: (text: string) => string): Promise<[string, (stored: string) => string]> {
+  const store = await LevelStore.open(join(dir, 'book'), { createIfMissing: false });
+  try {
+    const pointer = decodeOperationPointer((await store.get(keys.operation(ref)))!)!;
+    return [keys.eventChunk(pointer.chunk), (chunk) => encodeEventChunk(eventChunkTexts(chunk).map((text, i) => (i === pointer.index ? damage(text) : text)))];
+  } finally {
+    await store.close();
+  }
+}
+/** A 1-leg transfer's state (layout 7's compact form) with the leg's amount `amount` as a JSON number, not decimal text. */
+const amountAsNumber = (amount: string) => (text: string) => {
+  const damaged = text.replace(`"USD","${amount}"]`, `"USD",${amount}]`);
+  expect(damaged).not.toBe(text);
+  return damaged;
+};
+
 const truncated = (text: string) => text.slice(0, text.length - 3);
 const withField = (name: string, value: unknown) => (text: string) => JSON.stringify({ ...JSON.parse(text), [name]: value });
 
@@ -73,7 +92,7 @@ describe('damaged records', () => {
       const grant = (await decided(as('alice'), issued.body.operation_reference)).body.result.grant as string;
       expect((await completed(as('bob'), usd('alice', 'bob', '5'), 'under-grant-1')).state).toBe('Completed');
       expect((await op.post('/v1/ops/checkpoints', {}, undefined, { 'client-key': 'cp-1' })).status).toBe(200);
-      await completed(as('alice'), usd('alice', 'bob', '1'), 'between');
+      const between = (await completed(as('alice'), usd('alice', 'bob', '1'), 'between')).operation_reference as string;
       expect((await op.post('/v1/ops/checkpoints', {}, undefined, { 'client-key': 'cp-2' })).status).toBe(200);
       await completed(as('alice'), usd('alice', 'bob', '1'), 'after');
       expect((await op.post('/v1/ops/checkpoints', {}, undefined, { 'client-key': 'cp-3' })).status).toBe(200);
@@ -83,7 +102,9 @@ describe('damaged records', () => {
       // carol's latest journal entry as her account's index carries it: a compact list whose second member is the amount, as decimal text.
       const carolsEntry = await lastKey(dir, `aa/${acct('carol')}/USD/`);
       const leafWithAmount = (text: string) => JSON.stringify(Object.assign(JSON.parse(text) as unknown[], { 1: 10 }));
+      const [betweenChunk, betweenDamage] = await operationChunk(dir, between, amountAsNumber('1'));
       await plant(dir, {
+        [betweenChunk]: betweenDamage,
         [carolsEntry]: leafWithAmount,
         [`tok/${sha256Hex(keys.customers.carol!)}`]: truncated,
         [`grant/${grant}`]: withField('terms', 'x'),
@@ -99,6 +120,9 @@ describe('damaged records', () => {
       const underGrant = await as('bob').post('/v1/transfers', usd('alice', 'bob', '5'), undefined, { 'client-key': 'under-grant-2' });
       const underGrantState = underGrant.status === 202 ? (await decided(as('bob'), underGrant.body.operation_reference)).body.error : refusalOf(underGrant);
       expect(underGrantState.error).toBe('ERR-Internal');
+      const operation = await as('alice').get(`/v1/operations/${between}`);
+      expect(refusalOf(operation)).toEqual({ status: 500, error: 'ERR-Internal' });
+      expect(operation.body.description).toBe(damagedDescription);
       const checkpoint = await as('alice').get('/v1/checkpoints/2');
       expect(refusalOf(checkpoint)).toEqual({ status: 500, error: 'ERR-Internal' });
       expect(checkpoint.body.description).toBe(damagedDescription);
@@ -123,6 +147,7 @@ describe('damaged records', () => {
       expect(logged).toContain(`damaged direct command reply dck/${builtInPrincipals.operator}/${sha256Hex('cp-1')} record: is not JSON`);
       expect(logged).toContain('damaged settlement meta record: height is not an integer');
       expect(logged).toContain(`damaged account index entry ${carolsEntry} record: amount is not decimal text`);
+      expect(logged).toContain('damaged operation record: amountMinor is not decimal text');
 
       // The daemon is up and goes on deciding; the records left whole still read.
       expect(daemon.process.exitCode).toBeNull();
@@ -141,20 +166,23 @@ describe('damaged records', () => {
     const daemon = await startDaemon({ dataDir: dir });
     const op = client(() => daemon.url, keys.operator);
     const alice = client(() => daemon.url, keys.customers.alice!);
+    const refs: string[] = [];
     try {
       for (const n of [1, 2, 3]) {
-        await completed(alice, usd('alice', 'bob', String(n)), `t-${n}`);
+        refs.push((await completed(alice, usd('alice', 'bob', String(n)), `t-${n}`)).operation_reference);
         expect((await op.post('/v1/ops/checkpoints', {}, undefined, { 'client-key': `cp-${n}` })).status).toBe(200);
       }
       expect((await op.post('/v1/ops/layer/blocks', { count: 3 })).status).toBe(200);
     } finally {
       expect(await daemon.stop()).toBe(0);
     }
-    await plant(dir, { 'cp/0000000000000002': truncated, [`bal/${acct('bob')}/USD`]: withField('a', 6) });
+    const [chunk, damage] = await operationChunk(dir, refs[1]!, amountAsNumber('2'));
+    await plant(dir, { 'cp/0000000000000002': truncated, [`bal/${acct('bob')}/USD`]: withField('a', 6), [chunk]: damage });
     const checked = await ledgerdRun(['check', '--data-dir', dir]);
     expect(checked.code).toBe(6);
     expect(checked.stdout).toContain('damaged checkpoint 2 (cp/0000000000000002) record: is not JSON');
     expect(checked.stdout).toContain(`${acct('bob')}: damaged balance record: a is not decimal text`);
+    expect(checked.stdout).toContain('damaged operation record: amountMinor is not decimal text');
     // The checkpoints on either side of the damaged one were checked: their roots and commitments hold.
     expect(checked.stdout).not.toContain('checkpoint 1:');
     expect(checked.stdout).not.toContain('checkpoint 3');

@@ -8,12 +8,14 @@ import { describe, expect, it } from 'vitest';
 import { PendingCommandChunks, commandChunkWrites, readBacklog } from '../../src/book/command-chunks.js';
 import { Kernel } from '../../src/book/kernel.js';
 import { eventChunkEventsMax } from '../../src/constants.js';
-import { encodeOperation } from '../../src/model/codec.js';
+import { decodeOperation, encodeOperation, encodeOperationJson } from '../../src/model/codec.js';
+import { encodeEventChunk, eventChunkTexts } from '../../src/model/event-chunk.js';
 import { sequentialIds } from '../../src/model/ids.js';
 import { keys, prefixEnd } from '../../src/model/keys.js';
 import type { Operation } from '../../src/model/model.js';
 import { readReceived } from '../../src/queries/operation-records.js';
 import { MemoryStore } from '../../src/store/memory.js';
+import type { BatchOp } from '../../src/store/port.js';
 import { TestClock, actorOf, customersGenesis, openBook, receivedOperation, submission, transfer } from '../support/book.js';
 
 /** A Received operation of command `cseq` (only what the chunks read of it matters). */
@@ -52,7 +54,7 @@ describe('intake chunks', () => {
   it('reads the backlog back from a chunk partly decided and from layout 4\'s single entries, and finds each Received operation', async () => {
     const store = new MemoryStore();
     const { writes } = commandChunkWrites(cseqs(3, 8).map(received));
-    await store.write([...writes, { type: 'put', key: keys.command(9), value: encodeOperation(received(9)) }]);
+    await store.write([...writes, { type: 'put', key: keys.command(9), value: encodeOperationJson(received(9)) }]);
     const backlog = await readBacklog(store, 5);
     expect(backlog.ops.map((op) => op.cseq)).toEqual([6, 7, 8, 9]);
     expect(backlog.chunks).toEqual([{ first: 3, last: 8 }, { first: 9, last: 9 }]);
@@ -88,5 +90,45 @@ describe('a kernel on intake chunks', () => {
     for await (const [key] of store.entries({ gte: keys.commandPrefix, lt: prefixEnd(keys.commandPrefix), limit: 10 })) left.push(key);
     expect(left).toEqual([]);
     await kernel.close();
+  });
+});
+
+describe('chunks mixing the forms of operations', () => {
+  it("reads layout 7's compact operations and layouts 2-6's objects side by side in one intake or event chunk", async () => {
+    const store = new MemoryStore();
+    const clock = new TestClock();
+    await openBook({ genesis: customersGenesis({ alice: 1_000n, bob: 0n }), store, clock }).then(({ kernel }) => kernel.close());
+    // Three acknowledged commands in one intake chunk, the middle one in the compact form (a book moved to layout 7 by the mark alone).
+    const decidedCseq = Number((await store.get(keys.cseq)) ?? 0);
+    const alice = { principal: 'did:ledger:id:alice', credential: 'did:ledger:cred:alice', onBehalfOf: null, grant: null, kind: 'owner' } as Operation['actor'];
+    const backlog = cseqs(decidedCseq + 1, decidedCseq + 3).map((cseq) => receivedOperation(cseq, transfer('did:ledger:acct:alice', 'did:ledger:acct:bob', BigInt(cseq)), alice, clock.read()));
+    const texts = backlog.map((op, i) => (i === 1 ? encodeOperation(op) : encodeOperationJson(op)));
+    expect(texts.map((t) => t[0])).toEqual(['{', '[', '{']);
+    await store.write([{ type: 'put', key: keys.command(decidedCseq + 1), value: encodeEventChunk(texts) }, { type: 'put', key: keys.cseq, value: String(decidedCseq + 3) }]);
+    expect((await readBacklog(store, decidedCseq)).ops).toEqual(backlog);
+    for (const op of backlog) expect(await readReceived(store, op.cseq)).toEqual(op);
+
+    // Decided by a kernel reopened over them; then each event chunk rewritten with every other operation in the old form.
+    let kernel = await Kernel.open({ store, clock: clock.read, ids: sequentialIds });
+    await kernel.idle();
+    expect(kernel.fatalError).toBeNull();
+    const decided = await Promise.all(backlog.map((op) => kernel.operation(op.ref)));
+    expect(decided.map((op) => op?.state)).toEqual(['Completed', 'Completed', 'Completed']);
+    const events = await kernel.eventsAfter(0, 1000);
+    await kernel.close();
+    const mixed: BatchOp[] = [];
+    for await (const [key, value] of store.entries({ gte: keys.eventPrefix, lt: prefixEnd(keys.eventPrefix), limit: 1000 })) {
+      const chunk = eventChunkTexts(value).map((text, i) => (i % 2 === 0 ? encodeOperationJson(decodeOperation(text)) : text));
+      mixed.push({ type: 'put', key, value: encodeEventChunk(chunk) });
+    }
+    expect(mixed.length).toBeGreaterThan(0);
+    await store.write(mixed);
+    kernel = await Kernel.open({ store, clock: clock.read, ids: sequentialIds });
+    try {
+      expect(await Promise.all(backlog.map((op) => kernel.operation(op.ref)))).toEqual(decided);
+      expect(await kernel.eventsAfter(0, 1000)).toEqual(events);
+    } finally {
+      await kernel.close();
+    }
   });
 });

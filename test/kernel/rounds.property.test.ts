@@ -9,7 +9,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeHead, encodeOperation } from '../../src/model/codec.js';
+import { decodeHead, encodeOperation, encodeOperationJson } from '../../src/model/codec.js';
 import { journalLeaves } from '../../src/queries/journal.js';
 import { readDecided } from '../../src/queries/operation-records.js';
 import type { GrantOp, GrantTerms } from '../../src/model/model.js';
@@ -183,7 +183,7 @@ async function copyOf(store: MemoryStore): Promise<MemoryStore> {
 
 /** Acknowledged commands, decided by a kernel opened over the store: all of them in its first round. */
 async function decideBacklog(store: MemoryStore, clock: TestClock, ops: readonly Operation[]): Promise<void> {
-  await store.write([...ops.map((op) => ({ type: 'put' as const, key: keys.command(op.cseq), value: encodeOperation(op) })), { type: 'put', key: keys.cseq, value: String(ops[ops.length - 1]!.cseq) }]);
+  await store.write([...ops.map((op) => ({ type: 'put' as const, key: keys.command(op.cseq), value: encodeOperationJson(op) })), { type: 'put', key: keys.cseq, value: String(ops[ops.length - 1]!.cseq) }]);
   const kernel = await Kernel.open({ store, clock: clock.read, ids: sequentialIds });
   await kernel.idle();
   expect(kernel.fatalError).toBeNull();

@@ -10,7 +10,7 @@ import { credentialWrites, decodeCredential, decodeTokenGrant, type Credential }
 import { decodeGrant, decodeWindowUsage, encodeGrant, encodeWindowUsage } from '../../src/auth/grants.js';
 import { Checkpoints, checkCheckpoints, firstPrevious } from '../../src/checkpoints/checkpoints.js';
 import { DamagedRecord } from '../../src/model/decode.js';
-import { decodeLeaf, decodeOperation, encodeLeaf, encodeOperation } from '../../src/model/codec.js';
+import { decodeLeaf, decodeOperation, encodeLeaf, encodeOperation, encodeOperationJson } from '../../src/model/codec.js';
 import type { Authority, Command, Grant, Operation, Posting } from '../../src/model/model.js';
 import type { AccountId, AssetSymbol, CredentialId, GrantId, IdentityId } from '../../src/model/values.js';
 import { decodeAttestationRecord, decodeDepositRecord, decodeSettlementMeta } from '../../src/settlement/book.js';
@@ -100,10 +100,10 @@ describe('stored records of each kind', () => {
       ref: 'op_1', cseq: 1, command, actor, scope: null, state: 'Received', submittedAtMs: 1, decidedAtMs: null, clientKey: 'k', clientKeyDerived: false, reference: null, result: null, error: null, hold: null,
     });
     const withCommand = (command: Command, name: string, value: unknown) => {
-      const stored = JSON.parse(encodeOperation(operation(command)));
+      const stored = JSON.parse(encodeOperationJson(operation(command)));
       return JSON.stringify({ ...stored, command: { ...stored.command, [name]: value } });
     };
-    const legsText = JSON.parse(encodeOperation(operation(transfer))).command.legs;
+    const legsText = JSON.parse(encodeOperationJson(operation(transfer))).command.legs;
     const observe: Command = { type: 'observe', deposit: { seq: 1, digest: hex(1), location: hex(2), amountMinor: 5n, accountRef: hex(3), height: null }, final: false };
     const reserve: Command = { type: 'reserve', payer: posting.account, asset: posting.asset, amountMinor: 5n, deadlineMs: 1_000 };
     const openAccount: Command = { type: 'open_account', owner: actor.principal, kind: 'customer', custody: 'delegated', treasuryLimits: {} };
@@ -129,7 +129,7 @@ describe('stored records of each kind', () => {
       [() => decodeOperation(withCommand(reserve, 'amountMinor', 5)), 'damaged operation record: amountMinor is not decimal text'],
       [() => decodeOperation(withCommand(openAccount, 'custody', 'shared')), 'damaged operation record: custody is not one of delegated, owned'],
       [() => decodeOperation(withCommand(openAccount, 'treasuryLimits', { USD: 5 })), 'damaged operation record: USD is not decimal text'],
-      [() => decodeOperation(withCommand(observe, 'deposit', { ...JSON.parse(encodeOperation(operation(observe))).command.deposit, seq: 'one' })), 'damaged operation record: seq is not an integer'],
+      [() => decodeOperation(withCommand(observe, 'deposit', { ...JSON.parse(encodeOperationJson(operation(observe))).command.deposit, seq: 'one' })), 'damaged operation record: seq is not an integer'],
       [() => decodeOperation(withCommand(observe, 'final', 'yes')), 'damaged operation record: final is not true or false'],
     ];
     for (const [run, message] of cases) expect(await damage(run)).toBe(message);

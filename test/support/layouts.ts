@@ -13,24 +13,40 @@ import { placeOf } from '../../daemon/book.js';
 import type { StoreConfig } from '../../daemon/config.js';
 import { migrateEntriesPerWrite } from '../../src/constants.js';
 import { encodeLeafIndexedPosting } from '../../src/book/migrate-layout.js';
-import { decodeHead, decodeIndexedPosting, encodeLeaf, journalChunkLeaves, journalChunkMark } from '../../src/model/codec.js';
+import { commandChunkTexts } from '../../src/book/command-chunks.js';
+import { decodeHead, decodeIndexedPosting, decodeOperation, encodeLeaf, encodeOperation, encodeOperationJson, journalChunkLeaves, journalChunkMark } from '../../src/model/codec.js';
 import { journalLeaves } from '../../src/queries/journal.js';
-import { decodeOperationPointer, eventChunkText, eventChunkTexts } from '../../src/model/event-chunk.js';
+import { decodeOperationPointer, encodeEventChunk, eventChunkText, eventChunkTexts } from '../../src/model/event-chunk.js';
 import { keySpaces, keys, parseSeqHex, prefixEnd } from '../../src/model/keys.js';
 import type { BatchOp, ReadView, Store } from '../../src/store/port.js';
 import { client, decided, ledgerd, ledgerdRun, startDaemon, writeBook } from '../daemon/support.js';
 
 /**
- * Writes a layout-6 book's journal chunks as layouts 2-5 wrote them (the leaves, one per line)
- * and marks it 5; the chunks rewritten.
+ * Writes a layout-7 book's journal chunks as layouts 2-5 wrote them (the leaves, one per line),
+ * and its event and intake chunks' operations as layouts 2-6 wrote them (operationsAsJson), and
+ * marks it 5; returns how many journal chunks it rewrote.
  */
 export async function asLayout5(store: Store): Promise<number> {
+  await operationsAsJson(store);
   const ops: BatchOp[] = [{ type: 'put', key: keys.layout, value: '5' }];
   for await (const [key, value] of store.entries({ gte: keySpaces.journal, lt: prefixEnd(keySpaces.journal), limit: Number.MAX_SAFE_INTEGER })) {
     ops.push({ type: 'put', key, value: journalChunkLeaves(value, parseSeqHex(key.slice(keySpaces.journal.length))).join('\n') });
   }
   await store.write(ops, true);
   return ops.length - 1;
+}
+
+/** Rewrites the operation states of a book's event and intake chunks (`ev/`, `cmd/`) in layouts 2-6's form (encodeOperationJson, a JSON object each); returns how many chunks changed. */
+export async function operationsAsJson(store: Store): Promise<number> {
+  const ops: BatchOp[] = [];
+  for (const space of [keySpaces.event, keySpaces.command]) {
+    for await (const [key, value] of store.entries({ gte: space, lt: prefixEnd(space), limit: Number.MAX_SAFE_INTEGER })) {
+      const rewritten = encodeEventChunk(commandChunkTexts(value).map((text) => encodeOperationJson(decodeOperation(text))));
+      if (rewritten !== value) ops.push({ type: 'put', key, value: rewritten });
+    }
+  }
+  await store.write(ops, true);
+  return ops.length;
 }
 
 /**
@@ -68,12 +84,17 @@ export async function asLayout3(store: Store): Promise<number> {
 
 /**
  * SHA-256 over every key and value of a store, in key order; a journal chunk as its leaves
- * (a move in place keeps layouts 2-5's chunks of leaves, which layouts 6 and 7 read as they stand).
+ * (a move in place keeps layouts 2-5's chunks of leaves, which layouts 6 and 7 read as they stand),
+ * an event or intake chunk as its operations in layout 7's form (layouts 2-6's, kept by a move, read as they stand).
  */
 export async function storeDigest(store: ReadView): Promise<string> {
   const hash = createHash('sha256');
   for await (const [key, value] of store.entries({ limit: Number.MAX_SAFE_INTEGER })) {
-    const read = key.startsWith(keySpaces.journal) ? journalChunkLeaves(value, parseSeqHex(key.slice(keySpaces.journal.length))).join('\n') : value;
+    const read = key.startsWith(keySpaces.journal)
+      ? journalChunkLeaves(value, parseSeqHex(key.slice(keySpaces.journal.length))).join('\n')
+      : key.startsWith(keySpaces.event) || key.startsWith(keySpaces.command)
+        ? commandChunkTexts(value).map((text) => encodeOperation(decodeOperation(text))).join('\n')
+        : value;
     hash.update(JSON.stringify([key, read]));
   }
   return hash.digest('hex');
