@@ -17,15 +17,15 @@ import {
   encodeBalanceText,
   encodeHead,
   encodeIdentity,
-  encodeIndexedPosting,
+  encodeIndexedOpening,
   JournalChunkText,
 } from '../model/codec.js';
 import { assetsMax, genesisEntriesMax, genesisEntriesPerRead, genesisEntriesPerWrite, genesisIdentityRewriteAccountsMax, journalChunkEntriesMax } from '../constants.js';
-import type { Account, Asset, Balance, Head, Posting } from '../model/model.js';
+import type { Account, Asset, Balance, Head } from '../model/model.js';
 import { moved, zeroBalance } from '../model/model.js';
 import { type BatchOp, type Store, type WriteBatch, batchOf } from '../store/port.js';
 import { totalsWrite } from './totals.js';
-import type { AccountId, CredentialId, IdentityId } from '../model/values.js';
+import type { AccountId, IdentityId } from '../model/values.js';
 import { KeyFilter } from './genesis-filter.js';
 import { keys, prefixEnd, seqHex, settlementKeys, storeLayout } from '../model/keys.js';
 import {
@@ -53,42 +53,12 @@ export { type GenesisSource, defaultGenesis, genesisSource, parseGenesis } from 
 /** Extra records the caller seals in with the book (the built-in principals' credentials). */
 export type SealedExtras = readonly BatchOp[];
 
-/** One array for every opening's posting: the index entry's encoder caches the authorities' text by the array. */
-const genesisAuthorities = [
-  {
-    credential: 'did:ledger:cred:genesis' as CredentialId,
-    grant: null,
-    kind: 'operator' as const,
-    onBehalfOf: null,
-    principal: builtInPrincipals.operator,
-  },
-];
-
 /**
  * Writes a parsed initial state into an empty store and seals it, through the same
  * checks and writes as a document read section by section.
  */
 export async function importGenesis(store: Store, genesis: Genesis, nowMs: number, extras: SealedExtras = []): Promise<void> {
   await importGenesisSource(store, genesisSource(genesis), nowMs, extras);
-}
-
-function openingPosting(o: GenesisOpening, seq: number, nowMs: number, after: Balance): Posting {
-  return {
-    seq,
-    atMs: nowMs,
-    account: o.account,
-    asset: o.asset,
-    amountMinor: o.amountMinor,
-    direction: o.direction,
-    layer: o.layer,
-    kind: 'opening',
-    status: 'opening',
-    operation: 'genesis',
-    counterparty: null,
-    authorities: genesisAuthorities,
-    reference: null,
-    after,
-  };
 }
 
 /**
@@ -227,10 +197,10 @@ class ChunkReads {
 }
 
 /** Whether a balance is below its account's floor (a treasury's: minus its limit in the asset; any other's: zero). */
-function belowFloor(accountText: string, asset: string, b: Balance): boolean {
+function belowFloor(accountText: string, accountKey: string, asset: string, b: Balance): boolean {
   if (b.reserved < 0n || b.encumbered < 0n) return true;
   if (b.available >= 0n) return false;
-  const account = decodeAccount(accountText);
+  const account = decodeAccount(accountText, accountKey);
   return b.available < (account.kind === 'treasury' ? -(account.treasuryLimits[asset] ?? 0n) : 0n);
 }
 
@@ -287,8 +257,9 @@ async function checkFloors(store: Store): Promise<void> {
       after = key;
       page.push([key, decodeBalanceText(value)]);
     }
-    const accounts = await store.getMany(page.map(([key]) => keys.account(key.split('/')[1]!)));
-    for (const [i, [key, b]] of page.entries()) if (belowFloor(accounts[i]!, key.split('/')[2]!, b)) belowItsFloor(key);
+    const accountKeys = page.map(([key]) => keys.account(key.split('/')[1]!));
+    const accounts = await store.getMany(accountKeys);
+    for (const [i, [key, b]] of page.entries()) if (belowFloor(accounts[i]!, accountKeys[i]!, key.split('/')[2]!, b)) belowItsFloor(key);
     if (page.length < genesisEntriesPerRead) break;
   }
 }
@@ -486,10 +457,11 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
   };
   const planOpening = (o: GenesisOpening, reads: ChunkReads) => {
     const key = keys.balance(o.account, o.asset);
-    return { o, accountSlot: reads.want(keys.account(o.account)), key, slot: reads.wantIf(out.mustRead(key), key) };
+    const accountKey = keys.account(o.account);
+    return { o, accountKey, accountSlot: reads.want(accountKey), key, slot: reads.wantIf(out.mustRead(key), key) };
   };
   for await (const [chunk, reads] of chunks('openings', (row, i) => parseOpeningEntry(row, i, isAsset), planOpening)) {
-    for (const { o, accountSlot, key, slot } of chunk) {
+    for (const { o, accountKey, accountSlot, key, slot } of chunk) {
       const account = reads.got(accountSlot);
       if (account === undefined) entryError(`openings[${seq}].account`, `account ${o.account} is not in accounts`);
       const stored = out.own(key, reads.got(slot));
@@ -502,12 +474,11 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
       totals.set(o.asset, moved(totals.get(o.asset)!, o.layer, signed));
       held.set(o.asset, held.get(o.asset)! - heldMinor(before) + heldMinor(after));
       if (below !== null) {
-        if (!belowFloor(account, o.asset, after)) below.delete(key);
+        if (!belowFloor(account, accountKey, o.asset, after)) below.delete(key);
         else if (below.add(key).size > genesisEntriesPerRead) below = null;
       }
       seq++;
-      const posting = openingPosting(o, seq, nowMs, after);
-      const indexed = encodeIndexedPosting(posting);
+      const indexed = encodeIndexedOpening(nowMs, o.amountMinor, o.direction, o.layer, after);
       out.put(keys.accountAsset(o.account, o.asset, seq), indexed);
       journal.add(o.account, o.asset, indexed);
       if (journal.entries === journalChunkEntriesMax) writeChunk();

@@ -235,7 +235,7 @@ export async function migrateLayout1(from: ReadView, to: Store, afterWrite: () =
       summed.set(asset, plusBalance(summed.get(asset) ?? zeroBalance, decodeBalanceText(value)));
       await put(key, value);
     } else if (space === keySpaces.account) {
-      const account = decodeAccount(value);
+      const account = decodeAccount(value, key);
       accounts++;
       await put(key, value);
       await put(settlementKeys.depositRef(depositRefOf(account.id)), account.id);

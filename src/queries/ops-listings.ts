@@ -126,7 +126,7 @@ export async function listIdentities(view: ReadView, q: OpsPageQuery, status: Id
 export async function listAccounts(view: ReadView, q: OpsPageQuery, f: AccountFilters): Promise<OpsPage<Account>> {
   const entries = f.owner === null ? space(view, keys.accountPrefix, prefixEnd(keys.accountPrefix), q.after) : ownedAccounts(view, f.owner, q.after);
   return page(entries, q.limit, async (chunk) => {
-    const accounts = chunk.map(([, text]) => decodeAccount(text));
+    const accounts = chunk.map(([key, text]) => decodeAccount(text, key));
     const held = f.asset === null ? [] : await view.getMany(accounts.map((a) => keys.balance(a.id, f.asset!)));
     return accounts.map((a, i) => {
       if ((f.kind !== null && a.kind !== f.kind) || (f.status !== null && a.status !== f.status) || (f.custody !== null && a.custody !== f.custody)) return null;

@@ -137,7 +137,7 @@ export class BookView {
 
   async account(id: AccountId): Promise<Account | undefined> {
     const text = await this.snap.get(keys.account(id));
-    return text === undefined ? undefined : decodeAccount(text);
+    return text === undefined ? undefined : decodeAccount(text, keys.account(id));
   }
 
   async identity(id: IdentityId): Promise<Identity | undefined> {

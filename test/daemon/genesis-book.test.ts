@@ -8,7 +8,11 @@
  * them (a genesis writes no operation or event), checked by hashing it as 4 to the old digests;
  * store layout 6 changed only `meta/layout` and the journal chunks `j/` (compact entries, no
  * leaves), checked by hashing each chunk as its leaves and the layout as 5 to layout 5's digests;
- * store layout 7 changed only `meta/layout` in them, hashed as 6 to layout 6's digests.
+ * store layout 7 changed only `meta/layout` in them, hashed as 6 to layout 6's digests; then
+ * layout 7's compact forms changed the account records `acct/` (a tuple without the id) and
+ * the openings' index entries `aa/` and journal lines (encodeIndexedOpening): each such record
+ * is decoded and hashed in layout 6's form (asLayout6) to layout 6's digests, and the entries
+ * as stored are pinned too (`layout 7 …`).
  */
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -17,8 +21,8 @@ import { describe, expect, it } from 'vitest';
 import { openGenesisFile } from '../../daemon/genesis-file.js';
 import { importGenesisSource } from '../../src/book/genesis.js';
 import { genesisEntriesPerRead, genesisEntriesPerWrite, genesisIdentityRewriteAccountsMax, journalChunkEntriesMax } from '../../src/constants.js';
-import { decodeIdentity } from '../../src/model/codec.js';
-import { keys, storeLayout } from '../../src/model/keys.js';
+import { decodeAccount, decodeIdentity, decodeIndexedPosting, encodeIndexedPosting, journalChunkMark } from '../../src/model/codec.js';
+import { keys, keySpaces, parseSeqHex, storeLayout } from '../../src/model/keys.js';
 import type { BatchOp } from '../../src/store/port.js';
 import { Refused } from '../../src/errors.js';
 import { LevelStore } from '../../src/store/level.js';
@@ -79,6 +83,36 @@ function identityDocument(): string {
   return `{"assets":[{"id":"USD","kind":"fiat","precision":2}],"identities":[${identities.join(',')}],"accounts":[${accounts.join(',')}]}`;
 }
 
+/** Whether a compact index entry is a genesis opening's (a tuple of 7, not 13). */
+const isOpeningForm = (text: string) => (JSON.parse(text) as unknown[]).length === 7;
+/** An index entry in layout 6's form (encodeIndexedPosting of the posting), whichever form it is stored in. */
+const indexEntry6 = (account: string, asset: string, seq: number, text: string) =>
+  isOpeningForm(text) ? encodeIndexedPosting(decodeIndexedPosting(keys.accountAsset(account, asset, seq), text)) : text;
+
+/** A stored entry's value as layout 6 wrote it: the layout mark, account records, openings' index entries and journal lines decoded and encoded in its forms. */
+function asLayout6(key: string, value: string): string {
+  if (key === keys.layout) return '6';
+  if (key.startsWith(keySpaces.account) && value.startsWith('[')) {
+    const account = decodeAccount(value, key);
+    return JSON.stringify({ ...account, treasuryLimits: Object.fromEntries(Object.entries(account.treasuryLimits).map(([asset, limit]) => [asset, limit.toString()])) });
+  }
+  if (key.startsWith(keySpaces.accountAsset)) {
+    const [account, asset, seq] = key.slice(keySpaces.accountAsset.length).split('/') as [string, string, string];
+    return indexEntry6(account, asset, parseSeqHex(seq), value);
+  }
+  if (key.startsWith(keySpaces.journal)) {
+    const [mark, ...lines] = value.split('\n');
+    expect(mark).toBe(journalChunkMark);
+    const firstSeq = parseSeqHex(key.slice(keySpaces.journal.length));
+    return [mark, ...lines.map((line, i) => {
+      const [account, asset] = line.split('/', 2) as [string, string];
+      const place = `${account}/${asset}/`;
+      return place + indexEntry6(account, asset, firstSeq + i, line.slice(place.length));
+    })].join('\n');
+  }
+  return value;
+}
+
 /** Imports the document from a file into a fresh LevelDB at a fixed clock: the refusal, or the count and sha256 of every entry. `wrote` hears every batch. */
 async function bookOf(text: string, wrote: (ops: readonly BatchOp[]) => void = () => {}): Promise<string> {
   const dir = newDir();
@@ -104,15 +138,16 @@ async function bookOf(text: string, wrote: (ops: readonly BatchOp[]) => void = (
   const genesis = await openGenesisFile(file);
   try {
     await importGenesisSource(store, genesis, 1_700_000_000_000);
-    const hash = createHash('sha256');
+    const hash6 = createHash('sha256');
+    const hash7 = createHash('sha256');
     let entries = 0;
     for await (const [key, value] of store.entries({ limit: 100_000 })) {
-      // Layout 7 changed nothing a genesis writes but the mark: hashed as 6, to layout 6's digests.
       if (key === keys.layout) expect(value).toBe(storeLayout);
-      hash.update(`${key}\0${key === keys.layout ? '6' : value}\n`);
+      hash6.update(`${key}\0${asLayout6(key, value)}\n`);
+      hash7.update(`${key}\0${value}\n`);
       entries++;
     }
-    return `${entries} entries, sha256 ${hash.digest('hex')}`;
+    return `${entries} entries, sha256 ${hash6.digest('hex')} (layout 7 ${hash7.digest('hex')})`;
   } catch (error) {
     if (error instanceof Refused) return error.refusal.description;
     throw error;
@@ -125,11 +160,11 @@ async function bookOf(text: string, wrote: (ops: readonly BatchOp[]) => void = (
 describe('the book a genesis file makes', () => {
   it('is the same, entry by entry, as the import made before', async () => {
     expect(customers).toBeGreaterThan(2 * genesisEntriesPerRead);
-    expect(await bookOf(document('plain'))).toBe('27524 entries, sha256 ef9cff37e49949bf76a88267e529a7e5077c3ccfcf6650063ba6f675262e4158');
+    expect(await bookOf(document('plain'))).toBe('27524 entries, sha256 ef9cff37e49949bf76a88267e529a7e5077c3ccfcf6650063ba6f675262e4158 (layout 7 0aec90dc3e04a268a636ccca6092e6d1ee863b902f735fd88100c66b90331f42)');
   });
 
   it('is the same when more balances than the import keeps dip below their floor before the last openings', async () => {
-    expect(await bookOf(document('dip'))).toBe('37528 entries, sha256 417bb4e9d2a3995f81659f33870da9520ddf195c51d1272a1312e290d23248e0');
+    expect(await bookOf(document('dip'))).toBe('37528 entries, sha256 417bb4e9d2a3995f81659f33870da9520ddf195c51d1272a1312e290d23248e0 (layout 7 6e8e25ccf188fe9cc0dcd72ef7ffb3b1fad1daa7c4c224776ba8122cae971915)');
   });
 
   it('names the first balance below its floor in key order, as the pass over every balance did', async () => {
@@ -147,7 +182,7 @@ describe('the book a genesis file makes', () => {
     });
     expect(manyAccounts / 3).toBeGreaterThan(2 * genesisIdentityRewriteAccountsMax);
     expect(batches).toBeGreaterThan(8);
-    expect(book).toBe('90009 entries, sha256 8e0a70e121cbf975bbadb13f4a4bba2bdbdee501e8fd190f8d2758eb1cd8e0bb');
+    expect(book).toBe('90009 entries, sha256 8e0a70e121cbf975bbadb13f4a4bba2bdbdee501e8fd190f8d2758eb1cd8e0bb (layout 7 7688654910baa8ab4abee0fdc7c3957b81a04d82678b497ab066db60305ceb78)');
     // Made with its identity, rewritten whole once (under the bound), then once with every later account.
     expect(writes).toBe(3);
   });

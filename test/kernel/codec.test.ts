@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../daemon/http/digest.js';
-import { compactLineLeaf, decodeBalanceText, decodeIndexedPosting, decodeLeaf, decodeOperation, encodeBalance, encodeBalanceText, encodeIndexedPosting, encodeLeaf, encodeOperation, JournalChunk, JournalChunkText, journalChunkEntries } from '../../src/model/codec.js';
+import { compactLineLeaf, decodeBalanceText, decodeIndexedPosting, decodeLeaf, decodeOperation, encodeBalance, encodeBalanceText, encodeIndexedOpening, encodeIndexedPosting, encodeLeaf, genesisOpeningAuthorities, encodeOperation, JournalChunk, JournalChunkText, journalChunkEntries } from '../../src/model/codec.js';
 import { DamagedRecord } from '../../src/model/decode.js';
 import { keys } from '../../src/model/keys.js';
 import { balanceView, movementView } from '../../src/queries/views.js';
@@ -129,6 +129,36 @@ describe('record codec', () => {
         }
       }),
       { numRuns: 1000 },
+    );
+  });
+
+  it("writes a genesis opening's index entry and journal line compactly (layout 7), read back as the full form's posting and leaf", () => {
+    const opening = posting.map((p) => ({ ...p, kind: 'opening', status: 'opening', operation: 'genesis', counterparty: null, authorities: genesisOpeningAuthorities, reference: null }) as Posting);
+    const openingLine = (p: Posting) => `${p.account}/${p.asset}/${encodeIndexedOpening(p.atMs, p.amountMinor, p.direction, p.layer, p.after)}`;
+    fc.assert(
+      fc.property(opening, fc.integer({ min: 1, max: 2 ** 40 }), (p, seq) => {
+        const line = openingLine(p);
+        expect(line.length).toBeLessThan(lineOf(p).length);
+        expect(decodeIndexedPosting(keys.accountAsset(p.account, p.asset, seq), encodeIndexedOpening(p.atMs, p.amountMinor, p.direction, p.layer, p.after))).toEqual({ ...p, seq });
+        const leaf = encodeLeaf({ ...p, seq });
+        expect(compactLineLeaf(line, seq)).toBe(leaf);
+        expect(chunkLeaf(line, seq)).toBe(leaf);
+      }),
+      { numRuns: 500 },
+    );
+    // Any small damage anywhere in an opening's line: the direct leaf, when there is one, is the checked one.
+    const tricky = fc.constantFrom('0', '1', '9', '-', '+', '"', '\\', ',', '[', ']', 'n', 'e', '.', ' ', '/', 'null', '\ud800', '\u0001');
+    fc.assert(
+      fc.property(opening, fc.nat(), fc.nat({ max: 3 }), tricky, (q, at, cut, insert) => {
+        const whole = openingLine(q);
+        const i = at % (whole.length + 1);
+        const damagedLine = whole.slice(0, i) + insert + whole.slice(i + cut);
+        const checked = checkedLeaf(damagedLine, 3);
+        const direct = compactLineLeaf(damagedLine, 3);
+        if (direct !== null) expect(direct).toBe(checked);
+        expect(chunkLeaf(damagedLine, 3)).toBe(checked);
+      }),
+      { numRuns: 3000 },
     );
   });
 
