@@ -214,8 +214,8 @@ function belowItsFloor(balanceKey: string): never {
  * then order written; never in a sealed book (merged and deleted after the accounts section).
  */
 const identityFragments = 'genesis-tmp/identity-accounts/';
-/** How an identity's record ends while it owns no account (encodeIdentity of a new identity). */
-const noAccountsYet = ',"accounts":[]}';
+/** How an identity's record ends while it owns no account (encodeIdentity of a new identity: `[createdAtMs,[]]`). */
+const noAccountsYet = ',[]]';
 const identityFragmentKey = (id: IdentityId, n: number) => `${identityFragments}${id}/${seqHex(n)}`;
 
 /** Appends each fragmented identity's scratch entries to its record, in the order written, and deletes them: each record is written once more. */
@@ -224,7 +224,7 @@ async function mergeIdentityFragments(store: Store, out: BoundedWriter): Promise
   let more: AccountId[] = [];
   const merge = async () => {
     if (identity === null) return;
-    const record = decodeIdentity((await store.get(keys.identity(identity)))!);
+    const record = decodeIdentity((await store.get(keys.identity(identity)))!, keys.identity(identity));
     out.put(keys.identity(identity), encodeIdentity({ ...record, accounts: [...record.accounts, ...more] }));
     more = [];
   };
@@ -396,11 +396,11 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
   out.beforeWrite = () => {
     for (const [key, { id, text, added }] of grown) {
       if (text.endsWith(noAccountsYet)) {
-        // A record as the identities section wrote it (JSON.stringify's): its list written in place, the same bytes as decoding and encoding it again.
-        out.putKept(key, `${text.slice(0, -2)}${JSON.stringify(added).slice(1)}}`);
+        // A record as the identities section wrote it: its list written in place, the same bytes as decoding and encoding it again.
+        out.putKept(key, `${text.slice(0, -2)}${JSON.stringify(added).slice(1)}]`);
         continue;
       }
-      const identity = fragmented.has(key) ? null : decodeIdentity(text);
+      const identity = fragmented.has(key) ? null : decodeIdentity(text, key);
       if (identity !== null && identity.accounts.length < genesisIdentityRewriteAccountsMax) out.putKept(key, encodeIdentity({ ...identity, accounts: [...identity.accounts, ...added] }));
       else {
         fragmented.add(key);

@@ -122,11 +122,25 @@ export function decodeAsset(text: string): Asset {
   check.nullableString(j, 'location', what);
   return j as unknown as Asset;
 }
-export const encodeIdentity = (i: Identity): string => JSON.stringify(i);
-export function decodeIdentity(text: string): Identity {
+/**
+ * An identity record (`id/<id>`). Store layout 7 writes it as `[createdAtMs, [account, …]]`, its
+ * id left to the key; one that counts closed accounts or is restricted, and every identity in
+ * layouts up to 6, is the Identity as a JSON object, read as it stands.
+ */
+export const encodeIdentity = (i: Identity): string =>
+  i.closedAccounts === undefined && i.restricted === undefined ? `[${i.createdAtMs},${JSON.stringify(i.accounts)}]` : JSON.stringify(i);
+const identityMembers = ['createdAtMs', 'accounts'] as const;
+/** The identity stored under `key` (`id/<id>`), in either form; a record whose id is not its key's is damaged. */
+export function decodeIdentity(text: string, key: string): Identity {
   const what = 'identity';
+  const id = key.slice(keySpaces.identity.length);
+  if (!key.startsWith(keySpaces.identity) || id === '') damaged(what, 'is not under an identity key');
+  if (text.charCodeAt(0) === 91 /* [ */) {
+    const j = tupleRecord(parsed(text, what), identityMembers, what);
+    return { id: id as Identity['id'], createdAtMs: check.integer(j, 'createdAtMs', what), accounts: check.strings(j, 'accounts', what) as Identity['accounts'] };
+  }
   const j = recordJson(text, what);
-  check.string(j, 'id', what);
+  if (check.string(j, 'id', what) !== id) damaged(what, 'id is not its key\'s');
   check.integer(j, 'createdAtMs', what);
   check.strings(j, 'accounts', what);
   if (j.closedAccounts !== undefined) check.integer(j, 'closedAccounts', what);

@@ -116,8 +116,8 @@ export type OpsListing = keyof typeof listingSpaces;
 export async function listIdentities(view: ReadView, q: OpsPageQuery, status: IdentityStatus | null): Promise<OpsPage<Identity>> {
   const prefix = keySpaces.identity;
   return page(space(view, prefix, prefixEnd(prefix), q.after), q.limit, (chunk) =>
-    chunk.map(([, text]) => {
-      const identity = decodeIdentity(text);
+    chunk.map(([key, text]) => {
+      const identity = decodeIdentity(text, key);
       return status === null || identityStatus(identity) === status ? identity : null;
     }),
   );
@@ -140,7 +140,7 @@ export async function listAccounts(view: ReadView, q: OpsPageQuery, f: AccountFi
 async function* ownedAccounts(view: ReadView, owner: string, after: string | null): AsyncIterable<Entry> {
   const text = await view.get(keys.identity(owner));
   if (text === undefined) return;
-  const ids = decodeIdentity(text)
+  const ids = decodeIdentity(text, keys.identity(owner))
     .accounts.map((id) => keys.account(id))
     .filter((key) => after === null || key > after)
     .sort()

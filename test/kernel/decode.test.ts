@@ -39,6 +39,9 @@ const accountKey = 'acct/did:ledger:acct:a';
 const accountTuple = '["did:ledger:id:a",1,0,0,0,0,{"USD":"1000"}]';
 const asset = '{"id":"USD","code":1,"kind":"fiat","precision":2,"status":"active","binding":"book_only","location":null}';
 const identity = '{"id":"did:ledger:id:a","createdAtMs":5,"accounts":["did:ledger:acct:a"]}';
+const identityKey = 'id/did:ledger:id:a';
+/** The same identity in store layout 7's form (encodeIdentity). */
+const identityTuple = '[5,["did:ledger:acct:a"]]';
 const head = '{"decidedCseq":3,"postingSeq":9,"eventSeq":4,"lastAtMs":1700000000000,"accounts":7}';
 const operation =
   '{"ref":"op_1","cseq":1,"command":{"type":"reserve","payer":"did:ledger:acct:a","asset":"USD","amountMinor":"5","deadlineMs":9},"actor":{"principal":"did:ledger:id:a","credential":"c","onBehalfOf":null,"grant":null,"kind":"owner"},"scope":null,"state":"Reserved","submittedAtMs":1,"decidedAtMs":2,"clientKey":"k","clientKeyDerived":false,"reference":null,"result":{"postings":[1,2]},"error":null,"hold":{"payer":"did:ledger:acct:a","asset":"USD","amountMinor":"5","deadlineMs":9}}';
@@ -54,7 +57,12 @@ describe('checked decoding of stored records', () => {
     const owned = account.replace('"treasuryLimits"', '"changes":[],"treasuryLimits"');
     expect(encodeAccount(decodeAccount(owned, accountKey))).toBe(owned);
     expect(encodeAsset(decodeAsset(asset))).toBe(asset);
-    expect(encodeIdentity(decodeIdentity(identity))).toBe(identity);
+    // Layout 6's identity object reads as it stands and is written as layout 7's tuple; one with a count of closed accounts stays an object.
+    expect(encodeIdentity(decodeIdentity(identity, identityKey))).toBe(identityTuple);
+    expect(decodeIdentity(identityTuple, identityKey)).toEqual(decodeIdentity(identity, identityKey));
+    expect(encodeIdentity(decodeIdentity(identityTuple, identityKey))).toBe(identityTuple);
+    const closing = identity.replace('}', ',"closedAccounts":1}');
+    expect(encodeIdentity(decodeIdentity(closing, identityKey))).toBe(closing);
     expect(encodeHead(decodeHead(head))).toBe(head);
     expect(encodeOperation(decodeOperation(operation))).toBe(operation);
     expect(decodeBalanceText('{"a":"-12","r":"0","e":"3"}')).toEqual({ available: -12n, reserved: 0n, encumbered: 3n });
@@ -77,7 +85,12 @@ describe('checked decoding of stored records', () => {
     expect(refusal(() => decodeAccount('[7,0,0,0,0,0,{}]', accountKey))).toBe('damaged account record: owner is not a string');
     expect(refusal(() => decodeAccount('["x",0,0,0,0,0,', accountKey))).toBe('damaged account record: is not JSON');
     expect(refusal(() => decodeAsset(asset.replace('"precision":2', '"precision":2.5')))).toBe('damaged asset record: precision is not an integer');
-    expect(refusal(() => decodeIdentity(identity.replace('["did:ledger:acct:a"]', '[7]')))).toBe('damaged identity record: accounts is not a list of strings');
+    expect(refusal(() => decodeIdentity(identity.replace('["did:ledger:acct:a"]', '[7]'), identityKey))).toBe('damaged identity record: accounts is not a list of strings');
+    expect(refusal(() => decodeIdentity(identityTuple.replace('["did:ledger:acct:a"]', '[7]'), identityKey))).toBe('damaged identity record: accounts is not a list of strings');
+    expect(refusal(() => decodeIdentity(identityTuple.replace('[5,', '["5",'), identityKey))).toBe('damaged identity record: createdAtMs is not an integer');
+    expect(refusal(() => decodeIdentity('[5]', identityKey))).toBe('damaged identity record: is not a list of 2 members');
+    expect(refusal(() => decodeIdentity(identity, 'id/did:ledger:id:b'))).toBe("damaged identity record: id is not its key's");
+    expect(refusal(() => decodeIdentity(identityTuple, 'acct/did:ledger:id:a'))).toBe('damaged identity record: is not under an identity key');
     expect(refusal(() => decodeBalanceText('{"a":"1.5","r":"0","e":"0"}'))).toBe('damaged balance record: a is not decimal text');
     expect(refusal(() => decodeBalanceText('{"a":"01","r":"0","e":"0"}'))).toBe('damaged balance record: a is not decimal text');
     expect(refusal(() => decodeOperation(operation.replace('"Reserved"', '"Pending"')))).toContain('damaged operation record: state is not one of');
