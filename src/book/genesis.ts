@@ -80,6 +80,8 @@ class BoundedWriter {
    * replaced (a treasury's balance, moved by every customer's opening, is written once a batch).
    */
   private pendingOwn = new Map<string, PutOp>();
+  /** How many of pendingOwn's keys are `inBatch` (their write counted in the batch's length already). */
+  private pendingInBatch = 0;
   private writingOwn = new Map<string, PutOp>();
   /** The batch written last, kept one batch longer: a chunk's reads were planned before it was in the store (chunks, in importSections). */
   private landedOwn = new Map<string, PutOp>();
@@ -103,10 +105,22 @@ class BoundedWriter {
   /** A write the section reads back by key from its own writes (never from the filter). */
   putKept(key: string, value: string): void {
     const pending = this.pendingOwn.get(key);
-    if (pending !== undefined) pending.value = value;
+    if (pending !== undefined && pending !== inBatch) pending.value = value;
     else {
+      if (pending === inBatch) this.pendingInBatch--;
       this.pendingOwn.set(key, { type: 'put', key, value });
     }
+  }
+  /**
+   * A write of the section's own key space whose later entries ask only whether it was
+   * written (an account, an alias): into the batch at once like `put`, its key kept as
+   * written (`inBatch`) and noted in the filter.
+   */
+  putSeen(key: string, value: string): void {
+    this.batch.put(key, value);
+    if (this.pendingOwn.get(key) !== inBatch) this.pendingInBatch++;
+    this.pendingOwn.set(key, inBatch);
+    this.filter.add(key);
   }
   /** A write of the section's own key space, which its later entries look up. */
   putOwn(key: string, value: string): void {
@@ -133,7 +147,7 @@ class BoundedWriter {
   }
   /** Between chunks: at most two batches of genesisEntriesPerWrite entries (one being written) plus one chunk's writes are ever held. */
   async flushIfFull(): Promise<void> {
-    if (this.batch.length + this.pendingOwn.size >= genesisEntriesPerWrite) await this.startWrite(false);
+    if (this.batch.length + this.pendingOwn.size - this.pendingInBatch >= genesisEntriesPerWrite) await this.startWrite(false);
   }
   /** Writes what is buffered, and waits until the store has every write. */
   async flush(sync: boolean): Promise<void> {
@@ -165,17 +179,20 @@ class BoundedWriter {
     if (this.failure !== null) throw this.failure.error;
     const batch = this.batch;
     this.batch = batchOf(this.store);
-    for (const { key, value } of this.pendingOwn.values()) batch.put(key, value);
+    for (const op of this.pendingOwn.values()) if (op !== inBatch) batch.put(op.key, op.value);
     const cleared = this.landedOwn;
     cleared.clear();
     this.landedOwn = this.writingOwn;
     this.writingOwn = this.pendingOwn;
     this.pendingOwn = cleared;
+    this.pendingInBatch = 0;
     this.written = batch.write(sync).catch((error: unknown) => (this.failure = { error }));
   }
 }
 
 type PutOp = Extract<BatchOp, { type: 'put' }>;
+/** A key of the section's own writes that went into the batch at once (putSeen): written, its value not kept. */
+const inBatch: PutOp = { type: 'put', key: '', value: '' };
 
 /** One chunk's store reads, in one `getMany`: each wanted key gets a slot, its value read by slot. */
 class ChunkReads {
@@ -426,7 +443,7 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
         if (owner === undefined) entryError(`accounts[${at}].owner`, `identity ${account.owner} is not in identities`);
         grown.set(ownerKey, { id: account.owner, text: owner, added: [account.id] });
       }
-      out.putOwn(key, encodeAccount(account));
+      out.putSeen(key, encodeAccount(account));
       out.put(settlementKeys.depositRef(depositRefOf(account.id)), account.id);
       accountCount++;
       at++;
@@ -504,7 +521,7 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
     for (const { alias, accountSlot, key, slot } of chunk) {
       if (reads.got(accountSlot) === undefined) entryError(`aliases[${at}].account`, `account ${alias.account} is not in accounts`);
       if (out.own(key, reads.got(slot)) !== undefined) entryError(`aliases[${at}]`, 'alias appears twice');
-      out.putOwn(key, alias.account);
+      out.putSeen(key, alias.account);
       at++;
     }
   }
