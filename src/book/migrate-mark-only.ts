@@ -9,6 +9,7 @@
  *   leaf made when read) instead of layouts 2-5's leaves, which are the bytes the
  *   checkpoints hashed and are read as they stand (queries/journal.ts).
  * - 6 → 7: compact records per command (issue 28).
+ *   Also identity and account records as tuples without the id (`id/`, `acct/`) and genesis openings' index entries and journal lines without what every opening holds alike (codec.ts encodeIdentity, encodeAccount, encodeIndexedOpening); layout 6's forms read as they stand.
  */
 import { keys, storeLayout } from '../model/keys.js';
 import type { Store } from '../store/port.js';
