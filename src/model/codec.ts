@@ -261,9 +261,11 @@ export function decodeLeaf(text: string, reference: Posting['reference']): Posti
  * `[at, amount, direction, balance, kind, status, operation, counterparty,
  *   [[credential, grant, kind, on_behalf_of, principal], …], reference, available, reserved, encumbered]`.
  * Its CONTRACT 9 leaf is encodeLeaf of the decoded posting (the codec property test pins
- * it). Store layout 6's journal chunk holds this text too (JournalChunkText).
+ * it). Store layout 6's journal chunk holds this text too (JournalChunkText). A genesis opening
+ * is written in its own form (encodeIndexedOpening), by genesis and by the moves that rewrite the index.
  */
 export function encodeIndexedPosting(p: Posting): string {
+  if (p.kind === 'opening' && isGenesisOpening(p)) return encodeIndexedOpening(p.atMs, p.amountMinor, p.direction, p.layer, p.after);
   const authorities = indexedAuthorities.of(p.authorities);
   return [
     '[', p.atMs, ',"', decimal(p.amountMinor), '",', positionIn(indexedDirections, p.direction), ',', positionIn(indexedLayers, p.layer), ',', positionIn(indexedKinds, p.kind), ',',
@@ -323,6 +325,9 @@ export function encodeIndexedOpening(atMs: number, amountMinor: bigint, directio
 export const genesisOpeningAuthorities: readonly Authority[] = [
   { credential: 'did:ledger:cred:genesis' as Authority['credential'], grant: null, kind: 'operator', onBehalfOf: null, principal: builtInPrincipals.operator },
 ];
+/** Whether a posting holds what every genesis opening holds alike (encodeIndexedOpening leaves it out). */
+const isGenesisOpening = (p: Posting): boolean =>
+  p.status === 'opening' && p.operation === 'genesis' && p.counterparty === null && p.reference === null && sameAuthorities(p.authorities, genesisOpeningAuthorities);
 const openingMembers = ['at', 'amount', 'direction', 'balance', 'available', 'reserved', 'encumbered'] as const;
 
 /** The posting of an index entry's compact form `text`, given what the entry's place holds (its account, asset and journal position). */

@@ -138,7 +138,8 @@ describe('record codec', () => {
     fc.assert(
       fc.property(opening, fc.integer({ min: 1, max: 2 ** 40 }), (p, seq) => {
         const line = openingLine(p);
-        expect(line.length).toBeLessThan(lineOf(p).length);
+        // The general encoder writes an opening in its form too (the moves that rewrite the index use it).
+        expect(lineOf(p)).toBe(line);
         expect(decodeIndexedPosting(keys.accountAsset(p.account, p.asset, seq), encodeIndexedOpening(p.atMs, p.amountMinor, p.direction, p.layer, p.after))).toEqual({ ...p, seq });
         const leaf = encodeLeaf({ ...p, seq });
         expect(compactLineLeaf(line, seq)).toBe(leaf);
