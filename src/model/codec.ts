@@ -333,10 +333,8 @@ const openingMembers = ['at', 'amount', 'direction', 'balance', 'available', 're
 /** The posting of an index entry's compact form `text`, given what the entry's place holds (its account, asset and journal position). */
 function indexedPosting(account: Posting['account'], asset: Posting['asset'], seq: number, text: string, what: string): Posting {
   const v = parsed(text, what);
-  if (Array.isArray(v) && v.length === openingMembers.length) return indexedOpening(account, asset, seq, tupleRecord(v, openingMembers, what), what);
-  const j = tupleRecord(v, indexedMembers, what);
-  const authorities = j.authorities;
-  if (!Array.isArray(authorities)) damaged(what, 'authorities is not a list');
+  const opening = Array.isArray(v) && v.length === openingMembers.length;
+  const j = tupleRecord(v, opening ? openingMembers : indexedMembers, what);
   return {
     seq,
     atMs: check.integer(j, 'at', what),
@@ -345,6 +343,19 @@ function indexedPosting(account: Posting['account'], asset: Posting['asset'], se
     amountMinor: check.decimal(j, 'amount', what),
     direction: indexed(j, 'direction', indexedDirections, what),
     layer: indexed(j, 'balance', indexedLayers, what),
+    ...(opening ? openingParts : indexedParts(j, what)),
+    after: { available: check.decimal(j, 'available', what), reserved: check.decimal(j, 'reserved', what), encumbered: check.decimal(j, 'encumbered', what) },
+  };
+}
+
+/** A posting's members that a genesis opening's entry leaves out. */
+type PostingParts = Pick<Posting, 'kind' | 'status' | 'operation' | 'counterparty' | 'authorities' | 'reference'>;
+const openingParts: PostingParts = { kind: 'opening', status: 'opening', operation: 'genesis', counterparty: null, authorities: genesisOpeningAuthorities, reference: null };
+/** Those members as a full index entry holds them. */
+function indexedParts(j: Json, what: string): PostingParts {
+  const authorities = j.authorities;
+  if (!Array.isArray(authorities)) damaged(what, 'authorities is not a list');
+  return {
     kind: indexed(j, 'kind', indexedKinds, what),
     status: indexed(j, 'status', indexedStatuses, what),
     operation: check.string(j, 'operation', what),
@@ -360,27 +371,6 @@ function indexedPosting(account: Posting['account'], asset: Posting['asset'], se
       };
     }),
     reference: check.nullableString(j, 'reference', what) as Posting['reference'],
-    after: { available: check.decimal(j, 'available', what), reserved: check.decimal(j, 'reserved', what), encumbered: check.decimal(j, 'encumbered', what) },
-  };
-}
-
-/** The posting of a genesis opening's index entry (encodeIndexedOpening), its members by name. */
-function indexedOpening(account: Posting['account'], asset: Posting['asset'], seq: number, j: Json, what: string): Posting {
-  return {
-    seq,
-    atMs: check.integer(j, 'at', what),
-    account,
-    asset,
-    amountMinor: check.decimal(j, 'amount', what),
-    direction: indexed(j, 'direction', indexedDirections, what),
-    layer: indexed(j, 'balance', indexedLayers, what),
-    kind: 'opening',
-    status: 'opening',
-    operation: 'genesis',
-    counterparty: null,
-    authorities: genesisOpeningAuthorities,
-    reference: null,
-    after: { available: check.decimal(j, 'available', what), reserved: check.decimal(j, 'reserved', what), encumbered: check.decimal(j, 'encumbered', what) },
   };
 }
 

@@ -114,6 +114,23 @@ describe('record codec', () => {
   };
   const lineOf = (p: Posting) => `${p.account}/${p.asset}/${encodeIndexedPosting(p)}`;
 
+  /** Any small damage anywhere in a line of these postings: the direct leaf, when there is one, is the checked one. */
+  const damagedLinesReadAsChecked = (postings: fc.Arbitrary<Posting>, line: (p: Posting) => string) => {
+    const tricky = fc.constantFrom('0', '1', '9', '-', '+', '"', '\\', ',', '[', ']', 'n', 'e', '.', ' ', '/', 'null', '\ud800', '\u00e9', '\u0001');
+    fc.assert(
+      fc.property(postings, fc.nat(), fc.nat({ max: 3 }), tricky, (q, at, cut, insert) => {
+        const whole = line(q);
+        const i = at % (whole.length + 1);
+        const damagedLine = whole.slice(0, i) + insert + whole.slice(i + cut);
+        const checked = checkedLeaf(damagedLine, 3);
+        const direct = compactLineLeaf(damagedLine, 3);
+        if (direct !== null) expect(direct).toBe(checked);
+        expect(chunkLeaf(damagedLine, 3)).toBe(checked);
+      }),
+      { numRuns: 3000 },
+    );
+  };
+
   it('makes a compact journal line\'s leaf from its text, byte for byte encodeLeaf of the decoded posting', () => {
     fc.assert(
       fc.property(fc.oneof(posting, oddPosting), fc.integer({ min: 1, max: 2 ** 40 }), (p, seq) => {
@@ -147,20 +164,7 @@ describe('record codec', () => {
       }),
       { numRuns: 500 },
     );
-    // Any small damage anywhere in an opening's line: the direct leaf, when there is one, is the checked one.
-    const tricky = fc.constantFrom('0', '1', '9', '-', '+', '"', '\\', ',', '[', ']', 'n', 'e', '.', ' ', '/', 'null', '\ud800', '\u0001');
-    fc.assert(
-      fc.property(opening, fc.nat(), fc.nat({ max: 3 }), tricky, (q, at, cut, insert) => {
-        const whole = openingLine(q);
-        const i = at % (whole.length + 1);
-        const damagedLine = whole.slice(0, i) + insert + whole.slice(i + cut);
-        const checked = checkedLeaf(damagedLine, 3);
-        const direct = compactLineLeaf(damagedLine, 3);
-        if (direct !== null) expect(direct).toBe(checked);
-        expect(chunkLeaf(damagedLine, 3)).toBe(checked);
-      }),
-      { numRuns: 3000 },
-    );
+    damagedLinesReadAsChecked(opening, openingLine);
   });
 
   it('reads a damaged or oddly written compact journal line as the checked decoder does: the same leaf or the same refusal', () => {
@@ -233,20 +237,7 @@ describe('record codec', () => {
       'a quote in the account', 'a backslash in the asset',
     ]);
     expect(named.filter(([, l]) => compactLineLeaf(l, 9) !== null).map(([w]) => w)).toEqual(['no authorities', 'a surrogate pair written raw', 'U+2028 written raw']);
-    // Any small damage anywhere in a line: the direct leaf, when there is one, is the checked one.
-    const tricky = fc.constantFrom('0', '1', '9', '-', '+', '"', '\\', ',', '[', ']', 'n', 'e', '.', ' ', '/', 'null', '\ud800', '\u00e9', '\u0001');
-    fc.assert(
-      fc.property(fc.oneof(posting, oddPosting), fc.nat(), fc.nat({ max: 3 }), tricky, (q, at, cut, insert) => {
-        const whole = lineOf(q);
-        const i = at % (whole.length + 1);
-        const damagedLine = whole.slice(0, i) + insert + whole.slice(i + cut);
-        const checked = checkedLeaf(damagedLine, 3);
-        const direct = compactLineLeaf(damagedLine, 3);
-        if (direct !== null) expect(direct).toBe(checked);
-        expect(chunkLeaf(damagedLine, 3)).toBe(checked);
-      }),
-      { numRuns: 3000 },
-    );
+    damagedLinesReadAsChecked(fc.oneof(posting, oddPosting), lineOf);
   });
 
   it('round-trips operations with every command type', () => {
