@@ -3,8 +3,10 @@
  * accounts (one identity, one account, one opening and one alias each, plus the
  * treasury's opening) to a temp dir, imports it the way `ledgerd init` does (streamed
  * from the file into a LevelDB book), and prints the import time, its CPU time (every
- * thread) and the peak RSS.
- * Usage: node dist/bench/genesis-import.js --accounts 1000000
+ * thread) and the peak RSS. `--spaces` also counts every write the import makes (puts and
+ * deletes, overwrites included) by key space, entries and bytes of key and value per account
+ * (a little CPU of its own: leave it out when timing).
+ * Usage: node dist/bench/genesis-import.js --accounts 1000000 [--spaces]
  */
 import { closeSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -12,9 +14,10 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { importGenesisSource } from '../src/book/genesis.js';
 import { LevelStore } from '../src/store/level.js';
+import type { Store } from '../src/store/port.js';
 import { openGenesisFile } from '../daemon/genesis-file.js';
 
-const { values } = parseArgs({ options: { accounts: { type: 'string', default: '100000' }, every: { type: 'string', default: '0' } } });
+const { values } = parseArgs({ options: { accounts: { type: 'string', default: '100000' }, every: { type: 'string', default: '0' }, spaces: { type: 'boolean', default: false } } });
 const accounts = Number(values.accounts);
 /** Seconds between lines of memory over time (0: none). */
 const everyS = Number(values.every);
@@ -45,6 +48,37 @@ function writeGenesis(path: string): void {
   write('}');
   flush();
   closeSync(fd);
+}
+
+/** Every write of the store's batches and writes, counted by key space (its text up to the first '/'): entries and UTF-8 bytes of key and value. */
+function countWrites(store: Store): Map<string, { entries: number; bytes: number }> {
+  const spaces = new Map<string, { entries: number; bytes: number }>();
+  const count = (key: string, value: string) => {
+    const space = key.slice(0, key.indexOf('/') + 1);
+    let tally = spaces.get(space);
+    if (tally === undefined) spaces.set(space, (tally = { entries: 0, bytes: 0 }));
+    tally.entries++;
+    tally.bytes += Buffer.byteLength(key) + Buffer.byteLength(value);
+  };
+  const write = store.write.bind(store);
+  store.write = (ops, sync) => {
+    for (const op of ops) count(op.key, op.type === 'put' ? op.value : '');
+    return write(ops, sync);
+  };
+  const batch = store.batch?.bind(store);
+  if (batch !== undefined)
+    store.batch = () => {
+      const inner = batch();
+      return {
+        put: (key, value) => (count(key, value), inner.put(key, value)),
+        del: (key) => (count(key, ''), inner.del(key)),
+        get length() {
+          return inner.length;
+        },
+        write: (sync) => inner.write(sync),
+      };
+    };
+  return spaces;
 }
 
 /** CPU seconds of each of the process's threads so far, by thread id, from Linux's per-thread counters; empty elsewhere. */
@@ -88,6 +122,7 @@ try {
   const poolThreads = startThreads.slice(-Number(process.env.UV_THREADPOOL_SIZE ?? 4));
   const v8Threads = startThreads.slice(0, -poolThreads.length);
   const store = await LevelStore.open(join(dir, 'book'));
+  const spaces = values.spaces ? countWrites(store) : null;
   const startMs = performance.now();
   const cpuBefore = process.cpuUsage();
   const threadsBefore = threadCpuS();
@@ -125,6 +160,12 @@ try {
       `CPU ${cpuS.toFixed(1)} s (${Math.round(accounts / cpuS)} accounts per CPU-second, ${((1e6 * cpuS) / accounts).toFixed(1)} µs per account${split}), load average ${loadavg()[0]!.toFixed(1)}, ` +
       `RSS before ${rssBeforeMiB.toFixed(0)} MiB, peak RSS ${peakRssMiB.toFixed(0)} MiB`,
   );
+  if (spaces !== null) {
+    const all = [...spaces.values()].reduce((sum, t) => ({ entries: sum.entries + t.entries, bytes: sum.bytes + t.bytes }), { entries: 0, bytes: 0 });
+    const perAccount = (t: { entries: number; bytes: number }) => `${(t.entries / accounts).toFixed(3)} entries, ${(t.bytes / accounts).toFixed(1)} B`;
+    for (const [space, t] of [...spaces].sort((a, b) => b[1].bytes - a[1].bytes)) console.log(`  ${space.padEnd(24)} ${perAccount(t)} per account`);
+    console.log(`  written per account: ${perAccount(all)}`);
+  }
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -109,7 +109,7 @@ export async function checkBook(store: Store, ids: IdSource | null, watch: Check
     for await (const [account, record] of accountRecords(snap)) {
       accounts++;
       try {
-        decodeAccount(record);
+        decodeAccount(record, keys.account(account));
         for (const { asset, balance } of await view.balances(account)) {
           balances++;
           const folded = await foldMovements(view, account, asset, problem, tick);

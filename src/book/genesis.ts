@@ -17,15 +17,15 @@ import {
   encodeBalanceText,
   encodeHead,
   encodeIdentity,
-  encodeIndexedPosting,
+  encodeIndexedOpening,
   JournalChunkText,
 } from '../model/codec.js';
 import { assetsMax, genesisEntriesMax, genesisEntriesPerRead, genesisEntriesPerWrite, genesisIdentityRewriteAccountsMax, journalChunkEntriesMax } from '../constants.js';
-import type { Account, Asset, Balance, Head, Posting } from '../model/model.js';
+import type { Account, Asset, Balance, Head } from '../model/model.js';
 import { moved, zeroBalance } from '../model/model.js';
 import { type BatchOp, type Store, type WriteBatch, batchOf } from '../store/port.js';
 import { totalsWrite } from './totals.js';
-import type { AccountId, CredentialId, IdentityId } from '../model/values.js';
+import type { AccountId, IdentityId } from '../model/values.js';
 import { KeyFilter } from './genesis-filter.js';
 import { keys, prefixEnd, seqHex, settlementKeys, storeLayout } from '../model/keys.js';
 import {
@@ -53,42 +53,12 @@ export { type GenesisSource, defaultGenesis, genesisSource, parseGenesis } from 
 /** Extra records the caller seals in with the book (the built-in principals' credentials). */
 export type SealedExtras = readonly BatchOp[];
 
-/** One array for every opening's posting: the index entry's encoder caches the authorities' text by the array. */
-const genesisAuthorities = [
-  {
-    credential: 'did:ledger:cred:genesis' as CredentialId,
-    grant: null,
-    kind: 'operator' as const,
-    onBehalfOf: null,
-    principal: builtInPrincipals.operator,
-  },
-];
-
 /**
  * Writes a parsed initial state into an empty store and seals it, through the same
  * checks and writes as a document read section by section.
  */
 export async function importGenesis(store: Store, genesis: Genesis, nowMs: number, extras: SealedExtras = []): Promise<void> {
   await importGenesisSource(store, genesisSource(genesis), nowMs, extras);
-}
-
-function openingPosting(o: GenesisOpening, seq: number, nowMs: number, after: Balance): Posting {
-  return {
-    seq,
-    atMs: nowMs,
-    account: o.account,
-    asset: o.asset,
-    amountMinor: o.amountMinor,
-    direction: o.direction,
-    layer: o.layer,
-    kind: 'opening',
-    status: 'opening',
-    operation: 'genesis',
-    counterparty: null,
-    authorities: genesisAuthorities,
-    reference: null,
-    after,
-  };
 }
 
 /**
@@ -110,6 +80,8 @@ class BoundedWriter {
    * replaced (a treasury's balance, moved by every customer's opening, is written once a batch).
    */
   private pendingOwn = new Map<string, PutOp>();
+  /** How many of pendingOwn's keys are `inBatch` (their write counted in the batch's length already). */
+  private pendingInBatch = 0;
   private writingOwn = new Map<string, PutOp>();
   /** The batch written last, kept one batch longer: a chunk's reads were planned before it was in the store (chunks, in importSections). */
   private landedOwn = new Map<string, PutOp>();
@@ -133,10 +105,22 @@ class BoundedWriter {
   /** A write the section reads back by key from its own writes (never from the filter). */
   putKept(key: string, value: string): void {
     const pending = this.pendingOwn.get(key);
-    if (pending !== undefined) pending.value = value;
+    if (pending !== undefined && pending !== inBatch) pending.value = value;
     else {
+      if (pending === inBatch) this.pendingInBatch--;
       this.pendingOwn.set(key, { type: 'put', key, value });
     }
+  }
+  /**
+   * A write of the section's own key space whose later entries ask only whether it was
+   * written (an account, an alias): into the batch at once like `put`, its key kept as
+   * written (`inBatch`) and noted in the filter.
+   */
+  putSeen(key: string, value: string): void {
+    this.batch.put(key, value);
+    if (this.pendingOwn.get(key) !== inBatch) this.pendingInBatch++;
+    this.pendingOwn.set(key, inBatch);
+    this.filter.add(key);
   }
   /** A write of the section's own key space, which its later entries look up. */
   putOwn(key: string, value: string): void {
@@ -163,7 +147,7 @@ class BoundedWriter {
   }
   /** Between chunks: at most two batches of genesisEntriesPerWrite entries (one being written) plus one chunk's writes are ever held. */
   async flushIfFull(): Promise<void> {
-    if (this.batch.length + this.pendingOwn.size >= genesisEntriesPerWrite) await this.startWrite(false);
+    if (this.batch.length + this.pendingOwn.size - this.pendingInBatch >= genesisEntriesPerWrite) await this.startWrite(false);
   }
   /** Writes what is buffered, and waits until the store has every write. */
   async flush(sync: boolean): Promise<void> {
@@ -195,17 +179,20 @@ class BoundedWriter {
     if (this.failure !== null) throw this.failure.error;
     const batch = this.batch;
     this.batch = batchOf(this.store);
-    for (const { key, value } of this.pendingOwn.values()) batch.put(key, value);
+    for (const op of this.pendingOwn.values()) if (op !== inBatch) batch.put(op.key, op.value);
     const cleared = this.landedOwn;
     cleared.clear();
     this.landedOwn = this.writingOwn;
     this.writingOwn = this.pendingOwn;
     this.pendingOwn = cleared;
+    this.pendingInBatch = 0;
     this.written = batch.write(sync).catch((error: unknown) => (this.failure = { error }));
   }
 }
 
 type PutOp = Extract<BatchOp, { type: 'put' }>;
+/** A key of the section's own writes that went into the batch at once (putSeen): written, its value not kept. */
+const inBatch: PutOp = { type: 'put', key: '', value: '' };
 
 /** One chunk's store reads, in one `getMany`: each wanted key gets a slot, its value read by slot. */
 class ChunkReads {
@@ -227,10 +214,10 @@ class ChunkReads {
 }
 
 /** Whether a balance is below its account's floor (a treasury's: minus its limit in the asset; any other's: zero). */
-function belowFloor(accountText: string, asset: string, b: Balance): boolean {
+function belowFloor(accountText: string, accountKey: string, asset: string, b: Balance): boolean {
   if (b.reserved < 0n || b.encumbered < 0n) return true;
   if (b.available >= 0n) return false;
-  const account = decodeAccount(accountText);
+  const account = decodeAccount(accountText, accountKey);
   return b.available < (account.kind === 'treasury' ? -(account.treasuryLimits[asset] ?? 0n) : 0n);
 }
 
@@ -244,8 +231,8 @@ function belowItsFloor(balanceKey: string): never {
  * then order written; never in a sealed book (merged and deleted after the accounts section).
  */
 const identityFragments = 'genesis-tmp/identity-accounts/';
-/** How an identity's record ends while it owns no account (encodeIdentity of a new identity). */
-const noAccountsYet = ',"accounts":[]}';
+/** How an identity's record ends while it owns no account (encodeIdentity of a new identity: `[createdAtMs,[]]`). */
+const noAccountsYet = ',[]]';
 const identityFragmentKey = (id: IdentityId, n: number) => `${identityFragments}${id}/${seqHex(n)}`;
 
 /** Appends each fragmented identity's scratch entries to its record, in the order written, and deletes them: each record is written once more. */
@@ -254,7 +241,7 @@ async function mergeIdentityFragments(store: Store, out: BoundedWriter): Promise
   let more: AccountId[] = [];
   const merge = async () => {
     if (identity === null) return;
-    const record = decodeIdentity((await store.get(keys.identity(identity)))!);
+    const record = decodeIdentity((await store.get(keys.identity(identity)))!, keys.identity(identity));
     out.put(keys.identity(identity), encodeIdentity({ ...record, accounts: [...record.accounts, ...more] }));
     more = [];
   };
@@ -287,8 +274,9 @@ async function checkFloors(store: Store): Promise<void> {
       after = key;
       page.push([key, decodeBalanceText(value)]);
     }
-    const accounts = await store.getMany(page.map(([key]) => keys.account(key.split('/')[1]!)));
-    for (const [i, [key, b]] of page.entries()) if (belowFloor(accounts[i]!, key.split('/')[2]!, b)) belowItsFloor(key);
+    const accountKeys = page.map(([key]) => keys.account(key.split('/')[1]!));
+    const accounts = await store.getMany(accountKeys);
+    for (const [i, [key, b]] of page.entries()) if (belowFloor(accounts[i]!, accountKeys[i]!, key.split('/')[2]!, b)) belowItsFloor(key);
     if (page.length < genesisEntriesPerRead) break;
   }
 }
@@ -425,11 +413,11 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
   out.beforeWrite = () => {
     for (const [key, { id, text, added }] of grown) {
       if (text.endsWith(noAccountsYet)) {
-        // A record as the identities section wrote it (JSON.stringify's): its list written in place, the same bytes as decoding and encoding it again.
-        out.putKept(key, `${text.slice(0, -2)}${JSON.stringify(added).slice(1)}}`);
+        // A record as the identities section wrote it: its list written in place, the same bytes as decoding and encoding it again.
+        out.putKept(key, `${text.slice(0, -2)}${JSON.stringify(added).slice(1)}]`);
         continue;
       }
-      const identity = fragmented.has(key) ? null : decodeIdentity(text);
+      const identity = fragmented.has(key) ? null : decodeIdentity(text, key);
       if (identity !== null && identity.accounts.length < genesisIdentityRewriteAccountsMax) out.putKept(key, encodeIdentity({ ...identity, accounts: [...identity.accounts, ...added] }));
       else {
         fragmented.add(key);
@@ -455,7 +443,7 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
         if (owner === undefined) entryError(`accounts[${at}].owner`, `identity ${account.owner} is not in identities`);
         grown.set(ownerKey, { id: account.owner, text: owner, added: [account.id] });
       }
-      out.putOwn(key, encodeAccount(account));
+      out.putSeen(key, encodeAccount(account));
       out.put(settlementKeys.depositRef(depositRefOf(account.id)), account.id);
       accountCount++;
       at++;
@@ -486,10 +474,11 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
   };
   const planOpening = (o: GenesisOpening, reads: ChunkReads) => {
     const key = keys.balance(o.account, o.asset);
-    return { o, accountSlot: reads.want(keys.account(o.account)), key, slot: reads.wantIf(out.mustRead(key), key) };
+    const accountKey = keys.account(o.account);
+    return { o, accountKey, accountSlot: reads.want(accountKey), key, slot: reads.wantIf(out.mustRead(key), key) };
   };
   for await (const [chunk, reads] of chunks('openings', (row, i) => parseOpeningEntry(row, i, isAsset), planOpening)) {
-    for (const { o, accountSlot, key, slot } of chunk) {
+    for (const { o, accountKey, accountSlot, key, slot } of chunk) {
       const account = reads.got(accountSlot);
       if (account === undefined) entryError(`openings[${seq}].account`, `account ${o.account} is not in accounts`);
       const stored = out.own(key, reads.got(slot));
@@ -502,12 +491,11 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
       totals.set(o.asset, moved(totals.get(o.asset)!, o.layer, signed));
       held.set(o.asset, held.get(o.asset)! - heldMinor(before) + heldMinor(after));
       if (below !== null) {
-        if (!belowFloor(account, o.asset, after)) below.delete(key);
+        if (!belowFloor(account, accountKey, o.asset, after)) below.delete(key);
         else if (below.add(key).size > genesisEntriesPerRead) below = null;
       }
       seq++;
-      const posting = openingPosting(o, seq, nowMs, after);
-      const indexed = encodeIndexedPosting(posting);
+      const indexed = encodeIndexedOpening(nowMs, o.amountMinor, o.direction, o.layer, after);
       out.put(keys.accountAsset(o.account, o.asset, seq), indexed);
       journal.add(o.account, o.asset, indexed);
       if (journal.entries === journalChunkEntriesMax) writeChunk();
@@ -533,7 +521,7 @@ async function importSections(store: Store, out: BoundedWriter, source: GenesisS
     for (const { alias, accountSlot, key, slot } of chunk) {
       if (reads.got(accountSlot) === undefined) entryError(`aliases[${at}].account`, `account ${alias.account} is not in accounts`);
       if (out.own(key, reads.got(slot)) !== undefined) entryError(`aliases[${at}]`, 'alias appears twice');
-      out.putOwn(key, alias.account);
+      out.putSeen(key, alias.account);
       at++;
     }
   }

@@ -226,8 +226,8 @@ export class Kernel {
     this.intake.ensureHealthy();
     const ids = accounts.map((a) => a.id);
     const [identityText, ...accountTexts] = await this.store.getMany([keys.identity(actor.principal), ...ids.map(keys.account)]);
-    const found = new Map(ids.map((id, i) => [id, accountTexts[i] === undefined ? undefined : decodeAccount(accountTexts[i]!)]));
-    const identity = identityText === undefined ? undefined : decodeIdentity(identityText);
+    const found = new Map(ids.map((id, i) => [id, accountTexts[i] === undefined ? undefined : decodeAccount(accountTexts[i]!, keys.account(id))]));
+    const identity = identityText === undefined ? undefined : decodeIdentity(identityText, keys.identity(actor.principal));
     const refused = commandGate(actor, accounts, { identity: (id) => (id === actor.principal ? identity : undefined), account: (id) => found.get(id) }, this.principals);
     if (refused) refuse(refused.error, refused.description);
   }

@@ -97,7 +97,7 @@ export interface MigrationReport {
  * Layout-1 key spaces kept as they are (stage 1's codec, auth, grants, parties), with the
  * decoder that must read each record; `null`: copied unread (indexes, hashes).
  */
-const copied: ReadonlyMap<string, ((value: string) => unknown) | null> = new Map<string, ((value: string) => unknown) | null>([
+const copied: ReadonlyMap<string, ((value: string, key: string) => unknown) | null> = new Map<string, ((value: string, key: string) => unknown) | null>([
   [keySpaces.asset, decodeAsset],
   [keySpaces.identity, decodeIdentity],
   [keySpaces.operation, decodeOperation],
@@ -235,7 +235,7 @@ export async function migrateLayout1(from: ReadView, to: Store, afterWrite: () =
       summed.set(asset, plusBalance(summed.get(asset) ?? zeroBalance, decodeBalanceText(value)));
       await put(key, value);
     } else if (space === keySpaces.account) {
-      const account = decodeAccount(value);
+      const account = decodeAccount(value, key);
       accounts++;
       await put(key, value);
       await put(settlementKeys.depositRef(depositRefOf(account.id)), account.id);
@@ -243,7 +243,7 @@ export async function migrateLayout1(from: ReadView, to: Store, afterWrite: () =
       if (key !== keys.head && !copiedMeta.has(key)) throw new MigrationRefused(`${key} is not a layout-1 key`);
       await put(key, value);
     } else if (copied.has(space)) {
-      copied.get(space)?.(value);
+      copied.get(space)?.(value, key);
       if (space === keySpaces.asset) {
         assets.add(key.slice(keys.assetPrefix.length));
         if (assets.size > assetsMax) throw new MigrationRefused(`the book registers more than ${assetsMax} assets`);

@@ -311,7 +311,7 @@ export class BookReader {
   }
 
   /** Reads `storeKeys` into `into`, from the cache or in one round trip; a key not stored gets `absent`. */
-  async load<T extends Account | Balance | Identity>(into: Map<string, T | undefined>, storeKeys: readonly string[], decode: (text: string) => T, absent: T | undefined = undefined): Promise<void> {
+  async load<T extends Account | Balance | Identity>(into: Map<string, T | undefined>, storeKeys: readonly string[], decode: (text: string, key: string) => T, absent: T | undefined = undefined): Promise<void> {
     const misses: string[] = [];
     for (const key of storeKeys) {
       const cached = this.cache.get(key) as T | undefined;
@@ -324,7 +324,7 @@ export class BookReader {
     for (let i = 0; i < misses.length; i++) {
       const key = misses[i]!;
       const text = texts[i];
-      const value = text === undefined ? undefined : decode(text);
+      const value = text === undefined ? undefined : decode(text, key);
       into.set(key, value ?? absent);
       if (value !== undefined) this.cache.set(key, value);
     }

@@ -61,7 +61,7 @@ async function sendHoldings(view: ReadView, tree: TreeThread): Promise<void> {
   const take = async () => {
     const accounts = [...new Set(slice.map(([key]) => key.slice(keys.balancePrefix.length, key.lastIndexOf('/'))))];
     const texts = await view.getMany(accounts.map(keys.account));
-    const customers = new Set(accounts.filter((_, i) => texts[i] !== undefined && decodeAccount(texts[i]!).kind === 'customer'));
+    const customers = new Set(accounts.filter((account, i) => texts[i] !== undefined && decodeAccount(texts[i]!, keys.account(account)).kind === 'customer'));
     const byAsset = new Map<string, string[]>();
     for (const [key, value] of slice) {
       const account = key.slice(keys.balancePrefix.length, key.lastIndexOf('/'));

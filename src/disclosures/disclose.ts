@@ -203,7 +203,7 @@ async function liabilitiesOf(request: DisclosureRequest, checkpoint: Checkpoint,
 async function authorise(request: DisclosureRequest, view: ReadView): Promise<void> {
   const { actor, subject } = request;
   const text = await view.get(keys.account(subject));
-  const owner = text === undefined ? null : decodeAccount(text).owner;
+  const owner = text === undefined ? null : decodeAccount(text, keys.account(subject)).owner;
   if (actor.principal === request.operator) {
     if (owner === null) refuse('ERR-UnknownAccount', `no account ${subject}`);
     if (owner !== actor.principal && (request.legalObligation === null || request.legalObligation.trim() === '')) {

@@ -4,6 +4,7 @@
  * could imitate). A decoded record is checked before the kernel trusts it.
  */
 import { fail } from '../assert.js';
+import { builtInPrincipals } from '../auth/authority.js';
 import { Refused } from '../errors.js';
 import { grantTermsView, parseGrantTerms } from '../auth/grants.js';
 import { type CustodyCommand, type GrantKind, type ProposalCommand, custodyCommandTypes } from './model.js';
@@ -56,10 +57,18 @@ export const encodeBalanceText = (b: Balance): string => `{"a":"${b.available}",
 /** A stored balance (`bal/`, `tb/`) from its text. */
 export const decodeBalanceText = (text: string): Balance => decodeBalance(recordJson(text, 'balance'));
 
+/**
+ * An account record (`acct/<id>`). Store layout 7 writes it as a tuple, its id left to the
+ * key: `[owner, kind, custody, status, openedAtMs, epoch, {asset: limit, …}]`, the
+ * enumerations as their index in the lists below (the stored format, never to be reordered).
+ * An account with recovery mechanisms or custody changes, and every account in layouts up
+ * to 6, is the Account as a JSON object (bigint as decimal text), read as it stands.
+ */
 export function encodeAccount(a: Account): string {
   const limits: Record<string, string> = {};
   for (const [k, v] of Object.entries(a.treasuryLimits)) limits[k] = v.toString();
-  return JSON.stringify({ ...a, treasuryLimits: limits });
+  if (a.mechanisms !== undefined || a.changes !== undefined) return JSON.stringify({ ...a, treasuryLimits: limits });
+  return `[${JSON.stringify(a.owner)},${positionIn(storedAccountKinds, a.kind)},${positionIn(storedCustodies, a.custody)},${positionIn(storedAccountStatuses, a.status)},${a.openedAtMs},${a.epoch},${JSON.stringify(limits)}]`;
 }
 // The values a stored record's enumerated fields may hold.
 const accountKinds = members<AccountKind>({ customer: true, treasury: true });
@@ -68,11 +77,32 @@ const accountStatuses = members<AccountStatus>({ active: true, frozen: true, clo
 const assetKinds = members<AssetKind>({ fiat: true, stable: true, native: true, other: true });
 const assetStatuses = members<AssetStatus>({ active: true, deprecated: true });
 const assetBindings = members<AssetBinding>({ book_only: true, binding: true, bound: true });
+// An account tuple's enumerations, by position.
+const storedAccountKinds: readonly AccountKind[] = ['customer', 'treasury'];
+const storedCustodies: readonly Custody[] = ['delegated', 'owned'];
+const storedAccountStatuses: readonly AccountStatus[] = ['active', 'frozen', 'closed'];
+const accountMembers = ['owner', 'kind', 'custody', 'status', 'openedAtMs', 'epoch', 'treasuryLimits'] as const;
 
-export function decodeAccount(text: string): Account {
+/** The account stored under `key` (`acct/<id>`), in either form; a record whose id is not its key's is damaged. */
+export function decodeAccount(text: string, key: string): Account {
   const what = 'account';
+  const id = key.slice(keySpaces.account.length);
+  if (!key.startsWith(keySpaces.account) || id === '') damaged(what, 'is not under an account key');
+  if (text.charCodeAt(0) === 91 /* [ */) {
+    const j = tupleRecord(parsed(text, what), accountMembers, what);
+    return {
+      id: id as Account['id'],
+      owner: check.string(j, 'owner', what) as Account['owner'],
+      kind: indexed(j, 'kind', storedAccountKinds, what),
+      custody: indexed(j, 'custody', storedCustodies, what),
+      status: indexed(j, 'status', storedAccountStatuses, what),
+      openedAtMs: check.integer(j, 'openedAtMs', what),
+      epoch: check.integer(j, 'epoch', what),
+      treasuryLimits: check.decimals(j, 'treasuryLimits', what),
+    };
+  }
   const j = recordJson(text, what);
-  check.string(j, 'id', what);
+  if (check.string(j, 'id', what) !== id) damaged(what, 'id is not its key\'s');
   check.string(j, 'owner', what);
   check.oneOf(j, 'kind', accountKinds, what);
   check.oneOf(j, 'custody', custodies, what);
@@ -95,11 +125,25 @@ export function decodeAsset(text: string): Asset {
   check.nullableString(j, 'location', what);
   return j as unknown as Asset;
 }
-export const encodeIdentity = (i: Identity): string => JSON.stringify(i);
-export function decodeIdentity(text: string): Identity {
+/**
+ * An identity record (`id/<id>`). Store layout 7 writes it as `[createdAtMs, [account, …]]`, its
+ * id left to the key; one that counts closed accounts or is restricted, and every identity in
+ * layouts up to 6, is the Identity as a JSON object, read as it stands.
+ */
+export const encodeIdentity = (i: Identity): string =>
+  i.closedAccounts === undefined && i.restricted === undefined ? `[${i.createdAtMs},${JSON.stringify(i.accounts)}]` : JSON.stringify(i);
+const identityMembers = ['createdAtMs', 'accounts'] as const;
+/** The identity stored under `key` (`id/<id>`), in either form; a record whose id is not its key's is damaged. */
+export function decodeIdentity(text: string, key: string): Identity {
   const what = 'identity';
+  const id = key.slice(keySpaces.identity.length);
+  if (!key.startsWith(keySpaces.identity) || id === '') damaged(what, 'is not under an identity key');
+  if (text.charCodeAt(0) === 91 /* [ */) {
+    const j = tupleRecord(parsed(text, what), identityMembers, what);
+    return { id: id as Identity['id'], createdAtMs: check.integer(j, 'createdAtMs', what), accounts: check.strings(j, 'accounts', what) as Identity['accounts'] };
+  }
   const j = recordJson(text, what);
-  check.string(j, 'id', what);
+  if (check.string(j, 'id', what) !== id) damaged(what, 'id is not its key\'s');
   check.integer(j, 'createdAtMs', what);
   check.strings(j, 'accounts', what);
   if (j.closedAccounts !== undefined) check.integer(j, 'closedAccounts', what);
@@ -220,9 +264,11 @@ export function decodeLeaf(text: string, reference: Posting['reference']): Posti
  * `[at, amount, direction, balance, kind, status, operation, counterparty,
  *   [[credential, grant, kind, on_behalf_of, principal], …], reference, available, reserved, encumbered]`.
  * Its CONTRACT 9 leaf is encodeLeaf of the decoded posting (the codec property test pins
- * it). Store layout 6's journal chunk holds this text too (JournalChunkText).
+ * it). Store layout 6's journal chunk holds this text too (JournalChunkText). A genesis opening
+ * is written in its own form (encodeIndexedOpening), by genesis and by the moves that rewrite the index.
  */
 export function encodeIndexedPosting(p: Posting): string {
+  if (p.kind === 'opening' && isGenesisOpening(p)) return encodeIndexedOpening(p.atMs, p.amountMinor, p.direction, p.layer, p.after);
   const authorities = indexedAuthorities.of(p.authorities);
   return [
     '[', p.atMs, ',"', decimal(p.amountMinor), '",', positionIn(indexedDirections, p.direction), ',', positionIn(indexedLayers, p.layer), ',', positionIn(indexedKinds, p.kind), ',',
@@ -276,11 +322,30 @@ export function decodeIndexedPosting(key: string, text: string): Posting {
   return indexedPosting(account as Posting['account'], asset as Posting['asset'], parseSeqHex(seqText!), text, what);
 }
 
+/**
+ * A genesis opening's index entry, store layout 7 (book/genesis.ts writes one per account, and
+ * its journal line holds it too): what every opening's posting holds alike (kind and status
+ * `opening`, operation `genesis`, no counterparty, genesisOpeningAuthorities, no reference)
+ * left out, `[at, amount, direction, balance, available, reserved, encumbered]` as in the
+ * full form (encodeIndexedPosting), which layout 6's openings are written in and read as.
+ */
+export function encodeIndexedOpening(atMs: number, amountMinor: bigint, direction: Direction, layer: Layer, after: Balance): string {
+  return `[${atMs},"${decimal(amountMinor)}",${positionIn(indexedDirections, direction)},${positionIn(indexedLayers, layer)},"${decimal(after.available)}","${decimal(after.reserved)}","${decimal(after.encumbered)}"]`;
+}
+/** The authorities of every genesis opening (one list: the encoders cache a list's text by it). */
+export const genesisOpeningAuthorities: readonly Authority[] = [
+  { credential: 'did:ledger:cred:genesis' as Authority['credential'], grant: null, kind: 'operator', onBehalfOf: null, principal: builtInPrincipals.operator },
+];
+/** Whether a posting holds what every genesis opening holds alike (encodeIndexedOpening leaves it out). */
+const isGenesisOpening = (p: Posting): boolean =>
+  p.status === 'opening' && p.operation === 'genesis' && p.counterparty === null && p.reference === null && sameAuthorities(p.authorities, genesisOpeningAuthorities);
+const openingMembers = ['at', 'amount', 'direction', 'balance', 'available', 'reserved', 'encumbered'] as const;
+
 /** The posting of an index entry's compact form `text`, given what the entry's place holds (its account, asset and journal position). */
 function indexedPosting(account: Posting['account'], asset: Posting['asset'], seq: number, text: string, what: string): Posting {
-  const j = tupleRecord(parsed(text, what), indexedMembers, what);
-  const authorities = j.authorities;
-  if (!Array.isArray(authorities)) damaged(what, 'authorities is not a list');
+  const v = parsed(text, what);
+  const opening = Array.isArray(v) && v.length === openingMembers.length;
+  const j = tupleRecord(v, opening ? openingMembers : indexedMembers, what);
   return {
     seq,
     atMs: check.integer(j, 'at', what),
@@ -289,6 +354,19 @@ function indexedPosting(account: Posting['account'], asset: Posting['asset'], se
     amountMinor: check.decimal(j, 'amount', what),
     direction: indexed(j, 'direction', indexedDirections, what),
     layer: indexed(j, 'balance', indexedLayers, what),
+    ...(opening ? openingParts : indexedParts(j, what)),
+    after: { available: check.decimal(j, 'available', what), reserved: check.decimal(j, 'reserved', what), encumbered: check.decimal(j, 'encumbered', what) },
+  };
+}
+
+/** A posting's members that a genesis opening's entry leaves out. */
+type PostingParts = Pick<Posting, 'kind' | 'status' | 'operation' | 'counterparty' | 'authorities' | 'reference'>;
+const openingParts: PostingParts = { kind: 'opening', status: 'opening', operation: 'genesis', counterparty: null, authorities: genesisOpeningAuthorities, reference: null };
+/** Those members as a full index entry holds them. */
+function indexedParts(j: Json, what: string): PostingParts {
+  const authorities = j.authorities;
+  if (!Array.isArray(authorities)) damaged(what, 'authorities is not a list');
+  return {
     kind: indexed(j, 'kind', indexedKinds, what),
     status: indexed(j, 'status', indexedStatuses, what),
     operation: check.string(j, 'operation', what),
@@ -304,7 +382,6 @@ function indexedPosting(account: Posting['account'], asset: Posting['asset'], se
       };
     }),
     reference: check.nullableString(j, 'reference', what) as Posting['reference'],
-    after: { available: check.decimal(j, 'available', what), reserved: check.decimal(j, 'reserved', what), encumbered: check.decimal(j, 'encumbered', what) },
   };
 }
 
@@ -420,7 +497,7 @@ function linePlace(line: string): { readonly accountEnd: number; readonly assetE
  * The leaf of a compact journal line made from its text: amounts copied as the decimal text
  * they are stored as, enumerations named, strings copied with their quotes (no JSON.parse, no
  * bigint, no posting: a checkpoint makes every new entry's leaf). Only a line exactly as
- * encodeIndexedPosting writes it, whose texts JSON.stringify would write as they stand (no
+ * encodeIndexedPosting or encodeIndexedOpening writes it, whose texts JSON.stringify would write as they stand (no
  * escape, control character or lone surrogate), is read here; any other gives null, and the
  * checked decoder makes its leaf or refuses it as damaged (the codec tests pin both to
  * encodeLeaf of the decoded posting, damaged lines too).
@@ -437,10 +514,13 @@ export function compactLineLeaf(line: string, seq: number): string | null {
   if (enums < 0) return null;
   const direction = indexedDirections[line.charCodeAt(enums) - 48];
   const layer = indexedLayers[line.charCodeAt(enums + 2) - 48];
+  if (direction === undefined || layer === undefined || line.charCodeAt(enums + 1) !== 44 || line.charCodeAt(enums + 3) !== 44) return null;
+  const leaf = { line, seq, accountEnd, assetEnd, atStart, atEnd, amountStart, amountEnd, direction, layer };
+  // A genesis opening's line (encodeIndexedOpening): its balances follow at once.
+  if (line.charCodeAt(enums + 4) === 34 /* " */) return lineLeaf(leaf, openingLeafParts, enums + 4);
   const kind = indexedKinds[line.charCodeAt(enums + 4) - 48];
   const status = indexedStatuses[line.charCodeAt(enums + 6) - 48];
-  if (direction === undefined || layer === undefined || kind === undefined || status === undefined) return null;
-  for (let c = 1; c < 8; c += 2) if (line.charCodeAt(enums + c) !== 44 /* , */) return null;
+  if (kind === undefined || status === undefined || line.charCodeAt(enums + 5) !== 44 || line.charCodeAt(enums + 7) !== 44) return null;
   const operationStart = enums + 8;
   const operationEnd = stringEnd(line, operationStart);
   const counterpartyStart = comma(line, operationEnd);
@@ -448,6 +528,36 @@ export function compactLineLeaf(line: string, seq: number): string | null {
   const authoritiesEnd = compactAuthorities.end(line, comma(line, counterpartyEnd));
   // The reference: no leaf holds it, but the decoder checks it.
   const availableStart = comma(line, nullableStringEnd(line, comma(line, authoritiesEnd)));
+  if (availableStart < 0) return null;
+  return lineLeaf(leaf, { authorities: compactAuthorities.leafText, counterparty: line.slice(counterpartyStart, counterpartyEnd), kind, operation: line.slice(operationStart, operationEnd), status }, availableStart);
+}
+
+/** What a compact line's leaf takes from the line's text, found by compactLineLeaf. */
+interface LinePlaces {
+  readonly line: string;
+  readonly seq: number;
+  readonly accountEnd: number;
+  readonly assetEnd: number;
+  readonly atStart: number;
+  readonly atEnd: number;
+  readonly amountStart: number;
+  readonly amountEnd: number;
+  readonly direction: Direction;
+  readonly layer: Layer;
+}
+/** A leaf's members that a full line writes and a genesis opening's line leaves out, as leaf text (strings with their quotes). */
+interface LeafParts {
+  readonly authorities: string;
+  readonly counterparty: string;
+  readonly kind: PostingKind;
+  readonly operation: string;
+  readonly status: PostingStatus;
+}
+const openingLeafParts: LeafParts = { authorities: `[${genesisOpeningAuthorities.map(authorityLeaf).join(',')}]`, counterparty: 'null', kind: 'opening', operation: '"genesis"', status: 'opening' };
+
+/** The leaf of a compact line whose balances start at `availableStart` and end it; null if they are not plainly written. */
+function lineLeaf(p: LinePlaces, parts: LeafParts, availableStart: number): string | null {
+  const { line } = p;
   const availableEnd = decimalEnd(line, availableStart);
   const reservedStart = comma(line, availableEnd);
   const reservedEnd = decimalEnd(line, reservedStart);
@@ -455,10 +565,10 @@ export function compactLineLeaf(line: string, seq: number): string | null {
   const encumberedEnd = decimalEnd(line, encumberedStart);
   if (encumberedEnd < 0 || line.charCodeAt(encumberedEnd) !== 93 /* ] */ || encumberedEnd + 1 !== line.length) return null;
   return [
-    '{"account":"', line.slice(0, accountEnd), '","after":{"available":', line.slice(availableStart, availableEnd), ',"encumbered":', line.slice(encumberedStart, encumberedEnd),
-    ',"reserved":', line.slice(reservedStart, reservedEnd), '},"amount":', line.slice(amountStart, amountEnd), ',"asset":"', line.slice(accountEnd + 1, assetEnd),
-    '","at":', line.slice(atStart, atEnd), ',"authorities":', compactAuthorities.leafText, ',"balance":"', layer, '","counterparty":', line.slice(counterpartyStart, counterpartyEnd),
-    ',"direction":"', direction, '","kind":"', kind, '","operation":', line.slice(operationStart, operationEnd), ',"seq":', seq, ',"status":"', status, '"}',
+    '{"account":"', line.slice(0, p.accountEnd), '","after":{"available":', line.slice(availableStart, availableEnd), ',"encumbered":', line.slice(encumberedStart, encumberedEnd),
+    ',"reserved":', line.slice(reservedStart, reservedEnd), '},"amount":', line.slice(p.amountStart, p.amountEnd), ',"asset":"', line.slice(p.accountEnd + 1, p.assetEnd),
+    '","at":', line.slice(p.atStart, p.atEnd), ',"authorities":', parts.authorities, ',"balance":"', p.layer, '","counterparty":', parts.counterparty,
+    ',"direction":"', p.direction, '","kind":"', parts.kind, '","operation":', parts.operation, ',"seq":', p.seq, ',"status":"', parts.status, '"}',
   ].join('');
 }
 

@@ -38,7 +38,8 @@ export function prefixEnd(prefix: string): string {
  * in a compact form, each leaf made when read (model/codec.ts JournalChunk; layout 5's chunks
  * of leaves are read as they stand); 7 = operation states, the audit trail, client-key records and
  * the operations' index in compact forms, the older forms read as they stand (both moves the
- * mark alone: book/migrate-mark-only.ts).
+ * mark alone: book/migrate-mark-only.ts); also identities and accounts as tuples without the id
+ * their key holds, and a genesis opening's index entry and journal line as encodeIndexedOpening.
  */
 export const storeLayout = '7';
 

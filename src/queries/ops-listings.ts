@@ -116,8 +116,8 @@ export type OpsListing = keyof typeof listingSpaces;
 export async function listIdentities(view: ReadView, q: OpsPageQuery, status: IdentityStatus | null): Promise<OpsPage<Identity>> {
   const prefix = keySpaces.identity;
   return page(space(view, prefix, prefixEnd(prefix), q.after), q.limit, (chunk) =>
-    chunk.map(([, text]) => {
-      const identity = decodeIdentity(text);
+    chunk.map(([key, text]) => {
+      const identity = decodeIdentity(text, key);
       return status === null || identityStatus(identity) === status ? identity : null;
     }),
   );
@@ -126,7 +126,7 @@ export async function listIdentities(view: ReadView, q: OpsPageQuery, status: Id
 export async function listAccounts(view: ReadView, q: OpsPageQuery, f: AccountFilters): Promise<OpsPage<Account>> {
   const entries = f.owner === null ? space(view, keys.accountPrefix, prefixEnd(keys.accountPrefix), q.after) : ownedAccounts(view, f.owner, q.after);
   return page(entries, q.limit, async (chunk) => {
-    const accounts = chunk.map(([, text]) => decodeAccount(text));
+    const accounts = chunk.map(([key, text]) => decodeAccount(text, key));
     const held = f.asset === null ? [] : await view.getMany(accounts.map((a) => keys.balance(a.id, f.asset!)));
     return accounts.map((a, i) => {
       if ((f.kind !== null && a.kind !== f.kind) || (f.status !== null && a.status !== f.status) || (f.custody !== null && a.custody !== f.custody)) return null;
@@ -140,7 +140,7 @@ export async function listAccounts(view: ReadView, q: OpsPageQuery, f: AccountFi
 async function* ownedAccounts(view: ReadView, owner: string, after: string | null): AsyncIterable<Entry> {
   const text = await view.get(keys.identity(owner));
   if (text === undefined) return;
-  const ids = decodeIdentity(text)
+  const ids = decodeIdentity(text, keys.identity(owner))
     .accounts.map((id) => keys.account(id))
     .filter((key) => after === null || key > after)
     .sort()

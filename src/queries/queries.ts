@@ -137,12 +137,12 @@ export class BookView {
 
   async account(id: AccountId): Promise<Account | undefined> {
     const text = await this.snap.get(keys.account(id));
-    return text === undefined ? undefined : decodeAccount(text);
+    return text === undefined ? undefined : decodeAccount(text, keys.account(id));
   }
 
   async identity(id: IdentityId): Promise<Identity | undefined> {
     const text = await this.snap.get(keys.identity(id));
-    return text === undefined ? undefined : decodeIdentity(text);
+    return text === undefined ? undefined : decodeIdentity(text, keys.identity(id));
   }
 
   /** Unknown and unreachable give the same refusal: only the operator learns that an account does not exist. */
@@ -318,7 +318,7 @@ export class BookView {
       refuse('ERR-NotAuthorised', `the initiating principal holds no authority that covers the accounts of ${owner}`);
     }
     const text = await this.snap.get(keys.identity(owner));
-    const owned = text === undefined ? [] : decodeIdentity(text).accounts;
+    const owned = text === undefined ? [] : decodeIdentity(text, keys.identity(owner)).accounts;
     const after = cursor === null ? null : parseAccountCursor(cursor);
     const ids = owned.filter((id) => inScope(actor, id) && (after === null || id > after)).sort();
     const page = ids.slice(0, limit);
@@ -473,7 +473,7 @@ export class BookView {
     if (q.account !== null) return [(await this.reachableAccount(actor, q.account)).id];
     assert(q.identity !== null, 'movements name an account or an identity');
     const text = await this.snap.get(keys.identity(q.identity));
-    const identity = text === undefined ? undefined : decodeIdentity(text);
+    const identity = text === undefined ? undefined : decodeIdentity(text, keys.identity(q.identity));
     const ids = identity?.accounts ?? [];
     const accounts = await Promise.all(ids.map((id) => this.account(id)));
     const reached = accounts.filter((a): a is Account => a !== undefined && reaches(actor, a, this.principals)).map((a) => a.id);

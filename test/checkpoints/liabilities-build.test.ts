@@ -59,7 +59,7 @@ async function customerBalances(store: MemoryStore): Promise<Map<string, { avail
   const out = new Map<string, { available: string; reserved: string; encumbered: string }>();
   for await (const [k, v] of store.entries({ gte: 'bal/', lt: 'bal0', limit: 1_000_000 })) {
     const [, account, asset] = k.split('/');
-    if (asset !== 'USD' || decodeAccount((await store.get(keys.account(account!)))!).kind !== 'customer') continue;
+    if (asset !== 'USD' || decodeAccount((await store.get(keys.account(account!)))!, keys.account(account!)).kind !== 'customer') continue;
     const b = decodeBalanceText(v);
     out.set(account!, { available: b.available.toString(), reserved: b.reserved.toString(), encumbered: b.encumbered.toString() });
   }

@@ -142,11 +142,12 @@ describe('backup, restore and check', () => {
     await writeBook(dir, { alice: 100n, bob: 50n, carol: 0n });
     const store = await LevelStore.open(join(dir, 'book'), { createIfMissing: false });
     try {
-      const account = JSON.parse((await store.get(`acct/${bob}`))!);
+      // Layout 7's account tuple (codec.ts encodeAccount), its kind (the second member) out of range.
+      const account = JSON.parse((await store.get(`acct/${bob}`))!) as unknown[];
       await store.write(
         [
           { type: 'put', key: `bal/${alice}/USD`, value: '{"a":"1.5","r":"0","e":"0"}' },
-          { type: 'put', key: `acct/${bob}`, value: JSON.stringify({ ...account, kind: 'savings' }) },
+          { type: 'put', key: `acct/${bob}`, value: JSON.stringify(account.map((member, i) => (i === 1 ? 5 : member))) },
           { type: 'put', key: 'meta/ids-epoch', value: '-1' },
         ],
         true,
@@ -157,7 +158,7 @@ describe('backup, restore and check', () => {
     const damaged = await ledgerdRun(['check', '--data-dir', dir]);
     expect(damaged.code).toBe(6);
     expect(damaged.stdout).toContain(`${alice}: damaged balance record: a is not decimal text`);
-    expect(damaged.stdout).toContain(`${bob}: damaged account record: kind is not one of customer, treasury`);
+    expect(damaged.stdout).toContain(`${bob}: damaged account record: kind is not one of 2 values`);
     expect(damaged.stdout).toContain('damaged ids epoch record: meta/ids-epoch is not an integer');
     // The accounts after the damaged ones were still checked (the treasury's balance and its two entries).
     expect(damaged.stdout).toMatch(/: 7 accounts, 1 balances, 2 journal entries, journal position 4, 0 checkpoints: 4 problems\n$/);

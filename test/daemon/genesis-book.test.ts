@@ -8,7 +8,11 @@
  * them (a genesis writes no operation or event), checked by hashing it as 4 to the old digests;
  * store layout 6 changed only `meta/layout` and the journal chunks `j/` (compact entries, no
  * leaves), checked by hashing each chunk as its leaves and the layout as 5 to layout 5's digests;
- * store layout 7 changed only `meta/layout` in them, hashed as 6 to layout 6's digests.
+ * store layout 7 changed only `meta/layout` in them, hashed as 6 to layout 6's digests; then
+ * layout 7's compact forms changed the identity and account records `id/`, `acct/` (tuples without the id) and
+ * the openings' index entries `aa/` and journal lines (encodeIndexedOpening): each such record
+ * is decoded and hashed in layout 6's form (asLayout6) to layout 6's digests, and the entries
+ * as stored are pinned too (`layout 7 …`).
  */
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -17,8 +21,8 @@ import { describe, expect, it } from 'vitest';
 import { openGenesisFile } from '../../daemon/genesis-file.js';
 import { importGenesisSource } from '../../src/book/genesis.js';
 import { genesisEntriesPerRead, genesisEntriesPerWrite, genesisIdentityRewriteAccountsMax, journalChunkEntriesMax } from '../../src/constants.js';
-import { decodeIdentity } from '../../src/model/codec.js';
-import { keys, storeLayout } from '../../src/model/keys.js';
+import { decodeAccount, decodeIdentity, decodeIndexedPosting, genesisOpeningAuthorities, journalChunkLeaves, journalChunkMark } from '../../src/model/codec.js';
+import { keys, keySpaces, parseSeqHex, storeLayout } from '../../src/model/keys.js';
 import type { BatchOp } from '../../src/store/port.js';
 import { Refused } from '../../src/errors.js';
 import { LevelStore } from '../../src/store/level.js';
@@ -79,6 +83,45 @@ function identityDocument(): string {
   return `{"assets":[{"id":"USD","kind":"fiat","precision":2}],"identities":[${identities.join(',')}],"accounts":[${accounts.join(',')}]}`;
 }
 
+/** Whether a compact index entry is a genesis opening's (a tuple of 7, not 13). */
+const isOpeningForm = (text: string) => (JSON.parse(text) as unknown[]).length === 7;
+/**
+ * An index entry in layout 6's form (the full tuple: encodeIndexedPosting's before layout 7), whichever form it is stored in:
+ * an opening's members as decoded, with the kind, status, operation, counterparty, authorities and reference it leaves out.
+ */
+function indexEntry6(account: string, asset: string, seq: number, text: string): string {
+  if (!isOpeningForm(text)) return text;
+  const p = decodeIndexedPosting(keys.accountAsset(account, asset, seq), text);
+  const [at, amount, direction, layer, ...after] = JSON.parse(text) as unknown[];
+  expect([p.kind, p.status, p.operation, p.counterparty, p.reference, p.authorities]).toEqual(['opening', 'opening', 'genesis', null, null, genesisOpeningAuthorities]);
+  return JSON.stringify([at, amount, direction, layer, 0, 4, 'genesis', null, [['did:ledger:cred:genesis', null, 2, null, 'did:ledger:id:operator']], null, ...after]);
+}
+
+/** A stored entry's value as layout 6 wrote it: the layout mark, identity and account records, openings' index entries and journal lines decoded and encoded in its forms. */
+function asLayout6(key: string, value: string): string {
+  if (key === keys.layout) return '6';
+  if (key.startsWith(keySpaces.account) && value.startsWith('[')) {
+    const account = decodeAccount(value, key);
+    return JSON.stringify({ ...account, treasuryLimits: Object.fromEntries(Object.entries(account.treasuryLimits).map(([asset, limit]) => [asset, limit.toString()])) });
+  }
+  if (key.startsWith(keySpaces.identity) && value.startsWith('[')) return JSON.stringify(decodeIdentity(value, key));
+  if (key.startsWith(keySpaces.accountAsset)) {
+    const [account, asset, seq] = key.slice(keySpaces.accountAsset.length).split('/') as [string, string, string];
+    return indexEntry6(account, asset, parseSeqHex(seq), value);
+  }
+  if (key.startsWith(keySpaces.journal)) {
+    const [mark, ...lines] = value.split('\n');
+    expect(mark).toBe(journalChunkMark);
+    const firstSeq = parseSeqHex(key.slice(keySpaces.journal.length));
+    return [mark, ...lines.map((line, i) => {
+      const [account, asset] = line.split('/', 2) as [string, string];
+      const place = `${account}/${asset}/`;
+      return place + indexEntry6(account, asset, firstSeq + i, line.slice(place.length));
+    })].join('\n');
+  }
+  return value;
+}
+
 /** Imports the document from a file into a fresh LevelDB at a fixed clock: the refusal, or the count and sha256 of every entry. `wrote` hears every batch. */
 async function bookOf(text: string, wrote: (ops: readonly BatchOp[]) => void = () => {}): Promise<string> {
   const dir = newDir();
@@ -104,15 +147,22 @@ async function bookOf(text: string, wrote: (ops: readonly BatchOp[]) => void = (
   const genesis = await openGenesisFile(file);
   try {
     await importGenesisSource(store, genesis, 1_700_000_000_000);
-    const hash = createHash('sha256');
+    const hash6 = createHash('sha256');
+    const hash7 = createHash('sha256');
     let entries = 0;
     for await (const [key, value] of store.entries({ limit: 100_000 })) {
-      // Layout 7 changed nothing a genesis writes but the mark: hashed as 6, to layout 6's digests.
       if (key === keys.layout) expect(value).toBe(storeLayout);
-      hash.update(`${key}\0${key === keys.layout ? '6' : value}\n`);
+      const value6 = asLayout6(key, value);
+      // The CONTRACT 9 leaves made from a chunk are the same bytes in either form.
+      if (key.startsWith(keySpaces.journal)) {
+        const firstSeq = parseSeqHex(key.slice(keySpaces.journal.length));
+        expect(journalChunkLeaves(value, firstSeq)).toEqual(journalChunkLeaves(value6, firstSeq));
+      }
+      hash6.update(`${key}\0${value6}\n`);
+      hash7.update(`${key}\0${value}\n`);
       entries++;
     }
-    return `${entries} entries, sha256 ${hash.digest('hex')}`;
+    return `${entries} entries, sha256 ${hash6.digest('hex')} (layout 7 ${hash7.digest('hex')})`;
   } catch (error) {
     if (error instanceof Refused) return error.refusal.description;
     throw error;
@@ -125,11 +175,11 @@ async function bookOf(text: string, wrote: (ops: readonly BatchOp[]) => void = (
 describe('the book a genesis file makes', () => {
   it('is the same, entry by entry, as the import made before', async () => {
     expect(customers).toBeGreaterThan(2 * genesisEntriesPerRead);
-    expect(await bookOf(document('plain'))).toBe('27524 entries, sha256 ef9cff37e49949bf76a88267e529a7e5077c3ccfcf6650063ba6f675262e4158');
+    expect(await bookOf(document('plain'))).toBe('27524 entries, sha256 ef9cff37e49949bf76a88267e529a7e5077c3ccfcf6650063ba6f675262e4158 (layout 7 11a446911b10a676ecdc1386d9936c15e1fd2d197193e2af4bcb5fd30d143c0c)');
   });
 
   it('is the same when more balances than the import keeps dip below their floor before the last openings', async () => {
-    expect(await bookOf(document('dip'))).toBe('37528 entries, sha256 417bb4e9d2a3995f81659f33870da9520ddf195c51d1272a1312e290d23248e0');
+    expect(await bookOf(document('dip'))).toBe('37528 entries, sha256 417bb4e9d2a3995f81659f33870da9520ddf195c51d1272a1312e290d23248e0 (layout 7 792f6282c83faf1d0028378060a4ea353a3ac430a90f4c6c06d7afc6f1d6f111)');
   });
 
   it('names the first balance below its floor in key order, as the pass over every balance did', async () => {
@@ -147,7 +197,7 @@ describe('the book a genesis file makes', () => {
     });
     expect(manyAccounts / 3).toBeGreaterThan(2 * genesisIdentityRewriteAccountsMax);
     expect(batches).toBeGreaterThan(8);
-    expect(book).toBe('90009 entries, sha256 8e0a70e121cbf975bbadb13f4a4bba2bdbdee501e8fd190f8d2758eb1cd8e0bb');
+    expect(book).toBe('90009 entries, sha256 8e0a70e121cbf975bbadb13f4a4bba2bdbdee501e8fd190f8d2758eb1cd8e0bb (layout 7 9bc10da088aee3d57b19b328a3d681be77d37d807f68d2e4bf92823c6a9994b1)');
     // Made with its identity, rewritten whole once (under the bound), then once with every later account.
     expect(writes).toBe(3);
   });
@@ -160,7 +210,7 @@ describe('the book a genesis file makes', () => {
     const genesis = await openGenesisFile(file);
     try {
       await importGenesisSource(store, genesis, 1_700_000_000_000);
-      const accounts = async (id: string) => decodeIdentity((await store.get(keys.identity(`did:ledger:id:${id}`)))!).accounts;
+      const accounts = async (id: string) => decodeIdentity((await store.get(keys.identity(`did:ledger:id:${id}`)))!, keys.identity(`did:ledger:id:${id}`)).accounts;
       expect(await accounts('p-ends')).toEqual(['did:ledger:acct:c0', `did:ledger:acct:c${manyAccounts - 1}`]);
       expect(await accounts('p-many')).toEqual(Array.from({ length: manyAccounts / 3 }, (_, i) => `did:ledger:acct:c${3 * i + 1}`));
       const spaces = new Set<string>();

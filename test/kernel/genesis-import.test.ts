@@ -66,7 +66,7 @@ describe('streamed genesis import', () => {
     expect((await balance(`did:ledger:acct:c${n - 1}`)).available).toBe(5n);
     expect((await balance('did:ledger:acct:c0-second')).available).toBe(0n);
     expect((await balance('did:ledger:acct:t')).available).toBe(BigInt(-5 * n));
-    expect(decodeIdentity((await store.get(keys.identity('did:ledger:id:c0')))!).accounts).toEqual(['did:ledger:acct:c0', 'did:ledger:acct:c0-second']);
+    expect(decodeIdentity((await store.get(keys.identity('did:ledger:id:c0')))!, keys.identity('did:ledger:id:c0')).accounts).toEqual(['did:ledger:acct:c0', 'did:ledger:acct:c0-second']);
     expect(await store.get(keys.alias('old', `c-${n - 1}`))).toBe(`did:ledger:acct:c${n - 1}`);
     expect((await readTotals(store, ['GBP'])).get('GBP')).toMatchObject({ available: 0n });
     expect(JSON.parse((await store.get(keys.head))!)).toMatchObject({ postingSeq: 2 * n + 3, accounts: n + 2 });
