@@ -53,6 +53,12 @@ export class GenerationalCache<V> {
   private young = new Map<string, V>();
   private old = new Map<string, V>();
   private readonly generationMax: number;
+  /**
+   * How many times the store changed under the cache (a round followed, the cache dropped). A
+   * value read from the store across a change may be older than what the change set here, so
+   * BookReader.load keeps none read across one (intake reads while rounds land).
+   */
+  private changes = 0;
 
   constructor(capacity: number) {
     assert(Number.isSafeInteger(capacity) && capacity > 1, 'cache capacity is an integer above one');
@@ -91,6 +97,16 @@ export class GenerationalCache<V> {
   clear(): void {
     this.young.clear();
     this.old.clear();
+    this.changes++;
+  }
+
+  /** The store changed under the cache: reads begun before now are not kept (changeCount). */
+  noteChange(): void {
+    this.changes++;
+  }
+
+  get changeCount(): number {
+    return this.changes;
   }
 
   get size(): number {

@@ -319,14 +319,17 @@ export class BookReader {
       else misses.push(key);
     }
     if (misses.length === 0) return;
+    const changesBefore = this.cache.changeCount;
     const texts = await this.store.getMany(misses);
+    // A round that landed while the store was read may have set newer values in the cache: these are then used by this caller alone.
+    const keep = this.cache.changeCount === changesBefore;
     // Index loops: an entries() iterator makes a pair per key, and this runs for every balance and account a round reads.
     for (let i = 0; i < misses.length; i++) {
       const key = misses[i]!;
       const text = texts[i];
       const value = text === undefined ? undefined : decode(text, key);
       into.set(key, value ?? absent);
-      if (value !== undefined) this.cache.set(key, value);
+      if (value !== undefined && keep) this.cache.set(key, value);
     }
   }
 }

@@ -62,6 +62,7 @@ export class BookState {
     const { head, overlay, totals, challengesAdded, assets } = round;
     if (assets.size > 0) this.assets = new Map([...this.assets, ...assets]);
     this.challengesOutstanding += challengesAdded;
+    this.cache.noteChange();
     for (const key of overlay.dirtyBalances) this.cache.set(key, overlay.balances.get(key)!);
     for (const key of overlay.dirtyAccounts) this.cache.set(key, overlay.accounts.get(key)!);
     for (const key of overlay.dirtyIdentities) this.cache.set(key, overlay.identities.get(key)!);
