@@ -229,9 +229,9 @@ export function buildApp(options: AppOptions): FastifyInstance {
   metrics.attach({ backlog: () => kernel.backlog, operatorBacklog: () => kernel.backlogOf(kernel.principals.operator), streams: () => events.streamCount });
   const offDecisions = kernel.onDecision(metrics.observeDecision);
   // Decisions at debug: which operation, its command type and where it went.
-  const offDebug = kernel.onDecision(({ seq, operation }) =>
-    app.log.debug({ seq, operation: operation.ref, command: operation.command.type, state: operation.state, error: operation.error?.error ?? null }, 'decision'),
-  );
+  const offDebug = kernel.onDecision(({ seq, operation }) => {
+    if (app.log.level === 'debug' || app.log.level === 'trace') app.log.debug({ seq, operation: operation.ref, command: operation.command.type, state: operation.state, error: operation.error?.error ?? null }, 'decision');
+  });
   app.addHook('onClose', async () => {
     offDecisions();
     offDebug();
