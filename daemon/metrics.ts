@@ -120,8 +120,11 @@ class FastHistogram {
     }
     record.sum += value;
     record.count += 1;
-    const bound = this.buckets.find((upper) => value <= upper);
-    if (bound !== undefined) record.bucketValues[bound]! += 1;
+    for (const upper of this.buckets) {
+      if (value > upper) continue;
+      record.bucketValues[upper]! += 1;
+      break;
+    }
   }
 }
 
