@@ -21,6 +21,7 @@ import { shutdownConnections } from './http/shutdown-connections.js';
 import { edgeLimits } from './http/edge-limits.js';
 import { checkRouteRoles } from './http/roles.js';
 import { logRequests } from './http/request-log.js';
+import { rememberRoutes, routeOf } from './http/route-of.js';
 import { answerLater, clientErrorHandler, frameworkRefusal, onUnmetExpectation, pathParamLengthMax, refusalOf, sendRefusal } from './http/replies.js';
 import { Metrics } from './metrics.js';
 import { SnapshotSlots, readSlotBounds } from './snapshot-slots.js';
@@ -116,13 +117,14 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.decorateRequest('member', null);
   app.decorateRequest('dispatch', null);
   app.decorateRequest('rawBody', null);
+  rememberRoutes(app);
   const metrics = options.metrics ?? new Metrics(options.version);
   const approvals = new ApprovalGate(kernel);
   app.decorate('approvals', approvals);
   app.addHook('onClose', async () => approvals.close());
   app.decorate('snapshots', new SnapshotSlots(kernel, readSlotBounds(config), metrics.readSlots));
   // Every request counted by its route's pattern as it ends, however it ends, when it is logged.
-  logRequests(app, (request, reply) => metrics.observeRequest(request.method, request.is404 ? null : (request.routeOptions.url ?? null), reply.raw.statusCode, reply.elapsedTime / 1000));
+  logRequests(app, (request, reply) => metrics.observeRequest(request.method, request.is404 ? null : (routeOf(request).url ?? null), reply.raw.statusCode, reply.elapsedTime / 1000));
 
   const openApi = new OpenApi();
   app.addHook('onRoute', (route) => openApi.collect(route));
@@ -229,9 +231,9 @@ export function buildApp(options: AppOptions): FastifyInstance {
   metrics.attach({ backlog: () => kernel.backlog, operatorBacklog: () => kernel.backlogOf(kernel.principals.operator), streams: () => events.streamCount });
   const offDecisions = kernel.onDecision(metrics.observeDecision);
   // Decisions at debug: which operation, its command type and where it went.
-  const offDebug = kernel.onDecision(({ seq, operation }) =>
-    app.log.debug({ seq, operation: operation.ref, command: operation.command.type, state: operation.state, error: operation.error?.error ?? null }, 'decision'),
-  );
+  const offDebug = kernel.onDecision(({ seq, operation }) => {
+    if (app.log.level === 'debug' || app.log.level === 'trace') app.log.debug({ seq, operation: operation.ref, command: operation.command.type, state: operation.state, error: operation.error?.error ?? null }, 'decision');
+  });
   app.addHook('onClose', async () => {
     offDecisions();
     offDebug();

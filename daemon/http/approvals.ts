@@ -22,6 +22,7 @@ import type { Command, OperationApproval, Role } from '../../src/model/model.js'
 import type { AccountId } from '../../src/model/values.js';
 import type { MemberCaller } from './auth.js';
 import { routeRoles } from './roles.js';
+import { routeOf } from './route-of.js';
 
 /** A proposal's request as stored: what its proposer asked for. */
 export interface ProposalRequest {
@@ -111,7 +112,7 @@ export class ApprovalGate {
   }
 }
 
-const operationIdOf = (request: FastifyRequest): string => (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId ?? '';
+const operationIdOf = (request: FastifyRequest): string => (routeOf(request).schema as { operationId?: string } | undefined)?.operationId ?? '';
 
 /**
  * The gate of a member's command (CONTRACT 13). An approved act passes; a checked proposal

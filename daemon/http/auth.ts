@@ -23,6 +23,7 @@ import type { Role } from '../../src/model/model.js';
 import { requireRole } from './roles.js';
 import { sha256Hex } from '../../src/sha256.js';
 import { answerLater } from './replies.js';
+import { routeOf } from './route-of.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -130,7 +131,7 @@ export function authenticator(kernel: Kernel, options: { cacheMs: number; clock:
   };
   /** Authenticates `request` at once (undefined) or by a promise, when its token must be read; throws a refusal. */
   const begin = (request: FastifyRequest): Promise<void> | undefined => {
-    if (request.is404 || request.routeOptions.config.public) {
+    if (request.is404 || routeOf(request).config.public) {
       // A proposal's request reaches protected routes only: no ceremony or unknown route runs for it.
       if (request.server.approvals.carriesTicket(request)) refuse('ERR-MalformedCommand', 'a proposal carries a command route of this API');
       return undefined;

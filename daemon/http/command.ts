@@ -16,6 +16,7 @@ import { type Acting, requestDigest } from './digest.js';
 import { rawMember } from './raw-json.js';
 import { wireReply } from './replies.js';
 import { noteCommand } from './request-log.js';
+import { routeOf } from './route-of.js';
 import { withSlot, withView } from '../routes/context.js';
 
 declare module 'fastify' {
@@ -84,7 +85,7 @@ export async function submitFrom(kernel: Kernel, request: FastifyRequest, comman
     requestDigest: digestOf(request, actor),
     reference,
     // A member's command names its route on the audit trail (CONTRACT 13).
-    ...(request.member === null ? {} : { act: (request.routeOptions.schema as { operationId?: string } | undefined)?.operationId }),
+    ...(request.member === null ? {} : { act: (routeOf(request).schema as { operationId?: string } | undefined)?.operationId }),
     ...(unapproved ? { unapproved } : {}),
   };
   if (request.dispatch?.mode === 'check') {

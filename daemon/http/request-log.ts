@@ -47,7 +47,11 @@ export function logRequests(app: FastifyInstance, ended: (request: FastifyReques
   });
 }
 
+/** Levels at which a request's line is not written: it is not built either. */
+const quietLevels: ReadonlySet<string> = new Set(['warn', 'error', 'fatal', 'silent']);
+
 function logRequest(request: FastifyRequest, status: number, elapsedMs: number, finished: boolean): void {
+  if (quietLevels.has(request.log.level)) return;
   request.log.info(
     {
       method: request.method,

@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import { holdsRole } from '../../src/auth/members.js';
 import { refuse } from '../../src/errors.js';
 import type { Role } from '../../src/model/model.js';
+import { routeOf } from './route-of.js';
 
 /** Route (by operationId; one without, by method and path) → the least role that may call it. */
 export const routeRoles: Readonly<Record<string, Role>> = {
@@ -114,8 +115,10 @@ export function checkRouteRoles(app: FastifyInstance): void {
 /** The role check (after authentication): a member below the route's role gets ERR-NotAuthorised. */
 export function requireRole(request: FastifyRequest): void {
   const member = request.member;
-  if (member === null || request.is404 || request.routeOptions.config.public) return;
-  const needed = routeRoles[routeName(request.routeOptions)]!;
+  if (member === null || request.is404) return;
+  const route = routeOf(request);
+  if (route.config.public) return;
+  const needed = routeRoles[routeName(route)]!;
   if (!holdsRole(member.role, needed)) {
     refuse('ERR-NotAuthorised', `the initiating principal holds no authority that covers this route (member ${member.name} is ${member.role}; it needs ${needed})`);
   }

