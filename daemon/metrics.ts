@@ -58,88 +58,18 @@ export interface BookReading {
   readonly balanced: boolean;
 }
 
-/** A series as prom-client keeps it (lib/counter.js, lib/histogram.js): its labels and values. */
-interface CounterRecord {
-  readonly labels: Record<string, string>;
-  value: number;
-}
-interface HistogramRecord {
-  readonly labels: Record<string, string>;
-  readonly bucketValues: Record<number, number>;
-  sum: number;
-  count: number;
-}
-
-/** The record prom-client keeps for the series of `labels` (made just before); a prom-client that keeps them otherwise fails here, at the first use. */
-function recordOf<R extends { readonly labels: Record<string, string> }>(metric: Counter<string> | Histogram<string>, labels: Record<string, string>): R {
-  const records = Object.values((metric as unknown as { hashMap?: Record<string, R> }).hashMap ?? {});
-  const names = Object.keys(labels);
-  const found = records.find((r) => Object.keys(r.labels ?? {}).length === names.length && names.every((name) => r.labels[name] === labels[name]));
-  if (found === undefined) throw new Error('prom-client keeps its series otherwise than this version expects (daemon/metrics.ts)');
-  return found;
-}
-
-/**
- * The metrics counted per request and per decision. At each call prom-client checks and hashes the
- * labels it is given (~1-2 µs a call, profiled under bench/http): here each series is made once
- * through its API, remembered by a key of its labels, and its record is counted in place. Callers
- * keep the keys bounded (states, methods Node parses, route patterns, statuses).
- */
-class FastCounter {
-  private readonly records = new Map<string, CounterRecord>();
-
-  constructor(private readonly counter: Counter<string>) {}
-
-  inc(key: string, labels: () => Record<string, string>): void {
-    let record = this.records.get(key);
-    if (record === undefined) {
-      const made = labels();
-      this.counter.inc(made, 0);
-      record = recordOf<CounterRecord>(this.counter, made);
-      this.records.set(key, record);
-    }
-    record.value += 1;
-  }
-}
-
-class FastHistogram {
-  private readonly records = new Map<string, HistogramRecord>();
-
-  constructor(
-    private readonly histogram: Histogram<string>,
-    private readonly buckets: readonly number[],
-  ) {}
-
-  observe(key: string, labels: () => Record<string, string>, value: number): void {
-    let record = this.records.get(key);
-    if (record === undefined) {
-      const made = labels();
-      this.histogram.zero(made);
-      record = recordOf<HistogramRecord>(this.histogram, made);
-      this.records.set(key, record);
-    }
-    record.sum += value;
-    record.count += 1;
-    for (const upper of this.buckets) {
-      if (value > upper) continue;
-      record.bucketValues[upper]! += 1;
-      break;
-    }
-  }
-}
-
 export class Metrics {
   readonly registry = new Registry();
-  private readonly decisions: FastCounter;
+  private readonly decisions: Counter<'state'>;
   private readonly rejections: Counter<'code'>;
-  private readonly decisionLatency: FastHistogram;
+  private readonly decisionLatency: Histogram;
   private readonly storeWrite: Histogram;
   private sources: MetricsSources | null = null;
   private readonly readsQueued: Gauge<'share'>;
   private readonly readWait: Histogram<'share'>;
   private readonly readRefusals: Counter<'share' | 'reason'>;
-  private readonly requests: FastCounter;
-  private readonly requestDuration: FastHistogram;
+  private readonly requests: Counter<'method' | 'route' | 'status'>;
+  private readonly requestDuration: Histogram<'method' | 'route'>;
   private readonly book: Record<'height' | 'finalHeight' | 'takenIn' | 'lag' | 'pending' | 'checkpointAge' | 'balanced' | 'age', Gauge>;
   /** The store as an operator reads it (GET /v1/ops/store); on PostgreSQL, from the store's last reading of the server's settings. */
   store: () => StoreState = () => ({ kind: 'leveldb', durabilityRisk: null, onRisk: null, writesFailingMs: 0 });
@@ -147,9 +77,9 @@ export class Metrics {
   constructor(version: string) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    this.decisions = new FastCounter(new Counter({ name: 'ledgerd_decisions_total', help: 'Decisions written, by the state they left the operation in', labelNames: ['state'], registers }));
+    this.decisions = new Counter({ name: 'ledgerd_decisions_total', help: 'Decisions written, by the state they left the operation in', labelNames: ['state'], registers });
     this.rejections = new Counter({ name: 'ledgerd_rejections_total', help: 'Commands decided Rejected, by refusal code', labelNames: ['code'], registers });
-    this.decisionLatency = new FastHistogram(new Histogram({ name: 'ledgerd_decision_latency_seconds', help: 'From a command\'s acknowledgement to its first decision', buckets: decisionLatencyBuckets, registers }), decisionLatencyBuckets);
+    this.decisionLatency = new Histogram({ name: 'ledgerd_decision_latency_seconds', help: 'From a command\'s acknowledgement to its first decision', buckets: decisionLatencyBuckets, registers });
     this.storeWrite = new Histogram({ name: 'ledgerd_store_write_seconds', help: 'Duration of one atomic store write (a batch)', buckets: storeWriteBuckets, registers });
     const durable = () => this.store().durabilityRisk === null;
     const source = <T>(read: (s: MetricsSources) => T, none: T): T => (this.sources === null ? none : read(this.sources));
@@ -172,8 +102,8 @@ export class Metrics {
       this.set(durable() ? 1 : 0);
     } });
     // Routes by their pattern (`/v1/accounts/:account`), never the path sent: one series per route, status and method.
-    this.requests = new FastCounter(new Counter({ name: 'ledgerd_http_requests_total', help: 'HTTP requests answered, by method, route pattern (unrouted: no route matched) and status', labelNames: ['method', 'route', 'status'], registers }));
-    this.requestDuration = new FastHistogram(new Histogram({ name: 'ledgerd_http_request_duration_seconds', help: 'HTTP requests from arrival to the end of the reply, by method and route pattern', labelNames: ['method', 'route'], buckets: requestBuckets, registers }), requestBuckets);
+    this.requests = new Counter({ name: 'ledgerd_http_requests_total', help: 'HTTP requests answered, by method, route pattern (unrouted: no route matched) and status', labelNames: ['method', 'route', 'status'], registers });
+    this.requestDuration = new Histogram({ name: 'ledgerd_http_request_duration_seconds', help: 'HTTP requests from arrival to the end of the reply, by method and route pattern', labelNames: ['method', 'route'], buckets: requestBuckets, registers });
     const gauge = (name: string, help: string) => new Gauge({ name, help, registers });
     this.book = {
       height: gauge('ledgerd_settlement_height', 'The settlement layer\'s head height'),
@@ -195,10 +125,9 @@ export class Metrics {
 
   /** One HTTP request ended: `route` is its pattern, or null when no route matched. */
   observeRequest(method: string, route: string | null, status: number, seconds: number): void {
-    const routeLabel = route ?? 'unrouted';
-    const key = `${method} ${routeLabel}`;
-    this.requests.inc(`${key} ${status}`, () => ({ method, route: routeLabel, status: String(status) }));
-    this.requestDuration.observe(key, () => ({ method, route: routeLabel }), seconds);
+    const labels = { method, route: route ?? 'unrouted' };
+    this.requests.inc({ ...labels, status: String(status) });
+    this.requestDuration.observe(labels, seconds);
   }
 
   /**
@@ -229,12 +158,12 @@ export class Metrics {
 
   /** An `onDecision` listener. */
   readonly observeDecision = ({ operation }: DecisionEvent): void => {
-    this.decisions.inc(operation.state, () => ({ state: operation.state }));
+    this.decisions.inc({ state: operation.state });
     if (operation.state === 'Rejected' && operation.error !== null) this.rejections.inc({ code: operation.error.error });
     // A withdrawal's first decision is Instructed (or Rejected); its later moves keep that decision's time.
     const first = operation.command.type === 'withdraw' ? operation.state === 'Instructed' || operation.state === 'Rejected' : firstDecisionStates.has(operation.state);
     if (first && operation.decidedAtMs !== null) {
-      this.decisionLatency.observe('', () => ({}), Math.max(0, operation.decidedAtMs - operation.submittedAtMs) / 1000);
+      this.decisionLatency.observe(Math.max(0, operation.decidedAtMs - operation.submittedAtMs) / 1000);
     }
   };
 
