@@ -155,8 +155,12 @@ export function packRef(ref: string): string {
 export function unpackRef(text: string, what: string): string {
   if (!text.startsWith('~')) return text;
   if (text.startsWith('~~')) return text.slice(1);
-  const packed = text.slice(1);
+  return unpackedHexRef(text.slice(1)) ?? damaged(what, 'a packed operation reference is not 8 or 16 bytes of base64url');
+}
+
+/** The reference whose packed digits (packRef's text after its `~`) are `packed`; null if they are not 8 or 16 bytes of base64url as packRef writes them. */
+export function unpackedHexRef(packed: string): string | null {
   const bytes = Buffer.from(packed, 'base64url');
-  if ((bytes.length !== 8 && bytes.length !== 16) || bytes.toString('base64url') !== packed) damaged(what, 'a packed operation reference is not 8 or 16 bytes of base64url');
+  if ((bytes.length !== 8 && bytes.length !== 16) || bytes.toString('base64url') !== packed) return null;
   return `op_${bytes.toString('hex')}`;
 }
