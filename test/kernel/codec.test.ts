@@ -262,7 +262,7 @@ describe('record codec', () => {
   });
 
   it("reads a damaged or oddly written layout-7 journal line as the checked decoder does: the same leaf or the same refusal", () => {
-    const p: Posting = { ...damagedSample, operation: 'op_00000000000000ff', counterparty: 'did:ledger:acct:b1' as Posting['counterparty'], reference: 'r' };
+    const p: Posting = { ...damagedSample, operation: 'op_00000000000000ff', counterparty: 'did:ledger:acct:b1' as Posting['counterparty'], reference: '"r"' as Posting['reference'] };
     const line = lineOf(p);
     const [prefix, tuple] = [line.slice(0, line.indexOf('[')), line.slice(line.indexOf('['))];
     const t = JSON.parse(tuple) as unknown[];
