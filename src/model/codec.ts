@@ -278,7 +278,7 @@ export function encodeIndexedPosting(p: Posting): string {
   if (p.kind === 'opening' && isGenesisOpening(p)) return encodeIndexedOpening(p.atMs, p.amountMinor, p.direction, p.layer, p.after);
   const code = positionIn(indexedDirections, p.direction) + 2 * (positionIn(indexedLayers, p.layer) + 3 * (positionIn(indexedKinds, p.kind) + 9 * positionIn(indexedStatuses, p.status)));
   const parts: (string | number)[] = [
-    '[', p.atMs, ',', code, ',"', decimal(p.amountMinor), '",', JSON.stringify(packRef(p.operation)), ',', p.counterparty == null ? 'null' : accountText(p.counterparty), ',',
+    '[', p.atMs, ',', code, ',"', decimal(p.amountMinor), '",', packedOperation(p.operation), ',', p.counterparty == null ? 'null' : accountText(p.counterparty), ',',
     postingAuthorities.of(p.authorities), ',"', decimal(p.after.available), '"',
   ];
   const { reserved, encumbered } = p.after;
@@ -296,6 +296,16 @@ const indexedKinds: readonly PostingKind[] = ['opening', 'transfer', 'reserve', 
 const indexedStatuses: readonly PostingStatus[] = ['held', 'completed', 'returned', 'reversed', 'opening'];
 const indexedAuthorityKinds: readonly AuthorityKind[] = ['owner', 'delegated', 'operator', 'issuance', 'recovery'];
 const postingAuthorities = new AuthoritiesText(authorityText);
+/** The last operation reference packed and its text: a decision's postings share their operation. */
+let lastOperation: string | null = null;
+let lastPackedOperation = '';
+function packedOperation(operation: string): string {
+  if (operation !== lastOperation) {
+    lastPackedOperation = JSON.stringify(packRef(operation));
+    lastOperation = operation;
+  }
+  return lastPackedOperation;
+}
 /** A layout-7 index entry's `code`'s enumerations, by the code. */
 interface PostingCode {
   readonly direction: Direction;
