@@ -571,7 +571,7 @@ export function compactLineLeaf(line: string, seq: number): string | null {
   const atStart = assetEnd + 2;
   const atEnd = integerEnd(line, atStart);
   // Layout 7's form (encodeIndexedPosting): a number follows `at`.
-  if (isDigit(line.charCodeAt(atEnd + 1))) return storedLineLeaf({ line, seq, accountEnd, assetEnd, atStart, atEnd }, comma(line, atEnd));
+  if (isDigit(line.charCodeAt(atEnd + 1))) return storedLineLeaf(line, seq, accountEnd, assetEnd, atStart, atEnd);
   const amountStart = comma(line, atEnd);
   const amountEnd = decimalEnd(line, amountStart);
   const enums = comma(line, amountEnd);
@@ -596,26 +596,23 @@ export function compactLineLeaf(line: string, seq: number): string | null {
   return lineLeaf(leaf, { authorities: layout6Authorities.leafText, counterparty: line.slice(counterpartyStart, counterpartyEnd), kind, operation: line.slice(operationStart, operationEnd), status }, availableStart);
 }
 
-/** Where a compact line's account, asset and `at` are, found by compactLineLeaf. */
-interface LineHead {
+/** What a compact line's leaf takes from the line's text, found by compactLineLeaf. */
+interface LinePlaces {
   readonly line: string;
   readonly seq: number;
   readonly accountEnd: number;
   readonly assetEnd: number;
   readonly atStart: number;
   readonly atEnd: number;
-}
-/** What a compact line's leaf takes from the line's text, found by compactLineLeaf. */
-interface LinePlaces extends LineHead {
   readonly amountStart: number;
   readonly amountEnd: number;
   readonly direction: Direction;
   readonly layer: Layer;
 }
 
-/** The leaf of a layout-7 line (encodeIndexedPosting) whose `code` starts at `codeStart`; null if it is not plainly written. */
-function storedLineLeaf(head: LineHead, codeStart: number): string | null {
-  const { line } = head;
+/** The leaf of a layout-7 line (encodeIndexedPosting), its account, asset and `at` where compactLineLeaf found them; null if it is not plainly written. */
+function storedLineLeaf(line: string, seq: number, accountEnd: number, assetEnd: number, atStart: number, atEnd: number): string | null {
+  const codeStart = comma(line, atEnd);
   const codeEnd = integerEnd(line, codeStart);
   const code = codeEnd < 0 ? undefined : postingCodes[Number(line.slice(codeStart, codeEnd))];
   if (code === undefined) return null;
@@ -647,7 +644,7 @@ function storedLineLeaf(head: LineHead, codeStart: number): string | null {
     }
   }
   if (end < 0 || line.charCodeAt(end) !== 93 /* ] */ || end + 1 !== line.length) return null;
-  const places = { ...head, amountStart, amountEnd, direction: code.direction, layer: code.layer };
+  const places = { line, seq, accountEnd, assetEnd, atStart, atEnd, amountStart, amountEnd, direction: code.direction, layer: code.layer };
   const parts = { authorities: storedAuthorities.leafText, counterparty: idLeaf(line, counterpartyStart, counterpartyEnd, idPrefix.account), kind: code.kind, operation, status: code.status };
   return leafOf(places, parts, line.slice(availableStart, availableEnd), reserved, encumbered);
 }

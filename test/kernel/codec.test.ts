@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../daemon/http/digest.js';
 import { compactLineLeaf, decodeBalanceText, decodeIndexedPosting, decodeLeaf, decodeOperation, encodeBalance, encodeBalanceText, encodeIndexedOpening, encodeIndexedPosting, encodeLeaf, genesisOpeningAuthorities, encodeOperation, encodeOperationJson, JournalChunk, JournalChunkText, journalChunkEntries } from '../../src/model/codec.js';
 import { DamagedRecord } from '../../src/model/decode.js';
+import { packRef, unpackRef, unpackedHexRef } from '../../src/model/compact-chunk.js';
 import { keys } from '../../src/model/keys.js';
 import { balanceView, movementView } from '../../src/queries/views.js';
 import type { Wire } from '../../src/queries/wire.js';
@@ -293,6 +294,30 @@ describe('record codec', () => {
     expect(read).toEqual(['-0 as an amount', 'an operation escaped by ~~', 'a counterparty whole', 'an authority with its ids whole', 'a tuple of seven']);
     expect(named.filter(([, l]) => compactLineLeaf(l, 9) !== null).map(([w]) => w)).toEqual(['an operation escaped by ~~', 'a counterparty whole', 'an authority with its ids whole', 'a tuple of seven']);
     damagedLinesReadAsChecked(fc.oneof(posting, oddPosting), lineOf);
+  });
+
+  it("packs an operation reference as base64url of its hex digits' bytes, and unpacks only what packRef writes", () => {
+    // Through Buffer, independently of the code's own conversion.
+    const bufferUnpacked = (packed: string): string | null => {
+      const bytes = Buffer.from(packed, 'base64url');
+      return (bytes.length !== 8 && bytes.length !== 16) || bytes.toString('base64url') !== packed ? null : `op_${bytes.toString('hex')}`;
+    };
+    fc.assert(
+      fc.property(fc.oneof(fc.stringMatching(/^op_([0-9a-f]{16}|[0-9a-f]{32})$/), fc.string({ unit: 'binary', maxLength: 40 })), (ref) => {
+        const packed = packRef(ref);
+        if (/^op_([0-9a-f]{16}|[0-9a-f]{32})$/.test(ref)) expect(packed).toBe(`~${Buffer.from(ref.slice(3), 'hex').toString('base64url')}`);
+        expect(unpackRef(packed, 'x')).toBe(ref);
+      }),
+      { numRuns: 2000 },
+    );
+    const digits = fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/=.'.split(''), '\u00e9');
+    fc.assert(
+      fc.property(fc.array(digits, { minLength: 9, maxLength: 24 }), (cs) => {
+        const packed = cs.join('');
+        expect(unpackedHexRef(packed)).toBe(bufferUnpacked(packed));
+      }),
+      { numRuns: 5000 },
+    );
   });
 
   it('round-trips operations with every command type', () => {
