@@ -12,6 +12,7 @@
  *   `au/`, `ot/`: one chunk per write (model/compact-chunk.ts); `ck/`: digest bytes and a packed reference (book/client-key-record.ts).
  *   Operation states in `ev/` and `cmd/` chunks: model/codec.ts encodeOperation's JSON list by position (first character '['); layouts 2-6's JSON objects ('{') read as they stand.
  *   Also identity and account records as tuples without the id (`id/`, `acct/`) and genesis openings' index entries and journal lines without what every opening holds alike (codec.ts encodeIdentity, encodeAccount, encodeIndexedOpening); layout 6's forms read as they stand.
+ *   Other postings' index entries (`aa/`) and journal lines (`j/`) as codec.ts encodeIndexedPosting's shorter list (a number, the enumerations' code, second); layouts 4-6's list (a text, the amount, second) read as it stands.
  */
 import { keys, storeLayout } from '../model/keys.js';
 import type { Store } from '../store/port.js';

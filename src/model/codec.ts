@@ -10,6 +10,7 @@ import { grantTermsView, parseGrantTerms } from '../auth/grants.js';
 import { type CustodyCommand, type GrantKind, type ProposalCommand, custodyCommandTypes } from './model.js';
 import { type Json, check, damaged, decimalText, members, parsed, recordJson } from './decode.js';
 import { keySpaces, parseSeqHex } from './keys.js';
+import { packRef, unpackRef, unpackedHexRef } from './compact-chunk.js';
 import { type AccountId, type AssetSymbol, type CredentialId, type GrantId, type IdentityId, idPrefix } from './values.js';
 import type {
   Account,
@@ -259,22 +260,33 @@ export function decodeLeaf(text: string, reference: Posting['reference']): Posti
 /**
  * An account's index entry (`aa/<account>/<asset>/<seq>`, store layout 4) carries the
  * posting, so statements and movements read it where they seek, in a compact form: what
- * the key does not hold, as one JSON array (bigint as decimal text, the enumerations as
- * their index in the lists below, each authority a tuple):
- * `[at, amount, direction, balance, kind, status, operation, counterparty,
- *   [[credential, grant, kind, on_behalf_of, principal], …], reference, available, reserved, encumbered]`.
- * Its CONTRACT 9 leaf is encodeLeaf of the decoded posting (the codec property test pins
- * it). Store layout 6's journal chunk holds this text too (JournalChunkText). A genesis opening
+ * the key does not hold, as one JSON array. Store layout 7 writes
+ * `[at, code, amount, operation, counterparty, [authority, …], available, reserved, encumbered, reference]`:
+ * bigint as decimal text; direction, balance, kind and status in one number, `code` =
+ * direction + 2 × (balance + 3 × (kind + 9 × status)), each its index in the lists below; the
+ * operation's reference packed (compact-chunk.ts packRef); the counterparty and each authority
+ * as the compact operation form writes them (idText, authorityText: ids without their usual
+ * prefix); the members after `available` left out from the last one at its default ("0", "0",
+ * null) on. Layouts 4-6 wrote (and layout 7 reads) `[at, amount, direction, balance, kind,
+ * status, operation, counterparty, [[credential, grant, kind, on_behalf_of, principal], …],
+ * reference, available, reserved, encumbered]`: the second member, a number or a text, tells
+ * them apart. Its CONTRACT 9 leaf is encodeLeaf of the decoded posting (the codec property test
+ * pins it). Store layout 6's journal chunk holds this text too (JournalChunkText). A genesis opening
  * is written in its own form (encodeIndexedOpening), by genesis and by the moves that rewrite the index.
  */
 export function encodeIndexedPosting(p: Posting): string {
   if (p.kind === 'opening' && isGenesisOpening(p)) return encodeIndexedOpening(p.atMs, p.amountMinor, p.direction, p.layer, p.after);
-  const authorities = indexedAuthorities.of(p.authorities);
-  return [
-    '[', p.atMs, ',"', decimal(p.amountMinor), '",', positionIn(indexedDirections, p.direction), ',', positionIn(indexedLayers, p.layer), ',', positionIn(indexedKinds, p.kind), ',',
-    positionIn(indexedStatuses, p.status), ',', JSON.stringify(p.operation), ',', orNull(p.counterparty), ',', authorities, ',',
-    orNull(p.reference), ',"', decimal(p.after.available), '","', decimal(p.after.reserved), '","', decimal(p.after.encumbered), '"]',
-  ].join('');
+  const code = positionIn(indexedDirections, p.direction) + 2 * (positionIn(indexedLayers, p.layer) + 3 * (positionIn(indexedKinds, p.kind) + 9 * positionIn(indexedStatuses, p.status)));
+  const parts: (string | number)[] = [
+    '[', p.atMs, ',', code, ',"', decimal(p.amountMinor), '",', packedOperation(p.operation), ',', p.counterparty == null ? 'null' : accountText(p.counterparty), ',',
+    postingAuthorities.of(p.authorities), ',"', decimal(p.after.available), '"',
+  ];
+  const { reserved, encumbered } = p.after;
+  if (p.reference != null) parts.push(',"', decimal(reserved), '","', decimal(encumbered), '",', JSON.stringify(p.reference));
+  else if (encumbered !== 0n) parts.push(',"', decimal(reserved), '","', decimal(encumbered), '"');
+  else if (reserved !== 0n) parts.push(',"', decimal(reserved), '"');
+  parts.push(']');
+  return parts.join('');
 }
 
 // The enumerations of an index entry, by position: the order is the stored format (layout 4), never to be changed.
@@ -283,7 +295,27 @@ const indexedLayers: readonly Layer[] = ['available', 'reserved', 'encumbered'];
 const indexedKinds: readonly PostingKind[] = ['opening', 'transfer', 'reserve', 'capture', 'release', 'expiry', 'recovery', 'deposit', 'withdrawal'];
 const indexedStatuses: readonly PostingStatus[] = ['held', 'completed', 'returned', 'reversed', 'opening'];
 const indexedAuthorityKinds: readonly AuthorityKind[] = ['owner', 'delegated', 'operator', 'issuance', 'recovery'];
-const indexedAuthorities = new AuthoritiesText((a) => `[${JSON.stringify(a.credential)},${JSON.stringify(a.grant)},${positionIn(indexedAuthorityKinds, a.kind)},${JSON.stringify(a.onBehalfOf)},${JSON.stringify(a.principal)}]`);
+const postingAuthorities = new AuthoritiesText(authorityText);
+/** The last operation reference packed and its text: a decision's postings share their operation. */
+let lastOperation: string | null = null;
+let lastPackedOperation = '';
+function packedOperation(operation: string): string {
+  if (operation !== lastOperation) {
+    lastPackedOperation = JSON.stringify(packRef(operation));
+    lastOperation = operation;
+  }
+  return lastPackedOperation;
+}
+/** A layout-7 index entry's `code`'s enumerations, by the code. */
+interface PostingCode {
+  readonly direction: Direction;
+  readonly layer: Layer;
+  readonly kind: PostingKind;
+  readonly status: PostingStatus;
+}
+const postingCodes: readonly PostingCode[] = indexedStatuses.flatMap((status) =>
+  indexedKinds.flatMap((kind) => indexedLayers.flatMap((layer) => indexedDirections.map((direction) => ({ direction, layer, kind, status })))),
+);
 function positionIn<T>(list: readonly T[], v: T): number {
   const i = list.indexOf(v);
   if (i < 0) fail(`${String(v)} has a place in its stored enumeration`);
@@ -344,6 +376,7 @@ const openingMembers = ['at', 'amount', 'direction', 'balance', 'available', 're
 /** The posting of an index entry's compact form `text`, given what the entry's place holds (its account, asset and journal position). */
 function indexedPosting(account: Posting['account'], asset: Posting['asset'], seq: number, text: string, what: string): Posting {
   const v = parsed(text, what);
+  if (Array.isArray(v) && typeof v[1] === 'number') return storedPosting(account, asset, seq, v, what);
   const opening = Array.isArray(v) && v.length === openingMembers.length;
   const j = tupleRecord(v, opening ? openingMembers : indexedMembers, what);
   return {
@@ -356,6 +389,35 @@ function indexedPosting(account: Posting['account'], asset: Posting['asset'], se
     layer: indexed(j, 'balance', indexedLayers, what),
     ...(opening ? openingParts : indexedParts(j, what)),
     after: { available: check.decimal(j, 'available', what), reserved: check.decimal(j, 'reserved', what), encumbered: check.decimal(j, 'encumbered', what) },
+  };
+}
+
+const postingMembers = ['at', 'code', 'amount', 'operation', 'counterparty', 'authorities', 'available', 'reserved', 'encumbered', 'reference'] as const;
+/** The posting of a layout-7 index entry (encodeIndexedPosting), parsed: `v`. */
+function storedPosting(account: Posting['account'], asset: Posting['asset'], seq: number, v: unknown[], what: string): Posting {
+  const j = tupleRecord(v, postingMembers, what, 7);
+  const code = indexed(j, 'code', postingCodes, what);
+  const authorities = j.authorities;
+  if (!Array.isArray(authorities)) damaged(what, 'authorities is not a list');
+  return {
+    seq,
+    atMs: check.integer(j, 'at', what),
+    account,
+    asset,
+    amountMinor: check.decimal(j, 'amount', what),
+    direction: code.direction,
+    layer: code.layer,
+    kind: code.kind,
+    status: code.status,
+    operation: unpackRef(check.string(j, 'operation', what), what),
+    counterparty: j.counterparty === null ? null : (storedId(j.counterparty, idPrefix.account, 'counterparty', what) as AccountId),
+    authorities: authorities.map((a: unknown) => storedAuthority(a, what)),
+    reference: j.reference === undefined ? null : (check.nullableString(j, 'reference', what) as Posting['reference']),
+    after: {
+      available: check.decimal(j, 'available', what),
+      reserved: j.reserved === undefined ? 0n : check.decimal(j, 'reserved', what),
+      encumbered: j.encumbered === undefined ? 0n : check.decimal(j, 'encumbered', what),
+    },
   };
 }
 
@@ -508,6 +570,8 @@ export function compactLineLeaf(line: string, seq: number): string | null {
   if (line.charCodeAt(assetEnd + 1) !== 91 /* [ */) return null;
   const atStart = assetEnd + 2;
   const atEnd = integerEnd(line, atStart);
+  // Layout 7's form (encodeIndexedPosting): a number follows `at`.
+  if (isDigit(line.charCodeAt(atEnd + 1))) return storedLineLeaf(line, seq, accountEnd, assetEnd, atStart, atEnd);
   const amountStart = comma(line, atEnd);
   const amountEnd = decimalEnd(line, amountStart);
   const enums = comma(line, amountEnd);
@@ -525,11 +589,11 @@ export function compactLineLeaf(line: string, seq: number): string | null {
   const operationEnd = stringEnd(line, operationStart);
   const counterpartyStart = comma(line, operationEnd);
   const counterpartyEnd = nullableStringEnd(line, counterpartyStart);
-  const authoritiesEnd = compactAuthorities.end(line, comma(line, counterpartyEnd));
+  const authoritiesEnd = layout6Authorities.end(line, comma(line, counterpartyEnd));
   // The reference: no leaf holds it, but the decoder checks it.
   const availableStart = comma(line, nullableStringEnd(line, comma(line, authoritiesEnd)));
   if (availableStart < 0) return null;
-  return lineLeaf(leaf, { authorities: compactAuthorities.leafText, counterparty: line.slice(counterpartyStart, counterpartyEnd), kind, operation: line.slice(operationStart, operationEnd), status }, availableStart);
+  return lineLeaf(leaf, { authorities: layout6Authorities.leafText, counterparty: line.slice(counterpartyStart, counterpartyEnd), kind, operation: line.slice(operationStart, operationEnd), status }, availableStart);
 }
 
 /** What a compact line's leaf takes from the line's text, found by compactLineLeaf. */
@@ -544,6 +608,67 @@ interface LinePlaces {
   readonly amountEnd: number;
   readonly direction: Direction;
   readonly layer: Layer;
+}
+
+/** The leaf of a layout-7 line (encodeIndexedPosting), its account, asset and `at` where compactLineLeaf found them; null if it is not plainly written. */
+function storedLineLeaf(line: string, seq: number, accountEnd: number, assetEnd: number, atStart: number, atEnd: number): string | null {
+  const codeStart = comma(line, atEnd);
+  const codeEnd = integerEnd(line, codeStart);
+  const code = codeEnd < 0 ? undefined : postingCodes[Number(line.slice(codeStart, codeEnd))];
+  if (code === undefined) return null;
+  const amountStart = comma(line, codeEnd);
+  const amountEnd = decimalEnd(line, amountStart);
+  const operationStart = comma(line, amountEnd);
+  const operationEnd = stringEnd(line, operationStart);
+  if (operationEnd < 0) return null;
+  const operation = refLeaf(line.slice(operationStart + 1, operationEnd - 1));
+  const counterpartyStart = comma(line, operationEnd);
+  const counterpartyEnd = nullableIdEnd(line, counterpartyStart);
+  const authoritiesEnd = storedAuthorities.end(line, comma(line, counterpartyEnd));
+  const availableStart = comma(line, authoritiesEnd);
+  const availableEnd = decimalEnd(line, availableStart);
+  if (operation === null || availableEnd < 0) return null;
+  // The members left out at their default; the reference, which no leaf holds, checked as the decoder does.
+  let end = availableEnd;
+  let reserved = '"0"';
+  let encumbered = '"0"';
+  if (line.charCodeAt(end) === 44) {
+    const reservedEnd = decimalEnd(line, end + 1);
+    reserved = line.slice(end + 1, reservedEnd);
+    end = reservedEnd;
+    if (end >= 0 && line.charCodeAt(end) === 44) {
+      const encumberedEnd = decimalEnd(line, end + 1);
+      encumbered = line.slice(end + 1, encumberedEnd);
+      end = encumberedEnd;
+      if (end >= 0 && line.charCodeAt(end) === 44) end = nullableStringEnd(line, end + 1);
+    }
+  }
+  if (end < 0 || line.charCodeAt(end) !== 93 /* ] */ || end + 1 !== line.length) return null;
+  const places = { line, seq, accountEnd, assetEnd, atStart, atEnd, amountStart, amountEnd, direction: code.direction, layer: code.layer };
+  const parts = { authorities: storedAuthorities.leafText, counterparty: idLeaf(line, counterpartyStart, counterpartyEnd, idPrefix.account), kind: code.kind, operation, status: code.status };
+  return leafOf(places, parts, line.slice(availableStart, availableEnd), reserved, encumbered);
+}
+
+/** The leaf text (quoted) of an operation's stored reference `text` (packRef's, plainly written); null if it is packed otherwise. */
+function refLeaf(text: string): string | null {
+  if (!text.startsWith('~')) return `"${text}"`;
+  if (text.startsWith('~~')) return `"${text.slice(1)}"`;
+  const ref = unpackedHexRef(text.slice(1));
+  return ref === null ? null : `"${ref}"`;
+}
+
+/** Past a stored identifier (idText's, plainly written: the part after its prefix, or one whole in a list of one). */
+function idEnd(s: string, at: number): number {
+  if (at < 0 || s.charCodeAt(at) !== 91 /* [ */) return stringEnd(s, at);
+  const end = stringEnd(s, at + 1);
+  return end >= 0 && s.charCodeAt(end) === 93 ? end + 1 : -1;
+}
+const nullableIdEnd = (s: string, at: number): number => (at >= 0 && s.startsWith('null', at) ? at + 4 : idEnd(s, at));
+/** The leaf text of the stored identifier s[start, end) (idEnd's or null) of the kind whose prefix is `prefix`. */
+function idLeaf(s: string, start: number, end: number, prefix: string): string {
+  const first = s.charCodeAt(start);
+  if (first === 110 /* n */) return 'null';
+  return first === 91 ? s.slice(start + 1, end - 1) : `"${prefix}${s.slice(start + 1, end)}`;
 }
 /** A leaf's members that a full line writes and a genesis opening's line leaves out, as leaf text (strings with their quotes). */
 interface LeafParts {
@@ -564,9 +689,15 @@ function lineLeaf(p: LinePlaces, parts: LeafParts, availableStart: number): stri
   const encumberedStart = comma(line, reservedEnd);
   const encumberedEnd = decimalEnd(line, encumberedStart);
   if (encumberedEnd < 0 || line.charCodeAt(encumberedEnd) !== 93 /* ] */ || encumberedEnd + 1 !== line.length) return null;
+  return leafOf(p, parts, line.slice(availableStart, availableEnd), line.slice(reservedStart, reservedEnd), line.slice(encumberedStart, encumberedEnd));
+}
+
+/** The leaf of a compact line from its places and parts and its balances' text (quoted decimals). */
+function leafOf(p: LinePlaces, parts: LeafParts, available: string, reserved: string, encumbered: string): string {
+  const { line } = p;
   return [
-    '{"account":"', line.slice(0, p.accountEnd), '","after":{"available":', line.slice(availableStart, availableEnd), ',"encumbered":', line.slice(encumberedStart, encumberedEnd),
-    ',"reserved":', line.slice(reservedStart, reservedEnd), '},"amount":', line.slice(p.amountStart, p.amountEnd), ',"asset":"', line.slice(p.accountEnd + 1, p.assetEnd),
+    '{"account":"', line.slice(0, p.accountEnd), '","after":{"available":', available, ',"encumbered":', encumbered,
+    ',"reserved":', reserved, '},"amount":', line.slice(p.amountStart, p.amountEnd), ',"asset":"', line.slice(p.accountEnd + 1, p.assetEnd),
     '","at":', line.slice(p.atStart, p.atEnd), ',"authorities":', parts.authorities, ',"balance":"', p.layer, '","counterparty":', parts.counterparty,
     ',"direction":"', p.direction, '","kind":"', parts.kind, '","operation":', parts.operation, ',"seq":', p.seq, ',"status":"', parts.status, '"}',
   ].join('');
@@ -576,10 +707,13 @@ function lineLeaf(p: LinePlaces, parts: LeafParts, availableStart: number): stri
  * A compact line's authorities read as their leaf text, the last list's kept: a decision's
  * entries share one list (written once: AuthoritiesText), and the same text reads the same.
  */
-const compactAuthorities = new (class {
+class LineAuthorities {
   private lastCompact = '';
   /** The leaf text of the list last read. */
   leafText = '';
+
+  /** `item` reads one authority at its '[', pushes its leaf text and gives the index after its ']' (-1 if it is not plainly written). */
+  constructor(private readonly item: (line: string, at: number, leaves: string[]) => number) {}
 
   /** The end of the authorities list at `at` in `line`, its leaf text left in leafText; -1 if it is not plainly written. */
   end(line: string, at: number): number {
@@ -591,22 +725,8 @@ const compactAuthorities = new (class {
     if (line.charCodeAt(p) !== 93 /* ] */) {
       for (;;) {
         if (line.charCodeAt(p) !== 91) return -1;
-        const credentialStart = p + 1;
-        const credentialEnd = stringEnd(line, credentialStart);
-        const grantStart = comma(line, credentialEnd);
-        const grantEnd = nullableStringEnd(line, grantStart);
-        const kindAt = comma(line, grantEnd);
-        const kind = kindAt < 0 ? undefined : indexedAuthorityKinds[line.charCodeAt(kindAt) - 48];
-        if (kind === undefined) return -1;
-        const onBehalfOfStart = comma(line, kindAt + 1);
-        const onBehalfOfEnd = nullableStringEnd(line, onBehalfOfStart);
-        const principalStart = comma(line, onBehalfOfEnd);
-        const principalEnd = stringEnd(line, principalStart);
-        if (principalEnd < 0 || line.charCodeAt(principalEnd) !== 93) return -1;
-        leaves.push(
-          `{"credential":${line.slice(credentialStart, credentialEnd)},"grant":${line.slice(grantStart, grantEnd)},"kind":"${kind}","on_behalf_of":${line.slice(onBehalfOfStart, onBehalfOfEnd)},"principal":${line.slice(principalStart, principalEnd)}}`,
-        );
-        p = principalEnd + 1;
+        p = this.item(line, p, leaves);
+        if (p < 0) return -1;
         if (line.charCodeAt(p) !== 44) break;
         p++;
       }
@@ -616,7 +736,58 @@ const compactAuthorities = new (class {
     this.leafText = `[${leaves.join(',')}]`;
     return p + 1;
   }
-})();
+}
+
+/** Layouts 4-6's authority: `[credential, grant, kind, on_behalf_of, principal]`. */
+const layout6Authorities = new LineAuthorities((line, at, leaves) => {
+  const credentialStart = at + 1;
+  const credentialEnd = stringEnd(line, credentialStart);
+  const grantStart = comma(line, credentialEnd);
+  const grantEnd = nullableStringEnd(line, grantStart);
+  const kindAt = comma(line, grantEnd);
+  const kind = kindAt < 0 ? undefined : indexedAuthorityKinds[line.charCodeAt(kindAt) - 48];
+  if (kind === undefined) return -1;
+  const onBehalfOfStart = comma(line, kindAt + 1);
+  const onBehalfOfEnd = nullableStringEnd(line, onBehalfOfStart);
+  const principalStart = comma(line, onBehalfOfEnd);
+  const principalEnd = stringEnd(line, principalStart);
+  if (principalEnd < 0 || line.charCodeAt(principalEnd) !== 93) return -1;
+  leaves.push(
+    `{"credential":${line.slice(credentialStart, credentialEnd)},"grant":${line.slice(grantStart, grantEnd)},"kind":"${kind}","on_behalf_of":${line.slice(onBehalfOfStart, onBehalfOfEnd)},"principal":${line.slice(principalStart, principalEnd)}}`,
+  );
+  return principalEnd + 1;
+});
+
+/** Layout 7's authority (authorityText): `[principal, credential, kind, on_behalf_of?, grant?]`, ids after their prefix. */
+const storedAuthorities = new LineAuthorities((line, at, leaves) => {
+  const principalStart = at + 1;
+  const principalEnd = idEnd(line, principalStart);
+  const credentialStart = comma(line, principalEnd);
+  const credentialEnd = idEnd(line, credentialStart);
+  const kindAt = comma(line, credentialEnd);
+  const kind = kindAt < 0 ? undefined : indexedAuthorityKinds[line.charCodeAt(kindAt) - 48];
+  if (kind === undefined) return -1;
+  let p = kindAt + 1;
+  let onBehalfOf = 'null';
+  let grant = 'null';
+  if (line.charCodeAt(p) === 44) {
+    const onBehalfOfStart = p + 1;
+    p = nullableIdEnd(line, onBehalfOfStart);
+    if (p < 0) return -1;
+    onBehalfOf = idLeaf(line, onBehalfOfStart, p, idPrefix.identity);
+    if (line.charCodeAt(p) === 44) {
+      const grantStart = p + 1;
+      p = nullableIdEnd(line, grantStart);
+      if (p < 0) return -1;
+      grant = idLeaf(line, grantStart, p, idPrefix.grant);
+    }
+  }
+  if (line.charCodeAt(p) !== 93) return -1;
+  leaves.push(
+    `{"credential":${idLeaf(line, credentialStart, credentialEnd, idPrefix.credential)},"grant":${grant},"kind":"${kind}","on_behalf_of":${onBehalfOf},"principal":${idLeaf(line, principalStart, principalEnd, idPrefix.identity)}}`,
+  );
+  return p + 1;
+});
 
 // A compact line's parts, read at an index (each gives the index after it, or -1, and -1 reads as -1).
 /** Past the ',' at `at`. */

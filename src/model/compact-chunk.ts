@@ -139,24 +139,73 @@ export function nullableText(v: unknown, name: string, what: string): string | n
   return v;
 }
 
-const hexRef = /^op_([0-9a-f]{16}|[0-9a-f]{32})$/;
-
 /**
  * An operation reference as a chunk stores it: `~` and the base64url of the bytes its hex
  * digits spell (22 characters for the daemon's 32 digits), any other text as it is (with a
  * second `~` before one that starts with `~`).
  */
 export function packRef(ref: string): string {
-  const m = hexRef.exec(ref);
-  if (m !== null) return `~${Buffer.from(m[1]!, 'hex').toString('base64url')}`;
+  if (isHexRef(ref)) return `~${hexAsBase64url(ref, 3)}`;
   return ref.startsWith('~') ? `~${ref}` : ref;
 }
 
 export function unpackRef(text: string, what: string): string {
   if (!text.startsWith('~')) return text;
   if (text.startsWith('~~')) return text.slice(1);
-  const packed = text.slice(1);
-  const bytes = Buffer.from(packed, 'base64url');
-  if ((bytes.length !== 8 && bytes.length !== 16) || bytes.toString('base64url') !== packed) damaged(what, 'a packed operation reference is not 8 or 16 bytes of base64url');
-  return `op_${bytes.toString('hex')}`;
+  return unpackedHexRef(text.slice(1)) ?? damaged(what, 'a packed operation reference is not 8 or 16 bytes of base64url');
+}
+
+// The conversions below in plain code, not through Buffer: a posting's index entry packs one per decision and a checkpoint unpacks one per journal entry.
+const base64urlDigits = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+const base64urlValues = new Int8Array(128).fill(-1);
+for (let i = 0; i < 64; i++) base64urlValues[base64urlDigits.charCodeAt(i)] = i;
+const hexDigits = '0123456789abcdef';
+
+/** Whether `ref` is `op_` and 16 or 32 lowercase hex digits. */
+function isHexRef(ref: string): boolean {
+  if ((ref.length !== 19 && ref.length !== 35) || !ref.startsWith('op_')) return false;
+  for (let i = 3; i < ref.length; i++) {
+    const c = ref.charCodeAt(i);
+    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false;
+  }
+  return true;
+}
+
+/** The base64url (unpadded) of the bytes the hex digits of `hex` from `from` on spell. */
+function hexAsBase64url(hex: string, from: number): string {
+  let out = '';
+  let bits = 0;
+  let count = 0;
+  for (let i = from; i < hex.length; i++) {
+    const c = hex.charCodeAt(i);
+    bits = ((bits << 4) | (c <= 57 ? c - 48 : c - 87)) & 0x3ff;
+    count += 4;
+    if (count >= 6) {
+      count -= 6;
+      out += base64urlDigits[(bits >> count) & 63];
+    }
+  }
+  return count === 0 ? out : out + base64urlDigits[(bits << (6 - count)) & 63];
+}
+
+/** The reference whose packed digits (packRef's text after its `~`) are `packed`; null if they are not 8 or 16 bytes of base64url as packRef writes them. */
+export function unpackedHexRef(packed: string): string | null {
+  if (packed.length !== 11 && packed.length !== 22) return null;
+  const end = packed.length === 11 ? 19 : 35;
+  let out = 'op_';
+  let bits = 0;
+  let count = 0;
+  for (let i = 0; i < packed.length; i++) {
+    const c = packed.charCodeAt(i);
+    const v = c < 128 ? base64urlValues[c]! : -1;
+    if (v < 0) return null;
+    bits = ((bits << 6) | v) & 0x3ff;
+    count += 6;
+    while (count >= 4 && out.length < end) {
+      count -= 4;
+      out += hexDigits[(bits >> count) & 15];
+    }
+  }
+  // The bits past the last byte are zero, as packRef leaves them.
+  return (bits & ((1 << count) - 1)) === 0 ? out : null;
 }

@@ -39,7 +39,8 @@ export function prefixEnd(prefix: string): string {
  * of leaves are read as they stand); 7 = operation states, the audit trail, client-key records and
  * the operations' index in compact forms, the older forms read as they stand (both moves the
  * mark alone: book/migrate-mark-only.ts); also identities and accounts as tuples without the id
- * their key holds, and a genesis opening's index entry and journal line as encodeIndexedOpening.
+ * their key holds, and a genesis opening's index entry and journal line as encodeIndexedOpening,
+ * any other posting's as encodeIndexedPosting's shorter list (one enumerations code, packed reference, ids after their prefix).
  */
 export const storeLayout = '7';
 

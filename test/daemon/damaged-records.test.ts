@@ -99,9 +99,9 @@ describe('damaged records', () => {
       expect((await op.post('/v1/ops/layer/blocks', { count: 3 })).status).toBe(200);
       expect(await daemon.stop()).toBe(0);
 
-      // carol's latest journal entry as her account's index carries it: a compact list whose second member is the amount, as decimal text.
+      // carol's latest journal entry as her account's index carries it: her genesis opening, a compact list whose second member is the amount, as decimal text.
       const carolsEntry = await lastKey(dir, `aa/${acct('carol')}/USD/`);
-      const leafWithAmount = (text: string) => JSON.stringify(Object.assign(JSON.parse(text) as unknown[], { 1: 10 }));
+      const leafWithAmount = (text: string) => JSON.stringify(Object.assign(JSON.parse(text) as unknown[], { 1: '1.0' }));
       const [betweenChunk, betweenDamage] = await operationChunk(dir, between, amountAsNumber('1'));
       await plant(dir, {
         [betweenChunk]: betweenDamage,

@@ -97,6 +97,12 @@ describe.each(['2', '3', '4', '5', '6'])('a layout-%s book from the release that
       // Deciding goes on: a transfer journalled after the old entries, and a third checkpoint consistent with the second.
       const sent = await alice.post('/v1/transfers', { legs: [{ from: expected.accounts.alice, to: expected.accounts.bob, asset: 'USD', amount: '5' }] }, undefined, { 'client-key': `after-layout-${layout}` });
       expect((await decided(alice, sent.body.operation_reference)).body.state).toBe('Completed');
+      // alice's movements: the old book's entries (its layout's index form) read beside the new one (this layout's), the old as they were.
+      const movements = (await op.get(`/v1/movements?account=${expected.accounts.alice}&limit=1000`)).body.movements as { operation: string; amount: string; seq: number }[];
+      const before = (expected.movements[expected.accounts.alice] as { movements: { seq: number }[] }).movements;
+      const seqsBefore = new Set(before.map((m) => m.seq));
+      expect(movements.filter((m) => m.operation === sent.body.operation_reference).map((m) => m.amount)).toEqual(['5']);
+      expect(movements.filter((m) => seqsBefore.has(m.seq))).toMatchObject(before);
       expect((await op.post('/v1/ops/checkpoints', {}, undefined, { 'client-key': 'cp-after' })).status).toBeLessThan(300);
       await until(async () => {
         await op.post('/v1/ops/layer/blocks', { count: 1 });

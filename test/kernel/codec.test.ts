@@ -3,10 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../daemon/http/digest.js';
 import { compactLineLeaf, decodeBalanceText, decodeIndexedPosting, decodeLeaf, decodeOperation, encodeBalance, encodeBalanceText, encodeIndexedOpening, encodeIndexedPosting, encodeLeaf, genesisOpeningAuthorities, encodeOperation, encodeOperationJson, JournalChunk, JournalChunkText, journalChunkEntries } from '../../src/model/codec.js';
 import { DamagedRecord } from '../../src/model/decode.js';
+import { packRef, unpackRef, unpackedHexRef } from '../../src/model/compact-chunk.js';
 import { keys } from '../../src/model/keys.js';
 import { balanceView, movementView } from '../../src/queries/views.js';
 import type { Wire } from '../../src/queries/wire.js';
 import type { Operation, Posting } from '../../src/model/model.js';
+import { layout6Text } from '../support/layout-6-posting.js';
 
 const id = (prefix: string) => fc.stringMatching(/^[A-Za-z0-9._-]{1,64}$/).map((s) => `${prefix}${s}`);
 const amount = fc.bigInt({ min: 1n, max: (1n << 128n) - 1n });
@@ -56,9 +58,13 @@ describe('record codec', () => {
         expect(leaf).toBe(canonicalJson({ ...members, after: balanceView(p.after) }));
         expect(decodeLeaf(leaf, p.reference)).toEqual(p);
         // The account index's compact form gives back the posting, and so the journal's leaf byte for byte.
-        const indexed = decodeIndexedPosting(keys.accountAsset(p.account, p.asset, p.seq), encodeIndexedPosting(p));
+        const key = keys.accountAsset(p.account, p.asset, p.seq);
+        const indexed = decodeIndexedPosting(key, encodeIndexedPosting(p));
         expect(indexed).toEqual(p);
         expect(encodeLeaf(indexed)).toBe(leaf);
+        // Layout 7 reads layout 6's form as it stands, and writes its own shorter.
+        expect(decodeIndexedPosting(key, layout6Text(p))).toEqual(p);
+        expect(encodeIndexedPosting(p).length).toBeLessThan(layout6Text(p).length);
         // A balance's stored text, written out, is its record's JSON, and reads back.
         expect(encodeBalanceText(p.after)).toBe(JSON.stringify(encodeBalance(p.after)));
         expect(decodeBalanceText(encodeBalanceText(p.after))).toEqual(p.after);
@@ -113,6 +119,7 @@ describe('record codec', () => {
     }
   };
   const lineOf = (p: Posting) => `${p.account}/${p.asset}/${encodeIndexedPosting(p)}`;
+  const layout6LineOf = (p: Posting) => `${p.account}/${p.asset}/${layout6Text(p)}`;
 
   /** Any small damage anywhere in a line of these postings: the direct leaf, when there is one, is the checked one. */
   const damagedLinesReadAsChecked = (postings: fc.Arbitrary<Posting>, line: (p: Posting) => string) => {
@@ -139,10 +146,15 @@ describe('record codec', () => {
         // Texts JSON.stringify writes as they stand are read directly; the others are left to the checked decoder.
         if (direct !== null) expect(direct).toBe(leaf);
         expect(chunkLeaf(lineOf(p), seq)).toBe(leaf);
+        // Layout 6's line too.
+        const layout6Direct = compactLineLeaf(layout6LineOf(p), seq);
+        if (layout6Direct !== null) expect(layout6Direct).toBe(leaf);
+        expect(chunkLeaf(layout6LineOf(p), seq)).toBe(leaf);
         // Ids, symbols and plain text (what a ledger writes) take the direct path.
         const plain = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
         if ([p.operation, p.counterparty ?? '', ...p.authorities.flatMap((a) => [a.credential, a.grant ?? '', a.onBehalfOf ?? '', a.principal]), typeof p.reference === 'string' ? p.reference : ''].every((t) => plain.test(t)) && Math.abs(p.atMs) < 1e15) {
           expect(direct).toBe(leaf);
+          expect(layout6Direct).toBe(leaf);
         }
       }),
       { numRuns: 1000 },
@@ -167,9 +179,10 @@ describe('record codec', () => {
     damagedLinesReadAsChecked(opening, openingLine);
   });
 
-  it('reads a damaged or oddly written compact journal line as the checked decoder does: the same leaf or the same refusal', () => {
-    const p: Posting = { ...fc.sample(posting, { numRuns: 1, seed: 7 })[0]!, atMs: 1_790_000_000_000, amountMinor: 125n, direction: 'credit', layer: 'reserved', kind: 'capture', status: 'held', counterparty: null, reference: null, after: { available: -5n, reserved: 0n, encumbered: 12n } } as Posting;
-    const line = lineOf(p);
+  const damagedSample: Posting = { ...fc.sample(posting, { numRuns: 1, seed: 7 })[0]!, atMs: 1_790_000_000_000, amountMinor: 125n, direction: 'credit', layer: 'reserved', kind: 'capture', status: 'held', counterparty: null, reference: null, after: { available: -5n, reserved: 0n, encumbered: 12n } } as Posting;
+  it("reads a damaged or oddly written layout-6 journal line as the checked decoder does: the same leaf or the same refusal", () => {
+    const p = damagedSample;
+    const line = layout6LineOf(p);
     const [prefix, tuple] = [line.slice(0, line.indexOf('[')), line.slice(line.indexOf('['))];
     const t = JSON.parse(tuple) as unknown[];
     const swap = (i: number, v: string) => `${prefix}[${t.map((m, j) => (j === i ? v : JSON.stringify(m))).join(',')}]`;
@@ -237,7 +250,74 @@ describe('record codec', () => {
       'a quote in the account', 'a backslash in the asset',
     ]);
     expect(named.filter(([, l]) => compactLineLeaf(l, 9) !== null).map(([w]) => w)).toEqual(['no authorities', 'a surrogate pair written raw', 'U+2028 written raw']);
+    damagedLinesReadAsChecked(fc.oneof(posting, oddPosting), layout6LineOf);
+  });
+
+  it("reads a damaged or oddly written layout-7 journal line as the checked decoder does: the same leaf or the same refusal", () => {
+    const p: Posting = { ...damagedSample, operation: 'op_00000000000000ff', counterparty: 'did:ledger:acct:b1' as Posting['counterparty'], reference: '7' as Posting['reference'] };
+    const line = lineOf(p);
+    const [prefix, tuple] = [line.slice(0, line.indexOf('[')), line.slice(line.indexOf('['))];
+    const t = JSON.parse(tuple) as unknown[];
+    expect(t.length).toBe(10);
+    const swap = (i: number, v: string) => `${prefix}[${t.map((m, j) => (j === i ? v : JSON.stringify(m))).join(',')}]`;
+    const named: [string, string][] = [
+      ['a code out of range', swap(1, '270')],
+      ['a negative code', swap(1, '-1')],
+      ['a code with a fraction', swap(1, '61.5')],
+      ['an amount as a number', swap(2, '125')],
+      ['-0 as an amount', swap(2, '"-0"')],
+      ['a packed operation of 7 bytes', swap(3, '"~AAAAAAAAAA"')],
+      ['a packed operation not base64url', swap(3, '"~AAAAAAAA+/8"')],
+      ['an operation escaped by ~~', swap(3, '"~~x"')],
+      ['an operation as a number', swap(3, '5')],
+      ['a counterparty whole', swap(4, '["x"]')],
+      ['a counterparty as a list of two', swap(4, '["x","y"]')],
+      ['a counterparty as a number', swap(4, '5')],
+      ['an authority of two members', swap(5, '[["p","c"]]')],
+      ['an authority kind out of range', swap(5, '[["p","c",5]]')],
+      ['an authority with its ids whole', swap(5, '[[["p"],["c"],0,["o"],["g"]]]')],
+      ['an authority with null ids', swap(5, '[[null,"c",0]]')],
+      ['a reserved balance as null', swap(7, 'null')],
+      ['a reference as a number', swap(9, '5')],
+      ['a tuple of six', `${prefix}${JSON.stringify(t.slice(0, 6))}`],
+      ['a tuple of seven', `${prefix}${JSON.stringify(t.slice(0, 7))}`],
+      ['a tuple of eleven', `${prefix}${JSON.stringify([...t, null])}`],
+      ['not JSON', `${prefix}[1,2`],
+    ];
+    for (const [what, damagedLine] of named) {
+      const checked = checkedLeaf(damagedLine, 9);
+      expect(chunkLeaf(damagedLine, 9), what).toBe(checked);
+      const direct = compactLineLeaf(damagedLine, 9);
+      if (direct !== null) expect(direct, what).toBe(checked);
+    }
+    const read = named.filter(([, l]) => checkedLeaf(l, 9) !== 'damaged').map(([w]) => w);
+    expect(read).toEqual(['-0 as an amount', 'an operation escaped by ~~', 'a counterparty whole', 'an authority with its ids whole', 'a tuple of seven']);
+    expect(named.filter(([, l]) => compactLineLeaf(l, 9) !== null).map(([w]) => w)).toEqual(['an operation escaped by ~~', 'a counterparty whole', 'an authority with its ids whole', 'a tuple of seven']);
     damagedLinesReadAsChecked(fc.oneof(posting, oddPosting), lineOf);
+  });
+
+  it("packs an operation reference as base64url of its hex digits' bytes, and unpacks only what packRef writes", () => {
+    // Through Buffer, independently of the code's own conversion.
+    const bufferUnpacked = (packed: string): string | null => {
+      const bytes = Buffer.from(packed, 'base64url');
+      return (bytes.length !== 8 && bytes.length !== 16) || bytes.toString('base64url') !== packed ? null : `op_${bytes.toString('hex')}`;
+    };
+    fc.assert(
+      fc.property(fc.oneof(fc.stringMatching(/^op_([0-9a-f]{16}|[0-9a-f]{32})$/), fc.string({ unit: 'binary', maxLength: 40 })), (ref) => {
+        const packed = packRef(ref);
+        if (/^op_([0-9a-f]{16}|[0-9a-f]{32})$/.test(ref)) expect(packed).toBe(`~${Buffer.from(ref.slice(3), 'hex').toString('base64url')}`);
+        expect(unpackRef(packed, 'x')).toBe(ref);
+      }),
+      { numRuns: 2000 },
+    );
+    const digits = fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/=.'.split(''), '\u00e9');
+    fc.assert(
+      fc.property(fc.array(digits, { minLength: 9, maxLength: 24 }), (cs) => {
+        const packed = cs.join('');
+        expect(unpackedHexRef(packed)).toBe(bufferUnpacked(packed));
+      }),
+      { numRuns: 5000 },
+    );
   });
 
   it('round-trips operations with every command type', () => {

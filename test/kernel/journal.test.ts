@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../daemon/http/digest.js';
-import { journalChunkEntries, journalChunkLeaves, journalChunkMark } from '../../src/model/codec.js';
+import { decodeLeaf, journalChunkEntries, journalChunkLeaves, journalChunkMark } from '../../src/model/codec.js';
+import { layout6Line } from '../support/layout-6-posting.js';
 import { journalChunkEntriesMax } from '../../src/constants.js';
 import { journalLeaves } from '../../src/queries/journal.js';
 import { balanceView, movementView } from '../../src/queries/views.js';
@@ -114,6 +115,36 @@ describe('journal leaves', () => {
       await store.write([{ type: 'put', key: keys.journal(last), value }], false);
       await expect(collect(store, last, head)).rejects.toThrow(refusal);
     }
+  });
+
+  it("reads layout 6's compact lines beside layout 7's, in one chunk and across chunks, as the same leaves; layout 7's lines are the shorter", async () => {
+    const { kernel, store, head, all } = await bookOfRounds();
+    await kernel.close();
+    const chunks = await chunksOf(store);
+    let layout7Chars = 0;
+    let layout6Chars = 0;
+    // Every other line (the first of each chunk among them) as layout 6 wrote it.
+    await store.write(
+      chunks.map(([first, text]) => {
+        const lines = text.split('\n');
+        const rewritten = lines.map((line, i) => {
+          if (i === 0) return line;
+          const older = layout6Line(decodeLeaf(all[first + i - 2]!, null));
+          // Genesis openings keep their own form (encodeIndexedOpening): the others are compared.
+          if (!/\/\[\d+,"/.test(line)) {
+            layout7Chars += line.length;
+            layout6Chars += older.length;
+          }
+          return i % 2 === 1 ? older : line;
+        });
+        return { type: 'put' as const, key: keys.journal(first), value: rewritten.join('\n') };
+      }),
+      false,
+    );
+    expect(await collect(store, 1, head)).toEqual(all);
+    for (const [first] of chunks.slice(1)) expect(await collect(store, first - 1, first + 1), `across ${first}`).toEqual(all.slice(first - 2, first + 1));
+    expect(layout7Chars).toBeGreaterThan(0);
+    expect(layout7Chars).toBeLessThan(0.75 * layout6Chars);
   });
 
   it('splits a round larger than a chunk into chunks of at most journalChunkEntriesMax entries, read back whole', async () => {
