@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { addConfig, client, decided, startDaemon, useTempDirs, writeBook } from './support.js';
 
 const newDir = useTempDirs();
-const transfers = 600;
+// Well over 1 MiB of writes at store layout 7's ~1 KB per transfer (600 were once enough), far under 64 MiB.
+const transfers = 2_400;
 const inFlight = 32;
 
 /** Table files (`.ldb`) in the book's LevelDB directory. */
