@@ -8,9 +8,10 @@
  * - checks the bearer as ledgerd's remembered tokens do: its SHA-256 found in a map;
  * - takes the request's digest (ledgerd's requestDigest: canonical JSON, SHA-256), which
  *   a client key is bound to;
- * - stores the command, JSON of about the size of ledgerd's Received operation, in one
- *   fsync'd LevelDB batch per group of requests (a write in flight gathers the next group),
- *   and answers 202 after the write returns, with ledgerd's reply serializer.
+ * - stores the command, JSON of about the size of ledgerd's Received operation, with the
+ *   others of its turn of the event loop in one fsync'd write through ledgerd's LevelStore and
+ *   group commit (a write in flight gathers the next), and answers 202 after the write
+ *   returns, with ledgerd's reply serializer.
  * No decision, no client-key record, no event: what ledgerd spends above this row is the
  * book's; what this row spends above the bare route is the stack's price for a durable,
  * validated acknowledgement. bench/http.ts runs it beside ledgerd and the bare route.
@@ -18,10 +19,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ClassicLevel } from 'classic-level';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { transferDeadlineDefaultMs } from '../src/constants.js';
 import { sha256Hex } from '../src/sha256.js';
+import { GroupCommit } from '../src/book/group-commit.js';
+import { LevelStore } from '../src/store/level.js';
+import type { BatchOp } from '../src/store/port.js';
 import { requestDigest } from '../daemon/http/digest.js';
 import { wireReply } from '../daemon/http/replies.js';
 import { commandHeaders, commandReplySchema, noQuery, responses } from '../daemon/http/schemas.js';
@@ -37,51 +40,29 @@ export const floorKeyVariable = 'LEDGER_BENCH_FLOOR_KEY';
 const bearerPattern = /^Bearer +([\x21-\x7e]+) *$/i;
 const operator = 'did:ledger:id:operator';
 
-/** Requests waiting for the next group write: their store entries and their answers. */
-interface Group {
-  readonly ops: { type: 'put'; key: string; value: string }[];
-  readonly done: (() => void)[];
-  readonly failed: ((error: unknown) => void)[];
-}
-
 export async function ackFloorServer(): Promise<void> {
   const key = process.env[floorKeyVariable];
   if (key === undefined || key === '') throw new Error(`${floorKeyVariable} is not set`);
   const tokens = new Map([[sha256Hex(key), operator]]);
   const dir = mkdtempSync(join(tmpdir(), 'ledger-ack-floor-'));
-  const db = new ClassicLevel<string, string>(dir);
-  await db.open();
+  const store = await LevelStore.open(dir);
+  // ledgerd's own group commit: one write in flight, the writes that come meanwhile in the next.
+  const writes = new GroupCommit(store, true, 0);
   let seq = 0;
-  let next: Group | null = null;
-  let writing = false;
-
-  // One write at a time; requests that come while it runs go in the next one (group commit).
-  const writeGroups = (): void => {
-    if (writing || next === null) return;
-    const group = next;
-    next = null;
-    writing = true;
-    // A chained batch, as ledgerd's LevelStore writes (cheaper per entry than an array batch).
-    const batch = db.batch();
-    for (const op of group.ops) batch.put(op.key, op.value);
-    batch.write({ sync: true }).then(
-      () => group.done.forEach((answer) => answer()),
-      (error: unknown) => group.failed.forEach((fail) => fail(error)),
-    ).finally(() => {
-      writing = false;
-      writeGroups();
-    });
+  /** The records of this turn of the event loop, written together once it ends (as intake gathers a turn's submissions). */
+  let turn: { ops: BatchOp[]; written: Promise<void> } | null = null;
+  const stored = (entryKey: string, value: string): Promise<void> => {
+    if (turn === null) {
+      const ops: BatchOp[] = [];
+      const written = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+        turn = null;
+        return writes.write(ops);
+      });
+      turn = { ops, written };
+    }
+    turn.ops.push({ type: 'put', key: entryKey, value });
+    return turn.written;
   };
-  const stored = (entryKey: string, value: string): Promise<void> =>
-    new Promise((resolve, reject) => {
-      if (next === null) {
-        next = { ops: [], done: [], failed: [] };
-        setImmediate(writeGroups);
-      }
-      next.ops.push({ type: 'put', key: entryKey, value });
-      next.done.push(resolve);
-      next.failed.push(reject);
-    });
 
   const context = { config: { transferDeadlineMs: transferDeadlineDefaultMs }, clock: Date.now } as Pick<RouteContext, 'config' | 'clock'>;
   /** The bearer's principal, or undefined for a bearer the floor does not know. */
@@ -134,7 +115,7 @@ export async function ackFloorServer(): Promise<void> {
   process.once('SIGTERM', () =>
     void app
       .close()
-      .then(() => db.close())
+      .then(() => store.close())
       .finally(() => {
         rmSync(dir, { recursive: true, force: true });
         process.exit(0);
